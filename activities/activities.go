@@ -1,0 +1,37 @@
+// Package activities holds everything the agent does that touches the world:
+// model calls, tool executions and event reporting. Workflows refer to these
+// activities by name only (the constants below), so the worker decides which
+// implementations run and secrets (API keys, webhook credentials) never leave it.
+package activities
+
+import (
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// Activity names, as registered on the worker and scheduled by AgentWorkflow.
+const (
+	CallModelName = "CallModel"
+	RunToolName   = "RunTool"
+)
+
+// ModelResolver returns the client for a model reference from a workflow input
+// ("openai:gpt-4o-mini", "script:/path/scenario.json#agent") and the name to put
+// in the request (the reference with its prefix removed).
+type ModelResolver func(ref string) (model.Client, string, error)
+
+// Activities carries what the activities need from the worker process. One
+// value is registered per worker; its methods are the activities.
+type Activities struct {
+	// Client reads the transcript of the calling workflow (see CallModel),
+	// so that messages enter workflow history once, not on every turn.
+	Client client.Client
+	// Models resolves a workflow's model reference to a client.
+	Models ModelResolver
+	// Tools are the tools a model may call besides the workflow's own.
+	Tools *Registry
+	// StateDir is the worker's state folder; runs without an explicit
+	// workspace get a folder under StateDir/workspaces.
+	StateDir string
+}

@@ -1,0 +1,75 @@
+package todo
+
+// State is an agent's todo state. It lives in workflow state, is carried
+// through continue-as-new, and is shown under `extra` by the state query with
+// cubepi's six keys, which are documented on the fields.
+type State struct {
+	// Todos is the current checklist (cubepi `todos`).
+	Todos []Item `json:"todos"`
+	// GuardRetries counts, per guard, how often it fired since the last user
+	// message: "finalization" and "continuation" (cubepi `todo_guard_retries`).
+	GuardRetries map[string]int `json:"todo_guard_retries"`
+	// GuardBlocked is set while the finalization guard has given up and asked
+	// the model for a plain explanation (cubepi `todo_guard_blocked`).
+	GuardBlocked *GuardBlocked `json:"todo_guard_blocked"`
+	// GuardSuppressed silences the guards after a blocked episode or a pause,
+	// until the next user message (cubepi `todo_guard_suppressed`).
+	GuardSuppressed bool `json:"todo_guard_suppressed"`
+	// StaleIterations counts consecutive responses that used other tools but
+	// not write_todos (cubepi `todo_stale_iterations`).
+	StaleIterations int `json:"todo_stale_iterations"`
+	// FinalizationCorrection records whether a completion reminder was
+	// injected in the current turn; null before the guard first judged one
+	// (cubepi `todo_finalization_correction`).
+	FinalizationCorrection *bool `json:"todo_finalization_correction"`
+
+	// Paused and PauseReason hold a successful todo_pause until the run is
+	// resumed or a new user message arrives.
+	Paused      bool   `json:"paused"`
+	PauseReason string `json:"pause_reason"`
+	// LastRefused and Refusals track the same write_todos payload being
+	// refused again and again, so the error can break the loop.
+	LastRefused string `json:"last_refused,omitempty"`
+	Refusals    int    `json:"refusals,omitempty"`
+}
+
+// GuardBlocked is the escalation payload of the finalization guard.
+type GuardBlocked struct {
+	Reason     string `json:"reason"`
+	Unfinished []Item `json:"unfinished"`
+}
+
+// Extra is the `extra` object of the state query: cubepi's keys, nothing more.
+type Extra struct {
+	Todos                  []Item         `json:"todos"`
+	GuardRetries           map[string]int `json:"todo_guard_retries"`
+	GuardBlocked           *GuardBlocked  `json:"todo_guard_blocked"`
+	GuardSuppressed        bool           `json:"todo_guard_suppressed"`
+	StaleIterations        int            `json:"todo_stale_iterations"`
+	FinalizationCorrection *bool          `json:"todo_finalization_correction"`
+}
+
+// Extra returns the cubepi view of s, with empty collections rather than
+// nulls so that clients need no special cases.
+func (s *State) Extra() Extra {
+	retries := s.GuardRetries
+	if retries == nil {
+		retries = map[string]int{}
+	}
+	return Extra{
+		Todos:                  s.List(),
+		GuardRetries:           retries,
+		GuardBlocked:           s.GuardBlocked,
+		GuardSuppressed:        s.GuardSuppressed,
+		StaleIterations:        s.StaleIterations,
+		FinalizationCorrection: s.FinalizationCorrection,
+	}
+}
+
+// List returns the checklist, never nil.
+func (s *State) List() []Item {
+	if s.Todos == nil {
+		return []Item{}
+	}
+	return s.Todos
+}

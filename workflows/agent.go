@@ -1,0 +1,455 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// agent is the state of one AgentWorkflow run. Only workflow code touches it.
+type agent struct {
+	cfg   config
+	tools []model.ToolSpec
+
+	status       string
+	turns        int
+	modelCalls   int
+	msgs         []model.Message
+	todo         todo.State
+	continuation bool
+
+	inbox   []Inbound
+	replies map[int]string // send_message seq -> reply; looked up, never ranged
+	nextSeq int
+	ended   bool
+
+	published published
+}
+
+// published remembers the search attributes last sent, so that an unchanged
+// value adds no command to history.
+type published struct {
+	total, completed int64
+	current, status  string
+	set              bool
+}
+
+// AgentWorkflow runs one agent: a single task from a prompt, or a chat
+// session fed by send_message and user_message. See the package doc.
+func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+	cfg, err := resolve(in)
+	if err != nil {
+		return AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
+	}
+	a := newAgent(cfg)
+	if err := a.register(ctx); err != nil {
+		return AgentResult{}, err
+	}
+	a.publish(ctx)
+
+	for {
+		if len(a.inbox) == 0 {
+			if a.cfg.subagent || a.ended {
+				break
+			}
+			a.status = StatusWaitingUser
+			a.publish(ctx)
+			ok, err := workflow.AwaitWithTimeout(ctx, a.cfg.idleTimeout, func() bool { return len(a.inbox) > 0 || a.ended })
+			if err != nil {
+				return AgentResult{}, err
+			}
+			if !ok || len(a.inbox) == 0 {
+				break // idle timeout or end_session
+			}
+		}
+		next := a.inbox[0]
+		a.inbox = a.inbox[1:]
+		if err := a.turn(ctx, next); err != nil {
+			a.status = StatusFailed
+			a.publish(ctx)
+			return AgentResult{}, err
+		}
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() && len(a.inbox) == 0 {
+			// Let every handler finish (a send_message caller is waiting
+			// for the reply this run just produced) before handing over.
+			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+				return AgentResult{}, err
+			}
+			return AgentResult{}, workflow.NewContinueAsNewError(ctx, WorkflowName, a.carry())
+		}
+	}
+
+	a.status = StatusCompleted
+	a.publish(ctx)
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return AgentResult{}, err
+	}
+	return AgentResult{
+		AgentID:    a.cfg.agentID,
+		Reply:      a.lastReply(),
+		Turns:      a.turns,
+		ModelCalls: a.modelCalls,
+		Todos:      a.todo.List(),
+	}, nil
+}
+
+func newAgent(cfg config) *agent {
+	a := &agent{
+		cfg:          cfg,
+		status:       StatusRunning,
+		continuation: cfg.todo.Continuation,
+		replies:      map[int]string{},
+	}
+	for _, d := range todo.Tools(cfg.todo) {
+		a.tools = append(a.tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
+	}
+	if c := cfg.in.Carry; c != nil {
+		a.msgs = c.Messages
+		a.todo = c.Todo
+		a.turns, a.modelCalls = c.Turns, c.ModelCalls
+		a.continuation = c.Continuation
+		a.inbox = c.Inbox
+		a.ended = c.Ended
+		return a
+	}
+	base := cfg.in.SystemPrompt
+	if base == "" {
+		base = todo.DefaultSystemPrompt
+	}
+	a.msgs = []model.Message{{Role: model.RoleSystem, Content: todo.SystemPrompt(base, cfg.todo), ToolCalls: []model.ToolCall{}}}
+	if strings.TrimSpace(cfg.in.Prompt) != "" {
+		a.inbox = append(a.inbox, Inbound{Text: cfg.in.Prompt})
+	}
+	return a
+}
+
+// carry is the input of the continuation: the same settings, with this
+// run's state. Updates still waiting on a reply never cross the boundary
+// (AgentWorkflow waits for all handlers first), so seqs restart safely.
+func (a *agent) carry() AgentInput {
+	in := a.cfg.in
+	in.Prompt = ""
+	in.Carry = &Carry{
+		Messages:     a.msgs,
+		Todo:         a.todo,
+		Turns:        a.turns,
+		ModelCalls:   a.modelCalls,
+		Continuation: a.continuation,
+		Inbox:        a.inbox,
+		Ended:        a.ended,
+	}
+	return in
+}
+
+// register installs the queries, updates and signals.
+func (a *agent) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return a.state(), nil }); err != nil {
+		return fmt.Errorf("register %s query: %w", StateQuery, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, MessagesQuery, a.messagesPage); err != nil {
+		return fmt.Errorf("register %s query: %w", MessagesQuery, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, PlanQuery, func() (string, error) { return "No plan.", nil }); err != nil {
+		return fmt.Errorf("register %s query: %w", PlanQuery, err)
+	}
+	err := workflow.SetUpdateHandlerWithOptions(ctx, SendMessageUpdate, a.onSendMessage, workflow.UpdateHandlerOptions{
+		Validator: a.validateSendMessage,
+	})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", SendMessageUpdate, err)
+	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, SetContinuationUpdate, a.onSetContinuation, workflow.UpdateHandlerOptions{
+		Validator: validateSetContinuation,
+	})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", SetContinuationUpdate, err)
+	}
+	workflow.Go(ctx, a.receiveSignals)
+	return nil
+}
+
+// receiveSignals drains the signal channels for the life of the run.
+func (a *agent) receiveSignals(ctx workflow.Context) {
+	userCh := workflow.GetSignalChannel(ctx, UserMessageSignal)
+	endCh := workflow.GetSignalChannel(ctx, EndSessionSignal)
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(userCh, func(c workflow.ReceiveChannel, _ bool) {
+		var text string
+		c.Receive(ctx, &text)
+		if strings.TrimSpace(text) == "" {
+			workflow.GetLogger(ctx).Warn("ignoring an empty user_message signal")
+			return
+		}
+		a.inbox = append(a.inbox, Inbound{Text: text})
+	})
+	sel.AddReceive(endCh, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		a.ended = true
+	})
+	for {
+		sel.Select(ctx)
+	}
+}
+
+func (a *agent) validateSendMessage(text string) error {
+	switch {
+	case a.cfg.subagent:
+		return errors.New("a subagent takes no user messages; talk to its parent")
+	case a.ended:
+		return errors.New("the session has ended")
+	case strings.TrimSpace(text) == "":
+		return errors.New("the message is empty")
+	}
+	return nil
+}
+
+func (a *agent) onSendMessage(ctx workflow.Context, text string) (string, error) {
+	a.nextSeq++
+	seq := a.nextSeq
+	a.inbox = append(a.inbox, Inbound{Text: text, Seq: seq})
+	if err := workflow.Await(ctx, func() bool { _, ok := a.replies[seq]; return ok }); err != nil {
+		return "", err
+	}
+	reply := a.replies[seq]
+	delete(a.replies, seq)
+	return reply, nil
+}
+
+// ContinuationArgs is the argument of the set_continuation update.
+type ContinuationArgs struct {
+	Enabled *bool `json:"enabled"`
+}
+
+func validateSetContinuation(args ContinuationArgs) error {
+	if args.Enabled == nil {
+		return errors.New(`set_continuation takes {"enabled": true} or {"enabled": false}`)
+	}
+	return nil
+}
+
+func (a *agent) onSetContinuation(_ workflow.Context, args ContinuationArgs) (bool, error) {
+	a.continuation = *args.Enabled
+	return a.continuation, nil
+}
+
+// messagesPage answers the messages query: the transcript from offset, at most
+// limit messages (0: all).
+func (a *agent) messagesPage(offset, limit int) ([]model.Message, error) {
+	if offset < 0 || limit < 0 {
+		return nil, fmt.Errorf("offset and limit must not be negative (got %d, %d)", offset, limit)
+	}
+	if offset >= len(a.msgs) {
+		return []model.Message{}, nil
+	}
+	end := len(a.msgs)
+	if limit > 0 && offset+limit < end {
+		end = offset + limit
+	}
+	return a.msgs[offset:end], nil
+}
+
+// turn handles one user message: model calls and tools until the model
+// answers without tool calls or the turn's model calls are spent.
+func (a *agent) turn(ctx workflow.Context, m Inbound) error {
+	a.turns++
+	a.status = StatusRunning
+	a.append(model.Message{Role: model.RoleUser, Content: m.Text})
+	a.publish(ctx)
+
+	reply := ""
+	for calls := 0; ; calls++ {
+		if calls >= a.cfg.maxTurns {
+			reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
+			a.append(model.Message{Role: model.RoleAssistant, Content: reply})
+			break
+		}
+		resp, err := a.callModel(ctx)
+		if err != nil {
+			return err
+		}
+		a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		if len(resp.ToolCalls) == 0 {
+			reply = resp.Content
+			break
+		}
+		a.runTools(ctx, resp.ToolCalls)
+		a.publish(ctx)
+	}
+	if m.Seq != 0 {
+		a.replies[m.Seq] = reply
+	}
+	return nil
+}
+
+func (a *agent) append(m model.Message) {
+	if m.ToolCalls == nil {
+		m.ToolCalls = []model.ToolCall{}
+	}
+	a.msgs = append(a.msgs, m)
+}
+
+// lastReply is the content of the last assistant message without tool calls.
+func (a *agent) lastReply() string {
+	for i := len(a.msgs) - 1; i >= 0; i-- {
+		if m := a.msgs[i]; m.Role == model.RoleAssistant && len(m.ToolCalls) == 0 {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+// Activity options. Model calls heartbeat, so a call on a dead worker is
+// retried elsewhere within seconds; tools are retried a few times only,
+// because a tool with side effects should not run many times unasked.
+var (
+	modelActivity = workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    6,
+		},
+	}
+	toolActivity = workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			MaximumAttempts:    3,
+		},
+	}
+)
+
+func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
+	a.modelCalls++
+	info := workflow.GetInfo(ctx)
+	in := activities.CallModelInput{
+		WorkflowID:  info.WorkflowExecution.ID,
+		RunID:       info.WorkflowExecution.RunID,
+		AgentID:     a.cfg.agentID,
+		Model:       a.cfg.in.Model,
+		Turn:        a.turns,
+		Call:        a.modelCalls,
+		Spans:       []activities.Span{{Start: 0, End: len(a.msgs)}},
+		Tools:       a.tools,
+		WorkerTools: a.cfg.in.Tools,
+	}
+	opts := modelActivity
+	name := a.cfg.in.Model
+	if name == "" {
+		name = "default model"
+	}
+	opts.Summary = fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, name, a.turns, a.modelCalls)
+	var resp model.Response
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.CallModelName, in).Get(ctx, &resp)
+	if err != nil {
+		return model.Response{}, fmt.Errorf("model call %d (turn %d): %w", a.modelCalls, a.turns, err)
+	}
+	return resp, nil
+}
+
+// runTools answers every tool call of one response, in call order: the todo
+// tools inside the workflow, the others as concurrent activities.
+func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
+	tcalls := make([]todo.Call, len(calls))
+	for i, c := range calls {
+		tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
+	}
+	results := todo.Apply(&a.todo, tcalls, a.cfg.todo)
+
+	futures := make([]workflow.Future, len(calls))
+	info := workflow.GetInfo(ctx)
+	for i, c := range calls {
+		if results[i] != nil {
+			continue
+		}
+		opts := toolActivity
+		opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, c.Name)
+		futures[i] = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.RunToolName, activities.RunToolInput{
+			WorkflowID: info.WorkflowExecution.ID,
+			AgentID:    a.cfg.agentID,
+			Workspace:  a.cfg.in.Workspace,
+			Call:       c,
+		})
+	}
+	for i, c := range calls {
+		msg := model.Message{Role: model.RoleTool, ToolCallID: c.ID}
+		if r := results[i]; r != nil {
+			msg.Content, msg.IsError = r.Content, r.IsError
+		} else {
+			var out activities.RunToolResult
+			if err := futures[i].Get(ctx, &out); err != nil {
+				msg.Content, msg.IsError = fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
+			} else {
+				msg.Content, msg.IsError = out.Content, out.IsError
+			}
+		}
+		a.append(msg)
+	}
+}
+
+// rootMessage is the innermost message of an activity error, the part a
+// model can act on ("no such file"), without Temporal's wrapping.
+func rootMessage(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+// publish makes the state visible: search attributes for the run list (only
+// when they changed, so history does not grow idle), current details for the
+// run's page in the Web UI.
+func (a *agent) publish(ctx workflow.Context) {
+	items := a.todo.List()
+	p := published{
+		total:     int64(len(items)),
+		completed: int64(todo.CountStatus(items, todo.Completed)),
+		status:    a.status,
+		set:       true,
+	}
+	if cur, ok := todo.Current(items); ok {
+		p.current = cur.Content
+		if len(p.current) > 200 {
+			p.current = p.current[:200]
+		}
+	}
+	if p != a.published {
+		err := workflow.UpsertTypedSearchAttributes(ctx,
+			TodoTotalKey.ValueSet(p.total),
+			TodoCompletedKey.ValueSet(p.completed),
+			TodoCurrentKey.ValueSet(p.current),
+			AgentStatusKey.ValueSet(p.status),
+		)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
+		}
+		a.published = p
+	}
+	workflow.SetCurrentDetails(ctx, a.details())
+}
+
+// details is the markdown the Web UI shows on the run's page.
+func (a *agent) details() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**: %s, turn %d, %d model calls\n\n", a.cfg.agentID, a.status, a.turns, a.modelCalls)
+	b.WriteString(todo.Checklist(a.todo.List()))
+	if a.todo.Paused {
+		fmt.Fprintf(&b, "\n\nPaused: %s", a.todo.PauseReason)
+	}
+	return b.String()
+}

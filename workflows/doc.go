@@ -1,0 +1,38 @@
+// Package workflows holds AgentWorkflow: one agent run or chat session as a
+// Temporal workflow.
+//
+// # What lives where
+//
+// The workflow sequences; it does not decide. Every rule about the todo list
+// (validation, the parallel rule, the views, the guards' decisions) is a pure
+// function in package todo, called here from deterministic code. Model calls
+// and tool executions are activities, scheduled by name (package activities),
+// so the worker chooses implementations and keeps secrets.
+//
+// # One turn
+//
+// A user message (the prompt, the send_message update or the user_message
+// signal) starts a turn. The loop calls the model (CallModel), applies the
+// todo tools of its answer inside the workflow, runs the other tools as
+// concurrent RunTool activities, appends their results in call order, and
+// calls the model again until it answers without tool calls or max_turns model
+// calls were spent. After every step the state is published: the state query,
+// the search attributes TodoTotal, TodoCompleted, TodoCurrent and AgentStatus,
+// and the current details (the checklist as markdown) for the Web UI.
+//
+// # History stays linear
+//
+// The transcript lives in workflow state. A CallModel input names which
+// messages to send (spans of the transcript), not the messages themselves;
+// the activity reads them back with the messages query. Each message therefore
+// enters history once (as the model's answer, a tool's result or a user's
+// signal), and history grows with the conversation, not with its square.
+// When the server suggests it, the run continues as new between turns with
+// its input, todo state and transcript carried in the Carry field.
+//
+// # Waiting
+//
+// Between turns a session waits durably for the next message, for
+// end_session, or for its idle timeout; nothing polls. Updates are validated
+// before they reach history; a rejected update leaves no trace.
+package workflows

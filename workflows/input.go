@@ -1,0 +1,128 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// Defaults of the input settings (CONTRACT.md, Input settings).
+const (
+	DefaultMaxTurns    = 50
+	DefaultIdleTimeout = time.Hour
+	DefaultAgentID     = "main"
+)
+
+// AgentInput is the single input of AgentWorkflow: what a user sends with the
+// starter or `temporal workflow start --input`, and, through Carry, what a
+// run hands to its continuation. Fields left out take their defaults.
+type AgentInput struct {
+	// Prompt is the first user message; empty starts a session that waits
+	// for send_message or user_message.
+	Prompt string `json:"prompt,omitempty"`
+	// SystemPrompt is the base prompt; the todo prompt is appended to it.
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	// Model is "openai:<name>" or "script:<scenario path>[#agent]"; empty
+	// means the worker's default model.
+	Model string `json:"model,omitempty"`
+	// Workspace is the built-in tools' folder on the worker; empty means a
+	// folder per run under the worker's state folder.
+	Workspace string `json:"workspace,omitempty"`
+	// MaxTurns caps the model calls per user message, guard and
+	// continuation calls included.
+	MaxTurns int `json:"max_turns,omitempty"`
+	// IdleTimeoutS is how long a session waits for the next user message
+	// before it completes, in seconds.
+	IdleTimeoutS int `json:"idle_timeout_s,omitempty"`
+	// Todo configures the todo list and its guards.
+	Todo todo.Config `json:"todo"`
+	// Context configures what part of the transcript a model call receives.
+	Context ContextConfig `json:"context"`
+	// AgentID names the agent in its run tree; the root is "main".
+	AgentID string `json:"agent_id,omitempty"`
+	// Tools limits the worker's tools this agent may call; empty means all.
+	Tools []string `json:"tools,omitempty"`
+	// Carry is set only by continue-as-new: the state of the previous run.
+	Carry *Carry `json:"carry,omitempty"`
+}
+
+// ContextConfig is the `context` part of the input.
+type ContextConfig struct {
+	// MaxMessages windows the transcript sent to the model; 0 sends it all.
+	MaxMessages int `json:"max_messages,omitempty"`
+}
+
+// Carry is the state a run hands to its continuation.
+type Carry struct {
+	Messages     []model.Message `json:"messages"`
+	Todo         todo.State      `json:"todo"`
+	Turns        int             `json:"turns"`
+	ModelCalls   int             `json:"model_calls"`
+	Continuation bool            `json:"continuation"`
+	Inbox        []Inbound       `json:"inbox,omitempty"`
+	Ended        bool            `json:"ended,omitempty"`
+}
+
+// Inbound is a user message waiting for its turn.
+type Inbound struct {
+	Text string `json:"text"`
+	// Seq identifies a send_message update waiting for its reply; 0 for
+	// signals and the prompt.
+	Seq int `json:"seq,omitempty"`
+}
+
+// AgentResult is what a finished run returns.
+type AgentResult struct {
+	AgentID    string      `json:"agent_id"`
+	Reply      string      `json:"reply"`
+	Turns      int         `json:"turns"`
+	ModelCalls int         `json:"model_calls"`
+	Todos      []todo.Item `json:"todos"`
+}
+
+// config is an AgentInput with defaults applied and checked.
+type config struct {
+	in          AgentInput
+	todo        todo.Settings
+	agentID     string
+	maxTurns    int
+	idleTimeout time.Duration
+	subagent    bool
+}
+
+// resolve checks the input and applies defaults. Its errors name the field,
+// so that a bad `temporal workflow start --input` fails with a clear reason.
+func resolve(in AgentInput) (config, error) {
+	c := config{in: in, agentID: in.AgentID, maxTurns: in.MaxTurns, idleTimeout: DefaultIdleTimeout}
+	if c.agentID == "" {
+		c.agentID = DefaultAgentID
+	}
+	c.subagent = c.agentID != DefaultAgentID
+	switch {
+	case in.MaxTurns < 0:
+		return config{}, fmt.Errorf("max_turns is %d: want a positive number (default %d)", in.MaxTurns, DefaultMaxTurns)
+	case in.MaxTurns == 0:
+		c.maxTurns = DefaultMaxTurns
+	}
+	switch {
+	case in.IdleTimeoutS < 0:
+		return config{}, fmt.Errorf("idle_timeout_s is %d: want a positive number of seconds", in.IdleTimeoutS)
+	case in.IdleTimeoutS > 0:
+		c.idleTimeout = time.Duration(in.IdleTimeoutS) * time.Second
+	}
+	if in.Context.MaxMessages < 0 {
+		return config{}, fmt.Errorf("context.max_messages is %d: want 0 (no window) or more", in.Context.MaxMessages)
+	}
+	if in.Model != "" && !strings.HasPrefix(in.Model, "openai:") && !strings.HasPrefix(in.Model, "script:") {
+		return config{}, fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", in.Model)
+	}
+	ts, err := in.Todo.Resolve(c.subagent)
+	if err != nil {
+		return config{}, err
+	}
+	c.todo = ts
+	return c, nil
+}

@@ -1,0 +1,70 @@
+package workflows
+
+import (
+	"github.com/todoflow/todoflow/activities"
+)
+
+// TaskQueue is the default task queue of workers and starters.
+const TaskQueue = "todoflow"
+
+// WorkflowName is the registered workflow type, the name users type with
+// `temporal workflow start --type`.
+const WorkflowName = "AgentWorkflow"
+
+// Message names: the public contract (DESIGN.md, CONTRACT.md). A caller that
+// needs an answer or must know its input was accepted uses an update; a
+// fire-and-forget notification is a signal.
+const (
+	// SendMessageUpdate delivers a user message and returns the agent's reply
+	// for that turn: an update because the caller waits for the answer, and
+	// its validator refuses an empty message without touching history.
+	SendMessageUpdate = "send_message"
+	// UserMessageSignal delivers a user message without waiting for the
+	// reply: a signal, so a script or a webhook can queue work and leave.
+	UserMessageSignal = "user_message"
+	// ApprovePlanUpdate answers a startPlan request: an update, so the
+	// approver learns at once whether a plan was actually waiting.
+	ApprovePlanUpdate = "approve_plan"
+	// ResumeSignal continues a run paused by todo_pause: a signal, since
+	// resuming needs no answer and may come from any tool.
+	ResumeSignal = "resume"
+	// SetContinuationUpdate switches todo continuation at run time: an
+	// update, so malformed input is rejected to the caller.
+	SetContinuationUpdate = "set_continuation"
+	// EndSessionSignal finishes a chat session after the current turn: a
+	// signal, because ending must never wait on the agent.
+	EndSessionSignal = "end_session"
+	// TaskEventSignal carries a plan event from another agent of the same
+	// run tree: a signal, because it is sent by workflow code
+	// (SignalExternalWorkflow), which survives the receiver's continue-as-new.
+	TaskEventSignal = "task_event"
+	// PlanQuery returns the user's plan checklist as text, never shown to
+	// the model.
+	PlanQuery = "plan"
+	// StateQuery returns the run's state as JSON (see State).
+	StateQuery = "state"
+	// MessagesQuery returns the stored transcript, oldest first; it takes an
+	// optional offset and limit for paging.
+	MessagesQuery = activities.MessagesQuery
+)
+
+// Agent statuses, the AgentStatus search attribute and State.Status.
+const (
+	StatusRunning          = "running"
+	StatusWaitingUser      = "waiting_user"
+	StatusAwaitingApproval = "awaiting_approval"
+	StatusPaused           = "paused"
+	StatusBlocked          = "blocked"
+	StatusCompleted        = "completed"
+	StatusFailed           = "failed"
+)
+
+// Names of the messages the loop injects into the transcript (role user).
+const (
+	NameTodoReminder       = "todo_reminder"
+	NameCompletionReminder = "todo_completion_reminder"
+	NameStaleReminder      = "todo_stale_reminder"
+	NameContinuation       = "todo_continuation"
+	NameBlocked            = "todo_blocked"
+	NameTaskEvent          = "task_event"
+)
