@@ -1,0 +1,176 @@
+package activities
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// Error types of the application errors RunTool fails with, for retry
+// policies (NonRetryableErrorTypes) and for callers that inspect them.
+const (
+	// ErrTypeToolRetryable is a tool's passing problem, marked with Retryable.
+	ErrTypeToolRetryable = "ToolRetryable"
+	// ErrTypeWorkspace is a workspace that cannot be found or created.
+	ErrTypeWorkspace = "ToolWorkspace"
+)
+
+// RunToolInput is one tool call of an agent.
+type RunToolInput struct {
+	// WorkflowID is the calling agent's workflow; it names the default
+	// workspace. Empty means the workflow that scheduled the activity.
+	WorkflowID string
+	AgentID    string
+	// Workspace is the folder the tools work in; relative to the worker's
+	// current directory if relative. Empty means a folder for the workflow
+	// under the worker's state folder.
+	Workspace string
+	Call      model.ToolCall
+}
+
+// RunToolResult is what the model reads in the tool message.
+type RunToolResult struct {
+	Content string
+	// IsError is set when the call failed (unknown tool, bad arguments, a
+	// tool error); Content says why.
+	IsError bool
+}
+
+// RunTool runs one tool call with the worker's registry (DefaultRegistry if
+// a.Tools is nil).
+//
+// Whatever goes wrong with the call itself, the activity succeeds with an
+// error result, so that the model can read what happened and carry on: an
+// unknown tool, malformed arguments, a tool error, even a panic. The activity
+// fails only when running it again can help (the tool returned a Retryable
+// error, or the activity was cancelled or timed out), or when the worker
+// cannot provide the workspace, which the model cannot fix either
+// (non-retryable, type ErrTypeWorkspace).
+func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+	reg := a.Tools
+	if reg == nil {
+		reg = defaultRegistry()
+	}
+	tool, ok := reg.Lookup(in.Call.Name)
+	if !ok {
+		return RunToolResult{
+			Content: fmt.Sprintf("unknown tool %q; the tools run by the worker are: %s", in.Call.Name, strings.Join(reg.Names(), ", ")),
+			IsError: true,
+		}, nil
+	}
+
+	if in.WorkflowID == "" && activity.IsActivity(ctx) {
+		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
+	}
+	ws, err := a.workspace(in)
+	if err != nil {
+		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspace, err)
+	}
+	// Create the folder now, so that a worker that cannot gets a clear
+	// activity failure rather than the model an error it cannot act on.
+	root, err := ws.Open()
+	if err != nil {
+		err = fmt.Errorf("workspace %s: %w", ws.Dir(), err)
+		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspace, err)
+	}
+	root.Close()
+
+	// RecordHeartbeat panics outside an activity, and tools are also run
+	// directly (in tests, from other code).
+	if activity.IsActivity(ctx) {
+		// Tools may take long; one heartbeat tells the server the tool
+		// started. A tool that runs longer than the heartbeat timeout
+		// records its own, with the ctx it is given.
+		activity.RecordHeartbeat(ctx, in.Call.Name)
+	}
+
+	content, err := runSafely(ctx, tool, ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws}, in.Call)
+	if err == nil {
+		return RunToolResult{Content: content}, nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// Cancelled or timed out: the tool did not fail, the attempt did;
+		// Temporal decides whether to run it again.
+		return RunToolResult{}, ctxErr
+	}
+	if _, ok := errors.AsType[*retryableError](err); ok {
+		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
+			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
+	}
+	return RunToolResult{Content: err.Error(), IsError: true}, nil
+}
+
+// runSafely runs the tool, turning a panic into an error: a tool that panics
+// on some arguments would panic again on every retry, so the model is told
+// instead, and the stack goes to the worker's log.
+func runSafely(ctx context.Context, tool Tool, env ToolEnv, call model.ToolCall) (content string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if activity.IsActivity(ctx) {
+				activity.GetLogger(ctx).Error("Tool panicked", "Tool", call.Name, "Panic", r, "Stack", string(debug.Stack()))
+			}
+			err = fmt.Errorf("%s: the tool failed unexpectedly (panic: %v)", call.Name, r)
+		}
+	}()
+	return tool.Run(ctx, env, call.Arguments)
+}
+
+// defaultRegistry is shared by every Activities without Tools, so that it is
+// built once per process.
+var defaultRegistry = sync.OnceValue(DefaultRegistry)
+
+// workspace returns the workspace of a call: the input's folder, or else
+// <StateDir>/workspaces/<workflow id>.
+func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
+	if in.Workspace != "" {
+		return NewWorkspace(in.Workspace)
+	}
+	if a.StateDir == "" {
+		return Workspace{}, errors.New("no workspace: the call names none and the worker has no state folder")
+	}
+	if in.WorkflowID == "" {
+		return Workspace{}, errors.New("no workspace: the call names none and has no workflow id")
+	}
+	return NewWorkspace(filepath.Join(a.StateDir, "workspaces", workspaceName(in.WorkflowID)))
+}
+
+// maxWorkspaceName keeps folder names well under the usual limit of 255 bytes.
+const maxWorkspaceName = 128
+
+// workspaceName turns a workflow id into a folder name. Letters, digits, '-',
+// '_' and '.' are kept; every other byte becomes %XX, so that different ids
+// get different folders: a subagent "a/b" gets "a%2Fb", and never shares the
+// folder of an agent called "a_b", nor lands inside its parent's. Names that
+// would be too long are cut and made unique with a hash of the id.
+func workspaceName(id string) string {
+	var b strings.Builder
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	name := b.String()
+	switch name {
+	case ".", "..": // the folder itself or its parent
+		name = strings.ReplaceAll(name, ".", "%2E")
+	}
+	if len(name) > maxWorkspaceName {
+		sum := sha256.Sum256([]byte(id))
+		name = name[:maxWorkspaceName-17] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return name
+}

@@ -1,0 +1,277 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// executeRunTool runs the RunTool activity of a in a test activity
+// environment, as a worker would.
+func executeRunTool(t *testing.T, a *Activities, in RunToolInput) (RunToolResult, error) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	val, err := env.ExecuteActivity(a.RunTool, in)
+	if err != nil {
+		return RunToolResult{}, err
+	}
+	var res RunToolResult
+	if err := val.Get(&res); err != nil {
+		t.Fatalf("decode result: %v", err)
+	}
+	return res, nil
+}
+
+func toolCall(name, args string) model.ToolCall {
+	return model.ToolCall{ID: "call_1", Name: name, Arguments: json.RawMessage(args)}
+}
+
+// testTools are the built-ins plus tools that fail in each way a tool can.
+func testTools(t *testing.T) *Registry {
+	t.Helper()
+	reg := DefaultRegistry()
+	for _, tool := range []Tool{
+		NewTool(model.ToolSpec{Name: "fail"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+			return "", errors.New("fail: the service said no")
+		}),
+		NewTool(model.ToolSpec{Name: "flaky"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+			return "", Retryable(errors.New("flaky: connection reset"))
+		}),
+		NewTool(model.ToolSpec{Name: "crash"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+			var m map[string]int
+			m["x"] = 1 // a bug: assignment to a nil map
+			return "", nil
+		}),
+		NewTool(model.ToolSpec{Name: "whoami"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
+			return fmt.Sprintf("%s %s %s", env.WorkflowID, env.AgentID, env.Workspace.Dir()), nil
+		}),
+	} {
+		if err := reg.Register(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+func TestRunTool(t *testing.T) {
+	ws := t.TempDir()
+	a := &Activities{Tools: testTools(t), StateDir: t.TempDir()}
+	tests := []struct {
+		name string
+		call model.ToolCall
+		want RunToolResult
+	}{
+		{"write", toolCall("write_file", `{"path": "notes/todo.md", "content": "- ship it"}`),
+			RunToolResult{Content: "wrote 9 bytes to notes/todo.md"}},
+		{"read what was written", toolCall("read_file", `{"path": "notes/todo.md"}`),
+			RunToolResult{Content: "- ship it"}},
+		{"list", toolCall("list_files", `{"recursive": true}`),
+			RunToolResult{Content: "notes/\nnotes/todo.md"}},
+		{"unknown tool", toolCall("rm_rf", `{}`),
+			RunToolResult{Content: `unknown tool "rm_rf"; the tools run by the worker are: crash, fail, flaky, list_files, read_file, whoami, write_file`, IsError: true}},
+		{"malformed arguments", toolCall("read_file", `"notes/todo.md"`),
+			RunToolResult{Content: `read_file: arguments must be a JSON object, got the string "notes/todo.md"`, IsError: true}},
+		{"tool error", toolCall("fail", `{}`),
+			RunToolResult{Content: "fail: the service said no", IsError: true}},
+		{"confinement", toolCall("read_file", `{"path": "../x"}`),
+			RunToolResult{Content: `read_file: path "../x" leads outside the workspace`, IsError: true}},
+		{"panic", toolCall("crash", `{}`),
+			RunToolResult{Content: "crash: the tool failed unexpectedly (panic: assignment to entry in nil map)", IsError: true}},
+		{"environment", toolCall("whoami", `{}`),
+			RunToolResult{Content: "wf-1 main " + ws}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := executeRunTool(t, a, RunToolInput{WorkflowID: "wf-1", AgentID: "main", Workspace: ws, Call: tt.call})
+			if err != nil {
+				t.Fatalf("RunTool failed: %v", err)
+			}
+			if got != tt.want {
+				t.Fatalf("RunTool = %+v\nwant      %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunToolRetryable(t *testing.T) {
+	a := &Activities{Tools: testTools(t), StateDir: t.TempDir()}
+	_, err := executeRunTool(t, a, RunToolInput{WorkflowID: "wf", Call: toolCall("flaky", `{}`)})
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		t.Fatalf("RunTool error = %v, want an application error", err)
+	}
+	if appErr.NonRetryable() || appErr.Type() != ErrTypeToolRetryable {
+		t.Errorf("got type %q, non-retryable %v; want retryable %q", appErr.Type(), appErr.NonRetryable(), ErrTypeToolRetryable)
+	}
+	if !strings.Contains(appErr.Error(), "flaky: connection reset") {
+		t.Errorf("message %q does not say what failed", appErr.Error())
+	}
+}
+
+func TestRunToolDefaultWorkspace(t *testing.T) {
+	state := t.TempDir()
+	a := &Activities{StateDir: state} // no Tools: the built-ins
+	in := RunToolInput{WorkflowID: "session-1/researcher", AgentID: "researcher",
+		Call: toolCall("write_file", `{"path": "out.txt", "content": "found it"}`)}
+	res, err := executeRunTool(t, a, in)
+	if err != nil || res.IsError {
+		t.Fatalf("RunTool = %+v, %v", res, err)
+	}
+	want := filepath.Join(state, "workspaces", "session-1%2Fresearcher", "out.txt")
+	if got, err := os.ReadFile(want); err != nil || string(got) != "found it" {
+		t.Fatalf("%s holds %q, %v", want, got, err)
+	}
+	// The parent's folder holds nothing of its child's.
+	if _, err := os.Stat(filepath.Join(state, "workspaces", "session-1")); err == nil {
+		t.Error("the subagent's workspace is inside its parent's")
+	}
+}
+
+func TestRunToolWorkflowIDFromActivityInfo(t *testing.T) {
+	state := t.TempDir()
+	a := &Activities{StateDir: state}
+	res, err := executeRunTool(t, a, RunToolInput{Call: toolCall("list_files", `{}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("RunTool = %+v, %v", res, err)
+	}
+	// The test environment's workflow id.
+	if _, err := os.Stat(filepath.Join(state, "workspaces", "default-test-workflow-id")); err != nil {
+		t.Errorf("workspace of the scheduling workflow not created: %v", err)
+	}
+}
+
+func TestRunToolRelativeWorkspace(t *testing.T) {
+	t.Chdir(t.TempDir())
+	a := &Activities{}
+	res, err := executeRunTool(t, a, RunToolInput{Workspace: "rel/ws", Call: toolCall("write_file", `{"path": "f", "content": "x"}`)})
+	if err != nil || res.IsError {
+		t.Fatalf("RunTool = %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join("rel", "ws", "f")); err != nil {
+		t.Errorf("file not written relative to the current directory: %v", err)
+	}
+}
+
+func TestRunToolWorkspaceErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	mustWrite(t, file, "not a folder")
+	tests := []struct {
+		name    string
+		a       *Activities
+		in      RunToolInput
+		wantErr string
+	}{
+		{"no state folder", &Activities{}, RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)},
+			"no workspace: the call names none and the worker has no state folder"},
+		{"cannot create", &Activities{StateDir: file}, RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)},
+			"create workspace"},
+		{"workspace is a file", &Activities{}, RunToolInput{Workspace: file, Call: toolCall("list_files", `{}`)},
+			"create workspace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := executeRunTool(t, tt.a, tt.in)
+			var appErr *temporal.ApplicationError
+			if !errors.As(err, &appErr) {
+				t.Fatalf("RunTool error = %v, want an application error", err)
+			}
+			if !appErr.NonRetryable() || appErr.Type() != ErrTypeWorkspace {
+				t.Errorf("got type %q, non-retryable %v; want non-retryable %q", appErr.Type(), appErr.NonRetryable(), ErrTypeWorkspace)
+			}
+			if !strings.Contains(appErr.Error(), tt.wantErr) {
+				t.Errorf("message %q does not contain %q", appErr.Error(), tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRunToolUnknownNeedsNoWorkspace(t *testing.T) {
+	// An unknown tool is the model's mistake: it is told, even on a worker
+	// that could not give it a workspace.
+	res, err := executeRunTool(t, &Activities{}, RunToolInput{Call: toolCall("nope", `{}`)})
+	if err != nil || !res.IsError || !strings.Contains(res.Content, "list_files, read_file, write_file") {
+		t.Fatalf("RunTool = %+v, %v", res, err)
+	}
+}
+
+func TestRunToolHeartbeats(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	var beats []string
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+		var tool string
+		if err := details.Get(&tool); err != nil {
+			t.Error(err)
+		}
+		beats = append(beats, tool)
+	})
+	a := &Activities{StateDir: t.TempDir()}
+	env.RegisterActivity(a)
+	if _, err := env.ExecuteActivity(a.RunTool, RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(beats) != 1 || beats[0] != "list_files" {
+		t.Errorf("heartbeats %q, want one naming the tool", beats)
+	}
+}
+
+func TestRunToolOutsideActivity(t *testing.T) {
+	// Called directly, not as an activity: no heartbeat, no panic.
+	a := &Activities{StateDir: t.TempDir()}
+	res, err := a.RunTool(context.Background(), RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)})
+	if err != nil || res.Content != "the workspace is empty" {
+		t.Fatalf("RunTool = %+v, %v", res, err)
+	}
+}
+
+func TestRunToolCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	reg := NewRegistry(NewTool(model.ToolSpec{Name: "wait"}, func(ctx context.Context, _ ToolEnv, _ json.RawMessage) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
+	a := &Activities{Tools: reg, StateDir: t.TempDir()}
+	_, err := a.RunTool(ctx, RunToolInput{WorkflowID: "wf", Call: toolCall("wait", `{}`)})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunTool error = %v, want context.Canceled (the attempt failed, not the tool)", err)
+	}
+}
+
+func TestWorkspaceName(t *testing.T) {
+	tests := []struct{ id, want string }{
+		{"session-1", "session-1"},
+		{"parent/child", "parent%2Fchild"},
+		{"parent_child", "parent_child"},
+		{"a/b/c", "a%2Fb%2Fc"},
+		{"we ird:id%", "we%20ird%3Aid%25"},
+		{"..", "%2E%2E"},
+		{".", "%2E"},
+		{"../../etc", "..%2F..%2Fetc"}, // one name, so it cannot climb
+		{"ünï", "%C3%BCn%C3%AF"},
+	}
+	for _, tt := range tests {
+		if got := workspaceName(tt.id); got != tt.want {
+			t.Errorf("workspaceName(%q) = %q, want %q", tt.id, got, tt.want)
+		}
+	}
+	long := strings.Repeat("x/", 200)
+	a, b := workspaceName(long), workspaceName(long+"y")
+	if len(a) != maxWorkspaceName || len(b) != maxWorkspaceName || a == b {
+		t.Errorf("long ids: %q (%d), %q (%d); want distinct names of %d bytes", a, len(a), b, len(b), maxWorkspaceName)
+	}
+}

@@ -1,0 +1,428 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// Tool is something a model may call that runs on the worker, as part of the
+// RunTool activity.
+//
+// Run receives the arguments exactly as the model sent them (DecodeArgs checks
+// them against the spec) and returns the text the model reads. An error is
+// shown to the model as an error tool message and the run goes on; wrap an
+// error with Retryable to ask Temporal to run the activity again instead.
+type Tool interface {
+	Spec() model.ToolSpec
+	Run(ctx context.Context, env ToolEnv, args json.RawMessage) (string, error)
+}
+
+// ToolEnv is what a tool knows about the call it serves.
+type ToolEnv struct {
+	// WorkflowID is the id of the calling agent's workflow; a subagent's id
+	// is "<parent workflow id>/<agent id>".
+	WorkflowID string
+	// AgentID names the calling agent within its tree of agents.
+	AgentID string
+	// Workspace is the folder the tool may read and write.
+	Workspace Workspace
+}
+
+// ToolFunc is the function of a tool made with NewTool.
+type ToolFunc func(ctx context.Context, env ToolEnv, args json.RawMessage) (string, error)
+
+// NewTool returns a Tool that describes itself with spec and runs fn.
+func NewTool(spec model.ToolSpec, fn ToolFunc) Tool {
+	return funcTool{spec: spec, fn: fn}
+}
+
+type funcTool struct {
+	spec model.ToolSpec
+	fn   ToolFunc
+}
+
+func (t funcTool) Spec() model.ToolSpec { return t.spec }
+
+func (t funcTool) Run(ctx context.Context, env ToolEnv, args json.RawMessage) (string, error) {
+	return t.fn(ctx, env, args)
+}
+
+// Retryable marks err as a passing problem (a network blip, a busy service):
+// RunTool then fails with a retryable error, so that Temporal runs the tool
+// again under the activity's retry policy, instead of showing the error to
+// the model. Retryable(nil) is nil.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryableError{err: err}
+}
+
+type retryableError struct{ err error }
+
+func (e *retryableError) Error() string { return e.err.Error() }
+func (e *retryableError) Unwrap() error { return e.err }
+
+// Registry holds the tools a worker offers, by name. Its methods are safe for
+// concurrent use, so one registry can serve every activity of a worker.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Tool
+}
+
+// NewRegistry returns a registry holding tools. It panics if a tool cannot be
+// registered (see Register): the tools of a worker are fixed in its code, so a
+// mistake there is a programming error, as with regexp.MustCompile.
+func NewRegistry(tools ...Tool) *Registry {
+	r := &Registry{tools: make(map[string]Tool)}
+	for _, t := range tools {
+		if err := r.Register(t); err != nil {
+			panic(err)
+		}
+	}
+	return r
+}
+
+// DefaultRegistry returns a new registry with the built-in tools list_files,
+// read_file and write_file. Add your own with Register.
+func DefaultRegistry() *Registry {
+	return NewRegistry(builtins()...)
+}
+
+// toolName is what the OpenAI API accepts as a function name; other providers
+// accept at least as much.
+var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Register adds t. It refuses a tool whose name is empty, is not made of
+// letters, digits, '_' and '-' (at most 64), or is already registered, and a
+// tool whose parameters are not a JSON object: the model would reject the
+// whole request, not just the tool.
+func (r *Registry) Register(t Tool) error {
+	if t == nil {
+		return errors.New("register tool: tool is nil")
+	}
+	spec := t.Spec()
+	if spec.Name == "" {
+		return errors.New("register tool: name is empty")
+	}
+	if !toolName.MatchString(spec.Name) {
+		return fmt.Errorf("register tool %q: name must be 1 to 64 letters, digits, '_' or '-'", spec.Name)
+	}
+	if len(spec.Parameters) > 0 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(spec.Parameters, &obj); err != nil || obj == nil {
+			return fmt.Errorf("register tool %q: parameters must be a JSON Schema object", spec.Name)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tools == nil {
+		r.tools = make(map[string]Tool)
+	}
+	if _, dup := r.tools[spec.Name]; dup {
+		return fmt.Errorf("register tool %q: a tool with this name is already registered", spec.Name)
+	}
+	r.tools[spec.Name] = t
+	return nil
+}
+
+// Lookup returns the tool called name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Names returns the names of the registered tools, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.tools))
+	for name := range r.tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Specs returns the specs of the tools named in allow, sorted by name so that
+// the model request is the same every time. A nil allow means every tool; an
+// empty one means none. Names in allow that are not registered are ignored.
+func (r *Registry) Specs(allow []string) []model.ToolSpec {
+	var specs []model.ToolSpec
+	for _, name := range r.Names() {
+		if allow != nil && !slices.Contains(allow, name) {
+			continue
+		}
+		if t, ok := r.Lookup(name); ok {
+			specs = append(specs, t.Spec())
+		}
+	}
+	return specs
+}
+
+// DecodeArgs checks the arguments a model sent against the JSON Schema of
+// spec and then unmarshals them into v. It understands enough of JSON Schema
+// for tool parameters: the arguments must be an object; properties listed in
+// "required" must be present; a property's "type" (a name or a list of names)
+// must match; and with "additionalProperties": false, other properties are
+// refused. Empty or null arguments count as an empty object, because models
+// send them for tools without parameters.
+//
+// Errors name the tool and the problem, so that the model can correct its call.
+func DecodeArgs(spec model.ToolSpec, args json.RawMessage, v any) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var obj map[string]json.RawMessage
+	if args[0] != '{' || json.Unmarshal(args, &obj) != nil {
+		return fmt.Errorf("%s: arguments must be a JSON object, got %s", spec.Name, describeJSON(args))
+	}
+
+	var schema struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+		Required             []string `json:"required"`
+		AdditionalProperties *bool    `json:"additionalProperties"`
+	}
+	if len(spec.Parameters) > 0 {
+		if err := json.Unmarshal(spec.Parameters, &schema); err != nil {
+			return fmt.Errorf("%s: the tool's parameter schema is invalid: %w", spec.Name, err)
+		}
+	}
+
+	for _, name := range schema.Required {
+		if _, ok := obj[name]; !ok {
+			return fmt.Errorf("%s: missing required argument %q", spec.Name, name)
+		}
+	}
+	// Sorted so that a call with several problems always gets the same error.
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		prop, known := schema.Properties[k]
+		if !known {
+			if schema.AdditionalProperties != nil && !*schema.AdditionalProperties {
+				return fmt.Errorf("%s: unknown argument %q (accepted: %s)", spec.Name, k, strings.Join(sortedKeys(schema.Properties), ", "))
+			}
+			continue
+		}
+		want := schemaTypes(prop.Type)
+		if len(want) == 0 {
+			continue
+		}
+		got := jsonKind(obj[k])
+		if !slices.Contains(want, got) && !(got == "integer" && slices.Contains(want, "number")) {
+			if got == "integer" {
+				got = "number"
+			}
+			return fmt.Errorf("%s: argument %q must be of type %s, got %s", spec.Name, k, strings.Join(want, " or "), got)
+		}
+	}
+
+	if err := json.Unmarshal(args, v); err != nil {
+		return fmt.Errorf("%s: invalid arguments: %w", spec.Name, err)
+	}
+	return nil
+}
+
+// schemaTypes reads a JSON Schema "type", which is a name or a list of names.
+func schemaTypes(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	json.Unmarshal(raw, &many) // a schema without a usable type accepts anything
+	return many
+}
+
+// jsonKind names the JSON Schema type of a valid JSON value; whole numbers are
+// "integer" (and also match "number").
+func jsonKind(v json.RawMessage) string {
+	switch v[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	if bytes.ContainsAny(v, ".eE") {
+		return "number"
+	}
+	return "integer"
+}
+
+// describeJSON names what a model sent instead of an object, quoting short
+// text so that the model sees its mistake.
+func describeJSON(v json.RawMessage) string {
+	if !json.Valid(v) {
+		return "text that is not valid JSON"
+	}
+	kind := jsonKind(v)
+	if kind == "integer" {
+		kind = "number"
+	}
+	article := "a"
+	if kind == "array" || kind == "object" {
+		article = "an"
+	}
+	if kind == "string" && len(v) <= 80 {
+		return fmt.Sprintf("the string %s", v)
+	}
+	return article + " " + kind
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Workspace is the folder the built-in tools are confined to. Paths from the
+// model are relative to it; Clean refuses those that lead out of it, and Open
+// returns an os.Root, which refuses them again when the file is opened, so
+// that a symbolic link changed in between cannot lead out either.
+//
+// The zero Workspace has no folder: Open and Clean fail.
+type Workspace struct {
+	dir string
+}
+
+// NewWorkspace returns the workspace in dir, made absolute (relative to the
+// current directory). The folder is created by Open, on first use.
+func NewWorkspace(dir string) (Workspace, error) {
+	if dir == "" {
+		return Workspace{}, errors.New("workspace folder is empty")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Workspace{}, fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	return Workspace{dir: abs}, nil
+}
+
+// Dir returns the absolute path of the workspace folder.
+func (w Workspace) Dir() string { return w.dir }
+
+// Open creates the workspace folder if needed and opens it as an os.Root,
+// through which every file operation stays inside it. The caller closes it.
+func (w Workspace) Open() (*os.Root, error) {
+	if w.dir == "" {
+		return nil, errors.New("no workspace folder")
+	}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create workspace: %w", err)
+	}
+	root, err := os.OpenRoot(w.dir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	return root, nil
+}
+
+// Clean checks a path the model gave and returns it cleaned, relative to the
+// workspace, ready for the os.Root from Open. It refuses an empty path, an
+// absolute one, one whose ".." leads out of the workspace, and one that leads
+// out through a symbolic link as far as the path exists (for a file still to
+// be written, the link may be its parent folder or the name itself). The
+// errors say which, in words a model understands.
+func (w Workspace) Clean(name string) (string, error) {
+	if w.dir == "" {
+		return "", errors.New("no workspace folder")
+	}
+	if name == "" {
+		return "", errors.New("path is empty")
+	}
+	if filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`) || filepath.VolumeName(name) != "" {
+		return "", fmt.Errorf("path %q is absolute; paths are relative to the workspace", name)
+	}
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf("path %q leads outside the workspace", name)
+	}
+	clean := filepath.Clean(name)
+
+	// Resolve links where the path exists. This only makes the error clear:
+	// the os.Root is what actually keeps the tools inside.
+	wsReal, err := filepath.EvalSymlinks(w.dir)
+	if err != nil {
+		return clean, nil // no workspace yet, so nothing in it to follow
+	}
+	if real, err := realPath(filepath.Join(wsReal, clean), new(int)); err == nil && !within(wsReal, real) {
+		return "", fmt.Errorf("path %q leads outside the workspace through a symbolic link", name)
+	}
+	return clean, nil
+}
+
+// maxLinks bounds the links realPath follows, against link loops.
+const maxLinks = 255
+
+// realPath is filepath.EvalSymlinks for a path that may not exist yet: links
+// are resolved as far as the path exists (including a dangling link, which a
+// write would follow) and the rest is appended unchanged.
+func realPath(p string, links *int) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		return real, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p, nil
+	}
+	parentReal, err := realPath(parent, links)
+	if err != nil {
+		return "", err
+	}
+	joined := filepath.Join(parentReal, filepath.Base(p))
+	fi, err := os.Lstat(joined)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return joined, nil // missing: nothing more to resolve
+	}
+	// A dangling link: follow it by hand, since EvalSymlinks will not.
+	if *links++; *links > maxLinks {
+		return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+	}
+	target, err := os.Readlink(joined)
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(parentReal, target)
+	}
+	return realPath(target, links)
+}
+
+// within reports whether p is base or inside it; both are clean and absolute.
+func within(base, p string) bool {
+	rel, err := filepath.Rel(base, p)
+	return err == nil && filepath.IsLocal(rel)
+}

@@ -1,0 +1,271 @@
+package activities_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+)
+
+// A worker's tools are the built-ins plus its own, in one registry that is
+// given to the activities the worker registers.
+func ExampleRegistry_Register() {
+	wordCount := model.ToolSpec{
+		Name:        "word_count",
+		Description: "Count the words of a text.",
+		Parameters: json.RawMessage(`{
+			"type": "object",
+			"properties": {"text": {"type": "string"}},
+			"required": ["text"],
+			"additionalProperties": false
+		}`),
+	}
+	reg := activities.DefaultRegistry()
+	err := reg.Register(activities.NewTool(wordCount, func(ctx context.Context, env activities.ToolEnv, raw json.RawMessage) (string, error) {
+		var args struct{ Text string }
+		if err := activities.DecodeArgs(wordCount, raw, &args); err != nil {
+			return "", err
+		}
+		return fmt.Sprint(len(strings.Fields(args.Text))), nil
+	}))
+	if err != nil {
+		panic(err)
+	}
+
+	// In the worker's main:
+	//	w.RegisterActivity(&activities.Activities{Tools: reg, StateDir: stateDir})
+	fmt.Println(reg.Names())
+
+	tool, _ := reg.Lookup("word_count")
+	out, _ := tool.Run(context.Background(), activities.ToolEnv{}, json.RawMessage(`{"text": "to do or not to do"}`))
+	fmt.Println(out)
+	// Output:
+	// [list_files read_file word_count write_file]
+	// 6
+}
+
+func tool(name string, params string) activities.Tool {
+	spec := model.ToolSpec{Name: name, Description: "test tool " + name}
+	if params != "" {
+		spec.Parameters = json.RawMessage(params)
+	}
+	return activities.NewTool(spec, func(context.Context, activities.ToolEnv, json.RawMessage) (string, error) {
+		return name, nil
+	})
+}
+
+func TestRegister(t *testing.T) {
+	tests := []struct {
+		name    string
+		tool    activities.Tool
+		wantErr string // empty: registered
+	}{
+		{"new tool", tool("grep", `{"type":"object"}`), ""},
+		{"no parameters", tool("now", ""), ""},
+		{"duplicate of a built-in", tool("read_file", ""), `"read_file": a tool with this name is already registered`},
+		{"empty name", tool("", ""), "name is empty"},
+		{"name with a space", tool("my tool", ""), "name must be"},
+		{"name too long", tool(strings.Repeat("x", 65), ""), "name must be"},
+		{"parameters not an object", tool("bad", `[1]`), "parameters must be a JSON Schema object"},
+		{"parameters not JSON", tool("bad", `{`), "parameters must be a JSON Schema object"},
+		{"nil tool", nil, "tool is nil"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := activities.DefaultRegistry()
+			err := reg.Register(tt.tool)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Register: %v", err)
+				}
+				if _, ok := reg.Lookup(tt.tool.Spec().Name); !ok {
+					t.Fatalf("Lookup(%q) after Register: not found", tt.tool.Spec().Name)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Register: got error %v, want one containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRegisterTwice(t *testing.T) {
+	var reg activities.Registry // the zero Registry is usable
+	if err := reg.Register(tool("a", "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(tool("a", "")); err == nil {
+		t.Fatal("second Register of the same name succeeded")
+	}
+}
+
+func TestNewRegistryPanicsOnDuplicate(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewRegistry with a duplicate did not panic")
+		}
+	}()
+	activities.NewRegistry(tool("a", ""), tool("a", ""))
+}
+
+func TestSpecs(t *testing.T) {
+	reg := activities.NewRegistry(tool("zeta", ""), tool("alpha", ""), tool("mid", ""))
+	names := func(specs []model.ToolSpec) []string {
+		var out []string
+		for _, s := range specs {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		allow []string
+		want  []string
+	}{
+		{"nil allows all, sorted", nil, []string{"alpha", "mid", "zeta"}},
+		{"empty allows none", []string{}, nil},
+		{"filter keeps name order", []string{"zeta", "alpha"}, []string{"alpha", "zeta"}},
+		{"unknown names ignored", []string{"mid", "nope"}, []string{"mid"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 5 { // map order must not leak out
+				if got := names(reg.Specs(tt.allow)); !slices.Equal(got, tt.want) {
+					t.Fatalf("Specs(%q) = %q, want %q", tt.allow, got, tt.want)
+				}
+			}
+		})
+	}
+	if got, want := reg.Names(), []string{"alpha", "mid", "zeta"}; !slices.Equal(got, want) {
+		t.Errorf("Names() = %q, want %q", got, want)
+	}
+}
+
+func TestDefaultRegistrySpecs(t *testing.T) {
+	specs := activities.DefaultRegistry().Specs(nil)
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+		if s.Description == "" {
+			t.Errorf("%s: no description", s.Name)
+		}
+		var schema map[string]any
+		if err := json.Unmarshal(s.Parameters, &schema); err != nil || schema["type"] != "object" {
+			t.Errorf("%s: parameters are not an object schema: %s", s.Name, s.Parameters)
+		}
+	}
+	if want := []string{"list_files", "read_file", "write_file"}; !slices.Equal(names, want) {
+		t.Errorf("built-ins = %q, want %q", names, want)
+	}
+}
+
+func TestDecodeArgs(t *testing.T) {
+	spec := model.ToolSpec{
+		Name: "probe",
+		Parameters: json.RawMessage(`{
+			"type": "object",
+			"properties": {
+				"s": {"type": "string"},
+				"n": {"type": "integer"},
+				"f": {"type": "number"},
+				"b": {"type": "boolean"},
+				"opt": {"type": ["string", "null"]}
+			},
+			"required": ["s"],
+			"additionalProperties": false
+		}`),
+	}
+	type args struct {
+		S   string
+		N   int
+		F   float64
+		B   bool
+		Opt *string
+	}
+	tests := []struct {
+		args    string
+		wantErr string
+	}{
+		{`{"s": "x"}`, ""},
+		{`{"s": "x", "n": 3, "f": 3, "b": true, "opt": null}`, ""},
+		{`{"s": "x", "f": 1.5e3, "opt": "y"}`, ""},
+		{``, `probe: missing required argument "s"`},
+		{`null`, `probe: missing required argument "s"`},
+		{`{}`, `probe: missing required argument "s"`},
+		{`[1, 2]`, `probe: arguments must be a JSON object, got an array`},
+		{`"list the files"`, `probe: arguments must be a JSON object, got the string "list the files"`},
+		{`42`, `probe: arguments must be a JSON object, got a number`},
+		{`{"s": `, `probe: arguments must be a JSON object, got text that is not valid JSON`},
+		{`{"s": "x"} {}`, `probe: arguments must be a JSON object, got text that is not valid JSON`},
+		{`{"s": 1}`, `probe: argument "s" must be of type string, got number`},
+		{`{"s": "x", "n": 1.5}`, `probe: argument "n" must be of type integer, got number`},
+		{`{"s": "x", "b": "yes"}`, `probe: argument "b" must be of type boolean, got string`},
+		{`{"s": "x", "opt": 1}`, `probe: argument "opt" must be of type string or null, got number`},
+		{`{"s": "x", "extra": 1}`, `probe: unknown argument "extra" (accepted: b, f, n, opt, s)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			var a args
+			err := activities.DecodeArgs(spec, json.RawMessage(tt.args), &a)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("DecodeArgs: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("DecodeArgs: got error %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestDecodeArgsAllowsUnknownWithoutAdditionalPropertiesFalse(t *testing.T) {
+	spec := model.ToolSpec{Name: "loose", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)}
+	var v struct{ A string }
+	if err := activities.DecodeArgs(spec, json.RawMessage(`{"a":"x","b":2}`), &v); err != nil || v.A != "x" {
+		t.Fatalf("DecodeArgs = %v, %+v", err, v)
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	if activities.Retryable(nil) != nil {
+		t.Error("Retryable(nil) != nil")
+	}
+	base := errors.New("connection reset")
+	err := activities.Retryable(fmt.Errorf("fetch: %w", base))
+	if !errors.Is(err, base) {
+		t.Error("Retryable hides the error it wraps")
+	}
+	if err.Error() != "fetch: connection reset" {
+		t.Errorf("Retryable changed the message: %q", err)
+	}
+}
+
+func TestNewWorkspace(t *testing.T) {
+	ws, err := activities.NewWorkspace("relative/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(ws.Dir(), filepath.FromSlash("relative/ws")) || !filepath.IsAbs(ws.Dir()) {
+		t.Errorf("Dir() = %q, want an absolute path ending in relative/ws", ws.Dir())
+	}
+	if _, err := activities.NewWorkspace(""); err == nil {
+		t.Error(`NewWorkspace("") succeeded`)
+	}
+	var zero activities.Workspace
+	if _, err := zero.Open(); err == nil {
+		t.Error("Open of the zero Workspace succeeded")
+	}
+	if _, err := zero.Clean("a"); err == nil {
+		t.Error("Clean of the zero Workspace succeeded")
+	}
+}
