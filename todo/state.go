@@ -31,6 +31,9 @@ type State struct {
 	// refused again and again, so the error can break the loop.
 	LastRefused string `json:"last_refused,omitempty"`
 	Refusals    int    `json:"refusals,omitempty"`
+	// ContinuationSnapshot is the list when the last continuation prompt
+	// was sent, to word the next one more firmly if nothing changed.
+	ContinuationSnapshot []Item `json:"continuation_snapshot,omitempty"`
 }
 
 // GuardBlocked is the escalation payload of the finalization guard.

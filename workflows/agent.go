@@ -56,6 +56,15 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	a.publish(ctx)
 
 	for {
+		if len(a.inbox) == 0 && a.todo.Paused && !a.ended {
+			// A pause waits as long as it takes: the human may need a day
+			// to fix what blocked the agent, so no idle timeout applies.
+			a.status = StatusPaused
+			a.publish(ctx)
+			if err := workflow.Await(ctx, func() bool { return len(a.inbox) > 0 || a.ended }); err != nil {
+				return AgentResult{}, err
+			}
+		}
 		if len(a.inbox) == 0 {
 			if a.cfg.subagent || a.ended {
 				break
@@ -180,6 +189,7 @@ func (a *agent) register(ctx workflow.Context) error {
 func (a *agent) receiveSignals(ctx workflow.Context) {
 	userCh := workflow.GetSignalChannel(ctx, UserMessageSignal)
 	endCh := workflow.GetSignalChannel(ctx, EndSessionSignal)
+	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(userCh, func(c workflow.ReceiveChannel, _ bool) {
 		var text string
@@ -187,6 +197,18 @@ func (a *agent) receiveSignals(ctx workflow.Context) {
 		if strings.TrimSpace(text) == "" {
 			workflow.GetLogger(ctx).Warn("ignoring an empty user_message signal")
 			return
+		}
+		a.inbox = append(a.inbox, Inbound{Text: text})
+	})
+	sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) {
+		var text string
+		c.Receive(ctx, &text)
+		if !a.todo.Paused {
+			workflow.GetLogger(ctx).Warn("ignoring a resume signal: the run is not paused")
+			return
+		}
+		if strings.TrimSpace(text) == "" {
+			text = "Go on: the blocker you reported is resolved."
 		}
 		a.inbox = append(a.inbox, Inbound{Text: text})
 	})
@@ -257,9 +279,11 @@ func (a *agent) messagesPage(offset, limit int) ([]model.Message, error) {
 }
 
 // turn handles one user message: model calls and tools until the model
-// answers without tool calls or the turn's model calls are spent.
+// answers without tool calls and the guards let the turn end, the model
+// pauses, or the turn's model calls are spent.
 func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	a.turns++
+	todo.NewUserMessage(&a.todo)
 	a.status = StatusRunning
 	a.append(model.Message{Role: model.RoleUser, Content: m.Text})
 	a.publish(ctx)
@@ -277,16 +301,68 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 		}
 		a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 		if len(resp.ToolCalls) == 0 {
-			reply = resp.Content
-			break
+			inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, nil)
+			if inj.None() {
+				reply = resp.Content
+				break
+			}
+			a.inject(inj)
+			a.publish(ctx)
+			continue
 		}
 		a.runTools(ctx, resp.ToolCalls)
+		if a.todo.Paused {
+			// A successful todo_pause ends the turn at once: no further
+			// model call, no reminder.
+			reply = "Paused: " + a.todo.PauseReason
+			break
+		}
+		names := make([]string, len(resp.ToolCalls))
+		for i, c := range resp.ToolCalls {
+			names[i] = c.Name
+		}
+		if inj := todo.AfterTools(&a.todo, a.cfg.todo, names); !inj.None() {
+			a.inject(inj)
+		}
 		a.publish(ctx)
 	}
 	if m.Seq != 0 {
 		a.replies[m.Seq] = reply
 	}
 	return nil
+}
+
+// inject adds a guard's message to the transcript, where it stays: a reader
+// of the run (or of a later window) sees why the model was prompted.
+func (a *agent) inject(in todo.Inject) {
+	a.append(model.Message{Role: model.RoleUser, Name: in.Name, Content: in.Text})
+}
+
+// window selects what the next model call receives (context.max_messages)
+// and first applies the context-loss rule: when no write_todos call and no
+// todo_reminder is in view while the list is not empty, a todo_reminder with
+// the list is added, so a windowed model never forgets its checklist.
+func (a *agent) window() []activities.Span {
+	isTool := func(i int) bool { return a.msgs[i].Role == model.RoleTool }
+	start := todo.Window(len(a.msgs), a.cfg.in.Context.MaxMessages, isTool)
+	wrote, reminded := false, false
+	for i, m := range a.msgs {
+		if i >= todo.Head && i < start {
+			continue
+		}
+		reminded = reminded || m.Name == todo.NameReminder
+		for _, c := range m.ToolCalls {
+			wrote = wrote || c.Name == todo.ToolWrite
+		}
+	}
+	if inj := todo.ContextReminder(&a.todo, a.cfg.todo, wrote, reminded); !inj.None() {
+		a.inject(inj)
+		start = todo.Window(len(a.msgs), a.cfg.in.Context.MaxMessages, isTool)
+	}
+	if start <= todo.Head {
+		return []activities.Span{{Start: 0, End: len(a.msgs)}}
+	}
+	return []activities.Span{{Start: 0, End: todo.Head}, {Start: start, End: len(a.msgs)}}
 }
 
 func (a *agent) append(m model.Message) {
@@ -341,7 +417,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 		Model:       a.cfg.in.Model,
 		Turn:        a.turns,
 		Call:        a.modelCalls,
-		Spans:       []activities.Span{{Start: 0, End: len(a.msgs)}},
+		Spans:       a.window(),
 		Tools:       a.tools,
 		WorkerTools: a.cfg.in.Tools,
 	}

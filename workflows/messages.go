@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // TaskQueue is the default task queue of workers and starters.
@@ -61,10 +62,10 @@ const (
 
 // Names of the messages the loop injects into the transcript (role user).
 const (
-	NameTodoReminder       = "todo_reminder"
-	NameCompletionReminder = "todo_completion_reminder"
-	NameStaleReminder      = "todo_stale_reminder"
-	NameContinuation       = "todo_continuation"
-	NameBlocked            = "todo_blocked"
+	NameTodoReminder       = todo.NameReminder
+	NameCompletionReminder = todo.NameCompletionReminder
+	NameStaleReminder      = todo.NameStaleReminder
+	NameContinuation       = todo.NameContinuation
+	NameBlocked            = todo.NameBlocked
 	NameTaskEvent          = "task_event"
 )
