@@ -1,0 +1,209 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	oai "github.com/openai/openai-go/v3"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// maxServerMessage bounds how much of an error body ends up in a message:
+// a proxy's HTML error page is no use in a workflow history.
+const maxServerMessage = 500
+
+// classify turns an SDK error into a *model.Error. httpResp is the last HTTP
+// response, when there was one.
+func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.Response, err error) *model.Error {
+	status, header, serverMsg := 0, http.Header(nil), ""
+	var apiErr *oai.Error
+	switch {
+	case errors.As(err, &apiErr):
+		status, serverMsg = apiErr.StatusCode, apiErr.Message
+		if apiErr.Response != nil {
+			header = apiErr.Response.Header
+			if serverMsg == "" {
+				serverMsg = messageFromBody(apiErr.Response.Body)
+			}
+		}
+	case httpResp != nil && httpResp.StatusCode >= 400:
+		// The SDK could not decode the error body into its own shape, but
+		// the status is what decides retryability.
+		status, header = httpResp.StatusCode, httpResp.Header
+		serverMsg = messageFromBody(httpResp.Body)
+	}
+
+	where := fmt.Sprintf("openai: model %q at %s", modelName, c.baseURL)
+	if status == 0 {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return &model.Error{
+				Retryable: true,
+				Message:   fmt.Sprintf("%s: request abandoned: %v", where, ctxErr),
+				Err:       err,
+			}
+		}
+		// Connection refused, DNS, TLS, timeouts, unreadable bodies: the
+		// server may come back, so let Temporal try again.
+		if errors.Is(err, context.DeadlineExceeded) && c.timeout > 0 {
+			return &model.Error{
+				Retryable: true,
+				Message:   fmt.Sprintf("openai: %s did not answer within %v", c.baseURL, c.timeout),
+				Err:       err,
+			}
+		}
+		return &model.Error{
+			Retryable: true,
+			Message:   fmt.Sprintf("openai: cannot get an answer from %s: %v", c.baseURL, err),
+			Err:       err,
+		}
+	}
+
+	serverMsg = c.redact(serverMsg)
+	if serverMsg == "" {
+		serverMsg = http.StatusText(status)
+	}
+	e := &model.Error{StatusCode: status, Err: err}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Message = fmt.Sprintf("%s: %d %s: check %s (server said: %s)",
+			where, status, http.StatusText(status), EnvAPIKey, serverMsg)
+	case retryableStatus(status):
+		e.Retryable = true
+		e.RetryAfter = retryAfter(header, time.Now())
+		e.Message = fmt.Sprintf("%s: %d %s: %s", where, status, http.StatusText(status), serverMsg)
+	default:
+		e.Message = fmt.Sprintf("%s: %d %s: %s", where, status, http.StatusText(status), serverMsg)
+	}
+	return e
+}
+
+// retryableStatus reports whether an HTTP status is worth another attempt:
+// timeouts, conflicts, rate limits and server errors are, as in the SDK's own
+// retry policy that is switched off here.
+func retryableStatus(status int) bool {
+	switch {
+	case status == http.StatusRequestTimeout,
+		status == http.StatusConflict,
+		status == http.StatusTooManyRequests,
+		status >= 500:
+		return true
+	}
+	return false
+}
+
+// retryAfter reads the delay the server asked for. retry-after-ms is
+// preferred because it is more precise; Retry-After may hold seconds or an
+// HTTP date. It returns 0 when there is no usable header.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if d, ok := parseDelay(v, time.Millisecond); ok {
+			return d
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if d, ok := parseDelay(v, time.Second); ok {
+		return d
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// parseDelay parses a non-negative number of units; fractions are allowed
+// because some servers send "1.5".
+func parseDelay(v string, unit time.Duration) (time.Duration, bool) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, false
+	}
+	d := f * float64(unit)
+	if d > math.MaxInt64 {
+		return time.Duration(math.MaxInt64), true
+	}
+	return time.Duration(d), true
+}
+
+// messageFromBody extracts a readable message from an error body whose shape
+// the SDK did not recognise. Compatible servers disagree: vLLM sends
+// {"message": ...} at the top level, others {"error": "text"} or FastAPI's
+// {"detail": ...}; anything else is shown as (shortened) text.
+func messageFromBody(body io.Reader) string {
+	if body == nil {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(body, 64<<10))
+	if err != nil {
+		return ""
+	}
+	var shaped struct {
+		Message string          `json:"message"`
+		Error   json.RawMessage `json:"error"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &shaped) == nil {
+		if shaped.Message != "" {
+			return shaped.Message
+		}
+		var s string
+		if json.Unmarshal(shaped.Error, &s) == nil && s != "" {
+			return s
+		}
+		var inner struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(shaped.Error, &inner) == nil && inner.Message != "" {
+			return inner.Message
+		}
+		if json.Unmarshal(shaped.Detail, &s) == nil && s != "" {
+			return s
+		}
+		if len(shaped.Detail) > 0 {
+			return shorten(string(shaped.Detail))
+		}
+	}
+	return shorten(strings.TrimSpace(string(data)))
+}
+
+func shorten(s string) string {
+	if len(s) <= maxServerMessage {
+		return s
+	}
+	cut := maxServerMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// keyLike matches OpenAI-style secret keys. OpenAI's 401 message quotes a
+// masked form of the key that was sent; even a partial key does not belong in
+// a workflow history.
+var keyLike = regexp.MustCompile(`\bsk-[A-Za-z0-9_\-*.]+`)
+
+// redact removes the configured key and anything that looks like a key.
+func (c *Client) redact(s string) string {
+	if c.apiKey != "" {
+		s = strings.ReplaceAll(s, c.apiKey, "[redacted]")
+	}
+	return keyLike.ReplaceAllString(s, "[redacted]")
+}

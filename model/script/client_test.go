@@ -1,0 +1,246 @@
+package script
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+func writeScenario(t *testing.T, name, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func complete(t *testing.T, c *Client, ref string, call int) (model.Response, error) {
+	t.Helper()
+	return c.Complete(context.Background(), model.Request{Model: ref, Call: call})
+}
+
+func TestComplete(t *testing.T) {
+	path := writeScenario(t, "demo.json", `{
+	  "model": [
+	    {"tool_calls": [{"name": "write_todos", "arguments": {"todos": []}}]},
+	    {"content": "Done."}
+	  ],
+	  "agents": {"researcher": [
+	    {"tool_calls": [{"name": "read_file", "arguments": {"path": "a"}, "id": "r1"}, {"name": "list_files"}]},
+	    {"content": "found it"}
+	  ]}
+	}`)
+	final := func(s string) model.Response {
+		return model.Response{Content: s, ToolCalls: []model.ToolCall{}}
+	}
+	tests := []struct {
+		name string
+		ref  string
+		call int
+		want model.Response
+	}{
+		{"call 1", path, 1, model.Response{ToolCalls: []model.ToolCall{
+			{ID: "call_1_0", Name: "write_todos", Arguments: json.RawMessage(`{"todos":[]}`)}}}},
+		{"call 2", path, 2, final("Done.")},
+		{"script ran out", path, 3, final("")},
+		{"far past the end", path, 50, final("")},
+		{"subagent call 1", path + "#researcher", 1, model.Response{ToolCalls: []model.ToolCall{
+			{ID: "r1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)},
+			{ID: "call_1_1", Name: "list_files", Arguments: json.RawMessage(`{}`)}}}},
+		{"subagent call 2", path + "#researcher", 2, final("found it")},
+		{"subagent ran out", path + "#researcher", 3, final("")},
+	}
+	c := New()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := complete(t, c, tt.ref, tt.call)
+			if err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Complete = %+v, want %+v", got, tt.want)
+			}
+			// A retried or replayed call, even from a fresh worker, gets
+			// the same answer, ids included.
+			again, err := complete(t, New(), tt.ref, tt.call)
+			if err != nil || !reflect.DeepEqual(again, got) {
+				t.Errorf("second answer = %+v, %v; want %+v", again, err, got)
+			}
+		})
+	}
+}
+
+func TestCompleteErrors(t *testing.T) {
+	dir := t.TempDir()
+	broken := writeScenario(t, "broken.json", "{\"model\": [\n  {\"content\": \"x\"\n]}")
+	badCall := writeScenario(t, "bad.json", `{"model": [{}, {}, {}, {"tool_calls": [{"arguments": {}}]}]}`)
+	badArgs := writeScenario(t, "args.json", `{"model": [{"tool_calls": [{"name": "f", "arguments": "x"}]}]}`)
+	good := writeScenario(t, "good.json", `{"model": [], "agents": {"a": []}}`)
+	tests := []struct {
+		name string
+		ref  string
+		call int
+		want []string
+	}{
+		{"missing file", filepath.Join(dir, "nope.json"), 1, []string{"nope.json", "no such file"}},
+		{"directory", dir, 1, []string{dir, "is a directory"}},
+		{"broken JSON", broken, 1, []string{"broken.json", "invalid JSON at line 3"}},
+		{"tool call without a name", badCall, 1, []string{"bad.json", "model[3].tool_calls[0]: name is missing"}},
+		{"arguments not an object", badArgs, 1, []string{"args.json", "model[0].tool_calls[0].arguments: must be a JSON object"}},
+		{"unknown agent", good + "#b", 1, []string{"good.json", `unknown agent id "b"`}},
+		{"no path", "#a", 1, []string{"no scenario file"}},
+		{"call 0", good, 0, []string{"good.json", "call number 0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := complete(t, New(), tt.ref, tt.call)
+			var me *model.Error
+			if !errors.As(err, &me) {
+				t.Fatalf("error = %#v, want *model.Error", err)
+			}
+			if me.Retryable {
+				t.Errorf("error is retryable, want not: %v", me)
+			}
+			for _, s := range tt.want {
+				if !strings.Contains(me.Message, s) {
+					t.Errorf("message %q does not contain %q", me.Message, s)
+				}
+			}
+		})
+	}
+}
+
+func TestCompleteDelay(t *testing.T) {
+	path := writeScenario(t, "slow.json", `{"model": [{"content": "slow", "delay_ms": 60}, {"content": "stuck", "delay_ms": 60000}]}`)
+	c := New()
+
+	t.Run("honoured", func(t *testing.T) {
+		start := time.Now()
+		got, err := complete(t, c, path, 1)
+		if err != nil {
+			t.Fatalf("Complete: %v", err)
+		}
+		if elapsed := time.Since(start); elapsed < 60*time.Millisecond {
+			t.Errorf("answered after %v, want at least 60ms", elapsed)
+		}
+		if got.Content != "slow" {
+			t.Errorf("content = %q", got.Content)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := c.Complete(ctx, model.Request{Model: path, Call: 2})
+		if elapsed := time.Since(start); elapsed > 5*time.Second {
+			t.Errorf("returned after %v, want soon after cancellation", elapsed)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("error = %v, want one wrapping context.Canceled", err)
+		}
+		var me *model.Error
+		if !errors.As(err, &me) || !me.Retryable {
+			t.Errorf("error = %#v, want a retryable *model.Error", err)
+		}
+	})
+
+	t.Run("deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if _, err := c.Complete(ctx, model.Request{Model: path, Call: 2}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("error = %v, want one wrapping context.DeadlineExceeded", err)
+		}
+	})
+}
+
+func TestCache(t *testing.T) {
+	path := writeScenario(t, "cached.json", `{"model": [{"content": "one"}], "agents": {"a": [{"content": "agent"}]}}`)
+	c := New()
+	for call := 1; call <= 3; call++ {
+		if _, err := complete(t, c, path, call); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := complete(t, c, path+"#a", 1); err != nil {
+		t.Fatal(err)
+	}
+	if c.reads != 1 {
+		t.Errorf("file read %d times for an unchanged file, want 1", c.reads)
+	}
+
+	// Same size, newer mtime: the cache must notice the edit.
+	if err := os.WriteFile(path, []byte(`{"model": [{"content": "two"}], "agents": {"a": [{"content": "AGENT"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	got, err := complete(t, c, path, 1)
+	if err != nil || got.Content != "two" {
+		t.Errorf("after an edit: %+v, %v; want content two", got, err)
+	}
+
+	// Different size, mtime unchanged (coarse clocks): still reloaded.
+	if err := os.WriteFile(path, []byte(`{"model": [{"content": "three!"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	got, err = complete(t, c, path, 1)
+	if err != nil || got.Content != "three!" {
+		t.Errorf("after a resize: %+v, %v; want content three!", got, err)
+	}
+	if c.reads != 3 {
+		t.Errorf("file read %d times, want 3", c.reads)
+	}
+}
+
+// A caller that edits what it got must not change later answers.
+func TestCompleteReturnsCopies(t *testing.T) {
+	path := writeScenario(t, "copy.json", `{"model": [{"tool_calls": [{"name": "f", "arguments": {"a": 1}}]}]}`)
+	c := New()
+	first, err := complete(t, c, path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.ToolCalls[0].Name = "changed"
+	first.ToolCalls[0].Arguments[1] = 'X'
+	second, err := complete(t, c, path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.ToolCalls[0].Name != "f" || string(second.ToolCalls[0].Arguments) != `{"a":1}` {
+		t.Errorf("second answer = %+v, want the original", second.ToolCalls[0])
+	}
+}
+
+func TestCompleteConcurrent(t *testing.T) {
+	path := writeScenario(t, "many.json", `{"model": [{"content": "1"}, {"content": "2"}, {"content": "3"}]}`)
+	c := New()
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			call := i%3 + 1
+			got, err := complete(t, c, path, call)
+			if err != nil || got.Content != string(rune('0'+call)) {
+				t.Errorf("call %d: %+v, %v", call, got, err)
+			}
+		}()
+	}
+	wg.Wait()
+}

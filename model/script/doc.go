@@ -1,0 +1,45 @@
+// Package script implements model.Client with answers read from a scenario
+// file, so that runs, tests and demos reproduce every behaviour of the agent
+// loop without a language model or a network.
+//
+// # References
+//
+// A request's Model is a reference of the form
+//
+//	<path to scenario file>[#<agent_id>]
+//
+// Without an agent id the answers are the scenario's top-level "model" list
+// (the root agent); with one they are "agents"[agent_id] (a subagent). The
+// path is opened by the worker process, relative to its working directory;
+// the last '#' separates the agent id. Everything else in the file (name,
+// input, user, ...) belongs to the scenario runner and is ignored here.
+//
+// # Determinism
+//
+// Call N (model.Request.Call, 1-based) is answered with response N of the
+// list, and once the list has run out with an empty final text. The answer
+// depends on nothing but the file and the call number: a call that Temporal
+// retries, or that a workflow replays after a crash or continue-as-new, gets
+// exactly the same answer. For the same reason a tool call without an "id" in
+// the file gets a derived one, call_<N>_<i> (i its index in the response),
+// never a random one.
+//
+// A response's delay_ms makes the call take that long, for crash and load
+// tests; the wait ends early when the context is cancelled. Heartbeating is
+// the activity's business, not this package's.
+//
+// # Errors
+//
+// A scenario that cannot be read or makes no sense (missing file, broken
+// JSON, unknown agent id, a tool call without a name, arguments that are not
+// an object, ...) is a mistake no retry can fix, so it comes back as a
+// non-retryable *model.Error naming the file and the position, such as
+//
+//	script: scenario file demo.json: model[3].tool_calls[0]: name is missing
+//
+// # Caching
+//
+// A long scenario is parsed once, not on every model call: files are cached
+// by path and reloaded when their modification time or size changes, so that
+// editing a scenario between runs takes effect without restarting the worker.
+package script

@@ -1,0 +1,185 @@
+package script
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// scenario is the example of CONTRACT.md, plus ids, delays and fields this
+// package must ignore.
+const scenario = `{
+  "name": "what this shows",
+  "input": { "prompt": "…", "todo": { "finalization_max_corrections": 1 } },
+  "model": [
+    {"tool_calls": [{"name": "write_todos", "arguments": {"todos": [
+        {"content": "Read the code", "status": "in_progress"},
+        {"content": "Write the fix", "status": "pending"}]}}]},
+    {"content": "Reading.", "tool_calls": [
+        {"name": "read_file", "arguments": {"path": "main.go"}, "id": "given_id"},
+        {"name": "todo_read"}]},
+    {"content": "Done.", "delay_ms": 25}
+  ],
+  "agents": { "researcher": [ {"content": "found it"} ], "writer": [] },
+  "user": [
+    {"when": "awaiting_approval", "update": "approve_plan", "args": {"approved": true}}
+  ],
+  "expect": {"reply": "Done."}
+}`
+
+func TestParse(t *testing.T) {
+	text := func(s string) Step {
+		return Step{Response: model.Response{Content: s, ToolCalls: []model.ToolCall{}}}
+	}
+	tests := []struct {
+		name    string
+		data    string
+		agentID string
+		want    Script
+	}{
+		{
+			name: "root agent",
+			data: scenario,
+			want: Script{
+				{Response: model.Response{ToolCalls: []model.ToolCall{{
+					ID:        "call_1_0",
+					Name:      "write_todos",
+					Arguments: json.RawMessage(`{"todos":[{"content":"Read the code","status":"in_progress"},{"content":"Write the fix","status":"pending"}]}`),
+				}}}},
+				{Response: model.Response{Content: "Reading.", ToolCalls: []model.ToolCall{
+					{ID: "given_id", Name: "read_file", Arguments: json.RawMessage(`{"path":"main.go"}`)},
+					{ID: "call_2_1", Name: "todo_read", Arguments: json.RawMessage(`{}`)},
+				}}},
+				{Response: model.Response{Content: "Done.", ToolCalls: []model.ToolCall{}}, Delay: 25 * time.Millisecond},
+			},
+		},
+		{name: "subagent", data: scenario, agentID: "researcher", want: Script{text("found it")}},
+		{name: "subagent with an empty list", data: scenario, agentID: "writer", want: Script{}},
+		{name: "no model list", data: `{"name": "x"}`, want: Script{}},
+		{name: "null model list", data: `{"model": null}`, want: Script{}},
+		{name: "empty response", data: `{"model": [{}]}`, want: Script{text("")}},
+		{name: "null fields", data: `{"model": [{"content": null, "tool_calls": null, "delay_ms": null}]}`, want: Script{text("")}},
+		{
+			name: "null arguments become {}",
+			data: `{"model": [{"tool_calls": [{"name": "f", "arguments": null}]}]}`,
+			want: Script{{Response: model.Response{ToolCalls: []model.ToolCall{{ID: "call_1_0", Name: "f", Arguments: json.RawMessage(`{}`)}}}}},
+		},
+		{name: "unknown fields ignored", data: `{"model": [{"content": "x", "comment": "why"}]}`, want: Script{text("x")}},
+		{name: "agent id with a dot", data: `{"agents": {"a.b": [{"content": "x"}]}}`, agentID: "a.b", want: Script{text("x")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.data), tt.agentID)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Parse =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    string
+		agentID string
+		want    string
+	}{
+		{"broken JSON", "{\n  \"model\": [\n    {\"content\": \"x\",}\n  ]\n}", "", "invalid JSON at line 3, column 21"},
+		{"empty file", ``, "", "invalid JSON"},
+		{"not an object", `[1, 2]`, "", "must be a JSON object, not array"},
+		{"null", `null`, "", "must be a JSON object, not null"},
+		{"model not an array", `{"model": {"content": "x"}}`, "", "model: must be an array of responses"},
+		{"response not an object", `{"model": [{"content": "x"}, "Done."]}`, "", "model[1]: must be an object"},
+		{"content not a string", `{"model": [{"content": 42}]}`, "", "model[0].content: must be a string"},
+		{"delay not a number", `{"model": [{"delay_ms": "1s"}]}`, "", "model[0].delay_ms: must be a whole number"},
+		{"delay fractional", `{"model": [{"delay_ms": 1.5}]}`, "", "model[0].delay_ms: must be a whole number"},
+		{"delay negative", `{"model": [{"delay_ms": -1}]}`, "", "model[0].delay_ms: must not be negative"},
+		{"tool_calls not an array", `{"model": [{"tool_calls": {"name": "f"}}]}`, "", "model[0].tool_calls: must be an array"},
+		{"tool call not an object", `{"model": [{"tool_calls": ["f"]}]}`, "", "model[0].tool_calls[0]: must be an object"},
+		{
+			"name missing",
+			`{"model": [{}, {}, {}, {"tool_calls": [{"arguments": {}}]}]}`, "",
+			"model[3].tool_calls[0]: name is missing",
+		},
+		{"name empty", `{"model": [{"tool_calls": [{"name": ""}]}]}`, "", "model[0].tool_calls[0]: name is missing"},
+		{"name not a string", `{"model": [{"tool_calls": [{"name": 7}]}]}`, "", "model[0].tool_calls[0].name: must be a string"},
+		{"id not a string", `{"model": [{"tool_calls": [{"name": "f", "id": 1}]}]}`, "", "model[0].tool_calls[0].id: must be a string"},
+		{
+			"arguments a string",
+			`{"model": [{"tool_calls": [{"name": "f"}, {"name": "g", "arguments": "{\"a\":1}"}]}]}`, "",
+			"model[0].tool_calls[1].arguments: must be a JSON object, not a string",
+		},
+		{"arguments an array", `{"model": [{"tool_calls": [{"name": "f", "arguments": [1]}]}]}`, "", "must be a JSON object, not an array"},
+		{"arguments a number", `{"model": [{"tool_calls": [{"name": "f", "arguments": 1}]}]}`, "", "must be a JSON object, not a number"},
+		{
+			"error in a subagent",
+			`{"agents": {"researcher": [{"tool_calls": [{}]}]}}`, "researcher",
+			"agents.researcher[0].tool_calls[0]: name is missing",
+		},
+		{"unknown agent", scenario, "reviewer", `unknown agent id "reviewer" (agents has: researcher, writer)`},
+		{"no agents", `{"model": []}`, "researcher", `unknown agent id "researcher": the scenario has no agents`},
+		{"agents not an object", `{"agents": []}`, "researcher", "agents: must be an object"},
+		{"agent list not an array", `{"agents": {"r": {"content": "x"}}}`, "r", "agents.r: must be an array of responses"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.data), tt.agentID)
+			if err == nil {
+				t.Fatalf("Parse succeeded, want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestScriptAt(t *testing.T) {
+	s, err := Parse([]byte(scenario), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := Step{Response: model.Response{ToolCalls: []model.ToolCall{}}}
+	tests := []struct {
+		call int
+		want Step
+	}{
+		{1, s[0]},
+		{2, s[1]},
+		{3, s[2]},
+		{4, empty},
+		{100, empty},
+		{0, empty},
+		{-1, empty},
+	}
+	for _, tt := range tests {
+		if got := s.At(tt.call); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("At(%d) = %+v, want %+v", tt.call, got, tt.want)
+		}
+	}
+}
+
+func TestSplitRef(t *testing.T) {
+	tests := []struct {
+		ref, path, agent string
+	}{
+		{"scenarios/demo.json", "scenarios/demo.json", ""},
+		{"scenarios/demo.json#researcher", "scenarios/demo.json", "researcher"},
+		{"/abs/dir#1/demo.json#a", "/abs/dir#1/demo.json", "a"},
+		{"demo.json#", "demo.json", ""},
+		{"", "", ""},
+	}
+	for _, tt := range tests {
+		path, agent := SplitRef(tt.ref)
+		if path != tt.path || agent != tt.agent {
+			t.Errorf("SplitRef(%q) = %q, %q; want %q, %q", tt.ref, path, agent, tt.path, tt.agent)
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func cmdStart(args []string) error {
+	fs := flag.NewFlagSet("start", flag.ContinueOnError)
+	var c conn
+	c.flags(fs)
+	id := fs.String("id", "", "workflow `ID` (default: todoflow-<uuid>)")
+	scenarioFile := fs.String("scenario", "", "start the run of scenario `FILE` (its user actions are not played)")
+	modelRef := fs.String("model", "", "model reference, e.g. openai:gpt-4o-mini (default: the worker's)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	prompt := strings.TrimSpace(strings.Join(pos, " "))
+	var in workflows.AgentInput
+	switch {
+	case *scenarioFile != "" && prompt != "":
+		return usageErr("give --scenario or a prompt, not both")
+	case *scenarioFile != "":
+		sc, err := scenario.Load(*scenarioFile)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		in = sc.RunInput()
+	case prompt != "":
+		in.Prompt = prompt
+	default:
+		return usageErr("give a prompt or --scenario FILE")
+	}
+	if *modelRef != "" {
+		in.Model = *modelRef
+	}
+	if *id == "" {
+		*id = "todoflow-" + uuid.NewString()
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	cl, err := c.dialReady(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: *id, TaskQueue: c.taskQueue}, workflows.WorkflowName, in)
+	if err != nil {
+		return fmt.Errorf("start run: %w", err)
+	}
+	fmt.Println(run.GetID())
+	return nil
+}
+
+func cmdSend(args []string) error {
+	fs := flag.NewFlagSet("send", flag.ContinueOnError)
+	var c conn
+	c.flags(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, rest, err := workflowID(pos, "send")
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(strings.Join(rest, " "))
+	if text == "" {
+		return usageErr("missing the message: starter send ID TEXT")
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	h, err := cl.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   id,
+		UpdateName:   workflows.SendMessageUpdate,
+		Args:         []any{text},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return fmt.Errorf("send to %s: %w", id, err)
+	}
+	var reply string
+	if err := h.Get(ctx, &reply); err != nil {
+		return fmt.Errorf("send to %s: %w", id, err)
+	}
+	fmt.Println(reply)
+	return nil
+}
+
+func queryState(ctx context.Context, cl client.Client, id string) (workflows.State, json.RawMessage, error) {
+	v, err := cl.QueryWorkflow(ctx, id, "", workflows.StateQuery)
+	if err != nil {
+		return workflows.State{}, nil, fmt.Errorf("query state of %s: %w", id, err)
+	}
+	var raw json.RawMessage
+	if err := v.Get(&raw); err != nil {
+		return workflows.State{}, nil, fmt.Errorf("decode state of %s: %w", id, err)
+	}
+	var st workflows.State
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return workflows.State{}, nil, fmt.Errorf("decode state of %s: %w", id, err)
+	}
+	return st, raw, nil
+}
+
+func cmdState(args []string) error {
+	fs := flag.NewFlagSet("state", flag.ContinueOnError)
+	var c conn
+	c.flags(fs)
+	asJSON := fs.Bool("json", false, "print the state query's JSON object")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, _, err := workflowID(pos, "state")
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	st, raw, err := queryState(ctx, cl, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		_, err := os.Stdout.Write(append(raw, '\n'))
+		return err
+	}
+	printState(os.Stdout, id, st)
+	return nil
+}
+
+func printState(w io.Writer, id string, st workflows.State) {
+	fmt.Fprintf(w, "%s (%s): %s, turn %d, %d model calls\n", id, st.AgentID, st.Status, st.Turns, st.ModelCalls)
+	if st.Paused {
+		fmt.Fprintf(w, "paused: %s\n", st.PauseReason)
+	}
+	fmt.Fprintln(w, todo.Checklist(st.Todos))
+}
+
+func cmdPlan(args []string) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	var c conn
+	c.flags(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, _, err := workflowID(pos, "plan")
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	v, err := cl.QueryWorkflow(ctx, id, "", workflows.PlanQuery)
+	if err != nil {
+		return fmt.Errorf("query plan of %s: %w", id, err)
+	}
+	var text string
+	if err := v.Get(&text); err != nil {
+		return fmt.Errorf("decode plan of %s: %w", id, err)
+	}
+	fmt.Println(text)
+	return nil
+}
+
+func cmdWatch(args []string) error {
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	var c conn
+	c.flags(fs)
+	every := fs.Duration("every", 500*time.Millisecond, "how often to look")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, _, err := workflowID(pos, "watch")
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	last := ""
+	for {
+		st, _, err := queryState(ctx, cl, id)
+		if err != nil {
+			return err
+		}
+		var b strings.Builder
+		printState(&b, id, st)
+		if view := b.String(); view != last {
+			fmt.Printf("%s\n%s\n", time.Now().Format(time.TimeOnly), view)
+			last = view
+		}
+		d, err := cl.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return fmt.Errorf("describe %s: %w", id, err)
+		}
+		if s := d.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			fmt.Printf("run %s\n", strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")))
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(*every):
+		}
+	}
+}
+
+func cmdHistory(args []string) error {
+	fs := flag.NewFlagSet("history", flag.ContinueOnError)
+	var c conn
+	c.flags(fs)
+	output := fs.String("output", "", "write to `FILE` instead of stdout")
+	runID := fs.String("run-id", "", "a specific run (default: the latest)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, _, err := workflowID(pos, "history")
+	if err != nil {
+		return err
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	// The same JSON as `temporal workflow show --output json`, which the
+	// SDK's replayer reads (worker.ReplayWorkflowHistoryFromJSONFile).
+	hist := &historypb.History{}
+	it := cl.GetWorkflowHistory(ctx, id, *runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return fmt.Errorf("read history of %s: %w", id, err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		return fmt.Errorf("encode history: %w", err)
+	}
+	data = append(data, '\n')
+	if *output == "" {
+		_, err = os.Stdout.Write(data)
+		return err
+	}
+	if err := os.WriteFile(*output, data, 0o644); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", len(hist.Events), id, *output)
+	return nil
+}

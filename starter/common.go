@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/todoflow/todoflow/worker/devserver"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// conn holds the flags every command that talks to a server shares.
+type conn struct {
+	address   string
+	namespace string
+	taskQueue string
+}
+
+func (c *conn) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.address, "address", os.Getenv("TEMPORAL_ADDRESS"), "Temporal server `HOST:PORT` (default $TEMPORAL_ADDRESS, else localhost:7233)")
+	ns := os.Getenv("TEMPORAL_NAMESPACE")
+	if ns == "" {
+		ns = "default"
+	}
+	fs.StringVar(&c.namespace, "namespace", ns, "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
+	fs.StringVar(&c.taskQueue, "task-queue", workflows.TaskQueue, "task queue of the todoflow workers")
+}
+
+// dial connects to the server, quietly: the SDK's info logs would drown the
+// progress lines a user watches.
+func (c *conn) dial(ctx context.Context) (client.Client, error) {
+	addr := c.address
+	if addr == "" {
+		addr = client.DefaultHostPort
+	}
+	cl, err := client.DialContext(ctx, client.Options{
+		HostPort:  addr,
+		Namespace: c.namespace,
+		Logger:    quietLogger(os.Stderr),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", addr, c.namespace, err)
+	}
+	return cl, nil
+}
+
+// dialReady connects and makes sure the server has todoflow's search
+// attributes, registering missing ones, so that no run starts into a
+// workflow-task retry loop.
+func (c *conn) dialReady(ctx context.Context) (client.Client, error) {
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := devserver.EnsureSearchAttributes(ctx, cl, c.namespace, workflows.SearchAttributes()); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return cl, nil
+}
+
+func quietLogger(w io.Writer) sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// parse parses flags that may come before or after the positional
+// arguments ("state ID --json" and "state --json ID" both work).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				fs.SetOutput(os.Stderr)
+				fs.Usage()
+				return nil, &exitError{code: 0}
+			}
+			return nil, usageErr("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// workflowID takes the ID argument of the commands that address a run.
+func workflowID(pos []string, cmd string) (string, []string, error) {
+	if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {
+		return "", nil, usageErr("missing the workflow ID: starter %s ID", cmd)
+	}
+	return pos[0], pos[1:], nil
+}

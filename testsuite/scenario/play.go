@@ -1,0 +1,309 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// Options tune a play.
+type Options struct {
+	TaskQueue  string
+	WorkflowID string    // default: todoflow-<uuid>
+	Progress   io.Writer // live progress; nil for none
+	Poll       time.Duration
+}
+
+// Output is `starter run --json`'s object (CONTRACT.md).
+type Output struct {
+	WorkflowID string            `json:"workflow_id"`
+	RunStatus  string            `json:"run_status"`
+	Reply      string            `json:"reply"`
+	State      json.RawMessage   `json:"state"`
+	Messages   []json.RawMessage `json:"messages"`
+	// Error says why the scenario could not be played to the end.
+	Error string `json:"error,omitempty"`
+}
+
+// messagesPage is how many messages one query fetches when the output is
+// collected; query answers are capped at 2 MiB.
+const messagesPage = 100
+
+// Play starts the scenario's run and drives it to its end: it takes the
+// user actions as the run's status asks for them, ends a session that has
+// nothing more to say, and collects the final state and transcript. The
+// returned error says where the run stood when playing failed; Output is
+// filled as far as it could be either way.
+func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Output, error) {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = workflows.TaskQueue
+	}
+	if opts.WorkflowID == "" {
+		opts.WorkflowID = "todoflow-" + uuid.NewString()
+	}
+	if opts.Poll == 0 {
+		opts.Poll = 50 * time.Millisecond
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:            opts.WorkflowID,
+		TaskQueue:     opts.TaskQueue,
+		StaticSummary: summary(sc),
+	}, workflows.WorkflowName, sc.RunInput())
+	if err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	out := &Output{WorkflowID: run.GetID()}
+	fmt.Fprintf(opts.Progress, "todoflow: run %s started\n", out.WorkflowID)
+
+	done := make(chan error, 1)
+	go func() { done <- run.Get(ctx, nil) }()
+
+	deadline := time.Now().Add(sc.TimeLimit())
+	p := &player{c: c, id: out.WorkflowID, progress: opts.Progress, actions: sc.User}
+	var playErr, runErr error
+	finished := false
+	for !finished && playErr == nil {
+		select {
+		case runErr = <-done:
+			finished = true
+			continue
+		case <-ctx.Done():
+			playErr = ctx.Err()
+			continue
+		case <-time.After(opts.Poll):
+		}
+		if time.Now().After(deadline) {
+			playErr = fmt.Errorf("the run did not finish within %s; it stood at %s", sc.TimeLimit(), p.where())
+			break
+		}
+		playErr = p.step(ctx)
+	}
+	if !finished {
+		// Give up on the run: say so in its history rather than leave it
+		// waiting for a human who will not come.
+		_ = c.TerminateWorkflow(context.WithoutCancel(ctx), out.WorkflowID, "", "scenario could not be played: "+errString(playErr))
+		<-done
+	}
+	out.RunStatus = runStatus(ctx, c, out.WorkflowID, runErr)
+	if err := collect(ctx, c, out); err != nil && playErr == nil {
+		playErr = err
+	}
+	if playErr != nil {
+		out.Error = playErr.Error()
+	} else if runErr != nil {
+		out.Error = runErr.Error()
+	}
+	return out, playErr
+}
+
+func summary(sc *Scenario) string {
+	if sc.Name != "" {
+		return "scenario: " + sc.Name
+	}
+	return "todoflow run"
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "unknown reason"
+	}
+	return err.Error()
+}
+
+// player takes the scenario's user actions as the run asks for them.
+type player struct {
+	c        client.Client
+	id       string
+	progress io.Writer
+	actions  []Action
+	ended    bool
+
+	last      workflows.State
+	seen      bool
+	afterMark string // the state an action was taken in; wait for a change
+}
+
+func (p *player) where() string {
+	if !p.seen {
+		return "its start (no state could be read)"
+	}
+	return fmt.Sprintf("status %s, turn %d, %d model calls, %d todo items", p.last.Status, p.last.Turns, p.last.ModelCalls, len(p.last.Todos))
+}
+
+// mark identifies a state well enough to see that an action took effect.
+func mark(s workflows.State) string {
+	return fmt.Sprintf("%s/%d/%d/%v", s.Status, s.Turns, s.ModelCalls, s.Paused)
+}
+
+func (p *player) step(ctx context.Context) error {
+	v, err := p.c.QueryWorkflow(ctx, p.id, "", workflows.StateQuery)
+	if err != nil {
+		return nil // not started yet, or between runs of continue-as-new
+	}
+	var st workflows.State
+	if err := v.Get(&st); err != nil {
+		return fmt.Errorf("decode state: %w", err)
+	}
+	p.report(st)
+	p.last, p.seen = st, true
+	if p.afterMark != "" && mark(st) == p.afterMark {
+		return nil // the last action has not been handled yet
+	}
+	p.afterMark = ""
+	if !waits[st.Status] {
+		return nil
+	}
+	if len(p.actions) > 0 && p.actions[0].When == st.Status {
+		a := p.actions[0]
+		p.actions = p.actions[1:]
+		p.afterMark = mark(st)
+		return p.take(ctx, a)
+	}
+	switch {
+	case st.Status == workflows.StatusWaitingUser && len(p.actions) == 0:
+		if !p.ended {
+			p.ended = true
+			p.afterMark = mark(st)
+			fmt.Fprintln(p.progress, "todoflow: no user action left; ending the session")
+			return p.c.SignalWorkflow(ctx, p.id, "", workflows.EndSessionSignal, nil)
+		}
+		return nil
+	case len(p.actions) == 0:
+		return fmt.Errorf("the run is %s and the scenario has no action left for it (%s)", st.Status, p.where())
+	case st.Status == workflows.StatusWaitingUser:
+		return nil // a later action waits for another status; let the session idle
+	default:
+		return fmt.Errorf("the run is %s but the next user action waits for %s (%s)", st.Status, p.actions[0].When, p.where())
+	}
+}
+
+func (p *player) take(ctx context.Context, a Action) error {
+	fmt.Fprintf(p.progress, "todoflow: run is %s: sending %s\n", a.When, a.name())
+	var arg any
+	if len(a.Args) > 0 {
+		arg = a.Args
+	}
+	if a.Signal != "" {
+		if err := p.c.SignalWorkflow(ctx, p.id, "", a.Signal, arg); err != nil {
+			return fmt.Errorf("signal %s: %w", a.Signal, err)
+		}
+		return nil
+	}
+	// Wait only until the workflow accepted the update: the reply to a
+	// send_message comes at the end of the turn, and the player must keep
+	// watching the run meanwhile.
+	_, err := p.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   p.id,
+		UpdateName:   a.Update,
+		Args:         argsOf(arg),
+		WaitForStage: client.WorkflowUpdateStageAccepted,
+	})
+	if err != nil {
+		return fmt.Errorf("update %s: %w", a.Update, err)
+	}
+	return nil
+}
+
+func argsOf(arg any) []any {
+	if arg == nil {
+		return nil
+	}
+	return []any{arg}
+}
+
+// report prints what changed since the last look: the status and the
+// checklist, redrawn when it changes.
+func (p *player) report(st workflows.State) {
+	if !p.seen || st.Status != p.last.Status {
+		fmt.Fprintf(p.progress, "todoflow: %s (turn %d, %d model calls)\n", st.Status, st.Turns, st.ModelCalls)
+		if st.Paused {
+			fmt.Fprintf(p.progress, "todoflow: paused: %s\n", st.PauseReason)
+		}
+	}
+	if !p.seen || !todo.Equal(st.Todos, p.last.Todos) {
+		if len(st.Todos) > 0 {
+			fmt.Fprintln(p.progress, indent(todo.Checklist(st.Todos)))
+		}
+	}
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+
+// runStatus names how the run ended, following continue-as-new.
+func runStatus(ctx context.Context, c client.Client, id string, runErr error) string {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		if runErr != nil {
+			return "failed"
+		}
+		return "unknown"
+	}
+	switch d.GetWorkflowExecutionInfo().GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return "completed"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return "failed"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return "terminated"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return "canceled"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed_out"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return "running"
+	}
+	return strings.ToLower(d.GetWorkflowExecutionInfo().GetStatus().String())
+}
+
+// collect reads the final state and the whole transcript (paged).
+func collect(ctx context.Context, c client.Client, out *Output) error {
+	v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.StateQuery)
+	if err != nil {
+		return fmt.Errorf("read final state: %w", err)
+	}
+	if err := v.Get(&out.State); err != nil {
+		return fmt.Errorf("decode final state: %w", err)
+	}
+	out.Messages = []json.RawMessage{}
+	for off := 0; ; off += messagesPage {
+		v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
+		if err != nil {
+			return fmt.Errorf("read transcript: %w", err)
+		}
+		var page []json.RawMessage
+		if err := v.Get(&page); err != nil {
+			return fmt.Errorf("decode transcript: %w", err)
+		}
+		out.Messages = append(out.Messages, page...)
+		if len(page) < messagesPage {
+			break
+		}
+	}
+	out.Reply = Reply(out.Messages)
+	return nil
+}
+
+// Reply is the content of the last assistant message without tool calls.
+func Reply(msgs []json.RawMessage) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		var m model.Message
+		if json.Unmarshal(msgs[i], &m) == nil && m.Role == model.RoleAssistant && len(m.ToolCalls) == 0 {
+			return m.Content
+		}
+	}
+	return ""
+}

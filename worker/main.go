@@ -1,0 +1,114 @@
+// Command worker runs todoflow's AgentWorkflow and activities. With --dev it
+// first starts the embedded Temporal dev server on the standard ports (gRPC
+// 7233, Web UI 8233) with a persistent SQLite file in todoflow's state
+// folder, so that `starter start` and the `temporal` CLI reach it by default.
+//
+// Model API keys and other secrets are read from this process's environment
+// (OPENAI_API_KEY, OPENAI_BASE_URL) and never enter workflow history.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/todoflow/todoflow/worker/agentworker"
+	"github.com/todoflow/todoflow/worker/devserver"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ error }
+
+func run() error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	address := fs.String("address", os.Getenv("TEMPORAL_ADDRESS"), "Temporal server `HOST:PORT` (default $TEMPORAL_ADDRESS, else localhost:7233)")
+	ns := os.Getenv("TEMPORAL_NAMESPACE")
+	if ns == "" {
+		ns = "default"
+	}
+	namespace := fs.String("namespace", ns, "Temporal namespace")
+	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue to poll")
+	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *dev {
+		if *address != "" {
+			return usageError{errors.New("--dev starts its own server; drop --address (or TEMPORAL_ADDRESS)")}
+		}
+		dir, err := agentworker.StateDir()
+		if err != nil {
+			return err
+		}
+		db := filepath.Join(dir, "temporal.db")
+		fmt.Fprintf(os.Stderr, "worker: starting the embedded Temporal server (database %s)\n", db)
+		srv, err := devserver.Start(ctx, devserver.Options{
+			Port:             7233,
+			UIPort:           8233,
+			DBFile:           db,
+			Namespace:        *namespace,
+			SearchAttributes: workflows.SearchAttributes(),
+			Progress:         os.Stderr,
+		})
+		if err != nil {
+			return fmt.Errorf("start the embedded Temporal server: %w", err)
+		}
+		defer srv.Stop()
+		*address = srv.Address()
+		fmt.Fprintf(os.Stderr, "worker: Temporal at %s, Web UI at http://%s\n", srv.Address(), srv.UIAddress())
+	}
+	if *address == "" {
+		*address = client.DefaultHostPort
+	}
+
+	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	c, err := client.DialContext(ctx, client.Options{HostPort: *address, Namespace: *namespace, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("connect to Temporal at %s: %w", *address, err)
+	}
+	defer c.Close()
+	if err := devserver.EnsureSearchAttributes(ctx, c, *namespace, workflows.SearchAttributes()); err != nil {
+		return err
+	}
+	w, err := agentworker.New(c, agentworker.Options{TaskQueue: *taskQueue})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "worker: polling task queue %q on %s (namespace %s); Ctrl+C stops\n", *taskQueue, *address, *namespace)
+	interrupt := make(chan any)
+	go func() { <-ctx.Done(); close(interrupt) }()
+	if err := w.Run(interrupt); err != nil {
+		return fmt.Errorf("worker stopped: %w", err)
+	}
+	return nil
+}
