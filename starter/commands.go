@@ -14,9 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/todoflow/todoflow/testsuite/scenario"
 	"github.com/todoflow/todoflow/todo"
@@ -271,22 +269,10 @@ func cmdHistory(args []string) error {
 		return err
 	}
 	defer cl.Close()
-	// The same JSON as `temporal workflow show --output json`, which the
-	// SDK's replayer reads (worker.ReplayWorkflowHistoryFromJSONFile).
-	hist := &historypb.History{}
-	it := cl.GetWorkflowHistory(ctx, id, *runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return fmt.Errorf("read history of %s: %w", id, err)
-		}
-		hist.Events = append(hist.Events, ev)
-	}
-	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+	data, n, err := scenario.History(ctx, cl, id, *runID)
 	if err != nil {
-		return fmt.Errorf("encode history: %w", err)
+		return err
 	}
-	data = append(data, '\n')
 	if *output == "" {
 		_, err = os.Stdout.Write(data)
 		return err
@@ -294,6 +280,6 @@ func cmdHistory(args []string) error {
 	if err := os.WriteFile(*output, data, 0o644); err != nil {
 		return fmt.Errorf("write history: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", len(hist.Events), id, *output)
+	fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *output)
 	return nil
 }

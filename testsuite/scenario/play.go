@@ -146,7 +146,7 @@ func (p *player) where() string {
 
 // mark identifies a state well enough to see that an action took effect.
 func mark(s workflows.State) string {
-	return fmt.Sprintf("%s/%d/%d/%v", s.Status, s.Turns, s.ModelCalls, s.Paused)
+	return fmt.Sprintf("%s/%d/%d/%v/%v", s.Status, s.Turns, s.ModelCalls, s.Paused, s.Continuation)
 }
 
 func (p *player) step(ctx context.Context) error {
