@@ -65,7 +65,6 @@ func (s *server) startWorker(t *testing.T, stateDir string) (stop func()) {
 	return stop
 }
 
-
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) {
