@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // MessagesQuery is the name of the workflow query that returns the stored
@@ -49,11 +50,36 @@ type CallModelInput struct {
 	// Messages, when set, are sent as they are and Spans are ignored; for
 	// callers that have no workflow to read from.
 	Messages []model.Message `json:"messages,omitempty"`
-	// Tools are the workflow's own tools (todo, plan, agents).
-	Tools []model.ToolSpec `json:"tools"`
+	// TodoTools asks for the workflow's own tools (todo, plan, subagents).
+	// The activity builds their specs from the same pure definitions the
+	// workflow uses, so kilobytes of schema do not enter history per call.
+	TodoTools *TodoTools `json:"todo_tools,omitempty"`
+	// Tools are further tool specs to offer, sent as they are.
+	Tools []model.ToolSpec `json:"tools,omitempty"`
 	// WorkerTools names the worker's tools the model may use; nil means all
 	// of them, an empty list none.
 	WorkerTools []string `json:"worker_tools"`
+}
+
+// TodoTools selects the todo tools of a model call.
+type TodoTools struct {
+	// WriteDescription replaces write_todos' description when set
+	// (input.todo.tool_description).
+	WriteDescription string `json:"write_description,omitempty"`
+}
+
+// specs returns the tool specs t stands for.
+func (t *TodoTools) specs() []model.ToolSpec {
+	if t == nil {
+		return nil
+	}
+	defs := todo.Tools(todo.Settings{Enabled: true, ToolDescription: t.WriteDescription})
+	defs = append(defs, todo.PlanTools(true)...)
+	out := make([]model.ToolSpec, len(defs))
+	for i, d := range defs {
+		out[i] = model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters}
+	}
+	return out
 }
 
 // CallModel sends the selected transcript to the model and returns its answer.
@@ -75,7 +101,8 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			return model.Response{}, err
 		}
 	}
-	tools := append(append([]model.ToolSpec(nil), in.Tools...), a.registry().Specs(in.WorkerTools)...)
+	tools := append(in.TodoTools.specs(), in.Tools...)
+	tools = append(tools, a.registry().Specs(in.WorkerTools)...)
 
 	// Heartbeat while the model thinks: a call can take minutes, and a worker
 	// that died mid-call should be noticed in seconds, not at StartToClose.

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,7 @@ import (
 
 // agent is the state of one AgentWorkflow run. Only workflow code touches it.
 type agent struct {
-	cfg   config
-	tools []model.ToolSpec
+	cfg config
 
 	status       string
 	turns        int
@@ -30,6 +30,18 @@ type agent struct {
 	replies map[int]string // send_message seq -> reply; looked up, never ranged
 	nextSeq int
 	ended   bool
+
+	plans  *todo.PlanState
+	answer *approval // the approve_plan answer, until the waiting startPlan takes it
+
+	parentID   string            // the parent's workflow id; "" for the root
+	children   map[string]*child // looked up; childOrder gives the order
+	childOrder []string
+	gone       map[string]bool // agents of the tree known to have ended
+	taskEvents workflow.ReceiveChannel
+	sent       []workflow.Future // task_event signals in flight
+
+	reporters []*reporter
 
 	published published
 }
@@ -50,9 +62,13 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		return AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
 	}
 	a := newAgent(cfg)
+	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p != nil {
+		a.parentID = p.ID
+	}
 	if err := a.register(ctx); err != nil {
 		return AgentResult{}, err
 	}
+	a.startReporters(ctx)
 	a.publish(ctx)
 
 	for {
@@ -86,27 +102,58 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 			a.publish(ctx)
 			return AgentResult{}, err
 		}
-		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() && len(a.inbox) == 0 {
-			// Let every handler finish (a send_message caller is waiting
-			// for the reply this run just produced) before handing over.
-			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() && len(a.inbox) == 0 && a.runningChildren() == 0 {
+			// Hand over only at rest: every handler finished (a send_message
+			// caller is waiting for the reply this run just produced), no
+			// child running (its future belongs to this run), every event
+			// reported and every signal delivered.
+			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && a.reportersIdle() }); err != nil {
 				return AgentResult{}, err
 			}
+			a.awaitSent(ctx)
 			return AgentResult{}, workflow.NewContinueAsNewError(ctx, WorkflowName, a.carry())
 		}
 	}
+	return a.finish(ctx)
+}
 
+// finish completes the run: it waits for the running subagents and records
+// their final states, lets the reporters catch up (for a bounded time), and
+// delivers its own last signals, so that nothing it owes anyone is lost.
+func (a *agent) finish(ctx workflow.Context) (AgentResult, error) {
+	if a.runningChildren() > 0 {
+		a.status = StatusBlocked
+		a.publish(ctx)
+		if err := workflow.Await(ctx, func() bool { return a.runningChildren() == 0 }); err != nil {
+			return AgentResult{}, err
+		}
+	}
+	if !a.reportersIdle() {
+		// Only then: an idle run must not start a timer, or the command
+		// sequence of runs without reporters would change.
+		if _, err := workflow.AwaitWithTimeout(ctx, drainTimeout, a.reportersIdle); err != nil {
+			return AgentResult{}, err
+		}
+	}
 	a.status = StatusCompleted
 	a.publish(ctx)
+	final := a.state()
+	if a.parentID != "" {
+		// The parent records the final state from the result; the last
+		// events went by signal, which must arrive before the result does.
+		a.awaitSent(ctx)
+	}
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return AgentResult{}, err
 	}
+	a.awaitSent(ctx)
 	return AgentResult{
 		AgentID:    a.cfg.agentID,
 		Reply:      a.lastReply(),
 		Turns:      a.turns,
 		ModelCalls: a.modelCalls,
 		Todos:      a.todo.List(),
+		State:      &final,
 	}, nil
 }
 
@@ -116,11 +163,20 @@ func newAgent(cfg config) *agent {
 		status:       StatusRunning,
 		continuation: cfg.todo.Continuation,
 		replies:      map[int]string{},
-	}
-	for _, d := range todo.Tools(cfg.todo) {
-		a.tools = append(a.tools, model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters})
+		plans:        todo.NewPlanState(cfg.agentID),
+		children:     map[string]*child{},
+		gone:         map[string]bool{},
+		reporters:    newReporters(cfg.in.Reporters),
 	}
 	if c := cfg.in.Carry; c != nil {
+		if c.Plans != nil {
+			a.plans = c.Plans
+		}
+		for _, id := range sortedKeys(c.Subagents) {
+			st := c.Subagents[id]
+			a.children[id] = &child{AgentID: id, State: &st, Done: true}
+			a.childOrder = append(a.childOrder, id)
+		}
 		a.msgs = c.Messages
 		a.todo = c.Todo
 		a.turns, a.modelCalls = c.Turns, c.ModelCalls
@@ -154,6 +210,8 @@ func (a *agent) carry() AgentInput {
 		Continuation: a.continuation,
 		Inbox:        a.inbox,
 		Ended:        a.ended,
+		Plans:        a.plans,
+		Subagents:    a.subagentStates(),
 	}
 	return in
 }
@@ -166,7 +224,7 @@ func (a *agent) register(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, MessagesQuery, a.messagesPage); err != nil {
 		return fmt.Errorf("register %s query: %w", MessagesQuery, err)
 	}
-	if err := workflow.SetQueryHandler(ctx, PlanQuery, func() (string, error) { return "No plan.", nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, PlanQuery, func() (string, error) { return todo.PlanChecklist(a.plans.Current()), nil }); err != nil {
 		return fmt.Errorf("register %s query: %w", PlanQuery, err)
 	}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, SendMessageUpdate, a.onSendMessage, workflow.UpdateHandlerOptions{
@@ -181,6 +239,13 @@ func (a *agent) register(ctx workflow.Context) error {
 	if err != nil {
 		return fmt.Errorf("register %s update: %w", SetContinuationUpdate, err)
 	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, ApprovePlanUpdate, a.onApproval, workflow.UpdateHandlerOptions{
+		Validator: a.validateApproval,
+	})
+	if err != nil {
+		return fmt.Errorf("register %s update: %w", ApprovePlanUpdate, err)
+	}
+	a.taskEvents = workflow.GetSignalChannel(ctx, TaskEventSignal)
 	workflow.Go(ctx, a.receiveSignals)
 	return nil
 }
@@ -211,6 +276,11 @@ func (a *agent) receiveSignals(ctx workflow.Context) {
 			text = "Go on: the blocker you reported is resolved."
 		}
 		a.inbox = append(a.inbox, Inbound{Text: text})
+	})
+	sel.AddReceive(a.taskEvents, func(c workflow.ReceiveChannel, _ bool) {
+		var te TaskEvent
+		c.Receive(ctx, &te)
+		a.onTaskEvent(ctx, te)
 	})
 	sel.AddReceive(endCh, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)
@@ -301,7 +371,14 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 		}
 		a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 		if len(resp.ToolCalls) == 0 {
-			inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, nil)
+			waited, err := a.waitBlocked(ctx)
+			if err != nil {
+				return err
+			}
+			if waited {
+				continue // a step unblocked: the model hears of it and goes on
+			}
+			inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, a.plans.UnfinishedSteps())
 			if inj.None() {
 				reply = resp.Content
 				break
@@ -408,6 +485,9 @@ var (
 )
 
 func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
+	for _, ev := range a.plans.TakeNotifications() {
+		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: todo.NotificationText(ev)})
+	}
 	a.modelCalls++
 	info := workflow.GetInfo(ctx)
 	in := activities.CallModelInput{
@@ -418,7 +498,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 		Turn:        a.turns,
 		Call:        a.modelCalls,
 		Spans:       a.window(),
-		Tools:       a.tools,
+		TodoTools:   a.todoTools(),
 		WorkerTools: a.cfg.in.Tools,
 	}
 	opts := modelActivity
@@ -446,14 +526,18 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 
 	futures := make([]workflow.Future, len(calls))
 	info := workflow.GetInfo(ctx)
+	workspaceOf := info.WorkflowExecution.ID
+	if root := info.RootWorkflowExecution; root != nil {
+		workspaceOf = root.ID // the agents of one tree share a workspace
+	}
 	for i, c := range calls {
-		if results[i] != nil {
+		if results[i] != nil || a.inWorkflow(c.Name) {
 			continue
 		}
 		opts := toolActivity
 		opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, c.Name)
 		futures[i] = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.RunToolName, activities.RunToolInput{
-			WorkflowID: info.WorkflowExecution.ID,
+			WorkflowID: workspaceOf,
 			AgentID:    a.cfg.agentID,
 			Workspace:  a.cfg.in.Workspace,
 			Call:       c,
@@ -461,9 +545,16 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 	}
 	for i, c := range calls {
 		msg := model.Message{Role: model.RoleTool, ToolCallID: c.ID}
-		if r := results[i]; r != nil {
+		switch r := results[i]; {
+		case r != nil:
 			msg.Content, msg.IsError = r.Content, r.IsError
-		} else {
+		case c.Name == todo.ToolSpawnSubagent && a.cfg.todo.Enabled:
+			r := a.spawn(ctx, c)
+			msg.Content, msg.IsError = r.Content, r.IsError
+		case todo.IsPlanTool(c.Name) && a.cfg.todo.Enabled:
+			r := a.planTool(ctx, c)
+			msg.Content, msg.IsError = r.Content, r.IsError
+		default:
 			var out activities.RunToolResult
 			if err := futures[i].Get(ctx, &out); err != nil {
 				msg.Content, msg.IsError = fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
@@ -519,6 +610,21 @@ func (a *agent) publish(ctx workflow.Context) {
 	workflow.SetCurrentDetails(ctx, a.details())
 }
 
+// todoTools names the workflow's own tools for a model call; none when the
+// todo list is disabled.
+func (a *agent) todoTools() *activities.TodoTools {
+	if !a.cfg.todo.Enabled {
+		return nil
+	}
+	return &activities.TodoTools{WriteDescription: a.cfg.todo.ToolDescription}
+}
+
+// inWorkflow reports whether a tool runs as workflow code rather than as an
+// activity: the todo, plan and subagent tools only change workflow state.
+func (a *agent) inWorkflow(name string) bool {
+	return a.cfg.todo.Enabled && (todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent)
+}
+
 // details is the markdown the Web UI shows on the run's page.
 func (a *agent) details() string {
 	var b strings.Builder
@@ -527,5 +633,22 @@ func (a *agent) details() string {
 	if a.todo.Paused {
 		fmt.Fprintf(&b, "\n\nPaused: %s", a.todo.PauseReason)
 	}
+	if p := a.plans.Current(); p != nil {
+		b.WriteString("\n\n```\n" + todo.PlanChecklist(p) + "\n```")
+	}
+	subs := a.subagentStates()
+	for _, id := range a.childOrder {
+		st := subs[id]
+		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d/%d todos done", id, st.Status, todo.CountStatus(st.Todos, todo.Completed), len(st.Todos))
+	}
 	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

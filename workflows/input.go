@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -37,6 +38,9 @@ type AgentInput struct {
 	// IdleTimeoutS is how long a session waits for the next user message
 	// before it completes, in seconds.
 	IdleTimeoutS int `json:"idle_timeout_s,omitempty"`
+	// Reporters deliver plan events (console, file, webhook); secrets are
+	// named, never given: the worker's configuration holds them.
+	Reporters []activities.ReporterConfig `json:"reporters,omitempty"`
 	// Todo configures the todo list and its guards.
 	Todo todo.Config `json:"todo"`
 	// Context configures what part of the transcript a model call receives.
@@ -64,6 +68,10 @@ type Carry struct {
 	Continuation bool            `json:"continuation"`
 	Inbox        []Inbound       `json:"inbox,omitempty"`
 	Ended        bool            `json:"ended,omitempty"`
+	Plans        *todo.PlanState `json:"plans,omitempty"`
+	// Subagents are the final states of the children of earlier runs (a
+	// run continues as new only when none is running).
+	Subagents map[string]State `json:"subagents,omitempty"`
 }
 
 // Inbound is a user message waiting for its turn.
@@ -81,6 +89,8 @@ type AgentResult struct {
 	Turns      int         `json:"turns"`
 	ModelCalls int         `json:"model_calls"`
 	Todos      []todo.Item `json:"todos"`
+	// State is the final state, which a parent records for its subagent.
+	State *State `json:"state,omitempty"`
 }
 
 // config is an AgentInput with defaults applied and checked.
@@ -118,6 +128,11 @@ func resolve(in AgentInput) (config, error) {
 	}
 	if in.Model != "" && !strings.HasPrefix(in.Model, "openai:") && !strings.HasPrefix(in.Model, "script:") {
 		return config{}, fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", in.Model)
+	}
+	for i, r := range in.Reporters {
+		if err := r.Validate(); err != nil {
+			return config{}, fmt.Errorf("reporters[%d]: %w", i, err)
+		}
 	}
 	ts, err := in.Todo.Resolve(c.subagent)
 	if err != nil {

@@ -1,0 +1,668 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// ReportName is the name of the activity that delivers one plan event to one
+// reporter of a workflow input's `reporters` list.
+const ReportName = "Report"
+
+// Reporter types, as jaato's reporter_type names them.
+const (
+	ReporterConsole = "console"
+	ReporterFile    = "file"
+	ReporterWebhook = "webhook"
+)
+
+// Error types of the application errors Report fails with, for retry
+// policies (NonRetryableErrorTypes) and for callers that inspect them.
+const (
+	// ErrTypeReportRetryable is a delivery that may succeed later: a write
+	// error, a network error, a webhook answering 408, 425, 429 or 5xx.
+	ErrTypeReportRetryable = "ReportRetryable"
+	// ErrTypeReportConfig is a reporter configuration that cannot work: an
+	// invalid config, a missing worker setting (state folder, headers
+	// variable). Not retryable.
+	ErrTypeReportConfig = "ReportConfig"
+	// ErrTypeReportInput is an event that is not a JSON object with an
+	// event_id and a type. Not retryable.
+	ErrTypeReportInput = "ReportInput"
+	// ErrTypeReportRejected is a webhook that refused the event (a 3xx or a
+	// 4xx other than 408, 425 and 429). Not retryable.
+	ErrTypeReportRejected = "ReportRejected"
+)
+
+// WebhookHeadersEnvPrefix starts the names of the worker's environment
+// variables that hold webhook headers; see WebhookHeadersEnv.
+const WebhookHeadersEnvPrefix = "TODOFLOW_WEBHOOK_HEADERS_"
+
+// webhookTimeout bounds one webhook delivery, answer included.
+const webhookTimeout = 10 * time.Second
+
+// maxRetryAfter caps the delay a webhook may ask for with Retry-After, so
+// that a receiver cannot park a run's reporting for days.
+const maxRetryAfter = time.Hour
+
+// ReporterConfig is one entry of a workflow input's `reporters` list (jaato's
+// reporter_type + reporter_config): {"type": "console"|"file"|"webhook",
+// "config": {...}}.
+//
+//   - console: no config; each event is one line in the worker's log.
+//   - file: {"path": "plans.log"}; each event is appended as a JSON line to
+//     <worker state folder>/reports/<path>. The path must be relative and stay
+//     inside that folder.
+//   - webhook: {"url": "https://…", "headers": "NAME"}; each event is POSTed
+//     as JSON. headers (optional) names a JSON object of header → value in
+//     the worker's environment variable TODOFLOW_WEBHOOK_HEADERS_<NAME>
+//     (see WebhookHeadersEnv), so that credentials stay on the worker and out
+//     of workflow history.
+type ReporterConfig struct {
+	Type   string          `json:"type"`
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// fileReporterConfig is the config of a file reporter.
+type fileReporterConfig struct {
+	Path string
+}
+
+// webhookReporterConfig is the config of a webhook reporter.
+type webhookReporterConfig struct {
+	URL     *url.URL
+	Headers string // a name, see WebhookHeadersEnv; "" for none
+}
+
+// reporterFields are the config fields each reporter type accepts.
+var reporterFields = map[string][]string{
+	ReporterConsole: nil,
+	ReporterFile:    {"path"},
+	ReporterWebhook: {"url", "headers"},
+}
+
+// Validate checks a reporter config without I/O, so that a workflow can
+// refuse a bad `reporters` entry at its start rather than at its first event.
+func (r ReporterConfig) Validate() error {
+	_, _, err := r.parse()
+	return err
+}
+
+// parse validates the config and returns the parsed config of its type.
+func (r ReporterConfig) parse() (*fileReporterConfig, *webhookReporterConfig, error) {
+	known, ok := reporterFields[r.Type]
+	if !ok {
+		if r.Type == "" {
+			return nil, nil, errors.New(`reporter: "type" is required (console, file or webhook)`)
+		}
+		return nil, nil, fmt.Errorf("reporter: unknown type %q (want console, file or webhook)", r.Type)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s reporter: %s", r.Type, fmt.Sprintf(format, args...))
+	}
+
+	fields := map[string]json.RawMessage{}
+	if raw := bytes.TrimSpace(r.Config); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
+			return nil, nil, fail("config must be a JSON object")
+		}
+	}
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			if len(known) == 0 {
+				return nil, nil, fail("unknown config field %q (a %s reporter takes no config)", name, r.Type)
+			}
+			return nil, nil, fail("unknown config field %q (known: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	// str reads an optional string field; ok is false when it is absent or null.
+	str := func(name string) (string, bool, error) {
+		raw, present := fields[name]
+		if !present || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return "", false, nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", false, fail("%q must be a string", name)
+		}
+		return s, true, nil
+	}
+
+	switch r.Type {
+	case ReporterFile:
+		p, ok, err := str("path")
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok || p == "" {
+			return nil, nil, fail(`"path" is required (a file under the worker's reports folder)`)
+		}
+		if err := checkReportPath(p); err != nil {
+			return nil, nil, fail("path %q: %v", p, err)
+		}
+		return &fileReporterConfig{Path: filepath.Clean(filepath.FromSlash(p))}, nil, nil
+
+	case ReporterWebhook:
+		raw := strings.TrimSpace(string(fields["headers"]))
+		if strings.HasPrefix(raw, "{") {
+			return nil, nil, fail(`"headers" must name a set of headers in the worker's configuration, not hold them: ` +
+				`workflow inputs are stored in workflow history, where credentials must not be. ` +
+				`Put the headers, as a JSON object, in the worker's environment variable ` +
+				WebhookHeadersEnvPrefix + `<NAME> and set "headers" to NAME`)
+		}
+		headers, named, err := str("headers")
+		if err != nil {
+			return nil, nil, fail(`"headers" must be a string naming the worker's environment variable ` +
+				WebhookHeadersEnvPrefix + `<NAME> that holds the headers`)
+		}
+		if named && !strings.ContainsFunc(headers, isAlnum) {
+			return nil, nil, fail(`"headers" must be a name with letters or digits (it selects the worker's environment variable %s<NAME>)`,
+				WebhookHeadersEnvPrefix)
+		}
+		if len(headers) > 100 {
+			return nil, nil, fail(`"headers" name is too long (at most 100 bytes)`)
+		}
+		s, ok, err := str("url")
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok || s == "" {
+			return nil, nil, fail(`"url" is required`)
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			return nil, nil, fail(`"url" is not a valid URL`)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return nil, nil, fail(`"url" must be an absolute http or https URL, got %q`, u.Redacted())
+		}
+		if u.Host == "" || u.Hostname() == "" {
+			return nil, nil, fail(`"url" has no host: %q`, u.Redacted())
+		}
+		if u.User != nil {
+			return nil, nil, fail(`"url" must not carry credentials (workflow inputs are stored in workflow history): `+
+				`put an Authorization header in the worker's environment variable %s<NAME> and set "headers" to NAME`,
+				WebhookHeadersEnvPrefix)
+		}
+		return nil, &webhookReporterConfig{URL: u, Headers: headers}, nil
+	}
+	return nil, nil, nil // console
+}
+
+// checkReportPath refuses paths that are absolute or leave the reports
+// folder: a workflow input must not choose arbitrary files on the worker.
+func checkReportPath(p string) error {
+	switch {
+	case strings.ContainsRune(p, 0):
+		return errors.New("contains a NUL byte")
+	case filepath.IsAbs(p), strings.HasPrefix(p, "/"), strings.HasPrefix(p, `\`), filepath.VolumeName(p) != "":
+		return errors.New("must be relative to the worker's reports folder, not absolute")
+	case !filepath.IsLocal(filepath.FromSlash(p)):
+		return errors.New(`must stay inside the worker's reports folder (no ".." leading out of it)`)
+	case filepath.Clean(filepath.FromSlash(p)) == ".", strings.HasSuffix(p, "/"), strings.HasSuffix(p, `\`):
+		return errors.New("must name a file, not a folder")
+	}
+	return nil
+}
+
+func isAlnum(c rune) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// WebhookHeadersEnv returns the environment variable that holds the headers
+// a webhook reporter's "headers" names: TODOFLOW_WEBHOOK_HEADERS_ followed by
+// the name upper-cased, every byte other than a letter or digit turned to
+// '_' ("my-hook" → TODOFLOW_WEBHOOK_HEADERS_MY_HOOK). Its value is a JSON
+// object of header name → value, e.g. {"Authorization": "Bearer …"}.
+func WebhookHeadersEnv(name string) string {
+	b := []byte(strings.ToUpper(name))
+	for i, c := range b {
+		if !isAlnum(rune(c)) {
+			b[i] = '_'
+		}
+	}
+	return WebhookHeadersEnvPrefix + string(b)
+}
+
+// ReportInput is one plan event for one reporter.
+type ReportInput struct {
+	Reporter ReporterConfig `json:"reporter"`
+	// WorkflowID is the workflow the event belongs to; empty means the
+	// workflow that scheduled the activity.
+	WorkflowID string `json:"workflow_id"`
+	// AgentID is the agent whose plan it is; empty means the event's agent_id.
+	AgentID string `json:"agent_id"`
+	// Event is one plan event, a JSON object with at least event_id and type.
+	Event json.RawMessage `json:"event"`
+	// Plan is the plan after the event, if the caller has it.
+	Plan json.RawMessage `json:"plan,omitempty"`
+}
+
+// reportRecord is what file and webhook reporters receive: one JSON object
+// per event, a line of the file or the body of the POST.
+type reportRecord struct {
+	WorkflowID string          `json:"workflow_id"`
+	AgentID    string          `json:"agent_id"`
+	Event      json.RawMessage `json:"event"`
+	Plan       json.RawMessage `json:"plan,omitempty"`
+}
+
+// reportEvent holds the fields of a plan event that Report reads.
+type reportEvent struct {
+	EventID json.RawMessage `json:"event_id"`
+	Type    string          `json:"type"`
+	AgentID string          `json:"agent_id"`
+	StepID  string          `json:"step_id"`
+}
+
+// reportPlan holds the fields of a plan that the console reporter shows.
+type reportPlan struct {
+	Title string `json:"title"`
+	Steps []struct {
+		StepID      string `json:"step_id"`
+		Description string `json:"description"`
+	} `json:"steps"`
+	Progress *struct {
+		Total     int      `json:"total"`
+		Completed int      `json:"completed"`
+		Percent   *float64 `json:"percent"`
+	} `json:"progress"`
+}
+
+// Report delivers one plan event to one reporter: a line in the worker's log
+// (console), a JSON line appended to a file under the worker's state folder
+// (file), or an HTTP POST (webhook).
+//
+// Errors are classified for Temporal's retries: a bad config or event, or a
+// missing worker setting, is not retryable (ErrTypeReportConfig,
+// ErrTypeReportInput); a write or network error, or a webhook answering 408,
+// 425, 429 or 5xx, is (ErrTypeReportRetryable, with the webhook's
+// Retry-After as the next retry delay); a webhook's other refusals are not
+// (ErrTypeReportRejected). Delivery is at least once: a webhook receiver
+// drops duplicates by the Idempotency-Key header.
+func (a *Activities) Report(ctx context.Context, in ReportInput) error {
+	fileCfg, hookCfg, err := in.Reporter.parse()
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
+	}
+	ev, err := parseReportEvent(in.Event)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportInput, nil)
+	}
+	if len(bytes.TrimSpace(in.Plan)) > 0 && !json.Valid(in.Plan) {
+		err := errors.New("report: plan is not valid JSON")
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportInput, nil)
+	}
+	if in.WorkflowID == "" && activity.IsActivity(ctx) {
+		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
+	}
+	if in.AgentID == "" {
+		in.AgentID = ev.AgentID
+	}
+
+	switch in.Reporter.Type {
+	case ReporterConsole:
+		line := consoleLine(in, ev)
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Info(line)
+		} else {
+			slog.InfoContext(ctx, line)
+		}
+		return nil
+	case ReporterFile:
+		return a.reportFile(in, fileCfg)
+	default:
+		return reportWebhook(ctx, in, ev, hookCfg)
+	}
+}
+
+// parseReportEvent checks that the event is a JSON object with an event_id
+// and a type.
+func parseReportEvent(raw json.RawMessage) (reportEvent, error) {
+	var ev reportEvent
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &ev) != nil {
+		return ev, errors.New("report: event must be a JSON object with event_id and type")
+	}
+	if id := bytes.TrimSpace(ev.EventID); len(id) == 0 || bytes.Equal(id, []byte("null")) || bytes.Equal(id, []byte(`""`)) {
+		return ev, errors.New("report: event has no event_id")
+	}
+	if ev.Type == "" {
+		return ev, errors.New("report: event has no type")
+	}
+	return ev, nil
+}
+
+// eventID returns the event id as text: a string's content, a number as written.
+func (ev reportEvent) eventID() string {
+	var s string
+	if json.Unmarshal(ev.EventID, &s) == nil {
+		return s
+	}
+	return string(bytes.TrimSpace(ev.EventID))
+}
+
+// consoleLine is the event as one readable line, e.g.
+// agent main: step_completed step_2 "Write the fix" (event 7); plan "Fix the bug" 2/3 (66.7%)
+func consoleLine(in ReportInput, ev reportEvent) string {
+	var plan reportPlan
+	if len(in.Plan) > 0 {
+		_ = json.Unmarshal(in.Plan, &plan) // the plan only adds detail
+	}
+	var b strings.Builder
+	agent := in.AgentID
+	if agent == "" {
+		agent = "?"
+	}
+	fmt.Fprintf(&b, "agent %s: %s", oneLine(agent), oneLine(ev.Type))
+	if ev.StepID != "" {
+		fmt.Fprintf(&b, " %s", oneLine(ev.StepID))
+		for _, s := range plan.Steps {
+			if s.StepID == ev.StepID && s.Description != "" {
+				fmt.Fprintf(&b, " %q", excerpt(s.Description, 120))
+				break
+			}
+		}
+	}
+	fmt.Fprintf(&b, " (event %s)", oneLine(ev.eventID()))
+	if plan.Title != "" || plan.Progress != nil {
+		b.WriteString("; plan")
+		if plan.Title != "" {
+			fmt.Fprintf(&b, " %q", excerpt(plan.Title, 120))
+		}
+		if p := plan.Progress; p != nil {
+			pct := 0.0
+			if p.Percent != nil {
+				pct = *p.Percent
+			} else if p.Total > 0 {
+				pct = 100 * float64(p.Completed) / float64(p.Total)
+			}
+			fmt.Fprintf(&b, " %d/%d (%s%%)", p.Completed, p.Total, formatPercent(pct))
+		}
+	}
+	return b.String()
+}
+
+// formatPercent writes a percentage with one decimal, rounded half away from
+// zero, and a trailing ".0" dropped, as the plan checklist does.
+func formatPercent(p float64) string {
+	s := strconv.FormatFloat(math.Round(p*10)/10, 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0")
+}
+
+// oneLine replaces control characters, so that a value cannot break a log line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// excerpt shortens s to about n bytes on one line, cutting at a rune boundary.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// record is the JSON object a file line or a webhook body holds.
+func record(in ReportInput) ([]byte, error) {
+	rec := reportRecord{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Event: in.Event}
+	if len(bytes.TrimSpace(in.Plan)) > 0 {
+		rec.Plan = in.Plan
+	}
+	// Marshal compacts the raw messages, so the record is one line.
+	body, err := json.Marshal(rec)
+	if err != nil {
+		err = fmt.Errorf("report: encode event: %w", err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportInput, nil)
+	}
+	return body, nil
+}
+
+// reportFile appends the event as one JSON line to StateDir/reports/<path>.
+// The file is opened through an os.Root, so that a symbolic link cannot lead
+// the write out of the reports folder either.
+func (a *Activities) reportFile(in ReportInput, cfg *fileReporterConfig) error {
+	if a.StateDir == "" {
+		err := errors.New("file reporter: the worker has no state folder to write reports under")
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
+	}
+	line, err := record(in)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+
+	dir := filepath.Join(a.StateDir, "reports")
+	retryable := func(err error) error {
+		err = fmt.Errorf("file reporter: %s: %w", filepath.Join(dir, cfg.Path), err)
+		return temporal.NewApplicationError(err.Error(), ErrTypeReportRetryable)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return retryable(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return retryable(err)
+	}
+	defer root.Close()
+	if sub := filepath.Dir(cfg.Path); sub != "." {
+		if err := root.MkdirAll(sub, 0o755); err != nil {
+			return retryable(err)
+		}
+	}
+	f, err := root.OpenFile(cfg.Path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return retryable(err)
+	}
+	// One write per line: appends from concurrent reports do not interleave.
+	_, err = f.Write(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return retryable(err)
+	}
+	return nil
+}
+
+// webhookClient posts webhook reports. Its only retries are Temporal's: it
+// follows no redirects (a redirected POST may turn into a GET) and requests
+// are sent without GetBody, so the transport does not replay them either.
+var webhookClient = &http.Client{
+	Timeout: webhookTimeout,
+	CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	},
+}
+
+// reportWebhook POSTs the event to the reporter's URL.
+func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *webhookReporterConfig) error {
+	headers, err := webhookHeaders(cfg.Headers)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
+	}
+	body, err := record(in)
+	if err != nil {
+		return err
+	}
+	target := cfg.URL.String()
+	where := "webhook " + safeURL(cfg.URL)
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		err = fmt.Errorf("%s: %w", where, err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
+	}
+	req.GetBody = nil // see webhookClient
+	for name, value := range headers {
+		req.Header.Set(name, value)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", headerSafe(in.WorkflowID+"/"+in.AgentID+"/"+ev.eventID()))
+
+	resp, err := webhookClient.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// Cancelled or timed out by Temporal: the attempt failed, not
+			// the delivery; Temporal decides what comes next.
+			return ctxErr
+		}
+		msg := fmt.Sprintf("%s: %v", where, stripURLError(err))
+		return temporal.NewApplicationError(msg, ErrTypeReportRetryable)
+	}
+	defer resp.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
+
+	status := resp.StatusCode
+	if status >= 200 && status <= 299 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s: %d %s", where, status, http.StatusText(status))
+	if ex := excerpt(redactValues(string(head), headers), 200); ex != "" {
+		msg += ": " + ex
+	}
+	switch {
+	case status == http.StatusRequestTimeout, status == http.StatusTooEarly,
+		status == http.StatusTooManyRequests, status >= 500:
+		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeReportRetryable, temporal.ApplicationErrorOptions{
+			NextRetryDelay: retryAfterDelay(resp.Header.Get("Retry-After"), time.Now()),
+		})
+	}
+	return temporal.NewNonRetryableApplicationError(msg, ErrTypeReportRejected, nil)
+}
+
+// webhookHeaders reads the headers a webhook reporter names from the
+// worker's environment. Its errors name the variable, never a value.
+func webhookHeaders(name string) (map[string]string, error) {
+	if name == "" {
+		return nil, nil
+	}
+	env := WebhookHeadersEnv(name)
+	raw, ok := os.LookupEnv(env)
+	if !ok {
+		return nil, fmt.Errorf("webhook reporter: headers %q: the worker's environment has no %s "+
+			`(set it to a JSON object of header names to values, e.g. {"Authorization": "Bearer …"})`, name, env)
+	}
+	var headers map[string]string
+	if err := json.Unmarshal([]byte(raw), &headers); err != nil || headers == nil {
+		return nil, fmt.Errorf("webhook reporter: headers %q: %s must hold a JSON object of header names to string values", name, env)
+	}
+	for h, v := range headers {
+		if !validHeaderName(h) {
+			return nil, fmt.Errorf("webhook reporter: headers %q: %s has an invalid header name %q", name, env, oneLine(h))
+		}
+		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+			return nil, fmt.Errorf("webhook reporter: headers %q: %s: the value of %s has control characters", name, env, h)
+		}
+	}
+	return headers, nil
+}
+
+// validHeaderName reports whether h is an HTTP token (RFC 9110).
+func validHeaderName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !isAlnum(rune(c)) && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// headerSafe percent-escapes the control characters a header value cannot hold.
+func headerSafe(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// safeURL is the URL for messages: without credentials, query or fragment.
+func safeURL(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	return c.String()
+}
+
+// stripURLError drops the *url.Error wrapper, whose text repeats the URL
+// with its query.
+func stripURLError(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// redactValues hides header values a receiver may echo in its answer.
+func redactValues(s string, headers map[string]string) string {
+	for _, v := range headers {
+		if v = strings.TrimSpace(v); v != "" {
+			s = strings.ReplaceAll(s, v, "[redacted]")
+		}
+	}
+	return s
+}
+
+// retryAfterDelay reads Retry-After (seconds or an HTTP date); 0 when absent
+// or unusable, at most maxRetryAfter.
+func retryAfterDelay(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(n) || n <= 0 {
+			return 0
+		}
+		if n >= maxRetryAfter.Seconds() {
+			return maxRetryAfter
+		}
+		d = time.Duration(n * float64(time.Second))
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return max(0, min(d, maxRetryAfter))
+}

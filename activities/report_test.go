@@ -1,0 +1,494 @@
+package activities
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+)
+
+func TestReporterConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		typ     string
+		config  string
+		wantErr string // "" when valid
+	}{
+		{"console", "console", ``, ""},
+		{"console empty object", "console", `{}`, ""},
+		{"console null", "console", `null`, ""},
+		{"file", "file", `{"path": "plans.log"}`, ""},
+		{"file in a subfolder", "file", `{"path": "team/plans.jsonl"}`, ""},
+		{"file with inner dots", "file", `{"path": "a/../plans.log"}`, ""},
+		{"webhook", "webhook", `{"url": "https://hooks.example.com/plans?x=1"}`, ""},
+		{"webhook http with headers", "webhook", `{"url": "http://localhost:8080/p", "headers": "my-hook"}`, ""},
+		{"webhook null headers", "webhook", `{"url": "https://example.com", "headers": null}`, ""},
+
+		{"no type", "", ``, `"type" is required`},
+		{"unknown type", "slack", ``, `unknown type "slack"`},
+		{"config not an object", "file", `["plans.log"]`, "config must be a JSON object"},
+		{"config a string", "webhook", `"https://example.com"`, "config must be a JSON object"},
+		{"console takes no config", "console", `{"color": true}`, `unknown config field "color" (a console reporter takes no config)`},
+		{"file without path", "file", `{}`, `"path" is required`},
+		{"file with empty path", "file", `{"path": ""}`, `"path" is required`},
+		{"file path not a string", "file", `{"path": 3}`, `"path" must be a string`},
+		{"file absolute path", "file", `{"path": "/var/log/jaato/plans.log"}`, "not absolute"},
+		{"file path leaving the folder", "file", `{"path": "../plans.log"}`, "must stay inside"},
+		{"file path leaving the folder later", "file", `{"path": "a/../../plans.log"}`, "must stay inside"},
+		{"file path is the folder", "file", `{"path": "."}`, "must name a file"},
+		{"file path is a folder", "file", `{"path": "logs/"}`, "must name a file"},
+		{"file unknown field", "file", `{"path": "p.log", "mode": "0600"}`, `unknown config field "mode" (known: path)`},
+		{"webhook without url", "webhook", `{}`, `"url" is required`},
+		{"webhook url not a string", "webhook", `{"url": {"host": "x"}}`, `"url" must be a string`},
+		{"webhook relative url", "webhook", `{"url": "/plans"}`, "absolute http or https URL"},
+		{"webhook other scheme", "webhook", `{"url": "ftp://example.com/plans"}`, "absolute http or https URL"},
+		{"webhook url without host", "webhook", `{"url": "https:///plans"}`, "has no host"},
+		{"webhook bad url", "webhook", `{"url": "https://exa mple.com:x/"}`, "not a valid URL"},
+		{"webhook url with credentials", "webhook", `{"url": "https://user:pw@example.com/"}`, "must not carry credentials"},
+		{"webhook literal headers", "webhook", `{"url": "https://example.com", "headers": {"Authorization": "Bearer t0ken"}}`,
+			"put the headers, as a JSON object, in the worker's environment variable TODOFLOW_WEBHOOK_HEADERS_<NAME>"},
+		{"webhook headers not a string", "webhook", `{"url": "https://example.com", "headers": 1}`, `"headers" must be a string naming`},
+		{"webhook headers empty name", "webhook", `{"url": "https://example.com", "headers": ""}`, "letters or digits"},
+		{"webhook headers punctuation", "webhook", `{"url": "https://example.com", "headers": "--"}`, "letters or digits"},
+		{"webhook unknown field", "webhook", `{"url": "https://example.com", "method": "PUT"}`, `unknown config field "method" (known: url, headers)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ReporterConfig{Type: tt.typ, Config: json.RawMessage(tt.config)}.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tt.wantErr != "" && err == nil:
+				t.Fatalf("Validate() = nil, want an error containing %q", tt.wantErr)
+			case tt.wantErr != "" && !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(tt.wantErr)):
+				t.Fatalf("Validate() = %q, want it to contain %q", err, tt.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "t0ken") {
+				t.Errorf("error %q repeats the secret", err)
+			}
+		})
+	}
+}
+
+func TestReporterConfigJSON(t *testing.T) {
+	var r ReporterConfig
+	if err := json.Unmarshal([]byte(`{"type": "file", "config": {"path": "p.log"}}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Type != ReporterFile || r.Validate() != nil {
+		t.Fatalf("got %+v (%v)", r, r.Validate())
+	}
+}
+
+func TestWebhookHeadersEnv(t *testing.T) {
+	for name, want := range map[string]string{
+		"ops":       "TODOFLOW_WEBHOOK_HEADERS_OPS",
+		"my-hook":   "TODOFLOW_WEBHOOK_HEADERS_MY_HOOK",
+		"Team.A v2": "TODOFLOW_WEBHOOK_HEADERS_TEAM_A_V2",
+	} {
+		if got := WebhookHeadersEnv(name); got != want {
+			t.Errorf("WebhookHeadersEnv(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// captureLogger records the worker's log lines.
+type captureLogger struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *captureLogger) add(level, msg string, keyvals ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprint(level, " ", msg, " ", keyvals))
+}
+func (l *captureLogger) Debug(msg string, kv ...any) { l.add("DEBUG", msg, kv...) }
+func (l *captureLogger) Info(msg string, kv ...any)  { l.add("INFO", msg, kv...) }
+func (l *captureLogger) Warn(msg string, kv ...any)  { l.add("WARN", msg, kv...) }
+func (l *captureLogger) Error(msg string, kv ...any) { l.add("ERROR", msg, kv...) }
+
+var _ log.Logger = (*captureLogger)(nil)
+
+// executeReport runs the Report activity of a in a test activity
+// environment, as a worker would, logging to logger if not nil.
+func executeReport(t *testing.T, a *Activities, in ReportInput, logger log.Logger) error {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	if logger != nil {
+		s.SetLogger(logger)
+	}
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	_, err := env.ExecuteActivity(ReportName, in)
+	return err
+}
+
+// wantAppErr checks that err is an application error of the type, retryable or not.
+func wantAppErr(t *testing.T, err error, typ string, nonRetryable bool) *temporal.ApplicationError {
+	t.Helper()
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		t.Fatalf("got %v (%T), want an application error", err, err)
+	}
+	if appErr.Type() != typ || appErr.NonRetryable() != nonRetryable {
+		t.Fatalf("got type %q, non-retryable %v (%v); want %q, non-retryable %v",
+			appErr.Type(), appErr.NonRetryable(), appErr, typ, nonRetryable)
+	}
+	return appErr
+}
+
+const (
+	testPlan  = `{"plan_id": "p1", "title": "Fix the bug", "status": "active", "steps": [{"step_id": "step_1", "description": "Read the code"}, {"step_id": "step_2", "description": "Write the fix"}, {"step_id": "step_3", "description": "Test"}], "progress": {"total": 3, "completed": 2, "percent": 66.66666}}`
+	testEvent = `{"event_id": 7, "type": "step_completed", "agent_id": "main", "plan_id": "p1", "step_id": "step_2", "data": {}}`
+)
+
+func TestReportConsole(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    ReportInput
+		wants []string
+	}{
+		{"with plan", ReportInput{WorkflowID: "wf-1", AgentID: "main", Event: json.RawMessage(testEvent), Plan: json.RawMessage(testPlan)},
+			[]string{"agent main", "step_completed", `step_2 "Write the fix"`, "event 7", `plan "Fix the bug" 2/3 (66.7%)`}},
+		{"agent from the event, no plan", ReportInput{Event: json.RawMessage(`{"event_id": 1, "type": "plan_created", "agent_id": "researcher"}`)},
+			[]string{"agent researcher: plan_created (event 1)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger := &captureLogger{}
+			tt.in.Reporter = ReporterConfig{Type: ReporterConsole}
+			if err := executeReport(t, &Activities{StateDir: t.TempDir()}, tt.in, logger); err != nil {
+				t.Fatal(err)
+			}
+			var found string
+			for _, l := range logger.lines {
+				if strings.Contains(l, tt.wants[0]) {
+					found = l
+				}
+			}
+			if found == "" {
+				t.Fatalf("no log line with %q in %q", tt.wants[0], logger.lines)
+			}
+			if strings.Contains(found, "\n") {
+				t.Errorf("log line %q is not one line", found)
+			}
+			for _, w := range tt.wants {
+				if !strings.Contains(found, w) {
+					t.Errorf("log line %q does not contain %q", found, w)
+				}
+			}
+		})
+	}
+}
+
+func TestReportFile(t *testing.T) {
+	stateDir := t.TempDir()
+	a := &Activities{StateDir: stateDir}
+	rep := ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "team/plans.jsonl"}`)}
+	events := []struct{ event, plan string }{
+		{"{\n  \"event_id\": 1,\n  \"type\": \"plan_created\"\n}", testPlan},
+		{`{"event_id": 2, "type": "plan_started"}`, ""},
+		{testEvent, testPlan},
+	}
+	for _, e := range events {
+		in := ReportInput{Reporter: rep, WorkflowID: "wf-1", AgentID: "main", Event: json.RawMessage(e.event)}
+		if e.plan != "" {
+			in.Plan = json.RawMessage(e.plan)
+		}
+		if err := executeReport(t, a, in, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	data, err := os.ReadFile(filepath.Join(stateDir, "reports", "team", "plans.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != len(events) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(events), data)
+	}
+	for i, line := range lines {
+		var rec struct {
+			WorkflowID string         `json:"workflow_id"`
+			AgentID    string         `json:"agent_id"`
+			Event      map[string]any `json:"event"`
+			Plan       map[string]any `json:"plan"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, line, err)
+		}
+		if rec.WorkflowID != "wf-1" || rec.AgentID != "main" {
+			t.Errorf("line %d: workflow %q agent %q", i+1, rec.WorkflowID, rec.AgentID)
+		}
+		if id, want := rec.Event["event_id"], []float64{1, 2, 7}[i]; id != want {
+			t.Errorf("line %d: event_id %v, lines out of order?", i+1, id)
+		}
+		if (rec.Plan != nil) != (events[i].plan != "") {
+			t.Errorf("line %d: plan %v, want one: %v", i+1, rec.Plan, events[i].plan != "")
+		}
+	}
+	if strings.Contains(lines[1], `"plan"`) {
+		t.Errorf("line without a plan has a plan field: %s", lines[1])
+	}
+}
+
+func TestReportFileErrors(t *testing.T) {
+	event := json.RawMessage(testEvent)
+	t.Run("write error is retryable", func(t *testing.T) {
+		stateDir := t.TempDir()
+		// The path is a folder: opening it for writing fails.
+		if err := os.MkdirAll(filepath.Join(stateDir, "reports", "plans.log"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		err := executeReport(t, &Activities{StateDir: stateDir}, ReportInput{
+			Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "plans.log"}`)}, Event: event}, nil)
+		wantAppErr(t, err, ErrTypeReportRetryable, false)
+	})
+	t.Run("symlink out of the folder", func(t *testing.T) {
+		stateDir, outside := t.TempDir(), t.TempDir()
+		if err := os.MkdirAll(filepath.Join(stateDir, "reports"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(stateDir, "reports", "out")); err != nil {
+			t.Skip("no symlinks:", err)
+		}
+		err := executeReport(t, &Activities{StateDir: stateDir}, ReportInput{
+			Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "out/plans.log"}`)}, Event: event}, nil)
+		if err == nil {
+			t.Fatal("wrote through a symlink out of the reports folder")
+		}
+		if _, statErr := os.Stat(filepath.Join(outside, "plans.log")); statErr == nil {
+			t.Fatal("file created outside the reports folder")
+		}
+	})
+	tests := []struct {
+		name    string
+		a       *Activities
+		in      ReportInput
+		errType string
+		wantErr string
+	}{
+		{"absolute path", &Activities{StateDir: t.TempDir()},
+			ReportInput{Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "/tmp/x.log"}`)}, Event: event},
+			ErrTypeReportConfig, "not absolute"},
+		{"no state folder", &Activities{},
+			ReportInput{Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "x.log"}`)}, Event: event},
+			ErrTypeReportConfig, "no state folder"},
+		{"event not an object", &Activities{StateDir: t.TempDir()},
+			ReportInput{Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "x.log"}`)}, Event: json.RawMessage(`[1]`)},
+			ErrTypeReportInput, "JSON object"},
+		{"event without id", &Activities{StateDir: t.TempDir()},
+			ReportInput{Reporter: ReporterConfig{Type: ReporterConsole}, Event: json.RawMessage(`{"type": "plan_created"}`)},
+			ErrTypeReportInput, "no event_id"},
+		{"event without type", &Activities{StateDir: t.TempDir()},
+			ReportInput{Reporter: ReporterConfig{Type: ReporterConsole}, Event: json.RawMessage(`{"event_id": 3}`)},
+			ErrTypeReportInput, "no type"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			appErr := wantAppErr(t, executeReport(t, tt.a, tt.in, nil), tt.errType, true)
+			if !strings.Contains(appErr.Error(), tt.wantErr) {
+				t.Errorf("error %q does not contain %q", appErr.Error(), tt.wantErr)
+			}
+		})
+	}
+}
+
+// hookRequest is what the test webhook received.
+type hookRequest struct {
+	header http.Header
+	body   []byte
+}
+
+func TestReportWebhook(t *testing.T) {
+	const secret = "Bearer s3cret-t0ken"
+	t.Setenv("TODOFLOW_WEBHOOK_HEADERS_OPS_HOOK", `{"Authorization": "`+secret+`", "X-Team": "platform"}`)
+
+	tests := []struct {
+		name    string
+		headers string // the config's "headers"; "" for none
+		status  int
+		answer  string
+		retry   string // Retry-After
+		closed  bool   // the server is gone
+
+		errType      string // "" when delivered
+		nonRetryable bool
+		delay        time.Duration
+		wantErr      []string
+	}{
+		{name: "delivered", headers: "ops-hook", status: http.StatusOK},
+		{name: "delivered 204 without headers", status: http.StatusNoContent},
+		{name: "503 with Retry-After", headers: "ops-hook", status: http.StatusServiceUnavailable, retry: "7",
+			errType: ErrTypeReportRetryable, delay: 7 * time.Second, wantErr: []string{"503"}},
+		{name: "429", status: http.StatusTooManyRequests,
+			errType: ErrTypeReportRetryable, wantErr: []string{"429"}},
+		{name: "408", status: http.StatusRequestTimeout,
+			errType: ErrTypeReportRetryable, wantErr: []string{"408"}},
+		{name: "400", headers: "ops-hook", status: http.StatusBadRequest, answer: "bad event; you sent Authorization: " + secret,
+			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"400 Bad Request", "bad event"}},
+		{name: "401", status: http.StatusUnauthorized,
+			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"401"}},
+		{name: "redirect is not followed", status: http.StatusFound,
+			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"302"}},
+		{name: "closed server", closed: true,
+			errType: ErrTypeReportRetryable},
+		{name: "missing headers variable", headers: "nope",
+			errType: ErrTypeReportConfig, nonRetryable: true, wantErr: []string{"TODOFLOW_WEBHOOK_HEADERS_NOPE"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var (
+				mu   sync.Mutex
+				reqs []hookRequest
+			)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				reqs = append(reqs, hookRequest{header: r.Header.Clone(), body: body})
+				mu.Unlock()
+				if r.Method != http.MethodPost {
+					w.WriteHeader(http.StatusMethodNotAllowed)
+					return
+				}
+				if tt.retry != "" {
+					w.Header().Set("Retry-After", tt.retry)
+				}
+				if tt.status == http.StatusFound {
+					w.Header().Set("Location", "/elsewhere")
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.answer)
+			}))
+			if tt.closed {
+				srv.Close()
+			} else {
+				defer srv.Close()
+			}
+			config := map[string]string{"url": srv.URL + "/plans?token=abc"}
+			if tt.headers != "" {
+				config["headers"] = tt.headers
+			}
+			cfg, _ := json.Marshal(config)
+			in := ReportInput{
+				Reporter:   ReporterConfig{Type: ReporterWebhook, Config: cfg},
+				WorkflowID: "wf-1/researcher", AgentID: "researcher",
+				Event: json.RawMessage(testEvent), Plan: json.RawMessage(testPlan),
+			}
+			err := executeReport(t, &Activities{StateDir: t.TempDir()}, in, nil)
+
+			if tt.errType == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				appErr := wantAppErr(t, err, tt.errType, tt.nonRetryable)
+				if got := appErr.NextRetryDelay(); got != tt.delay {
+					t.Errorf("next retry delay %v, want %v", got, tt.delay)
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(appErr.Error(), w) {
+						t.Errorf("error %q does not contain %q", appErr.Error(), w)
+					}
+				}
+				if strings.Contains(appErr.Error(), "s3cret") {
+					t.Errorf("error %q shows a header value", appErr.Error())
+				}
+			}
+			if tt.closed || tt.errType == ErrTypeReportConfig {
+				if len(reqs) != 0 {
+					t.Fatalf("got %d requests, want none", len(reqs))
+				}
+				return
+			}
+
+			mu.Lock()
+			defer mu.Unlock()
+			if len(reqs) != 1 {
+				t.Fatalf("got %d requests, want 1 (no retry by the HTTP client, no redirect followed)", len(reqs))
+			}
+			req := reqs[0]
+			if ct := req.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if key := req.header.Get("Idempotency-Key"); key != "wf-1/researcher/researcher/7" {
+				t.Errorf("Idempotency-Key %q", key)
+			}
+			wantAuth, wantTeam := "", ""
+			if tt.headers != "" {
+				wantAuth, wantTeam = secret, "platform"
+			}
+			if got := req.header.Get("Authorization"); got != wantAuth {
+				t.Errorf("Authorization %q, want %q", got, wantAuth)
+			}
+			if got := req.header.Get("X-Team"); got != wantTeam {
+				t.Errorf("X-Team %q, want %q", got, wantTeam)
+			}
+			var body struct {
+				WorkflowID string          `json:"workflow_id"`
+				AgentID    string          `json:"agent_id"`
+				Event      json.RawMessage `json:"event"`
+				Plan       json.RawMessage `json:"plan"`
+			}
+			if err := json.Unmarshal(req.body, &body); err != nil {
+				t.Fatalf("body %q: %v", req.body, err)
+			}
+			if body.WorkflowID != "wf-1/researcher" || body.AgentID != "researcher" {
+				t.Errorf("body workflow %q agent %q", body.WorkflowID, body.AgentID)
+			}
+			if !jsonEqual(t, body.Event, testEvent) || !jsonEqual(t, body.Plan, testPlan) {
+				t.Errorf("body %s does not carry the event and the plan", req.body)
+			}
+		})
+	}
+}
+
+func jsonEqual(t *testing.T, got json.RawMessage, want string) bool {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		return false
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	gb, _ := json.Marshal(g)
+	wb, _ := json.Marshal(w)
+	return string(gb) == string(wb)
+}
+
+func TestRetryAfterDelay(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tt := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 0},
+		{"7", 7 * time.Second},
+		{"1.5", 1500 * time.Millisecond},
+		{"0", 0},
+		{"-3", 0},
+		{"soon", 0},
+		{"99999999999", maxRetryAfter},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
+		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0},
+	} {
+		if got := retryAfterDelay(tt.v, now); got != tt.want {
+			t.Errorf("retryAfterDelay(%q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package todo
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// planArgs reads a plan tool's arguments loosely, so that a wrong type or a
+// missing field becomes an error the model can act on, never a panic.
+type planArgs struct {
+	tool string
+	m    map[string]json.RawMessage
+}
+
+// parsePlanArgs decodes a call's arguments. Empty or null arguments read as
+// {} (tools whose fields are all optional need none); anything else must be
+// a JSON object.
+func parsePlanArgs(tool string, raw json.RawMessage) (planArgs, error) {
+	a := planArgs{tool: tool, m: map[string]json.RawMessage{}}
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || string(t) == "null" {
+		return a, nil
+	}
+	if t[0] != '{' || json.Unmarshal(t, &a.m) != nil {
+		return a, fmt.Errorf("the arguments of %s must be a JSON object", tool)
+	}
+	if a.m == nil {
+		a.m = map[string]json.RawMessage{}
+	}
+	return a, nil
+}
+
+// planArgsExample is a valid call of each tool, quoted in argument errors.
+func planArgsExample(tool string) string {
+	switch tool {
+	case ToolCreatePlan:
+		return `{"title": "Fix the login bug", "steps": ["Reproduce it", "Fix it", "Add a test"]}`
+	case ToolStartPlan:
+		return `{"message": "Shall I go ahead?"}`
+	case ToolSetStepStatus:
+		return `{"step_id": "step_1", "status": "completed", "result": "What was done"}`
+	case ToolAddStep:
+		return `{"description": "Update the docs", "after_step_id": "step_2"}`
+	case ToolCompletePlan:
+		return `{"status": "completed", "summary": "What was achieved"}`
+	case ToolSubscribe:
+		return `{"event_types": ["step_completed"], "agent_id": "researcher"}`
+	case ToolUnsubscribe:
+		return `{"subscription_id": "sub_1"}`
+	case ToolAddDependentStep:
+		return `{"description": "Review the results", "depends_on": [{"agent_id": "implementer", "step_id": "step_1"}]}`
+	case ToolCompleteStepWithOutput:
+		return `{"step_id": "step_1", "output": {"passed": true}, "result": "What was done"}`
+	case ToolGetTaskEvents:
+		return `{"event_types": ["step_completed"], "limit": 20}`
+	}
+	return `{}`
+}
+
+// present reports whether the field was sent with a non-null value.
+func (a planArgs) present(name string) bool {
+	raw, ok := a.m[name]
+	return ok && string(bytes.TrimSpace(raw)) != "null"
+}
+
+// str reads an optional string field ("" when absent).
+func (a planArgs) str(name string) (string, error) {
+	if !a.present(name) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(a.m[name], &s) != nil {
+		return "", fmt.Errorf("%q must be a string", name)
+	}
+	return s, nil
+}
+
+// required reads a string field that must be present and not blank.
+func (a planArgs) required(name, hint string) (string, error) {
+	if !a.present(name) {
+		return "", fmt.Errorf("%q is missing: %s", name, hint)
+	}
+	s, err := a.str(name)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("%q is empty: %s", name, hint)
+	}
+	return s, nil
+}
+
+// strList reads an optional array of strings (nil when absent).
+func (a planArgs) strList(name string) ([]string, error) {
+	if !a.present(name) {
+		return nil, nil
+	}
+	var list []string
+	if json.Unmarshal(a.m[name], &list) != nil {
+		return nil, fmt.Errorf("%q must be an array of strings", name)
+	}
+	return list, nil
+}
+
+// integer reads an optional whole number; ok is false when absent.
+func (a planArgs) integer(name string) (n int, ok bool, err error) {
+	if !a.present(name) {
+		return 0, false, nil
+	}
+	var f float64
+	if json.Unmarshal(a.m[name], &f) != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+		return 0, false, fmt.Errorf("%q must be a whole number", name)
+	}
+	return int(f), true, nil
+}
+
+// object reads an optional JSON object, compacted (nil when absent).
+func (a planArgs) object(name string) (json.RawMessage, error) {
+	if !a.present(name) {
+		return nil, nil
+	}
+	raw := bytes.TrimSpace(a.m[name])
+	var probe map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &probe) != nil {
+		return nil, fmt.Errorf("%q must be a JSON object", name)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return nil, fmt.Errorf("%q must be a JSON object", name)
+	}
+	return json.RawMessage(buf.Bytes()), nil
+}
+
+// refs reads a list of {agent_id, step_id} dependencies.
+func (a planArgs) refs(name string) ([]Ref, error) {
+	if !a.present(name) {
+		return nil, fmt.Errorf("%q is missing: give the steps of other agents to wait for, e.g. [{\"agent_id\": \"implementer\", \"step_id\": \"step_1\"}]", name)
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(a.m[name], &raws) != nil {
+		return nil, fmt.Errorf("%q must be an array of {\"agent_id\", \"step_id\"} objects", name)
+	}
+	if len(raws) == 0 {
+		return nil, fmt.Errorf("%q is empty: name at least one {\"agent_id\", \"step_id\"} to wait for", name)
+	}
+	var out []Ref
+	for i, raw := range raws {
+		var r struct {
+			AgentID *string `json:"agent_id"`
+			StepID  *string `json:"step_id"`
+		}
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &r) != nil {
+			return nil, fmt.Errorf("%s[%d] must be an object with string fields agent_id and step_id", name, i)
+		}
+		if r.AgentID == nil || strings.TrimSpace(*r.AgentID) == "" || r.StepID == nil || strings.TrimSpace(*r.StepID) == "" {
+			return nil, fmt.Errorf("%s[%d] needs both agent_id and step_id, e.g. {\"agent_id\": \"implementer\", \"step_id\": \"step_1\"}", name, i)
+		}
+		ref := Ref{AgentID: strings.TrimSpace(*r.AgentID), StepID: strings.TrimSpace(*r.StepID)}
+		if !hasRef(out, ref) {
+			out = append(out, ref)
+		}
+	}
+	return out, nil
+}
+
+// planError is a refused plan tool call.
+func planError(format string, args ...any) Result {
+	return Result{IsError: true, Content: "Refused: " + fmt.Sprintf(format, args...)}
+}
+
+// argError is the Result for malformed arguments.
+func argError(tool string, err error) Result {
+	return Result{IsError: true, Content: fmt.Sprintf("Refused: %v. Nothing was changed. Example of a valid %s call: %s", err, tool, planArgsExample(tool))}
+}
+
+// planJSON renders a tool result as compact JSON without HTML escaping.
+func planJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf(`{"error": %q}`, err.Error())
+	}
+	return strings.TrimRight(buf.String(), "\n")
+}
+
+// planOK is a successful tool result rendered as JSON.
+func planOK(v any) Result { return Result{Content: planJSON(v)} }
+
+// failurePhrases are the wordings that, in a `completed` report, say the step
+// did not in fact succeed (CONTRACT.md, honest reporting).
+var failurePhrases = []string{"could not", "couldn't", "cannot", "can't", "unable to", "failed to", "not able to"}
+
+// FailurePhrase returns the first failure phrase found in text (case
+// insensitive, whole words, any run of spaces between words, ’ read as '),
+// or "" when there is none.
+func FailurePhrase(text string) string {
+	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	t = strings.ReplaceAll(t, "\u2019", "'")
+	for _, p := range failurePhrases {
+		for from := 0; ; {
+			i := strings.Index(t[from:], p)
+			if i < 0 {
+				break
+			}
+			i += from
+			end := i + len(p)
+			if (i == 0 || !wordByte(t[i-1])) && (end == len(t) || !wordByte(t[end])) {
+				return p
+			}
+			from = i + 1
+		}
+	}
+	return ""
+}
+
+// wordByte reports whether b belongs to a word (letters, digits, '_', and
+// any byte of a multi-byte character).
+func wordByte(b byte) bool {
+	return b == '_' || b >= 0x80 || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') || ('0' <= b && b <= '9')
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

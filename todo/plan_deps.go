@@ -1,0 +1,697 @@
+package todo
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Cross-agent collaboration (jaato's event bus, made deterministic): each
+// agent keeps its own log of its events and of the events of the other agents
+// of its run tree that the workflow relays to it (Receive). Dependencies are
+// resolved against that log, and subscriptions pick from it the events the
+// model is told about (TakeNotifications).
+
+// Default and largest number of events getTaskEvents returns.
+const (
+	DefaultTaskEventsLimit = 20
+	MaxTaskEventsLimit     = 100
+)
+
+func (ps *PlanState) subscribe(a planArgs) Result {
+	agent, err := a.str("agent_id")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	types, err := a.strList("event_types")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	if len(types) == 0 {
+		return argError(ToolSubscribe, fmt.Errorf("%q is missing or empty: name the event types to receive, from %s", "event_types", strings.Join(EventTypes, ", ")))
+	}
+	var clean []string
+	for _, t := range types {
+		if !IsEventType(t) {
+			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
+		}
+		if !contains(clean, t) {
+			clean = append(clean, t)
+		}
+	}
+	planID, err := a.str("plan_id")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	stepID, err := a.str("step_id")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	agent = strings.TrimSpace(agent)
+	if agent != "" && agent == ps.AgentID {
+		return planError("%q is your own agent id, and your own events are never delivered to you. "+
+			"Name another agent, or leave agent_id out to follow every other agent.", agent)
+	}
+	sub := Subscription{AgentID: agent, EventTypes: clean, PlanID: strings.TrimSpace(planID), StepID: strings.TrimSpace(stepID)}
+	for _, old := range ps.Subscriptions {
+		if sameFilter(old, sub) {
+			return planOK(struct {
+				SubscriptionID string       `json:"subscription_id"`
+				Subscription   Subscription `json:"subscription"`
+				Message        string       `json:"message"`
+			}{old.ID, old, "You already have this subscription (" + old.ID + "); nothing was added."})
+		}
+	}
+	ps.SubscriptionCount++
+	sub.ID = "sub_" + strconv.Itoa(ps.SubscriptionCount)
+	ps.Subscriptions = append(ps.Subscriptions, sub)
+	past := 0
+	for _, ev := range ps.Events {
+		if ev.AgentID != ps.AgentID && !ps.delivered(ev.EventID) && sub.Matches(ev) {
+			past++
+		}
+	}
+	msg := "Subscribed. Matching events of other agents will be delivered to you as messages."
+	if past > 0 {
+		msg += fmt.Sprintf(" %d earlier event(s) match and will be delivered too.", past)
+	}
+	return planOK(struct {
+		SubscriptionID string       `json:"subscription_id"`
+		Subscription   Subscription `json:"subscription"`
+		Message        string       `json:"message"`
+	}{sub.ID, sub, msg})
+}
+
+// sameFilter reports whether two subscriptions select the same events.
+func sameFilter(a, b Subscription) bool {
+	if (a.AgentID == "*" || a.AgentID == "") != (b.AgentID == "*" || b.AgentID == "") {
+		return false
+	}
+	if a.AgentID != "*" && a.AgentID != "" && a.AgentID != b.AgentID {
+		return false
+	}
+	if a.PlanID != b.PlanID || a.StepID != b.StepID || len(a.EventTypes) != len(b.EventTypes) {
+		return false
+	}
+	for _, t := range a.EventTypes {
+		if !contains(b.EventTypes, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (ps *PlanState) subscriptionIDs() string {
+	if len(ps.Subscriptions) == 0 {
+		return "you have no subscriptions"
+	}
+	ids := make([]string, len(ps.Subscriptions))
+	for i, s := range ps.Subscriptions {
+		ids[i] = s.ID
+	}
+	return "your subscriptions are " + strings.Join(ids, ", ")
+}
+
+func (ps *PlanState) unsubscribe(a planArgs) Result {
+	id, err := a.required("subscription_id", "give the id subscribeToTasks returned, e.g. \"sub_1\"")
+	if err != nil {
+		return argError(ToolUnsubscribe, err)
+	}
+	for i, s := range ps.Subscriptions {
+		if s.ID == id {
+			ps.Subscriptions = append(ps.Subscriptions[:i:i], ps.Subscriptions[i+1:]...)
+			return planOK(map[string]any{"subscription_id": id, "removed": true, "message": "Subscription " + id + " removed."})
+		}
+	}
+	return planError("unknown subscription_id %q: %s (listSubscriptions shows them).", id, ps.subscriptionIDs())
+}
+
+func (ps *PlanState) listSubscriptions() Result {
+	subs := ps.Subscriptions
+	if subs == nil {
+		subs = []Subscription{}
+	}
+	return planOK(struct {
+		Subscriptions []Subscription `json:"subscriptions"`
+		Count         int            `json:"count"`
+	}{subs, len(subs)})
+}
+
+func (ps *PlanState) addDependentStep(a planArgs) Result {
+	desc, err := a.str("description")
+	if err != nil {
+		return argError(ToolAddDependentStep, err)
+	}
+	stepID, err := a.str("step_id")
+	if err != nil {
+		return argError(ToolAddDependentStep, err)
+	}
+	after, err := a.str("after_step_id")
+	if err != nil {
+		return argError(ToolAddDependentStep, err)
+	}
+	provides, err := a.str("provides")
+	if err != nil {
+		return argError(ToolAddDependentStep, err)
+	}
+	refs, err := a.refs("depends_on")
+	if err != nil {
+		return argError(ToolAddDependentStep, err)
+	}
+	desc, stepID, provides = strings.TrimSpace(desc), strings.TrimSpace(stepID), strings.TrimSpace(provides)
+	if (desc == "") == (stepID == "") {
+		return argError(ToolAddDependentStep, fmt.Errorf("give exactly one of %q (to add a new step that waits) or %q (to make an existing step wait)", "description", "step_id"))
+	}
+	if stepID != "" && after != "" {
+		return argError(ToolAddDependentStep, fmt.Errorf("%q only places a new step; leave it out when you give %q", "after_step_id", "step_id"))
+	}
+	for _, r := range refs {
+		if r.AgentID == ps.AgentID {
+			return planError("%s is a step of your own plan; depends_on names steps of other agents. "+
+				"Order your own steps with addStep instead.", r.Key())
+		}
+	}
+	p, bad := ps.activePlan()
+	if bad != nil {
+		return *bad
+	}
+	var i int
+	if stepID != "" {
+		if i, bad = findStep(p, stepID); bad != nil {
+			return *bad
+		}
+		switch st := p.Steps[i].Status; st {
+		case StepCompleted, StepFailed, StepSkipped:
+			return planError("%s is already %s, so it cannot wait on anything. Add a new step with description instead.", stepID, st)
+		}
+	} else {
+		if after != "" {
+			if _, bad := findStep(p, after); bad != nil {
+				return *bad
+			}
+		}
+		i = p.step(ps.insertStep(p, desc, after).StepID)
+	}
+	s := &p.Steps[i]
+	if provides != "" {
+		s.Provides = provides
+	}
+	for _, r := range refs {
+		if !hasRef(s.DependsOn, r) {
+			s.DependsOn = append(s.DependsOn, r)
+		}
+		if _, done := s.ReceivedOutputs[r.Key()]; !done && !hasRef(s.BlockedBy, r) {
+			s.BlockedBy = append(s.BlockedBy, r)
+		}
+	}
+	s.Status = StepBlocked
+	p.refresh()
+	ps.emit(EventStepBlocked, s.StepID, map[string]any{"description": s.Description, "blocked_by": refsOrEmpty(s.BlockedBy)})
+	ps.resolveFromLog(p, i)
+	p.refresh()
+	st := p.Steps[i]
+	var msg string
+	switch st.Status {
+	case StepBlocked:
+		msg = fmt.Sprintf("%s is blocked until %s complete(s); it turns pending by itself, with their outputs in received_outputs. "+
+			"Work on other steps meanwhile, or end your turn to wait.", st.StepID, refKeys(st.BlockedBy))
+	case StepPending:
+		msg = fmt.Sprintf("Every dependency of %s had already completed: it is pending again and its received_outputs hold their outputs.", st.StepID)
+	case StepFailed:
+		msg = fmt.Sprintf("%s failed at once: %s", st.StepID, st.Error)
+	}
+	return planOK(struct {
+		stepBrief
+		DependsOn       []Ref                      `json:"depends_on"`
+		BlockedBy       []Ref                      `json:"blocked_by"`
+		ReceivedOutputs map[string]json.RawMessage `json:"received_outputs"`
+		Provides        string                     `json:"provides,omitempty"`
+		TotalSteps      int                        `json:"total_steps"`
+		Message         string                     `json:"message"`
+	}{brief(st), refsOrEmpty(st.DependsOn), refsOrEmpty(st.BlockedBy), outputsOrEmpty(st.ReceivedOutputs), st.Provides, len(p.Steps), msg})
+}
+
+func refsOrEmpty(r []Ref) []Ref {
+	if r == nil {
+		return []Ref{}
+	}
+	return r
+}
+
+func outputsOrEmpty(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return map[string]json.RawMessage{}
+	}
+	return m
+}
+
+// outcome is what the log says about another agent's step.
+type outcome int
+
+const (
+	outcomeNone outcome = iota
+	outcomeCompleted
+	outcomeFailed
+)
+
+// outcomeInLog finds the latest event in the log that settles r: its
+// step_completed, or its step_failed / step_skipped, or the failure or
+// cancellation of the plan that held it unfinished. The latest one wins, so
+// a step completed again in a later plan counts as completed.
+func (ps *PlanState) outcomeInLog(r Ref) (outcome, Event, string) {
+	oc, at, why := outcomeNone, Event{}, ""
+	for _, ev := range ps.Events {
+		if ev.AgentID != r.AgentID || ev.AgentID == ps.AgentID {
+			continue
+		}
+		if o, reason := settles(ev, r); o != outcomeNone {
+			oc, at, why = o, ev, reason
+		}
+	}
+	return oc, at, why
+}
+
+// settles tells whether ev (an event of r's agent) settles r, and if it is a
+// failure, why.
+func settles(ev Event, r Ref) (outcome, string) {
+	switch ev.Type {
+	case EventStepCompleted:
+		if ev.StepID == r.StepID {
+			return outcomeCompleted, ""
+		}
+	case EventStepFailed, EventStepSkipped:
+		if ev.StepID == r.StepID {
+			return outcomeFailed, dependencyReason(ev, r)
+		}
+	case EventPlanFailed, EventPlanCancelled:
+		if planHeldUnfinished(ev, r.StepID) {
+			return outcomeFailed, dependencyReason(ev, r)
+		}
+	}
+	return outcomeNone, ""
+}
+
+// planHeldUnfinished reports whether a plan_failed / plan_cancelled event
+// lists stepID among the plan's unfinished steps. An event without that list
+// (not emitted by this package) counts for every step.
+func planHeldUnfinished(ev Event, stepID string) bool {
+	raw, ok := eventData(ev)["unfinished"]
+	if !ok {
+		return true
+	}
+	var ids []string
+	if json.Unmarshal(raw, &ids) != nil {
+		return true
+	}
+	return contains(ids, stepID)
+}
+
+// dependencyReason words why a dependency will never complete.
+func dependencyReason(ev Event, r Ref) string {
+	d := eventData(ev)
+	switch ev.Type {
+	case EventStepFailed:
+		why := dataString(d, "error")
+		if why == "" {
+			why = "no reason was given"
+		}
+		return fmt.Sprintf("dependency %s failed: %s", r.Key(), why)
+	case EventStepSkipped:
+		why := dataString(d, "result")
+		if why == "" {
+			why = "no reason was given"
+		}
+		return fmt.Sprintf("dependency %s was skipped: %s", r.Key(), why)
+	default:
+		verb := "failed"
+		if ev.Type == EventPlanCancelled {
+			verb = "was cancelled"
+		}
+		why := dataString(d, "summary")
+		if why == "" {
+			why = "no summary was given"
+		}
+		return fmt.Sprintf("dependency %s will not complete: %s's plan %s (%q) %s before that step completed: %s",
+			r.Key(), r.AgentID, ev.PlanID, dataString(d, "title"), verb, why)
+	}
+}
+
+// resolveFromLog settles the refs of step i that the log already answers:
+// completions resolve (their output is stored), a failure fails the step.
+// When nothing is left to wait for, the step turns pending (step_unblocked).
+func (ps *PlanState) resolveFromLog(p *Plan, i int) {
+	var failRef Ref
+	failure := ""
+	for _, r := range append([]Ref(nil), p.Steps[i].BlockedBy...) {
+		oc, ev, why := ps.outcomeInLog(r)
+		switch oc {
+		case outcomeCompleted:
+			resolveRef(&p.Steps[i], r, ev)
+		case outcomeFailed:
+			if failure == "" {
+				failRef, failure = r, why
+			}
+		}
+	}
+	switch {
+	case failure != "":
+		ps.failDependent(p, i, failRef, failure)
+	case len(p.Steps[i].BlockedBy) == 0:
+		ps.unblock(p, i)
+	}
+}
+
+// resolveRef records a completed dependency: the ref leaves BlockedBy and
+// the output is stored under "agent:step", and also under the producer's
+// provides name when its event carries one. A completion without structured
+// output is stored as {"result": "<its result text>"}, so that every
+// resolved dependency has an entry (completing the step requires one).
+func resolveRef(s *Step, r Ref, ev Event) {
+	out := s.BlockedBy[:0:0]
+	for _, b := range s.BlockedBy {
+		if b != r {
+			out = append(out, b)
+		}
+	}
+	s.BlockedBy = out
+	d := eventData(ev)
+	value, ok := d["output"]
+	if !ok || string(value) == "null" || len(value) == 0 {
+		value = dataJSON(map[string]any{"result": dataString(d, "result")})
+	}
+	value = append(json.RawMessage(nil), value...)
+	if s.ReceivedOutputs == nil {
+		s.ReceivedOutputs = map[string]json.RawMessage{}
+	}
+	s.ReceivedOutputs[r.Key()] = value
+	if name := dataString(d, "provides"); name != "" {
+		s.ReceivedOutputs[name] = value
+	}
+}
+
+// unblock turns a step whose dependencies all resolved pending again.
+func (ps *PlanState) unblock(p *Plan, i int) {
+	s := &p.Steps[i]
+	s.Status = StepPending
+	p.refresh()
+	ps.emit(EventStepUnblocked, s.StepID, map[string]any{"description": s.Description, "received": sortedKeys(s.ReceivedOutputs)})
+}
+
+// failDependent fails step i visibly because a dependency will never complete.
+func (ps *PlanState) failDependent(p *Plan, i int, r Ref, reason string) {
+	s := &p.Steps[i]
+	s.Status = StepFailed
+	s.Error = reason
+	p.refresh()
+	ps.emit(EventStepFailed, s.StepID, map[string]any{"description": s.Description, "error": reason, "dependency": r})
+}
+
+// Receive records an event of another agent of the same run tree, relayed by
+// the workflow: it joins this log with the log's next event_id (its agent_id
+// kept) and settles the dependencies of the active plan's blocked steps:
+//   - step_completed of a ref: the ref resolves and its output is stored
+//     (see resolveRef); when none is left the step turns pending and
+//     step_unblocked is emitted;
+//   - step_failed or step_skipped of a ref, or plan_failed / plan_cancelled
+//     of the plan that held the ref's step unfinished: the dependent step
+//     fails with an error that says which dependency and why (step_failed).
+//
+// It returns the events it emitted itself, not the received one. An event of
+// this agent itself (or of no agent) is ignored.
+func (ps *PlanState) Receive(ev Event) []Event {
+	if ev.AgentID == "" || ev.AgentID == ps.AgentID {
+		return nil
+	}
+	if ps.Events == nil {
+		ps.Events = []Event{}
+	}
+	ev.EventID = ps.nextEventID()
+	if len(ev.Data) == 0 || string(ev.Data) == "null" {
+		ev.Data = json.RawMessage(`{}`)
+	} else {
+		ev.Data = append(json.RawMessage(nil), ev.Data...)
+	}
+	ps.Events = append(ps.Events, ev)
+	before := len(ps.Events)
+	p := ps.active()
+	if p == nil {
+		return nil
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Status != StepBlocked {
+			continue
+		}
+		switch ev.Type {
+		case EventStepCompleted:
+			r := Ref{AgentID: ev.AgentID, StepID: ev.StepID}
+			if hasRef(s.BlockedBy, r) {
+				resolveRef(s, r, ev)
+				if len(s.BlockedBy) == 0 {
+					ps.unblock(p, i)
+				}
+			}
+		case EventStepFailed, EventStepSkipped, EventPlanFailed, EventPlanCancelled:
+			for _, r := range s.BlockedBy {
+				if r.AgentID != ev.AgentID {
+					continue
+				}
+				if oc, why := settles(ev, r); oc == outcomeFailed {
+					ps.failDependent(p, i, r, why)
+					break
+				}
+			}
+		}
+	}
+	p.refresh()
+	return append([]Event(nil), ps.Events[before:]...)
+}
+
+// AgentEnded is called when the workflow of agentID ended (how: failed,
+// cancelled, terminated, completed...) while steps of this agent's active plan
+// still waited on it: each such step fails visibly with the reason, since its
+// dependencies can no longer complete. It returns the emitted events.
+func (ps *PlanState) AgentEnded(agentID, how string) []Event {
+	p := ps.active()
+	if p == nil {
+		return nil
+	}
+	before := len(ps.Events)
+	if strings.TrimSpace(how) == "" {
+		how = "ended"
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Status != StepBlocked {
+			continue
+		}
+		var waiting []Ref
+		for _, r := range s.BlockedBy {
+			if r.AgentID == agentID {
+				waiting = append(waiting, r)
+			}
+		}
+		if len(waiting) == 0 {
+			continue
+		}
+		reason := fmt.Sprintf("agent %s ended (%s) without completing %s, which this step depends on", agentID, how, refKeys(waiting))
+		ps.failDependent(p, i, waiting[0], reason)
+	}
+	p.refresh()
+	return append([]Event(nil), ps.Events[before:]...)
+}
+
+// delivered reports whether the event id was already handed to the model.
+func (ps *PlanState) delivered(id int) bool {
+	i := sort.SearchInts(ps.Delivered, id)
+	return i < len(ps.Delivered) && ps.Delivered[i] == id
+}
+
+// markDelivered records the id, keeping Delivered sorted.
+func (ps *PlanState) markDelivered(id int) {
+	i := sort.SearchInts(ps.Delivered, id)
+	if i < len(ps.Delivered) && ps.Delivered[i] == id {
+		return
+	}
+	ps.Delivered = append(ps.Delivered, 0)
+	copy(ps.Delivered[i+1:], ps.Delivered[i:])
+	ps.Delivered[i] = id
+}
+
+// TakeNotifications returns the events of other agents that match a
+// subscription and were not delivered to the model yet, in event_id order,
+// and marks them delivered. A new subscription thereby receives the matching
+// events that happened before it; an event is delivered once, whatever the
+// number of subscriptions it matches.
+func (ps *PlanState) TakeNotifications() []Event {
+	if len(ps.Subscriptions) == 0 {
+		return nil
+	}
+	var out []Event
+	for _, ev := range ps.Events {
+		if ev.AgentID == ps.AgentID || ps.delivered(ev.EventID) {
+			continue
+		}
+		for _, s := range ps.Subscriptions {
+			if s.Matches(ev) {
+				out = append(out, ev)
+				break
+			}
+		}
+	}
+	for _, ev := range out {
+		ps.markDelivered(ev.EventID)
+	}
+	return out
+}
+
+func (ps *PlanState) completeStepWithOutput(a planArgs) Result {
+	id, err := a.required("step_id", "name the step, e.g. \"step_1\"")
+	if err != nil {
+		return argError(ToolCompleteStepWithOutput, err)
+	}
+	if !a.present("output") {
+		return argError(ToolCompleteStepWithOutput, fmt.Errorf("%q is missing: give the step's structured result as a JSON object", "output"))
+	}
+	output, err := a.object("output")
+	if err != nil {
+		return argError(ToolCompleteStepWithOutput, err)
+	}
+	result, err := a.str("result")
+	if err != nil {
+		return argError(ToolCompleteStepWithOutput, err)
+	}
+	p, bad := ps.startedPlan()
+	if bad != nil {
+		return *bad
+	}
+	i, bad := findStep(p, id)
+	if bad != nil {
+		return *bad
+	}
+	if r := ps.checkSettable(p, i, StepCompleted, result, ""); r != nil {
+		return *r
+	}
+	return ps.applyStatus(p, i, StepCompleted, result, "", output)
+}
+
+func (ps *PlanState) getBlockedSteps(a planArgs) Result {
+	planID, err := a.str("plan_id")
+	if err != nil {
+		return argError(ToolGetBlockedSteps, err)
+	}
+	p := ps.Plan
+	if p == nil {
+		if planID != "" {
+			return planError("unknown plan_id %q: there is no plan yet.", planID)
+		}
+		return planOK(map[string]any{"blocked_steps": []any{}, "count": 0, "message": "There is no plan yet."})
+	}
+	if planID != "" && planID != p.PlanID {
+		return planError("unknown plan_id %q: your current plan is %s (earlier plans are not kept). Leave plan_id out to read it.", planID, p.PlanID)
+	}
+	type blocked struct {
+		StepID          string                     `json:"step_id"`
+		Sequence        int                        `json:"sequence"`
+		Description     string                     `json:"description"`
+		BlockedBy       []Ref                      `json:"blocked_by"`
+		DependsOn       []Ref                      `json:"depends_on"`
+		ReceivedOutputs map[string]json.RawMessage `json:"received_outputs"`
+	}
+	list := []blocked{}
+	for _, s := range p.Steps {
+		if s.Status == StepBlocked {
+			list = append(list, blocked{s.StepID, s.Sequence, s.Description, refsOrEmpty(s.BlockedBy), refsOrEmpty(s.DependsOn), outputsOrEmpty(s.ReceivedOutputs)})
+		}
+	}
+	res := struct {
+		PlanID       string    `json:"plan_id"`
+		BlockedSteps []blocked `json:"blocked_steps"`
+		Count        int       `json:"count"`
+		Message      string    `json:"message,omitempty"`
+	}{PlanID: p.PlanID, BlockedSteps: list, Count: len(list)}
+	if len(list) == 0 {
+		res.Message = "No step is blocked."
+	}
+	return planOK(res)
+}
+
+func (ps *PlanState) getTaskEvents(a planArgs) Result {
+	agent, err := a.str("agent_id")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	types, err := a.strList("event_types")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	for _, t := range types {
+		if !IsEventType(t) {
+			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
+		}
+	}
+	limit, ok, err := a.integer("limit")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	if !ok {
+		limit = DefaultTaskEventsLimit
+	}
+	if limit < 1 {
+		return planError("limit must be at least 1 (it is %d); leave it out for the default of %d.", limit, DefaultTaskEventsLimit)
+	}
+	if limit > MaxTaskEventsLimit {
+		limit = MaxTaskEventsLimit
+	}
+	after, _, err := a.integer("after_event")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	if after < 0 {
+		return planError("after_event must be 0 or more (it is %d): pass the last event_id you have seen.", after)
+	}
+	agent = strings.TrimSpace(agent)
+	var match []Event
+	for _, ev := range ps.Events {
+		if ev.EventID <= after {
+			continue
+		}
+		if agent != "" && agent != "*" && ev.AgentID != agent {
+			continue
+		}
+		if len(types) > 0 && !contains(types, ev.Type) {
+			continue
+		}
+		match = append(match, ev)
+	}
+	if len(match) > limit {
+		match = match[len(match)-limit:]
+	}
+	if match == nil {
+		match = []Event{}
+	}
+	res := struct {
+		Events      []Event `json:"events"`
+		Count       int     `json:"count"`
+		LastEventID int     `json:"last_event_id,omitempty"`
+		Message     string  `json:"message,omitempty"`
+	}{Events: match, Count: len(match)}
+	if len(match) > 0 {
+		res.LastEventID = match[len(match)-1].EventID
+		res.Message = "Pass last_event_id as after_event next time to read only newer events."
+	} else {
+		res.Message = "No matching events."
+	}
+	return planOK(res)
+}

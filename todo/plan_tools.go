@@ -1,0 +1,749 @@
+package todo
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Names of the plan and cross-agent tools the model sees (CONTRACT.md).
+const (
+	ToolCreatePlan             = "createPlan"
+	ToolStartPlan              = "startPlan"
+	ToolSetStepStatus          = "setStepStatus"
+	ToolAddStep                = "addStep"
+	ToolGetPlanStatus          = "getPlanStatus"
+	ToolCompletePlan           = "completePlan"
+	ToolSubscribe              = "subscribeToTasks"
+	ToolUnsubscribe            = "unsubscribe"
+	ToolListSubscriptions      = "listSubscriptions"
+	ToolAddDependentStep       = "addDependentStep"
+	ToolCompleteStepWithOutput = "completeStepWithOutput"
+	ToolGetBlockedSteps        = "getBlockedSteps"
+	ToolGetTaskEvents          = "getTaskEvents"
+	// ToolSpawnSubagent is executed by the workflow (it starts a child
+	// workflow); only its ToolDef lives here.
+	ToolSpawnSubagent = "spawn_subagent"
+)
+
+// planToolNames are the tools ApplyPlan runs, in the order PlanTools lists them.
+var planToolNames = []string{
+	ToolCreatePlan, ToolStartPlan, ToolSetStepStatus, ToolAddStep, ToolGetPlanStatus, ToolCompletePlan,
+	ToolSubscribe, ToolUnsubscribe, ToolListSubscriptions, ToolAddDependentStep,
+	ToolCompleteStepWithOutput, ToolGetBlockedSteps, ToolGetTaskEvents,
+}
+
+// IsPlanTool reports whether name is one of the 13 plan and cross-agent tools
+// that ApplyPlan runs (spawn_subagent is not: the workflow runs it).
+func IsPlanTool(name string) bool {
+	for _, n := range planToolNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// PlanTools returns the plan tools. The six core tools and the seven
+// cross-agent ones are always offered: subscriptions and dependencies also
+// work between sibling agents, so an agent that cannot spawn still needs
+// them. includeAgents adds spawn_subagent's definition, for agents allowed
+// to start children.
+func PlanTools(includeAgents bool) []ToolDef {
+	defs := []ToolDef{
+		{Name: ToolCreatePlan, Description: createPlanDescription, Parameters: json.RawMessage(createPlanSchema)},
+		{Name: ToolStartPlan, Description: startPlanDescription, Parameters: json.RawMessage(startPlanSchema)},
+		{Name: ToolSetStepStatus, Description: setStepStatusDescription, Parameters: json.RawMessage(setStepStatusSchema)},
+		{Name: ToolAddStep, Description: addStepDescription, Parameters: json.RawMessage(addStepSchema)},
+		{Name: ToolGetPlanStatus, Description: getPlanStatusDescription, Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+		{Name: ToolCompletePlan, Description: completePlanDescription, Parameters: json.RawMessage(completePlanSchema)},
+		{Name: ToolSubscribe, Description: subscribeDescription, Parameters: json.RawMessage(subscribeSchema)},
+		{Name: ToolUnsubscribe, Description: unsubscribeDescription, Parameters: json.RawMessage(unsubscribeSchema)},
+		{Name: ToolListSubscriptions, Description: listSubscriptionsDescription, Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
+		{Name: ToolAddDependentStep, Description: addDependentStepDescription, Parameters: json.RawMessage(addDependentStepSchema)},
+		{Name: ToolCompleteStepWithOutput, Description: completeStepWithOutputDescription, Parameters: json.RawMessage(completeStepWithOutputSchema)},
+		{Name: ToolGetBlockedSteps, Description: getBlockedStepsDescription, Parameters: json.RawMessage(getBlockedStepsSchema)},
+		{Name: ToolGetTaskEvents, Description: getTaskEventsDescription, Parameters: json.RawMessage(getTaskEventsSchema)},
+	}
+	if includeAgents {
+		defs = append(defs, ToolDef{Name: ToolSpawnSubagent, Description: spawnSubagentDescription, Parameters: json.RawMessage(spawnSubagentSchema)})
+	}
+	return defs
+}
+
+const createPlanDescription = `Register a plan for a multi-step task: a title and the ordered steps, each a short sentence. ` +
+	`Steps get the ids step_1, step_2, ... in this order. A plan that has not been started can be replaced by calling createPlan again; ` +
+	`a started plan must be finished with completePlan first. After creating it, call startPlan.`
+
+const startPlanDescription = `Ask to begin the plan you created. Depending on the settings the user approves it first ` +
+	`(you get their answer, possibly with feedback) or it starts at once. Report progress on steps only after it has started.`
+
+const setStepStatusDescription = `Report the state of one step: in_progress when you begin it, completed when it was fully achieved, ` +
+	`failed when its goal was not reached (give the reason as error), skipped when it is no longer needed (say why in result). ` +
+	`Be honest: a result saying you could not do something is a failure, not a completion, and is refused as completed. ` +
+	`Blocked steps wait on other agents and cannot be set.`
+
+const addStepDescription = `Add a step to the current plan, after after_step_id or at the end. ` +
+	`Use it when the work turns out to need more than planned. The new step gets the next free id.`
+
+const getPlanStatusDescription = `Show the current or most recent plan: every step with its status, result, error, ` +
+	`dependencies and received outputs, and the progress counts.`
+
+const completePlanDescription = `Close the plan: completed when every step is completed, failed or skipped and the goal was reached; ` +
+	`failed when it was not; cancelled to drop it (also works before it was started). Add a short summary of the outcome.`
+
+const subscribeDescription = `Have events of other agents' plans delivered to you as messages, e.g. step_completed of a subagent. ` +
+	`Subscribe before you spawn the agents you want to follow; events that already happened and match are delivered too. ` +
+	`Your own events are never delivered. Returns a subscription id.`
+
+const unsubscribeDescription = `Stop a subscription made with subscribeToTasks.`
+
+const listSubscriptionsDescription = `List your subscriptions with their filters.`
+
+const addDependentStepDescription = `Make a step wait for steps of other agents' plans. Either add a new step (description, optionally after_step_id) ` +
+	`or attach the dependencies to an existing step (step_id). The step is blocked until every {agent_id, step_id} in depends_on completes; ` +
+	`it then turns pending by itself and their outputs appear in its received_outputs. If a dependency fails, the step fails. ` +
+	`provides names this step's own output for agents that wait on it.`
+
+const completeStepWithOutputDescription = `Complete a step and hand a structured result (a JSON object) to the agents waiting on it. ` +
+	`Use it for the steps other agents depend on, typically a subagent's last step. The same honesty rule as setStepStatus applies.`
+
+const getBlockedStepsDescription = `List the steps of your plan that wait on other agents, with what they still wait for and what they already received.`
+
+const getTaskEventsDescription = `Read recent plan events of all agents you know of (your own included), newest last. ` +
+	`Filter by agent_id and event_types; pass after_event (the last event_id you saw) to read only newer ones.`
+
+const spawnSubagentDescription = `Start a subagent that works on a task on its own, with its own plan. ` +
+	`It runs in parallel with you; its events reach you through subscribeToTasks, and you can make your steps wait on its steps with addDependentStep.`
+
+var stepStatusEnum = `["in_progress","completed","failed","skipped"]`
+
+var eventTypesEnum = `["plan_created","plan_started","plan_completed","plan_failed","plan_cancelled","step_added","step_started","step_completed","step_failed","step_skipped","step_blocked","step_unblocked"]`
+
+const refSchema = `{"type":"object","properties":{"agent_id":{"type":"string"},"step_id":{"type":"string"}},"required":["agent_id","step_id"]}`
+
+const createPlanSchema = `{"type":"object","properties":{` +
+	`"title":{"type":"string","description":"What the plan achieves."},` +
+	`"steps":{"type":"array","minItems":1,"items":{"type":"string"},"description":"The steps in order, one short sentence each."}},` +
+	`"required":["title","steps"]}`
+
+const startPlanSchema = `{"type":"object","properties":{"message":{"type":"string","description":"A note for the user who approves the plan."}}}`
+
+var setStepStatusSchema = `{"type":"object","properties":{` +
+	`"step_id":{"type":"string","description":"The step, e.g. step_1."},` +
+	`"status":{"type":"string","enum":` + stepStatusEnum + `},` +
+	`"result":{"type":"string","description":"What was done (completed) or why the step was skipped."},` +
+	`"error":{"type":"string","description":"Why the step failed."}},` +
+	`"required":["step_id","status"]}`
+
+const addStepSchema = `{"type":"object","properties":{` +
+	`"description":{"type":"string","description":"What the step does."},` +
+	`"after_step_id":{"type":"string","description":"Insert after this step; at the end when left out."}},` +
+	`"required":["description"]}`
+
+const completePlanSchema = `{"type":"object","properties":{` +
+	`"status":{"type":"string","enum":["completed","failed","cancelled"]},` +
+	`"summary":{"type":"string","description":"The outcome in a sentence or two."}},` +
+	`"required":["status"]}`
+
+var subscribeSchema = `{"type":"object","properties":{` +
+	`"agent_id":{"type":"string","description":"Only this agent's events; leave out or \"*\" for any agent."},` +
+	`"event_types":{"type":"array","minItems":1,"items":{"type":"string","enum":` + eventTypesEnum + `}},` +
+	`"plan_id":{"type":"string"},"step_id":{"type":"string"}},` +
+	`"required":["event_types"]}`
+
+const unsubscribeSchema = `{"type":"object","properties":{"subscription_id":{"type":"string","description":"The id subscribeToTasks returned, e.g. sub_1."}},"required":["subscription_id"]}`
+
+const addDependentStepSchema = `{"type":"object","properties":{` +
+	`"description":{"type":"string","description":"A new step to add (leave out step_id)."},` +
+	`"step_id":{"type":"string","description":"An existing step to make wait (leave out description)."},` +
+	`"after_step_id":{"type":"string","description":"Where to insert the new step; at the end when left out."},` +
+	`"depends_on":{"type":"array","minItems":1,"items":` + refSchema + `,"description":"The other agents' steps to wait for."},` +
+	`"provides":{"type":"string","description":"A name for this step's output, for agents that wait on it."}},` +
+	`"required":["depends_on"]}`
+
+const completeStepWithOutputSchema = `{"type":"object","properties":{` +
+	`"step_id":{"type":"string"},` +
+	`"output":{"type":"object","description":"Structured result for the agents waiting on this step."},` +
+	`"result":{"type":"string","description":"What was done, in a sentence."}},` +
+	`"required":["step_id","output"]}`
+
+const getBlockedStepsSchema = `{"type":"object","properties":{"plan_id":{"type":"string","description":"Defaults to your current plan."}}}`
+
+var getTaskEventsSchema = `{"type":"object","properties":{` +
+	`"agent_id":{"type":"string"},` +
+	`"event_types":{"type":"array","items":{"type":"string","enum":` + eventTypesEnum + `}},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":100,"description":"At most this many events (default 20), the latest ones."},` +
+	`"after_event":{"type":"integer","minimum":0,"description":"Only events with a larger event_id."}}}`
+
+const spawnSubagentSchema = `{"type":"object","properties":{` +
+	`"agent_id":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$","description":"A short unique name for the subagent, e.g. implementer."},` +
+	`"task":{"type":"string","description":"What the subagent must do, with everything it needs to know."},` +
+	`"tools":{"type":"array","items":{"type":"string"},"description":"The tools it may use; all of yours when left out."},` +
+	`"model":{"type":"string","description":"The model it runs on; yours when left out."},` +
+	`"todo":{"type":"object","description":"Its todo settings (the todo part of a workflow input)."}},` +
+	`"required":["agent_id","task"]}`
+
+// PlanOutcome is what one plan tool call produced.
+type PlanOutcome struct {
+	// Result is the tool result (ignore it when NeedsApproval).
+	Result Result
+	// NeedsApproval: startPlan with approval required. The workflow waits
+	// for the human, then calls Approve or Reject, whose result answers
+	// the startPlan call.
+	NeedsApproval bool
+	// Events are the events the call emitted (already in ps.Events), in order.
+	Events []Event
+}
+
+// ApplyPlan runs one plan or cross-agent tool call. approvalRequired is false
+// when plan_approval is auto: startPlan then starts the plan at once.
+func (ps *PlanState) ApplyPlan(c Call, approvalRequired bool) PlanOutcome {
+	if c.Name == ToolSpawnSubagent {
+		return PlanOutcome{Result: planError("%s is run by the workflow, not by the plan tools.", ToolSpawnSubagent)}
+	}
+	if !IsPlanTool(c.Name) {
+		return PlanOutcome{Result: planError("%q is not a plan tool; the plan tools are %s.", c.Name, strings.Join(planToolNames, ", "))}
+	}
+	if ps.Events == nil {
+		ps.Events = []Event{}
+	}
+	if ps.Subscriptions == nil {
+		ps.Subscriptions = []Subscription{}
+	}
+	a, err := parsePlanArgs(c.Name, c.Args)
+	if err != nil {
+		return PlanOutcome{Result: argError(c.Name, err)}
+	}
+	before := len(ps.Events)
+	var out PlanOutcome
+	switch c.Name {
+	case ToolCreatePlan:
+		out.Result = ps.createPlan(a, approvalRequired)
+	case ToolStartPlan:
+		out = ps.startPlan(a, approvalRequired)
+	case ToolSetStepStatus:
+		out.Result = ps.setStepStatus(a)
+	case ToolAddStep:
+		out.Result = ps.addStep(a)
+	case ToolGetPlanStatus:
+		out.Result = ps.getPlanStatus()
+	case ToolCompletePlan:
+		out.Result = ps.completePlan(a)
+	case ToolSubscribe:
+		out.Result = ps.subscribe(a)
+	case ToolUnsubscribe:
+		out.Result = ps.unsubscribe(a)
+	case ToolListSubscriptions:
+		out.Result = ps.listSubscriptions()
+	case ToolAddDependentStep:
+		out.Result = ps.addDependentStep(a)
+	case ToolCompleteStepWithOutput:
+		out.Result = ps.completeStepWithOutput(a)
+	case ToolGetBlockedSteps:
+		out.Result = ps.getBlockedSteps(a)
+	case ToolGetTaskEvents:
+		out.Result = ps.getTaskEvents(a)
+	}
+	if ps.Plan != nil {
+		ps.Plan.refresh()
+	}
+	out.Events = append([]Event(nil), ps.Events[before:]...)
+	return out
+}
+
+// stepBrief is a step as tool results show it.
+type stepBrief struct {
+	StepID      string `json:"step_id"`
+	Sequence    int    `json:"sequence"`
+	Description string `json:"description"`
+	Status      string `json:"status"`
+}
+
+func brief(s Step) stepBrief {
+	return stepBrief{StepID: s.StepID, Sequence: s.Sequence, Description: s.Description, Status: s.Status}
+}
+
+// noPlan is the error of a tool that needs a plan when there is none.
+func noPlan() Result {
+	return planError("there is no plan yet. Create one with createPlan (a title and the steps), then call startPlan.")
+}
+
+// activePlan returns the plan when it is active, or the error to give.
+func (ps *PlanState) activePlan() (*Plan, *Result) {
+	if ps.Plan == nil {
+		r := noPlan()
+		return nil, &r
+	}
+	if ps.Plan.Status != PlanActive {
+		r := planError("plan %s (%q) is already %s. Create a new plan with createPlan if there is more to do.", ps.Plan.PlanID, ps.Plan.Title, ps.Plan.Status)
+		return nil, &r
+	}
+	return ps.Plan, nil
+}
+
+// startedPlan returns the plan when it is active and started, or the error.
+func (ps *PlanState) startedPlan() (*Plan, *Result) {
+	p, bad := ps.activePlan()
+	if bad != nil {
+		return nil, bad
+	}
+	if !p.Started {
+		r := planError("plan %s (%q) has not been started. Call startPlan first; report on steps once it has started.", p.PlanID, p.Title)
+		return nil, &r
+	}
+	return p, nil
+}
+
+// findStep returns the index of step id in p, or the error to give.
+func findStep(p *Plan, id string) (int, *Result) {
+	i := p.step(id)
+	if i < 0 {
+		r := planError("unknown step_id %q. The steps of plan %s are: %s.", id, p.PlanID, p.stepIDs())
+		return -1, &r
+	}
+	return i, nil
+}
+
+func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
+	title, err := a.required("title", "give the plan a short title")
+	if err != nil {
+		return argError(ToolCreatePlan, err)
+	}
+	steps, err := planSteps(a)
+	if err != nil {
+		return argError(ToolCreatePlan, err)
+	}
+	if p := ps.Plan; p != nil && p.Status == PlanActive && p.Started {
+		return planError("plan %s (%q) is started and still active, so it cannot be replaced. "+
+			"Finish it first with completePlan (status completed, failed or cancelled), or add to it with addStep.", p.PlanID, p.Title)
+	}
+	replaced := ""
+	if p := ps.Plan; p != nil && p.Status == PlanActive {
+		replaced = p.PlanID
+	}
+	ps.PlanCount++
+	p := &Plan{PlanID: "plan_" + strconv.Itoa(ps.PlanCount), Title: strings.TrimSpace(title), Status: PlanActive}
+	for i, d := range steps {
+		s := newStep("step_"+strconv.Itoa(i+1), d)
+		s.Sequence = i + 1
+		p.Steps = append(p.Steps, s)
+	}
+	p.refresh()
+	ps.Plan = p
+	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
+	briefs := make([]stepBrief, len(p.Steps))
+	data := make([]map[string]any, len(p.Steps))
+	for i, s := range p.Steps {
+		briefs[i] = brief(s)
+		data[i] = map[string]any{"step_id": s.StepID, "sequence": s.Sequence, "description": s.Description}
+	}
+	ps.emit(EventPlanCreated, "", map[string]any{"title": p.Title, "steps": data})
+	msg := "Plan created. Call startPlan to ask the user to approve it; do not report on steps before it has started."
+	if !approvalRequired {
+		msg = "Plan created. Call startPlan to begin it."
+	}
+	if replaced != "" {
+		msg = "It replaces plan " + replaced + ", which had not been started. " + msg
+	}
+	return planOK(struct {
+		PlanID  string      `json:"plan_id"`
+		Title   string      `json:"title"`
+		Status  string      `json:"status"`
+		Started bool        `json:"started"`
+		Steps   []stepBrief `json:"steps"`
+		Message string      `json:"message"`
+	}{p.PlanID, p.Title, p.Status, false, briefs, msg})
+}
+
+// planSteps reads createPlan's steps: strings, or objects with a
+// description (a shape models often send), none of them blank.
+func planSteps(a planArgs) ([]string, error) {
+	const hint = `give the steps in order as an array of short sentences, e.g. ["Reproduce the bug", "Fix it"]`
+	if !a.present("steps") {
+		return nil, fmt.Errorf("%q is missing: %s", "steps", hint)
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(a.m["steps"], &raws) != nil {
+		return nil, fmt.Errorf("%q must be an array of strings: %s", "steps", hint)
+	}
+	if len(raws) == 0 {
+		return nil, fmt.Errorf("%q is empty: %s", "steps", hint)
+	}
+	out := make([]string, 0, len(raws))
+	for i, raw := range raws {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			var o struct {
+				Description *string `json:"description"`
+			}
+			if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &o) != nil || o.Description == nil {
+				return nil, fmt.Errorf("steps[%d] must be a string: %s", i, hint)
+			}
+			s = *o.Description
+		}
+		if strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("steps[%d] is blank: every step needs a description", i)
+		}
+		out = append(out, strings.TrimSpace(s))
+	}
+	return out, nil
+}
+
+func (ps *PlanState) startPlan(a planArgs, approvalRequired bool) PlanOutcome {
+	msg, err := a.str("message")
+	if err != nil {
+		return PlanOutcome{Result: argError(ToolStartPlan, err)}
+	}
+	p, bad := ps.activePlan()
+	if bad != nil {
+		return PlanOutcome{Result: *bad}
+	}
+	if p.Started {
+		return PlanOutcome{Result: planError("plan %s (%q) has already started. Go on with its steps (getPlanStatus shows them).", p.PlanID, p.Title)}
+	}
+	if approvalRequired {
+		ps.AwaitingApproval, ps.ApprovalMessage = true, msg
+		return PlanOutcome{NeedsApproval: true}
+	}
+	return PlanOutcome{Result: ps.begin(msg, "", "Plan started (no approval needed).")}
+}
+
+// begin starts the current plan and tells the model where to start.
+func (ps *PlanState) begin(message, feedback, lead string) Result {
+	p := ps.Plan
+	p.Started = true
+	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
+	data := map[string]any{"title": p.Title}
+	if message != "" {
+		data["message"] = message
+	}
+	if feedback != "" {
+		data["feedback"] = feedback
+	}
+	ps.emit(EventPlanStarted, "", data)
+	var next *stepBrief
+	if s, ok := nextStep(p); ok {
+		b := brief(s)
+		next = &b
+	}
+	return planOK(struct {
+		PlanID   string     `json:"plan_id"`
+		Started  bool       `json:"started"`
+		Feedback string     `json:"feedback,omitempty"`
+		NextStep *stepBrief `json:"next_step,omitempty"`
+		Message  string     `json:"message"`
+	}{p.PlanID, true, feedback, next, lead + " " + ps.nextHint(p)})
+}
+
+// Approve answers a startPlan that waited for approval: the plan starts
+// (plan_started) and the result tells the model to go on with the first step.
+func (ps *PlanState) Approve(feedback string) PlanOutcome {
+	before := len(ps.Events)
+	ps.AwaitingApproval = false
+	p, bad := ps.activePlan()
+	if bad != nil {
+		ps.ApprovalMessage = ""
+		return PlanOutcome{Result: *bad}
+	}
+	if p.Started {
+		ps.ApprovalMessage = ""
+		return PlanOutcome{Result: Result{Content: "The plan was approved and had already started. " + ps.nextHint(p)}}
+	}
+	lead := "The user approved the plan."
+	if strings.TrimSpace(feedback) != "" {
+		lead += " Their note: " + strings.TrimSpace(feedback)
+	}
+	r := ps.begin(ps.ApprovalMessage, strings.TrimSpace(feedback), lead)
+	p.refresh()
+	return PlanOutcome{Result: r, Events: append([]Event(nil), ps.Events[before:]...)}
+}
+
+// Reject answers a startPlan that waited for approval with the user's no:
+// the plan stays unstarted, and the result (an error, since startPlan did not
+// start anything) carries the feedback and the two ways on.
+func (ps *PlanState) Reject(feedback string) PlanOutcome {
+	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
+	var b strings.Builder
+	if p := ps.Plan; p != nil {
+		fmt.Fprintf(&b, "The user did not approve plan %s (%q); it has not started.", p.PlanID, p.Title)
+	} else {
+		b.WriteString("The user did not approve the plan.")
+	}
+	if f := strings.TrimSpace(feedback); f != "" {
+		fmt.Fprintf(&b, " Their feedback: %s", f)
+	} else {
+		b.WriteString(" They gave no reason.")
+	}
+	b.WriteString(" You may revise the plan with createPlan (it replaces the unstarted plan) and call startPlan again, " +
+		"or drop it with completePlan status cancelled. Do not work on its steps until a plan is approved.")
+	return PlanOutcome{Result: Result{IsError: true, Content: b.String()}}
+}
+
+// nextStep is the step to work on: the one in progress, else the first
+// pending one (blocked steps wait on others).
+func nextStep(p *Plan) (Step, bool) {
+	for _, s := range p.Steps {
+		if s.Status == StepInProgress {
+			return s, true
+		}
+	}
+	for _, s := range p.Steps {
+		if s.Status == StepPending {
+			return s, true
+		}
+	}
+	return Step{}, false
+}
+
+// nextHint tells the model what to do next in a started plan.
+func (ps *PlanState) nextHint(p *Plan) string {
+	if s, ok := nextStep(p); ok {
+		if s.Status == StepInProgress {
+			return fmt.Sprintf("Carry on with %s (%s) and report its outcome with setStepStatus.", s.StepID, oneLine(s.Description))
+		}
+		return fmt.Sprintf("Next: %s (%s). Mark it in_progress with setStepStatus when you begin, then report completed, failed or skipped.", s.StepID, oneLine(s.Description))
+	}
+	if on := ps.BlockedOn(); len(on) > 0 {
+		return "The remaining steps wait on " + strings.Join(on, ", ") + "; they turn pending by themselves when their dependencies complete."
+	}
+	prog := ComputeProgress(p.Steps)
+	if prog.Failed > 0 {
+		return "Every step is finished and some failed: call completePlan with status failed (or completed if the goal was still reached), with a summary."
+	}
+	return "Every step is finished: call completePlan with status completed and a summary."
+}
+
+var settableStatuses = []string{StepInProgress, StepCompleted, StepFailed, StepSkipped}
+
+func (ps *PlanState) setStepStatus(a planArgs) Result {
+	id, err := a.required("step_id", "name the step, e.g. \"step_1\"")
+	if err != nil {
+		return argError(ToolSetStepStatus, err)
+	}
+	status, err := a.required("status", "one of in_progress, completed, failed, skipped")
+	if err != nil {
+		return argError(ToolSetStepStatus, err)
+	}
+	result, err := a.str("result")
+	if err != nil {
+		return argError(ToolSetStepStatus, err)
+	}
+	errText, err := a.str("error")
+	if err != nil {
+		return argError(ToolSetStepStatus, err)
+	}
+	switch status {
+	case StepInProgress, StepCompleted, StepFailed, StepSkipped:
+	case StepBlocked:
+		return planError("a step cannot be set to blocked: steps wait on other agents only through addDependentStep. Use in_progress, completed, failed or skipped.")
+	case StepPending:
+		return planError("a step cannot be set back to pending. Use in_progress, completed, failed or skipped.")
+	default:
+		return planError("status %q is not one of %s.", status, strings.Join(settableStatuses, ", "))
+	}
+	p, bad := ps.startedPlan()
+	if bad != nil {
+		return *bad
+	}
+	i, bad := findStep(p, id)
+	if bad != nil {
+		return *bad
+	}
+	if r := ps.checkSettable(p, i, status, result, errText); r != nil {
+		return *r
+	}
+	return ps.applyStatus(p, i, status, result, errText, nil)
+}
+
+// checkSettable applies the rules every status report obeys: not on a blocked
+// step, and a completion must be honest and backed by every dependency's output.
+func (ps *PlanState) checkSettable(p *Plan, i int, status, result, errText string) *Result {
+	s := p.Steps[i]
+	if s.Status == StepBlocked {
+		r := planError("%s is blocked: it waits on %s, and becomes pending by itself when they complete. "+
+			"Work on another step meanwhile, or end your turn to wait (getBlockedSteps shows what it waits for).", s.StepID, refKeys(s.BlockedBy))
+		return &r
+	}
+	if status != StepCompleted {
+		return nil
+	}
+	for _, text := range []string{result, errText} {
+		if ph := FailurePhrase(text); ph != "" {
+			r := planError("the report for %s says %q, which means the step did not fully succeed, so it cannot be marked completed. "+
+				"Report it with status failed and give the reason as error (or skipped, if it turned out unnecessary). "+
+				"Only if the step really succeeded and the phrase describes something else, reword the result.", s.StepID, ph)
+			return &r
+		}
+	}
+	var missing []Ref
+	for _, d := range s.DependsOn {
+		if _, ok := s.ReceivedOutputs[d.Key()]; !ok {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) > 0 {
+		r := planError("%s depends on %s, whose output has not been received, so it cannot be completed yet. "+
+			"Wait until they complete, or report the step failed or skipped.", s.StepID, refKeys(missing))
+		return &r
+	}
+	return nil
+}
+
+// applyStatus records a status report and emits its event. Result and error
+// are replaced by the report's; output by completeStepWithOutput's (nil for
+// setStepStatus). Repeating the same report changes nothing and emits nothing.
+func (ps *PlanState) applyStatus(p *Plan, i int, status, result, errText string, output json.RawMessage) Result {
+	s := &p.Steps[i]
+	if s.Status == status && s.Result == result && s.Error == errText && bytes.Equal(s.Output, output) {
+		p.refresh()
+		return planOK(struct {
+			StepID   string   `json:"step_id"`
+			Status   string   `json:"status"`
+			Progress Progress `json:"progress"`
+			Message  string   `json:"message"`
+		}{s.StepID, s.Status, p.Progress, "Unchanged: " + s.StepID + " already had this status and report. " + ps.nextHint(p)})
+	}
+	s.Status, s.Result, s.Error, s.Output = status, result, errText, output
+	p.refresh()
+	st := *s
+	data := map[string]any{"description": st.Description}
+	var typ, msg string
+	switch status {
+	case StepInProgress:
+		typ, msg = EventStepStarted, st.StepID+" is in progress."
+	case StepCompleted:
+		typ, msg = EventStepCompleted, st.StepID+" completed."
+		data["result"] = st.Result
+		if len(st.Output) > 0 {
+			data["output"] = st.Output
+		} else {
+			data["output"] = nil
+		}
+		if st.Provides != "" {
+			data["provides"] = st.Provides
+		}
+	case StepFailed:
+		typ, msg = EventStepFailed, st.StepID+" recorded as failed."
+		data["error"] = st.Error
+		if st.Result != "" {
+			data["result"] = st.Result
+		}
+	case StepSkipped:
+		typ, msg = EventStepSkipped, st.StepID+" skipped."
+		data["result"] = st.Result
+	}
+	ps.emit(typ, st.StepID, data)
+	return planOK(struct {
+		StepID   string          `json:"step_id"`
+		Status   string          `json:"status"`
+		Output   json.RawMessage `json:"output,omitempty"`
+		Progress Progress        `json:"progress"`
+		Message  string          `json:"message"`
+	}{st.StepID, st.Status, st.Output, p.Progress, msg + " " + ps.nextHint(p)})
+}
+
+func (ps *PlanState) addStep(a planArgs) Result {
+	desc, err := a.required("description", "say what the new step does")
+	if err != nil {
+		return argError(ToolAddStep, err)
+	}
+	after, err := a.str("after_step_id")
+	if err != nil {
+		return argError(ToolAddStep, err)
+	}
+	p, bad := ps.activePlan()
+	if bad != nil {
+		return *bad
+	}
+	if after != "" {
+		if _, bad := findStep(p, after); bad != nil {
+			return *bad
+		}
+	}
+	s := ps.insertStep(p, strings.TrimSpace(desc), after)
+	return planOK(struct {
+		stepBrief
+		TotalSteps int    `json:"total_steps"`
+		Message    string `json:"message"`
+	}{brief(s), len(p.Steps), "Step " + s.StepID + " added at position " + strconv.Itoa(s.Sequence) + "."})
+}
+
+// insertStep adds a pending step after `after` (or at the end), emits
+// step_added and returns the step.
+func (ps *PlanState) insertStep(p *Plan, desc, after string) Step {
+	s := newStep(p.nextStepID(), desc)
+	p.insert(s, after)
+	p.refresh()
+	s = p.Steps[p.step(s.StepID)]
+	data := map[string]any{"description": s.Description, "sequence": s.Sequence}
+	if after != "" {
+		data["after_step_id"] = after
+	}
+	ps.emit(EventStepAdded, s.StepID, data)
+	return s
+}
+
+func (ps *PlanState) getPlanStatus() Result {
+	if ps.Plan == nil {
+		return planOK(map[string]any{"plan": nil, "message": "There is no plan yet. Create one with createPlan."})
+	}
+	return Result{Content: planJSON(ps.Current())}
+}
+
+func (ps *PlanState) completePlan(a planArgs) Result {
+	status, err := a.required("status", "one of completed, failed, cancelled")
+	if err != nil {
+		return argError(ToolCompletePlan, err)
+	}
+	summary, err := a.str("summary")
+	if err != nil {
+		return argError(ToolCompletePlan, err)
+	}
+	var typ string
+	switch status {
+	case PlanCompleted:
+		typ = EventPlanCompleted
+	case PlanFailed:
+		typ = EventPlanFailed
+	case PlanCancelled:
+		typ = EventPlanCancelled
+	default:
+		return planError("status %q is not one of completed, failed, cancelled.", status)
+	}
+	p, bad := ps.activePlan()
+	if bad != nil {
+		return *bad
+	}
+	if status != PlanCancelled && !p.Started {
+		return planError("plan %s (%q) was never started, so it cannot end %s. Start it with startPlan, or drop it with status cancelled.", p.PlanID, p.Title, status)
+	}
+	if status == PlanCompleted {
+		var open []string
+		for _, s := range p.Steps {
+			switch s.Status {
+			case StepPending, StepInProgress:
+				open = append(open, s.StepID+" ("+s.Status+")")
+			case StepBlocked:
+				open = append(open, s.StepID+" (blocked on "+refKeys(s.BlockedBy)+")")
+			}
+		}
+		if len(open) > 0 {
+			return planError("the plan cannot be completed while steps are unfinished: %s. "+
+				"Report each of them completed, failed or skipped with setStepStatus first, or end the plan as failed or cancelled.", strings.Join(open, ", "))
+		}
+	}
+	p.Status, p.Summary = status, strings.TrimSpace(summary)
+	p.refresh()
+	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
+	ps.emit(typ, "", map[string]any{"title": p.Title, "summary": p.Summary, "unfinished": p.unfinishedIDs()})
+	return planOK(struct {
+		PlanID   string   `json:"plan_id"`
+		Status   string   `json:"status"`
+		Summary  string   `json:"summary,omitempty"`
+		Progress Progress `json:"progress"`
+		Message  string   `json:"message"`
+	}{p.PlanID, p.Status, p.Summary, p.Progress, "Plan " + p.PlanID + " is " + status + "."})
+}

@@ -1,0 +1,120 @@
+package todo
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// stepMarks are the plan checklist's status markers (CONTRACT.md).
+var stepMarks = map[string]string{
+	StepCompleted:  "[x]",
+	StepInProgress: "[>]",
+	StepPending:    "[ ]",
+	StepFailed:     "[!]",
+	StepSkipped:    "[-]",
+	StepBlocked:    "[~]",
+}
+
+// PlanChecklist is the user's `plan` command text (the plan query, `starter
+// plan`), in jaato's layout:
+//
+//	Current Plan: Refactor auth module
+//	Status: active
+//
+//	Steps:
+//	  [x] step_1: Review current auth implementation
+//	  [~] step_2: Review the results (waiting on implementer:step_1)
+//
+//	Progress: 1/2 (50%)
+//
+// The header reads "Current Plan" for a finished plan too (the most recent
+// plan is shown the same way). Steps are listed in sequence order, one line
+// each; a blocked step names what it waits on. Results and errors are not
+// shown (getPlanStatus and the state query have them). The last line is
+// completed/total and the percentage with one decimal, a trailing ".0"
+// dropped. For no plan: "No plan yet."
+func PlanChecklist(p *Plan) string {
+	if p == nil {
+		return "No plan yet."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Current Plan: %s\n", oneLine(p.Title))
+	fmt.Fprintf(&b, "Status: %s\n", p.Status)
+	b.WriteString("\nSteps:\n")
+	for _, s := range p.Steps {
+		mark, ok := stepMarks[s.Status]
+		if !ok {
+			mark = "[?]"
+		}
+		fmt.Fprintf(&b, "  %s %s: %s", mark, s.StepID, oneLine(s.Description))
+		if s.Status == StepBlocked && len(s.BlockedBy) > 0 {
+			fmt.Fprintf(&b, " (waiting on %s)", refKeys(s.BlockedBy))
+		}
+		b.WriteByte('\n')
+	}
+	prog := ComputeProgress(p.Steps)
+	fmt.Fprintf(&b, "\nProgress: %d/%d (%s%%)", prog.Completed, prog.Total, FormatPercent(prog.Percent))
+	return b.String()
+}
+
+// maxNotificationValue bounds a result, error or output quoted in a
+// notification; getTaskEvents has the full event.
+const maxNotificationValue = 1000
+
+// NotificationText renders another agent's event for the model (the content
+// of a `task_event` message): who, what, which plan and step, and the result,
+// error or output the event carries.
+func NotificationText(ev Event) string {
+	d := eventData(ev)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task event #%d from agent %s: %s", ev.EventID, ev.AgentID, ev.Type)
+	where := []string{}
+	if ev.PlanID != "" {
+		w := "plan " + ev.PlanID
+		if t := dataString(d, "title"); t != "" {
+			w += fmt.Sprintf(" (%q)", oneLine(t))
+		}
+		where = append(where, w)
+	}
+	if ev.StepID != "" {
+		w := "step " + ev.StepID
+		if t := dataString(d, "description"); t != "" {
+			w += fmt.Sprintf(" (%q)", oneLine(t))
+		}
+		where = append(where, w)
+	}
+	if len(where) > 0 {
+		b.WriteString(" — " + strings.Join(where, ", "))
+	}
+	b.WriteString(".")
+	line := func(label, value string) {
+		if value = strings.TrimSpace(value); value != "" {
+			fmt.Fprintf(&b, "\n%s: %s", label, clip(value))
+		}
+	}
+	line("Summary", dataString(d, "summary"))
+	line("Result", dataString(d, "result"))
+	line("Error", dataString(d, "error"))
+	if raw, ok := d["output"]; ok && string(raw) != "null" {
+		line("Output", string(raw))
+	}
+	if raw, ok := d["blocked_by"]; ok {
+		line("Waiting on", string(raw))
+	}
+	if ev.Type == EventPlanCreated {
+		if raw, ok := d["steps"]; ok {
+			line("Steps", string(raw))
+		}
+	}
+	return b.String()
+}
+
+// clip shortens s to maxNotificationValue characters.
+func clip(s string) string {
+	if utf8.RuneCountInString(s) <= maxNotificationValue {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxNotificationValue]) + "… (cut; getTaskEvents shows it all)"
+}

@@ -1,0 +1,42 @@
+// Package devserver runs the embedded Temporal server that todoflow uses when no cluster
+// address is given: the Temporal CLI's `temporal server start-dev`, as a child process.
+//
+// # Why a child process built from tools/go.mod
+//
+// The newest Temporal CLI that builds from the Go module proxy alone is
+// github.com/temporalio/cli v1.5.1, and its server pins older Temporal API versions than
+// the SDK the root module uses, so it cannot be linked into our binaries. It lives in its
+// own module (tools/go.mod) and is built into a separate executable. The SDK's
+// testsuite.StartDevServer would download the CLI instead, which these machines cannot.
+//
+// # One binary, built once, shared by everyone
+//
+// A cold build takes about 7 minutes and 2 GB of memory on 2 cores, and `go test` runs
+// packages in parallel, so the binary has exactly one home: [CachePath], which is
+// os.UserCacheDir()/todoflow/temporal-cli-<CLIVersion>/temporal. The worker, the starter,
+// the tests and .ci/run all use that path. [BinaryPath] builds it when it is missing,
+// under a cross-process file lock (flock) so that parallel callers wait for one build
+// instead of starting several, and says on its progress writer what it is doing, every
+// 30 seconds, because a silent 7-minute pause looks like a hang. The environment variable
+// TODOFLOW_TEMPORAL_CLI overrides the path entirely.
+//
+// # Starting and stopping
+//
+// [Start] runs the server on 127.0.0.1 with the settings measured to matter on these
+// machines (see flagArgs): faster history transfer polling and a single task-queue
+// partition (about 100 ms less per activity), SQLite in WAL mode with normal sync, and the
+// search attributes the workflows need. It returns once the frontend answers the gRPC
+// health check and the namespace is usable, or fails fast with the server's last log lines
+// when the process exits early (a port in use, a broken database file).
+//
+// The server must never outlive its parent: on Linux the child gets Pdeathsig=SIGKILL, so
+// even a SIGKILLed parent takes it down, and it runs in its own process group so [Server.Stop]
+// can signal everything it started (SIGTERM, then SIGKILL after 10 seconds).
+//
+// # Search attributes on any server
+//
+// [EnsureSearchAttributes] works against the dev server and a real cluster alike: it adds
+// the missing attributes through the operator service, or fails with an error that names
+// the attribute and the command an administrator can run. A missing attribute must be a
+// clear startup error, never a workflow-task retry loop.
+package devserver

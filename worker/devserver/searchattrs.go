@@ -1,0 +1,184 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+)
+
+// attrTypes are the search attribute types, spelled as the temporal CLI spells them.
+var attrTypes = map[string]enumspb.IndexedValueType{
+	"Text":        enumspb.INDEXED_VALUE_TYPE_TEXT,
+	"Keyword":     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"Int":         enumspb.INDEXED_VALUE_TYPE_INT,
+	"Double":      enumspb.INDEXED_VALUE_TYPE_DOUBLE,
+	"Bool":        enumspb.INDEXED_VALUE_TYPE_BOOL,
+	"Datetime":    enumspb.INDEXED_VALUE_TYPE_DATETIME,
+	"KeywordList": enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+}
+
+// parseType maps a type name, in any letter case as the CLI accepts it, to its enum.
+func parseType(name string) (enumspb.IndexedValueType, error) {
+	for n, t := range attrTypes {
+		if strings.EqualFold(n, name) {
+			return t, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown search attribute type %q (want one of Text, Keyword, Int, Double, Bool, Datetime, KeywordList)", name)
+}
+
+// typeName is the CLI spelling of t, for messages and commands.
+func typeName(t enumspb.IndexedValueType) string {
+	for n, v := range attrTypes {
+		if v == t {
+			return n
+		}
+	}
+	return t.String()
+}
+
+// canonicalType respells a valid type name the way the CLI documents it; invalid names are
+// returned unchanged (Start rejects them before they get this far).
+func canonicalType(name string) string {
+	if t, err := parseType(name); err == nil {
+		return typeName(t)
+	}
+	return name
+}
+
+// registerWait bounds how long EnsureSearchAttributes waits for added attributes to be
+// listed; a cluster with Elasticsearch visibility can take a few seconds.
+const registerWait = 30 * time.Second
+
+// EnsureSearchAttributes makes sure namespace has the search attributes attrs (name to type,
+// as in Options.SearchAttributes), on the dev server or any other Temporal server. Missing
+// ones are added through the operator service; an attribute that exists with another type,
+// or a server that refuses the change (no permission, Temporal Cloud), is an error naming
+// the attributes and the command to run instead. It returns once they are all listed.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string, attrs map[string]string) error {
+	if len(attrs) == 0 {
+		return nil
+	}
+	want := make(map[string]enumspb.IndexedValueType, len(attrs))
+	for name, typ := range attrs {
+		t, err := parseType(typ)
+		if err != nil {
+			return fmt.Errorf("search attribute %q: %w", name, err)
+		}
+		want[name] = t
+	}
+
+	have, err := listSearchAttributes(ctx, c, namespace)
+	if err != nil {
+		return fmt.Errorf("listing the search attributes of namespace %q: %w", namespace, err)
+	}
+	missing, err := compareAttrs(namespace, want, have)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+
+	req := &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: map[string]enumspb.IndexedValueType{}}
+	for _, name := range missing {
+		req.SearchAttributes[name] = want[name]
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, req); err != nil {
+		// Another worker or starter may have added them a moment ago; the listing below
+		// decides. Anything else is a refusal the user must resolve.
+		var exists *serviceerror.AlreadyExists
+		if !errors.As(err, &exists) {
+			return fmt.Errorf("the server refused to add search attributes %s to namespace %q: %w; "+
+				"ask its administrator to run %s (on Temporal Cloud, add them in the namespace settings or with tcld)",
+				strings.Join(missing, ", "), namespace, err, createCommands(namespace, missing, want))
+		}
+	}
+
+	// Attributes are served from a cache that some servers refresh only periodically.
+	ctx, cancel := context.WithTimeout(ctx, registerWait)
+	defer cancel()
+	for {
+		have, err := listSearchAttributes(ctx, c, namespace)
+		if err == nil {
+			missing, err = compareAttrs(namespace, want, have)
+			if err != nil || len(missing) == 0 {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("still not listed: %s", strings.Join(missing, ", "))
+			}
+			return fmt.Errorf("added search attributes to namespace %q, but they did not show up (%v): %w",
+				namespace, err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// listSearchAttributes returns the custom and system attributes of namespace together: a
+// wanted name that collides with a system attribute is as much a conflict as a custom one.
+func listSearchAttributes(ctx context.Context, c client.Client, namespace string) (map[string]enumspb.IndexedValueType, error) {
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return nil, err
+	}
+	all := make(map[string]enumspb.IndexedValueType, len(resp.GetCustomAttributes())+len(resp.GetSystemAttributes()))
+	for n, t := range resp.GetSystemAttributes() {
+		all[n] = t
+	}
+	for n, t := range resp.GetCustomAttributes() {
+		all[n] = t
+	}
+	return all, nil
+}
+
+// compareAttrs returns the wanted names that have is missing, sorted, or an error naming
+// every attribute that exists with another type: those cannot be fixed by adding.
+func compareAttrs(namespace string, want, have map[string]enumspb.IndexedValueType) ([]string, error) {
+	var missing, conflicts []string
+	for name, t := range want {
+		got, ok := have[name]
+		switch {
+		case !ok:
+			missing = append(missing, name)
+		case got != t:
+			conflicts = append(conflicts, fmt.Sprintf("%q is %s, todoflow needs %s", name, typeName(got), typeName(t)))
+		}
+	}
+	sort.Strings(missing)
+	if len(conflicts) > 0 {
+		sort.Strings(conflicts)
+		var names []string
+		for name, t := range want {
+			if got, ok := have[name]; ok && got != t {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		var fix []string
+		for _, n := range names {
+			fix = append(fix, fmt.Sprintf("`temporal operator search-attribute remove --namespace %s --name %s`", namespace, n))
+		}
+		return nil, fmt.Errorf("search attributes of namespace %q have the wrong type: %s; a type cannot be changed in place: "+
+			"remove them (%s, if nothing else uses them), then run %s, or use another namespace",
+			namespace, strings.Join(conflicts, "; "), strings.Join(fix, ", "), createCommands(namespace, names, want))
+	}
+	return missing, nil
+}
+
+// createCommands spells out the CLI commands that create names.
+func createCommands(namespace string, names []string, want map[string]enumspb.IndexedValueType) string {
+	cmds := make([]string, len(names))
+	for i, n := range names {
+		cmds[i] = fmt.Sprintf("`temporal operator search-attribute create --namespace %s --name %s --type %s`", namespace, n, typeName(want[n]))
+	}
+	return strings.Join(cmds, ", ")
+}

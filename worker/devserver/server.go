@@ -1,0 +1,449 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// Options configures [Start]. The zero value is a throwaway server on free ports with the
+// Web UI on, a temporary database and the "default" namespace.
+type Options struct {
+	// Port is the frontend gRPC port on 127.0.0.1; 0 picks a free one.
+	Port int
+	// UIPort is the Web UI port; 0 picks a free one, -1 turns the UI off.
+	UIPort int
+	// DBFile is the SQLite file that keeps the server's state across restarts. Its folder
+	// is created when missing. "" uses a fresh temporary file, removed by Stop.
+	DBFile string
+	// Namespace is created at launch when missing; "" means "default".
+	Namespace string
+	// SearchAttributes maps attribute names to types ("Int", "Keyword", "Text", "Bool",
+	// "Double", "Datetime", "KeywordList"). They are registered at launch and, for a
+	// database created by an older version, added once the server is up.
+	SearchAttributes map[string]string
+	// Log receives the server's output; nil discards it (the last lines are still kept
+	// for error messages).
+	Log io.Writer
+	// Progress receives notes about building the binary (see [BinaryPath]); nil discards them.
+	Progress io.Writer
+	// Binary is the temporal CLI to run; "" means [BinaryPath].
+	Binary string
+}
+
+// ErrPortInUse is wrapped by Start's error when a port it needs is taken, most likely by
+// another Temporal server (`worker --dev` already running).
+var ErrPortInUse = errors.New("port in use")
+
+const (
+	host         = "127.0.0.1"
+	readyTimeout = 60 * time.Second
+	tailLines    = 50
+)
+
+// stopGrace is how long Stop waits after SIGTERM before SIGKILL; a variable for tests.
+var stopGrace = 10 * time.Second
+
+// dynamicConfig are the server settings measured to matter here (DESIGN.md). Values are
+// JSON, so numbers go unquoted; strings would need JSON quotes.
+var dynamicConfig = []string{
+	// The default 20 polls/s of history transfer tasks adds ~100 ms to every activity.
+	"history.transferProcessorMaxPollRPS=1000",
+	// One partition: with the default four, a task can wait in a partition no poller is on.
+	"matching.numTaskqueueReadPartitions=1",
+	"matching.numTaskqueueWritePartitions=1",
+}
+
+// sqlitePragmas make SQLite commit without an fsync per write (WAL keeps it crash-safe).
+var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
+
+// Server is a running dev server child process.
+type Server struct {
+	cmd       *exec.Cmd
+	addr      string
+	uiAddr    string
+	namespace string
+	tempDir   string // removed by Stop; "" when the caller chose the database file
+	throwaway bool   // the database is temporary, so there is nothing to shut down cleanly for
+	log       *tail
+
+	done     chan struct{} // closed when the process has exited
+	exitErr  error         // cmd.Wait's result, readable after done
+	stopping chan struct{} // closed when Stop begins, so Err can tell a crash from a stop
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Address is the frontend's host:port, for client.Options.HostPort.
+func (s *Server) Address() string { return s.addr }
+
+// UIAddress is the Web UI's host:port, or "" when the UI is off.
+func (s *Server) UIAddress() string { return s.uiAddr }
+
+// Namespace is the namespace the server was started with.
+func (s *Server) Namespace() string { return s.namespace }
+
+// Done is closed when the server process exits, whether by Stop or on its own.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Err says why the process exited on its own, with its last output; nil while it runs and
+// after Stop.
+func (s *Server) Err() error {
+	select {
+	case <-s.done:
+	default:
+		return nil
+	}
+	select {
+	case <-s.stopping:
+		return nil
+	default:
+	}
+	return fmt.Errorf("the Temporal dev server at %s exited unexpectedly (%v); its last output:\n%s",
+		s.addr, s.exitErr, indent(s.log.String()))
+}
+
+// Start runs `temporal server start-dev` as a child process and returns once it is healthy
+// and its namespace and search attributes are in place. ctx bounds the startup (at most
+// 60 s of it are spent waiting for health), not the server's life: call Stop.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	// Bad types fail here, not as an obscure CLI exit.
+	for name, typ := range opts.SearchAttributes {
+		if _, err := parseType(typ); err != nil {
+			return nil, fmt.Errorf("search attribute %q: %w", name, err)
+		}
+	}
+	bin := opts.Binary
+	if bin == "" {
+		var err error
+		if bin, err = BinaryPath(ctx, opts.Progress); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range []int{opts.Port, opts.UIPort} {
+		if p > 0 {
+			if err := checkPortFree(p); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	db, tempDir := opts.DBFile, ""
+	if db == "" {
+		var err error
+		if tempDir, err = os.MkdirTemp("", "todoflow-temporal-*"); err != nil {
+			return nil, fmt.Errorf("creating a folder for the dev server's database: %w", err)
+		}
+		// A folder, not a file: SQLite in WAL mode adds -wal and -shm files beside it.
+		db = filepath.Join(tempDir, "temporal.db")
+	} else {
+		var err error
+		if db, err = filepath.Abs(db); err != nil {
+			return nil, fmt.Errorf("dev server database %q: %w", opts.DBFile, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+			return nil, fmt.Errorf("creating the dev server's database folder: %w", err)
+		}
+	}
+
+	// Free ports are picked by binding and releasing them, so another process can take one
+	// before the server binds it; such a lost race is retried with fresh ports.
+	autoPorts := opts.Port == 0 || opts.UIPort == 0
+	for attempt := 1; ; attempt++ {
+		s, err := startOnce(ctx, bin, opts, db)
+		if err == nil {
+			s.tempDir = tempDir
+			return s, nil
+		}
+		if autoPorts && attempt < 3 && errors.Is(err, ErrPortInUse) && ctx.Err() == nil {
+			continue
+		}
+		if tempDir != "" {
+			_ = os.RemoveAll(tempDir)
+		}
+		return nil, err
+	}
+}
+
+// launch is everything that goes on the server's command line.
+type launch struct {
+	port, uiPort int // uiPort -1: headless
+	dbFile       string
+	namespace    string
+	attrs        map[string]string
+}
+
+// flagArgs builds the `temporal server start-dev` arguments. Every flag name was checked
+// against `temporal server start-dev --help` of CLI v1.5.1.
+func flagArgs(l launch) []string {
+	args := []string{"server", "start-dev",
+		"--ip", host,
+		"--port", strconv.Itoa(l.port),
+	}
+	if l.uiPort < 0 {
+		args = append(args, "--headless")
+	} else {
+		args = append(args, "--ui-port", strconv.Itoa(l.uiPort))
+	}
+	// --namespace is passed even for "default" (which the server always creates, and
+	// creating it twice is a no-op): a value set explicitly cannot be overridden by a
+	// "namespace" entry in the user's ~/.config/temporalio/temporal.yaml.
+	args = append(args,
+		"--db-filename", l.dbFile,
+		"--namespace", l.namespace,
+		"--log-level", "warn",
+	)
+	names := make([]string, 0, len(l.attrs))
+	for name := range l.attrs {
+		names = append(names, name)
+	}
+	sort.Strings(names) // a deterministic command line, for logs and tests
+	for _, name := range names {
+		args = append(args, "--search-attribute", name+"="+canonicalType(l.attrs[name]))
+	}
+	for _, kv := range dynamicConfig {
+		args = append(args, "--dynamic-config-value", kv)
+	}
+	for _, kv := range sqlitePragmas {
+		args = append(args, "--sqlite-pragma", kv)
+	}
+	return args
+}
+
+func startOnce(ctx context.Context, bin string, opts Options, db string) (*Server, error) {
+	l := launch{port: opts.Port, uiPort: opts.UIPort, dbFile: db, namespace: opts.Namespace, attrs: opts.SearchAttributes}
+	ports, err := freePorts(boolInt(l.port == 0) + boolInt(l.uiPort == 0))
+	if err != nil {
+		return nil, err
+	}
+	if l.port == 0 {
+		l.port, ports = ports[0], ports[1:]
+	}
+	if l.uiPort == 0 {
+		l.uiPort = ports[0]
+	}
+
+	s := &Server{
+		cmd:       exec.Command(bin, flagArgs(l)...),
+		addr:      net.JoinHostPort(host, strconv.Itoa(l.port)),
+		namespace: l.namespace,
+		throwaway: opts.DBFile == "",
+		log:       newTail(tailLines),
+		done:      make(chan struct{}),
+		stopping:  make(chan struct{}),
+	}
+	if l.uiPort > 0 {
+		s.uiAddr = net.JoinHostPort(host, strconv.Itoa(l.uiPort))
+	}
+	s.log.copyTo = opts.Log
+	// One writer for both streams: os/exec then uses a single pipe, keeping their order.
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	s.cmd.SysProcAttr = procAttr()
+
+	if err := s.run(); err != nil {
+		return nil, fmt.Errorf("starting the Temporal dev server %s: %w", bin, err)
+	}
+	if err := s.waitReady(ctx, opts.SearchAttributes); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// run starts the child and reaps it in the background.
+func (s *Server) run() error {
+	started := make(chan error, 1)
+	go func() {
+		// Pdeathsig (see procAttr) fires when the OS thread that forked the child exits,
+		// not when our process does, and the Go runtime retires threads (any goroutine that
+		// exits while locked to one takes it down). So the goroutine that starts the child
+		// stays locked to its thread, blocked in Wait, for the child's whole life.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := s.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		s.exitErr = s.cmd.Wait()
+		close(s.done)
+	}()
+	return <-started
+}
+
+// waitReady returns once the frontend passes the gRPC health check, the namespace can be
+// described and the search attributes are registered; early if the process dies.
+func (s *Server) waitReady(ctx context.Context, attrs map[string]string) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	start := time.Now()
+	var lastErr error
+	for {
+		c, err := s.probe(ctx)
+		if err == nil {
+			err = EnsureSearchAttributes(ctx, c, s.namespace, attrs)
+			c.Close()
+			if err != nil {
+				return fmt.Errorf("the Temporal dev server at %s: %w", s.addr, err)
+			}
+			return nil
+		}
+		lastErr = err
+		select {
+		case <-s.done:
+			return s.earlyExit()
+		case <-ctx.Done():
+			return fmt.Errorf("the Temporal dev server at %s was not ready after %s (%w); last check: %v; its last output:\n%s",
+				s.addr, since(start), ctx.Err(), lastErr, indent(s.log.String()))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// probe returns a connected client when the server is ready for work.
+func (s *Server) probe(ctx context.Context) (client.Client, error) {
+	// A plain TCP connect first: dialing a client at a port nobody listens on yet puts the
+	// gRPC connection into reconnect backoff, which only slows the start.
+	conn, err := net.DialTimeout("tcp", s.addr, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.Close()
+
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  s.addr,
+		Namespace: s.namespace,
+		// Failed probes are expected while the server starts; they must not spam the log.
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.namespace}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("namespace %q: %w", s.namespace, err)
+	}
+	return c, nil
+}
+
+// earlyExit explains a process that died during startup.
+func (s *Server) earlyExit() error {
+	out := s.log.String()
+	err := fmt.Errorf("the Temporal dev server (%s) exited during startup (%v); its last output:\n%s",
+		strings.Join(s.cmd.Args, " "), s.exitErr, indent(out))
+	if strings.Contains(out, "address already in use") || (strings.Contains(out, "can't set") && strings.Contains(out, "port")) {
+		return fmt.Errorf("%w: %w", ErrPortInUse, err)
+	}
+	return err
+}
+
+// Stop terminates the server: SIGTERM to its process group, SIGKILL after 10 s (at once
+// for a temporary database, which is then removed). Calling it again returns the first
+// result.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		s.stopErr = s.terminate()
+		if s.tempDir != "" {
+			if err := os.RemoveAll(s.tempDir); err != nil && s.stopErr == nil {
+				s.stopErr = fmt.Errorf("removing the dev server's temporary database: %w", err)
+			}
+		}
+	})
+	return s.stopErr
+}
+
+func (s *Server) terminate() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	pid := s.cmd.Process.Pid
+	// A graceful shutdown takes the server about 1.5 s and only protects the database; a
+	// temporary one is deleted next, so a throwaway server (every test's) is killed at once.
+	if !s.throwaway {
+		// The negative pid addresses the process group (Setpgid), catching anything it spawned.
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		select {
+		case <-s.done:
+			return nil
+		case <-time.After(stopGrace):
+		}
+		fmt.Fprintf(s.log, "todoflow: the dev server ignored SIGTERM for %s; killing it\n", stopGrace)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-s.done:
+		return nil
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("the Temporal dev server (pid %d) survived SIGKILL", pid)
+	}
+}
+
+// checkPortFree fails with ErrPortInUse when port cannot be bound on 127.0.0.1, before
+// a child is spawned only to say the same thing less clearly.
+func checkPortFree(port int) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("%w: %s:%d cannot be bound (is another Temporal server, e.g. `worker --dev`, running?): %w",
+			ErrPortInUse, host, port, err)
+	}
+	return ln.Close()
+}
+
+// freePorts returns n distinct ports that were free a moment ago. The listeners stay open
+// until all are picked so the kernel cannot hand out the same port twice.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// indent sets a child's output off from our own message.
+func indent(s string) string {
+	if s == "" {
+		return "    (no output)"
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}

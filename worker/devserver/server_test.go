@@ -1,0 +1,273 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestFlagArgs(t *testing.T) {
+	common := []string{
+		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+		"--sqlite-pragma", "journal_mode=wal",
+		"--sqlite-pragma", "synchronous=normal",
+	}
+	tests := []struct {
+		name string
+		in   launch
+		want []string
+	}{
+		{
+			name: "UI on, attributes sorted and respelled",
+			in: launch{port: 7233, uiPort: 8233, dbFile: "/s/t.db", namespace: "default",
+				attrs: map[string]string{"TodoTotal": "int", "TodoCurrent": "Keyword", "A": "keywordlist"}},
+			want: slices.Concat([]string{"server", "start-dev", "--ip", "127.0.0.1", "--port", "7233", "--ui-port", "8233",
+				"--db-filename", "/s/t.db", "--namespace", "default", "--log-level", "warn",
+				"--search-attribute", "A=KeywordList",
+				"--search-attribute", "TodoCurrent=Keyword",
+				"--search-attribute", "TodoTotal=Int",
+			}, common),
+		},
+		{
+			name: "headless, no attributes",
+			in:   launch{port: 1234, uiPort: -1, dbFile: "/x.db", namespace: "ns"},
+			want: slices.Concat([]string{"server", "start-dev", "--ip", "127.0.0.1", "--port", "1234", "--headless",
+				"--db-filename", "/x.db", "--namespace", "ns", "--log-level", "warn",
+			}, common),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := flagArgs(tt.in)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("flagArgs() =\n  %q\nwant\n  %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFlagArgsDeterministic(t *testing.T) {
+	attrs := map[string]string{}
+	for i := range 20 {
+		attrs[fmt.Sprintf("A%02d", i)] = "Keyword"
+	}
+	first := flagArgs(launch{attrs: attrs})
+	for range 10 {
+		if got := flagArgs(launch{attrs: attrs}); !slices.Equal(got, first) {
+			t.Fatalf("flagArgs changed between calls:\n%q\n%q", first, got)
+		}
+	}
+}
+
+func TestStartRejectsBadInputEarly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().(*net.TCPAddr).Port
+	// A binary that would leave a marker if it ran at all: these must fail before spawning.
+	marker := t.TempDir() + "/ran"
+	bin := fakeBinary(t, "touch "+marker)
+
+	tests := []struct {
+		name   string
+		opts   Options
+		want   string
+		wantIs error
+	}{
+		{"unknown type", Options{Binary: bin, SearchAttributes: map[string]string{"X": "Integer"}}, `search attribute "X": unknown search attribute type "Integer"`, nil},
+		{"gRPC port taken", Options{Binary: bin, Port: taken}, "127.0.0.1:" + strconv.Itoa(taken), ErrPortInUse},
+		{"UI port taken", Options{Binary: bin, UIPort: taken}, "127.0.0.1:" + strconv.Itoa(taken), ErrPortInUse},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Start(context.Background(), tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Start() error = %v; want one containing %q", err, tt.want)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("Start() error = %v; want errors.Is %v", err, tt.wantIs)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("the server binary ran")
+			}
+		})
+	}
+}
+
+func TestStartFailsFastWhenTheServerExits(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		want   []string
+		wantIs error
+	}{
+		{
+			name:   "crash",
+			script: `echo "starting up"; echo "fatal: database is corrupt" >&2; exit 3`,
+			want:   []string{"exited during startup", "exit status 3", "starting up", "fatal: database is corrupt", "server start-dev --ip 127.0.0.1"},
+		},
+		{
+			name:   "port taken under us",
+			script: `echo "Error: can't set frontend port 7233: listen tcp 127.0.0.1:7233: bind: address already in use" >&2; exit 1`,
+			want:   []string{"address already in use"},
+			wantIs: ErrPortInUse,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := Start(context.Background(), Options{Binary: fakeBinary(t, tt.script), UIPort: -1})
+			if err == nil {
+				t.Fatal("Start() succeeded with a server that exits")
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("Start() took %s to notice the exit; it should fail fast", d)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Start() error lacks %q:\n%v", w, err)
+				}
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("Start() error = %v; want errors.Is %v", err, tt.wantIs)
+			}
+		})
+	}
+}
+
+// runProcess starts script as a Server process without waiting for health, the way
+// startOnce does, for tests of the process handling alone.
+func runProcess(t *testing.T, script string) *Server {
+	t.Helper()
+	s := &Server{
+		cmd:      exec.Command("/bin/sh", "-c", script),
+		log:      newTail(tailLines),
+		done:     make(chan struct{}),
+		stopping: make(chan struct{}),
+	}
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	s.cmd.SysProcAttr = procAttr()
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+// gone reports whether pid has exited. A zombie counts as gone: it has exited, and an
+// orphan waits for init to reap it, which a container's init may never do.
+func gone(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// The state follows the parenthesised command name: "pid (comm) S ...".
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+func TestStopTerminatesTheProcessGroup(t *testing.T) {
+	// The shell's child sleeps in the same process group; Stop must take both down.
+	s := runProcess(t, `sleep 300 & echo $!; wait`)
+	child := waitForPID(t, s)
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop() = %v", err)
+	}
+	if !gone(s.cmd.Process.Pid) {
+		t.Errorf("the server process %d is still there", s.cmd.Process.Pid)
+	}
+	waitGone(t, child)
+	if err := s.Stop(); err != nil {
+		t.Errorf("second Stop() = %v; want nil", err)
+	}
+	if err := s.Err(); err != nil {
+		t.Errorf("Err() after Stop = %v; want nil", err)
+	}
+}
+
+func TestStopKillsWhatIgnoresSIGTERM(t *testing.T) {
+	old := stopGrace
+	stopGrace = 300 * time.Millisecond
+	t.Cleanup(func() { stopGrace = old })
+	s := runProcess(t, `trap "" TERM; echo ready; while :; do sleep 1; done`)
+	waitForLine(t, s, "ready")
+	start := time.Now()
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop() = %v", err)
+	}
+	if !gone(s.cmd.Process.Pid) {
+		t.Errorf("the process survived Stop")
+	}
+	if d := time.Since(start); d < stopGrace {
+		t.Errorf("Stop took %s: it did not give SIGTERM its grace period", d)
+	}
+	if !strings.Contains(s.log.String(), "ignored SIGTERM") {
+		t.Errorf("no note about the SIGKILL in the log:\n%s", s.log.String())
+	}
+}
+
+func TestErrReportsAnUnexpectedExit(t *testing.T) {
+	s := runProcess(t, `echo "panic: out of disk" >&2; exit 2`)
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done was not closed after the process exited")
+	}
+	err := s.Err()
+	if err == nil || !strings.Contains(err.Error(), "panic: out of disk") || !strings.Contains(err.Error(), "exited unexpectedly") {
+		t.Errorf("Err() = %v; want the exit and the last output", err)
+	}
+}
+
+func waitForLine(t *testing.T, s *Server, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.log.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the output:\n%s", want, s.log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitForPID(t *testing.T, s *Server) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if pid, err := strconv.Atoi(strings.TrimSpace(s.log.String())); err == nil {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in the output:\n%s", s.log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitGone waits for pid to disappear; an orphan is reaped by init, which takes a moment.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is still alive", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,127 @@
+package workflows
+
+import (
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// Reporters deliver plan events to the outside (console, file, webhook), one
+// event at a time and in order per reporter, each delivery an activity that
+// Temporal retries within a bounded window. A reporter that keeps failing
+// loses that event, says so in the state, and never fails or stalls the
+// agent: the loop only appends to a queue.
+var reportActivity = workflow.ActivityOptions{
+	StartToCloseTimeout:    15 * time.Second,
+	ScheduleToCloseTimeout: 2 * time.Minute, // the retry window of one event
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    20 * time.Second,
+	},
+}
+
+// drainTimeout bounds how long a finishing run waits for its reporters.
+const drainTimeout = 5 * time.Minute
+
+// ReporterStatus is one reporter's line in the state query.
+type ReporterStatus struct {
+	Type      string `json:"type"`
+	Delivered int    `json:"delivered"`
+	Failed    int    `json:"failed"`
+	Pending   int    `json:"pending"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+// Report is one queued delivery: the event and the plan after it.
+type Report struct {
+	Event json.RawMessage `json:"event"`
+	Plan  json.RawMessage `json:"plan,omitempty"`
+}
+
+type reporter struct {
+	cfg    activities.ReporterConfig
+	queue  []Report
+	busy   bool
+	status ReporterStatus
+}
+
+func newReporters(cfgs []activities.ReporterConfig) []*reporter {
+	rs := make([]*reporter, len(cfgs))
+	for i, c := range cfgs {
+		rs[i] = &reporter{cfg: c, status: ReporterStatus{Type: c.Type}}
+	}
+	return rs
+}
+
+// report queues ev for every reporter.
+func (a *agent) report(ev todo.Event, plan json.RawMessage) {
+	if len(a.reporters) == 0 {
+		return
+	}
+	data, _ := json.Marshal(ev)
+	for _, r := range a.reporters {
+		r.queue = append(r.queue, Report{Event: data, Plan: plan})
+	}
+}
+
+// startReporters runs one delivery loop per reporter for the life of the run.
+func (a *agent) startReporters(ctx workflow.Context) {
+	info := workflow.GetInfo(ctx)
+	for _, r := range a.reporters {
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			actx := workflow.WithActivityOptions(ctx, withSummary(reportActivity, a.cfg.agentID+": report to "+r.cfg.Type))
+			for {
+				if err := workflow.Await(ctx, func() bool { return len(r.queue) > 0 }); err != nil {
+					return
+				}
+				item := r.queue[0]
+				r.busy = true
+				err := workflow.ExecuteActivity(actx, activities.ReportName, activities.ReportInput{
+					Reporter:   r.cfg,
+					WorkflowID: info.WorkflowExecution.ID,
+					AgentID:    a.cfg.agentID,
+					Event:      item.Event,
+					Plan:       item.Plan,
+				}).Get(ctx, nil)
+				r.queue, r.busy = r.queue[1:], false
+				if err != nil {
+					r.status.Failed++
+					r.status.LastError = rootMessage(err)
+					workflow.GetLogger(ctx).Warn("plan event not reported", "reporter", r.cfg.Type, "error", err)
+				} else {
+					r.status.Delivered++
+				}
+			}
+		})
+	}
+}
+
+// reportersIdle reports whether every queued event was handled.
+func (a *agent) reportersIdle() bool {
+	for _, r := range a.reporters {
+		if r.busy || len(r.queue) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *agent) reporterStates() []ReporterStatus {
+	out := make([]ReporterStatus, len(a.reporters))
+	for i, r := range a.reporters {
+		out[i] = r.status
+		out[i].Pending = len(r.queue)
+	}
+	return out
+}
+
+func withSummary(o workflow.ActivityOptions, summary string) workflow.ActivityOptions {
+	o.Summary = summary
+	return o
+}

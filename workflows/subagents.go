@@ -1,0 +1,289 @@
+package workflows
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// TaskEvent is the payload of the task_event signal between the agents of
+// one run tree: a plan event, the sender's latest state, or (from a parent
+// to its other children) the news that an agent has ended.
+type TaskEvent struct {
+	From  string      `json:"from"`
+	Event *todo.Event `json:"event,omitempty"`
+	State *State      `json:"state,omitempty"`
+	Ended *AgentEnd   `json:"ended,omitempty"`
+}
+
+// AgentEnd says how an agent's run ended.
+type AgentEnd struct {
+	AgentID string `json:"agent_id"`
+	How     string `json:"how"`
+}
+
+// child is a subagent started by this run.
+type child struct {
+	AgentID    string `json:"agent_id"`
+	WorkflowID string `json:"workflow_id"`
+	State      *State `json:"state"`
+	Done       bool   `json:"done"`
+}
+
+// SpawnArgs are the arguments of spawn_subagent.
+type SpawnArgs struct {
+	AgentID string       `json:"agent_id"`
+	Task    string       `json:"task"`
+	Tools   []string     `json:"tools,omitempty"`
+	Model   string       `json:"model,omitempty"`
+	Todo    *todo.Config `json:"todo,omitempty"`
+}
+
+var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// childPolicy: a subagent is part of its parent's work. If the parent run is
+// cancelled, terminated or fails, its children are asked to cancel rather
+// than left running with no one to report to (ABANDON) or killed without a
+// chance to stop their activities (TERMINATE). The parent never continues
+// as new while children run, so the policy never fires on a handover.
+const childPolicy = enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
+
+// spawn starts a subagent as a child workflow without waiting for it.
+func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
+	var args SpawnArgs
+	dec := json.NewDecoder(bytes.NewReader(c.Arguments))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&args); err != nil {
+		return todo.Result{IsError: true, Content: fmt.Sprintf(`spawn_subagent takes {"agent_id": "...", "task": "...", "tools"?: [...], "model"?: "...", "todo"?: {...}}: %v`, err)}
+	}
+	switch {
+	case !agentIDPattern.MatchString(args.AgentID):
+		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q: use 1 to 64 letters, digits, '-' or '_'", args.AgentID)}
+	case args.AgentID == a.cfg.agentID || args.AgentID == DefaultAgentID:
+		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
+	case a.children[args.AgentID] != nil:
+		return todo.Result{IsError: true, Content: fmt.Sprintf("a subagent %q already exists in this run; choose another agent_id", args.AgentID)}
+	case strings.TrimSpace(args.Task) == "":
+		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
+	}
+	in := AgentInput{
+		Prompt:       args.Task,
+		SystemPrompt: a.cfg.in.SystemPrompt,
+		Model:        childModel(a.cfg.in.Model, args.AgentID, args.Model),
+		Workspace:    a.cfg.in.Workspace,
+		MaxTurns:     a.cfg.in.MaxTurns,
+		Context:      a.cfg.in.Context,
+		AgentID:      args.AgentID,
+		Tools:        args.Tools,
+	}
+	if args.Todo != nil {
+		in.Todo = *args.Todo
+	}
+	if _, err := resolve(in); err != nil {
+		return todo.Result{IsError: true, Content: "the subagent's settings are invalid: " + err.Error()}
+	}
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + args.AgentID
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:        id,
+		ParentClosePolicy: childPolicy,
+		StaticSummary:     "subagent " + args.AgentID + ": " + shorten(args.Task, 120),
+	})
+	fut := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in)
+	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
+		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, rootMessage(err))}
+	}
+	ch := &child{AgentID: args.AgentID, WorkflowID: id}
+	a.children[args.AgentID] = ch
+	a.childOrder = append(a.childOrder, args.AgentID)
+	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })
+	a.publish(ctx)
+	return todo.Result{Content: fmt.Sprintf("Subagent %q is working on its task as workflow %s. Its plan events reach you: "+
+		"subscribe with subscribeToTasks to read them, or make a step wait for one of its steps with addDependentStep. "+
+		"You can go on meanwhile; when you answer while a step waits on it, the run waits for the subagent.", args.AgentID, id)}
+}
+
+// awaitChild records how a subagent ended, and fails, visibly, the steps
+// that still waited on it.
+func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWorkflowFuture) {
+	var res AgentResult
+	err := fut.Get(ctx, &res)
+	// The child's last events were signalled before it completed; let the
+	// signal loop take them in first, so that a step it completed is not
+	// failed as never completed.
+	_ = workflow.Await(ctx, func() bool { return a.taskEvents.Len() == 0 })
+	ch.Done = true
+	how := StatusCompleted
+	switch {
+	case err == nil && res.State != nil:
+		ch.State = res.State
+	case err != nil:
+		how = "failed: " + rootMessage(err)
+		if temporal.IsCanceledError(err) {
+			how = "cancelled"
+		}
+		st := State{AgentID: ch.AgentID, Status: StatusFailed}
+		if ch.State != nil {
+			st = *ch.State
+			st.Status = StatusFailed
+		}
+		ch.State = &st
+	}
+	a.emit(ctx, a.plans.AgentEnded(ch.AgentID, how))
+	a.relay(ctx, TaskEvent{From: a.cfg.agentID, Ended: &AgentEnd{AgentID: ch.AgentID, How: how}}, ch.AgentID)
+	a.publish(ctx)
+}
+
+// onTaskEvent takes in what another agent of the tree sent.
+func (a *agent) onTaskEvent(ctx workflow.Context, te TaskEvent) {
+	ch := a.children[te.From]
+	if te.State != nil && ch != nil && !ch.Done {
+		ch.State = te.State
+	}
+	if te.Event != nil {
+		plan, _ := json.Marshal(a.plans.Current())
+		a.report(*te.Event, plan)
+		a.emit(ctx, a.plans.Receive(*te.Event))
+		if ch != nil {
+			// Siblings learn of each other's events through their parent.
+			a.relay(ctx, TaskEvent{From: te.From, Event: te.Event}, te.From)
+		}
+	}
+	if te.Ended != nil {
+		a.gone[te.Ended.AgentID] = true
+		a.emit(ctx, a.plans.AgentEnded(te.Ended.AgentID, te.Ended.How))
+	}
+	a.publish(ctx)
+}
+
+// relay sends te to every running child but one.
+func (a *agent) relay(ctx workflow.Context, te TaskEvent, except string) {
+	for _, id := range a.childOrder {
+		if ch := a.children[id]; id != except && !ch.Done {
+			a.signal(ctx, ch.WorkflowID, te)
+		}
+	}
+}
+
+// signal sends a task_event with an empty run id, so that it reaches the
+// receiver's current run even after it continued as new. Its future is kept:
+// the run does not complete before its signals were delivered.
+func (a *agent) signal(ctx workflow.Context, workflowID string, te TaskEvent) {
+	a.sent = append(a.sent, workflow.SignalExternalWorkflow(ctx, workflowID, "", TaskEventSignal, te))
+}
+
+// awaitSent waits until every signal this run sent was delivered (or
+// failed: a receiver that is gone is logged, not fatal).
+func (a *agent) awaitSent(ctx workflow.Context) {
+	for _, f := range a.sent {
+		if err := f.Get(ctx, nil); err != nil {
+			workflow.GetLogger(ctx).Warn("task_event not delivered", "error", err)
+		}
+	}
+	a.sent = nil
+}
+
+// liveBlockers are the agents that blocked plan steps wait on and that may
+// still deliver: running children, and, for a subagent, siblings not known
+// to have ended (their parent tells when they do).
+func (a *agent) liveBlockers() []string {
+	var live []string
+	for _, id := range a.plans.BlockedOn() {
+		if ch := a.children[id]; ch != nil {
+			if !ch.Done {
+				live = append(live, id)
+			}
+			continue
+		}
+		if a.cfg.subagent && !a.gone[id] {
+			live = append(live, id)
+		}
+	}
+	return live
+}
+
+// blockedSignature changes whenever a blocked step gains or loses a
+// dependency, is unblocked or fails.
+func (a *agent) blockedSignature() string {
+	p := a.plans.Current()
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, s := range p.Steps {
+		fmt.Fprintf(&b, "%s=%s/%d;", s.StepID, s.Status, len(s.BlockedBy))
+	}
+	return b.String()
+}
+
+// waitBlocked is the first decision at the end of a turn: while a plan step
+// waits on a subagent that is still working, the run waits (durably, no
+// polling) until a step unblocks or fails, and then the turn goes on.
+func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
+	if len(a.liveBlockers()) == 0 {
+		return false, nil
+	}
+	before := a.blockedSignature()
+	a.status = StatusBlocked
+	a.publish(ctx)
+	err := workflow.Await(ctx, func() bool { return a.blockedSignature() != before || len(a.liveBlockers()) == 0 })
+	a.status = StatusRunning
+	return err == nil, err
+}
+
+// runningChildren counts the subagents still working.
+func (a *agent) runningChildren() int {
+	n := 0
+	for _, id := range a.childOrder {
+		if !a.children[id].Done {
+			n++
+		}
+	}
+	return n
+}
+
+// subagentStates is state.subagents: each child's last reported state.
+func (a *agent) subagentStates() map[string]State {
+	out := make(map[string]State, len(a.children))
+	for _, id := range a.childOrder {
+		ch := a.children[id]
+		if ch.State != nil {
+			out[id] = *ch.State
+		} else {
+			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
+		}
+	}
+	return out
+}
+
+// childModel is the model reference of a subagent: the one it asks for, or
+// its parent's; a scripted parent's subagent reads its own list of the same
+// scenario file.
+func childModel(parent, agentID, asked string) string {
+	if asked != "" {
+		return asked
+	}
+	if path, ok := strings.CutPrefix(parent, "script:"); ok {
+		if i := strings.LastIndex(path, "#"); i >= 0 {
+			path = path[:i]
+		}
+		return "script:" + path + "#" + agentID
+	}
+	return parent
+}
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
