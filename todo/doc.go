@@ -30,4 +30,10 @@
 //     response's todo calls, the parallel rule included
 //   - view.go: todo_read's markdown view, the checklist, reminders
 //   - prompt.go: the todo system prompt
+//   - guard.go, window.go: the end-of-turn decisions (finalization guard,
+//     continuation), the stale and context-loss reminders, the context window
+//   - plan.go, plan_tools.go, plan_args.go: jaato's plans and steps, their
+//     tools, approval, honest reporting and progress
+//   - plan_deps.go: events, subscriptions and dependencies between agents
+//   - plan_view.go: the user's plan checklist and the task_event text
 package todo

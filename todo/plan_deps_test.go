@@ -224,6 +224,17 @@ func TestFailedDependency(t *testing.T) {
 		check(t, ps, ps.Receive(Event{Type: EventStepSkipped, AgentID: "implementer", StepID: "step_1", Data: json.RawMessage(`{"result":"not needed"}`)}),
 			"was skipped", "not needed")
 	})
+	t.Run("plan failed without a list of unfinished steps", func(t *testing.T) {
+		ps := planStarted(t, "main", "a")
+		planOKCall(t, ps, ToolAddDependentStep, dep)
+		check(t, ps, ps.Receive(Event{Type: EventPlanFailed, AgentID: "implementer", PlanID: "plan_4"}),
+			"plan plan_4", "no summary was given")
+	})
+	t.Run("failed without a reason", func(t *testing.T) {
+		ps := planStarted(t, "main", "a")
+		planOKCall(t, ps, ToolAddDependentStep, dep)
+		check(t, ps, ps.Receive(Event{Type: EventStepFailed, AgentID: "implementer", StepID: "step_1"}), "no reason was given")
+	})
 	t.Run("plan failed", func(t *testing.T) {
 		child := planStarted(t, "implementer", "Write export.go")
 		planOKCall(t, child, ToolCompletePlan, `{"status":"failed","summary":"no access"}`)
