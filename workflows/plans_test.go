@@ -1,0 +1,184 @@
+package workflows
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+func approve(env *testsuite.TestWorkflowEnvironment, t *testing.T, approved bool, feedback string, rejected *error) {
+	env.UpdateWorkflow(ApprovePlanUpdate, "", &testsuite.TestUpdateCallback{
+		OnReject: func(err error) {
+			if rejected != nil {
+				*rejected = err
+				return
+			}
+			t.Errorf("approve_plan rejected: %v", err)
+		},
+		OnAccept:   func() {},
+		OnComplete: func(any, error) {},
+	}, ApprovalArgs{Approved: &approved, Feedback: feedback})
+}
+
+// The approval wait is durable and has no timeout: three days later the
+// human's answer still starts the plan.
+func TestApprovalWaitsForDays(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("createPlan", `{"title":"Refactor","steps":["Read","Change"]}`)),
+		calls(call("startPlan", `{"message":"Ready?"}`)),
+		calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"read it"}`)),
+		calls(call("setStepStatus", `{"step_id":"step_2","status":"completed","result":"changed it"}`)),
+		calls(call("completePlan", `{"status":"completed"}`)),
+		model.Response{Content: "Done."},
+	)
+	var early error
+	env.RegisterDelayedCallback(func() { approve(env, t, true, "", &early) }, 0) // before any plan: refused
+	env.RegisterDelayedCallback(func() {
+		st := queryState(t, env)
+		if st.Status != StatusAwaitingApproval || !st.AwaitingApproval || st.ModelCalls != 2 {
+			t.Errorf("after three days: %+v", st)
+		}
+		approve(env, t, true, "go ahead", nil)
+	}, 72*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
+	var res AgentResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if early == nil || !strings.Contains(early.Error(), "no plan is waiting") {
+		t.Errorf("an approval with no plan waiting was not refused: %v", early)
+	}
+	st := queryState(t, env)
+	if st.Plan == nil || st.Plan.Status != todo.PlanCompleted || st.Plan.Progress.Percent != 100 || res.Reply != "Done." {
+		t.Fatalf("plan = %+v, reply %q", st.Plan, res.Reply)
+	}
+	var types []string
+	for _, ev := range st.Events {
+		types = append(types, ev.Type)
+	}
+	if got := strings.Join(types, ","); got != "plan_created,plan_started,step_completed,step_completed,plan_completed" {
+		t.Errorf("events = %s", got)
+	}
+	if v, err := env.QueryWorkflow(PlanQuery); err != nil {
+		t.Fatal(err)
+	} else {
+		var text string
+		_ = v.Get(&text)
+		if !strings.Contains(text, "[x] step_2: Change") || !strings.HasSuffix(text, "Progress: 2/2 (100%)") {
+			t.Errorf("plan query:\n%s", text)
+		}
+	}
+}
+
+func TestRejectedPlanGivesFeedbackToTheModel(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("createPlan", `{"title":"Refactor","steps":["Read"]}`)),
+		calls(call("startPlan", `{}`)),
+		calls(call("completePlan", `{"status":"cancelled","summary":"the user said no"}`)),
+		model.Response{Content: "Cancelled."},
+	)
+	env.RegisterDelayedCallback(func() { approve(env, t, false, "Not now, we freeze the code.", nil) }, time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var startResult string
+	msgs := queryMessages(t, env)
+	for i, m := range msgs {
+		if m.Role == model.RoleTool && i > 0 && len(msgs[i-1].ToolCalls) > 0 && msgs[i-1].ToolCalls[0].Name == "startPlan" {
+			startResult = m.Content
+		}
+	}
+	if !strings.Contains(startResult, "Not now, we freeze the code.") {
+		t.Errorf("startPlan result does not carry the feedback: %q", startResult)
+	}
+	if st := queryState(t, env); st.Plan.Status != todo.PlanCancelled || st.Plan.Started {
+		t.Errorf("plan = %+v", st.Plan)
+	}
+}
+
+func TestAutoApprovalSkipsTheWait(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("createPlan", `{"title":"T","steps":["A"]}`)),
+		calls(call("startPlan", `{}`)),
+		model.Response{Content: "Started; step A is next."},
+		calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"did A"}`)),
+		model.Response{Content: "All done."},
+	)
+	in := AgentInput{Prompt: "go", IdleTimeoutS: 60}
+	in.Todo.PlanApproval = todo.ApprovalAuto
+	env.ExecuteWorkflow(AgentWorkflow, in)
+	var res AgentResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	// The final answer with a pending step of the started plan met the
+	// finalization guard, which names the step.
+	rem := named(queryMessages(t, env), NameCompletionReminder)
+	if len(rem) != 1 || !strings.Contains(rem[0].Content, "A") || res.Reply != "All done." {
+		t.Errorf("reminders = %+v, reply %q", rem, res.Reply)
+	}
+}
+
+// Continue-as-new carries the todo list, the guard state, the plan and the
+// transcript; the next run picks up where the last one stopped.
+func TestContinueAsNewCarriesState(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("write_todos", `{"todos":[{"content":"A","status":"in_progress"},{"content":"B","status":"pending"}]}`)),
+		calls(call("createPlan", `{"title":"T","steps":["A"]}`)),
+		model.Response{Content: "partial"},
+		model.Response{Content: "still partial"},
+	)
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 60})
+	err := env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	if !asContinueAsNew(err, &can) {
+		t.Fatalf("want continue-as-new, got %v", err)
+	}
+	var next AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	c := next.Carry
+	if c == nil || next.Prompt != "" || len(c.Todo.Todos) != 2 || c.Plans == nil || c.Plans.Plan == nil || c.ModelCalls != 6 || c.Turns != 1 {
+		t.Fatalf("carry = %+v", c)
+	}
+	// One completion reminder, then two continuations (the script's empty
+	// answers past its end), all carried.
+	if c.Todo.GuardRetries[todo.RetryFinalization] != 1 || c.Todo.GuardRetries[todo.RetryContinuation] != 2 {
+		t.Errorf("guard state not carried: retries %v", c.Todo.GuardRetries)
+	}
+	if len(c.Messages) == 0 || c.Messages[0].Role != model.RoleSystem {
+		t.Errorf("transcript not carried")
+	}
+
+	// The next run starts from the carried state and numbers its model
+	// calls on (the scripted model answers by call number).
+	env2 := s.NewTestWorkflowEnvironment()
+	seen := scripted(env2)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Second)
+	env2.ExecuteWorkflow(AgentWorkflow, next)
+	if err := env2.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	st := queryState(t, env2)
+	if len(st.Todos) != 2 || st.Plan == nil || st.Plan.Title != "T" || st.ModelCalls != 6 || len(*seen) != 0 {
+		t.Errorf("continued run state = %+v", st)
+	}
+}
