@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/testsuite/scenario"
-	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -96,17 +94,8 @@ func cmdSend(args []string) error {
 		return err
 	}
 	defer cl.Close()
-	h, err := cl.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   id,
-		UpdateName:   workflows.SendMessageUpdate,
-		Args:         []any{text},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return fmt.Errorf("send to %s: %w", id, err)
-	}
 	var reply string
-	if err := h.Get(ctx, &reply); err != nil {
+	if err := update(ctx, cl, id, workflows.SendMessageUpdate, text, &reply); err != nil {
 		return fmt.Errorf("send to %s: %w", id, err)
 	}
 	fmt.Println(reply)
@@ -138,8 +127,11 @@ func cmdState(args []string) error {
 	if err != nil {
 		return err
 	}
-	id, _, err := workflowID(pos, "state")
+	id, rest, err := workflowID(pos, "state")
 	if err != nil {
+		return err
+	}
+	if err := noMoreArgs(rest, "starter state ID [--json]"); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()
@@ -161,14 +153,6 @@ func cmdState(args []string) error {
 	return nil
 }
 
-func printState(w io.Writer, id string, st workflows.State) {
-	fmt.Fprintf(w, "%s (%s): %s, turn %d, %d model calls\n", id, st.AgentID, st.Status, st.Turns, st.ModelCalls)
-	if st.Paused {
-		fmt.Fprintf(w, "paused: %s\n", st.PauseReason)
-	}
-	fmt.Fprintln(w, todo.Checklist(st.Todos))
-}
-
 func cmdPlan(args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	var c conn
@@ -177,8 +161,11 @@ func cmdPlan(args []string) error {
 	if err != nil {
 		return err
 	}
-	id, _, err := workflowID(pos, "plan")
+	id, rest, err := workflowID(pos, "plan")
 	if err != nil {
+		return err
+	}
+	if err := noMoreArgs(rest, "starter plan ID"); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()
@@ -196,7 +183,14 @@ func cmdPlan(args []string) error {
 	if err := v.Get(&text); err != nil {
 		return fmt.Errorf("decode plan of %s: %w", id, err)
 	}
+	st, _, err := queryState(ctx, cl, id)
+	if err != nil {
+		return err
+	}
 	fmt.Println(text)
+	for _, note := range planNotes(id, st) {
+		fmt.Println(note)
+	}
 	return nil
 }
 
@@ -209,8 +203,11 @@ func cmdWatch(args []string) error {
 	if err != nil {
 		return err
 	}
-	id, _, err := workflowID(pos, "watch")
+	id, rest, err := workflowID(pos, "watch")
 	if err != nil {
+		return err
+	}
+	if err := noMoreArgs(rest, "starter watch ID"); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()
@@ -226,9 +223,7 @@ func cmdWatch(args []string) error {
 		if err != nil {
 			return err
 		}
-		var b strings.Builder
-		printState(&b, id, st)
-		if view := b.String(); view != last {
+		if view := agentTree(id, st); view != last {
 			fmt.Printf("%s\n%s\n", time.Now().Format(time.TimeOnly), view)
 			last = view
 		}
@@ -258,8 +253,11 @@ func cmdHistory(args []string) error {
 	if err != nil {
 		return err
 	}
-	id, _, err := workflowID(pos, "history")
+	id, rest, err := workflowID(pos, "history")
 	if err != nil {
+		return err
+	}
+	if err := noMoreArgs(rest, "starter history ID [--output FILE]"); err != nil {
 		return err
 	}
 	ctx, stop := interruptible()

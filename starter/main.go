@@ -17,15 +17,24 @@ import (
 const usage = `usage: starter COMMAND [flags] [args]
 
 commands:
-  run [--address HOST:PORT] [--scenario FILE] [--json] [PROMPT]
-                       run an agent to the end and print its reply (or JSON)
-  start [--address HOST:PORT] [--id ID] (--scenario FILE | PROMPT)
+  run [--address HOST:PORT] [--scenario FILE] [--json] [--id ID] [PROMPT]
+                       run an agent to the end and print its reply (or JSON);
+                       without an address, on an embedded server and worker
+  start [--address HOST:PORT] [--id ID] [--model REF] (--scenario FILE | PROMPT)
                        start a run on a server and print its workflow id
   send ID TEXT         send a user message and print the reply
-  state ID [--json]    show a run's state
-  plan ID              show a run's plan checklist
-  watch ID             follow a run's progress until it ends
-  history ID [--output FILE]
+  state ID [--json]    show a run's agents, todo checklist and plan
+  plan ID              show a run's plan checklist (and whether it awaits you)
+  watch ID [--every DURATION]
+                       follow a run's agents and progress until it ends
+  approve ID [--feedback TEXT]
+                       approve the plan that waits for approval
+  reject ID --feedback TEXT
+                       reject the plan that waits for approval, saying why
+  resume ID [TEXT]     resume a paused run (TEXT: what changed, optional)
+  continuation ID on|off
+                       switch todo continuation on or off
+  history ID [--output FILE] [--run-id RUN]
                        export a run's history as JSON (for replay tests)
 
 Common flags: --address (or TEMPORAL_ADDRESS), --namespace (or TEMPORAL_NAMESPACE),
@@ -49,12 +58,9 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
-	}
-	cmds := map[string]func([]string) error{
+// commands maps each command name to its function.
+func commands() map[string]func([]string) error {
+	return map[string]func([]string) error{
 		"run":     cmdRun,
 		"start":   cmdStart,
 		"send":    cmdSend,
@@ -62,7 +68,20 @@ func main() {
 		"plan":    cmdPlan,
 		"watch":   cmdWatch,
 		"history": cmdHistory,
+		"approve": cmdApprove,
+		"reject":  cmdReject,
+		"resume":  cmdResume,
+
+		"continuation": cmdContinuation,
 	}
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	cmds := commands()
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {
 		fmt.Print(usage)

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// printState is the `state` command's text: the tree of agents, the root's
+// todo checklist and, once there is one, its plan checklist.
+func printState(w io.Writer, id string, st workflows.State) {
+	fmt.Fprint(w, agentTree(id, st))
+	fmt.Fprintf(w, "\n%s\n", todo.Checklist(st.Todos))
+	if st.Plan != nil {
+		fmt.Fprintf(w, "\n%s\n", todo.PlanChecklist(st.Plan))
+	}
+	if st.AwaitingApproval {
+		fmt.Fprintf(w, "\n%s\n", approvalHint(id))
+	}
+}
+
+// agentTree is the `watch` view: one line for the run, then one per
+// subagent (state.subagents, by agent id, recursively), each with its
+// progress:
+//
+//	demo-1 (main): blocked, turn 1, 4 model calls, todos 1/3, plan 1/2 (50%)
+//	├─ coder: running, turn 1, 2 model calls, todos 0/2
+//	│  └─ tester: completed, turn 1, 1 model calls, todos 1/1
+//	└─ researcher: paused, turn 1, 3 model calls, todos 0/0, paused: no access
+func agentTree(id string, st workflows.State) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s\n", id, st.AgentID, agentSummary(st))
+	writeSubagents(&b, st.Subagents, "")
+	return b.String()
+}
+
+func writeSubagents(b *strings.Builder, subs map[string]workflows.State, indent string) {
+	ids := make([]string, 0, len(subs))
+	for id := range subs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for i, id := range ids {
+		branch, deeper := "├─ ", "│  "
+		if i == len(ids)-1 {
+			branch, deeper = "└─ ", "   "
+		}
+		fmt.Fprintf(b, "%s%s%s: %s\n", indent, branch, id, agentSummary(subs[id]))
+		writeSubagents(b, subs[id].Subagents, indent+deeper)
+	}
+}
+
+// agentSummary is one agent's progress: status, turn, model calls, todos
+// done/total, plan progress when it has a plan, and why it is paused.
+func agentSummary(st workflows.State) string {
+	done := todo.CountStatus(st.Todos, todo.Completed)
+	s := fmt.Sprintf("%s, turn %d, %d model calls, todos %d/%d", st.Status, st.Turns, st.ModelCalls, done, len(st.Todos))
+	if st.Plan != nil {
+		p := todo.ComputeProgress(st.Plan.Steps)
+		s += fmt.Sprintf(", plan %d/%d (%s%%)", p.Completed, p.Total, todo.FormatPercent(p.Percent))
+	}
+	if st.Paused {
+		s += ", paused: " + oneLine(st.PauseReason)
+	}
+	return s
+}
+
+// planNotes are the lines `starter plan` adds after the plan checklist: why
+// the run is paused, and how to answer a plan that awaits approval.
+func planNotes(id string, st workflows.State) []string {
+	var notes []string
+	if st.Paused {
+		notes = append(notes, "Paused: "+oneLine(st.PauseReason))
+	}
+	if st.AwaitingApproval {
+		notes = append(notes, approvalHint(id))
+	}
+	return notes
+}
+
+func approvalHint(id string) string {
+	return fmt.Sprintf(`Awaiting approval: run "starter approve %s" or "starter reject %s --feedback TEXT"`, id, id)
+}
+
+// oneLine folds a text onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

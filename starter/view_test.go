@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// treeState is a state query answer (trimmed to what the views read) with
+// nested subagents: main has coder (with tester under it) and researcher.
+const treeState = `{
+  "agent_id": "main", "status": "blocked", "turns": 1, "model_calls": 4,
+  "todos": [
+    {"id": "1", "content": "Split the work", "status": "completed", "priority": ""},
+    {"id": "2", "content": "Merge the results", "status": "in_progress", "priority": ""},
+    {"id": "3", "content": "Report", "status": "pending", "priority": ""}
+  ],
+  "plan": {"plan_id": "plan_1", "title": "Ship it", "status": "active", "started": true,
+    "steps": [
+      {"step_id": "step_1", "sequence": 1, "description": "Research", "status": "completed"},
+      {"step_id": "step_2", "sequence": 2, "description": "Code", "status": "completed"},
+      {"step_id": "step_3", "sequence": 3, "description": "Review the results", "status": "blocked",
+       "blocked_by": [{"agent_id": "coder", "step_id": "step_1"}]}
+    ]},
+  "paused": false, "pause_reason": "", "awaiting_approval": false, "continuation": true,
+  "subagents": {
+    "researcher": {"agent_id": "researcher", "status": "paused", "turns": 1, "model_calls": 3,
+      "todos": [{"id": "1", "content": "Read", "status": "in_progress", "priority": ""}],
+      "paused": true, "pause_reason": "no access to\n the wiki", "subagents": {}},
+    "coder": {"agent_id": "coder", "status": "running", "turns": 1, "model_calls": 2,
+      "todos": [],
+      "plan": {"plan_id": "plan_1", "title": "Code", "status": "active", "started": true,
+        "steps": [{"step_id": "step_1", "sequence": 1, "description": "Write", "status": "in_progress"}]},
+      "subagents": {
+        "tester": {"agent_id": "tester", "status": "completed", "turns": 1, "model_calls": 1,
+          "todos": [{"id": "1", "content": "Test", "status": "completed", "priority": ""}],
+          "subagents": {}},
+        "linter": {"agent_id": "linter", "status": "running", "turns": 1, "model_calls": 1,
+          "todos": [], "subagents": {
+            "formatter": {"agent_id": "formatter", "status": "running", "turns": 0, "model_calls": 0}}}
+      }}
+  }
+}`
+
+func decodeState(t *testing.T, s string) workflows.State {
+	t.Helper()
+	var st workflows.State
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestAgentTree(t *testing.T) {
+	st := decodeState(t, treeState)
+	want := `wf-1 (main): blocked, turn 1, 4 model calls, todos 1/3, plan 2/3 (66.7%)
+├─ coder: running, turn 1, 2 model calls, todos 0/0, plan 0/1 (0%)
+│  ├─ linter: running, turn 1, 1 model calls, todos 0/0
+│  │  └─ formatter: running, turn 0, 0 model calls, todos 0/0
+│  └─ tester: completed, turn 1, 1 model calls, todos 1/1
+└─ researcher: paused, turn 1, 3 model calls, todos 0/1, paused: no access to the wiki
+`
+	if got := agentTree("wf-1", st); got != want {
+		t.Errorf("agentTree:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestAgentTreeAlone(t *testing.T) {
+	st := workflows.State{AgentID: "main", Status: "paused", Turns: 2, ModelCalls: 5, Paused: true, PauseReason: "need the password"}
+	want := "wf-2 (main): paused, turn 2, 5 model calls, todos 0/0, paused: need the password\n"
+	if got := agentTree("wf-2", st); got != want {
+		t.Errorf("agentTree = %q, want %q", got, want)
+	}
+}
+
+func TestPrintState(t *testing.T) {
+	st := decodeState(t, treeState)
+	st.Subagents = nil
+	st.AwaitingApproval = true
+	var b strings.Builder
+	printState(&b, "wf-1", st)
+	want := `wf-1 (main): blocked, turn 1, 4 model calls, todos 1/3, plan 2/3 (66.7%)
+
+- [x] Split the work
+- [>] Merge the results
+- [ ] Report
+
+Done: 1/3
+
+Current Plan: Ship it
+Status: active
+
+Steps:
+  [x] step_1: Research
+  [x] step_2: Code
+  [~] step_3: Review the results (waiting on coder:step_1)
+
+Progress: 2/3 (66.7%)
+
+Awaiting approval: run "starter approve wf-1" or "starter reject wf-1 --feedback TEXT"
+`
+	if got := b.String(); got != want {
+		t.Errorf("printState:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestPrintStateNoPlan(t *testing.T) {
+	var b strings.Builder
+	printState(&b, "wf-3", workflows.State{AgentID: "main", Status: "running"})
+	want := "wf-3 (main): running, turn 0, 0 model calls, todos 0/0\n\n(no todo items)\n"
+	if got := b.String(); got != want {
+		t.Errorf("printState = %q, want %q", got, want)
+	}
+}
+
+func TestPlanNotes(t *testing.T) {
+	cases := []struct {
+		st   workflows.State
+		want []string
+	}{
+		{workflows.State{Status: "running"}, nil},
+		{workflows.State{Status: "paused", Paused: true, PauseReason: "waiting for\nthe keys"}, []string{"Paused: waiting for the keys"}},
+		{workflows.State{Status: "awaiting_approval", AwaitingApproval: true},
+			[]string{`Awaiting approval: run "starter approve wf-1" or "starter reject wf-1 --feedback TEXT"`}},
+	}
+	for _, tc := range cases {
+		got := planNotes("wf-1", tc.st)
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("planNotes(%+v) = %q, want %q", tc.st, got, tc.want)
+		}
+	}
+}
