@@ -121,7 +121,15 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 	// The raw response is kept so that an error body the SDK cannot decode
 	// (some servers send {"error": "text"}) can still be classified by status.
 	var httpResp *http.Response
-	completion, err := c.sdk.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpResp))
+	callCtx := ctx
+	if c.timeout > 0 {
+		// The SDK applies its request timeout too; bounding the call here
+		// as well keeps the bound independent of the SDK's retry loop.
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	completion, err := c.sdk.Chat.Completions.New(callCtx, params, option.WithResponseInto(&httpResp))
 	if err != nil {
 		return model.Response{}, c.classify(ctx, req.Model, httpResp, err)
 	}
