@@ -19,7 +19,9 @@ type server struct {
 	c   client.Client
 }
 
-func startServer(t *testing.T) *server {
+func startServer(t *testing.T) *server { return startServerTB(t) }
+
+func startServerTB(t testing.TB) *server {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test against a real Temporal server; skipped with -short")
@@ -46,6 +48,10 @@ func startServer(t *testing.T) *server {
 // a temporary folder; it is stopped when the test ends (or earlier by the
 // returned function).
 func (s *server) startWorker(t *testing.T, stateDir string) (stop func()) {
+	return s.startWorkerTB(t, stateDir)
+}
+
+func (s *server) startWorkerTB(t testing.TB, stateDir string) (stop func()) {
 	t.Helper()
 	w, err := agentworker.New(s.c, agentworker.Options{StateDir: stateDir})
 	if err != nil {
@@ -65,7 +71,7 @@ func (s *server) startWorker(t *testing.T, stateDir string) (stop func()) {
 	return stop
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))

@@ -1,0 +1,308 @@
+package testsuite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// TestWorkerCrash kills the worker binary (kill -9) while a run depends on
+// it and starts another one: the run must end as if nothing had happened,
+// the interrupted model call being retried once its heartbeat times out.
+func TestWorkerCrash(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end-to-end test against a real Temporal server; skipped with -short")
+	}
+	bin := buildWorker(t)
+
+	t.Run("during a model call", func(t *testing.T) {
+		t.Parallel()
+		s := startServer(t)
+		sc := writeScenario(t, `{
+  "name": "a worker killed while a model call is in flight",
+  "input": {"prompt": "Fix the login bug."},
+  "model": [
+    {"tool_calls": [{"name": "write_todos", "arguments": {"todos": [
+      {"content": "Find the bug", "status": "in_progress"}, {"content": "Fix it", "status": "pending"}]}}]},
+    {"delay_ms": 4000, "tool_calls": [{"name": "write_todos", "arguments": {"todos": [
+      {"content": "Find the bug", "status": "completed"}, {"content": "Fix it", "status": "in_progress"}]}}]},
+    {"tool_calls": [{"name": "write_todos", "arguments": {"todos": [
+      {"content": "Find the bug", "status": "completed"}, {"content": "Fix it", "status": "completed"}]}}]},
+    {"content": "Fixed: the session cookie was not refreshed."}
+  ],
+  "time_limit_s": 90,
+  "expect": [
+    ".run_status == \"completed\"",
+    ".state.status == \"completed\"",
+    ".state.model_calls == 4 and .state.turns == 1",
+    "[.state.todos[].status] == [\"completed\", \"completed\"]",
+    "[.messages[].role] == [\"system\", \"user\", \"assistant\", \"tool\", \"assistant\", \"tool\", \"assistant\", \"tool\", \"assistant\"]",
+    "[.messages[] | select(.role == \"tool\" and .is_error)] | length == 0",
+    ".reply == \"Fixed: the session cookie was not refreshed.\""
+  ]
+}`)
+		id := "crash-model-call-" + time.Now().Format("150405.000000")
+		w1 := startWorkerProc(t, bin, s, "worker-1")
+		res := playAsync(t, s.c, sc, id, 2*time.Minute)
+
+		waitFor(t, 30*time.Second, "model call 2 to be running on the first worker", func() bool {
+			st, ok := queryState(context.Background(), s.c, id)
+			return ok && st.ModelCalls == 2 && modelCallRunning(s.c, id)
+		})
+		time.Sleep(500 * time.Millisecond) // well inside the call's 4 s
+		killed := time.Now()
+		w1.kill(t)
+		startWorkerProc(t, bin, s, "worker-2")
+
+		r := <-res
+		if r.err != nil {
+			t.Fatalf("play: %v", r.err)
+		}
+		t.Logf("the run completed %s after the kill", time.Since(killed).Round(time.Millisecond))
+		checkExpect(t, sc, r.out)
+		if n := maxModelAttempt(t, s.c, id); n < 2 {
+			t.Errorf("no model call of the run was retried (highest attempt %d): the kill did not hit the call", n)
+		}
+	})
+
+	t.Run("while the parent waits on a child", func(t *testing.T) {
+		t.Parallel()
+		s := startServer(t)
+		// The implementer's completeStepWithOutput takes 5 s, during which
+		// the parent, its turn over, waits blocked on that step.
+		sc := scenarioVariant(t, "06b_subagent_finishes_last.json", func(m map[string]any) {
+			agentResponse(t, m, "implementer", 2)["delay_ms"] = 5000
+		})
+		id := "crash-blocked-parent-" + time.Now().Format("150405.000000")
+		childID := id + "/implementer"
+		w1 := startWorkerProc(t, bin, s, "worker-1")
+		res := playAsync(t, s.c, sc, id, 2*time.Minute)
+
+		waitFor(t, 30*time.Second, "the parent to be blocked while the child's model call runs", func() bool {
+			st, ok := queryState(context.Background(), s.c, id)
+			return ok && st.Status == workflows.StatusBlocked && modelCallRunning(s.c, childID)
+		})
+		killed := time.Now()
+		w1.kill(t)
+		startWorkerProc(t, bin, s, "worker-2")
+
+		r := <-res
+		if r.err != nil {
+			t.Fatalf("play: %v", r.err)
+		}
+		t.Logf("the run completed %s after the kill", time.Since(killed).Round(time.Millisecond))
+		checkExpect(t, sc, r.out)
+		st := decodeState(t, r.out)
+		if got := st.Subagents["implementer"].Status; got != workflows.StatusCompleted {
+			t.Errorf("subagents.implementer.status = %q, want completed", got)
+		}
+		if st.Plan == nil || st.Plan.Status != "completed" {
+			t.Errorf("the parent's plan is %+v, want completed", st.Plan)
+		}
+		if n := maxModelAttempt(t, s.c, childID); n < 2 {
+			t.Errorf("no model call of the child was retried (highest attempt %d): the kill did not hit the call", n)
+		}
+	})
+
+	t.Run("while the parent's session waits for its children", func(t *testing.T) {
+		t.Parallel()
+		s := startServer(t)
+		// The root ends its session at once and waits for its subagents;
+		// the consumer waits blocked on the producer, whose
+		// completeStepWithOutput takes 5 s.
+		sc := scenarioVariant(t, "06c_sibling_dependency.json", func(m map[string]any) {
+			agentResponse(t, m, "producer", 2)["delay_ms"] = 5000
+		})
+		id := "crash-finishing-parent-" + time.Now().Format("150405.000000")
+		w1 := startWorkerProc(t, bin, s, "worker-1")
+		res := playAsync(t, s.c, sc, id, 2*time.Minute)
+
+		waitFor(t, 30*time.Second, "the root to wait for its subagents while the producer's model call runs", func() bool {
+			root, ok := queryState(context.Background(), s.c, id)
+			if !ok || root.Status != workflows.StatusBlocked {
+				return false
+			}
+			consumer, ok := queryState(context.Background(), s.c, id+"/consumer")
+			return ok && consumer.Status == workflows.StatusBlocked && modelCallRunning(s.c, id+"/producer")
+		})
+		killed := time.Now()
+		w1.kill(t)
+		startWorkerProc(t, bin, s, "worker-2")
+
+		r := <-res
+		if r.err != nil {
+			t.Fatalf("play: %v", r.err)
+		}
+		t.Logf("the run completed %s after the kill", time.Since(killed).Round(time.Millisecond))
+		checkExpect(t, sc, r.out)
+		if n := maxModelAttempt(t, s.c, id+"/producer"); n < 2 {
+			t.Errorf("no model call of the producer was retried (highest attempt %d): the kill did not hit the call", n)
+		}
+	})
+}
+
+// scenarioVariant loads a scenario of testdata/scenarios, lets change
+// modify its JSON, and writes the result to a temporary file, which the
+// worker reads as the run's script. Its time limit is 90 s.
+func scenarioVariant(t *testing.T, name string, change func(map[string]any)) *scenario.Scenario {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "scenarios", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	change(m)
+	m["time_limit_s"] = 90
+	return writeScenario(t, mustJSON(t, m))
+}
+
+// agentResponse is response i (0-based) of a subagent's script in a
+// scenario decoded as a map.
+func agentResponse(t *testing.T, m map[string]any, agent string, i int) map[string]any {
+	t.Helper()
+	list, _ := m["agents"].(map[string]any)[agent].([]any)
+	if i >= len(list) {
+		t.Fatalf("the scenario has no response %d for %s", i, agent)
+	}
+	return list[i].(map[string]any)
+}
+
+// buildWorker builds ../worker (the module's worker command) into t's
+// temporary folder and returns the binary's path.
+func buildWorker(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "worker")
+	cmd := exec.Command("go", "build", "-o", bin, "./worker")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./worker: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// workerProc is a worker binary running as a child process.
+type workerProc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	log  bytes.Buffer
+}
+
+func (w *workerProc) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.log.Write(p)
+}
+
+// startWorkerProc runs the worker binary against s with its own state
+// folder. It is stopped (SIGTERM, then SIGKILL) when the test ends, and its
+// log is shown if the test failed.
+func startWorkerProc(t *testing.T, bin string, s *server, name string) *workerProc {
+	t.Helper()
+	w := &workerProc{name: name, done: make(chan struct{})}
+	w.cmd = exec.Command(bin, "--address", s.srv.Address(), "--namespace", s.srv.Namespace())
+	w.cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
+	w.cmd.Stdout, w.cmd.Stderr = w, w
+	w.cmd.SysProcAttr = workerProcAttr()
+	if err := w.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-w.done:
+		default:
+			_ = w.cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-w.done:
+			case <-time.After(10 * time.Second):
+				_ = w.cmd.Process.Kill()
+				<-w.done
+			}
+		}
+		if t.Failed() {
+			w.mu.Lock()
+			t.Logf("%s's log:\n%s", name, w.log.String())
+			w.mu.Unlock()
+		}
+	})
+	return w
+}
+
+// kill ends the worker at once, as a crash would (SIGKILL), and waits until
+// it is gone.
+func (w *workerProc) kill(t *testing.T) {
+	t.Helper()
+	if err := w.cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill %s: %v", w.name, err)
+	}
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not exit after SIGKILL", w.name)
+	}
+}
+
+// modelCallRunning reports whether a model call of the workflow has been
+// picked up by a worker (not merely scheduled).
+func modelCallRunning(c client.Client, workflowID string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	if err != nil {
+		return false
+	}
+	for _, a := range d.GetPendingActivities() {
+		if a.GetActivityType().GetName() == activities.CallModelName && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			return true
+		}
+	}
+	return false
+}
+
+// maxModelAttempt is the highest attempt number of the workflow's model
+// calls in its history (a retried activity records only its last attempt's
+// start).
+func maxModelAttempt(t *testing.T, c client.Client, workflowID string) int32 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	scheduled := map[int64]bool{}
+	var most int32
+	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.CallModelName {
+			scheduled[ev.GetEventId()] = true
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
+			most = max(most, a.GetAttempt())
+		}
+	}
+	return most
+}

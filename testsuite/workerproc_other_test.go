@@ -1,0 +1,7 @@
+//go:build !linux
+
+package testsuite
+
+import "syscall"
+
+func workerProcAttr() *syscall.SysProcAttr { return nil }
