@@ -110,7 +110,9 @@ func chooseScenario(file, prompt string) (*scenario.Scenario, error) {
 		if prompt == "" {
 			return nil, usageErr("give a prompt: starter run \"what to do\" (or --scenario FILE)")
 		}
-		sc := &scenario.Scenario{Name: "prompt"}
+		// A real model may think for minutes; the scenario default of 60 s
+		// is for scripted runs.
+		sc := &scenario.Scenario{Name: "prompt", TimeLimitS: 3600}
 		sc.Input.Prompt = prompt
 		return sc, nil
 	}
