@@ -82,10 +82,10 @@ func TestWorkerCrash(t *testing.T) {
 	t.Run("while the parent waits on a child", func(t *testing.T) {
 		t.Parallel()
 		s := startServer(t)
-		// The implementer's completeStepWithOutput takes 5 s, during which
+		// The implementer's completeStepWithOutput takes 4 s, during which
 		// the parent, its turn over, waits blocked on that step.
 		sc := scenarioVariant(t, "06b_subagent_finishes_last.json", func(m map[string]any) {
-			agentResponse(t, m, "implementer", 2)["delay_ms"] = 5000
+			agentResponse(t, m, "implementer", 2)["delay_ms"] = 4000
 		})
 		id := "crash-blocked-parent-" + time.Now().Format("150405.000000")
 		childID := id + "/implementer"
@@ -123,9 +123,9 @@ func TestWorkerCrash(t *testing.T) {
 		s := startServer(t)
 		// The root ends its session at once and waits for its subagents;
 		// the consumer waits blocked on the producer, whose
-		// completeStepWithOutput takes 5 s.
+		// completeStepWithOutput takes 4 s.
 		sc := scenarioVariant(t, "06c_sibling_dependency.json", func(m map[string]any) {
-			agentResponse(t, m, "producer", 2)["delay_ms"] = 5000
+			agentResponse(t, m, "producer", 2)["delay_ms"] = 4000
 		})
 		id := "crash-finishing-parent-" + time.Now().Format("150405.000000")
 		w1 := startWorkerProc(t, bin, s, "worker-1")
