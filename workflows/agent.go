@@ -138,14 +138,11 @@ func (a *agent) finish(ctx workflow.Context) (AgentResult, error) {
 	a.status = StatusCompleted
 	a.publish(ctx)
 	final := a.state()
-	if a.parentID != "" {
-		// The parent records the final state from the result; the last
-		// events went by signal, which must arrive before the result does.
-		a.awaitSent(ctx)
-	}
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return AgentResult{}, err
 	}
+	// A parent records a child's last events from its signals and its final
+	// state from its result: the signals must be delivered first.
 	a.awaitSent(ctx)
 	return AgentResult{
 		AgentID:    a.cfg.agentID,
