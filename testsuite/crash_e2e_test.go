@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,26 +20,46 @@ import (
 	"github.com/todoflow/todoflow/workflows"
 )
 
-// TestWorkerCrash kills the worker binary (kill -9) while a run depends on
-// it and starts another one: the run must end as if nothing had happened,
-// the interrupted model call being retried once its heartbeat times out.
+// crashDelayMS is how long the model call a crash interrupts takes: long
+// enough for every run of TestWorkerCrash to reach it before the kill.
+const crashDelayMS = 6000
+
+// crashRun is one run that TestWorkerCrash's kill interrupts.
+type crashRun struct {
+	name string
+	sc   *scenario.Scenario
+	id   string
+	// ready holds when the run is where the kill must find it.
+	ready func(c client.Client) bool
+	// retried is the workflow whose model call the kill interrupts.
+	retried string
+	check   func(t *testing.T, st workflows.State)
+}
+
+// TestWorkerCrash kills the worker binary (kill -9) while three runs depend
+// on it, and starts another worker: every run must end as if nothing had
+// happened, the interrupted model calls being retried once their heartbeat
+// times out. One kill hits them all, as a real crash would, which keeps the
+// test's wall time at one heartbeat timeout.
 func TestWorkerCrash(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end test against a real Temporal server; skipped with -short")
 	}
 	bin := buildWorker(t)
-
-	t.Run("during a model call", func(t *testing.T) {
-		t.Parallel()
-		s := startServer(t)
-		sc := writeScenario(t, `{
+	s := startServer(t)
+	stamp := time.Now().Format("150405.000000")
+	runs := []*crashRun{
+		{
+			// A plain run whose second model call is in flight.
+			name: "during a model call",
+			sc: writeScenario(t, `{
   "name": "a worker killed while a model call is in flight",
   "input": {"prompt": "Fix the login bug."},
   "model": [
     {"tool_calls": [{"name": "write_todos", "arguments": {"todos": [
       {"content": "Find the bug", "status": "in_progress"}, {"content": "Fix it", "status": "pending"}]}}]},
-    {"delay_ms": 4000, "tool_calls": [{"name": "write_todos", "arguments": {"todos": [
+    {"delay_ms": `+strconv.Itoa(crashDelayMS)+`, "tool_calls": [{"name": "write_todos", "arguments": {"todos": [
       {"content": "Find the bug", "status": "completed"}, {"content": "Fix it", "status": "in_progress"}]}}]},
     {"tool_calls": [{"name": "write_todos", "arguments": {"todos": [
       {"content": "Find the bug", "status": "completed"}, {"content": "Fix it", "status": "completed"}]}}]},
@@ -54,105 +75,92 @@ func TestWorkerCrash(t *testing.T) {
     "[.messages[] | select(.role == \"tool\" and .is_error)] | length == 0",
     ".reply == \"Fixed: the session cookie was not refreshed.\""
   ]
-}`)
-		id := "crash-model-call-" + time.Now().Format("150405.000000")
-		w1 := startWorkerProc(t, bin, s, "worker-1")
-		res := playAsync(t, s.c, sc, id, 2*time.Minute)
+}`),
+			id: "crash-model-call-" + stamp,
+			ready: func(c client.Client) bool {
+				st, ok := queryState(context.Background(), c, "crash-model-call-"+stamp)
+				return ok && st.ModelCalls == 2 && modelCallRunning(c, "crash-model-call-"+stamp)
+			},
+			retried: "crash-model-call-" + stamp,
+		},
+		{
+			// Scenario 06b: the parent, its turn over, waits blocked on
+			// the step that the implementer's in-flight call completes.
+			name: "while the parent waits on a child",
+			sc: scenarioVariant(t, "06b_subagent_finishes_last.json", func(m map[string]any) {
+				agentResponse(t, m, "implementer", 2)["delay_ms"] = crashDelayMS
+			}),
+			id: "crash-blocked-parent-" + stamp,
+			ready: func(c client.Client) bool {
+				id := "crash-blocked-parent-" + stamp
+				st, ok := queryState(context.Background(), c, id)
+				return ok && st.Status == workflows.StatusBlocked && modelCallRunning(c, id+"/implementer")
+			},
+			retried: "crash-blocked-parent-" + stamp + "/implementer",
+			check: func(t *testing.T, st workflows.State) {
+				if got := st.Subagents["implementer"].Status; got != workflows.StatusCompleted {
+					t.Errorf("subagents.implementer.status = %q, want completed", got)
+				}
+				if st.Plan == nil || st.Plan.Status != "completed" {
+					t.Errorf("the parent's plan is %+v, want completed", st.Plan)
+				}
+			},
+		},
+		{
+			// Scenario 06c: the root ended its session and waits for its
+			// subagents; the consumer waits blocked on the producer, whose
+			// completeStepWithOutput call is in flight.
+			name: "while the parent's session waits for its children",
+			sc: scenarioVariant(t, "06c_sibling_dependency.json", func(m map[string]any) {
+				agentResponse(t, m, "producer", 2)["delay_ms"] = crashDelayMS
+			}),
+			id: "crash-finishing-parent-" + stamp,
+			ready: func(c client.Client) bool {
+				id := "crash-finishing-parent-" + stamp
+				root, ok := queryState(context.Background(), c, id)
+				if !ok || root.Status != workflows.StatusBlocked {
+					return false
+				}
+				consumer, ok := queryState(context.Background(), c, id+"/consumer")
+				return ok && consumer.Status == workflows.StatusBlocked && modelCallRunning(c, id+"/producer")
+			},
+			retried: "crash-finishing-parent-" + stamp + "/producer",
+		},
+	}
 
-		waitFor(t, 30*time.Second, "model call 2 to be running on the first worker", func() bool {
-			st, ok := queryState(context.Background(), s.c, id)
-			return ok && st.ModelCalls == 2 && modelCallRunning(s.c, id)
-		})
-		time.Sleep(500 * time.Millisecond) // well inside the call's 4 s
-		killed := time.Now()
-		w1.kill(t)
-		startWorkerProc(t, bin, s, "worker-2")
-
-		r := <-res
-		if r.err != nil {
-			t.Fatalf("play: %v", r.err)
-		}
-		t.Logf("the run completed %s after the kill", time.Since(killed).Round(time.Millisecond))
-		checkExpect(t, sc, r.out)
-		if n := maxModelAttempt(t, s.c, id); n < 2 {
-			t.Errorf("no model call of the run was retried (highest attempt %d): the kill did not hit the call", n)
-		}
-	})
-
-	t.Run("while the parent waits on a child", func(t *testing.T) {
-		t.Parallel()
-		s := startServer(t)
-		// The implementer's completeStepWithOutput takes 4 s, during which
-		// the parent, its turn over, waits blocked on that step.
-		sc := scenarioVariant(t, "06b_subagent_finishes_last.json", func(m map[string]any) {
-			agentResponse(t, m, "implementer", 2)["delay_ms"] = 4000
-		})
-		id := "crash-blocked-parent-" + time.Now().Format("150405.000000")
-		childID := id + "/implementer"
-		w1 := startWorkerProc(t, bin, s, "worker-1")
-		res := playAsync(t, s.c, sc, id, 2*time.Minute)
-
-		waitFor(t, 30*time.Second, "the parent to be blocked while the child's model call runs", func() bool {
-			st, ok := queryState(context.Background(), s.c, id)
-			return ok && st.Status == workflows.StatusBlocked && modelCallRunning(s.c, childID)
-		})
-		killed := time.Now()
-		w1.kill(t)
-		startWorkerProc(t, bin, s, "worker-2")
-
-		r := <-res
-		if r.err != nil {
-			t.Fatalf("play: %v", r.err)
-		}
-		t.Logf("the run completed %s after the kill", time.Since(killed).Round(time.Millisecond))
-		checkExpect(t, sc, r.out)
-		st := decodeState(t, r.out)
-		if got := st.Subagents["implementer"].Status; got != workflows.StatusCompleted {
-			t.Errorf("subagents.implementer.status = %q, want completed", got)
-		}
-		if st.Plan == nil || st.Plan.Status != "completed" {
-			t.Errorf("the parent's plan is %+v, want completed", st.Plan)
-		}
-		if n := maxModelAttempt(t, s.c, childID); n < 2 {
-			t.Errorf("no model call of the child was retried (highest attempt %d): the kill did not hit the call", n)
-		}
-	})
-
-	t.Run("while the parent's session waits for its children", func(t *testing.T) {
-		t.Parallel()
-		s := startServer(t)
-		// The root ends its session at once and waits for its subagents;
-		// the consumer waits blocked on the producer, whose
-		// completeStepWithOutput takes 4 s.
-		sc := scenarioVariant(t, "06c_sibling_dependency.json", func(m map[string]any) {
-			agentResponse(t, m, "producer", 2)["delay_ms"] = 4000
-		})
-		id := "crash-finishing-parent-" + time.Now().Format("150405.000000")
-		w1 := startWorkerProc(t, bin, s, "worker-1")
-		res := playAsync(t, s.c, sc, id, 2*time.Minute)
-
-		waitFor(t, 30*time.Second, "the root to wait for its subagents while the producer's model call runs", func() bool {
-			root, ok := queryState(context.Background(), s.c, id)
-			if !ok || root.Status != workflows.StatusBlocked {
+	w1 := startWorkerProc(t, bin, s, "worker-1")
+	results := make([]<-chan played, len(runs))
+	for i, r := range runs {
+		results[i] = playAsync(t, s.c, r.sc, r.id, 2*time.Minute)
+	}
+	waitFor(t, 30*time.Second, "every run to reach its interrupted model call", func() bool {
+		for _, r := range runs {
+			if !r.ready(s.c) {
 				return false
 			}
-			consumer, ok := queryState(context.Background(), s.c, id+"/consumer")
-			return ok && consumer.Status == workflows.StatusBlocked && modelCallRunning(s.c, id+"/producer")
-		})
-		killed := time.Now()
-		w1.kill(t)
-		startWorkerProc(t, bin, s, "worker-2")
-
-		r := <-res
-		if r.err != nil {
-			t.Fatalf("play: %v", r.err)
 		}
-		t.Logf("the run completed %s after the kill", time.Since(killed).Round(time.Millisecond))
-		checkExpect(t, sc, r.out)
-		if n := maxModelAttempt(t, s.c, id+"/producer"); n < 2 {
-			t.Errorf("no model call of the producer was retried (highest attempt %d): the kill did not hit the call", n)
-		}
+		return true
 	})
+	killed := time.Now()
+	w1.kill(t)
+	startWorkerProc(t, bin, s, "worker-2")
+
+	for i, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			res := <-results[i]
+			if res.err != nil {
+				t.Fatalf("play: %v", res.err)
+			}
+			t.Logf("the run completed %s after the kill", time.Since(killed).Round(time.Millisecond))
+			checkExpect(t, r.sc, res.out)
+			if r.check != nil {
+				r.check(t, decodeState(t, res.out))
+			}
+			if n := maxModelAttempt(t, s.c, r.retried); n < 2 {
+				t.Errorf("no model call of %s was retried (highest attempt %d): the kill did not interrupt it", r.retried, n)
+			}
+		})
+	}
 }
 
 // scenarioVariant loads a scenario of testdata/scenarios, lets change

@@ -37,7 +37,7 @@ type agent struct {
 	parentID   string            // the parent's workflow id; "" for the root
 	children   map[string]*child // looked up; childOrder gives the order
 	childOrder []string
-	gone       map[string]bool // agents of the tree known to have ended
+	gone       map[string]string // agents of the tree known to have ended -> how
 	taskEvents workflow.ReceiveChannel
 	sent       []workflow.Future // task_event signals in flight
 
@@ -131,8 +131,12 @@ func (a *agent) finish(ctx workflow.Context) (AgentResult, error) {
 	if !a.reportersIdle() {
 		// Only then: an idle run must not start a timer, or the command
 		// sequence of runs without reporters would change.
-		if _, err := workflow.AwaitWithTimeout(ctx, drainTimeout, a.reportersIdle); err != nil {
+		idle, err := workflow.AwaitWithTimeout(ctx, drainTimeout, a.reportersIdle)
+		if err != nil {
 			return AgentResult{}, err
+		}
+		if !idle {
+			a.abandonReports()
 		}
 	}
 	a.status = StatusCompleted
@@ -162,7 +166,7 @@ func newAgent(cfg config) *agent {
 		replies:      map[int]string{},
 		plans:        todo.NewPlanState(cfg.agentID),
 		children:     map[string]*child{},
-		gone:         map[string]bool{},
+		gone:         map[string]string{},
 		reporters:    newReporters(cfg.in.Reporters),
 	}
 	if c := cfg.in.Carry; c != nil {
@@ -172,6 +176,7 @@ func newAgent(cfg config) *agent {
 		for _, id := range sortedKeys(c.Subagents) {
 			st := c.Subagents[id]
 			a.children[id] = &child{AgentID: id, State: &st, Done: true}
+			a.gone[id] = st.Status
 			a.childOrder = append(a.childOrder, id)
 		}
 		a.msgs = c.Messages
@@ -462,7 +467,7 @@ func (a *agent) lastReply() string {
 var (
 	modelActivity = workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
+		HeartbeatTimeout:    5 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,

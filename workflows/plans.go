@@ -47,6 +47,7 @@ func (a *agent) onApproval(_ workflow.Context, args ApprovalArgs) (string, error
 func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	out := a.plans.ApplyPlan(todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}, a.cfg.todo.PlanApproval == todo.ApprovalRequired)
 	a.emit(ctx, out.Events)
+	a.failEnded(ctx)
 	if !out.NeedsApproval {
 		return out.Result
 	}

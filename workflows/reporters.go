@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -110,6 +111,19 @@ func (a *agent) reportersIdle() bool {
 		}
 	}
 	return true
+}
+
+// abandonReports gives up on the events still queued when a finishing run
+// has waited drainTimeout for its reporters, and counts them as failed, so
+// that the state says what was never delivered.
+func (a *agent) abandonReports() {
+	for _, r := range a.reporters {
+		if n := len(r.queue); n > 0 {
+			r.status.Failed += n
+			r.status.LastError = fmt.Sprintf("%d event(s) not delivered before the run ended; last error: %s", n, r.status.LastError)
+			r.queue = nil
+		}
+	}
 }
 
 func (a *agent) reporterStates() []ReporterStatus {

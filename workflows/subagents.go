@@ -23,6 +23,11 @@ type TaskEvent struct {
 	Event *todo.Event `json:"event,omitempty"`
 	State *State      `json:"state,omitempty"`
 	Ended *AgentEnd   `json:"ended,omitempty"`
+	// Backlog and Gone bring a subagent started late up to date: the events
+	// of the agents that came before it and the agents that already ended,
+	// which a live relay can no longer tell it.
+	Backlog []todo.Event `json:"backlog,omitempty"`
+	Gone    []AgentEnd   `json:"gone,omitempty"`
 }
 
 // AgentEnd says how an agent's run ended.
@@ -104,6 +109,9 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	ch := &child{AgentID: args.AgentID, WorkflowID: id}
 	a.children[args.AgentID] = ch
 	a.childOrder = append(a.childOrder, args.AgentID)
+	if te := a.backlogFor(args.AgentID); len(te.Backlog) > 0 || len(te.Gone) > 0 {
+		a.signal(ctx, id, te)
+	}
 	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })
 	a.publish(ctx)
 	return todo.Result{Content: fmt.Sprintf("Subagent %q is working on its task as workflow %s. Its plan events reach you: "+
@@ -121,7 +129,7 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 	// failed as never completed.
 	_ = workflow.Await(ctx, func() bool { return a.taskEvents.Len() == 0 })
 	ch.Done = true
-	how := StatusCompleted
+	how := "completed"
 	switch {
 	case err == nil && res.State != nil:
 		ch.State = res.State
@@ -137,6 +145,7 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 		}
 		ch.State = &st
 	}
+	a.gone[ch.AgentID] = how
 	a.emit(ctx, a.plans.AgentEnded(ch.AgentID, how))
 	a.relay(ctx, TaskEvent{From: a.cfg.agentID, Ended: &AgentEnd{AgentID: ch.AgentID, How: how}}, ch.AgentID)
 	a.publish(ctx)
@@ -148,20 +157,66 @@ func (a *agent) onTaskEvent(ctx workflow.Context, te TaskEvent) {
 	if te.State != nil && ch != nil && !ch.Done {
 		ch.State = te.State
 	}
+	for _, ev := range te.Backlog {
+		a.receive(ctx, ev)
+	}
 	if te.Event != nil {
-		plan, _ := json.Marshal(a.plans.Current())
-		a.report(*te.Event, plan)
-		a.emit(ctx, a.plans.Receive(*te.Event))
+		a.receive(ctx, *te.Event)
 		if ch != nil {
 			// Siblings learn of each other's events through their parent.
 			a.relay(ctx, TaskEvent{From: te.From, Event: te.Event}, te.From)
 		}
 	}
+	ended := te.Gone
 	if te.Ended != nil {
-		a.gone[te.Ended.AgentID] = true
-		a.emit(ctx, a.plans.AgentEnded(te.Ended.AgentID, te.Ended.How))
+		ended = append(ended, *te.Ended)
+	}
+	for _, e := range ended {
+		a.gone[e.AgentID] = e.How
+		a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
 	}
 	a.publish(ctx)
+}
+
+// receive records another agent's event in this agent's log, reports it as
+// logged here (with this log's event_id, so that a reporter's idempotency
+// key never collides with this agent's own events) and emits what it
+// resolved.
+func (a *agent) receive(ctx workflow.Context, ev todo.Event) {
+	n := len(a.plans.Events)
+	own := a.plans.Receive(ev)
+	if len(a.plans.Events) > n {
+		plan, _ := json.Marshal(a.plans.Current())
+		a.report(a.plans.Events[n], plan)
+	}
+	a.emit(ctx, own)
+}
+
+// backlogFor is what a new child must know of the tree: the events of the
+// other agents in this log (not this agent's own: events go to siblings
+// only) and the agents that already ended.
+func (a *agent) backlogFor(childID string) TaskEvent {
+	te := TaskEvent{From: a.cfg.agentID}
+	for _, ev := range a.plans.Events {
+		if ev.AgentID != a.cfg.agentID && ev.AgentID != childID {
+			te.Backlog = append(te.Backlog, ev)
+		}
+	}
+	for _, id := range sortedKeys(a.gone) {
+		te.Gone = append(te.Gone, AgentEnd{AgentID: id, How: a.gone[id]})
+	}
+	return te
+}
+
+// failEnded fails the steps that wait on agents already known to have
+// ended: a dependency added after its agent ended would otherwise wait for
+// an event that can no longer come.
+func (a *agent) failEnded(ctx workflow.Context) {
+	for _, id := range a.plans.BlockedOn() {
+		if how, ok := a.gone[id]; ok {
+			a.emit(ctx, a.plans.AgentEnded(id, how))
+		}
+	}
 }
 
 // relay sends te to every running child but one.
@@ -203,7 +258,7 @@ func (a *agent) liveBlockers() []string {
 			}
 			continue
 		}
-		if a.cfg.subagent && !a.gone[id] {
+		if _, ended := a.gone[id]; a.cfg.subagent && !ended {
 			live = append(live, id)
 		}
 	}
