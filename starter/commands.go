@@ -72,34 +72,19 @@ func cmdStart(args []string) error {
 }
 
 func cmdSend(args []string) error {
-	fs := flag.NewFlagSet("send", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, rest, err := workflowID(pos, "send")
-	if err != nil {
-		return err
-	}
-	text := strings.TrimSpace(strings.Join(rest, " "))
-	if text == "" {
-		return usageErr("missing the message: starter send ID TEXT")
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	var reply string
-	if err := update(ctx, cl, id, workflows.SendMessageUpdate, text, &reply); err != nil {
-		return fmt.Errorf("send to %s: %w", id, err)
-	}
-	fmt.Println(reply)
-	return nil
+	return newRunCommand("send").run(args, func(rest []string) error {
+		if strings.TrimSpace(strings.Join(rest, " ")) == "" {
+			return usageErr("missing the message: starter send ID TEXT")
+		}
+		return nil
+	}, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+		var reply string
+		if err := update(ctx, cl, id, workflows.SendMessageUpdate, strings.TrimSpace(strings.Join(rest, " ")), &reply); err != nil {
+			return fmt.Errorf("send to %s: %w", id, err)
+		}
+		fmt.Println(reply)
+		return nil
+	})
 }
 
 func queryState(ctx context.Context, cl client.Client, id string) (workflows.State, json.RawMessage, error) {
@@ -119,165 +104,92 @@ func queryState(ctx context.Context, cl client.Client, id string) (workflows.Sta
 }
 
 func cmdState(args []string) error {
-	fs := flag.NewFlagSet("state", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	asJSON := fs.Bool("json", false, "print the state query's JSON object")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, rest, err := workflowID(pos, "state")
-	if err != nil {
-		return err
-	}
-	if err := noMoreArgs(rest, "starter state ID [--json]"); err != nil {
-		return err
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	st, raw, err := queryState(ctx, cl, id)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		_, err := os.Stdout.Write(append(raw, '\n'))
-		return err
-	}
-	printState(os.Stdout, id, st)
-	return nil
+	rc := newRunCommand("state")
+	asJSON := rc.fs.Bool("json", false, "print the state query's JSON object")
+	return rc.run(args, noMoreArgs("starter state ID [--json]"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		st, raw, err := queryState(ctx, cl, id)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			_, err := os.Stdout.Write(append(raw, '\n'))
+			return err
+		}
+		printState(os.Stdout, id, st)
+		return nil
+	})
 }
 
 func cmdPlan(args []string) error {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, rest, err := workflowID(pos, "plan")
-	if err != nil {
-		return err
-	}
-	if err := noMoreArgs(rest, "starter plan ID"); err != nil {
-		return err
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	v, err := cl.QueryWorkflow(ctx, id, "", workflows.PlanQuery)
-	if err != nil {
-		return fmt.Errorf("query plan of %s: %w", id, err)
-	}
-	var text string
-	if err := v.Get(&text); err != nil {
-		return fmt.Errorf("decode plan of %s: %w", id, err)
-	}
-	st, _, err := queryState(ctx, cl, id)
-	if err != nil {
-		return err
-	}
-	fmt.Println(text)
-	for _, note := range planNotes(id, st) {
-		fmt.Println(note)
-	}
-	return nil
-}
-
-func cmdWatch(args []string) error {
-	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	every := fs.Duration("every", 500*time.Millisecond, "how often to look")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, rest, err := workflowID(pos, "watch")
-	if err != nil {
-		return err
-	}
-	if err := noMoreArgs(rest, "starter watch ID"); err != nil {
-		return err
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	last := ""
-	for {
+	return newRunCommand("plan").run(args, noMoreArgs("starter plan ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		v, err := cl.QueryWorkflow(ctx, id, "", workflows.PlanQuery)
+		if err != nil {
+			return fmt.Errorf("query plan of %s: %w", id, err)
+		}
+		var text string
+		if err := v.Get(&text); err != nil {
+			return fmt.Errorf("decode plan of %s: %w", id, err)
+		}
 		st, _, err := queryState(ctx, cl, id)
 		if err != nil {
 			return err
 		}
-		if view := agentTree(id, st); view != last {
-			fmt.Printf("%s\n%s\n", time.Now().Format(time.TimeOnly), view)
-			last = view
+		fmt.Println(text)
+		for _, note := range planNotes(id, st) {
+			fmt.Println(note)
 		}
-		d, err := cl.DescribeWorkflowExecution(ctx, id, "")
-		if err != nil {
-			return fmt.Errorf("describe %s: %w", id, err)
+		return nil
+	})
+}
+
+func cmdWatch(args []string) error {
+	rc := newRunCommand("watch")
+	every := rc.fs.Duration("every", 500*time.Millisecond, "how often to look")
+	return rc.run(args, noMoreArgs("starter watch ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		last := ""
+		for {
+			st, _, err := queryState(ctx, cl, id)
+			if err != nil {
+				return err
+			}
+			if view := agentTree(id, st); view != last {
+				fmt.Printf("%s\n%s\n", time.Now().Format(time.TimeOnly), view)
+				last = view
+			}
+			d, err := cl.DescribeWorkflowExecution(ctx, id, "")
+			if err != nil {
+				return fmt.Errorf("describe %s: %w", id, err)
+			}
+			if s := d.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				fmt.Printf("run %s\n", strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")))
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(*every):
+			}
 		}
-		if s := d.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			fmt.Printf("run %s\n", strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")))
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(*every):
-		}
-	}
+	})
 }
 
 func cmdHistory(args []string) error {
-	fs := flag.NewFlagSet("history", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	output := fs.String("output", "", "write to `FILE` instead of stdout")
-	runID := fs.String("run-id", "", "a specific run (default: the latest)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, rest, err := workflowID(pos, "history")
-	if err != nil {
-		return err
-	}
-	if err := noMoreArgs(rest, "starter history ID [--output FILE]"); err != nil {
-		return err
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	data, n, err := scenario.History(ctx, cl, id, *runID)
-	if err != nil {
-		return err
-	}
-	if *output == "" {
-		_, err = os.Stdout.Write(data)
-		return err
-	}
-	if err := os.WriteFile(*output, data, 0o644); err != nil {
-		return fmt.Errorf("write history: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *output)
-	return nil
+	rc := newRunCommand("history")
+	output := rc.fs.String("output", "", "write to `FILE` instead of stdout")
+	runID := rc.fs.String("run-id", "", "a specific run (default: the latest)")
+	return rc.run(args, noMoreArgs("starter history ID [--output FILE]"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		data, n, err := scenario.History(ctx, cl, id, *runID)
+		if err != nil {
+			return err
+		}
+		if *output == "" {
+			_, err = os.Stdout.Write(data)
+			return err
+		}
+		if err := os.WriteFile(*output, data, 0o644); err != nil {
+			return fmt.Errorf("write history: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *output)
+		return nil
+	})
 }

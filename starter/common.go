@@ -93,6 +93,59 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// runCommand is the shape of every command that addresses one run: its own
+// flags beside the connection flags, the run's ID, then the positional
+// arguments after it.
+type runCommand struct {
+	name string
+	fs   *flag.FlagSet
+	conn conn
+}
+
+func newRunCommand(name string) *runCommand {
+	rc := &runCommand{name: name, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	rc.conn.flags(rc.fs)
+	return rc
+}
+
+// run parses args and takes the ID; check judges the remaining arguments
+// before anything is dialled (a bad argument is exit 2 even with no server);
+// then it connects and hands over to do.
+func (rc *runCommand) run(args []string, check func(rest []string) error,
+	do func(ctx context.Context, cl client.Client, id string, rest []string) error) error {
+	pos, err := parse(rc.fs, args)
+	if err != nil {
+		return err
+	}
+	id, rest, err := workflowID(pos, rc.name)
+	if err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(rest); err != nil {
+			return err
+		}
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	cl, err := rc.conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return do(ctx, cl, id, rest)
+}
+
+// noMoreArgs is the check of commands that take nothing after the ID.
+func noMoreArgs(shape string) func([]string) error {
+	return func(rest []string) error {
+		if len(rest) > 0 {
+			return usageErr("unexpected argument %q: %s", rest[0], shape)
+		}
+		return nil
+	}
+}
+
 // workflowID takes the ID argument of the commands that address a run.
 func workflowID(pos []string, cmd string) (string, []string, error) {
 	if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {

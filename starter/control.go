@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 
@@ -29,115 +28,64 @@ func cmdReject(args []string) error {
 // plan_approval "required").
 func approval(args []string, approve bool) error {
 	name, shape := "approve", "starter approve ID [--feedback TEXT]"
-	if !approve {
-		name, shape = "reject", `starter reject ID --feedback TEXT`
-	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
 	help := "a note for the agent with the approval"
 	if !approve {
+		name, shape = "reject", `starter reject ID --feedback TEXT`
 		help = "why the plan is rejected, for the agent (required)"
 	}
-	feedback := fs.String("feedback", "", help+" (`TEXT`)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+	rc := newRunCommand(name)
+	feedback := rc.fs.String("feedback", "", help+" (`TEXT`)")
+	check := func(rest []string) error {
+		if len(rest) > 0 {
+			return usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
+		}
+		if !approve && strings.TrimSpace(*feedback) == "" {
+			return usageErr("missing the feedback: %s", shape)
+		}
+		return nil
 	}
-	id, rest, err := workflowID(pos, name)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
-	}
-	if !approve && strings.TrimSpace(*feedback) == "" {
-		return usageErr("missing the feedback: %s", shape)
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	var answer string
-	err = update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback}, &answer)
-	if err != nil {
-		return fmt.Errorf("%s: %w", id, err)
-	}
-	if answer == "" {
-		answer = map[bool]string{true: "approved", false: "rejected"}[approve]
-	}
-	fmt.Println(answer)
-	return nil
+	return rc.run(args, check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		var answer string
+		err := update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback}, &answer)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		fmt.Println(answer)
+		return nil
+	})
 }
 
 func cmdResume(args []string) error {
-	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, rest, err := workflowID(pos, "resume")
-	if err != nil {
-		return err
-	}
-	text := strings.TrimSpace(strings.Join(rest, " "))
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	st, _, err := queryState(ctx, cl, id)
-	if err != nil {
-		return err
-	}
-	if !st.Paused {
-		// The workflow would ignore the signal: say so instead of sending it.
-		return fmt.Errorf("%s is not paused (status %s); nothing to resume", id, st.Status)
-	}
-	if err := cl.SignalWorkflow(ctx, id, "", workflows.ResumeSignal, text); err != nil {
-		return fmt.Errorf("%s: %w", id, refusal(err))
-	}
-	fmt.Println("resumed")
-	return nil
+	return newRunCommand("resume").run(args, nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+		st, _, err := queryState(ctx, cl, id)
+		if err != nil {
+			return err
+		}
+		if !st.Paused {
+			// The workflow would ignore the signal: say so instead of sending it.
+			return fmt.Errorf("%s is not paused (status %s); nothing to resume", id, st.Status)
+		}
+		text := strings.TrimSpace(strings.Join(rest, " "))
+		if err := cl.SignalWorkflow(ctx, id, "", workflows.ResumeSignal, text); err != nil {
+			return fmt.Errorf("%s: %w", id, refusal(err))
+		}
+		fmt.Println("resumed")
+		return nil
+	})
 }
 
 func cmdContinuation(args []string) error {
-	fs := flag.NewFlagSet("continuation", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	id, rest, err := workflowID(pos, "continuation")
-	if err != nil {
-		return err
-	}
-	enabled, err := onOff(rest)
-	if err != nil {
-		return err
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	var now bool
-	err = update(ctx, cl, id, workflows.SetContinuationUpdate, workflows.ContinuationArgs{Enabled: &enabled}, &now)
-	if err != nil {
-		return fmt.Errorf("%s: %w", id, err)
-	}
-	fmt.Printf("continuation %s\n", map[bool]string{true: "on", false: "off"}[now])
-	return nil
+	check := func(rest []string) error { _, err := onOff(rest); return err }
+	return newRunCommand("continuation").run(args, check, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+		enabled, _ := onOff(rest)
+		var now bool
+		err := update(ctx, cl, id, workflows.SetContinuationUpdate, workflows.ContinuationArgs{Enabled: &enabled}, &now)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		fmt.Printf("continuation %s\n", map[bool]string{true: "on", false: "off"}[now])
+		return nil
+	})
 }
 
 // onOff reads continuation's on|off argument.
@@ -187,12 +135,4 @@ func refusal(err error) error {
 		return errors.New(ae.Message())
 	}
 	return err
-}
-
-// noMoreArgs refuses positional arguments a command does not take.
-func noMoreArgs(rest []string, shape string) error {
-	if len(rest) > 0 {
-		return usageErr("unexpected argument %q: %s", rest[0], shape)
-	}
-	return nil
 }
