@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
@@ -21,11 +19,6 @@ const MessagesQuery = "messages"
 // messagesPage bounds one query answer. A query result is capped at 2 MiB by
 // the server, and a message can hold a whole file, so pages stay small.
 const messagesPage = 64
-
-// heartbeatEvery is how often a running model call tells the server it is
-// alive; with the workflow's heartbeat timeout this bounds how long a call on
-// a crashed worker waits before it is retried elsewhere.
-const heartbeatEvery = time.Second
 
 // Span selects the transcript messages [Start, End).
 type Span struct {
@@ -104,22 +97,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	tools := append(in.TodoTools.specs(), in.Tools...)
 	tools = append(tools, a.registry().Specs(in.WorkerTools)...)
 
-	// Heartbeat while the model thinks: a call can take minutes, and a worker
-	// that died mid-call should be noticed in seconds, not at StartToClose.
-	hbCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		t := time.NewTicker(heartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-hbCtx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
+	defer keepAlive(ctx)()
 
 	resp, err := client.Complete(ctx, model.Request{Model: name, Messages: msgs, Tools: tools, Call: in.Call})
 	if err != nil {

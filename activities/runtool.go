@@ -86,14 +86,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	}
 	root.Close()
 
-	// RecordHeartbeat panics outside an activity, and tools are also run
-	// directly (in tests, from other code).
-	if activity.IsActivity(ctx) {
-		// Tools may take long; one heartbeat tells the server the tool
-		// started. A tool that runs longer than the heartbeat timeout
-		// records its own, with the ctx it is given.
-		activity.RecordHeartbeat(ctx, in.Call.Name)
-	}
+	defer keepAlive(ctx, in.Call.Name)()
 
 	content, err := runSafely(ctx, tool, ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws}, in.Call)
 	if err == nil {
