@@ -59,6 +59,12 @@ type published struct {
 func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	cfg, err := resolve(in)
 	if err != nil {
+		// The state query still answers, so that a client polling the run
+		// sees it failed and why, not an unknown query.
+		failed := State{AgentID: in.AgentID, Status: StatusFailed, Todos: []todo.Item{}, Events: []todo.Event{},
+			Subagents: map[string]State{}, Reporters: []ReporterStatus{}, Extra: (&todo.State{}).Extra()}
+		_ = workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return failed, nil })
+		_ = workflow.SetQueryHandler(ctx, MessagesQuery, func(int, int) ([]model.Message, error) { return []model.Message{}, nil })
 		return AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
 	}
 	a := newAgent(cfg)

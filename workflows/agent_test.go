@@ -246,6 +246,9 @@ func TestBadInputFailsClearly(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "invalid AgentWorkflow input") {
 				t.Errorf("err = %v", err)
 			}
+			if st := queryState(t, env); st.Status != StatusFailed {
+				t.Errorf("state of a run with a bad input = %+v", st)
+			}
 		})
 	}
 }

@@ -93,6 +93,13 @@ type AgentResult struct {
 	State *State `json:"state,omitempty"`
 }
 
+// Validate checks an input as AgentWorkflow will, so that a starter can
+// refuse a bad one before it starts a run.
+func (in AgentInput) Validate() error {
+	_, err := resolve(in)
+	return err
+}
+
 // config is an AgentInput with defaults applied and checked.
 type config struct {
 	in          AgentInput

@@ -99,13 +99,17 @@ func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Ou
 		<-done
 	}
 	out.RunStatus = runStatus(ctx, c, out.WorkflowID, runErr)
-	if err := collect(ctx, c, out); err != nil && playErr == nil {
-		playErr = err
-	}
-	if playErr != nil {
+	collectErr := collect(ctx, c, out)
+	switch {
+	case playErr != nil:
 		out.Error = playErr.Error()
-	} else if runErr != nil {
+	case runErr != nil:
+		// The run's own failure is the news; a state that could not be
+		// read after it is a footnote.
 		out.Error = runErr.Error()
+	case collectErr != nil:
+		playErr = collectErr
+		out.Error = collectErr.Error()
 	}
 	return out, playErr
 }

@@ -95,6 +95,9 @@ func Parse(data []byte) (*Scenario, error) {
 	if sc.Input.Carry != nil {
 		return nil, errors.New("input.carry is set by continue-as-new only")
 	}
+	if err := sc.Input.Validate(); err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
 	for i, r := range sc.Model {
 		if err := checkResponse(r); err != nil {
 			return nil, fmt.Errorf("model[%d]: %w", i, err)
