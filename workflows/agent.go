@@ -205,13 +205,13 @@ func newAgent(cfg config) *agent {
 }
 
 // carry is the input of the continuation: the same settings, with this
-// run's state. Updates still waiting on a reply never cross the boundary
+// run's state and its transcript compacted. Updates still waiting on a reply never cross the boundary
 // (AgentWorkflow waits for all handlers first), so seqs restart safely.
 func (a *agent) carry() AgentInput {
 	in := a.cfg.in
 	in.Prompt = ""
 	in.Carry = &Carry{
-		Messages:     a.msgs,
+		Messages:     compact(a.msgs),
 		Todo:         a.todo,
 		Turns:        a.turns,
 		ModelCalls:   a.modelCalls,

@@ -182,3 +182,45 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 		t.Errorf("continued run state = %+v", st)
 	}
 }
+
+// After continue-as-new the transcript is compacted; when the checklist's
+// write_todos was cut, the next model call gets a todo_reminder.
+func TestContinueAsNewCompactsAndReminds(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	responses := []model.Response{calls(call("write_todos", `{"todos":[{"content":"Read all","status":"in_progress"}]}`))}
+	for range 70 {
+		responses = append(responses, calls(call("list_files", `{}`)))
+	}
+	responses = append(responses, model.Response{Content: "Paused here."})
+	scripted(env, responses...)
+	env.SetContinueAsNewSuggested(true)
+	zero := 0
+	in := AgentInput{Prompt: "go", IdleTimeoutS: 60, MaxTurns: 100}
+	in.Todo.StaleThreshold, in.Todo.FinalizationMaxCorrections, in.Todo.ContinuationMax = &zero, &zero, &zero
+	env.ExecuteWorkflow(AgentWorkflow, in)
+	var can *workflow.ContinueAsNewError
+	if !asContinueAsNew(env.GetWorkflowError(), &can) {
+		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
+	}
+	var next AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(next.Carry.Messages); n > 2+carryMessages {
+		t.Fatalf("carried %d messages", n)
+	}
+
+	env2 := s.NewTestWorkflowEnvironment()
+	scripted(env2, model.Response{}) // call numbers go on from the carry
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(UserMessageSignal, "go on") }, time.Second)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env2.ExecuteWorkflow(AgentWorkflow, next)
+	if err := env2.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	rem := named(queryMessages(t, env2), NameTodoReminder)
+	if len(rem) != 1 || !strings.Contains(rem[0].Content, "[in_progress] Read all") {
+		t.Errorf("todo_reminder after continue-as-new: %+v", rem)
+	}
+}
