@@ -146,29 +146,25 @@ func ContextReminder(st *State, s Settings, windowHasWrite, windowHasReminder bo
 }
 
 func completionReminder(unfinished []Item, steps []string) string {
-	var b strings.Builder
-	b.WriteString("You gave a final answer, but your checklist still has unfinished work:\n")
-	if len(unfinished) > 0 {
-		b.WriteString(statusLines(unfinished) + "\n")
-	}
-	for _, s := range steps {
-		fmt.Fprintf(&b, "- [plan step] %s\n", oneLine(s))
-	}
-	b.WriteString("If you finished them, mark them completed with write_todos (or update the plan); if they no longer apply, mark them cancelled. " +
-		"If there is work left, continue it. Then give your final answer.")
-	return b.String()
+	return "You gave a final answer, but your checklist still has unfinished work:\n" + openWork(unfinished, steps) +
+		"If you finished them, mark them completed with write_todos (or update the plan); if they no longer apply, mark them cancelled. " +
+		"If there is work left, continue it. Then give your final answer."
 }
 
 func blockedMessage(unfinished []Item, steps []string) string {
+	return "Stop calling tools. Your checklist still shows unfinished work after a reminder:\n" + openWork(unfinished, steps) +
+		"In plain words, tell the user what is done, what is not, and why. This reply ends your turn."
+}
+
+// openWork lists the unfinished items and plan steps, a line each.
+func openWork(unfinished []Item, steps []string) string {
 	var b strings.Builder
-	b.WriteString("Stop calling tools. Your checklist still shows unfinished work after a reminder:\n")
 	if len(unfinished) > 0 {
 		b.WriteString(statusLines(unfinished) + "\n")
 	}
 	for _, s := range steps {
 		fmt.Fprintf(&b, "- [plan step] %s\n", oneLine(s))
 	}
-	b.WriteString("In plain words, tell the user what is done, what is not, and why. This reply ends your turn.")
 	return b.String()
 }
 
