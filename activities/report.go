@@ -79,6 +79,23 @@ const maxRetryAfter = time.Hour
 type ReporterConfig struct {
 	Type   string          `json:"type"`
 	Config json.RawMessage `json:"config,omitempty"`
+	// RetryWindowS bounds, in seconds, how long one event is retried before
+	// it counts as failed; 0 means DefaultRetryWindow.
+	RetryWindowS int `json:"retry_window_s,omitempty"`
+}
+
+// Bounds of a reporter's retry window per event.
+const (
+	DefaultRetryWindow = 2 * time.Minute
+	MaxRetryWindow     = time.Hour
+)
+
+// RetryWindow is how long one event is retried.
+func (r ReporterConfig) RetryWindow() time.Duration {
+	if r.RetryWindowS <= 0 {
+		return DefaultRetryWindow
+	}
+	return time.Duration(r.RetryWindowS) * time.Second
 }
 
 // fileReporterConfig is the config of a file reporter.
@@ -102,6 +119,10 @@ var reporterFields = map[string][]string{
 // Validate checks a reporter config without I/O, so that a workflow can
 // refuse a bad `reporters` entry at its start rather than at its first event.
 func (r ReporterConfig) Validate() error {
+	if r.RetryWindowS < 0 || r.RetryWindow() > MaxRetryWindow {
+		return fmt.Errorf("%s reporter: retry_window_s is %d: want 1 to %d seconds (default %d)",
+			r.Type, r.RetryWindowS, int(MaxRetryWindow.Seconds()), int(DefaultRetryWindow.Seconds()))
+	}
 	_, _, err := r.parse()
 	return err
 }

@@ -492,3 +492,27 @@ func TestRetryAfterDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestReporterRetryWindow(t *testing.T) {
+	tests := []struct {
+		seconds int
+		want    time.Duration
+		wantErr bool
+	}{
+		{0, DefaultRetryWindow, false},
+		{30, 30 * time.Second, false},
+		{3600, time.Hour, false},
+		{3601, 0, true},
+		{-1, 0, true},
+	}
+	for _, tt := range tests {
+		r := ReporterConfig{Type: ReporterConsole, RetryWindowS: tt.seconds}
+		err := r.Validate()
+		if (err != nil) != tt.wantErr {
+			t.Errorf("retry_window_s %d: err = %v", tt.seconds, err)
+		}
+		if err == nil && r.RetryWindow() != tt.want {
+			t.Errorf("retry_window_s %d: window %v, want %v", tt.seconds, r.RetryWindow(), tt.want)
+		}
+	}
+}

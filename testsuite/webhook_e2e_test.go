@@ -265,3 +265,29 @@ func sameEvent(a, b todo.Event) bool {
 	var da, db any
 	return json.Unmarshal(a.Data, &da) == nil && json.Unmarshal(b.Data, &db) == nil && fmt.Sprint(da) == fmt.Sprint(db)
 }
+
+// TestWebhookRetryWindow: a webhook that answers 500 for ever costs each
+// event the reporter's retry_window_s, not the default two minutes, and the
+// run completes with every event counted as failed.
+func TestWebhookRetryWindow(t *testing.T) {
+	t.Parallel()
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	h := newHook(t, func(int) (int, string) { return http.StatusInternalServerError, "" })
+	sc := webhookScenario(t, h.URL, "",
+		`.state.reporters[0].delivered == 0`,
+		`.state.reporters[0].failed == (.state.events | length)`,
+	)
+	sc = strings.Replace(sc, `"type":"webhook"`, `"type":"webhook","retry_window_s":2`, 1)
+	if !strings.Contains(sc, `"retry_window_s":2`) {
+		t.Fatalf("could not set the retry window in %s", sc)
+	}
+	start := time.Now()
+	loaded := writeScenario(t, sc)
+	out, st := play(t, s.c, loaded, 2*time.Minute)
+	checkExpect(t, loaded, out)
+	t.Logf("the run took %s; %d requests for %d events; reporters: %+v", time.Since(start).Round(time.Millisecond), len(h.requests()), len(st.Events), st.Reporters)
+	if len(h.requests()) <= len(st.Events) {
+		t.Errorf("%d requests for %d events: the failing deliveries were not retried", len(h.requests()), len(st.Events))
+	}
+}

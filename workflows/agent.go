@@ -575,16 +575,17 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 	}
 }
 
-// rootMessage is the innermost message of an activity error, the part a
-// model can act on ("no such file"), without Temporal's wrapping.
+// rootMessage is the innermost message of an activity or child error, the
+// part a model or a user can act on ("no such file"), without Temporal's
+// wrapping and its "(type: ..., retryable: ...)" suffix.
 func rootMessage(err error) string {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err.Error()
-		}
+	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(err) {
 		err = next
 	}
+	if app, ok := err.(*temporal.ApplicationError); ok && app.Message() != "" {
+		return app.Message()
+	}
+	return err.Error()
 }
 
 // publish makes the state visible: search attributes for the run list (only

@@ -18,8 +18,9 @@ import (
 // loses that event, says so in the state, and never fails or stalls the
 // agent: the loop only appends to a queue.
 var reportActivity = workflow.ActivityOptions{
-	StartToCloseTimeout:    15 * time.Second,
-	ScheduleToCloseTimeout: 2 * time.Minute, // the retry window of one event
+	StartToCloseTimeout: 15 * time.Second,
+	// ScheduleToCloseTimeout, the retry window of one event, is the
+	// reporter's retry_window_s.
 	RetryPolicy: &temporal.RetryPolicy{
 		InitialInterval:    time.Second,
 		BackoffCoefficient: 2,
@@ -76,7 +77,9 @@ func (a *agent) startReporters(ctx workflow.Context) {
 	info := workflow.GetInfo(ctx)
 	for _, r := range a.reporters {
 		workflow.Go(ctx, func(ctx workflow.Context) {
-			actx := workflow.WithActivityOptions(ctx, withSummary(reportActivity, a.cfg.agentID+": report to "+r.cfg.Type))
+			opts := withSummary(reportActivity, a.cfg.agentID+": report to "+r.cfg.Type)
+			opts.ScheduleToCloseTimeout = r.cfg.RetryWindow()
+			actx := workflow.WithActivityOptions(ctx, opts)
 			for {
 				if err := workflow.Await(ctx, func() bool { return len(r.queue) > 0 }); err != nil {
 					return
