@@ -37,6 +37,18 @@ type RunToolInput struct {
 	// under the worker's state folder.
 	Workspace string
 	Call      model.ToolCall
+	// From, when set, says where the call stands in the calling workflow's
+	// transcript; the activity reads its arguments from there (Call then
+	// carries only the id and name), so that they enter history once, in
+	// the model's answer, not again in every tool's input.
+	From *CallRef `json:",omitempty"`
+}
+
+// CallRef locates a tool call: the index of the assistant message in the
+// transcript and of the call in that message.
+type CallRef struct {
+	Message int
+	Index   int
 }
 
 // RunToolResult is what the model reads in the tool message.
@@ -58,6 +70,13 @@ type RunToolResult struct {
 // cannot provide the workspace, which the model cannot fix either
 // (non-retryable, type ErrTypeWorkspace).
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+	if in.From != nil {
+		call, err := a.readCall(ctx, *in.From, in.Call.ID)
+		if err != nil {
+			return RunToolResult{}, err
+		}
+		in.Call = call
+	}
 	reg := a.Tools
 	if reg == nil {
 		reg = defaultRegistry()
@@ -166,4 +185,22 @@ func workspaceName(id string) string {
 		name = name[:maxWorkspaceName-17] + "-" + hex.EncodeToString(sum[:8])
 	}
 	return name
+}
+
+// readCall reads a tool call from the transcript of the workflow that
+// scheduled this activity, and checks it is the call the workflow meant.
+func (a *Activities) readCall(ctx context.Context, ref CallRef, id string) (model.ToolCall, error) {
+	if !activity.IsActivity(ctx) {
+		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context", "TranscriptMismatch", nil)
+	}
+	exec := activity.GetInfo(ctx).WorkflowExecution
+	msgs, err := a.readTranscript(ctx, exec.ID, exec.RunID, []Span{{Start: ref.Message, End: ref.Message + 1}})
+	if err != nil {
+		return model.ToolCall{}, err
+	}
+	if calls := msgs[0].ToolCalls; ref.Index < len(calls) && calls[ref.Index].ID == id {
+		return calls[ref.Index], nil
+	}
+	return model.ToolCall{}, temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("transcript of %s has no tool call %q at message %d, call %d", exec.ID, id, ref.Message, ref.Index), "TranscriptMismatch", nil)
 }

@@ -549,7 +549,10 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 			WorkflowID: workspaceOf,
 			AgentID:    a.cfg.agentID,
 			Workspace:  a.cfg.in.Workspace,
-			Call:       c,
+			// The arguments are in the transcript already (the answer
+			// just appended); the activity reads them from there.
+			Call: model.ToolCall{ID: c.ID, Name: c.Name},
+			From: &activities.CallRef{Message: len(a.msgs) - 1, Index: i},
 		})
 	}
 	for i, c := range calls {
