@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -21,33 +21,24 @@ type conn struct {
 	address   string
 	namespace string
 	taskQueue string
+	local     bool // the embedded server: no cluster configuration applies
 }
 
 func (c *conn) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.address, "address", os.Getenv("TEMPORAL_ADDRESS"), "Temporal server `HOST:PORT` (default $TEMPORAL_ADDRESS, else localhost:7233)")
-	ns := os.Getenv("TEMPORAL_NAMESPACE")
-	if ns == "" {
-		ns = "default"
-	}
-	fs.StringVar(&c.namespace, "namespace", ns, "Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
+	fs.StringVar(&c.address, "address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
+	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
 	fs.StringVar(&c.taskQueue, "task-queue", workflows.TaskQueue, "task queue of the todoflow workers")
 }
 
 // dial connects to the server, quietly: the SDK's info logs would drown the
-// progress lines a user watches.
+// progress lines a user watches. TLS and API keys come from the SDK's
+// environment configuration, as for the temporal CLI.
 func (c *conn) dial(ctx context.Context) (client.Client, error) {
-	addr := c.address
-	if addr == "" {
-		addr = client.DefaultHostPort
-	}
-	cl, err := client.DialContext(ctx, client.Options{
-		HostPort:  addr,
-		Namespace: c.namespace,
-		Logger:    quietLogger(os.Stderr),
-	})
+	cl, ns, err := agentworker.Dial(ctx, c.address, c.namespace, c.local, quietLogger(os.Stderr))
 	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w", addr, c.namespace, err)
+		return nil, err
 	}
+	c.namespace = ns
 	return cl, nil
 }
 

@@ -48,14 +48,14 @@ func cmdRun(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	embedded := c.address == ""
+	embedded := c.address == "" && os.Getenv("TEMPORAL_ADDRESS") == ""
 	if embedded {
 		srv, err := startEmbedded(ctx)
 		if err != nil {
 			return err
 		}
 		defer srv.Stop()
-		c.address = srv.Address()
+		c.address, c.namespace, c.local = srv.Address(), srv.Namespace(), true
 	}
 	cl, err := c.dialReady(ctx)
 	if err != nil {

@@ -41,12 +41,8 @@ type usageError struct{ error }
 
 func run() error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	address := fs.String("address", os.Getenv("TEMPORAL_ADDRESS"), "Temporal server `HOST:PORT` (default $TEMPORAL_ADDRESS, else localhost:7233)")
-	ns := os.Getenv("TEMPORAL_NAMESPACE")
-	if ns == "" {
-		ns = "default"
-	}
-	namespace := fs.String("namespace", ns, "Temporal namespace")
+	address := fs.String("address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
+	namespace := fs.String("namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
 	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue to poll")
 	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -64,7 +60,10 @@ func run() error {
 
 	if *dev {
 		if *address != "" {
-			return usageError{errors.New("--dev starts its own server; drop --address (or TEMPORAL_ADDRESS)")}
+			return usageError{errors.New("--dev starts its own server on localhost:7233; drop --address")}
+		}
+		if *namespace == "" {
+			*namespace = client.DefaultNamespace
 		}
 		dir, err := agentworker.StateDir()
 		if err != nil {
@@ -87,16 +86,13 @@ func run() error {
 		*address = srv.Address()
 		fmt.Fprintf(os.Stderr, "worker: Temporal at %s, Web UI at http://%s\n", srv.Address(), srv.UIAddress())
 	}
-	if *address == "" {
-		*address = client.DefaultHostPort
-	}
-
 	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	c, err := client.DialContext(ctx, client.Options{HostPort: *address, Namespace: *namespace, Logger: logger})
+	c, ns, err := agentworker.Dial(ctx, *address, *namespace, *dev, logger)
 	if err != nil {
-		return fmt.Errorf("connect to Temporal at %s: %w", *address, err)
+		return err
 	}
 	defer c.Close()
+	*namespace = ns
 	if err := devserver.EnsureSearchAttributes(ctx, c, *namespace, workflows.SearchAttributes()); err != nil {
 		return err
 	}
@@ -104,7 +100,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "worker: polling task queue %q on %s (namespace %s); Ctrl+C stops\n", *taskQueue, *address, *namespace)
+	fmt.Fprintf(os.Stderr, "worker: polling task queue %q (namespace %s); Ctrl+C stops\n", *taskQueue, *namespace)
 	interrupt := make(chan any)
 	go func() { <-ctx.Done(); close(interrupt) }()
 	if err := w.Run(interrupt); err != nil {

@@ -1,0 +1,48 @@
+package agentworker
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// Dial connects to a Temporal server the way the `temporal` CLI does: the
+// SDK's environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+// TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and the profiles of
+// the config file) decides, and a non-empty address or namespace given here
+// (a command-line flag) wins over it. It returns the client and the
+// namespace in use.
+//
+// local skips the environment configuration: the embedded server wants
+// none of a cluster's TLS or API key.
+func Dial(ctx context.Context, address, namespace string, local bool, logger sdklog.Logger) (client.Client, string, error) {
+	var opts client.Options
+	if !local {
+		var err error
+		opts, err = envconfig.LoadDefaultClientOptions()
+		if err != nil {
+			return nil, "", fmt.Errorf("read the Temporal client configuration (TEMPORAL_* variables, %s): %w", envconfig.DefaultConfigFilePath(), err)
+		}
+	}
+	if address != "" {
+		opts.HostPort = address
+	}
+	if opts.HostPort == "" {
+		opts.HostPort = client.DefaultHostPort
+	}
+	if namespace != "" {
+		opts.Namespace = namespace
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = client.DefaultNamespace
+	}
+	opts.Logger = logger
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("connect to Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
+	}
+	return c, opts.Namespace, nil
+}
