@@ -51,7 +51,7 @@ type agent struct {
 type published struct {
 	total, completed int64
 	current, status  string
-	set              bool
+	set              bool // false before the first upsert, which always happens
 }
 
 // AgentWorkflow runs one agent: a single task from a prompt, or a chat
