@@ -93,11 +93,7 @@ func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	if args.Path == "" {
 		args.Path = "."
 	}
-	name, err := env.Workspace.Clean(args.Path)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", tool, err)
-	}
-	root, err := env.Workspace.Open()
+	root, name, err := env.Workspace.openPath(tool, args.Path)
 	if err != nil {
 		return "", err
 	}
@@ -195,11 +191,7 @@ func readFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, er
 	if err := DecodeArgs(readFileSpec, raw, &args); err != nil {
 		return "", err
 	}
-	name, err := env.Workspace.Clean(args.Path)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", tool, err)
-	}
-	root, err := env.Workspace.Open()
+	root, name, err := env.Workspace.openPath(tool, args.Path)
 	if err != nil {
 		return "", err
 	}
@@ -254,18 +246,14 @@ func writeFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	if err := DecodeArgs(writeFileSpec, raw, &args); err != nil {
 		return "", err
 	}
-	name, err := env.Workspace.Clean(args.Path)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", tool, err)
-	}
-	if name == "." {
-		return "", fmt.Errorf("%s: path %q is the workspace itself, not a file", tool, args.Path)
-	}
-	root, err := env.Workspace.Open()
+	root, name, err := env.Workspace.openPath(tool, args.Path)
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
+	if name == "." {
+		return "", fmt.Errorf("%s: path %q is the workspace itself, not a file", tool, args.Path)
+	}
 
 	if parent := filepath.Dir(name); parent != "." {
 		if err := root.MkdirAll(parent, 0o755); err != nil {
@@ -305,4 +293,18 @@ func pathError(tool, name string, err error) error {
 func isEscape(err error) bool {
 	var pe *fs.PathError
 	return errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
+}
+
+// openPath checks a path from the model and opens the workspace for it: the
+// first steps of every built-in tool. The caller closes the root.
+func (w Workspace) openPath(tool, path string) (*os.Root, string, error) {
+	name, err := w.Clean(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", tool, err)
+	}
+	root, err := w.Open()
+	if err != nil {
+		return nil, "", err
+	}
+	return root, name, nil
 }
