@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -511,17 +512,25 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 		WorkerTools: a.cfg.in.Tools,
 	}
 	opts := modelActivity
-	name := a.cfg.in.Model
-	if name == "" {
-		name = "default model"
-	}
-	opts.Summary = fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, name, a.turns, a.modelCalls)
+	opts.Summary = fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, modelLabel(a.cfg.in.Model), a.turns, a.modelCalls)
 	var resp model.Response
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.CallModelName, in).Get(ctx, &resp)
 	if err != nil {
 		return model.Response{}, fmt.Errorf("model call %d (turn %d): %w", a.modelCalls, a.turns, err)
 	}
 	return resp, nil
+}
+
+// modelLabel is how a model reference reads in the Web UI's activity list:
+// a scenario file by its name, not its whole path on the worker.
+func modelLabel(ref string) string {
+	if ref == "" {
+		return "default model"
+	}
+	if p, ok := strings.CutPrefix(ref, "script:"); ok {
+		return "script:" + path.Base(p)
+	}
+	return ref
 }
 
 // runTools answers every tool call of one response, in call order: the todo
