@@ -49,6 +49,8 @@ func TestArgumentErrors(t *testing.T) {
 		{"reject", []string{"wf-1", "--feedback", "too", "vague"}, `unexpected argument "vague"`},
 		{"reject", []string{"--feedback", "too vague"}, "missing the workflow ID"},
 		{"resume", nil, "missing the workflow ID: starter resume ID"},
+		{"end", nil, "missing the workflow ID: starter end ID"},
+		{"end", []string{"wf-1", "now"}, `unexpected argument "now"`},
 		{"resume", []string{"--bogus", "wf-1"}, "flag provided but not defined"},
 		{"continuation", nil, "missing the workflow ID: starter continuation ID"},
 		{"continuation", []string{"wf-1"}, "missing on or off: starter continuation ID on|off"},

@@ -88,6 +88,18 @@ func cmdContinuation(args []string) error {
 	})
 }
 
+// cmdEnd sends end_session: the session finishes its current turn, waits
+// for its subagents and completes.
+func cmdEnd(args []string) error {
+	return newRunCommand("end").run(args, noMoreArgs("starter end ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		if err := cl.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+			return fmt.Errorf("%s: %w", id, refusal(err))
+		}
+		fmt.Println("ending")
+		return nil
+	})
+}
+
 // onOff reads continuation's on|off argument.
 func onOff(rest []string) (bool, error) {
 	const shape = "starter continuation ID on|off"

@@ -32,6 +32,7 @@ commands:
   reject ID --feedback TEXT
                        reject the plan that waits for approval, saying why
   resume ID [TEXT]     resume a paused run (TEXT: what changed, optional)
+  end ID               end a chat session after its current turn (end_session)
   continuation ID on|off
                        switch todo continuation on or off
   history ID [--output FILE] [--run-id RUN]
@@ -71,6 +72,7 @@ func commands() map[string]func([]string) error {
 		"approve": cmdApprove,
 		"reject":  cmdReject,
 		"resume":  cmdResume,
+		"end":     cmdEnd,
 
 		"continuation": cmdContinuation,
 	}
