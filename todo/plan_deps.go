@@ -572,18 +572,7 @@ func (ps *PlanState) completeStepWithOutput(a planArgs) Result {
 	if err != nil {
 		return argError(ToolCompleteStepWithOutput, err)
 	}
-	p, bad := ps.startedPlan()
-	if bad != nil {
-		return *bad
-	}
-	i, bad := findStep(p, id)
-	if bad != nil {
-		return *bad
-	}
-	if r := ps.checkSettable(p, i, StepCompleted, result, ""); r != nil {
-		return *r
-	}
-	return ps.applyStatus(p, i, StepCompleted, result, "", output)
+	return ps.report(id, StepCompleted, result, "", output)
 }
 
 func (ps *PlanState) getBlockedSteps(a planArgs) Result {

@@ -544,6 +544,12 @@ func (ps *PlanState) setStepStatus(a planArgs) Result {
 	default:
 		return planError("status %q is not one of %s.", status, strings.Join(settableStatuses, ", "))
 	}
+	return ps.report(id, status, result, errText, nil)
+}
+
+// report is a status report on a step of the started plan, from
+// setStepStatus or completeStepWithOutput: the same checks, the same event.
+func (ps *PlanState) report(id, status, result, errText string, output json.RawMessage) Result {
 	p, bad := ps.startedPlan()
 	if bad != nil {
 		return *bad
@@ -555,7 +561,7 @@ func (ps *PlanState) setStepStatus(a planArgs) Result {
 	if r := ps.checkSettable(p, i, status, result, errText); r != nil {
 		return *r
 	}
-	return ps.applyStatus(p, i, status, result, errText, nil)
+	return ps.applyStatus(p, i, status, result, errText, output)
 }
 
 // checkSettable applies the rules every status report obeys: not on a blocked
