@@ -21,14 +21,16 @@ type server struct {
 
 func startServer(t *testing.T) *server { return startServerTB(t) }
 
-func startServerTB(t testing.TB) *server {
+// startServerTB starts a server for any test or benchmark; dynamic adds
+// server settings ("key=value", see devserver.Options.DynamicConfig).
+func startServerTB(t testing.TB, dynamic ...string) *server {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end test against a real Temporal server; skipped with -short")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // includes a cold build
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes(), Progress: testWriter{t}})
+	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes(), Progress: testWriter{t}, DynamicConfig: dynamic})
 	if err != nil {
 		t.Fatalf("start dev server: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -24,22 +25,70 @@ var record = flag.Bool("record", false, "TestRecordHistories: write testdata/his
 
 // recorded names the scenarios whose histories are kept in testdata/histories.
 // Together they exercise every path of AgentWorkflow's command sequence: the
-// todo loop, every guard, a plan with approval, and a subagent that unblocks
-// its parent's step (parent and child histories both).
-var recorded = []string{"01_write_todos_lifecycle", "07_every_guard", "05_plan_with_approval", "06b_subagent_finishes_last"}
+// todo loop, every guard, a plan with approval, a subagent that unblocks its
+// parent's step (parent and child histories both), a child that fails, a
+// chat session that continues as new, and reporters.
+var recorded = []string{"01_write_todos_lifecycle", "07_every_guard", "05_plan_with_approval", "06b_subagent_finishes_last",
+	"06d_subagent_fails", "08_chat_continue_as_new", "09_plan_reporters"}
+
+// recordDynamicConfig makes the recording server suggest continue-as-new
+// after a few dozen events, so that a short chat session crosses it.
+var recordDynamicConfig = []string{"limit.historyCount.suggestContinueAsNew=30"}
 
 // recordedID is the workflow id a recorded scenario runs under. A subagent's
 // id derives from its parent's, so replay must use the same ids.
 func recordedID(name string) string { return "recorded-" + name }
 
 // historyID is the workflow id of a history file: NAME.json ran as
-// recordedID(NAME), NAME@AGENT.json as that run's subagent AGENT.
+// recordedID(NAME), NAME@AGENT.json as that run's subagent AGENT. A run
+// that continued as new is kept run by run, as NAME~1.json, NAME~2.json, …;
+// and a history recorded before a versioned change may carry a -vN suffix.
 func historyID(file string) string {
-	name, agent, child := strings.Cut(strings.TrimSuffix(filepath.Base(file), ".json"), "@")
+	base := strings.TrimSuffix(filepath.Base(file), ".json")
+	base, _, _ = strings.Cut(base, "~")
+	if i := strings.LastIndex(base, "-v"); i > 0 && strings.Trim(base[i+2:], "0123456789") == "" && len(base) > i+2 {
+		base = base[:i]
+	}
+	name, agent, child := strings.Cut(base, "@")
 	if child {
 		return recordedID(name) + "/" + agent
 	}
 	return recordedID(name)
+}
+
+// runsOf lists the run ids of a workflow id, oldest first: a run that
+// continued as new has one history per run.
+func runsOf(ctx context.Context, c client.Client, id string) ([]string, error) {
+	type run struct {
+		id    string
+		start time.Time
+	}
+	var runs []run
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query:         fmt.Sprintf("WorkflowId = %q", id),
+			NextPageToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list runs of %s: %w", id, err)
+		}
+		for _, e := range resp.GetExecutions() {
+			runs = append(runs, run{e.GetExecution().GetRunId(), e.GetStartTime().AsTime()})
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("no run of %s is listed", id)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].start.Before(runs[j].start) })
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.id
+	}
+	return ids, nil
 }
 
 func replay(data []byte, id string) error {
@@ -82,7 +131,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 // ones: do that only to add a scenario (and restore the others with git), or
 // after a versioned change whose old histories stay as NAME-vN.json.
 func TestRecordHistories(t *testing.T) {
-	s := startServer(t)
+	s := startServerTB(t, recordDynamicConfig...)
 	s.startWorker(t, t.TempDir())
 	for _, name := range recorded {
 		t.Run(name, func(t *testing.T) {
@@ -111,15 +160,25 @@ func TestRecordHistories(t *testing.T) {
 			}
 			for _, file := range files {
 				id := historyID(file)
-				data, _, err := scenario.History(ctx, s.c, id, "")
+				runs, err := runsOf(ctx, s.c, id)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if err := replay(data, id); err != nil {
-					t.Fatalf("replay of a fresh history: %v", err)
+				for i, runID := range runs {
+					data, _, err := scenario.History(ctx, s.c, id, runID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					name := file
+					if len(runs) > 1 {
+						name = fmt.Sprintf("%s~%d.json", strings.TrimSuffix(file, ".json"), i+1)
+					}
+					if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := replay(data, id); err != nil {
+						t.Fatalf("replay of a fresh history %s: %v", name, err)
+					}
 				}
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,6 +47,10 @@ type Options struct {
 	Progress io.Writer
 	// Binary is the temporal CLI to run; "" means [BinaryPath].
 	Binary string
+	// DynamicConfig adds "key=JSON value" server settings after the built-in ones (a later
+	// value wins), e.g. "limit.historyCount.suggestContinueAsNew=40" for a test that
+	// needs continue-as-new without thousands of events.
+	DynamicConfig []string
 }
 
 // ErrPortInUse is wrapped by Start's error when a port it needs is taken, most likely by
@@ -191,6 +196,7 @@ type launch struct {
 	dbFile       string
 	namespace    string
 	attrs        map[string]string
+	dynamic      []string // extra dynamic config, after the built-in settings
 }
 
 // flagArgs builds the `temporal server start-dev` arguments. Every flag name was checked
@@ -221,7 +227,7 @@ func flagArgs(l launch) []string {
 	for _, name := range names {
 		args = append(args, "--search-attribute", name+"="+canonicalType(l.attrs[name]))
 	}
-	for _, kv := range dynamicConfig {
+	for _, kv := range append(slices.Clone(dynamicConfig), l.dynamic...) {
 		args = append(args, "--dynamic-config-value", kv)
 	}
 	for _, kv := range sqlitePragmas {
@@ -231,7 +237,7 @@ func flagArgs(l launch) []string {
 }
 
 func startOnce(ctx context.Context, bin string, opts Options, db string) (*Server, error) {
-	l := launch{port: opts.Port, uiPort: opts.UIPort, dbFile: db, namespace: opts.Namespace, attrs: opts.SearchAttributes}
+	l := launch{port: opts.Port, uiPort: opts.UIPort, dbFile: db, namespace: opts.Namespace, attrs: opts.SearchAttributes, dynamic: opts.DynamicConfig}
 	ports, err := freePorts(boolInt(l.port == 0) + boolInt(l.uiPort == 0))
 	if err != nil {
 		return nil, err
