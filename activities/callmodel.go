@@ -4,21 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
-
-// MessagesQuery is the name of the workflow query that returns the stored
-// transcript; it takes an offset and a limit for paging. It is declared here,
-// beside its reader, and re-exported by the workflows package.
-const MessagesQuery = "messages"
-
-// messagesPage bounds one query answer. A query result is capped at 2 MiB by
-// the server, and a message can hold a whole file, so pages stay small.
-const messagesPage = 64
 
 // Span selects the transcript messages [Start, End).
 type Span struct {
@@ -52,6 +44,36 @@ type CallModelInput struct {
 	// WorkerTools names the worker's tools the model may use; nil means all
 	// of them, an empty list none.
 	WorkerTools []string `json:"worker_tools"`
+	// Summarize, when set, makes this a summarising call: the selected
+	// messages are sent as one text after the instructions, with no tools.
+	Summarize *Summarize `json:"summarize,omitempty"`
+}
+
+// Summarize asks for a summary of the selected messages.
+type Summarize struct {
+	Instructions string `json:"instructions"`
+}
+
+// request is the model request of a summarising call. The messages go as
+// one plain text, not as chat messages: a slice of a conversation may hold a
+// tool result without its call, which providers refuse.
+func (s *Summarize) request(msgs []model.Message) []model.Message {
+	var b strings.Builder
+	for _, m := range msgs {
+		who := m.Role
+		if m.Name != "" {
+			who += " (" + m.Name + ")"
+		}
+		fmt.Fprintf(&b, "[%s]\n%s\n", who, m.Content)
+		for _, c := range m.ToolCalls {
+			fmt.Fprintf(&b, "(calls %s %s)\n", c.Name, c.Arguments)
+		}
+		b.WriteString("\n")
+	}
+	return []model.Message{
+		{Role: model.RoleSystem, Content: s.Instructions, ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleUser, Content: "The conversation to summarise:\n\n" + b.String(), ToolCalls: []model.ToolCall{}},
+	}
 }
 
 // TodoTools selects the todo tools of a model call.
@@ -81,11 +103,11 @@ func (t *TodoTools) specs() []model.ToolSpec {
 // is not retryable.
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Response, error) {
 	if a.Models == nil {
-		return model.Response{}, temporal.NewNonRetryableApplicationError("worker has no model resolver", "ModelConfig", nil)
+		return model.Response{}, temporal.NewNonRetryableApplicationError("worker has no model resolver", ErrTypeModelConfig, nil)
 	}
 	client, name, err := a.Models(in.Model)
 	if err != nil {
-		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %q: %v", in.Model, err), "ModelConfig", err)
+		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %q: %v", in.Model, err), ErrTypeModelConfig, nil)
 	}
 	msgs := in.Messages
 	if msgs == nil {
@@ -94,8 +116,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			return model.Response{}, err
 		}
 	}
-	tools := append(in.TodoTools.specs(), in.Tools...)
-	tools = append(tools, a.registry().Specs(in.WorkerTools)...)
+	var tools []model.ToolSpec
+	if in.Summarize != nil {
+		msgs = in.Summarize.request(msgs)
+	} else {
+		tools = append(in.TodoTools.specs(), in.Tools...)
+		tools = append(tools, a.registry().Specs(in.WorkerTools)...)
+	}
 
 	defer keepAlive(ctx)()
 
@@ -113,34 +140,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	return resp, nil
 }
 
-// readTranscript pages the selected messages out of the calling workflow.
-func (a *Activities) readTranscript(ctx context.Context, workflowID, runID string, spans []Span) ([]model.Message, error) {
-	if a.Client == nil {
-		return nil, temporal.NewNonRetryableApplicationError("worker has no Temporal client to read the transcript with", "ModelConfig", nil)
-	}
-	var out []model.Message
-	for _, sp := range spans {
-		for off := sp.Start; off < sp.End; {
-			limit := min(messagesPage, sp.End-off)
-			v, err := a.Client.QueryWorkflow(ctx, workflowID, runID, MessagesQuery, off, limit)
-			if err != nil {
-				return nil, fmt.Errorf("read transcript of %s [%d,%d): %w", workflowID, off, off+limit, err)
-			}
-			var page []model.Message
-			if err := v.Get(&page); err != nil {
-				return nil, fmt.Errorf("decode transcript of %s: %w", workflowID, err)
-			}
-			if len(page) == 0 {
-				return nil, temporal.NewNonRetryableApplicationError(
-					fmt.Sprintf("transcript of %s has no message at %d (wanted up to %d)", workflowID, off, sp.End), "TranscriptMismatch", nil)
-			}
-			out = append(out, page...)
-			off += len(page)
-		}
-	}
-	return out, nil
-}
-
 func (a *Activities) registry() *Registry {
 	if a.Tools == nil {
 		return DefaultRegistry()
@@ -149,18 +148,33 @@ func (a *Activities) registry() *Registry {
 }
 
 // classify turns a model error into the Temporal error that makes the
-// server retry it, or not, as the provider's answer deserves.
+// server retry it, or not, as the provider's answer deserves. A request too
+// long for the model gets a type of its own, so that the workflow can shorten
+// its transcript instead of failing the run.
+//
+// The model.Error message is the whole account, so it is the application
+// error's message as it is. Its Err becomes the cause only when it says
+// something more: an HTTP error's text is its status line, which the message
+// already gives, and a transport error's text is usually quoted in it.
 func classify(err error) error {
 	var me *model.Error
 	if errors.As(err, &me) {
-		return temporal.NewApplicationErrorWithOptions(me.Message, "ModelError", temporal.ApplicationErrorOptions{
-			NonRetryable:   !me.Retryable,
+		errType, nonRetryable := ErrTypeModel, !me.Retryable
+		if me.ContextOverflow {
+			errType, nonRetryable = ErrTypeContextOverflow, true
+		}
+		var cause error
+		if me.StatusCode == 0 {
+			cause = distinctCause(me.Message, me.Err)
+		}
+		return temporal.NewApplicationErrorWithOptions(me.Message, errType, temporal.ApplicationErrorOptions{
+			NonRetryable:   nonRetryable,
 			NextRetryDelay: me.RetryAfter,
-			Cause:          me.Err,
+			Cause:          cause,
 		})
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return temporal.NewApplicationError(err.Error(), "ModelError")
+	return temporal.NewApplicationError(err.Error(), ErrTypeModel)
 }

@@ -191,7 +191,7 @@ func workspaceName(id string) string {
 // scheduled this activity, and checks it is the call the workflow meant.
 func (a *Activities) readCall(ctx context.Context, ref CallRef, id string) (model.ToolCall, error) {
 	if !activity.IsActivity(ctx) {
-		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context", "TranscriptMismatch", nil)
+		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context", ErrTypeTranscriptMismatch, nil)
 	}
 	exec := activity.GetInfo(ctx).WorkflowExecution
 	msgs, err := a.readTranscript(ctx, exec.ID, exec.RunID, []Span{{Start: ref.Message, End: ref.Message + 1}})
@@ -202,5 +202,5 @@ func (a *Activities) readCall(ctx context.Context, ref CallRef, id string) (mode
 		return calls[ref.Index], nil
 	}
 	return model.ToolCall{}, temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("transcript of %s has no tool call %q at message %d, call %d", exec.ID, id, ref.Message, ref.Index), "TranscriptMismatch", nil)
+		fmt.Sprintf("transcript of %s has no tool call %q at message %d, call %d", exec.ID, id, ref.Message, ref.Index), ErrTypeTranscriptMismatch, nil)
 }

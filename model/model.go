@@ -98,8 +98,16 @@ type Error struct {
 	Retryable  bool
 	StatusCode int           // HTTP status, 0 when the request never got an answer
 	RetryAfter time.Duration // 0 when the provider gave none
-	Message    string
-	Err        error
+	// ContextOverflow reports that the request does not fit the model's
+	// context window: waiting will not help, a shorter request will. It is
+	// set apart from other non-retryable errors so that the agent can
+	// shorten its transcript and call again instead of failing the run.
+	// Retryable is false whenever it is set.
+	ContextOverflow bool
+	// Message is the whole account of the failure, one sentence naming the
+	// model, the endpoint and what the server said; it is what users see.
+	Message string
+	Err     error
 }
 
 func (e *Error) Error() string { return e.Message }

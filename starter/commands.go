@@ -72,14 +72,16 @@ func cmdStart(args []string) error {
 }
 
 func cmdSend(args []string) error {
-	return newRunCommand("send").run(args, func(rest []string) error {
+	rc := newRunCommand("send")
+	updateID := rc.fs.String("update-id", "", "the update's id; a send repeated with the same id is answered once, with the first reply (`ID`, default a fresh one)")
+	return rc.run(args, func(rest []string) error {
 		if strings.TrimSpace(strings.Join(rest, " ")) == "" {
 			return usageErr("missing the message: starter send ID TEXT")
 		}
 		return nil
 	}, func(ctx context.Context, cl client.Client, id string, rest []string) error {
 		var reply string
-		if err := update(ctx, cl, id, workflows.SendMessageUpdate, strings.TrimSpace(strings.Join(rest, " ")), &reply); err != nil {
+		if err := update(ctx, cl, id, workflows.SendMessageUpdate, strings.TrimSpace(strings.Join(rest, " ")), &reply, *updateID); err != nil {
 			return fmt.Errorf("send to %s: %w", id, err)
 		}
 		fmt.Println(reply)

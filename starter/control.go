@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -100,6 +101,33 @@ func cmdEnd(args []string) error {
 	})
 }
 
+// cmdRetry runs again a turn that failed on the model (retry_turn), once the
+// cause (a key, a model name, an outage longer than the retry window) is
+// fixed, and prints the turn's reply.
+func cmdRetry(args []string) error {
+	return newRunCommand("retry").run(args, noMoreArgs("starter retry ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		var reply string
+		if err := update(ctx, cl, id, workflows.RetryTurnUpdate, nil, &reply); err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		fmt.Println(reply)
+		return nil
+	})
+}
+
+// cmdCompact asks a session to summarise its older messages now
+// (compact_context) and prints what was done.
+func cmdCompact(args []string) error {
+	return newRunCommand("compact").run(args, noMoreArgs("starter compact ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		var res workflows.CompactResult
+		if err := update(ctx, cl, id, workflows.CompactContextUpdate, nil, &res); err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		fmt.Println(res.Message)
+		return nil
+	})
+}
+
 // onOff reads continuation's on|off argument.
 func onOff(rest []string) (bool, error) {
 	const shape = "starter continuation ID on|off"
@@ -122,11 +150,25 @@ func onOff(rest []string) (bool, error) {
 // validator's rejection comes back from UpdateWorkflow or, with this SDK and
 // server, from the handle's Get; either way it is returned as the workflow's
 // message alone.
-func update(ctx context.Context, cl client.Client, id, name string, arg, out any) error {
+//
+// Every update carries an id (a fresh one unless updateID names one): the
+// server runs an update id once per run, so a call that is retried after a
+// lost answer, by the SDK or by the user with the same --update-id, gets
+// the first call's result instead of a second turn. A nil arg sends none.
+func update(ctx context.Context, cl client.Client, id, name string, arg, out any, updateID ...string) error {
+	var args []any
+	if arg != nil {
+		args = []any{arg}
+	}
+	uid := uuid.NewString()
+	if len(updateID) > 0 && updateID[0] != "" {
+		uid = updateID[0]
+	}
 	h, err := cl.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		UpdateID:     uid,
 		WorkflowID:   id,
 		UpdateName:   name,
-		Args:         []any{arg},
+		Args:         args,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {

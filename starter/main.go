@@ -22,7 +22,10 @@ commands:
                        without an address, on an embedded server and worker
   start [--address HOST:PORT] [--id ID] [--model REF] (--scenario FILE | PROMPT)
                        start a run on a server and print its workflow id
-  send ID TEXT         send a user message and print the reply
+  send ID [--update-id ID] TEXT
+                       send a user message and print the reply
+  retry ID             run again a turn that failed on the model (retry_turn)
+  compact ID           summarise a session's older messages now (compact_context)
   state ID [--json]    show a run's agents, todo checklist and plan
   plan ID              show a run's plan checklist (and whether it awaits you)
   watch ID [--every DURATION]
@@ -73,6 +76,8 @@ func commands() map[string]func([]string) error {
 		"reject":  cmdReject,
 		"resume":  cmdResume,
 		"end":     cmdEnd,
+		"retry":   cmdRetry,
+		"compact": cmdCompact,
 
 		"continuation": cmdContinuation,
 	}

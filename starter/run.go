@@ -92,6 +92,12 @@ func cmdRun(args []string) error {
 	case out.RunStatus != workflows.StatusCompleted:
 		return fmt.Errorf("run %s ended %s: %s", out.WorkflowID, out.RunStatus, out.Error)
 	}
+	// A one-shot run whose turn failed on the model completed (the session
+	// survives such a turn), but the user asked for an answer and got none.
+	var st workflows.State
+	if json.Unmarshal(out.State, &st) == nil && st.ModelError != nil && !st.ModelError.Retryable {
+		return fmt.Errorf("run %s: the model call failed: %s", out.WorkflowID, st.ModelError.Message)
+	}
 	return nil
 }
 

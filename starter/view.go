@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
@@ -65,6 +66,13 @@ func agentSummary(st workflows.State) string {
 	}
 	if st.Paused {
 		s += ", paused: " + oneLine(st.PauseReason)
+	}
+	if me := st.ModelError; me != nil {
+		if me.Retryable {
+			s += fmt.Sprintf(", model failing since %s (%d attempts, retrying): %s", me.Since.Format(time.RFC3339), me.Attempts, oneLine(me.Message))
+		} else {
+			s += ", last turn failed on the model (starter retry runs it again): " + oneLine(me.Message)
+		}
 	}
 	return s
 }

@@ -2,12 +2,10 @@ package testsuite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,45 +13,17 @@ import (
 	"github.com/todoflow/todoflow/workflows"
 )
 
-// chatServer is an OpenAI-compatible endpoint that answers request N with
-// answers[N-1] (a message object) and keeps every request it received.
-type chatServer struct {
-	mu       sync.Mutex
-	answers  []string
-	requests []map[string]any
-}
-
-func (s *chatServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/chat/completions" {
-		http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
-		return
-	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
-	s.mu.Unlock()
-	msg := `{"role":"assistant","content":""}`
-	if n <= len(s.answers) {
-		msg = s.answers[n-1]
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":%s,"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, n, msg)
-}
-
 // TestRealClientOverHTTP runs an agent with the real openai-go client
 // against a local OpenAI-compatible server: the model's tool calls, the
 // transcript read back by the activity, and the tool results all cross the
 // wire in the real format.
 func TestRealClientOverHTTP(t *testing.T) {
-	chat := &chatServer{answers: []string{
+	chat := newModelStub(t,
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"write_todos","arguments":"{\"todos\":[{\"content\":\"Write notes\",\"status\":\"in_progress\"}]}"}}]}`,
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_b","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"notes.md\",\"content\":\"# Notes\\n\"}"}},{"id":"call_c","type":"function","function":{"name":"write_todos","arguments":"{\"todos\":[{\"content\":\"Write notes\",\"status\":\"completed\"}]}"}}]}`,
 		`{"role":"assistant","content":"Notes written."}`,
-	}}
-	srv := httptest.NewServer(chat)
-	defer srv.Close()
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	)
+	t.Setenv("OPENAI_BASE_URL", chat.baseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
 
 	s := startServer(t)
@@ -68,10 +38,11 @@ func TestRealClientOverHTTP(t *testing.T) {
 	if out.RunStatus != "completed" || out.Reply != "Notes written." {
 		t.Fatalf("run %s, reply %q", out.RunStatus, out.Reply)
 	}
-	if len(chat.requests) != 3 {
-		t.Fatalf("%d requests, want 3", len(chat.requests))
+	reqs := chat.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
 	}
-	last := chat.requests[2]
+	last := reqs[2].body
 	if last["model"] != "test-model" {
 		t.Errorf("model = %v", last["model"])
 	}
@@ -100,8 +71,10 @@ func TestRealClientOverHTTP(t *testing.T) {
 	}
 }
 
-// TestUnreachableModelFailsClearly: a model endpoint that does not answer
-// fails the run after Temporal's retries with a message naming the endpoint.
+// TestUnreachableModelFailsClearly: a model endpoint that rejects the key
+// ends the turn at once (waiting will not fix it) with a reply that names
+// the endpoint and the variable to fix, never the key; the session survives
+// the turn, so the run completes when it ends.
 func TestUnreachableModelFailsClearly(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)
@@ -118,7 +91,11 @@ func TestUnreachableModelFailsClearly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.RunStatus != "failed" || !strings.Contains(out.Error, "401") || !strings.Contains(out.Error, "OPENAI_API_KEY") || strings.Contains(out.Error, "sk-wrong") {
-		t.Errorf("run %s, error %q", out.RunStatus, out.Error)
+	st := decodeState(t, out)
+	if out.RunStatus != "completed" || !strings.Contains(out.Reply, "401") || !strings.Contains(out.Reply, "OPENAI_API_KEY") || strings.Contains(out.Reply, "sk-wrong") {
+		t.Errorf("run %s, reply %q", out.RunStatus, out.Reply)
+	}
+	if st.ModelError == nil || st.ModelError.Retryable || st.ModelError.Attempts != 1 || strings.Contains(st.ModelError.Message, "sk-wrong") {
+		t.Errorf("model_error = %+v", st.ModelError)
 	}
 }

@@ -3,10 +3,8 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -45,7 +43,31 @@ type agent struct {
 	reporters []*reporter
 
 	published published
+
+	// durable is set for runs started since the durable-sessions version:
+	// model retries in the workflow, failed turns, idle timers cancelled,
+	// signals drained before the run ends, the context budget. Runs started
+	// before keep the old command sequence, so their histories replay.
+	durable bool
+	// Signal channels, drained by receiveSignals and, before the run hands
+	// over or completes, by drainSignals.
+	userCh, endCh, resumeCh workflow.ReceiveChannel
+
+	modelError    *ModelError // the model call failing now, or the one that ended the last turn
+	failedTurn    bool        // the last turn ended on a model error; retry_turn may run it again
+	usage         Usage
+	comp          compaction
+	compactAsked  bool // compact_context waits for the loop
+	compactAnswer CompactResult
+	eventsPruned  int // events left out of the log by earlier continuations
 }
+
+// durableVersion marks the durable-sessions change of the command sequence
+// (see agent.durable).
+const (
+	durableChange  = "durable-sessions"
+	durableVersion = 1
+)
 
 // published remembers the search attributes last sent, so that an unchanged
 // value adds no command to history.
@@ -69,6 +91,7 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		return AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
 	}
 	a := newAgent(cfg)
+	a.durable = workflow.GetVersion(ctx, durableChange, workflow.DefaultVersion, durableVersion) >= durableVersion
 	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p != nil {
 		a.parentID = p.ID
 	}
@@ -78,6 +101,9 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	a.startReporters(ctx)
 	a.publish(ctx)
 
+	if a.durable {
+		return a.loop(ctx)
+	}
 	for {
 		if len(a.inbox) == 0 && a.todo.Paused && !a.ended {
 			// A pause waits as long as it takes: the human may need a day
@@ -155,6 +181,11 @@ func (a *agent) finish(ctx workflow.Context) (AgentResult, error) {
 	// A parent records a child's last events from its signals and its final
 	// state from its result: the signals must be delivered first.
 	a.awaitSent(ctx)
+	return a.result(final), nil
+}
+
+// result is what a finished run returns, with its final state.
+func (a *agent) result(final State) AgentResult {
 	return AgentResult{
 		AgentID:    a.cfg.agentID,
 		Reply:      a.lastReply(),
@@ -162,7 +193,7 @@ func (a *agent) finish(ctx workflow.Context) (AgentResult, error) {
 		ModelCalls: a.modelCalls,
 		Todos:      a.todo.List(),
 		State:      &final,
-	}, nil
+	}
 }
 
 func newAgent(cfg config) *agent {
@@ -192,6 +223,8 @@ func newAgent(cfg config) *agent {
 		a.continuation = c.Continuation
 		a.inbox = c.Inbox
 		a.ended = c.Ended
+		a.failedTurn, a.modelError, a.usage = c.FailedTurn, c.ModelError, c.Usage
+		a.eventsPruned = c.EventsPruned
 		return a
 	}
 	base := cfg.in.SystemPrompt
@@ -211,8 +244,19 @@ func newAgent(cfg config) *agent {
 func (a *agent) carry() AgentInput {
 	in := a.cfg.in
 	in.Prompt = ""
+	msgs := a.msgs
+	if a.durable {
+		// The continuation starts from what the model sees now: the head,
+		// the summary and the recent messages; the stored transcript of
+		// this run stays readable in its history.
+		msgs = nil
+		for _, sp := range a.view(a.viewStart()) {
+			msgs = append(msgs, a.msgs[sp.Start:sp.End]...)
+		}
+		a.eventsPruned += a.plans.Prune(carryEvents)
+	}
 	in.Carry = &Carry{
-		Messages:     compact(a.msgs),
+		Messages:     compact(msgs),
 		Todo:         a.todo,
 		Turns:        a.turns,
 		ModelCalls:   a.modelCalls,
@@ -221,6 +265,10 @@ func (a *agent) carry() AgentInput {
 		Ended:        a.ended,
 		Plans:        a.plans,
 		Subagents:    a.subagentStates(),
+		FailedTurn:   a.failedTurn,
+		ModelError:   a.modelError,
+		Usage:        a.usage,
+		EventsPruned: a.eventsPruned,
 	}
 	return in
 }
@@ -230,8 +278,11 @@ func (a *agent) register(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return a.state(), nil }); err != nil {
 		return fmt.Errorf("register %s query: %w", StateQuery, err)
 	}
-	if err := workflow.SetQueryHandler(ctx, MessagesQuery, a.messagesPage); err != nil {
+	if err := workflow.SetQueryHandler(ctx, MessagesQuery, a.messagesQuery); err != nil {
 		return fmt.Errorf("register %s query: %w", MessagesQuery, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, activities.TranscriptQuery, a.transcriptPage); err != nil {
+		return fmt.Errorf("register %s query: %w", activities.TranscriptQuery, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, PlanQuery, func() (string, error) { return todo.PlanChecklist(a.plans.Current()), nil }); err != nil {
 		return fmt.Errorf("register %s query: %w", PlanQuery, err)
@@ -254,44 +305,47 @@ func (a *agent) register(ctx workflow.Context) error {
 	if err != nil {
 		return fmt.Errorf("register %s update: %w", ApprovePlanUpdate, err)
 	}
+	if a.durable {
+		err = workflow.SetUpdateHandlerWithOptions(ctx, RetryTurnUpdate, a.onRetry, workflow.UpdateHandlerOptions{
+			Validator: a.validateRetry,
+		})
+		if err != nil {
+			return fmt.Errorf("register %s update: %w", RetryTurnUpdate, err)
+		}
+		err = workflow.SetUpdateHandlerWithOptions(ctx, CompactContextUpdate, a.onCompact, workflow.UpdateHandlerOptions{
+			Validator: a.validateCompact,
+		})
+		if err != nil {
+			return fmt.Errorf("register %s update: %w", CompactContextUpdate, err)
+		}
+	}
 	a.taskEvents = workflow.GetSignalChannel(ctx, TaskEventSignal)
+	a.userCh = workflow.GetSignalChannel(ctx, UserMessageSignal)
+	a.endCh = workflow.GetSignalChannel(ctx, EndSessionSignal)
+	a.resumeCh = workflow.GetSignalChannel(ctx, ResumeSignal)
 	workflow.Go(ctx, a.receiveSignals)
 	return nil
 }
 
 // receiveSignals drains the signal channels for the life of the run.
 func (a *agent) receiveSignals(ctx workflow.Context) {
-	userCh := workflow.GetSignalChannel(ctx, UserMessageSignal)
-	endCh := workflow.GetSignalChannel(ctx, EndSessionSignal)
-	resumeCh := workflow.GetSignalChannel(ctx, ResumeSignal)
 	sel := workflow.NewSelector(ctx)
-	sel.AddReceive(userCh, func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(a.userCh, func(c workflow.ReceiveChannel, _ bool) {
 		var text string
 		c.Receive(ctx, &text)
-		if strings.TrimSpace(text) == "" {
-			workflow.GetLogger(ctx).Warn("ignoring an empty user_message signal")
-			return
-		}
-		a.inbox = append(a.inbox, Inbound{Text: text})
+		a.onUserMessage(ctx, text)
 	})
-	sel.AddReceive(resumeCh, func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(a.resumeCh, func(c workflow.ReceiveChannel, _ bool) {
 		var text string
 		c.Receive(ctx, &text)
-		if !a.todo.Paused {
-			workflow.GetLogger(ctx).Warn("ignoring a resume signal: the run is not paused")
-			return
-		}
-		if strings.TrimSpace(text) == "" {
-			text = "Go on: the blocker you reported is resolved."
-		}
-		a.inbox = append(a.inbox, Inbound{Text: text})
+		a.onResume(ctx, text)
 	})
 	sel.AddReceive(a.taskEvents, func(c workflow.ReceiveChannel, _ bool) {
 		var te TaskEvent
 		c.Receive(ctx, &te)
 		a.onTaskEvent(ctx, te)
 	})
-	sel.AddReceive(endCh, func(c workflow.ReceiveChannel, _ bool) {
+	sel.AddReceive(a.endCh, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)
 		a.ended = true
 	})
@@ -313,15 +367,7 @@ func (a *agent) validateSendMessage(text string) error {
 }
 
 func (a *agent) onSendMessage(ctx workflow.Context, text string) (string, error) {
-	a.nextSeq++
-	seq := a.nextSeq
-	a.inbox = append(a.inbox, Inbound{Text: text, Seq: seq})
-	if err := workflow.Await(ctx, func() bool { _, ok := a.replies[seq]; return ok }); err != nil {
-		return "", err
-	}
-	reply := a.replies[seq]
-	delete(a.replies, seq)
-	return reply, nil
+	return a.enqueue(ctx, Inbound{Text: text})
 }
 
 // ContinuationArgs is the argument of the set_continuation update.
@@ -341,40 +387,54 @@ func (a *agent) onSetContinuation(_ workflow.Context, args ContinuationArgs) (bo
 	return a.continuation, nil
 }
 
-// messagesPage answers the messages query: the transcript from offset, at most
-// limit messages (0: all).
-func (a *agent) messagesPage(offset, limit int) ([]model.Message, error) {
-	if offset < 0 || limit < 0 {
-		return nil, fmt.Errorf("offset and limit must not be negative (got %d, %d)", offset, limit)
-	}
-	if offset >= len(a.msgs) {
-		return []model.Message{}, nil
-	}
-	end := len(a.msgs)
-	if limit > 0 && offset+limit < end {
-		end = offset + limit
-	}
-	return a.msgs[offset:end], nil
-}
-
 // turn handles one user message: model calls and tools until the model
 // answers without tool calls and the guards let the turn end, the model
 // pauses, or the turn's model calls are spent.
 func (a *agent) turn(ctx workflow.Context, m Inbound) error {
-	a.turns++
+	if m.Retry {
+		// The same user message again: its failure notice goes, so that
+		// the model does not read it as its own answer.
+		if n := len(a.msgs); n > 0 && a.msgs[n-1].Name == NameModelError {
+			a.msgs = a.msgs[:n-1]
+		}
+	} else {
+		a.turns++
+	}
 	todo.NewUserMessage(&a.todo)
 	a.status = StatusRunning
-	a.append(model.Message{Role: model.RoleUser, Content: m.Text})
+	a.failedTurn = false
+	if !m.Retry {
+		a.append(model.Message{Role: model.RoleUser, Content: m.Text})
+	}
 	a.publish(ctx)
 
 	reply := ""
+	overflowed := false
 	for calls := 0; ; calls++ {
 		if calls >= a.cfg.maxTurns {
 			reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
 			a.append(model.Message{Role: model.RoleAssistant, Content: reply})
 			break
 		}
+		if a.durable {
+			if err := a.compactOnRequest(ctx); err != nil {
+				return err
+			}
+		}
 		resp, err := a.callModel(ctx)
+		if err != nil && a.durable {
+			err = a.recover(ctx, err, &overflowed)
+			var tf *turnFailure
+			if errors.As(err, &tf) {
+				reply = tf.reply
+				a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: reply})
+				a.failedTurn = true
+				break
+			}
+			if err == nil {
+				continue // compacted: call again
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -424,31 +484,29 @@ func (a *agent) inject(in todo.Inject) {
 	a.append(model.Message{Role: model.RoleUser, Name: in.Name, Content: in.Text})
 }
 
-// window selects what the next model call receives (context.max_messages)
-// and first applies the context-loss rule: when no write_todos call and no
-// todo_reminder is in view while the list is not empty, a todo_reminder with
-// the list is added, so a windowed model never forgets its checklist.
+// window selects what the next model call receives: the model's view of
+// the transcript (context.go) cut to context.max_messages. It first applies
+// the context-loss rule: when no write_todos call and no todo_reminder is in
+// view while the list is not empty, a todo_reminder with the list is added,
+// so a windowed or compacted model never forgets its checklist.
 func (a *agent) window() []activities.Span {
 	isTool := func(i int) bool { return a.msgs[i].Role == model.RoleTool }
-	start := todo.Window(len(a.msgs), a.cfg.in.Context.MaxMessages, isTool)
+	start := func() int { return max(todo.Window(len(a.msgs), a.cfg.in.Context.MaxMessages, isTool), a.viewStart()) }
+	from := start()
 	wrote, reminded := false, false
-	for i, m := range a.msgs {
-		if i >= todo.Head && i < start {
-			continue
-		}
-		reminded = reminded || m.Name == todo.NameReminder
-		for _, c := range m.ToolCalls {
-			wrote = wrote || c.Name == todo.ToolWrite
+	for _, sp := range a.view(from) {
+		for _, m := range a.msgs[sp.Start:sp.End] {
+			reminded = reminded || m.Name == todo.NameReminder
+			for _, c := range m.ToolCalls {
+				wrote = wrote || c.Name == todo.ToolWrite
+			}
 		}
 	}
 	if inj := todo.ContextReminder(&a.todo, a.cfg.todo, wrote, reminded); !inj.None() {
 		a.inject(inj)
-		start = todo.Window(len(a.msgs), a.cfg.in.Context.MaxMessages, isTool)
+		from = start()
 	}
-	if start <= todo.Head {
-		return []activities.Span{{Start: 0, End: len(a.msgs)}}
-	}
-	return []activities.Span{{Start: 0, End: todo.Head}, {Start: start, End: len(a.msgs)}}
+	return a.view(from)
 }
 
 func (a *agent) append(m model.Message) {
@@ -466,71 +524,6 @@ func (a *agent) lastReply() string {
 		}
 	}
 	return ""
-}
-
-// Activity options. Model calls heartbeat, so a call on a dead worker is
-// retried elsewhere within seconds; tools are retried a few times only,
-// because a tool with side effects should not run many times unasked.
-var (
-	modelActivity = workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    5 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			MaximumAttempts:    6,
-		},
-	}
-	toolActivity = workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    5 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    30 * time.Second,
-			MaximumAttempts:    3,
-		},
-	}
-)
-
-func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
-	for _, ev := range a.plans.TakeNotifications() {
-		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: todo.NotificationText(ev)})
-	}
-	a.modelCalls++
-	info := workflow.GetInfo(ctx)
-	in := activities.CallModelInput{
-		WorkflowID:  info.WorkflowExecution.ID,
-		RunID:       info.WorkflowExecution.RunID,
-		AgentID:     a.cfg.agentID,
-		Model:       a.cfg.in.Model,
-		Turn:        a.turns,
-		Call:        a.modelCalls,
-		Spans:       a.window(),
-		TodoTools:   a.todoTools(),
-		WorkerTools: a.cfg.in.Tools,
-	}
-	opts := modelActivity
-	opts.Summary = fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, modelLabel(a.cfg.in.Model), a.turns, a.modelCalls)
-	var resp model.Response
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.CallModelName, in).Get(ctx, &resp)
-	if err != nil {
-		return model.Response{}, fmt.Errorf("model call %d (turn %d): %w", a.modelCalls, a.turns, err)
-	}
-	return resp, nil
-}
-
-// modelLabel is how a model reference reads in the Web UI's activity list:
-// a scenario file by its name, not its whole path on the worker.
-func modelLabel(ref string) string {
-	if ref == "" {
-		return "default model"
-	}
-	if p, ok := strings.CutPrefix(ref, "script:"); ok {
-		return "script:" + path.Base(p)
-	}
-	return ref
 }
 
 // runTools answers every tool call of one response, in call order: the todo

@@ -24,9 +24,12 @@
 //
 // The transcript lives in workflow state. A CallModel input names which
 // messages to send (spans of the transcript), not the messages themselves;
-// the activity reads them back with the messages query. Each message therefore
-// enters history once (as the model's answer, a tool's result or a user's
-// signal), and history grows with the conversation, not with its square.
+// the activity reads them back with the internal transcript query
+// (activities.TranscriptQuery), in pages bounded in bytes so that no answer
+// nears the server's 2 MiB cap, a large message in parts. Each message
+// therefore enters history once (as the model's answer, a tool's result or a
+// user's signal), and history grows with the conversation, not with its
+// square.
 // When the server suggests it, the run continues as new between turns with
 // its input, todo state and transcript carried in the Carry field.
 //

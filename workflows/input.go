@@ -38,6 +38,9 @@ type AgentInput struct {
 	// IdleTimeoutS is how long a session waits for the next user message
 	// before it completes, in seconds.
 	IdleTimeoutS int `json:"idle_timeout_s,omitempty"`
+	// ModelRetryWindowS is how long a failing model call is retried before
+	// the turn ends with the error, in seconds (default 86400).
+	ModelRetryWindowS int `json:"model_retry_window_s,omitempty"`
 	// Reporters deliver plan events (console, file, webhook); secrets are
 	// named, never given: the worker's configuration holds them.
 	Reporters []activities.ReporterConfig `json:"reporters,omitempty"`
@@ -57,6 +60,13 @@ type AgentInput struct {
 type ContextConfig struct {
 	// MaxMessages windows the transcript sent to the model; 0 sends it all.
 	MaxMessages int `json:"max_messages,omitempty"`
+	// MaxTokens is the budget of a request's messages, estimated from their
+	// bytes; over it the older messages are compacted (default
+	// DefaultContextTokens).
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// Summarize: a compaction replaces the older messages with a summary
+	// written by the model (default true); false only drops them.
+	Summarize *bool `json:"summarize,omitempty"`
 }
 
 // Carry is the state a run hands to its continuation.
@@ -70,8 +80,14 @@ type Carry struct {
 	Ended        bool            `json:"ended,omitempty"`
 	Plans        *todo.PlanState `json:"plans,omitempty"`
 	// Subagents are the final states of the children of earlier runs (a
-	// run continues as new only when none is running).
+	// run continues as new only when none is running), as summaries.
 	Subagents map[string]State `json:"subagents,omitempty"`
+	// FailedTurn: the last turn ended on a model error; ModelError says which.
+	FailedTurn bool        `json:"failed_turn,omitempty"`
+	ModelError *ModelError `json:"model_error,omitempty"`
+	Usage      Usage       `json:"usage"`
+	// EventsPruned counts the plan events left out of the carried log.
+	EventsPruned int `json:"events_pruned,omitempty"`
 }
 
 // Inbound is a user message waiting for its turn.
@@ -80,6 +96,8 @@ type Inbound struct {
 	// Seq identifies a send_message update waiting for its reply; 0 for
 	// signals and the prompt.
 	Seq int `json:"seq,omitempty"`
+	// Retry runs the failed last turn again instead of a new message.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // AgentResult is what a finished run returns.
@@ -108,12 +126,17 @@ type config struct {
 	maxTurns    int
 	idleTimeout time.Duration
 	subagent    bool
+
+	modelRetryWindow time.Duration
+	maxTokens        int
+	summarize        bool
 }
 
 // resolve checks the input and applies defaults. Its errors name the field,
 // so that a bad `temporal workflow start --input` fails with a clear reason.
 func resolve(in AgentInput) (config, error) {
-	c := config{in: in, agentID: in.AgentID, maxTurns: in.MaxTurns, idleTimeout: DefaultIdleTimeout}
+	c := config{in: in, agentID: in.AgentID, maxTurns: in.MaxTurns, idleTimeout: DefaultIdleTimeout,
+		modelRetryWindow: DefaultModelRetryWindow, maxTokens: DefaultContextTokens, summarize: true}
 	if c.agentID == "" {
 		c.agentID = DefaultAgentID
 	}
@@ -129,6 +152,21 @@ func resolve(in AgentInput) (config, error) {
 		return config{}, fmt.Errorf("idle_timeout_s is %d: want a positive number of seconds", in.IdleTimeoutS)
 	case in.IdleTimeoutS > 0:
 		c.idleTimeout = time.Duration(in.IdleTimeoutS) * time.Second
+	}
+	switch {
+	case in.ModelRetryWindowS < 0:
+		return config{}, fmt.Errorf("model_retry_window_s is %d: want a positive number of seconds (default %d)", in.ModelRetryWindowS, int(DefaultModelRetryWindow/time.Second))
+	case in.ModelRetryWindowS > 0:
+		c.modelRetryWindow = time.Duration(in.ModelRetryWindowS) * time.Second
+	}
+	switch {
+	case in.Context.MaxTokens < 0 || (in.Context.MaxTokens > 0 && in.Context.MaxTokens < minContextTokens):
+		return config{}, fmt.Errorf("context.max_tokens is %d: want at least %d (default %d)", in.Context.MaxTokens, minContextTokens, DefaultContextTokens)
+	case in.Context.MaxTokens > 0:
+		c.maxTokens = in.Context.MaxTokens
+	}
+	if in.Context.Summarize != nil {
+		c.summarize = *in.Context.Summarize
 	}
 	if in.Context.MaxMessages < 0 {
 		return config{}, fmt.Errorf("context.max_messages is %d: want 0 (no window) or more", in.Context.MaxMessages)

@@ -35,6 +35,13 @@ const (
 	// EndSessionSignal finishes a chat session after the current turn: a
 	// signal, because ending must never wait on the agent.
 	EndSessionSignal = "end_session"
+	// RetryTurnUpdate runs again a turn that failed on the model, once the
+	// user fixed the cause: an update, so the caller gets the turn's reply,
+	// and the validator refuses it when no turn failed.
+	RetryTurnUpdate = "retry_turn"
+	// CompactContextUpdate summarises the older messages now (Gemini CLI's
+	// /compress): an update, so the caller learns what was compacted.
+	CompactContextUpdate = "compact_context"
 	// TaskEventSignal carries a plan event from another agent of the same
 	// run tree: a signal, because it is sent by workflow code
 	// (SignalExternalWorkflow), which survives the receiver's continue-as-new.
@@ -68,4 +75,7 @@ const (
 	NameContinuation       = todo.NameContinuation
 	NameBlocked            = todo.NameBlocked
 	NameTaskEvent          = "task_event"
+	// NameModelError names the assistant message that a turn ended with
+	// when its model call failed for good; a retry_turn removes it.
+	NameModelError = "model_error"
 )

@@ -20,9 +20,31 @@ type State struct {
 	Events           []todo.Event     `json:"events"`
 	Subagents        map[string]State `json:"subagents"`
 	Reporters        []ReporterStatus `json:"reporters"`
+	// EventsTotal counts every event of the log; Events holds at most the
+	// last maxStateEvents of them.
+	EventsTotal int         `json:"events_total"`
+	ModelError  *ModelError `json:"model_error"`
+	Usage       Usage       `json:"usage"`
+	// Compactions counts the times the model's view was compacted.
+	Compactions int `json:"compactions"`
 }
 
+// Bounds of the payloads that carry a state (the state query, AgentResult,
+// task_event, the carry): whatever the run's length and the tree's size,
+// they stay far below the 2 MiB payload limit.
+const (
+	// maxStateEvents is how many of the latest events a state shows; the
+	// whole log is in the run's history and in getTaskEvents.
+	maxStateEvents = 100
+	// childEvents is how many of a child's latest events its parent shows.
+	childEvents = 20
+	// carryEvents is how many of the latest events a continuation carries
+	// besides what dependency resolution needs (todo.PlanState.Prune).
+	carryEvents = 200
+)
+
 func (a *agent) state() State {
+	events := a.events()
 	return State{
 		AgentID:          a.cfg.agentID,
 		Status:           a.status,
@@ -35,10 +57,36 @@ func (a *agent) state() State {
 		Continuation:     a.continuation,
 		Plan:             a.plans.Current(),
 		AwaitingApproval: a.plans.AwaitingApproval,
-		Events:           a.events(),
+		Events:           events[max(0, len(events)-maxStateEvents):],
+		EventsTotal:      a.eventsPruned + len(events),
 		Subagents:        a.subagentStates(),
 		Reporters:        a.reporterStates(),
+		ModelError:       a.modelError,
+		Usage:            a.usage,
+		Compactions:      a.comp.Count,
 	}
+}
+
+// boundedState is the state a finished run returns: the state query's
+// answer, whose events are already the latest maxStateEvents and whose
+// subagents are summaries.
+func (a *agent) boundedState() State { return a.state() }
+
+// summary is a state as a parent keeps it for a child: its own figures,
+// list and plan and its latest childEvents events, without its own
+// subagents (each agent's run answers for those), so that a parent's state
+// grows with its children, not with its whole tree's history.
+func (s State) summary() State {
+	if len(s.Events) > childEvents {
+		s.Events = s.Events[len(s.Events)-childEvents:]
+	}
+	if s.Events == nil {
+		s.Events = []todo.Event{}
+	}
+	if len(s.Subagents) > 0 {
+		s.Subagents = map[string]State{}
+	}
+	return s
 }
 
 func (a *agent) events() []todo.Event {
@@ -52,7 +100,7 @@ func (a *agent) events() []todo.Event {
 // event: without its event log, which the parent receives event by event,
 // so that the signals stay small as the log grows.
 func (a *agent) compactState() State {
-	st := a.state()
+	st := a.state().summary()
 	st.Events = []todo.Event{}
 	return st
 }

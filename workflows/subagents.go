@@ -311,7 +311,7 @@ func (a *agent) subagentStates() map[string]State {
 	for _, id := range a.childOrder {
 		ch := a.children[id]
 		if ch.State != nil {
-			out[id] = *ch.State
+			out[id] = ch.State.summary()
 		} else {
 			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
 		}

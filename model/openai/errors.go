@@ -26,22 +26,26 @@ const maxServerMessage = 500
 // classify turns an SDK error into a *model.Error. httpResp is the last HTTP
 // response, when there was one.
 func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.Response, err error) *model.Error {
-	status, header, serverMsg := 0, http.Header(nil), ""
+	status, header, serverMsg, code := 0, http.Header(nil), "", ""
 	var apiErr *oai.Error
 	switch {
 	case errors.As(err, &apiErr):
-		status, serverMsg = apiErr.StatusCode, apiErr.Message
+		status, serverMsg, code = apiErr.StatusCode, apiErr.Message, apiErr.Code
 		if apiErr.Response != nil {
 			header = apiErr.Response.Header
 			if serverMsg == "" {
-				serverMsg = messageFromBody(apiErr.Response.Body)
+				var bodyCode string
+				serverMsg, bodyCode = errorFromBody(apiErr.Response.Body)
+				if code == "" {
+					code = bodyCode
+				}
 			}
 		}
 	case httpResp != nil && httpResp.StatusCode >= 400:
 		// The SDK could not decode the error body into its own shape, but
 		// the status is what decides retryability.
 		status, header = httpResp.StatusCode, httpResp.Header
-		serverMsg = messageFromBody(httpResp.Body)
+		serverMsg, code = errorFromBody(httpResp.Body)
 	}
 
 	where := fmt.Sprintf("openai: model %q at %s", modelName, c.baseURL)
@@ -78,6 +82,12 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Message = fmt.Sprintf("%s: %d %s: check %s (server said: %s)",
 			where, status, http.StatusText(status), EnvAPIKey, serverMsg)
+	case contextOverflow(status, code, serverMsg):
+		// Not retryable: the same request would be refused again. The flag
+		// tells the agent that a shorter transcript would be accepted.
+		e.ContextOverflow = true
+		e.Message = fmt.Sprintf("%s: %d %s: the request does not fit the model's context window (server said: %s)",
+			where, status, http.StatusText(status), serverMsg)
 	case retryableStatus(status):
 		e.Retryable = true
 		e.RetryAfter = retryAfter(header, time.Now())
@@ -143,45 +153,101 @@ func parseDelay(v string, unit time.Duration) (time.Duration, bool) {
 	return time.Duration(d), true
 }
 
-// messageFromBody extracts a readable message from an error body whose shape
-// the SDK did not recognise. Compatible servers disagree: vLLM sends
-// {"message": ...} at the top level, others {"error": "text"} or FastAPI's
-// {"detail": ...}; anything else is shown as (shortened) text.
-func messageFromBody(body io.Reader) string {
+// codeContextLengthExceeded is the OpenAI error code of a request that does
+// not fit the model's context window; servers that copy OpenAI's error shape
+// (Azure OpenAI among them) send it too.
+const codeContextLengthExceeded = "context_length_exceeded"
+
+// contextOverflowWording matches how OpenAI-compatible servers that send no
+// such code say that a request is too long for the model. They agree on no
+// code and no wording, so this is a list of the phrases in use:
+//
+//	OpenAI, vLLM, Mistral: "This model's maximum context length is 8192 tokens"
+//	vLLM:                  "... is longer than the model's context length (4096)",
+//	                       "... is longer than the maximum model length of 4096"
+//	llama.cpp server:      "the request exceeds the available context size"
+//	Ollama:                "input length exceeds maximum context length",
+//	                       "prompt too long; exceeded max context length by 12 tokens"
+//	OpenAI Responses:      "Your input exceeds the context window of this model"
+//	Anthropic-compatible:  "prompt is too long: 210000 tokens > 200000 maximum"
+//	others:                "too many tokens"
+var contextOverflowWording = regexp.MustCompile(`(?i)` +
+	`maximum context length` +
+	`|longer than the (?:model's )?(?:context length|maximum model length)` +
+	`|exceed(?:s|ed)? (?:the )?(?:available |max(?:imum)? )?context (?:length|size|window)` +
+	`|context (?:length|size|window) (?:exceeded|limit exceeded)` +
+	`|prompt is too long` +
+	`|too many tokens` +
+	`|context_length_exceeded`)
+
+// contextOverflow reports whether an error answer says the request does not
+// fit the model's context window. Only 400 (what OpenAI and most compatible
+// servers send) and 413 (what some proxies in front of them send) count: a
+// rate limit that mentions tokens is a reason to wait, not to shorten.
+func contextOverflow(status int, code, message string) bool {
+	if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
+		return false
+	}
+	return code == codeContextLengthExceeded || contextOverflowWording.MatchString(message)
+}
+
+// errorFromBody extracts a readable message, and the error code when there
+// is one, from an error body whose shape the SDK did not recognise.
+// Compatible servers disagree: vLLM sends {"message": ...} at the top level,
+// others {"error": "text"} or FastAPI's {"detail": ...}; anything else is
+// shown as (shortened) text. Only a code that is a string is returned: vLLM
+// puts the HTTP status there as a number.
+func errorFromBody(body io.Reader) (message, code string) {
 	if body == nil {
-		return ""
+		return "", ""
 	}
 	data, err := io.ReadAll(io.LimitReader(body, 64<<10))
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	var shaped struct {
 		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
 		Error   json.RawMessage `json:"error"`
 		Detail  json.RawMessage `json:"detail"`
 	}
 	if json.Unmarshal(data, &shaped) == nil {
+		var inner struct {
+			Message string          `json:"message"`
+			Code    json.RawMessage `json:"code"`
+		}
+		innerOK := json.Unmarshal(shaped.Error, &inner) == nil
+		code = stringCode(shaped.Code)
+		if code == "" && innerOK {
+			code = stringCode(inner.Code)
+		}
 		if shaped.Message != "" {
-			return shaped.Message
+			return shaped.Message, code
 		}
 		var s string
 		if json.Unmarshal(shaped.Error, &s) == nil && s != "" {
-			return s
+			return s, code
 		}
-		var inner struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(shaped.Error, &inner) == nil && inner.Message != "" {
-			return inner.Message
+		if innerOK && inner.Message != "" {
+			return inner.Message, code
 		}
 		if json.Unmarshal(shaped.Detail, &s) == nil && s != "" {
-			return s
+			return s, code
 		}
 		if len(shaped.Detail) > 0 {
-			return shorten(string(shaped.Detail))
+			return shorten(string(shaped.Detail)), code
 		}
 	}
-	return shorten(strings.TrimSpace(string(data)))
+	return shorten(strings.TrimSpace(string(data))), code
+}
+
+// stringCode returns a JSON error code when it is a string, "" otherwise.
+func stringCode(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 func shorten(s string) string {

@@ -36,8 +36,9 @@ type Output struct {
 	Error string `json:"error,omitempty"`
 }
 
-// messagesPage is how many messages one query fetches when the output is
-// collected; query answers are capped at 2 MiB.
+// messagesPage is how many messages one query asks for when the output is
+// collected. The workflow may answer fewer (it bounds each answer in bytes,
+// under the server's 2 MiB cap), so it is a request, not a page size.
 const messagesPage = 100
 
 // Play starts the scenario's run and drives it to its end: it takes the
@@ -283,19 +284,21 @@ func collect(ctx context.Context, c client.Client, out *Output) error {
 		return fmt.Errorf("decode final state: %w", err)
 	}
 	out.Messages = []json.RawMessage{}
-	for off := 0; ; off += messagesPage {
+	// A short page is not the end: only an empty one is.
+	for {
+		off := len(out.Messages)
 		v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
 		if err != nil {
-			return fmt.Errorf("read transcript: %w", err)
+			return fmt.Errorf("read transcript from message %d: %w", off, err)
 		}
 		var page []json.RawMessage
 		if err := v.Get(&page); err != nil {
-			return fmt.Errorf("decode transcript: %w", err)
+			return fmt.Errorf("decode transcript from message %d: %w", off, err)
 		}
-		out.Messages = append(out.Messages, page...)
-		if len(page) < messagesPage {
+		if len(page) == 0 {
 			break
 		}
+		out.Messages = append(out.Messages, page...)
 	}
 	out.Reply = Reply(out.Messages)
 	return nil

@@ -1,0 +1,275 @@
+package testsuite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// toolCall is an assistant message in the wire format that calls one tool.
+func toolCall(id, name string, args any) string {
+	a, _ := json.Marshal(args)
+	s, _ := json.Marshal(string(a))
+	return fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}]}`, id, name, s)
+}
+
+// A provider outage of 90 s (503 on every request) is waited out: the run
+// stays running with state.model_error saying what fails, and goes on when
+// the provider is back. It also measures how long after the outage the run
+// took its next step.
+func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
+	stub := newModelStub(t, `{"role":"assistant","content":"back again"}`)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+
+	outageEnd := time.Now().Add(90 * time.Second)
+	stub.failUntil(outageEnd, http.StatusServiceUnavailable, "")
+	sc := &scenario.Scenario{Name: "outage", Input: workflows.AgentInput{Prompt: "hi", Model: "openai:test-model"}, TimeLimitS: 300}
+	ch := playAsync(t, s.c, sc, "outage-e2e", 5*time.Minute)
+
+	var during workflows.State
+	waitFor(t, 80*time.Second, "model_error while the provider is down", func() bool {
+		st, ok := queryState(context.Background(), s.c, "outage-e2e")
+		during = st
+		return ok && st.ModelError != nil && st.ModelError.Attempts >= 3
+	})
+	if during.Status != workflows.StatusRunning || !during.ModelError.Retryable || !strings.Contains(during.ModelError.Message, "503") {
+		t.Errorf("during the outage: status %s, model_error %+v", during.Status, during.ModelError)
+	}
+	if len(during.ModelError.Message) > 300 || strings.Contains(during.ModelError.Message, "activity error") {
+		t.Errorf("model_error is not one clear sentence: %q", during.ModelError.Message)
+	}
+	p := <-ch
+	if p.err != nil {
+		t.Fatalf("play: %v", p.err)
+	}
+	if p.out.RunStatus != "completed" || p.out.Reply != "back again" {
+		t.Fatalf("run %s, reply %q", p.out.RunStatus, p.out.Reply)
+	}
+	reqs := stub.requests()
+	var firstOK time.Time
+	for _, r := range reqs {
+		if r.status == http.StatusOK {
+			firstOK = r.at
+			break
+		}
+	}
+	t.Logf("outage of 90 s: %d requests; first answered %.1f s after the outage ended", len(reqs), firstOK.Sub(outageEnd).Seconds())
+	if st := decodeState(t, p.out); st.ModelError != nil {
+		t.Errorf("model_error after recovery = %+v", st.ModelError)
+	}
+}
+
+// A rejected key ends the turn, not the run: the reply says what to do, the
+// session waits, and retry_turn runs the turn again once the key is fixed.
+func TestRejectedKeyEndsTheTurnAndRetryRunsItAgain(t *testing.T) {
+	stub := newModelStub(t, `{"role":"assistant","content":"hello after the fix"}`)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-wrong-key")
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	stub.failNext(1, http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided: sk-wrong-key","type":"invalid_request_error"}}`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "bad-key-e2e", TaskQueue: workflows.TaskQueue},
+		workflows.WorkflowName, workflows.AgentInput{Prompt: "hi", Model: "openai:test-model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.State
+	waitFor(t, time.Minute, "the failed turn", func() bool {
+		var ok bool
+		st, ok = queryState(ctx, s.c, run.GetID())
+		return ok && st.Status == workflows.StatusWaitingUser
+	})
+	if st.ModelError == nil || st.ModelError.Retryable || !strings.Contains(st.ModelError.Message, "OPENAI_API_KEY") || strings.Contains(st.ModelError.Message, "sk-wrong") {
+		t.Fatalf("model_error after a 401 = %+v", st.ModelError)
+	}
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.RetryTurnUpdate,
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply string
+	if err := h.Get(ctx, &reply); err != nil {
+		t.Fatalf("retry_turn: %v", err)
+	}
+	if reply != "hello after the fix" {
+		t.Errorf("retry_turn reply = %q", reply)
+	}
+	_ = s.c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil)
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+// A provider that answers 400 context_length_exceeded past a request size:
+// the loop compacts (a summary written by a call without tools) and calls
+// again; the stored transcript keeps every message.
+func TestContextLengthExceededCompactsEndToEnd(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 1500) // 24 KB
+	stub := newModelStub(t,
+		toolCall("w", "write_file", map[string]string{"path": "big.txt", "content": big}),
+		toolCall("r1", "read_file", map[string]string{"path": "big.txt"}),
+		toolCall("r2", "read_file", map[string]string{"path": "big.txt"}),
+		toolCall("r3", "read_file", map[string]string{"path": "big.txt"}),
+		`{"role":"assistant","content":"read it all"}`,
+	)
+	stub.contextLimit(70_000)
+	stub.setSummaryText("The user asked to read big.txt; it holds a repeated hex pattern.")
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	sc := &scenario.Scenario{Name: "context", Input: workflows.AgentInput{Prompt: "Write and read big.txt.", Model: "openai:test-model"}}
+	out, st := play(t, s.c, sc, 2*time.Minute)
+	if out.RunStatus != "completed" || out.Reply != "read it all" {
+		t.Fatalf("run %s, reply %q, error %s", out.RunStatus, out.Reply, out.Error)
+	}
+	refused := 0
+	for _, r := range stub.requests() {
+		if r.status == http.StatusBadRequest {
+			refused++
+		}
+	}
+	if refused == 0 || len(stub.summaryRequests()) == 0 || st.Compactions == 0 {
+		t.Fatalf("%d refused requests, %d summary calls, %d compactions", refused, len(stub.summaryRequests()), st.Compactions)
+	}
+	var msgs []model.Message
+	for _, raw := range out.Messages {
+		var m model.Message
+		_ = json.Unmarshal(raw, &m)
+		msgs = append(msgs, m)
+	}
+	tools, summaries := 0, 0
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			tools++
+		}
+		if m.Name == workflows.NameContextSummary {
+			summaries++
+		}
+	}
+	if tools != 4 || summaries == 0 {
+		t.Errorf("stored transcript: %d tool messages (want all 4), %d summaries", tools, summaries)
+	}
+	t.Logf("%d agent requests (%d refused for length), %d summary calls", len(stub.requests()), refused, len(stub.summaryRequests()))
+}
+
+// A transcript far over the 2 MiB query cap (a 250 KB file read ten times)
+// is read back by every model call, paged by bytes.
+func TestTranscriptOverTheQueryCap(t *testing.T) {
+	content := strings.Repeat("a line of a large log file, é 日本 <tags> & \"quotes\"\n", 250_000/56)
+	steps := []any{map[string]any{"tool_calls": []any{map[string]any{"name": "write_file", "arguments": map[string]string{"path": "big.log", "content": content}}}}}
+	for i := 0; i < 10; i++ {
+		steps = append(steps, map[string]any{"tool_calls": []any{map[string]any{"name": "read_file", "arguments": map[string]string{"path": "big.log"}}}})
+	}
+	steps = append(steps, map[string]any{"content": "read ten times"})
+	sc := writeScenario(t, mustJSON(t, map[string]any{
+		"name":  "big transcript",
+		"input": map[string]any{"prompt": "Read the log ten times.", "context": map[string]any{"max_tokens": 10_000_000}},
+		"model": steps,
+	}))
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	out, _ := play(t, s.c, sc, 3*time.Minute)
+	if out.RunStatus != "completed" || out.Reply != "read ten times" {
+		t.Fatalf("run %s, reply %q, error %s", out.RunStatus, out.Reply, out.Error)
+	}
+	size := 0
+	for _, m := range out.Messages {
+		size += len(m)
+	}
+	if size < 2<<20 {
+		t.Fatalf("transcript of %d bytes: not over the 2 MiB cap", size)
+	}
+	t.Logf("transcript of %d messages, %d bytes, read back by every call", len(out.Messages), size)
+}
+
+// Each idle wait of a chat session cancels its timer when the next message
+// comes: no timer is left to fire an hour later.
+func TestIdleTimersAreCancelled(t *testing.T) {
+	sc := writeScenario(t, `{"name": "chat", "input": {"prompt": "one"},
+	  "model": [{"content": "1"}, {"content": "2"}, {"content": "3"}],
+	  "user": [{"when": "waiting_user", "update": "send_message", "args": "two"},
+	           {"when": "waiting_user", "update": "send_message", "args": "three"}]}`)
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	out, _ := play(t, s.c, sc, time.Minute)
+	it := s.c.GetWorkflowHistory(context.Background(), out.WorkflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	started, cancelled, fired := 0, 0, 0
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			started++
+		case enumspb.EVENT_TYPE_TIMER_CANCELED:
+			cancelled++
+		case enumspb.EVENT_TYPE_TIMER_FIRED:
+			fired++
+		}
+	}
+	// Three waits: two ended by a message, one by end_session.
+	if started != 3 || cancelled != 3 || fired != 0 {
+		t.Errorf("timers: %d started, %d cancelled, %d fired; want 3, 3, 0", started, cancelled, fired)
+	}
+}
+
+// TestManySendsInFlight: while a slow turn runs, many send_message updates
+// are accepted at once; each waits in the inbox and is answered, in order,
+// by its own turn: none is accepted and forgotten.
+func TestManySendsInFlight(t *testing.T) {
+	const sends = 15
+	model := []string{`{"content": "0", "delay_ms": 3000}`}
+	for i := 1; i <= sends; i++ {
+		model = append(model, fmt.Sprintf(`{"content": "reply %d"}`, i))
+	}
+	sc := writeScenario(t, `{"name": "slow", "input": {"prompt": "first", "todo": {"enabled": false}}, "model": [`+strings.Join(model, ",")+`]}`)
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "inflight-e2e", TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, sc.RunInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handles []client.WorkflowUpdateHandle
+	for i := 1; i <= sends; i++ {
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.SendMessageUpdate,
+			Args: []any{fmt.Sprintf("message %d", i)}, WaitForStage: client.WorkflowUpdateStageAccepted})
+		if err != nil {
+			t.Fatalf("send %d refused: %v", i, err)
+		}
+		handles = append(handles, h)
+	}
+	for i, h := range handles {
+		var reply string
+		if err := h.Get(ctx, &reply); err != nil {
+			t.Fatalf("send %d: %v", i+1, err)
+		}
+		if want := fmt.Sprintf("reply %d", i+1); reply != want {
+			t.Errorf("send %d answered %q, want %q", i+1, reply, want)
+		}
+	}
+	_ = s.c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil)
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}

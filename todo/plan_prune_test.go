@@ -1,0 +1,71 @@
+package todo
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestPrune(t *testing.T) {
+	ev := func(id int, agent, typ, step string) Event {
+		return Event{EventID: id, AgentID: agent, Type: typ, StepID: step}
+	}
+	log := []Event{
+		ev(1, "main", EventPlanCreated, ""),
+		ev(2, "impl", EventStepCompleted, "step_1"), // superseded by 5
+		ev(3, "impl", EventStepStarted, "step_2"),
+		ev(4, "impl", EventPlanFailed, ""),
+		ev(5, "impl", EventStepCompleted, "step_1"),
+		ev(6, "main", EventStepCompleted, "step_1"), // own: never needed
+		ev(7, "impl", EventStepSkipped, "step_3"),
+		ev(8, "main", EventStepStarted, "step_2"),
+		ev(9, "impl", EventStepStarted, "step_4"),
+	}
+	tests := []struct {
+		keep      int
+		wantIDs   []int
+		wantGone  int
+		delivered []int
+		wantDeliv []int
+	}{
+		{keep: 20, wantIDs: []int{1, 2, 3, 4, 5, 6, 7, 8, 9}, wantGone: 0, delivered: []int{2, 3}, wantDeliv: []int{2, 3}},
+		{keep: 2, wantIDs: []int{4, 5, 7, 8, 9}, wantGone: 4, delivered: []int{2, 3, 5, 9}, wantDeliv: []int{5, 9}},
+		{keep: 0, wantIDs: []int{4, 5, 7}, wantGone: 6, delivered: []int{9}, wantDeliv: []int{9}},
+		{keep: -1, wantIDs: []int{4, 5, 7}, wantGone: 6},
+	}
+	for _, tt := range tests {
+		ps := NewPlanState("main")
+		ps.Events = slices.Clone(log)
+		ps.Delivered = slices.Clone(tt.delivered)
+		gone := ps.Prune(tt.keep)
+		var ids []int
+		for _, e := range ps.Events {
+			ids = append(ids, e.EventID)
+		}
+		if !slices.Equal(ids, tt.wantIDs) || gone != tt.wantGone {
+			t.Errorf("Prune(%d): ids %v removed %d, want %v removed %d", tt.keep, ids, gone, tt.wantIDs, tt.wantGone)
+		}
+		if tt.wantDeliv != nil && !slices.Equal(ps.Delivered, tt.wantDeliv) {
+			t.Errorf("Prune(%d): delivered %v, want %v", tt.keep, ps.Delivered, tt.wantDeliv)
+		}
+		if next := ps.nextEventID(); next != 10 && len(ps.Events) > 0 && ps.Events[len(ps.Events)-1].EventID == 9 {
+			t.Errorf("Prune(%d): next id %d, want 10", tt.keep, next)
+		}
+	}
+}
+
+// A dependency settled by an event older than the kept tail still resolves
+// after a prune.
+func TestPruneKeepsWhatDependenciesRead(t *testing.T) {
+	ps := NewPlanState("main")
+	ps.Events = []Event{{EventID: 1, AgentID: "impl", Type: EventStepCompleted, StepID: "step_1"}}
+	for i := 2; i <= 50; i++ {
+		ps.Events = append(ps.Events, Event{EventID: i, AgentID: "main", Type: EventStepStarted, StepID: "step_1"})
+	}
+	ps.Prune(10)
+	if oc, _, _ := ps.outcomeInLog(Ref{AgentID: "impl", StepID: "step_1"}); oc != outcomeCompleted {
+		t.Fatalf("outcome after prune = %v, want completed", oc)
+	}
+	if len(ps.Events) != 11 {
+		t.Fatalf("%d events kept, want 11", len(ps.Events))
+	}
+}

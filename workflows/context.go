@@ -1,0 +1,263 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// A context that always fits. The stored transcript keeps every message;
+// what a model call receives is a view of it: the head (system prompt and
+// first user message), then, once the conversation outgrew the budget, a
+// context_summary message that stands for the older messages, then the
+// recent ones. A compaction moves the view's start forward and writes the
+// summary with a model call that offers no tools (or, with
+// context.summarize false, only drops the older messages, as the
+// max_messages window does). The todo_reminder rule then restores the
+// checklist when its last write_todos left the view.
+const (
+	// DefaultContextTokens is context.max_tokens' default: the estimated
+	// tokens of a request's messages, leaving room in a 128k-token model for
+	// the tool definitions and the answer.
+	DefaultContextTokens = 100_000
+	// toolTokens is what the tool definitions of a call are counted as.
+	toolTokens = 4_000
+	// bytesPerToken estimates tokens from bytes. Three is cautious: English
+	// prose runs near four bytes a token, code and JSON nearer three.
+	bytesPerToken = 3
+	// keepShare is the part of the budget the recent messages may keep after
+	// a compaction; the rest is room for the turns to come.
+	keepShare = 2
+	// summaryWords bounds a summary, so that it is always far smaller than
+	// what it replaces.
+	summaryWords = 400
+)
+
+// NameContextSummary names the message that stands for the compacted older
+// messages (role user).
+const NameContextSummary = "context_summary"
+
+// compaction is where the model's view of the transcript starts.
+type compaction struct {
+	// From: messages [Head, From) are left out of model calls; 0 before
+	// the first compaction.
+	From int `json:"from,omitempty"`
+	// Summary is the index of the context_summary message that stands for
+	// them; 0 when there is none (index 0 is always the system prompt).
+	Summary int `json:"summary,omitempty"`
+	// Count is how many compactions the run made.
+	Count int `json:"count,omitempty"`
+}
+
+// errNothingToCompact: every message in the view is recent enough to stay.
+var errNothingToCompact = errors.New("nothing to compact: every message after the first is recent")
+
+// tokens estimates what a message costs in a request.
+func tokens(m model.Message) int {
+	n := len(m.Content) + len(m.Name) + 16
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments) + 16
+	}
+	return (n + bytesPerToken - 1) / bytesPerToken
+}
+
+func (a *agent) spanTokens(spans []activities.Span) int {
+	n := toolTokens
+	for _, sp := range spans {
+		for i := sp.Start; i < sp.End; i++ {
+			n += tokens(a.msgs[i])
+		}
+	}
+	return n
+}
+
+// viewStart is where the recent part of the model's view begins.
+func (a *agent) viewStart() int { return max(a.comp.From, todo.Head) }
+
+// view is the spans of the model's view without the max_messages window:
+// the head, the summary, then the messages from viewStart on (the summary
+// itself, which sits among them where it was written, only once).
+func (a *agent) view(start int) []activities.Span {
+	head := activities.Span{Start: 0, End: min(todo.Head, len(a.msgs))}
+	s := a.comp.Summary
+	if s == 0 || s < start {
+		if start <= todo.Head {
+			return []activities.Span{{Start: 0, End: len(a.msgs)}}
+		}
+		return []activities.Span{head, {Start: start, End: len(a.msgs)}}
+	}
+	spans := []activities.Span{head, {Start: s, End: s + 1}}
+	if start < s {
+		spans = append(spans, activities.Span{Start: start, End: s})
+	}
+	if s+1 < len(a.msgs) {
+		spans = append(spans, activities.Span{Start: s + 1, End: len(a.msgs)})
+	}
+	return spans
+}
+
+// fit keeps a model call within context.max_tokens: when the view is over
+// budget, it compacts first. A view that still does not fit (one message
+// larger than the budget) is sent as it is; the provider's answer decides.
+func (a *agent) fit(ctx workflow.Context, spans []activities.Span) ([]activities.Span, error) {
+	if a.spanTokens(spans) <= a.cfg.maxTokens {
+		return spans, nil
+	}
+	if _, err := a.compact(ctx, a.cfg.maxTokens); err != nil && !errors.Is(err, errNothingToCompact) {
+		return nil, err
+	}
+	return a.window(), nil
+}
+
+// compact moves the view's start forward so that the recent messages keep
+// at most budget/keepShare tokens, and writes a context_summary for what
+// left the view. It returns what it did, in a sentence. It never compacts the
+// same messages twice (the start only moves forward, and only past messages
+// that were in the view) and never lets the view grow: a summary longer than
+// what it replaces is not used.
+func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
+	from := a.viewStart()
+	keep := budget / keepShare
+	cut, kept := len(a.msgs), 0
+	for cut > from {
+		t := tokens(a.msgs[cut-1])
+		if kept+t > keep {
+			break
+		}
+		kept += t
+		cut--
+	}
+	// Never start the view on a tool result: its call must come with it.
+	for cut < len(a.msgs) && a.msgs[cut].Role == model.RoleTool {
+		cut++
+	}
+	if cut >= len(a.msgs) {
+		// Even the last message is over the share: keep the latest model
+		// answer with its tool results, which the next call needs.
+		cut = a.lastAnswerStart()
+	}
+	if cut <= from {
+		return "", errNothingToCompact
+	}
+	replaced := 0
+	var spans []activities.Span
+	if a.comp.Summary != 0 {
+		replaced += tokens(a.msgs[a.comp.Summary])
+		spans = append(spans, activities.Span{Start: a.comp.Summary, End: a.comp.Summary + 1})
+	}
+	n := 0
+	for i := from; i < cut; i++ {
+		if i != a.comp.Summary {
+			replaced += tokens(a.msgs[i])
+			n++
+		}
+	}
+	if from < a.comp.Summary && a.comp.Summary < cut {
+		spans = append(spans, activities.Span{Start: from, End: a.comp.Summary}, activities.Span{Start: a.comp.Summary + 1, End: cut})
+	} else {
+		spans = append(spans, activities.Span{Start: from, End: cut})
+	}
+
+	summary := ""
+	if a.cfg.summarize {
+		text, err := a.summarize(ctx, spans)
+		if err != nil {
+			return "", err
+		}
+		summary = text
+	}
+	a.comp.From, a.comp.Count = cut, a.comp.Count+1
+	a.comp.Summary = 0
+	msg := model.Message{Role: model.RoleUser, Name: NameContextSummary,
+		Content: "Summary of the earlier conversation, which no longer fits the context:\n\n" + summary}
+	if summary != "" && tokens(msg) < replaced {
+		a.append(msg)
+		a.comp.Summary = len(a.msgs) - 1
+		return fmt.Sprintf("Compacted %d messages (about %d tokens) into a summary of about %d tokens.", n, replaced, tokens(msg)), nil
+	}
+	return fmt.Sprintf("Dropped %d older messages (about %d tokens) from the model's view; the stored transcript keeps them.", n, replaced), nil
+}
+
+// lastAnswerStart is the index of the latest assistant message after the
+// head (or the head's end when there is none).
+func (a *agent) lastAnswerStart() int {
+	for i := len(a.msgs) - 1; i >= todo.Head; i-- {
+		if a.msgs[i].Role == model.RoleAssistant {
+			return i
+		}
+	}
+	return todo.Head
+}
+
+// summarize writes the summary of the given spans with a model call that
+// offers no tools; the activity reads the messages from the transcript and
+// sends them as one text, so the provider's rules on tool messages do not
+// apply to a part of the conversation.
+func (a *agent) summarize(ctx workflow.Context, spans []activities.Span) (string, error) {
+	in := a.modelInput(ctx, spans)
+	in.Summarize = &activities.Summarize{Instructions: fmt.Sprintf(
+		"Summarise the conversation below for the assistant that continues it, in at most %d words: "+
+			"the user's requests, decisions made, facts learned (file names, values, errors), work done and work left. "+
+			"Do not restate the todo list; it is kept separately.", summaryWords)}
+	resp, err := a.execModel(ctx, in, a.callSummary()+": summary of the older messages")
+	if err != nil {
+		return "", err
+	}
+	return resp.Content, nil
+}
+
+// CompactResult is the answer of the compact_context update.
+type CompactResult struct {
+	Compacted bool   `json:"compacted"`
+	Message   string `json:"message"`
+}
+
+func (a *agent) validateCompact() error {
+	switch {
+	case !a.durable:
+		return errors.New("this run started before compact_context existed; it takes effect in runs started since")
+	case a.compactAsked:
+		return errors.New("a compaction is already waiting")
+	}
+	return nil
+}
+
+// onCompact asks the loop to compact: the loop owns the transcript and the
+// model calls, so the handler only waits for its answer.
+func (a *agent) onCompact(ctx workflow.Context) (CompactResult, error) {
+	a.compactAsked = true
+	if err := workflow.Await(ctx, func() bool { return !a.compactAsked }); err != nil {
+		return CompactResult{}, err
+	}
+	return a.compactAnswer, nil
+}
+
+// compactOnRequest runs a compaction that compact_context asked for.
+func (a *agent) compactOnRequest(ctx workflow.Context) error {
+	if !a.compactAsked {
+		return nil
+	}
+	text, err := a.compact(ctx, a.cfg.maxTokens)
+	var tf *turnFailure
+	switch {
+	case errors.Is(err, errNothingToCompact):
+		a.compactAnswer = CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
+	case errors.As(err, &tf):
+		a.compactAnswer = CompactResult{Message: tf.reply}
+	case err != nil:
+		return err
+	default:
+		a.compactAnswer = CompactResult{Compacted: true, Message: text}
+	}
+	a.compactAsked = false
+	return nil
+}
+
+// minContextTokens is the smallest context.max_tokens accepted: below it
+// the tool definitions alone would not fit.
+const minContextTokens = 2 * toolTokens

@@ -1,0 +1,302 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// A model call is one CallModel activity per attempt; the workflow, not the
+// server, retries it. The server's retry policy would hide the attempts from
+// the run (its state could not say what fails, since when), and its
+// attempt cap turned a provider outage of half a minute into a failed run
+// that took days of todo and plan state with it. Retrying in the workflow
+// keeps every attempt visible (ActivityTaskFailed in history, model_error in
+// the state and the Web UI details) and lets the run wait out an outage for
+// as long as model_retry_window_s allows.
+const (
+	// DefaultModelRetryWindow is how long a run keeps retrying a failing
+	// model call before the turn ends with the error.
+	DefaultModelRetryWindow = 24 * time.Hour
+	// maxModelBackoff caps the wait between two attempts, so that the run
+	// notices a provider that came back within minutes.
+	maxModelBackoff   = 5 * time.Minute
+	firstModelBackoff = time.Second
+)
+
+// ModelError is state.model_error: what fails, since when and how often,
+// while a model call is retried (retryable) or after it ended a turn.
+type ModelError struct {
+	Message   string    `json:"message"`
+	Attempts  int       `json:"attempts"`
+	Since     time.Time `json:"since"`
+	Retryable bool      `json:"retryable"`
+}
+
+// errContextOverflow says the request did not fit the model's context: the
+// loop compacts and calls again rather than wait.
+var errContextOverflow = errors.New("the request does not fit the model's context window")
+
+// turnFailure ends a turn, not the run: the reply tells the user what failed
+// and what to do, and the session keeps its list and plan.
+type turnFailure struct{ reply string }
+
+func (f *turnFailure) Error() string { return f.reply }
+
+// Activity options. Model calls heartbeat, so a call on a dead worker is
+// noticed within seconds; tools are retried a few times only, because a tool
+// with side effects should not run many times unasked.
+var (
+	// modelActivity runs one attempt; callModel retries (see above).
+	modelActivity = workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    5 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	}
+	// modelActivityV0 is what runs started before the durable-sessions
+	// version use, so that their histories replay unchanged.
+	modelActivityV0 = workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    5 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    6,
+		},
+	}
+	toolActivity = workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    5 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			MaximumAttempts:    3,
+		},
+	}
+)
+
+// callModel asks the model for the next step of the turn, with the
+// transcript window and the todo tools.
+func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
+	for _, ev := range a.plans.TakeNotifications() {
+		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: todo.NotificationText(ev)})
+	}
+	spans := a.window()
+	if a.durable {
+		var err error
+		if spans, err = a.fit(ctx, spans); err != nil {
+			return model.Response{}, err
+		}
+	}
+	in := a.modelInput(ctx, spans)
+	in.TodoTools, in.WorkerTools = a.todoTools(), a.cfg.in.Tools
+	return a.execModel(ctx, in, a.callSummary())
+}
+
+// modelInput is the next model call's input, numbered: it reads spans of
+// this run's transcript and offers no tools until the caller adds them.
+func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span) activities.CallModelInput {
+	a.modelCalls++
+	info := workflow.GetInfo(ctx)
+	return activities.CallModelInput{
+		WorkflowID:  info.WorkflowExecution.ID,
+		RunID:       info.WorkflowExecution.RunID,
+		AgentID:     a.cfg.agentID,
+		Model:       a.cfg.in.Model,
+		Turn:        a.turns,
+		Call:        a.modelCalls,
+		Spans:       spans,
+		WorkerTools: []string{},
+	}
+}
+
+// callSummary is how the current model call reads in the Web UI.
+func (a *agent) callSummary() string {
+	return fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, modelLabel(a.cfg.in.Model), a.turns, a.modelCalls)
+}
+
+// execModel runs one model call: a single attempt for runs before the
+// durable-sessions version, else attempts until one succeeds, the error is
+// one that waiting will not fix, or the retry window is spent.
+func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
+	if !a.durable {
+		opts := withSummary(modelActivityV0, summary)
+		var resp model.Response
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.CallModelName, in).Get(ctx, &resp)
+		if err != nil {
+			return model.Response{}, fmt.Errorf("model call %d (turn %d): %w", in.Call, in.Turn, err)
+		}
+		return resp, nil
+	}
+	actx := workflow.WithActivityOptions(ctx, withSummary(modelActivity, summary))
+	for attempt := 1; ; attempt++ {
+		var resp model.Response
+		err := workflow.ExecuteActivity(actx, activities.CallModelName, in).Get(ctx, &resp)
+		if err == nil {
+			if a.modelError != nil {
+				a.modelError = nil
+				a.publish(ctx)
+			}
+			a.usage.add(resp.Usage)
+			return resp, nil
+		}
+		if temporal.IsCanceledError(err) || ctx.Err() != nil {
+			return model.Response{}, err // the run itself is being cancelled
+		}
+		retryable, overflow, delay := classifyModelError(err)
+		now := workflow.Now(ctx)
+		if a.modelError == nil || attempt == 1 {
+			a.modelError = &ModelError{Since: now}
+		}
+		a.modelError.Message = modelErrorText(err)
+		a.modelError.Attempts = attempt
+		a.modelError.Retryable = retryable
+		if overflow {
+			a.modelError = nil
+			return model.Response{}, errContextOverflow
+		}
+		waited := now.Sub(a.modelError.Since)
+		if !retryable || waited >= a.cfg.modelRetryWindow {
+			a.modelError.Retryable = false
+			a.publish(ctx)
+			return model.Response{}, &turnFailure{reply: a.failureReply(ctx, waited, retryable)}
+		}
+		if delay <= 0 {
+			delay = backoff(attempt)
+		}
+		delay = min(delay, maxModelBackoff, a.cfg.modelRetryWindow-waited)
+		workflow.GetLogger(ctx).Warn("model call failed; retrying", "attempt", attempt, "in", delay, "error", a.modelError.Message)
+		a.publish(ctx)
+		if err := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{Summary: "model retry backoff"}).Get(ctx, nil); err != nil {
+			return model.Response{}, err
+		}
+	}
+}
+
+// backoff is the wait before attempt+1: 1 s, 2 s, 4 s, … up to five minutes.
+func backoff(attempt int) time.Duration {
+	d := firstModelBackoff
+	for i := 1; i < attempt && d < maxModelBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxModelBackoff)
+}
+
+// classifyModelError reads a failed attempt: whether waiting may fix it,
+// whether the request was too large for the model, and the delay the
+// provider asked for (Retry-After), if any. An activity that timed out (a
+// lost worker, a hung provider) is worth another attempt.
+func classifyModelError(err error) (retryable, overflow bool, delay time.Duration) {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		if app.Type() == activities.ErrTypeContextOverflow {
+			return false, true, 0
+		}
+		return !app.NonRetryable(), false, app.NextRetryDelay()
+	}
+	return true, false, 0
+}
+
+// modelErrorText is one sentence a user can act on, never Temporal's wrapped
+// chain of activity, attempt and type.
+func modelErrorText(err error) string {
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) {
+		return fmt.Sprintf("the model call timed out (%s): the worker was lost or the model did not answer in time",
+			strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
+	}
+	// The activity's own message is the account; a cause it kept (a
+	// transport error's raw text) is the detail under it.
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Message() != "" {
+		return app.Message()
+	}
+	return rootMessage(err)
+}
+
+// failureReply is the reply of a turn that failed on the model: what failed
+// and what the user can do, in the words they will see first.
+func (a *agent) failureReply(ctx workflow.Context, waited time.Duration, retryable bool) string {
+	me := a.modelError
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	if retryable {
+		return fmt.Sprintf("The model could not be reached for %s (%d attempts, model_retry_window_s): %s. "+
+			"The list and plan are kept; send a message, or run `starter retry %s` once the model is back.",
+			waited.Round(time.Second), me.Attempts, me.Message, id)
+	}
+	return fmt.Sprintf("The model call failed: %s. The list and plan are kept; fix the cause, then run `starter retry %s` "+
+		"(update %s) to run this turn again, or send a new message.", me.Message, id, RetryTurnUpdate)
+}
+
+// modelLabel is how a model reference reads in the Web UI's activity list:
+// a scenario file by its name, not its whole path on the worker.
+func modelLabel(ref string) string {
+	if ref == "" {
+		return "default model"
+	}
+	if p, ok := strings.CutPrefix(ref, "script:"); ok {
+		return "script:" + path.Base(p)
+	}
+	return ref
+}
+
+// Usage is state.usage: tokens summed over the run's model calls as the
+// provider reported them.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+func (u *Usage) add(m model.Usage) {
+	u.PromptTokens += m.PromptTokens
+	u.CompletionTokens += m.CompletionTokens
+	u.TotalTokens += m.PromptTokens + m.CompletionTokens
+}
+
+// recover decides what a failed model call means for the turn: a request too
+// long for the model is compacted and called again (once; a second overflow
+// ends the turn), a failure that ended the turn stays one, and a subagent,
+// which has no user to retry its turn, fails its run so that its parent
+// sees it.
+func (a *agent) recover(ctx workflow.Context, err error, overflowed *bool) error {
+	if errors.Is(err, errContextOverflow) {
+		budget := a.spanTokens(a.window()) / 2
+		var cerr error
+		if !*overflowed {
+			*overflowed = true
+			if _, cerr = a.compact(ctx, budget); cerr == nil {
+				return nil
+			}
+		}
+		var tf *turnFailure
+		if cerr != nil && errors.As(cerr, &tf) {
+			err = cerr
+		} else {
+			a.modelError = &ModelError{Message: "the conversation does not fit the model's context window, even after compaction",
+				Attempts: 1, Since: workflow.Now(ctx)}
+			err = &turnFailure{reply: "The model call failed: the latest messages alone do not fit the model's context window. " +
+				"The list and plan are kept; send a shorter message, or lower context.max_tokens and start a new session."}
+		}
+	}
+	var tf *turnFailure
+	if errors.As(err, &tf) && a.cfg.subagent {
+		msg := tf.reply
+		if a.modelError != nil {
+			msg = "model call failed: " + a.modelError.Message
+		}
+		return temporal.NewNonRetryableApplicationError(msg, activities.ErrTypeModel, nil)
+	}
+	return err
+}

@@ -1,0 +1,265 @@
+package workflows
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// The session of a durable run (see agent.durable). Its promise: every wait
+// has a way out, and every message sent is answered or refused, never
+// accepted and forgotten.
+//
+//   - Between turns the run waits for a message, end_session, a compaction
+//     request or its idle timeout; the idle timer is cancelled when anything
+//     comes, so a chat turn leaves no timer behind to fire an hour later.
+//   - Winding down (after end_session or the idle timeout, or when a
+//     subagent's task is done) waits for running children and reporters,
+//     and a message that arrives meanwhile is taken into a new turn: the
+//     wind-down starts again after it. send_message is refused only once
+//     end_session was received ("the session has ended").
+//   - Before the run completes or continues as new, the main coroutine
+//     drains every signal channel itself and checks, without yielding, that
+//     no message waits and every handler has finished: a signal read by no
+//     one in the same workflow task as the last model answer cannot be
+//     dropped, and no send_message caller waits on a loop that has stopped.
+func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
+	for {
+		a.drainSignals(ctx)
+		if err := a.compactOnRequest(ctx); err != nil {
+			return a.fail(ctx, err)
+		}
+		if len(a.inbox) == 0 && a.todo.Paused && !a.ended {
+			// A pause waits as long as it takes: the human may need a day
+			// to fix what blocked the agent, so no idle timeout applies.
+			a.status = StatusPaused
+			a.publish(ctx)
+			if err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended }); err != nil {
+				return AgentResult{}, err
+			}
+			continue
+		}
+		if len(a.inbox) == 0 {
+			if !a.cfg.subagent && !a.ended {
+				a.status = StatusWaitingUser
+				a.publish(ctx)
+				woken, err := a.awaitOrTimeout(ctx, a.cfg.idleTimeout, "idle timeout", func() bool { return a.interrupted() || a.ended })
+				if err != nil {
+					return AgentResult{}, err
+				}
+				if woken {
+					continue
+				}
+			}
+			res, done, err := a.windDown(ctx)
+			if err != nil || done {
+				return res, err
+			}
+			continue
+		}
+		next := a.inbox[0]
+		a.inbox = a.inbox[1:]
+		if err := a.turn(ctx, next); err != nil {
+			return a.fail(ctx, err)
+		}
+		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() && len(a.inbox) == 0 && a.runningChildren() == 0 {
+			if err := a.handOver(ctx); err != nil {
+				return AgentResult{}, err
+			}
+		}
+	}
+}
+
+func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
+	a.status = StatusFailed
+	a.publish(ctx)
+	return AgentResult{}, err
+}
+
+// interrupted reports whether something waits for the loop: a message (or
+// retry) in the inbox or a compaction request.
+func (a *agent) interrupted() bool { return len(a.inbox) > 0 || a.compactAsked }
+
+// awaitOrTimeout waits until cond holds or d has passed, and reports which.
+// Unlike workflow.AwaitWithTimeout (whose SDK flag that cancels the timer is
+// off by default) it cancels its timer when cond comes first, and starts
+// none when cond already holds.
+func (a *agent) awaitOrTimeout(ctx workflow.Context, d time.Duration, summary string, cond func() bool) (bool, error) {
+	if cond() {
+		return true, nil
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	timer := workflow.NewTimerWithOptions(tctx, d, workflow.TimerOptions{Summary: summary})
+	if err := workflow.Await(ctx, func() bool { return cond() || timer.IsReady() }); err != nil {
+		cancel()
+		return false, err
+	}
+	if cond() {
+		if !timer.IsReady() {
+			cancel()
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// windDown finishes the run: it waits for running subagents and records
+// their final states, lets the reporters catch up (for a bounded time),
+// delivers its own last signals, and completes. A message, retry or
+// compaction request that comes meanwhile sends it back to the loop (done
+// false): the run goes on, and winds down again later.
+func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
+	if a.runningChildren() > 0 {
+		a.status = StatusBlocked
+		a.publish(ctx)
+		if err := workflow.Await(ctx, func() bool { return a.runningChildren() == 0 || a.interrupted() }); err != nil {
+			return AgentResult{}, false, err
+		}
+		if a.interrupted() {
+			return AgentResult{}, false, nil
+		}
+	}
+	if !a.reportersIdle() {
+		idle, err := a.awaitOrTimeout(ctx, drainTimeout, "reporters drain", func() bool { return a.reportersIdle() || a.interrupted() })
+		if err != nil {
+			return AgentResult{}, false, err
+		}
+		if a.interrupted() {
+			return AgentResult{}, false, nil
+		}
+		if !idle {
+			a.abandonReports()
+		}
+	}
+	a.status = StatusCompleted
+	a.publish(ctx)
+	// A parent records a child's last events from its signals and its final
+	// state from its result: the signals must be delivered first.
+	a.awaitSent(ctx)
+	if !a.settled(ctx) {
+		return AgentResult{}, false, nil
+	}
+	return a.result(a.boundedState()), true, nil
+}
+
+// handOver continues the run as new once it is at rest: every handler
+// finished (a send_message caller is waiting for the reply this run just
+// produced), every event reported and every signal delivered. A message
+// that comes meanwhile is handled first; the hand-over is tried again after
+// the next turn.
+func (a *agent) handOver(ctx workflow.Context) error {
+	err := workflow.Await(ctx, func() bool {
+		return (workflow.AllHandlersFinished(ctx) && a.reportersIdle()) || a.interrupted()
+	})
+	if err != nil || a.interrupted() {
+		return err
+	}
+	a.awaitSent(ctx)
+	if !a.settled(ctx) {
+		return nil
+	}
+	return workflow.NewContinueAsNewError(ctx, WorkflowName, a.carry())
+}
+
+// settled is the last check before the run ends, made without yielding so
+// that nothing can arrive between it and the return: it drains the signal
+// channels and reports whether nothing waits (no message, no signal in
+// flight, no handler running). When something does, the caller goes back
+// to the loop, after the running handlers (which finish at once unless they
+// wait for the loop) had their turn.
+func (a *agent) settled(ctx workflow.Context) bool {
+	a.drainSignals(ctx)
+	if a.interrupted() || len(a.sent) > 0 {
+		return false
+	}
+	if !workflow.AllHandlersFinished(ctx) {
+		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || a.interrupted() })
+		return false
+	}
+	return true
+}
+
+// drainSignals takes in every signal already delivered to the run, in the
+// main coroutine, whatever the signal coroutine has read so far.
+func (a *agent) drainSignals(ctx workflow.Context) {
+	for {
+		var text string
+		var te TaskEvent
+		switch {
+		case a.userCh.ReceiveAsync(&text):
+			a.onUserMessage(ctx, text)
+		case a.resumeCh.ReceiveAsync(&text):
+			a.onResume(ctx, text)
+		case a.taskEvents.ReceiveAsync(&te):
+			a.onTaskEvent(ctx, te)
+		case a.endCh.ReceiveAsync(nil):
+			a.ended = true
+		default:
+			return
+		}
+	}
+}
+
+func (a *agent) onUserMessage(ctx workflow.Context, text string) {
+	if strings.TrimSpace(text) == "" {
+		workflow.GetLogger(ctx).Warn("ignoring an empty user_message signal")
+		return
+	}
+	a.inbox = append(a.inbox, Inbound{Text: text})
+}
+
+func (a *agent) onResume(ctx workflow.Context, text string) {
+	if !a.todo.Paused {
+		workflow.GetLogger(ctx).Warn("ignoring a resume signal: the run is not paused")
+		return
+	}
+	if strings.TrimSpace(text) == "" {
+		text = "Go on: the blocker you reported is resolved."
+	}
+	a.inbox = append(a.inbox, Inbound{Text: text})
+}
+
+// enqueue puts a message (or a retry) in the inbox and waits for the reply
+// of its turn: the body of the send_message and retry_turn updates.
+func (a *agent) enqueue(ctx workflow.Context, in Inbound) (string, error) {
+	a.nextSeq++
+	in.Seq = a.nextSeq
+	a.inbox = append(a.inbox, in)
+	if err := workflow.Await(ctx, func() bool { _, ok := a.replies[in.Seq]; return ok }); err != nil {
+		return "", err
+	}
+	reply := a.replies[in.Seq]
+	delete(a.replies, in.Seq)
+	return reply, nil
+}
+
+func (a *agent) validateRetry() error {
+	switch {
+	case !a.durable:
+		return errors.New("this run started before retry_turn existed; send the message again instead")
+	case a.cfg.subagent:
+		return errors.New("a subagent takes no retries; its parent sees its failure")
+	case a.ended:
+		return errors.New("the session has ended")
+	case slicesContainsRetry(a.inbox):
+		return errors.New("a retry of the failed turn is already waiting")
+	case !a.failedTurn:
+		return errors.New("no turn failed on the model; there is nothing to retry (send a message instead)")
+	}
+	return nil
+}
+
+func slicesContainsRetry(in []Inbound) bool {
+	for _, m := range in {
+		if m.Retry {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *agent) onRetry(ctx workflow.Context) (string, error) {
+	return a.enqueue(ctx, Inbound{Retry: true})
+}

@@ -1,0 +1,335 @@
+package workflows
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+)
+
+// faulty registers a model that fails while fail(in, attempt) returns an
+// error and otherwise answers call N with responses[N-1]; summarising calls
+// answer with summary. It returns every input it saw.
+func faulty(env *testsuite.TestWorkflowEnvironment, fail func(in activities.CallModelInput) error, summary string, responses ...model.Response) *[]activities.CallModelInput {
+	var seen []activities.CallModelInput
+	n := 0 // answers given, summaries aside
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
+		seen = append(seen, in)
+		if err := fail(in); err != nil {
+			return model.Response{}, err
+		}
+		if in.Summarize != nil {
+			return model.Response{Content: summary}, nil
+		}
+		n++
+		if n > len(responses) {
+			return model.Response{}, nil
+		}
+		return responses[n-1], nil
+	}, activity.RegisterOptions{Name: activities.CallModelName})
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		return activities.RunToolResult{Content: strings.Repeat("x", 3000)}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolName})
+	return &seen
+}
+
+func unavailable() error {
+	return temporal.NewApplicationErrorWithOptions("openai: 503 Service Unavailable", activities.ErrTypeModel, temporal.ApplicationErrorOptions{})
+}
+
+// An outage shorter than the retry window never fails the run: the call is
+// retried with growing waits, state.model_error says what fails meanwhile,
+// and the turn goes on once the model is back.
+func TestModelOutageIsWaitedOut(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	start := env.Now()
+	down := 10 * time.Minute
+	seen := faulty(env, func(activities.CallModelInput) error {
+		if env.Now().Sub(start) < down {
+			return unavailable()
+		}
+		return nil
+	}, "", model.Response{Content: "back"})
+	var during State
+	env.RegisterDelayedCallback(func() { during = queryState(t, env) }, 5*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 60})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("the run failed on an outage: %v", err)
+	}
+	if during.ModelError == nil || !during.ModelError.Retryable || during.ModelError.Attempts < 5 || !strings.Contains(during.ModelError.Message, "503") {
+		t.Errorf("model_error during the outage = %+v", during.ModelError)
+	}
+	if strings.Contains(during.ModelError.Message, "activity error") {
+		t.Errorf("model_error is Temporal's wrapped chain: %q", during.ModelError.Message)
+	}
+	var res AgentResult
+	_ = env.GetWorkflowResult(&res)
+	if res.Reply != "back" || res.State.ModelError != nil {
+		t.Errorf("result = %q, model_error %+v", res.Reply, res.State.ModelError)
+	}
+	// 1+2+4+…+256 s, then 5-minute waits: about a dozen attempts for ten
+	// minutes, never the hundreds of a fixed short interval.
+	if n := len(*seen); n < 8 || n > 14 {
+		t.Errorf("%d attempts for a 10-minute outage", n)
+	}
+}
+
+// An outage longer than model_retry_window_s ends the turn, not the run;
+// retry_turn runs it again once the model is back.
+func TestOutageBeyondTheWindowEndsTheTurn(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	healthy := false
+	faulty(env, func(activities.CallModelInput) error {
+		if !healthy {
+			return unavailable()
+		}
+		return nil
+	}, "", model.Response{Content: "done after the retry"})
+	var failed State
+	var retryReply string
+	var refused error
+	env.RegisterDelayedCallback(func() {
+		failed = queryState(t, env)
+		healthy = true
+		env.UpdateWorkflow(RetryTurnUpdate, "r1", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { t.Errorf("retry refused: %v", err) },
+			OnComplete: func(r any, err error) { retryReply, _ = r.(string) },
+		})
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(RetryTurnUpdate, "r2", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { refused = err },
+			OnComplete: func(any, error) {},
+		})
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", ModelRetryWindowS: 120, IdleTimeoutS: 36000})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("the run failed: %v", err)
+	}
+	if failed.Status != StatusWaitingUser || failed.ModelError == nil || failed.ModelError.Retryable {
+		t.Errorf("after the window: status %s, model_error %+v", failed.Status, failed.ModelError)
+	}
+	if retryReply != "done after the retry" {
+		t.Errorf("retry_turn reply = %q", retryReply)
+	}
+	if refused == nil || !strings.Contains(refused.Error(), "nothing to retry") {
+		t.Errorf("a retry with no failed turn: %v", refused)
+	}
+	msgs := queryMessages(t, env)
+	for _, m := range msgs {
+		if m.Name == NameModelError {
+			t.Errorf("the failure notice stayed after the retry: %+v", m)
+		}
+	}
+	if n := len(msgs); msgs[n-1].Content != "done after the retry" || msgs[n-2].Role != model.RoleUser {
+		t.Errorf("transcript tail = %+v", msgs[n-2:])
+	}
+}
+
+// An error that waiting will not fix ends the turn at once with a reply that
+// says what to do; the list stays.
+func TestNonRetryableModelErrorEndsTheTurn(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	calls := 0
+	faulty(env, func(in activities.CallModelInput) error {
+		if in.Call == 2 {
+			calls++
+			return temporal.NewNonRetryableApplicationError("openai: 401 Unauthorized: check OPENAI_API_KEY", activities.ErrTypeModel, nil)
+		}
+		return nil
+	}, "", model.Response{ToolCalls: []model.ToolCall{{ID: "a", Name: "write_todos", Arguments: []byte(`{"todos":[{"content":"A","status":"in_progress"}]}`)}}})
+	answered := false
+	var st State
+	var msgs []model.Message
+	env.RegisterDelayedCallback(func() {
+		st, msgs = queryState(t, env), queryMessages(t, env)
+		env.UpdateWorkflow(SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) { answered = true },
+		}, "again")
+	}, time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 600})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("the run failed: %v", err)
+	}
+	if calls != 1 || st.Status != StatusWaitingUser || len(st.Todos) != 1 || st.ModelError == nil || st.ModelError.Retryable {
+		t.Errorf("attempts %d, state after the failed turn %+v", calls, st)
+	}
+	last := msgs[len(msgs)-1]
+	if last.Name != NameModelError || !strings.Contains(last.Content, "OPENAI_API_KEY") || !strings.Contains(last.Content, "starter retry") {
+		t.Errorf("the failed turn ended with %+v", last)
+	}
+	if !answered {
+		t.Error("the next message got no reply")
+	}
+	if end := queryState(t, env); end.ModelError != nil {
+		t.Errorf("model_error after a good turn = %+v", end.ModelError)
+	}
+}
+
+// A subagent has no user to retry its turn: its run fails, so its parent
+// sees it.
+func TestSubagentFailsOnAFailedTurn(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	faulty(env, func(activities.CallModelInput) error {
+		return temporal.NewNonRetryableApplicationError("model \"x\": unknown", activities.ErrTypeModelConfig, nil)
+	}, "")
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "task", AgentID: "worker"})
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "unknown") {
+		t.Fatalf("subagent error = %v", err)
+	}
+}
+
+// Over the budget the older messages are summarised before the call, the
+// summary stands in for them, the stored transcript keeps them all, and the
+// todo_reminder restores the checklist.
+func TestContextBudgetCompacts(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	read := model.Response{ToolCalls: []model.ToolCall{{Name: "read_file", Arguments: []byte(`{"path":"a"}`)}}}
+	write := model.Response{ToolCalls: []model.ToolCall{{ID: "w", Name: "write_todos", Arguments: []byte(`{"todos":[{"content":"Read","status":"in_progress"}]}`)}}}
+	seen := faulty(env, func(activities.CallModelInput) error { return nil }, "The user asked to read files; a was read.",
+		write, read, read, read, read, read, read, model.Response{Content: "read"})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 1, Context: ContextConfig{MaxTokens: 9000}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	summaries := 0
+	for _, in := range *seen {
+		if in.Summarize != nil {
+			summaries++
+			if len(in.WorkerTools) != 0 || in.TodoTools != nil {
+				t.Errorf("a summarising call offers tools: %+v", in)
+			}
+		}
+	}
+	msgs := queryMessages(t, env)
+	var summaryAt, reminders int
+	for i, m := range msgs {
+		switch m.Name {
+		case NameContextSummary:
+			summaryAt = i
+		case NameTodoReminder:
+			reminders++
+		}
+	}
+	if summaries == 0 || summaryAt == 0 || reminders == 0 {
+		t.Fatalf("%d summarising calls, summary at %d, %d reminders", summaries, summaryAt, reminders)
+	}
+	// Every tool result is still stored.
+	if n := countRole(msgs, model.RoleTool); n != 7 {
+		t.Errorf("%d tool messages stored, want 7", n)
+	}
+	// The last call did not send what the summary replaced.
+	last := (*seen)[len(*seen)-1]
+	if last.Spans[0] != (activities.Span{Start: 0, End: 2}) || last.Spans[1].Start != summaryAt {
+		t.Errorf("last call spans = %v (summary at %d)", last.Spans, summaryAt)
+	}
+	if st := queryState(t, env); st.Compactions == 0 {
+		t.Errorf("compactions = %d", st.Compactions)
+	}
+}
+
+// The provider's context_length_exceeded compacts and calls again.
+func TestContextOverflowCompactsAndRetries(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	read := model.Response{ToolCalls: []model.ToolCall{{Name: "read_file", Arguments: []byte(`{"path":"a"}`)}}}
+	overflowed := 0
+	faulty(env, func(in activities.CallModelInput) error {
+		size := 0
+		for _, sp := range in.Spans {
+			size += sp.End - sp.Start
+		}
+		if in.Summarize == nil && size > 8 {
+			overflowed++
+			return temporal.NewNonRetryableApplicationError("maximum context length", activities.ErrTypeContextOverflow, nil)
+		}
+		return nil
+	}, "summary", read, read, read, read, model.Response{Content: "fits"})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 1, Context: ContextConfig{Summarize: new(false)}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res AgentResult
+	_ = env.GetWorkflowResult(&res)
+	if res.Reply != "fits" || overflowed == 0 {
+		t.Errorf("reply %q after %d overflows", res.Reply, overflowed)
+	}
+}
+
+// compact_context asks for a compaction by hand; with nothing old enough it
+// says so.
+func TestCompactContextUpdate(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	faulty(env, func(activities.CallModelInput) error { return nil }, "short summary", model.Response{Content: "one"})
+	var got CompactResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(CompactContextUpdate, "c", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(r any, _ error) { got, _ = r.(CompactResult) },
+		})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Compacted || !strings.Contains(got.Message, "Nothing to compact") {
+		t.Errorf("compact_context = %+v", got)
+	}
+}
+
+// A send_message that arrives while a finished session waits for its
+// reporters' drain is taken into a new turn, not accepted and forgotten.
+func TestMessageDuringWindDownGetsATurn(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	plan := model.Response{ToolCalls: []model.ToolCall{{ID: "p", Name: "createPlan", Arguments: []byte(`{"title":"T","steps":["a"]}`)}}}
+	faulty(env, func(activities.CallModelInput) error { return nil }, "", plan, model.Response{Content: "one"}, model.Response{Content: "two"})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.ReportInput) error {
+		return temporal.NewApplicationError("webhook down", "Webhook")
+	}, activity.RegisterOptions{Name: activities.ReportName})
+	var reply string
+	var status string
+	env.RegisterDelayedCallback(func() {
+		status = queryState(t, env).Status
+		env.UpdateWorkflow(SendMessageUpdate, "late", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(r any, _ error) { reply, _ = r.(string) },
+		}, "late message")
+	}, 90*time.Second)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 60,
+		Reporters: []activities.ReporterConfig{{Type: "console", RetryWindowS: 300}}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	// The idle timeout (60 s) had passed: the run was draining its
+	// reporter, the last step before it completes.
+	if status != StatusWaitingUser {
+		t.Errorf("status when the late message came = %s", status)
+	}
+	if reply != "two" {
+		t.Errorf("late message reply = %q", reply)
+	}
+}
+
+func countRole(msgs []model.Message, role string) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == role {
+			n++
+		}
+	}
+	return n
+}
