@@ -24,16 +24,23 @@ func toolCall(id, name string, args any) string {
 	return fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}]}`, id, name, s)
 }
 
+// serveWithStub starts a server and a worker whose openai: models are the
+// stub, sent key as their API key.
+func serveWithStub(t *testing.T, stub *modelStub, key string) *server {
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", key)
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	return s
+}
+
 // A provider outage of 90 s (503 on every request) is waited out: the run
 // stays running with state.model_error saying what fails, and goes on when
 // the provider is back. It also measures how long after the outage the run
 // took its next step.
 func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
 	stub := newModelStub(t, `{"role":"assistant","content":"back again"}`)
-	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	s := startServer(t)
-	s.startWorker(t, t.TempDir())
+	s := serveWithStub(t, stub, "sk-test-not-a-secret")
 
 	outageEnd := time.Now().Add(90 * time.Second)
 	stub.failUntil(outageEnd, http.StatusServiceUnavailable, "")
@@ -77,10 +84,7 @@ func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
 // session waits, and retry_turn runs the turn again once the key is fixed.
 func TestRejectedKeyEndsTheTurnAndRetryRunsItAgain(t *testing.T) {
 	stub := newModelStub(t, `{"role":"assistant","content":"hello after the fix"}`)
-	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-wrong-key")
-	s := startServer(t)
-	s.startWorker(t, t.TempDir())
+	s := serveWithStub(t, stub, "sk-wrong-key")
 	stub.failNext(1, http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided: sk-wrong-key","type":"invalid_request_error"}}`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -131,10 +135,7 @@ func TestContextLengthExceededCompactsEndToEnd(t *testing.T) {
 	)
 	stub.contextLimit(70_000)
 	stub.setSummaryText("The user asked to read big.txt; it holds a repeated hex pattern.")
-	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	s := startServer(t)
-	s.startWorker(t, t.TempDir())
+	s := serveWithStub(t, stub, "sk-test-not-a-secret")
 	sc := &scenario.Scenario{Name: "context", Input: workflows.AgentInput{Prompt: "Write and read big.txt.", Model: "openai:test-model"}}
 	out, st := play(t, s.c, sc, 2*time.Minute)
 	if out.RunStatus != "completed" || out.Reply != "read it all" {

@@ -59,6 +59,7 @@ type agent struct {
 	comp          compaction
 	compactAsked  bool // compact_context waits for the loop
 	compactAnswer CompactResult
+	sentTokens    int // the estimate of the last model request, for an overflow's new budget
 	eventsPruned  int // events left out of the log by earlier continuations
 }
 

@@ -144,21 +144,27 @@ func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
 	if cut <= from {
 		return "", errNothingToCompact
 	}
-	replaced := 0
-	var spans []activities.Span
-	if a.comp.Summary != 0 {
-		replaced += tokens(a.msgs[a.comp.Summary])
-		spans = append(spans, activities.Span{Start: a.comp.Summary, End: a.comp.Summary + 1})
+	// The previous summary leaves the view with the messages it preceded,
+	// so the new one covers it too; one still in the kept tail stays there
+	// as an ordinary message.
+	old := a.comp.Summary
+	if old >= cut {
+		old = 0
 	}
-	n := 0
+	replaced, n := 0, 0
+	var spans []activities.Span
+	if old != 0 {
+		replaced += tokens(a.msgs[old])
+		spans = append(spans, activities.Span{Start: old, End: old + 1})
+	}
 	for i := from; i < cut; i++ {
-		if i != a.comp.Summary {
+		if i != old {
 			replaced += tokens(a.msgs[i])
 			n++
 		}
 	}
-	if from < a.comp.Summary && a.comp.Summary < cut {
-		spans = append(spans, activities.Span{Start: from, End: a.comp.Summary}, activities.Span{Start: a.comp.Summary + 1, End: cut})
+	if from < old {
+		spans = append(spans, activities.Span{Start: from, End: old}, activities.Span{Start: old + 1, End: cut})
 	} else {
 		spans = append(spans, activities.Span{Start: from, End: cut})
 	}
@@ -223,6 +229,10 @@ func (a *agent) validateCompact() error {
 		return errors.New("this run started before compact_context existed; it takes effect in runs started since")
 	case a.compactAsked:
 		return errors.New("a compaction is already waiting")
+	case a.plans.AwaitingApproval || a.status == StatusBlocked:
+		// The loop compacts between model calls; these waits may last
+		// days, and the caller would wait with them.
+		return fmt.Errorf("the run is %s; ask again once it goes on", map[bool]string{true: "waiting for a plan approval", false: "waiting for its subagents"}[a.plans.AwaitingApproval])
 	}
 	return nil
 }

@@ -98,6 +98,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 		if spans, err = a.fit(ctx, spans); err != nil {
 			return model.Response{}, err
 		}
+		a.sentTokens = a.spanTokens(spans)
 	}
 	in := a.modelInput(ctx, spans)
 	in.TodoTools, in.WorkerTools = a.todoTools(), a.cfg.in.Tools
@@ -272,7 +273,9 @@ func (u *Usage) add(m model.Usage) {
 // sees it.
 func (a *agent) recover(ctx workflow.Context, err error, overflowed *bool) error {
 	if errors.Is(err, errContextOverflow) {
-		budget := a.spanTokens(a.window()) / 2
+		// The provider counts more than the estimate did: aim at half of
+		// what was just refused.
+		budget := a.sentTokens / 2
 		var cerr error
 		if !*overflowed {
 			*overflowed = true

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,7 +142,8 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 	if !a.settled(ctx) {
 		return AgentResult{}, false, nil
 	}
-	return a.result(a.boundedState()), true, nil
+	// The state query's answer is already bounded (see State).
+	return a.result(a.state()), true, nil
 }
 
 // handOver continues the run as new once it is at rest: every handler
@@ -243,21 +245,12 @@ func (a *agent) validateRetry() error {
 		return errors.New("a subagent takes no retries; its parent sees its failure")
 	case a.ended:
 		return errors.New("the session has ended")
-	case slicesContainsRetry(a.inbox):
+	case slices.ContainsFunc(a.inbox, func(m Inbound) bool { return m.Retry }):
 		return errors.New("a retry of the failed turn is already waiting")
 	case !a.failedTurn:
 		return errors.New("no turn failed on the model; there is nothing to retry (send a message instead)")
 	}
 	return nil
-}
-
-func slicesContainsRetry(in []Inbound) bool {
-	for _, m := range in {
-		if m.Retry {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *agent) onRetry(ctx workflow.Context) (string, error) {

@@ -67,11 +67,6 @@ func (a *agent) state() State {
 	}
 }
 
-// boundedState is the state a finished run returns: the state query's
-// answer, whose events are already the latest maxStateEvents and whose
-// subagents are summaries.
-func (a *agent) boundedState() State { return a.state() }
-
 // summary is a state as a parent keeps it for a child: its own figures,
 // list and plan and its latest childEvents events, without its own
 // subagents (each agent's run answers for those), so that a parent's state
