@@ -21,13 +21,45 @@
 // choice, with defaults that match SEEDS.md, so each seed's behaviour can be
 // reproduced by settings.
 //
+// # The list's rules
+//
+// Under the default in-progress policy, exactly_one, exactly one item is
+// in_progress while an item can be worked on, that is while any item is
+// pending or in_progress. Blocked items wait on something outside the
+// agent's control and cannot be worked on, so a list whose unfinished items
+// are all blocked may have none in progress; a single pending item makes the
+// rule apply again, and two in_progress items are refused whatever else the
+// list holds. An item written without an id gets its 1-based position, or
+// the next number no item of the same list uses, so a filled-in id never
+// collides with an explicit one.
+//
+// # Repeated refusals
+//
+// A model can retry the same refused call forever (strict validation is the
+// seeds' users' first complaint). The workflow hands every tool result of a
+// response, in call order, to NoteResult; write_todos is counted by Apply.
+// A call is its tool name and the canonical JSON of its arguments; after
+// three refusals in a row of the same call, and on every further one, the
+// error says so and what to do instead. A success of that call, or a refusal
+// of another call, starts the count again. The streak is part of State, so
+// it survives continue-as-new.
+//
+// # Turns
+//
+// A turn runs from a user message (NewUserMessage) until the model answers
+// and EndOfTurn lets it end, a todo_pause succeeds, or the workflow ends it
+// otherwise (TurnEnded). The guards' caps count per user message;
+// todo_finalization_correction is true only from a completion reminder to
+// the end of its turn, and null otherwise.
+//
 // # Files
 //
 //   - item.go: items, statuses, priorities and list queries
 //   - config.go: the settings of an agent's todo behaviour and their defaults
-//   - validate.go: parsing and validation of write_todos
+//   - validate.go: parsing and validation of write_todos, ids filled in
 //   - tools.go: the todo tools (names, schemas, descriptions) and applying a
 //     response's todo calls, the parallel rule included
+//   - refusals.go: the same call refused again and again, for every tool
 //   - view.go: todo_read's markdown view, the checklist, reminders
 //   - prompt.go: the todo system prompt
 //   - guard.go, window.go: the end-of-turn decisions (finalization guard,

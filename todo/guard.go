@@ -41,10 +41,16 @@ func NewUserMessage(st *State) {
 	st.GuardSuppressed = false
 	st.ContinuationSnapshot = nil
 	st.Paused, st.PauseReason = false, ""
-	if st.FinalizationCorrection != nil {
-		f := false
-		st.FinalizationCorrection = &f
-	}
+	st.FinalizationCorrection = nil // a new turn has had no correction yet
+}
+
+// TurnEnded records that the current turn is over: the completion reminder,
+// if one was injected, belonged to it, so todo_finalization_correction goes
+// back to null. EndOfTurn calls it when it lets the turn end and a successful
+// todo_pause calls it too; the workflow calls it where a turn ends without
+// either (the max_turns cap, a model call that failed for good).
+func TurnEnded(st *State) {
+	st.FinalizationCorrection = nil
 }
 
 // EndOfTurn judges a response without tool calls, after the caller has
@@ -58,7 +64,18 @@ func NewUserMessage(st *State) {
 // Every branch is capped per user message, so a model that never updates
 // its list costs at most FinalizationMaxCorrections + 1 + ContinuationMax
 // extra calls, never an endless loop.
+//
+// When it returns nothing the turn ends, and TurnEnded resets what belonged
+// to the turn.
 func EndOfTurn(st *State, s Settings, continuation bool, pendingSteps []string) Inject {
+	in := endOfTurn(st, s, continuation, pendingSteps)
+	if in.None() {
+		TurnEnded(st)
+	}
+	return in
+}
+
+func endOfTurn(st *State, s Settings, continuation bool, pendingSteps []string) Inject {
 	st.StaleIterations = 0 // a tool-free response resets the stale count
 	if !s.Enabled || st.Paused || st.GuardSuppressed || st.GuardBlocked != nil {
 		return Inject{}

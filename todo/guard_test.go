@@ -228,3 +228,96 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+// todo_finalization_correction is true from the completion reminder until the
+// turn ends, then null again (cubepi's reset value), whichever way the turn
+// ends.
+func TestFinalizationCorrectionResetsWhenTheTurnEnds(t *testing.T) {
+	esc, _ := Config{FinalizationEscalation: true}.Resolve(false)
+	tests := []struct {
+		name string
+		s    Settings
+		// after the reminder: the steps of the rest of the turn, each
+		// returning whether the turn is still going on
+		rest []func(*State) bool
+	}{
+		{"list completed, turn ends", defaults(), []func(*State) bool{
+			func(st *State) bool {
+				st.Todos = items("completed:a")
+				return !EndOfTurn(st, defaults(), true, nil).None()
+			},
+		}},
+		{"continuations keep it, the end clears it", defaults(), []func(*State) bool{
+			func(st *State) bool { return !EndOfTurn(st, defaults(), true, nil).None() }, // continuation 1
+			func(st *State) bool { return !EndOfTurn(st, defaults(), true, nil).None() }, // continuation 2
+			func(st *State) bool { return !EndOfTurn(st, defaults(), true, nil).None() }, // the end
+		}},
+		{"escalation keeps it, the explanation ends the turn", esc, []func(*State) bool{
+			func(st *State) bool { return !EndOfTurn(st, esc, true, nil).None() }, // todo_blocked
+			func(st *State) bool { return !EndOfTurn(st, esc, true, nil).None() }, // the explanation
+		}},
+		{"a tool response keeps it", defaults(), []func(*State) bool{
+			func(st *State) bool { AfterTools(st, defaults(), []string{"read_file"}); return true },
+		}},
+		{"todo_pause ends the turn", defaults(), []func(*State) bool{
+			func(st *State) bool {
+				Apply(st, []Call{{Name: ToolPause, Args: []byte(`{"reason":"need a key"}`)}}, defaults())
+				return false
+			},
+		}},
+		{"TurnEnded (max_turns, a failed model call)", defaults(), []func(*State) bool{
+			func(st *State) bool { TurnEnded(st); return false },
+		}},
+		{"a new user message", defaults(), []func(*State) bool{
+			func(st *State) bool { NewUserMessage(st); return false },
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &State{Todos: items("in_progress:a")}
+			NewUserMessage(st)
+			if st.Extra().FinalizationCorrection != nil {
+				t.Fatal("set before any reminder")
+			}
+			if in := EndOfTurn(st, tt.s, true, nil); in.Name != NameCompletionReminder {
+				t.Fatalf("no reminder: %+v", in)
+			}
+			going := true
+			for i, f := range tt.rest {
+				if fc := st.Extra().FinalizationCorrection; fc == nil || !*fc {
+					t.Fatalf("before step %d of the turn: %v, want true", i+1, fc)
+				}
+				going = f(st)
+			}
+			fc := st.Extra().FinalizationCorrection
+			if going {
+				if fc == nil || !*fc {
+					t.Errorf("turn still going on: %v, want true", fc)
+				}
+				return
+			}
+			if fc != nil {
+				t.Errorf("turn over: %v, want null", *fc)
+			}
+		})
+	}
+}
+
+func TestFinalizationCorrectionNullWithoutReminder(t *testing.T) {
+	st := &State{Todos: items("completed:a")}
+	for range 2 {
+		NewUserMessage(st)
+		EndOfTurn(st, defaults(), true, nil)
+		if st.FinalizationCorrection != nil {
+			t.Fatalf("turn without a reminder: %v, want null", *st.FinalizationCorrection)
+		}
+	}
+	// A carried false (older versions reset to false) reads as no reminder
+	// and is null after the next turn boundary.
+	f := false
+	st.FinalizationCorrection = &f
+	NewUserMessage(st)
+	if st.FinalizationCorrection != nil {
+		t.Errorf("carried false kept: %v", *st.FinalizationCorrection)
+	}
+}

@@ -70,8 +70,10 @@ func IsEventType(t string) bool {
 	return false
 }
 
-// Ref names a step of another agent's plan. It carries no plan id: it matches
-// that step id in whichever plan the agent is running (jaato's "latest plan").
+// Ref names a step of another agent's plan. It carries no plan id: the step
+// that holds it binds each producer to a plan (Step.BoundPlans), and the ref
+// matches that step id in the bound plan or a later one of the producer
+// (jaato's "latest plan", without an earlier plan's leftovers).
 type Ref struct {
 	AgentID string `json:"agent_id"`
 	StepID  string `json:"step_id"`
@@ -104,6 +106,13 @@ type Step struct {
 	// Output is the structured output of completeStepWithOutput (null when none).
 	Output   json.RawMessage `json:"output"`
 	Provides string          `json:"provides,omitempty"`
+	// BoundPlans binds each producer agent the step depends on to the
+	// earliest plan of that agent whose events count for the step (see
+	// plan_bind.go): events of that plan or a later one settle its refs,
+	// events of earlier plans never do. "" means any plan of the producer
+	// (it had none when bound). A producer absent from the map is a pending
+	// binding: none of its events settle the step until Bind is called.
+	BoundPlans map[string]string `json:"bound_plans,omitempty"`
 }
 
 // MarshalJSON writes empty collections as [] and {}, never null, whatever
@@ -232,9 +241,14 @@ type PlanState struct {
 	ApprovalMessage string `json:"approval_message,omitempty"`
 	// SubscriptionCount numbers subscriptions: sub_1, sub_2, ...
 	SubscriptionCount int `json:"subscription_count"`
-	// Delivered are the ids of the received events already handed to the
-	// model by TakeNotifications, ascending.
+	// Delivered are the ids of the events already handed to the model by
+	// TakeNotifications (or told in a tool result, see addDependentStep),
+	// ascending.
 	Delivered []int `json:"delivered"`
+	// Peers is what the workflow knows of the other agents of the run tree,
+	// set before a tool is applied; nil treats every agent as PeerLocal. It
+	// is not state: it is never marshalled.
+	Peers Peers `json:"-"`
 }
 
 // NewPlanState returns the empty plan state of an agent.

@@ -10,9 +10,25 @@ import (
 
 // Cross-agent collaboration (jaato's event bus, made deterministic): each
 // agent keeps its own log of its events and of the events of the other agents
-// of its run tree that the workflow relays to it (Receive). Dependencies are
-// resolved against that log, and subscriptions pick from it the events the
-// model is told about (TakeNotifications).
+// of its run tree that the workflow relays to it (Receive). The log need not
+// hold every event of every agent: the workflow relays an agent's events only
+// to the agents that subscribed to them or depend on them.
+//
+// Dependencies (addDependentStep) are resolved against that log, but only
+// through their bindings (plan_bind.go): a step waits on steps of a producer
+// in the producer's plan that was current when the dependency was added, or
+// a later one. A dependency on an agent whose events this log receives is
+// bound at once, from the log; one on an agent whose events must first be
+// asked for stays unbound (PendingBindings) until the workflow calls Bind;
+// one on an agent that is not in the run tree is refused. Only events of the
+// bound plans settle a step: a completion stores its output (resolveRef), a
+// step failure or skip, or the failure or cancellation of a plan that held
+// the step unfinished, fails the dependent step. When nothing is left to
+// wait for, the step turns pending (step_unblocked).
+//
+// The model is told (TakeNotifications) of the other agents' events that
+// match its subscriptions, and always of its own steps that a dependency
+// unblocked or failed, since those change by themselves.
 
 // Default and largest number of events getTaskEvents returns.
 const (
@@ -182,6 +198,9 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 				"Order your own steps with addStep instead.", r.Key())
 		}
 	}
+	if bad := ps.unknownPeersError(refs); bad != nil {
+		return *bad
+	}
 	p, bad := ps.activePlan()
 	if bad != nil {
 		return *bad
@@ -214,18 +233,41 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		if _, done := s.ReceivedOutputs[r.Key()]; !done && !hasRef(s.BlockedBy, r) {
 			s.BlockedBy = append(s.BlockedBy, r)
 		}
+		// A producer whose events this log receives is bound now, to its
+		// current plan; a remote one waits for Bind. An existing binding of
+		// the step stays.
+		if ps.peer(r.AgentID) == PeerLocal {
+			s.bind(r.AgentID, ps.CurrentPlanOf(r.AgentID))
+		}
 	}
 	s.Status = StepBlocked
 	p.refresh()
 	ps.emit(EventStepBlocked, s.StepID, map[string]any{"description": s.Description, "blocked_by": refsOrEmpty(s.BlockedBy)})
+	settledAt := len(ps.Events)
 	ps.resolveFromLog(p, i)
 	p.refresh()
+	// The result below tells the model whether the step unblocked or
+	// failed: TakeNotifications need not tell it again.
+	for _, ev := range ps.Events[settledAt:] {
+		if ps.ownNotice(ev) {
+			ps.markDelivered(ev.EventID)
+		}
+	}
 	st := p.Steps[i]
 	var msg string
 	switch st.Status {
 	case StepBlocked:
 		msg = fmt.Sprintf("%s is blocked until %s complete(s); it turns pending by itself, with their outputs in received_outputs. "+
 			"Work on other steps meanwhile, or end your turn to wait.", st.StepID, refKeys(st.BlockedBy))
+		switch waiting := st.unbound(); len(waiting) {
+		case 0:
+		case 1:
+			msg += fmt.Sprintf(" %s has not answered yet: the dependency will be bound to %s's current plan when it does, "+
+				"and steps of its earlier plans will not count.", waiting[0], waiting[0])
+		default:
+			msg += fmt.Sprintf(" %s have not answered yet: each dependency will be bound to its agent's current plan when it does, "+
+				"and steps of earlier plans will not count.", strings.Join(waiting, ", "))
+		}
 	case StepPending:
 		msg = fmt.Sprintf("Every dependency of %s had already completed: it is pending again and its received_outputs hold their outputs.", st.StepID)
 	case StepFailed:
@@ -237,9 +279,10 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		BlockedBy       []Ref                      `json:"blocked_by"`
 		ReceivedOutputs map[string]json.RawMessage `json:"received_outputs"`
 		Provides        string                     `json:"provides,omitempty"`
+		BoundPlans      map[string]string          `json:"bound_plans,omitempty"`
 		TotalSteps      int                        `json:"total_steps"`
 		Message         string                     `json:"message"`
-	}{brief(st), refsOrEmpty(st.DependsOn), refsOrEmpty(st.BlockedBy), outputsOrEmpty(st.ReceivedOutputs), st.Provides, len(p.Steps), msg})
+	}{brief(st), refsOrEmpty(st.DependsOn), refsOrEmpty(st.BlockedBy), outputsOrEmpty(st.ReceivedOutputs), st.Provides, st.BoundPlans, len(p.Steps), msg})
 }
 
 func refsOrEmpty(r []Ref) []Ref {
@@ -265,14 +308,20 @@ const (
 	outcomeFailed
 )
 
-// outcomeInLog finds the latest event in the log that settles r: its
-// step_completed, or its step_failed / step_skipped, or the failure or
-// cancellation of the plan that held it unfinished. The latest one wins, so
-// a step completed again in a later plan counts as completed.
-func (ps *PlanState) outcomeInLog(r Ref) (outcome, Event, string) {
+// outcomeInLog finds the latest event in the log that settles s's ref r:
+// its step_completed, or its step_failed / step_skipped, or the failure or
+// cancellation of the plan that held it unfinished, among the events of the
+// plans s's binding to r's agent admits (that plan or later). The latest one
+// wins, so a step completed again in a later plan counts as completed. With
+// no binding to r's agent (pending), nothing settles r.
+func (ps *PlanState) outcomeInLog(s *Step, r Ref) (outcome, Event, string) {
 	oc, at, why := outcomeNone, Event{}, ""
+	bound, ok := s.binding(r.AgentID)
+	if !ok {
+		return oc, at, why
+	}
 	for _, ev := range ps.Events {
-		if ev.AgentID != r.AgentID || ev.AgentID == ps.AgentID {
+		if ev.AgentID != r.AgentID || ev.AgentID == ps.AgentID || !admitsPlan(bound, ev.PlanID) {
 			continue
 		}
 		if o, reason := settles(ev, r); o != outcomeNone {
@@ -283,7 +332,8 @@ func (ps *PlanState) outcomeInLog(r Ref) (outcome, Event, string) {
 }
 
 // settles tells whether ev (an event of r's agent) settles r, and if it is a
-// failure, why.
+// failure, why. It does not look at plans: callers first check that the
+// step's binding admits ev (Step.admits, admitsPlan).
 func settles(ev Event, r Ref) (outcome, string) {
 	switch ev.Type {
 	case EventStepCompleted:
@@ -347,14 +397,15 @@ func dependencyReason(ev Event, r Ref) string {
 	}
 }
 
-// resolveFromLog settles the refs of step i that the log already answers:
-// completions resolve (their output is stored), a failure fails the step.
-// When nothing is left to wait for, the step turns pending (step_unblocked).
+// resolveFromLog settles the refs of step i that the log already answers,
+// through the step's bindings (unbound refs stay): completions resolve
+// (their output is stored), a failure fails the step. When nothing is left
+// to wait for, the step turns pending (step_unblocked).
 func (ps *PlanState) resolveFromLog(p *Plan, i int) {
 	var failRef Ref
 	failure := ""
 	for _, r := range append([]Ref(nil), p.Steps[i].BlockedBy...) {
-		oc, ev, why := ps.outcomeInLog(r)
+		oc, ev, why := ps.outcomeInLog(&p.Steps[i], r)
 		switch oc {
 		case outcomeCompleted:
 			resolveRef(&p.Steps[i], r, ev)
@@ -419,7 +470,9 @@ func (ps *PlanState) failDependent(p *Plan, i int, r Ref, reason string) {
 
 // Receive records an event of another agent of the same run tree, relayed by
 // the workflow: it joins this log with the log's next event_id (its agent_id
-// kept) and settles the dependencies of the active plan's blocked steps:
+// kept) and settles the dependencies of the active plan's blocked steps whose
+// binding to the event's agent admits the event's plan (steps bound to a
+// later plan, or not bound yet, ignore it; it stays in the log for Bind):
 //   - step_completed of a ref: the ref resolves and its output is stored
 //     (see resolveRef); when none is left the step turns pending and
 //     step_unblocked is emitted;
@@ -450,7 +503,7 @@ func (ps *PlanState) Receive(ev Event) []Event {
 	}
 	for i := range p.Steps {
 		s := &p.Steps[i]
-		if s.Status != StepBlocked {
+		if s.Status != StepBlocked || !s.admits(ev) {
 			continue
 		}
 		switch ev.Type {
@@ -482,34 +535,16 @@ func (ps *PlanState) Receive(ev Event) []Event {
 // cancelled, terminated, completed...) while steps of this agent's active plan
 // still waited on it: each such step fails visibly with the reason, since its
 // dependencies can no longer complete. It returns the emitted events.
+//
+// A step whose binding to agentID is still pending fails too: the workflow
+// relays the agent's events and calls Bind before it reports the end.
 func (ps *PlanState) AgentEnded(agentID, how string) []Event {
-	p := ps.active()
-	if p == nil {
-		return nil
-	}
-	before := len(ps.Events)
 	if strings.TrimSpace(how) == "" {
 		how = "ended"
 	}
-	for i := range p.Steps {
-		s := &p.Steps[i]
-		if s.Status != StepBlocked {
-			continue
-		}
-		var waiting []Ref
-		for _, r := range s.BlockedBy {
-			if r.AgentID == agentID {
-				waiting = append(waiting, r)
-			}
-		}
-		if len(waiting) == 0 {
-			continue
-		}
-		reason := fmt.Sprintf("agent %s ended (%s) without completing %s, which this step depends on", agentID, how, refKeys(waiting))
-		ps.failDependent(p, i, waiting[0], reason)
-	}
-	p.refresh()
-	return append([]Event(nil), ps.Events[before:]...)
+	return ps.failWaitingOn(agentID, func(waiting []Ref) string {
+		return fmt.Sprintf("agent %s ended (%s) without completing %s, which this step depends on", agentID, how, refKeys(waiting))
+	})
 }
 
 // delivered reports whether the event id was already handed to the model.
@@ -529,18 +564,41 @@ func (ps *PlanState) markDelivered(id int) {
 	ps.Delivered[i] = id
 }
 
-// TakeNotifications returns the events of other agents that match a
-// subscription and were not delivered to the model yet, in event_id order,
-// and marks them delivered. A new subscription thereby receives the matching
-// events that happened before it; an event is delivered once, whatever the
-// number of subscriptions it matches.
-func (ps *PlanState) TakeNotifications() []Event {
-	if len(ps.Subscriptions) == 0 {
-		return nil
+// ownNotice reports whether ev is an event of this agent that the model must
+// hear of although it did not cause it: a step of its plan that a dependency
+// unblocked (step_unblocked) or failed (step_failed with data "dependency").
+func (ps *PlanState) ownNotice(ev Event) bool {
+	if ev.AgentID != ps.AgentID {
+		return false
 	}
+	switch ev.Type {
+	case EventStepUnblocked:
+		return true
+	case EventStepFailed:
+		_, ok := eventData(ev)["dependency"]
+		return ok
+	}
+	return false
+}
+
+// TakeNotifications returns the events not delivered to the model yet, in
+// event_id order, and marks them delivered: the events of other agents that
+// match a subscription, and this agent's own step_unblocked and dependency
+// step_failed events (ownNotice), with or without subscriptions. A new
+// subscription thereby receives the matching events that happened before
+// it; an event is delivered once, whatever the number of subscriptions it
+// matches. Own events that addDependentStep's result already told are
+// marked delivered there.
+func (ps *PlanState) TakeNotifications() []Event {
 	var out []Event
 	for _, ev := range ps.Events {
-		if ev.AgentID == ps.AgentID || ps.delivered(ev.EventID) {
+		if ps.delivered(ev.EventID) {
+			continue
+		}
+		if ev.AgentID == ps.AgentID {
+			if ps.ownNotice(ev) {
+				out = append(out, ev)
+			}
 			continue
 		}
 		for _, s := range ps.Subscriptions {

@@ -1,11 +1,22 @@
 package todo
 
 // Prune bounds the event log that a run carries into its continuation: it
-// keeps the last keep events and, of the older ones, only what dependency
-// resolution still reads (outcomeInLog): the latest step_completed,
-// step_failed or step_skipped of each other agent's step, and other agents'
-// plan_failed and plan_cancelled events. Event ids are kept, so ids go on
-// increasing after a prune. It returns how many events it removed.
+// keeps the last keep events and, of the older ones, only what is still read:
+//
+//   - by binding-aware dependency resolution (outcomeInLog, Bind): of each
+//     other agent, the latest step_completed, step_failed or step_skipped of
+//     each of its steps, and its plan_failed and plan_cancelled events, in
+//     the plans some binding may still admit: the agent's current plan (a new
+//     dependency binds to it) and later, or, while blocked steps of the
+//     active plan wait on the agent, from the earliest plan they are bound to
+//     (every plan while a binding to it is pending);
+//   - by CurrentPlanOf: the latest plan_created of each other agent;
+//   - by EventsOf, which hands a new dependent of this agent what it needs:
+//     this agent's own plan_created, latest outcome of each step, and
+//     plan_failed / plan_cancelled, of its current plan.
+//
+// Event ids are kept, so ids go on increasing after a prune. It returns how
+// many events it removed.
 func (ps *PlanState) Prune(keep int) int {
 	if keep < 0 {
 		keep = 0
@@ -15,15 +26,30 @@ func (ps *PlanState) Prune(keep int) int {
 		return 0
 	}
 	old := ps.Events[:n-keep]
-	// The latest outcome per agent and step, found from the newest back.
+	floor := ps.readableFrom()
+	ownPlan := ""
+	if ps.Plan != nil {
+		ownPlan = ps.Plan.PlanID
+	}
+	// Found from the newest back: the latest outcome per agent and step,
+	// the latest plan_created per agent.
 	latest := map[[2]string]bool{}
+	created := map[string]bool{}
 	need := make([]bool, len(old))
 	for i := len(old) - 1; i >= 0; i-- {
 		ev := old[i]
 		if ev.AgentID == ps.AgentID {
-			continue
+			if ownPlan == "" || ev.PlanID != ownPlan {
+				continue
+			}
+		} else if ev.Type != EventPlanCreated && planNumber(ev.PlanID) < floor[ev.AgentID] {
+			continue // no binding admits that plan any more
 		}
 		switch ev.Type {
+		case EventPlanCreated:
+			if !created[ev.AgentID] {
+				created[ev.AgentID], need[i] = true, true
+			}
 		case EventStepCompleted, EventStepFailed, EventStepSkipped:
 			k := [2]string{ev.AgentID, ev.StepID}
 			if !latest[k] {
@@ -33,7 +59,7 @@ func (ps *PlanState) Prune(keep int) int {
 			need[i] = true
 		}
 	}
-	kept := make([]Event, 0, keep+len(latest))
+	kept := make([]Event, 0, keep+len(latest)+len(created))
 	for i, ev := range old {
 		if need[i] {
 			kept = append(kept, ev)
@@ -52,4 +78,38 @@ func (ps *PlanState) Prune(keep int) int {
 		ps.Delivered = append([]int{}, ps.Delivered[i:]...)
 	}
 	return removed
+}
+
+// readableFrom gives, per other agent, the number of the earliest plan
+// whose events a binding may still admit: the agent's current plan (the
+// binding of a dependency added from now on), lowered to the binding of
+// every blocked step of the active plan that waits on it (0, every plan,
+// while that binding is pending). An agent absent from the map reads 0.
+func (ps *PlanState) readableFrom() map[string]int {
+	floor := map[string]int{}
+	for _, ev := range ps.Events {
+		if ev.Type == EventPlanCreated && ev.AgentID != ps.AgentID {
+			floor[ev.AgentID] = planNumber(ev.PlanID) // the latest one wins
+		}
+	}
+	p := ps.active()
+	if p == nil {
+		return floor
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Status != StepBlocked {
+			continue
+		}
+		for _, r := range s.BlockedBy {
+			from := 0
+			if b, ok := s.binding(r.AgentID); ok {
+				from = planNumber(b)
+			}
+			if from < floor[r.AgentID] {
+				floor[r.AgentID] = from
+			}
+		}
+	}
+	return floor
 }

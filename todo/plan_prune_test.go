@@ -62,7 +62,8 @@ func TestPruneKeepsWhatDependenciesRead(t *testing.T) {
 		ps.Events = append(ps.Events, Event{EventID: i, AgentID: "main", Type: EventStepStarted, StepID: "step_1"})
 	}
 	ps.Prune(10)
-	if oc, _, _ := ps.outcomeInLog(Ref{AgentID: "impl", StepID: "step_1"}); oc != outcomeCompleted {
+	bound := &Step{BoundPlans: map[string]string{"impl": ""}}
+	if oc, _, _ := ps.outcomeInLog(bound, Ref{AgentID: "impl", StepID: "step_1"}); oc != outcomeCompleted {
 		t.Fatalf("outcome after prune = %v, want completed", oc)
 	}
 	if len(ps.Events) != 11 {

@@ -165,7 +165,7 @@ func TestNewPlanStateJSON(t *testing.T) {
 func TestPlanToolsAndNames(t *testing.T) {
 	core := PlanTools(false)
 	all := PlanTools(true)
-	if len(core) != 13 || len(all) != 14 || all[13].Name != ToolSpawnSubagent {
+	if len(core) != 13 || len(all) != 15 || all[13].Name != ToolSpawnSubagent || all[14].Name != ToolCancelSubagent {
 		t.Fatalf("PlanTools: %d without agents, %d with (last %q)", len(core), len(all), all[len(all)-1].Name)
 	}
 	seen := map[string]bool{}
@@ -181,7 +181,7 @@ func TestPlanToolsAndNames(t *testing.T) {
 		if strings.TrimSpace(d.Description) == "" {
 			t.Errorf("%s has no description", d.Name)
 		}
-		if want := d.Name != ToolSpawnSubagent; IsPlanTool(d.Name) != want {
+		if want := d.Name != ToolSpawnSubagent && d.Name != ToolCancelSubagent; IsPlanTool(d.Name) != want {
 			t.Errorf("IsPlanTool(%s) = %v", d.Name, !want)
 		}
 	}

@@ -68,7 +68,9 @@ func PlanTools(includeAgents bool) []ToolDef {
 		{Name: ToolGetTaskEvents, Description: getTaskEventsDescription, Parameters: json.RawMessage(getTaskEventsSchema)},
 	}
 	if includeAgents {
-		defs = append(defs, ToolDef{Name: ToolSpawnSubagent, Description: spawnSubagentDescription, Parameters: json.RawMessage(spawnSubagentSchema)})
+		defs = append(defs,
+			ToolDef{Name: ToolSpawnSubagent, Description: spawnSubagentDescription, Parameters: json.RawMessage(spawnSubagentSchema)},
+			ToolDef{Name: ToolCancelSubagent, Description: cancelSubagentDescription, Parameters: json.RawMessage(cancelSubagentSchema)})
 	}
 	return defs
 }
@@ -201,8 +203,8 @@ type PlanOutcome struct {
 // ApplyPlan runs one plan or cross-agent tool call. approvalRequired is false
 // when plan_approval is auto: startPlan then starts the plan at once.
 func (ps *PlanState) ApplyPlan(c Call, approvalRequired bool) PlanOutcome {
-	if c.Name == ToolSpawnSubagent {
-		return PlanOutcome{Result: planError("%s is run by the workflow, not by the plan tools.", ToolSpawnSubagent)}
+	if c.Name == ToolSpawnSubagent || c.Name == ToolCancelSubagent {
+		return PlanOutcome{Result: planError("%s is run by the workflow, not by the plan tools.", c.Name)}
 	}
 	if !IsPlanTool(c.Name) {
 		return PlanOutcome{Result: planError("%q is not a plan tool; the plan tools are %s.", c.Name, strings.Join(planToolNames, ", "))}

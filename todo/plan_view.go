@@ -102,6 +102,11 @@ func NotificationText(ev Event) string {
 	if raw, ok := d["blocked_by"]; ok {
 		line("Waiting on", string(raw))
 	}
+	if raw, ok := d["received"]; ok && ev.Type == EventStepUnblocked {
+		// The keys under which the step's received_outputs hold the
+		// outputs of its dependencies (getBlockedSteps, getPlanStatus).
+		line("Received outputs", string(raw))
+	}
 	if ev.Type == EventPlanCreated {
 		if raw, ok := d["steps"]; ok {
 			line("Steps", string(raw))

@@ -18,17 +18,25 @@ type State struct {
 	// StaleIterations counts consecutive responses that used other tools but
 	// not write_todos (cubepi `todo_stale_iterations`).
 	StaleIterations int `json:"todo_stale_iterations"`
-	// FinalizationCorrection records whether a completion reminder was
-	// injected in the current turn; null before the guard first judged one
-	// (cubepi `todo_finalization_correction`).
+	// FinalizationCorrection is true from the moment a completion reminder
+	// is injected until the turn ends, and null otherwise: cubepi
+	// `todo_finalization_correction`, "whether a finalization correction was
+	// injected this turn", which cubepi resets to None. It goes back to null
+	// when EndOfTurn lets the turn end, when a todo_pause succeeds, at
+	// TurnEnded and at NewUserMessage.
 	FinalizationCorrection *bool `json:"todo_finalization_correction"`
 
 	// Paused and PauseReason hold a successful todo_pause until the run is
 	// resumed or a new user message arrives.
 	Paused      bool   `json:"paused"`
 	PauseReason string `json:"pause_reason"`
-	// LastRefused and Refusals track the same write_todos payload being
-	// refused again and again, so the error can break the loop.
+	// RefusedTool, LastRefused and Refusals track the same call being
+	// refused again and again, so that its error can break the loop
+	// (refusals.go): the tool, the canonical JSON of its arguments and how
+	// many times in a row it was refused. A state carried from before
+	// RefusedTool existed tracked write_todos only: an empty RefusedTool
+	// with Refusals > 0 reads as write_todos.
+	RefusedTool string `json:"refused_tool,omitempty"`
 	LastRefused string `json:"last_refused,omitempty"`
 	Refusals    int    `json:"refusals,omitempty"`
 	// ContinuationSnapshot is the list when the last continuation prompt

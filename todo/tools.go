@@ -18,10 +18,6 @@ const (
 // MaxPauseReason is the longest todo_pause reason accepted, in characters.
 const MaxPauseReason = 500
 
-// repeatLimit is how many identical refused write_todos calls in a row make
-// the error say that the model is stuck.
-const repeatLimit = 3
-
 // ToolDef describes a tool in provider-neutral terms; the workflow turns it
 // into a model.ToolSpec (this package imports nothing but the standard library).
 type ToolDef struct {
@@ -78,7 +74,7 @@ const pauseDescription = `Stop working and hand control back to the user because
 	`(a missing file, credential or decision). Give the reason in 1 to 500 characters; the user sees it and can resume you.`
 
 const writeSchema = `{"type":"object","properties":{"todos":{"type":"array","description":"The complete checklist.","items":{"type":"object","properties":{` +
-	`"id":{"type":"string","description":"Stable identifier; defaults to the item's 1-based position."},` +
+	`"id":{"type":"string","description":"Stable identifier; when left out, the item's 1-based position (or the next number no other item uses)."},` +
 	`"content":{"type":"string","description":"What to do, in a short sentence."},` +
 	`"status":{"type":"string","enum":["pending","in_progress","completed","cancelled","blocked"]},` +
 	`"priority":{"type":"string","enum":["high","medium","low"]}},` +
@@ -135,7 +131,9 @@ func write(st *State, args json.RawMessage, s Settings) Result {
 	if err != nil {
 		return refuse(st, args, err)
 	}
-	st.LastRefused, st.Refusals = "", 0
+	if st.streakTool() == ToolWrite {
+		st.clearRefusals() // any accepted list ends a write_todos streak
+	}
 	st.Todos = items
 	msg := "Todo list updated: " + Summary(items) + "."
 	if len(items) >= 3 && CountStatus(items, Completed) == len(items) {
@@ -145,19 +143,16 @@ func write(st *State, args json.RawMessage, s Settings) Result {
 }
 
 // refuse builds the error for a refused write_todos and notices when the same
-// payload keeps coming back, which would otherwise loop until max_turns.
+// payload keeps coming back, which would otherwise loop until max_turns. It
+// shares the streak of NoteResult (refusals.go): a refusal of another call in
+// between starts the count again.
 func refuse(st *State, args json.RawMessage, err error) Result {
-	key := canonical(args)
-	if key == st.LastRefused {
-		st.Refusals++
-	} else {
-		st.LastRefused, st.Refusals = key, 1
-	}
+	n := noteRefusal(st, ToolWrite, args)
 	msg := "Refused: " + err.Error() + ". The list is unchanged."
-	if st.Refusals >= repeatLimit {
+	if n >= repeatLimit {
 		msg += fmt.Sprintf(" You have sent this same list %d times in a row and it was refused each time; sending it again will not work. "+
 			"Change the list so that it passes the rule above, or stop calling write_todos and answer the user, "+
-			"or call todo_pause if something outside your control stops you.", st.Refusals)
+			"or call todo_pause if something outside your control stops you.", n)
 	}
 	return Result{Content: msg, IsError: true}
 }
@@ -176,19 +171,6 @@ func pause(st *State, args json.RawMessage) Result {
 		return Result{IsError: true, Content: fmt.Sprintf("Refused: the reason is %d characters long; keep it to %d.", n, MaxPauseReason)}
 	}
 	st.Paused, st.PauseReason = true, *p.Reason
+	TurnEnded(st) // a successful pause ends the turn at once
 	return Result{Content: "Paused. The user sees your reason and will resume you when the blocker is gone."}
-}
-
-// canonical returns a comparable form of a JSON payload, so that the same
-// list sent with different spacing or key order counts as the same call.
-func canonical(args json.RawMessage) string {
-	var v any
-	if json.Unmarshal(args, &v) != nil {
-		return string(bytes.TrimSpace(args))
-	}
-	b, err := json.Marshal(v) // maps marshal with sorted keys
-	if err != nil {
-		return string(args)
-	}
-	return string(b)
 }

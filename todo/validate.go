@@ -44,12 +44,35 @@ func ParseWrite(args json.RawMessage) ([]Item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("todos[%d]: %v", i, err)
 		}
-		if it.ID == "" {
-			it.ID = strconv.Itoa(i + 1)
-		}
 		items = append(items, it)
 	}
+	fillIDs(items)
 	return items, nil
+}
+
+// fillIDs gives every item written without an id one (LLxprt): its 1-based
+// position, or, when an explicit id of the same list already uses that
+// number, the next number no item of the list uses. Explicit ids are never
+// changed, so a filled-in id can never collide with one; duplicates among
+// explicit ids are Validate's to refuse.
+func fillIDs(items []Item) {
+	used := make(map[string]bool, len(items)) // lookups only: order never matters
+	for _, it := range items {
+		if it.ID != "" {
+			used[it.ID] = true
+		}
+	}
+	for i := range items {
+		if items[i].ID != "" {
+			continue
+		}
+		n := i + 1
+		for used[strconv.Itoa(n)] {
+			n++
+		}
+		items[i].ID = strconv.Itoa(n)
+		used[items[i].ID] = true
+	}
 }
 
 func parseItem(raw json.RawMessage) (Item, error) {
@@ -131,12 +154,17 @@ func Validate(old, next []Item, s Settings) ([]Item, error) {
 	active := CountStatus(out, InProgress)
 	switch s.InProgressPolicy {
 	case ExactlyOne:
-		workable := active + CountStatus(out, Pending)
+		// Exactly one in progress while an item can be worked on: one is
+		// pending or in progress. Blocked items wait on something outside
+		// the agent's control and cannot be worked on, so a list whose
+		// unfinished items are all blocked (or that has none) may have zero
+		// in progress; one pending item makes the rule apply again. Two in
+		// progress are refused whatever the rest of the list holds.
 		switch {
 		case active > 1:
 			return nil, fmt.Errorf("%d items are in_progress; exactly one item may be in_progress at a time", active)
-		case active == 0 && workable > 0:
-			return nil, fmt.Errorf("no item is in_progress; mark exactly one item in_progress (the one you are working on) while unfinished items remain")
+		case active == 0 && CountStatus(out, Pending) > 0:
+			return nil, fmt.Errorf("no item is in_progress; mark exactly one item in_progress (the one you are working on) while pending items remain (blocked items do not count)")
 		}
 	case AtMostOne:
 		if active > 1 {

@@ -35,6 +35,17 @@ func TestParseWrite(t *testing.T) {
 			[]Item{{ID: "1", Content: "a", Status: Pending}, {ID: "2", Content: "b", Status: InProgress, Priority: High}}, ""},
 		{"given ids kept, numbers accepted", `{"todos":[{"id":"x","content":"a","status":"pending"},{"id":7,"content":"b","status":"blocked"}]}`,
 			[]Item{{ID: "x", Content: "a", Status: Pending}, {ID: "7", Content: "b", Status: Blocked}}, ""},
+		{"filled id skips an explicit one", `{"todos":[{"content":"a","status":"pending"},{"id":"1","content":"b","status":"in_progress"}]}`,
+			[]Item{{ID: "2", Content: "a", Status: Pending}, {ID: "1", Content: "b", Status: InProgress}}, ""},
+		{"filled id skips a numeric explicit id", `{"todos":[{"content":"a","status":"pending"},{"id":1,"content":"b","status":"in_progress"}]}`,
+			[]Item{{ID: "2", Content: "a", Status: Pending}, {ID: "1", Content: "b", Status: InProgress}}, ""},
+		{"filled ids skip each other and later explicit ids", `{"todos":[{"content":"a","status":"pending"},{"content":"b","status":"pending"},{"id":"2","content":"c","status":"in_progress"},{"id":"4","content":"d","status":"pending"}]}`,
+			[]Item{{ID: "1", Content: "a", Status: Pending}, {ID: "3", Content: "b", Status: Pending},
+				{ID: "2", Content: "c", Status: InProgress}, {ID: "4", Content: "d", Status: Pending}}, ""},
+		{"filled id keeps its position when free", `{"todos":[{"id":"x","content":"a","status":"pending"},{"content":"b","status":"in_progress"}]}`,
+			[]Item{{ID: "x", Content: "a", Status: Pending}, {ID: "2", Content: "b", Status: InProgress}}, ""},
+		{"blank id is filled", `{"todos":[{"id":"  ","content":"a","status":"in_progress"},{"id":"1","content":"b","status":"pending"}]}`,
+			[]Item{{ID: "2", Content: "a", Status: InProgress}, {ID: "1", Content: "b", Status: Pending}}, ""},
 		{"Gemini description accepted", `{"todos":[{"description":"a","status":"cancelled"}]}`,
 			[]Item{{ID: "1", Content: "a", Status: Cancelled}}, ""},
 		{"empty list", `{"todos":[]}`, []Item{}, ""},
@@ -92,6 +103,14 @@ func TestValidate(t *testing.T) {
 		{"exactly_one: two refused", ExactlyOne, false, nil, items("in_progress:a", "in_progress:b"), nil, "2 items are in_progress"},
 		{"exactly_one: all finished ok", ExactlyOne, false, nil, items("completed:a", "cancelled:b"), nil, ""},
 		{"exactly_one: only blocked left ok", ExactlyOne, false, nil, items("completed:a", "blocked:b"), nil, ""},
+		// Blocked items cannot be worked on: with no pending item, zero in
+		// progress is allowed; one pending item brings the rule back.
+		{"exactly_one: all blocked, none in progress ok", ExactlyOne, false, nil, items("blocked:a", "blocked:b"), nil, ""},
+		{"exactly_one: blocked and cancelled ok", ExactlyOne, false, nil, items("cancelled:a", "blocked:b", "completed:c"), nil, ""},
+		{"exactly_one: blocked with one in progress ok", ExactlyOne, false, nil, items("blocked:a", "in_progress:b"), nil, ""},
+		{"exactly_one: blocked and pending, none in progress refused", ExactlyOne, false, nil, items("blocked:a", "pending:b"), nil, "no item is in_progress"},
+		{"exactly_one: blocked and two in progress refused", ExactlyOne, false, nil, items("blocked:a", "in_progress:b", "in_progress:c"), nil, "2 items are in_progress"},
+		{"at_most_one: all blocked ok", AtMostOne, false, nil, items("blocked:a"), nil, ""},
 
 		{"at_most_one: zero ok", AtMostOne, false, nil, items("pending:a"), nil, ""},
 		{"at_most_one: two refused", AtMostOne, false, nil, items("in_progress:a", "in_progress:b"), nil, "at most one"},
@@ -155,6 +174,29 @@ func TestResolveDefaultsAndErrors(t *testing.T) {
 	} {
 		if _, err := c.Resolve(false); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// The ids ParseWrite fills in never make Validate refuse a list whose
+// explicit ids are unique.
+func TestFilledIDsPassValidation(t *testing.T) {
+	for _, args := range []string{
+		`{"todos":[{"content":"a","status":"in_progress"},{"id":"1","content":"b","status":"pending"}]}`,
+		`{"todos":[{"id":"3","content":"a","status":"in_progress"},{"content":"b","status":"pending"},{"content":"c","status":"pending"},{"id":"2","content":"d","status":"pending"}]}`,
+	} {
+		st := &State{}
+		r := Apply(st, []Call{writeCall(args)}, settings(ExactlyOne))[0]
+		if r.IsError {
+			t.Errorf("%s: %s", args, r.Content)
+			continue
+		}
+		seen := map[string]bool{}
+		for _, it := range st.Todos {
+			if seen[it.ID] {
+				t.Errorf("%s: id %q twice in %+v", args, it.ID, st.Todos)
+			}
+			seen[it.ID] = true
 		}
 	}
 }

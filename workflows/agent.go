@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -61,6 +62,21 @@ type agent struct {
 	compactAnswer CompactResult
 	sentTokens    int // the estimate of the last model request, for an overflow's new budget
 	eventsPruned  int // events left out of the log by earlier continuations
+
+	// tree is set for runs on the tree's bus (tree.go): events reach the
+	// agents that want them wherever they are, human waits surface at the
+	// root. Older runs keep relaying through their parent.
+	tree bool
+	bus  bus
+	// earlyResume is a resume that came while a turn ran, before the pause
+	// it answers was recorded.
+	earlyResume *string
+	// finishNote tells the model, before its next call, that its parent's
+	// session is ending (a subagent asked to finish).
+	finishNote string
+	// lastCall: the next model call is the escalation's last one of the
+	// turn, offered no tools.
+	lastCall bool
 }
 
 // durableVersion marks the durable-sessions change of the command sequence
@@ -68,6 +84,8 @@ type agent struct {
 const (
 	durableChange  = "durable-sessions"
 	durableVersion = 1
+	treeChange     = "agent-tree"
+	treeVersion    = 1
 )
 
 // published remembers the search attributes last sent, so that an unchanged
@@ -93,8 +111,28 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 	}
 	a := newAgent(cfg)
 	a.durable = workflow.GetVersion(ctx, durableChange, workflow.DefaultVersion, durableVersion) >= durableVersion
-	if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p != nil {
+	info := workflow.GetInfo(ctx)
+	if p := info.ParentWorkflowExecution; p != nil {
 		a.parentID = p.ID
+	}
+	if a.durable && workflow.GetVersion(ctx, treeChange, workflow.DefaultVersion, treeVersion) >= treeVersion {
+		// A subagent speaks the bus only when its parent does.
+		a.tree = a.parentID == "" || in.TreeBus
+	}
+	if !a.tree {
+		// Dependencies of older runs count every plan of their producer,
+		// as they did when they were added.
+		for _, id := range a.plans.PendingBindings() {
+			a.plans.Bind(id, "")
+		}
+	}
+	if a.tree {
+		a.bus.rootID = info.WorkflowExecution.ID
+		if r := info.RootWorkflowExecution; r != nil {
+			a.bus.rootID = r.ID
+		}
+		a.bus.restore(cfg.in.Carry.tree())
+		a.plans.Peers = a
 	}
 	if err := a.register(ctx); err != nil {
 		return AgentResult{}, err
@@ -270,6 +308,7 @@ func (a *agent) carry() AgentInput {
 		ModelError:   a.modelError,
 		Usage:        a.usage,
 		EventsPruned: a.eventsPruned,
+		Tree:         a.carryTree(),
 	}
 	return in
 }
@@ -337,9 +376,9 @@ func (a *agent) receiveSignals(ctx workflow.Context) {
 		a.onUserMessage(ctx, text)
 	})
 	sel.AddReceive(a.resumeCh, func(c workflow.ReceiveChannel, _ bool) {
-		var text string
-		c.Receive(ctx, &text)
-		a.onResume(ctx, text)
+		var args ResumeArgs
+		c.Receive(ctx, &args)
+		a.onResume(ctx, args)
 	})
 	sel.AddReceive(a.taskEvents, func(c workflow.ReceiveChannel, _ bool) {
 		var te TaskEvent
@@ -411,10 +450,12 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 
 	reply := ""
 	overflowed := false
+	a.lastCall = false
 	for calls := 0; ; calls++ {
 		if calls >= a.cfg.maxTurns {
 			reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
 			a.append(model.Message{Role: model.RoleAssistant, Content: reply})
+			todo.TurnEnded(&a.todo)
 			break
 		}
 		if a.durable {
@@ -430,6 +471,7 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 				reply = tf.reply
 				a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: reply})
 				a.failedTurn = true
+				todo.TurnEnded(&a.todo)
 				break
 			}
 			if err == nil {
@@ -440,7 +482,19 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			return err
 		}
 		a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		if a.lastCall {
+			// The guard gave up (todo_blocked): this answer ends the turn,
+			// and a tool it calls anyway is answered, never run.
+			for _, c := range resp.ToolCalls {
+				a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true,
+					Content: "Not run: the turn has ended (todo_blocked). Tell the user what is unfinished and why."})
+			}
+			a.lastCall = false
+			reply = resp.Content
+			break
+		}
 		if len(resp.ToolCalls) == 0 {
+			a.settleUnknown(ctx)
 			waited, err := a.waitBlocked(ctx)
 			if err != nil {
 				return err
@@ -454,6 +508,7 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 				break
 			}
 			a.inject(inj)
+			a.lastCall = a.tree && inj.Name == todo.NameBlocked
 			a.publish(ctx)
 			continue
 		}
@@ -535,6 +590,19 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 		tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
 	}
 	results := todo.Apply(&a.todo, tcalls, a.cfg.todo)
+	if a.tree && a.isRoot() {
+		// Wants for the agents this response spawns wait for them rather
+		// than being refused.
+		for _, c := range calls {
+			if c.Name == todo.ToolSpawnSubagent {
+				var args SpawnArgs
+				if json.Unmarshal(c.Arguments, &args) == nil && args.AgentID != "" {
+					a.bus.pending = append(a.bus.pending, args.AgentID)
+				}
+			}
+		}
+		defer a.refuseUnspawned(ctx)
+	}
 
 	futures := make([]workflow.Future, len(calls))
 	info := workflow.GetInfo(ctx)
@@ -566,6 +634,9 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 		case c.Name == todo.ToolSpawnSubagent && a.cfg.todo.Enabled:
 			r := a.spawn(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
+		case c.Name == todo.ToolCancelSubagent && a.tree && a.cfg.todo.Enabled:
+			r := a.cancelSubagent(c)
+			msg.Content, msg.IsError = r.Content, r.IsError
 		case todo.IsPlanTool(c.Name) && a.cfg.todo.Enabled:
 			r := a.planTool(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
@@ -577,6 +648,9 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 				msg.Content, msg.IsError = out.Content, out.IsError
 			}
 		}
+		r := todo.Result{Content: msg.Content, IsError: msg.IsError}
+		todo.NoteResult(&a.todo, a.cfg.todo, c.Name, c.Arguments, &r)
+		msg.Content = r.Content
 		a.append(msg)
 	}
 }
@@ -611,6 +685,10 @@ func (a *agent) publish(ctx workflow.Context) {
 			p.current = p.current[:200]
 		}
 	}
+	if a.tree {
+		p.status = a.shownStatus()
+		a.sendBrief(ctx)
+	}
 	if p != a.published {
 		err := workflow.UpsertTypedSearchAttributes(ctx,
 			TodoTotalKey.ValueSet(p.total),
@@ -638,7 +716,8 @@ func (a *agent) todoTools() *activities.TodoTools {
 // inWorkflow reports whether a tool runs as workflow code rather than as an
 // activity: the todo, plan and subagent tools only change workflow state.
 func (a *agent) inWorkflow(name string) bool {
-	return a.cfg.todo.Enabled && (todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent)
+	return a.cfg.todo.Enabled && (todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent ||
+		(a.tree && name == todo.ToolCancelSubagent))
 }
 
 // details is the markdown the Web UI shows on the run's page.

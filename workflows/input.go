@@ -15,6 +15,10 @@ const (
 	DefaultMaxTurns    = 50
 	DefaultIdleTimeout = time.Hour
 	DefaultAgentID     = "main"
+	// DefaultSubagentTimeout limits a subagent's run; DefaultSubagentGrace
+	// is how long end_session lets running subagents finish.
+	DefaultSubagentTimeout = time.Hour
+	DefaultSubagentGrace   = time.Minute
 )
 
 // AgentInput is the single input of AgentWorkflow: what a user sends with the
@@ -41,6 +45,13 @@ type AgentInput struct {
 	// ModelRetryWindowS is how long a failing model call is retried before
 	// the turn ends with the error, in seconds (default 86400).
 	ModelRetryWindowS int `json:"model_retry_window_s,omitempty"`
+	// SubagentTimeoutS limits each subagent's run, continuations included,
+	// in seconds (default 3600); the steps that wait on a subagent that
+	// timed out fail visibly.
+	SubagentTimeoutS int `json:"subagent_timeout_s,omitempty"`
+	// SubagentGraceS is how long end_session lets running subagents finish
+	// before it cancels them, in seconds (default 60).
+	SubagentGraceS int `json:"subagent_grace_s,omitempty"`
 	// Reporters deliver plan events (console, file, webhook); secrets are
 	// named, never given: the worker's configuration holds them.
 	Reporters []activities.ReporterConfig `json:"reporters,omitempty"`
@@ -54,6 +65,10 @@ type AgentInput struct {
 	Tools []string `json:"tools,omitempty"`
 	// Carry is set only by continue-as-new: the state of the previous run.
 	Carry *Carry `json:"carry,omitempty"`
+	// TreeBus is set by a parent that speaks the tree's bus (tree.go), so
+	// that a subagent started by a parent of an older version talks to it
+	// the older way.
+	TreeBus bool `json:"tree_bus,omitempty"`
 }
 
 // ContextConfig is the `context` part of the input.
@@ -88,6 +103,8 @@ type Carry struct {
 	Usage      Usage       `json:"usage"`
 	// EventsPruned counts the plan events left out of the carried log.
 	EventsPruned int `json:"events_pruned,omitempty"`
+	// Tree is the bus state (the root's roster, the wants it keeps).
+	Tree *TreeCarry `json:"tree,omitempty"`
 }
 
 // Inbound is a user message waiting for its turn.
@@ -127,6 +144,8 @@ type config struct {
 	idleTimeout time.Duration
 	subagent    bool
 
+	subagentTimeout  time.Duration
+	subagentGrace    time.Duration
 	modelRetryWindow time.Duration
 	maxTokens        int
 	summarize        bool
@@ -136,7 +155,8 @@ type config struct {
 // so that a bad `temporal workflow start --input` fails with a clear reason.
 func resolve(in AgentInput) (config, error) {
 	c := config{in: in, agentID: in.AgentID, maxTurns: in.MaxTurns, idleTimeout: DefaultIdleTimeout,
-		modelRetryWindow: DefaultModelRetryWindow, maxTokens: DefaultContextTokens, summarize: true}
+		modelRetryWindow: DefaultModelRetryWindow, maxTokens: DefaultContextTokens, summarize: true,
+		subagentTimeout: DefaultSubagentTimeout, subagentGrace: DefaultSubagentGrace}
 	if c.agentID == "" {
 		c.agentID = DefaultAgentID
 	}
@@ -152,6 +172,18 @@ func resolve(in AgentInput) (config, error) {
 		return config{}, fmt.Errorf("idle_timeout_s is %d: want a positive number of seconds", in.IdleTimeoutS)
 	case in.IdleTimeoutS > 0:
 		c.idleTimeout = time.Duration(in.IdleTimeoutS) * time.Second
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+		to   *time.Duration
+	}{{"subagent_timeout_s", in.SubagentTimeoutS, &c.subagentTimeout}, {"subagent_grace_s", in.SubagentGraceS, &c.subagentGrace}} {
+		switch {
+		case f.v < 0:
+			return config{}, fmt.Errorf("%s is %d: want a positive number of seconds", f.name, f.v)
+		case f.v > 0:
+			*f.to = time.Duration(f.v) * time.Second
+		}
 	}
 	switch {
 	case in.ModelRetryWindowS < 0:

@@ -92,6 +92,10 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 	for _, ev := range a.plans.TakeNotifications() {
 		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: todo.NotificationText(ev)})
 	}
+	if a.finishNote != "" {
+		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: a.finishNote})
+		a.finishNote = ""
+	}
 	spans := a.window()
 	if a.durable {
 		var err error
@@ -102,6 +106,9 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 	}
 	in := a.modelInput(ctx, spans)
 	in.TodoTools, in.WorkerTools = a.todoTools(), a.cfg.in.Tools
+	if a.lastCall {
+		in.TodoTools, in.WorkerTools = nil, []string{}
+	}
 	return a.execModel(ctx, in, a.callSummary())
 }
 

@@ -15,6 +15,9 @@ import (
 type ApprovalArgs struct {
 	Approved *bool  `json:"approved"`
 	Feedback string `json:"feedback"`
+	// AgentID picks the agent of the tree whose plan is answered, when
+	// several wait (the root hands the answer on).
+	AgentID string `json:"agent_id,omitempty"`
 }
 
 // approval is a human's answer to a startPlan request.
@@ -26,19 +29,50 @@ type approval struct {
 func (a *agent) validateApproval(args ApprovalArgs) error {
 	switch {
 	case args.Approved == nil:
-		return errors.New(`approve_plan takes {"approved": true|false, "feedback": "..."}`)
+		return errors.New(`approve_plan takes {"approved": true|false, "feedback": "...", "agent_id"?: "..."}`)
+	case a.tree:
+		_, err := a.approvalFor(args.AgentID)
+		return err
 	case !a.plans.AwaitingApproval || a.answer != nil:
 		return errors.New("no plan is waiting for approval")
 	}
 	return nil
 }
 
-func (a *agent) onApproval(_ workflow.Context, args ApprovalArgs) (string, error) {
-	a.answer = &approval{approved: *args.Approved, feedback: args.Feedback}
-	if *args.Approved {
-		return "approved", nil
+// approvalFor is the agent whose plan waits for the answer: this one, or
+// (at the root) an agent of its tree.
+func (a *agent) approvalFor(agentID string) (string, error) {
+	w, err := a.waitFor(WaitPlanApproval, agentID)
+	if err != nil {
+		return "", fmt.Errorf("no plan is waiting for approval: %w", err)
 	}
-	return "rejected", nil
+	if w.AgentID != a.cfg.agentID && !a.isRoot() {
+		return "", fmt.Errorf("agent %q waits for approval; answer it at the root of the run tree", w.AgentID)
+	}
+	return w.AgentID, nil
+}
+
+func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, error) {
+	verdict := "rejected"
+	if *args.Approved {
+		verdict = "approved"
+	}
+	if a.tree {
+		id, err := a.approvalFor(args.AgentID)
+		if err != nil {
+			return "", err
+		}
+		if id != a.cfg.agentID {
+			if err := a.handOn(ctx, id, TaskEvent{Approve: &args}); err != nil {
+				return "", err
+			}
+			a.bus.handed = append(a.bus.handed, Wait{AgentID: id, Kind: WaitPlanApproval, Reason: a.waitReason(id)})
+			a.publish(ctx)
+			return verdict + " (the plan of agent " + id + ")", nil
+		}
+	}
+	a.answer = &approval{approved: *args.Approved, feedback: args.Feedback}
+	return verdict, nil
 }
 
 // planTool runs one plan or cross-agent tool. startPlan with approval
@@ -48,6 +82,9 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	out := a.plans.ApplyPlan(todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}, a.cfg.todo.PlanApproval == todo.ApprovalRequired)
 	a.emit(ctx, out.Events)
 	a.failEnded(ctx)
+	if a.tree {
+		a.askPeers(ctx)
+	}
 	if !out.NeedsApproval {
 		return out.Result
 	}
@@ -78,7 +115,14 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 	plan, _ := json.Marshal(a.plans.Current())
 	for _, ev := range events {
 		a.report(ev, plan)
-		if a.parentID != "" {
+		switch {
+		case a.tree && a.isRoot():
+			a.forward(ctx, ev)
+		case a.tree:
+			b := a.brief()
+			a.bus.brief = &b
+			a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Event: &ev, Brief: &b})
+		case a.parentID != "":
 			st := a.compactState()
 			a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Event: &ev, State: &st})
 		}

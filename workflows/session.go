@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -65,6 +66,14 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		if err := a.turn(ctx, next); err != nil {
 			return a.fail(ctx, err)
 		}
+		if r := a.earlyResume; r != nil {
+			a.earlyResume = nil
+			if a.todo.Paused {
+				a.onResume(ctx, ResumeArgs{Text: *r})
+			} else {
+				workflow.GetLogger(ctx).Warn("ignoring a resume signal: the turn ended without a pause")
+			}
+		}
 		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() && len(a.inbox) == 0 && a.runningChildren() == 0 {
 			if err := a.handOver(ctx); err != nil {
 				return AgentResult{}, err
@@ -115,6 +124,14 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 	if a.runningChildren() > 0 {
 		a.status = StatusBlocked
 		a.publish(ctx)
+		if a.tree && a.ended {
+			// end_session: the children get subagent_grace_s to finish,
+			// then are cancelled, so that a child waiting on this agent
+			// cannot hold the tree for ever.
+			if err := a.finishChildren(ctx); err != nil {
+				return AgentResult{}, false, err
+			}
+		}
 		if err := workflow.Await(ctx, func() bool { return a.runningChildren() == 0 || a.interrupted() }); err != nil {
 			return AgentResult{}, false, err
 		}
@@ -189,11 +206,12 @@ func (a *agent) drainSignals(ctx workflow.Context) {
 	for {
 		var text string
 		var te TaskEvent
+		var resume ResumeArgs
 		switch {
 		case a.userCh.ReceiveAsync(&text):
 			a.onUserMessage(ctx, text)
-		case a.resumeCh.ReceiveAsync(&text):
-			a.onResume(ctx, text)
+		case a.resumeCh.ReceiveAsync(&resume):
+			a.onResume(ctx, resume)
 		case a.taskEvents.ReceiveAsync(&te):
 			a.onTaskEvent(ctx, te)
 		case a.endCh.ReceiveAsync(nil):
@@ -212,7 +230,45 @@ func (a *agent) onUserMessage(ctx workflow.Context, text string) {
 	a.inbox = append(a.inbox, Inbound{Text: text})
 }
 
-func (a *agent) onResume(ctx workflow.Context, text string) {
+// ResumeArgs is the resume signal's argument: a JSON string (the text the
+// agent goes on with; empty for a default), or {"text", "agent_id"} to pick
+// the paused agent of the tree when several are.
+type ResumeArgs struct {
+	Text    string `json:"text"`
+	AgentID string `json:"agent_id,omitempty"`
+}
+
+// UnmarshalJSON takes the plain string of older clients as the text.
+func (r *ResumeArgs) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &r.Text); err == nil {
+		return nil
+	}
+	type plain ResumeArgs
+	return json.Unmarshal(b, (*plain)(r))
+}
+
+func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
+	text := args.Text
+	if a.tree && ((args.AgentID != "" && args.AgentID != a.cfg.agentID) || !a.todo.Paused) {
+		w, err := a.waitFor(WaitPaused, args.AgentID)
+		switch {
+		case err == nil && w.AgentID != a.cfg.agentID:
+			if err := a.handOn(ctx, w.AgentID, TaskEvent{Resume: &text}); err != nil {
+				workflow.GetLogger(ctx).Warn("resume not handed on", "agent", w.AgentID, "error", err)
+			} else {
+				a.bus.handed = append(a.bus.handed, w)
+			}
+			return
+		case err != nil && !a.todo.Paused && a.status == StatusRunning && args.AgentID == "":
+			// A turn is running: the pause it is about to record may be
+			// what this resume answers. Keep it for the end of the turn.
+			a.earlyResume = &text
+			return
+		case err != nil && !a.todo.Paused:
+			workflow.GetLogger(ctx).Warn("ignoring a resume signal", "reason", err.Error())
+			return
+		}
+	}
 	if !a.todo.Paused {
 		workflow.GetLogger(ctx).Warn("ignoring a resume signal: the run is not paused")
 		return

@@ -27,6 +27,13 @@ type State struct {
 	Usage       Usage       `json:"usage"`
 	// Compactions counts the times the model's view was compacted.
 	Compactions int `json:"compactions"`
+	// Waiting are the human waits of the agent's tree, its own first
+	// (CONTRACT.md); the root's resume and approve_plan reach them.
+	Waiting []Wait `json:"waiting"`
+	// Live is set in a parent's entry for a running child: the counters the
+	// child sent with its latest event or status change (its own run's
+	// state query has the rest).
+	Live *Brief `json:"live,omitempty"`
 }
 
 // Bounds of the payloads that carry a state (the state query, AgentResult,
@@ -45,7 +52,7 @@ const (
 
 func (a *agent) state() State {
 	events := a.events()
-	return State{
+	st := State{
 		AgentID:          a.cfg.agentID,
 		Status:           a.status,
 		Turns:            a.turns,
@@ -64,7 +71,15 @@ func (a *agent) state() State {
 		ModelError:       a.modelError,
 		Usage:            a.usage,
 		Compactions:      a.comp.Count,
+		Waiting:          []Wait{},
 	}
+	if a.tree {
+		st.Status = a.shownStatus()
+		if ws := a.waiting(); ws != nil {
+			st.Waiting = ws
+		}
+	}
+	return st
 }
 
 // summary is a state as a parent keeps it for a child: its own figures,

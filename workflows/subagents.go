@@ -3,6 +3,7 @@ package workflows
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -28,6 +29,20 @@ type TaskEvent struct {
 	// which a live relay can no longer tell it.
 	Backlog []todo.Event `json:"backlog,omitempty"`
 	Gone    []AgentEnd   `json:"gone,omitempty"`
+
+	// The tree's bus (tree.go); State and the relays above are the older
+	// runs' protocol.
+	Brief   *Brief    `json:"brief,omitempty"`
+	Want    *Want     `json:"want,omitempty"`
+	Bind    *Binding  `json:"bind,omitempty"`
+	Joined  *Member   `json:"joined,omitempty"`
+	Refused *AgentEnd `json:"refused,omitempty"`
+	// Resume and Approve are a human's answers the root hands on to the
+	// agent of its tree that waits for them.
+	Resume  *string       `json:"resume,omitempty"`
+	Approve *ApprovalArgs `json:"approve,omitempty"`
+	// Finish asks a subagent to finish within that many seconds.
+	Finish *int `json:"finish,omitempty"`
 }
 
 // AgentEnd says how an agent's run ended.
@@ -42,6 +57,14 @@ type child struct {
 	WorkflowID string `json:"workflow_id"`
 	State      *State `json:"state"`
 	Done       bool   `json:"done"`
+	// Brief is the running child's latest counters (tree protocol).
+	Brief *Brief `json:"brief,omitempty"`
+	// cancel asks the child to stop (cancel_subagent, end_session's grace
+	// over). A child never crosses a continue-as-new, so neither does it.
+	cancel workflow.CancelFunc
+	why    string // why it was cancelled
+	// finishAsked: the child was asked to finish (end_session).
+	finishAsked bool
 }
 
 // SpawnArgs are the arguments of spawn_subagent.
@@ -77,6 +100,8 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case a.children[args.AgentID] != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("a subagent %q already exists in this run; choose another agent_id", args.AgentID)}
+	case a.tree && a.bus.member(args.AgentID) != nil:
+		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case strings.TrimSpace(args.Task) == "":
 		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
 	}
@@ -89,6 +114,12 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		Context:      a.cfg.in.Context,
 		AgentID:      args.AgentID,
 		Tools:        args.Tools,
+		TreeBus:      a.tree,
+	}
+	if a.tree {
+		// Grandchildren live under the same limits.
+		in.SubagentTimeoutS, in.SubagentGraceS = a.cfg.in.SubagentTimeoutS, a.cfg.in.SubagentGraceS
+		in.ModelRetryWindowS = a.cfg.in.ModelRetryWindowS
 	}
 	if args.Todo != nil {
 		in.Todo = *args.Todo
@@ -97,20 +128,36 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: "the subagent's settings are invalid: " + err.Error()}
 	}
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + args.AgentID
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:        id,
 		ParentClosePolicy: childPolicy,
 		StaticSummary:     "subagent " + args.AgentID + ": " + shorten(args.Task, 120),
-	})
+	}
+	var cancel workflow.CancelFunc = func() {}
+	cctx := ctx
+	if a.tree {
+		// The server ends a subagent that overruns its limit; its parent
+		// then fails the steps that waited on it.
+		opts.WorkflowExecutionTimeout = a.cfg.subagentTimeout
+		cctx, cancel = workflow.WithCancel(ctx)
+	}
+	cctx = workflow.WithChildOptions(cctx, opts)
 	fut := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in)
 	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, rootMessage(err))}
 	}
-	ch := &child{AgentID: args.AgentID, WorkflowID: id}
+	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel}
 	a.children[args.AgentID] = ch
 	a.childOrder = append(a.childOrder, args.AgentID)
-	if te := a.backlogFor(args.AgentID); len(te.Backlog) > 0 || len(te.Gone) > 0 {
-		a.signal(ctx, id, te)
+	switch m := (Member{AgentID: args.AgentID, WorkflowID: id, Parent: a.cfg.agentID}); {
+	case a.tree && a.isRoot():
+		a.join(ctx, m)
+	case a.tree:
+		a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Joined: &m})
+	default:
+		if te := a.backlogFor(args.AgentID); len(te.Backlog) > 0 || len(te.Gone) > 0 {
+			a.signal(ctx, id, te)
+		}
 	}
 	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })
 	a.publish(ctx)
@@ -135,8 +182,14 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 		ch.State = res.State
 	case err != nil:
 		how = "failed: " + rootMessage(err)
-		if temporal.IsCanceledError(err) {
+		switch {
+		case temporal.IsCanceledError(err):
 			how = "cancelled"
+			if ch.why != "" {
+				how += ": " + ch.why
+			}
+		case a.tree && errors.As(err, new(*temporal.TimeoutError)):
+			how = fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.subagentTimeout)
 		}
 		st := State{AgentID: ch.AgentID, Status: StatusFailed}
 		if ch.State != nil {
@@ -147,12 +200,20 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 	}
 	a.gone[ch.AgentID] = how
 	a.emit(ctx, a.plans.AgentEnded(ch.AgentID, how))
-	a.relay(ctx, TaskEvent{From: a.cfg.agentID, Ended: &AgentEnd{AgentID: ch.AgentID, How: how}}, ch.AgentID)
+	if a.tree {
+		a.announceEnd(ctx, ch.AgentID, how)
+	} else {
+		a.relay(ctx, TaskEvent{From: a.cfg.agentID, Ended: &AgentEnd{AgentID: ch.AgentID, How: how}}, ch.AgentID)
+	}
 	a.publish(ctx)
 }
 
 // onTaskEvent takes in what another agent of the tree sent.
 func (a *agent) onTaskEvent(ctx workflow.Context, te TaskEvent) {
+	if a.tree {
+		a.onTreeEvent(ctx, te)
+		return
+	}
 	ch := a.children[te.From]
 	if te.State != nil && ch != nil && !ch.Done {
 		ch.State = te.State
@@ -258,7 +319,9 @@ func (a *agent) liveBlockers() []string {
 			}
 			continue
 		}
-		if _, ended := a.gone[id]; a.cfg.subagent && !ended {
+		// A subagent (or, on the tree's bus, any agent) waits on agents
+		// that are not its children until it hears that they ended.
+		if _, ended := a.gone[id]; (a.cfg.subagent || a.tree) && !ended {
 			live = append(live, id)
 		}
 	}
@@ -310,7 +373,9 @@ func (a *agent) subagentStates() map[string]State {
 	out := make(map[string]State, len(a.children))
 	for _, id := range a.childOrder {
 		ch := a.children[id]
-		if ch.State != nil {
+		if !ch.Done && ch.Brief != nil {
+			out[id] = ch.Brief.state(id)
+		} else if ch.State != nil {
 			out[id] = ch.State.summary()
 		} else {
 			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
