@@ -28,14 +28,15 @@ func cmdReject(args []string) error {
 // approval answers a plan that waits for approval (startPlan with
 // plan_approval "required").
 func approval(args []string, approve bool) error {
-	name, shape := "approve", "starter approve ID [--feedback TEXT]"
+	name, shape := "approve", "starter approve ID [--feedback TEXT] [--agent AGENT]"
 	help := "a note for the agent with the approval"
 	if !approve {
-		name, shape = "reject", `starter reject ID --feedback TEXT`
+		name, shape = "reject", `starter reject ID --feedback TEXT [--agent AGENT]`
 		help = "why the plan is rejected, for the agent (required)"
 	}
 	rc := newRunCommand(name)
 	feedback := rc.fs.String("feedback", "", help+" (`TEXT`)")
+	agent := rc.fs.String("agent", "", "the agent of the tree whose plan is answered, when several wait (`AGENT`)")
 	check := func(rest []string) error {
 		if len(rest) > 0 {
 			return usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
@@ -47,7 +48,7 @@ func approval(args []string, approve bool) error {
 	}
 	return rc.run(args, check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		var answer string
-		err := update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback}, &answer)
+		err := update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback, AgentID: *agent}, &answer)
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
@@ -57,22 +58,54 @@ func approval(args []string, approve bool) error {
 }
 
 func cmdResume(args []string) error {
-	return newRunCommand("resume").run(args, nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+	rc := newRunCommand("resume")
+	agent := rc.fs.String("agent", "", "the paused agent of the tree to resume, when several are (`AGENT`)")
+	return rc.run(args, nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
 		st, _, err := queryState(ctx, cl, id)
 		if err != nil {
 			return err
 		}
-		if !st.Paused {
-			// The workflow would ignore the signal: say so instead of sending it.
-			return fmt.Errorf("%s is not paused (status %s); nothing to resume", id, st.Status)
+		// The workflow would ignore a resume that nothing waits for: say
+		// so instead of sending it.
+		who, err := pausedAgent(st, *agent)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
 		}
 		text := strings.TrimSpace(strings.Join(rest, " "))
-		if err := cl.SignalWorkflow(ctx, id, "", workflows.ResumeSignal, text); err != nil {
+		var arg any = text
+		if *agent != "" {
+			arg = workflows.ResumeArgs{Text: text, AgentID: *agent}
+		}
+		if err := cl.SignalWorkflow(ctx, id, "", workflows.ResumeSignal, arg); err != nil {
 			return fmt.Errorf("%s: %w", id, refusal(err))
 		}
-		fmt.Println("resumed")
+		fmt.Println("resumed " + who)
 		return nil
 	})
+}
+
+// pausedAgent is the agent a resume is for: the one named, or the only
+// paused agent of the tree (state.waiting; a run of an older version lists
+// none and answers for itself).
+func pausedAgent(st workflows.State, agent string) (string, error) {
+	var paused []string
+	for _, w := range st.Waiting {
+		if w.Kind == workflows.WaitPaused && (agent == "" || w.AgentID == agent) {
+			paused = append(paused, w.AgentID)
+		}
+	}
+	if len(st.Waiting) == 0 && st.Paused && (agent == "" || agent == st.AgentID) {
+		paused = append(paused, st.AgentID)
+	}
+	switch {
+	case len(paused) == 1:
+		return paused[0], nil
+	case len(paused) > 1:
+		return "", fmt.Errorf("agents %s are paused; name one with --agent", strings.Join(paused, ", "))
+	case agent != "":
+		return "", fmt.Errorf("agent %s is not paused (status %s); nothing to resume", agent, st.Status)
+	}
+	return "", fmt.Errorf("no agent of the run is paused (status %s); nothing to resume", st.Status)
 }
 
 func cmdContinuation(args []string) error {

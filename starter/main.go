@@ -30,11 +30,14 @@ commands:
   plan ID              show a run's plan checklist (and whether it awaits you)
   watch ID [--every DURATION]
                        follow a run's agents and progress until it ends
-  approve ID [--feedback TEXT]
-                       approve the plan that waits for approval
-  reject ID --feedback TEXT
+  approve ID [--feedback TEXT] [--agent AGENT]
+                       approve the plan that waits for approval (any agent
+                       of the tree; --agent picks one when several wait)
+  reject ID --feedback TEXT [--agent AGENT]
                        reject the plan that waits for approval, saying why
-  resume ID [TEXT]     resume a paused run (TEXT: what changed, optional)
+  resume ID [--agent AGENT] [TEXT]
+                       resume a paused agent of the run's tree (TEXT: what
+                       changed, optional)
   end ID               end a chat session after its current turn (end_session)
   continuation ID on|off
                        switch todo continuation on or off

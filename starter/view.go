@@ -22,6 +22,9 @@ func printState(w io.Writer, id string, st workflows.State) {
 	if st.AwaitingApproval {
 		fmt.Fprintf(w, "\n%s\n", approvalHint(id))
 	}
+	for _, n := range waitNotes(id, st) {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
 }
 
 // agentTree is the `watch` view: one line for the run, then one per
@@ -58,11 +61,18 @@ func writeSubagents(b *strings.Builder, subs map[string]workflows.State, indent 
 // agentSummary is one agent's progress: status, turn, model calls, todos
 // done/total, plan progress when it has a plan, and why it is paused.
 func agentSummary(st workflows.State) string {
-	done := todo.CountStatus(st.Todos, todo.Completed)
-	s := fmt.Sprintf("%s, turn %d, %d model calls, todos %d/%d", st.Status, st.Turns, st.ModelCalls, done, len(st.Todos))
-	if st.Plan != nil {
+	done, total := todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)
+	if l := st.Live; l != nil {
+		// A running subagent as its parent knows it: its counters.
+		done, total = l.TodosCompleted, l.TodosTotal
+	}
+	s := fmt.Sprintf("%s, turn %d, %d model calls, todos %d/%d", st.Status, st.Turns, st.ModelCalls, done, total)
+	switch {
+	case st.Plan != nil:
 		p := todo.ComputeProgress(st.Plan.Steps)
 		s += fmt.Sprintf(", plan %d/%d (%s%%)", p.Completed, p.Total, todo.FormatPercent(p.Percent))
+	case st.Live != nil && st.Live.PlanID != "":
+		s += fmt.Sprintf(", plan %d/%d (%s)", st.Live.StepsCompleted, st.Live.StepsTotal, st.Live.PlanStatus)
 	}
 	if st.Paused {
 		s += ", paused: " + oneLine(st.PauseReason)
@@ -86,6 +96,24 @@ func planNotes(id string, st workflows.State) []string {
 	}
 	if st.AwaitingApproval {
 		notes = append(notes, approvalHint(id))
+	}
+	return append(notes, waitNotes(id, st)...)
+}
+
+// waitNotes say which subagents of the tree wait for a human, and how to
+// answer them at the root.
+func waitNotes(id string, st workflows.State) []string {
+	var notes []string
+	for _, w := range st.Waiting {
+		if w.AgentID == st.AgentID {
+			continue // the root's own wait is said with its state
+		}
+		switch w.Kind {
+		case workflows.WaitPaused:
+			notes = append(notes, fmt.Sprintf(`Subagent %s is paused: %s (run "starter resume %s --agent %s TEXT")`, w.AgentID, oneLine(w.Reason), id, w.AgentID))
+		case workflows.WaitPlanApproval:
+			notes = append(notes, fmt.Sprintf(`Subagent %s's plan awaits approval (run "starter approve %s --agent %s" or "starter reject %s --agent %s --feedback TEXT")`, w.AgentID, id, w.AgentID, id, w.AgentID))
+		}
 	}
 	return notes
 }

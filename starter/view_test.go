@@ -124,11 +124,47 @@ func TestPlanNotes(t *testing.T) {
 		{workflows.State{Status: "paused", Paused: true, PauseReason: "waiting for\nthe keys"}, []string{"Paused: waiting for the keys"}},
 		{workflows.State{Status: "awaiting_approval", AwaitingApproval: true},
 			[]string{`Awaiting approval: run "starter approve wf-1" or "starter reject wf-1 --feedback TEXT"`}},
+		{workflows.State{AgentID: "main", Status: "paused", Waiting: []workflows.Wait{{AgentID: "fixer", Kind: workflows.WaitPaused, Reason: "no\npassword"}}},
+			[]string{`Subagent fixer is paused: no password (run "starter resume wf-1 --agent fixer TEXT")`}},
+		{workflows.State{AgentID: "main", Status: "awaiting_approval", AwaitingApproval: true, Waiting: []workflows.Wait{
+			{AgentID: "main", Kind: workflows.WaitPlanApproval}, {AgentID: "impl", Kind: workflows.WaitPlanApproval}}},
+			[]string{`Awaiting approval: run "starter approve wf-1" or "starter reject wf-1 --feedback TEXT"`,
+				`Subagent impl's plan awaits approval (run "starter approve wf-1 --agent impl" or "starter reject wf-1 --agent impl --feedback TEXT")`}},
 	}
 	for _, tc := range cases {
 		got := planNotes("wf-1", tc.st)
 		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 			t.Errorf("planNotes(%+v) = %q, want %q", tc.st, got, tc.want)
+		}
+	}
+}
+
+func TestPausedAgent(t *testing.T) {
+	paused := func(ids ...string) []workflows.Wait {
+		var ws []workflows.Wait
+		for _, id := range ids {
+			ws = append(ws, workflows.Wait{AgentID: id, Kind: workflows.WaitPaused})
+		}
+		return ws
+	}
+	cases := []struct {
+		name, agent string
+		st          workflows.State
+		want, err   string
+	}{
+		{"the root itself, older run", "", workflows.State{AgentID: "main", Paused: true}, "main", ""},
+		{"the only paused subagent", "", workflows.State{AgentID: "main", Waiting: paused("fixer")}, "fixer", ""},
+		{"several: must pick", "", workflows.State{AgentID: "main", Waiting: paused("a", "b")}, "", "agents a, b are paused; name one with --agent"},
+		{"picked", "b", workflows.State{AgentID: "main", Waiting: paused("a", "b")}, "b", ""},
+		{"picked one that is not paused", "c", workflows.State{AgentID: "main", Status: "paused", Waiting: paused("a")}, "", "agent c is not paused (status paused); nothing to resume"},
+		{"nothing paused", "", workflows.State{AgentID: "main", Status: "running"}, "", "no agent of the run is paused (status running); nothing to resume"},
+		{"a plan approval is not a pause", "", workflows.State{AgentID: "main", Status: "awaiting_approval",
+			Waiting: []workflows.Wait{{AgentID: "x", Kind: workflows.WaitPlanApproval}}}, "", "no agent of the run is paused (status awaiting_approval); nothing to resume"},
+	}
+	for _, tc := range cases {
+		got, err := pausedAgent(tc.st, tc.agent)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("%s: pausedAgent = %q, %v; want %q, %q", tc.name, got, err, tc.want, tc.err)
 		}
 	}
 }

@@ -33,6 +33,19 @@
 // When the server suggests it, the run continues as new between turns with
 // its input, todo state and transcript carried in the Carry field.
 //
+// # The agent tree
+//
+// A subagent is a child AgentWorkflow (subagents.go). The agents of one run
+// tree share a bus (tree.go): each agent signals its own plan events to its
+// parent, which keeps them; the root holds the roster and hands an agent's
+// subscriptions and dependencies to the producer's parent, which forwards
+// what matches. Dependencies bind to the producer's current plan
+// (todo.PlanState.Bind). Human waits anywhere in the tree surface in the
+// root's state and status, and the root hands resume and approve_plan on.
+// Runs started before this version keep relaying through their parent; the
+// change is guarded by workflow.GetVersion("agent-tree") and a child speaks
+// the bus only when its parent does (AgentInput.TreeBus).
+//
 // # Waiting
 //
 // Between turns a session waits durably for the next message, for
