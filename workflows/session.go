@@ -54,6 +54,16 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 				if woken {
 					continue
 				}
+				if a.tree && len(a.waiting()) > 0 {
+					// An agent of the tree waits for a human: like a pause,
+					// that wait takes as long as it takes, and the session
+					// stays open for the messages that may follow.
+					err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended || len(a.waiting()) == 0 })
+					if err != nil {
+						return AgentResult{}, err
+					}
+					continue
+				}
 			}
 			res, done, err := a.windDown(ctx)
 			if err != nil || done {

@@ -346,13 +346,17 @@ func (a *agent) blockedSignature() string {
 // waits on a subagent that is still working, the run waits (durably, no
 // polling) until a step unblocks or fails, and then the turn goes on.
 func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
-	if len(a.liveBlockers()) == 0 {
+	// end_session stops the root's wait: the turn ends, and the wind-down
+	// gives the children subagent_grace_s (a child may be waiting on this
+	// very agent). A subagent asked to finish keeps waiting: its grace runs.
+	stop := func() bool { return a.tree && a.ended && a.isRoot() }
+	if len(a.liveBlockers()) == 0 || stop() {
 		return false, nil
 	}
 	before := a.blockedSignature()
 	a.status = StatusBlocked
 	a.publish(ctx)
-	err := workflow.Await(ctx, func() bool { return a.blockedSignature() != before || len(a.liveBlockers()) == 0 })
+	err := workflow.Await(ctx, func() bool { return a.blockedSignature() != before || len(a.liveBlockers()) == 0 || stop() })
 	a.status = StatusRunning
 	return err == nil, err
 }

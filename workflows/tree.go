@@ -266,7 +266,16 @@ func (a *agent) settleUnknown(ctx workflow.Context) {
 	if !a.tree || !a.isRoot() {
 		return
 	}
-	a.refuseUnspawned(ctx)
+	a.bus.pending = nil
+	wants := a.bus.pendingWants
+	a.bus.pendingWants = nil
+	for _, w := range wants {
+		if w.Of == a.cfg.agentID || a.bus.member(w.Of) != nil {
+			a.deliver(ctx, w)
+		} else {
+			a.respond(ctx, w, TaskEvent{From: a.cfg.agentID, Refused: &AgentEnd{AgentID: w.Of, How: a.notInTree(w.Of)}})
+		}
+	}
 	for _, id := range a.plans.BlockedOn() {
 		if id != a.cfg.agentID && a.bus.member(id) == nil && a.children[id] == nil {
 			a.emit(ctx, a.plans.FailDependency(id, a.notInTree(id)))

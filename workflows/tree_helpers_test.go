@@ -1,0 +1,282 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// The helpers of the run-tree tests (tree_test.go): a whole tree runs in one
+// test environment, every subagent as a real child workflow, every agent's
+// model calls answered by the same scripted CallModel by agent id.
+
+// treeRoot is the root's workflow id in the test environment; a child's is
+// treeRoot + "/" + its agent id.
+const treeRoot = "default-test-workflow-id"
+
+func childWF(agentID string) string { return treeRoot + "/" + agentID }
+
+// treeModel answers every agent's model calls: call N of agent A gets
+// script[A][N-1] (an empty final answer past the end), or what hook returns
+// when it is set and answers ok. It records every input, by agent.
+type treeModel struct {
+	mu     sync.Mutex
+	script map[string][]model.Response
+	seen   map[string][]activities.CallModelInput
+	hook   func(in activities.CallModelInput) (model.Response, bool)
+}
+
+// late makes call Call of agent Agent take D on the workflow clock (the
+// test environment skips the time), so that the agents of a tree act in a
+// known order.
+type late struct {
+	Agent string
+	Call  int
+	D     time.Duration
+}
+
+// newTreeEnv is a test environment with AgentWorkflow registered (or, when
+// given, wf in its place) under its public name, which spawn starts.
+func newTreeEnv(wf ...any) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var fn any = AgentWorkflow
+	if len(wf) > 0 {
+		fn = wf[0]
+	}
+	env.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: WorkflowName})
+	return env
+}
+
+// scriptTree registers the scripted model (and a RunTool that echoes) on env.
+func scriptTree(env *testsuite.TestWorkflowEnvironment, script map[string][]model.Response, lates ...late) *treeModel {
+	tm := &treeModel{script: script, seen: map[string][]activities.CallModelInput{}}
+	answer := func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
+		tm.mu.Lock()
+		tm.seen[in.AgentID] = append(tm.seen[in.AgentID], in)
+		hook := tm.hook
+		tm.mu.Unlock()
+		if hook != nil {
+			if r, ok := hook(in); ok {
+				return r, nil
+			}
+		}
+		rs := script[in.AgentID]
+		if in.Call > len(rs) {
+			return model.Response{}, nil
+		}
+		r := rs[in.Call-1]
+		r.ToolCalls = append([]model.ToolCall(nil), r.ToolCalls...)
+		for i := range r.ToolCalls {
+			if r.ToolCalls[i].ID == "" {
+				r.ToolCalls[i].ID = fmt.Sprintf("%s-%d-%d", in.AgentID, in.Call, i)
+			}
+		}
+		return r, nil
+	}
+	env.RegisterActivityWithOptions(answer, activity.RegisterOptions{Name: activities.CallModelName})
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolName})
+	for _, l := range lates {
+		env.OnActivity(activities.CallModelName, mock.Anything, mock.MatchedBy(func(in activities.CallModelInput) bool {
+			return in.AgentID == l.Agent && in.Call == l.Call
+		})).After(l.D).Return(answer)
+	}
+	if len(lates) > 0 {
+		env.OnActivity(activities.CallModelName, mock.Anything, mock.Anything).Return(answer)
+	}
+	return tm
+}
+
+// inputs are the model inputs agentID's calls had, in call order.
+func (tm *treeModel) inputs(agentID string) []activities.CallModelInput {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return append([]activities.CallModelInput(nil), tm.seen[agentID]...)
+}
+
+// rootInput is a root with the guards and continuation out of the way and
+// plans started without approval, unless a test says otherwise.
+func rootInput(prompt string) AgentInput {
+	zero, off := 0, false
+	in := AgentInput{Prompt: prompt, IdleTimeoutS: 7 * 24 * 3600}
+	in.Todo = todo.Config{PlanApproval: todo.ApprovalAuto, FinalizationMaxCorrections: &zero, Continuation: &off}
+	return in
+}
+
+// quiet is the todo argument of spawn_subagent for a child whose script
+// needs no guard: no correction, no continuation.
+const quiet = `{"finalization_max_corrections":0,"continuation":false}`
+
+// spawn is a spawn_subagent call.
+func spawnCall(id, task, todoJSON string) model.ToolCall {
+	args := map[string]any{"agent_id": id, "task": task}
+	if todoJSON != "" {
+		args["todo"] = json.RawMessage(todoJSON)
+	}
+	b, _ := json.Marshal(args)
+	return model.ToolCall{Name: todo.ToolSpawnSubagent, Arguments: b}
+}
+
+func say(text string) model.Response { return model.Response{Content: text} }
+
+// stateOf queries the state of any workflow of the tree (running or ended).
+func stateOf(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowID string) State {
+	t.Helper()
+	v, err := env.QueryWorkflowByID(workflowID, StateQuery)
+	if err != nil {
+		t.Fatalf("state query of %s: %v", workflowID, err)
+	}
+	var s State
+	if err := v.Get(&s); err != nil {
+		t.Fatalf("decode state of %s: %v", workflowID, err)
+	}
+	return s
+}
+
+// messagesOf queries the transcript of any workflow of the tree.
+func messagesOf(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowID string) []model.Message {
+	t.Helper()
+	v, err := env.QueryWorkflowByID(workflowID, MessagesQuery)
+	if err != nil {
+		t.Fatalf("messages query of %s: %v", workflowID, err)
+	}
+	var ms []model.Message
+	if err := v.Get(&ms); err != nil {
+		t.Fatalf("decode messages of %s: %v", workflowID, err)
+	}
+	return ms
+}
+
+// toolAnswer is the tool message that answered the call with id callID.
+func toolAnswer(msgs []model.Message, callID string) (model.Message, bool) {
+	for _, m := range msgs {
+		if m.Role == model.RoleTool && m.ToolCallID == callID {
+			return m, true
+		}
+	}
+	return model.Message{}, false
+}
+
+// eventsOf filters a log: the events of agent (any agent when "") of type
+// typ (any type when "").
+func eventsOf(evs []todo.Event, agent, typ string) []todo.Event {
+	var out []todo.Event
+	for _, ev := range evs {
+		if (agent == "" || ev.AgentID == agent) && (typ == "" || ev.Type == typ) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// step is the step of a plan by id (fails the test when absent).
+func step(t *testing.T, p *todo.Plan, id string) todo.Step {
+	t.Helper()
+	if p == nil {
+		t.Fatalf("no plan, looking for %s", id)
+	}
+	for _, s := range p.Steps {
+		if s.StepID == id {
+			return s
+		}
+	}
+	t.Fatalf("plan %s has no %s: %+v", p.PlanID, id, p.Steps)
+	return todo.Step{}
+}
+
+// completed requires the root run to have completed without error.
+func completed(t *testing.T, env *testsuite.TestWorkflowEnvironment) {
+	t.Helper()
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("the root run did not complete")
+	}
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("the root run failed: %v", err)
+	}
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func slicesContains(list []string, s string) bool { return slices.Contains(list, s) }
+
+type testEnv = *testsuite.TestWorkflowEnvironment
+
+// updateCallback is a TestUpdateCallback that reports a rejection to reject
+// and ignores the rest.
+type updateCallback struct {
+	reject   func(error)
+	complete func(any, error)
+}
+
+func (u *updateCallback) Accept() {}
+func (u *updateCallback) Reject(err error) {
+	if u.reject != nil {
+		u.reject(err)
+	}
+}
+func (u *updateCallback) Complete(success any, err error) {
+	if u.complete != nil {
+		u.complete(success, err)
+	}
+}
+
+// withExecutionTimeout is AgentWorkflow under a stand-in for the server's
+// execution timeout, which the test environment does not enforce (it
+// enforces run timeouts only): a child is ended, as the server ends it, once
+// the execution timeout its parent set has passed. limit receives the last
+// child's execution timeout. Register it as WorkflowName in place of
+// AgentWorkflow.
+func withExecutionTimeout(limit *time.Duration) func(workflow.Context, AgentInput) (AgentResult, error) {
+	return func(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+		info := workflow.GetInfo(ctx)
+		if info.ParentWorkflowExecution == nil {
+			return AgentWorkflow(ctx, in)
+		}
+		*limit = info.WorkflowExecutionTimeout
+		var res AgentResult
+		var err error
+		done := false
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			res, err = AgentWorkflow(ctx, in)
+			done = true
+		})
+		ok, werr := workflow.AwaitWithTimeout(ctx, info.WorkflowExecutionTimeout, func() bool { return done })
+		switch {
+		case werr != nil:
+			return AgentResult{}, werr
+		case ok:
+			return res, err
+		}
+		return AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+	}
+}
