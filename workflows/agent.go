@@ -494,7 +494,7 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			break
 		}
 		if len(resp.ToolCalls) == 0 {
-			a.settleUnknown(ctx)
+			a.settleUnknown(ctx, true)
 			waited, err := a.waitBlocked(ctx)
 			if err != nil {
 				return err
@@ -601,7 +601,9 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 				}
 			}
 		}
-		defer a.refuseUnspawned(ctx)
+		// Past the response, what waits for an agent not spawned is
+		// settled when the turn ends (settleUnknown).
+		defer func() { a.bus.pending = nil }()
 	}
 
 	futures := make([]workflow.Future, len(calls))
@@ -734,7 +736,18 @@ func (a *agent) details() string {
 	subs := a.subagentStates()
 	for _, id := range a.childOrder {
 		st := subs[id]
-		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d/%d todos done", id, st.Status, todo.CountStatus(st.Todos, todo.Completed), len(st.Todos))
+		done, total := todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)
+		if st.Live != nil {
+			done, total = st.Live.TodosCompleted, st.Live.TodosTotal
+		}
+		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d/%d todos done", id, st.Status, done, total)
+	}
+	if a.tree {
+		for _, w := range a.waiting() {
+			if w.AgentID != a.cfg.agentID {
+				fmt.Fprintf(&b, "\n\n**waiting**: agent %s (%s): %s", w.AgentID, w.Kind, w.Reason)
+			}
+		}
 	}
 	return b.String()
 }

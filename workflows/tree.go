@@ -168,10 +168,10 @@ func (a *agent) keeps(id string) bool {
 
 // Peer is todo.Peers for addDependentStep: a child's events are in this
 // log; any other agent is asked for. An agent that is not in the tree yet
-// may still be spawned in this turn (by this agent, or by the root, whose
-// turn decides): the dependency waits for it, and fails when the turn that
-// could spawn it ends without doing so (settleUnknown). Only an id that
-// cannot name an agent is refused at once.
+// may still be spawned (by the root, while its turn runs, or by another
+// running agent): the dependency waits for it, and fails once no one can
+// spawn it any more (settleUnknown). Only an id that cannot name an agent is
+// refused at once.
 func (a *agent) Peer(id string) todo.PeerKind {
 	switch {
 	case a.children[id] != nil:
@@ -245,9 +245,9 @@ func (a *agent) route(ctx workflow.Context, w Want) {
 	switch {
 	case w.Of == a.cfg.agentID || a.bus.member(w.Of) != nil:
 		a.deliver(ctx, w)
-	case slices.Contains(a.bus.pending, w.Of) || a.status == StatusRunning:
-		// A spawn of this response, or of the rest of the root's turn,
-		// may bring it.
+	case slices.Contains(a.bus.pending, w.Of) || a.maySpawn(false, w.Agent):
+		// A spawn of this response, of the rest of the root's turn or of
+		// a running agent of the tree may bring it.
 		a.bus.pendingWants = append(a.bus.pendingWants, w)
 	default:
 		a.respond(ctx, w, TaskEvent{From: a.cfg.agentID, Refused: &AgentEnd{AgentID: w.Of, How: a.notInTree(w.Of)}})
@@ -258,11 +258,23 @@ func (a *agent) notInTree(id string) string {
 	return fmt.Sprintf("agent %q is not in this run tree and no spawn of it is pending (its agents are %s)", id, strings.Join(a.Known(), ", "))
 }
 
-// settleUnknown runs when the root's turn stops running (its answer has no
-// tool calls): the agents that its own dependencies and the wants it kept
-// wait for and that were not spawned cannot appear any more, so those
-// dependencies fail, visibly, rather than wait for ever.
-func (a *agent) settleUnknown(ctx workflow.Context) {
+// maySpawn reports whether an agent not in the tree yet may still appear
+// for the agent asker, which waits for it: the root's turn runs (unless
+// turnOver: it is ending), or another agent of the tree runs and may spawn
+// it.
+func (a *agent) maySpawn(turnOver bool, asker string) bool {
+	if a.status == StatusRunning && !turnOver {
+		return true
+	}
+	return slices.ContainsFunc(a.bus.roster, func(m *Member) bool { return m.Ended == "" && m.AgentID != asker })
+}
+
+// settleUnknown runs at the root when its turn stops running (its answer
+// has no tool calls) and when an agent of the tree ends: once no agent can
+// spawn them any more, the agents that its own dependencies and the wants
+// it kept wait for cannot appear, so those dependencies fail, visibly,
+// rather than wait for ever.
+func (a *agent) settleUnknown(ctx workflow.Context, turnOver bool) {
 	if !a.tree || !a.isRoot() {
 		return
 	}
@@ -270,11 +282,17 @@ func (a *agent) settleUnknown(ctx workflow.Context) {
 	wants := a.bus.pendingWants
 	a.bus.pendingWants = nil
 	for _, w := range wants {
-		if w.Of == a.cfg.agentID || a.bus.member(w.Of) != nil {
+		switch {
+		case w.Of == a.cfg.agentID || a.bus.member(w.Of) != nil:
 			a.deliver(ctx, w)
-		} else {
+		case a.maySpawn(turnOver, w.Agent):
+			a.bus.pendingWants = append(a.bus.pendingWants, w)
+		default:
 			a.respond(ctx, w, TaskEvent{From: a.cfg.agentID, Refused: &AgentEnd{AgentID: w.Of, How: a.notInTree(w.Of)}})
 		}
+	}
+	if a.maySpawn(turnOver, a.cfg.agentID) {
+		return
 	}
 	for _, id := range a.plans.BlockedOn() {
 		if id != a.cfg.agentID && a.bus.member(id) == nil && a.children[id] == nil {
@@ -384,6 +402,7 @@ func (a *agent) announceEnd(ctx workflow.Context, id, how string) {
 		if m := a.bus.member(id); m != nil {
 			m.Ended = how
 		}
+		a.settleUnknown(ctx, false)
 		return
 	}
 	a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Ended: end})
@@ -412,20 +431,6 @@ func (a *agent) join(ctx workflow.Context, m Member) {
 			one.Of = m.AgentID
 			a.deliver(ctx, one)
 		}
-	}
-}
-
-// refuseUnspawned refuses the wants kept for spawns that did not happen,
-// once the root's turn has stopped running.
-func (a *agent) refuseUnspawned(ctx workflow.Context) {
-	a.bus.pending = nil
-	if a.status == StatusRunning {
-		return
-	}
-	wants := a.bus.pendingWants
-	a.bus.pendingWants = nil
-	for _, w := range wants {
-		a.route(ctx, w)
 	}
 }
 
@@ -483,6 +488,7 @@ func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 		if a.isRoot() {
 			if m := a.bus.member(e.AgentID); m != nil {
 				m.Ended = e.How
+				defer a.settleUnknown(ctx, false)
 			}
 		}
 		a.gone[e.AgentID] = e.How

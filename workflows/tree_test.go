@@ -854,3 +854,61 @@ func TestTreeEndSessionBreaksAWaitOnAChild(t *testing.T) {
 		t.Errorf("root's step on kid = %s %q, want failed naming subagent_grace_s", s.Status, s.Error)
 	}
 }
+
+// A grandchild's events reach the root through the bus: the root's step
+// that waits on the grandchild's step is handed to the grandchild's parent
+// (its keeper), which binds it and forwards the completion; the grandchild's
+// sibling-less parent keeps its events, and nobody else gets them.
+func TestTreeRootDependsOnAGrandchild(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {
+			calls(call("createPlan", `{"title":"Root","steps":["delegate"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(spawnCall("lead", "get a worker to build it", quiet)),
+			calls(call("addDependentStep", `{"description":"ship the build","depends_on":[{"agent_id":"worker","step_id":"step_1"}]}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"delegated"}`)),
+			say("waiting for the worker"),
+			calls(call("setStepStatus", `{"step_id":"step_2","status":"completed","result":"shipped"}`)),
+			calls(call("completePlan", `{"status":"completed","summary":"shipped"}`)),
+			say("shipped"),
+		},
+		"lead": {
+			calls(spawnCall("worker", "build it", quiet)),
+			say("the worker builds it"),
+		},
+		"worker": {
+			calls(call("createPlan", `{"title":"Build","steps":["build"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(call("completeStepWithOutput", `{"step_id":"step_1","output":{"artifact":"app.tar"},"result":"built"}`)),
+			calls(call("completePlan", `{"status":"completed","summary":"built"}`)),
+			say("built"),
+		},
+	},
+		// The root's dependency is added before the worker exists; the
+		// worker's plan comes after its spawn was announced.
+		late{Agent: "worker", Call: 1, D: time.Minute},
+	)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+
+	st := queryState(t, env)
+	s := step(t, st.Plan, "step_2")
+	if s.Status != todo.StepCompleted || string(s.ReceivedOutputs["worker:step_1"]) != `{"artifact":"app.tar"}` {
+		t.Errorf("root's step on the grandchild = %s", dump(s))
+	}
+	if s.BoundPlans["worker"] != "" && s.BoundPlans["worker"] != "plan_1" {
+		t.Errorf("bound to %q", s.BoundPlans["worker"])
+	}
+	if got := len(eventsOf(st.Events, "worker", todo.EventStepCompleted)); got != 1 {
+		t.Errorf("root's log holds %d step_completed of the worker, want 1", got)
+	}
+	lead := stateOf(t, env, childWF("lead"))
+	if len(eventsOf(lead.Events, "worker", "")) == 0 {
+		t.Error("the lead (the worker's keeper) holds none of its events")
+	}
+	if len(eventsOf(lead.Events, "main", "")) != 0 {
+		t.Errorf("the lead received the root's events without asking: %s", dump(eventsOf(lead.Events, "main", "")))
+	}
+}
