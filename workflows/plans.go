@@ -39,17 +39,17 @@ func (a *agent) validateApproval(args ApprovalArgs) error {
 	return nil
 }
 
-// approvalFor is the agent whose plan waits for the answer: this one, or
-// (at the root) an agent of its tree.
-func (a *agent) approvalFor(agentID string) (string, error) {
+// approvalFor is the wait the answer is for: this agent's, or (at the
+// root) that of an agent of its tree.
+func (a *agent) approvalFor(agentID string) (Wait, error) {
 	w, err := a.waitFor(WaitPlanApproval, agentID)
 	if err != nil {
-		return "", fmt.Errorf("no plan is waiting for approval: %w", err)
+		return Wait{}, fmt.Errorf("no plan is waiting for approval: %w", err)
 	}
 	if w.AgentID != a.cfg.agentID && !a.isRoot() {
-		return "", fmt.Errorf("agent %q waits for approval; answer it at the root of the run tree", w.AgentID)
+		return Wait{}, fmt.Errorf("agent %q waits for approval; answer it at the root of the run tree", w.AgentID)
 	}
-	return w.AgentID, nil
+	return w, nil
 }
 
 func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, error) {
@@ -58,17 +58,17 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 		verdict = "approved"
 	}
 	if a.tree {
-		id, err := a.approvalFor(args.AgentID)
+		w, err := a.approvalFor(args.AgentID)
 		if err != nil {
 			return "", err
 		}
-		if id != a.cfg.agentID {
-			if err := a.handOn(ctx, id, TaskEvent{Approve: &args}); err != nil {
+		if w.AgentID != a.cfg.agentID {
+			if err := a.handOn(ctx, w.AgentID, TaskEvent{Approve: &args}); err != nil {
 				return "", err
 			}
-			a.bus.handed = append(a.bus.handed, Wait{AgentID: id, Kind: WaitPlanApproval, Reason: a.waitReason(id)})
+			a.bus.handed = append(a.bus.handed, w)
 			a.publish(ctx)
-			return verdict + " (the plan of agent " + id + ")", nil
+			return verdict + " (the plan of agent " + w.AgentID + ")", nil
 		}
 	}
 	a.answer = &approval{approved: *args.Approved, feedback: args.Feedback}

@@ -399,13 +399,22 @@ func (a *agent) announceEnd(ctx workflow.Context, id, how string) {
 		}
 	}
 	if a.isRoot() {
-		if m := a.bus.member(id); m != nil {
-			m.Ended = how
-		}
-		a.settleUnknown(ctx, false)
+		a.memberEnded(ctx, id, how)
 		return
 	}
 	a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Ended: end})
+}
+
+// memberEnded records in the root's roster that an agent ended, and settles
+// what waited for agents that only it could still have spawned.
+func (a *agent) memberEnded(ctx workflow.Context, id, how string) {
+	if !a.isRoot() {
+		return
+	}
+	if m := a.bus.member(id); m != nil {
+		m.Ended = how
+		a.settleUnknown(ctx, false)
+	}
 }
 
 // join records a spawned agent in the root's roster and hands it the wants
@@ -485,14 +494,9 @@ func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 		ended = append(ended, *te.Ended)
 	}
 	for _, e := range ended {
-		if a.isRoot() {
-			if m := a.bus.member(e.AgentID); m != nil {
-				m.Ended = e.How
-				defer a.settleUnknown(ctx, false)
-			}
-		}
 		a.gone[e.AgentID] = e.How
 		a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
+		a.memberEnded(ctx, e.AgentID, e.How)
 	}
 	a.failEnded(ctx)
 	a.askPeers(ctx)
@@ -709,17 +713,6 @@ func (a *agent) handOn(ctx workflow.Context, agentID string, te TaskEvent) error
 	te.From = a.cfg.agentID
 	a.signal(ctx, wfID, te)
 	return nil
-}
-
-// waitReason is the reason of agentID's plan approval wait, as the tree
-// shows it.
-func (a *agent) waitReason(agentID string) string {
-	for _, w := range a.waiting() {
-		if w.AgentID == agentID && w.Kind == WaitPlanApproval {
-			return w.Reason
-		}
-	}
-	return ""
 }
 
 // finishChildren asks the running children to finish, waits for them for
