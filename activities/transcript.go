@@ -3,9 +3,12 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
@@ -287,6 +290,11 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 		req := PageRequest{Start: sp.Start, End: sp.End}
 		for req.Start < sp.End {
 			v, err := a.Client.QueryWorkflow(ctx, workflowID, runID, TranscriptQuery, req)
+			if err != nil && len(out) == 0 && pending == nil && unknownQuery(err, TranscriptQuery) {
+				// During a rolling deploy the run may be cached on a
+				// worker built before the transcript query existed.
+				return a.readMessages(ctx, workflowID, runID, spans)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("read transcript of %s [%d,%d) from content byte %d: %w", workflowID, req.Start, sp.End, req.ContentOffset, err)
 			}
@@ -322,6 +330,44 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 					req.Start, sp.End, req.ContentOffset, len(page.Messages), page.Next, page.NextContentOffset))
 			}
 			req.Start, req.ContentOffset = page.Next, page.NextContentOffset
+		}
+	}
+	return out, nil
+}
+
+// unknownQuery reports whether err says that the workflow has no handler
+// for queryType. The SDK words it "unknown queryType NAME. KnownQueryTypes=…";
+// it is not typed, so the text is all there is.
+func unknownQuery(err error, queryType string) bool {
+	var failed *serviceerror.QueryFailed
+	return errors.As(err, &failed) && strings.Contains(failed.Message, "unknown queryType "+queryType)
+}
+
+// readMessages is readTranscript for a run on a worker that predates the
+// transcript query: it pages with the public messages query, which such a
+// worker answers with up to limit whole messages. Its answers are not sized
+// in bytes, so a transcript near the server's cap may fail to be read until
+// the run moves to a current worker; the error is retryable, and it will.
+func (a *Activities) readMessages(ctx context.Context, workflowID, runID string, spans []Span) ([]model.Message, error) {
+	const limit = 100
+	var out []model.Message
+	for _, sp := range spans {
+		for off := sp.Start; off < sp.End; {
+			v, err := a.Client.QueryWorkflow(ctx, workflowID, runID, MessagesQuery, off, min(limit, sp.End-off))
+			if err != nil {
+				return nil, fmt.Errorf("read transcript of %s [%d,%d) with the %s query: %w", workflowID, off, sp.End, MessagesQuery, err)
+			}
+			var page []model.Message
+			if err := v.Get(&page); err != nil {
+				return nil, fmt.Errorf("decode messages of %s at %d: %w", workflowID, off, err)
+			}
+			if len(page) == 0 || len(page) > sp.End-off {
+				return nil, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("transcript of %s: the %s query gave %d messages at %d (wanted up to %d)", workflowID, MessagesQuery, len(page), off, sp.End),
+					ErrTypeTranscriptMismatch, nil)
+			}
+			out = append(out, page...)
+			off += len(page)
 		}
 	}
 	return out, nil

@@ -375,6 +375,9 @@ type queryClient struct {
 	answer  func(PageRequest) (Page, error)
 	queries int
 	largest int // bytes of the largest answer
+	// legacy plays a worker built before the transcript query: it answers
+	// only the messages query, with up to limit whole messages.
+	legacy bool
 }
 
 func (c *queryClient) QueryWorkflow(_ context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error) {
@@ -382,13 +385,25 @@ func (c *queryClient) QueryWorkflow(_ context.Context, workflowID, runID, queryT
 	if workflowID != c.workflowID || runID != c.runID {
 		return nil, serviceerror.NewNotFound(fmt.Sprintf("workflow %s run %s not found (this fake is %s run %s)", workflowID, runID, c.workflowID, c.runID))
 	}
-	if queryType != TranscriptQuery {
-		return nil, serviceerror.NewQueryFailed("unknown queryType " + queryType)
-	}
 	dc := converter.GetDefaultDataConverter()
 	in, err := dc.ToPayloads(args...)
 	if err != nil {
 		return nil, err
+	}
+	if c.legacy && queryType == MessagesQuery {
+		var offset, limit int
+		if err := dc.FromPayloads(in, &offset, &limit); err != nil {
+			return nil, err
+		}
+		end := min(len(c.msgs), offset+limit)
+		out, err := dc.ToPayloads(c.msgs[min(offset, end):end])
+		if err != nil {
+			return nil, err
+		}
+		return client.NewValue(out), nil
+	}
+	if queryType != TranscriptQuery || c.legacy {
+		return nil, serviceerror.NewQueryFailed("unknown queryType " + queryType + ". KnownQueryTypes=[__stack_trace messages state]")
 	}
 	var req PageRequest
 	if err := dc.FromPayloads(in, &req); err != nil {
@@ -442,6 +457,56 @@ func TestReadTranscript(t *testing.T) {
 		t.Errorf("%d queries for 3.5 MiB of transcript; pages this large would not fit", c.queries)
 	}
 	t.Logf("%d queries, largest answer %d bytes", c.queries, c.largest)
+}
+
+// A run cached on a worker built before the transcript query existed (a
+// rolling deploy) is read with the messages query instead.
+func TestReadTranscriptFromOlderWorker(t *testing.T) {
+	var msgs []model.Message
+	for i := range 250 {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: fmt.Sprintf("message %d", i), ToolCalls: []model.ToolCall{}})
+	}
+	c := &queryClient{workflowID: "wf", runID: "run", msgs: msgs, legacy: true}
+	a := &Activities{Client: c}
+	spans := []Span{{Start: 0, End: 2}, {Start: 10, End: 250}}
+	got, err := a.readTranscript(context.Background(), "wf", "run", spans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameMessages(got, slices.Concat(msgs[0:2], msgs[10:250])); err != nil {
+		t.Fatal(err)
+	}
+	// One refused transcript query, one messages query for the head and
+	// three of at most 100 for the tail.
+	if c.queries != 5 {
+		t.Errorf("%d queries, want 5", c.queries)
+	}
+
+	c = &queryClient{workflowID: "wf", runID: "run", msgs: msgs[:5], legacy: true}
+	_, err = (&Activities{Client: c}).readTranscript(context.Background(), "wf", "run", []Span{{Start: 0, End: 8}})
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrTypeTranscriptMismatch || !strings.Contains(err.Error(), "gave 0 messages at 5 (wanted up to 8)") {
+		t.Errorf("reading past the end of an older worker's transcript: %v; want a %s", err, ErrTypeTranscriptMismatch)
+	}
+}
+
+func TestUnknownQuery(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{serviceerror.NewQueryFailed("unknown queryType transcript. KnownQueryTypes=[state]"), true},
+		{fmt.Errorf("wrapped: %w", serviceerror.NewQueryFailed("unknown queryType transcript. KnownQueryTypes=[]")), true},
+		{serviceerror.NewQueryFailed("unknown queryType state. KnownQueryTypes=[]"), false},
+		{serviceerror.NewQueryFailed("transcript page: start 3 is past the end"), false},
+		{errors.New("unknown queryType transcript"), false},
+		{serviceerror.NewNotFound("workflow not found"), false},
+	}
+	for _, tt := range tests {
+		if got := unknownQuery(tt.err, TranscriptQuery); got != tt.want {
+			t.Errorf("unknownQuery(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
 }
 
 // RunTool finds a call by reference in a message that comes in parts, and

@@ -50,6 +50,9 @@ type agent struct {
 	// signals drained before the run ends, the context budget. Runs started
 	// before keep the old command sequence, so their histories replay.
 	durable bool
+	// bufferedSignals is set for runs started since the buffered-signals
+	// version (see pollSignals).
+	bufferedSignals bool
 	// Signal channels, drained by receiveSignals and, before the run hands
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
@@ -86,6 +89,10 @@ const (
 	durableVersion = 1
 	treeChange     = "agent-tree"
 	treeVersion    = 1
+	// signalsChange: signals are taken from the channels' buffers (see
+	// pollSignals), where the main coroutine can drain them too.
+	signalsChange  = "buffered-signals"
+	signalsVersion = 1
 )
 
 // published remembers the search attributes last sent, so that an unchanged
@@ -119,6 +126,7 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		// A subagent speaks the bus only when its parent does.
 		a.tree = a.parentID == "" || in.TreeBus
 	}
+	a.bufferedSignals = a.durable && workflow.GetVersion(ctx, signalsChange, workflow.DefaultVersion, signalsVersion) >= signalsVersion
 	if !a.tree {
 		// Dependencies of older runs count every plan of their producer,
 		// as they did when they were added.
@@ -363,11 +371,34 @@ func (a *agent) register(ctx workflow.Context) error {
 	a.userCh = workflow.GetSignalChannel(ctx, UserMessageSignal)
 	a.endCh = workflow.GetSignalChannel(ctx, EndSessionSignal)
 	a.resumeCh = workflow.GetSignalChannel(ctx, ResumeSignal)
-	workflow.Go(ctx, a.receiveSignals)
+	if a.bufferedSignals {
+		workflow.Go(ctx, a.pollSignals)
+	} else {
+		workflow.Go(ctx, a.receiveSignals)
+	}
 	return nil
 }
 
-// receiveSignals drains the signal channels for the life of the run.
+// pollSignals takes in the signals for the life of the run. It waits on the
+// channels' lengths, not in a receive: a coroutine blocked in a receive (or
+// a selector) is handed a signal as it is delivered and holds it until it
+// runs, after the main coroutine. Had the main coroutine, in that workflow
+// task, completed or continued as new, the signal was lost; left in the
+// buffer, it is taken by the main coroutine's own drainSignals.
+func (a *agent) pollSignals(ctx workflow.Context) {
+	// Await returns at once on a cancelled context, and signals still come
+	// while a cancelled run winds down.
+	wait, _ := workflow.NewDisconnectedContext(ctx)
+	for {
+		_ = workflow.Await(wait, func() bool {
+			return a.userCh.Len()+a.resumeCh.Len()+a.taskEvents.Len()+a.endCh.Len() > 0
+		})
+		a.drainSignals(ctx)
+	}
+}
+
+// receiveSignals drains the signal channels for the life of the run; runs
+// started before the buffered-signals version keep it (see pollSignals).
 func (a *agent) receiveSignals(ctx workflow.Context) {
 	sel := workflow.NewSelector(ctx)
 	sel.AddReceive(a.userCh, func(c workflow.ReceiveChannel, _ bool) {
