@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -52,14 +54,23 @@ type CallModelInput struct {
 // Summarize asks for a summary of the selected messages.
 type Summarize struct {
 	Instructions string `json:"instructions"`
+	// Previous is the summary of the conversation before the selected
+	// messages, when a long stretch is summarised in parts: the answer is
+	// that summary brought up to date.
+	Previous string `json:"previous,omitempty"`
+	// MaxBytes, when not 0, bounds the conversation's text: the longest
+	// messages are cut in the middle, with a marker, so that one huge
+	// message cannot make the summarising call overflow the model's context.
+	MaxBytes int `json:"max_bytes,omitempty"`
 }
 
 // request is the model request of a summarising call. The messages go as
 // one plain text, not as chat messages: a slice of a conversation may hold a
 // tool result without its call, which providers refuse.
 func (s *Summarize) request(msgs []model.Message) []model.Message {
-	var b strings.Builder
-	for _, m := range msgs {
+	pieces := make([]string, len(msgs))
+	for i, m := range msgs {
+		var b strings.Builder
 		who := m.Role
 		if m.Name != "" {
 			who += " (" + m.Name + ")"
@@ -69,11 +80,65 @@ func (s *Summarize) request(msgs []model.Message) []model.Message {
 			fmt.Fprintf(&b, "(calls %s %s)\n", c.Name, c.Arguments)
 		}
 		b.WriteString("\n")
+		pieces[i] = b.String()
+	}
+	if s.MaxBytes > 0 {
+		pieces = shorten(pieces, s.MaxBytes)
+	}
+	text := "The conversation to summarise:\n\n" + strings.Join(pieces, "")
+	if s.Previous != "" {
+		text = "The summary so far, of the conversation before the part below:\n\n" + s.Previous +
+			"\n\nWrite the summary again so that it also covers this next part of the conversation:\n\n" + strings.Join(pieces, "")
 	}
 	return []model.Message{
 		{Role: model.RoleSystem, Content: s.Instructions, ToolCalls: []model.ToolCall{}},
-		{Role: model.RoleUser, Content: "The conversation to summarise:\n\n" + b.String(), ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleUser, Content: text, ToolCalls: []model.ToolCall{}},
 	}
+}
+
+// shorten cuts the longest pieces in the middle so that together they take
+// at most about maxBytes: every piece keeps up to the same share (the
+// shorter ones whole), and a cut piece keeps its beginning and its end, which
+// usually say what it was and how it ended, around a marker of what was cut.
+func shorten(pieces []string, maxBytes int) []string {
+	total := 0
+	for _, p := range pieces {
+		total += len(p)
+	}
+	if total <= maxBytes {
+		return pieces
+	}
+	// The largest share that fits: lengths sorted, the shorter pieces
+	// whole, the rest cut to an equal share of what is left.
+	lens := make([]int, len(pieces))
+	for i, p := range pieces {
+		lens[i] = len(p)
+	}
+	slices.Sort(lens)
+	share, left := 0, maxBytes
+	for i, n := range lens {
+		if each := left / (len(lens) - i); n > each {
+			share = each
+			break
+		}
+		left -= n
+	}
+	out := make([]string, len(pieces))
+	for i, p := range pieces {
+		if len(p) <= share {
+			out[i] = p
+			continue
+		}
+		marker := fmt.Sprintf("\n[… %d bytes of this message left out …]\n", len(p)-share)
+		keep := max(share-len(marker), 0)
+		head := cutRunes(p, keep/2)
+		tail := len(p) - (keep - head)
+		for tail < len(p) && !utf8.RuneStart(p[tail]) {
+			tail++
+		}
+		out[i] = p[:head] + marker + p[tail:]
+	}
+	return out
 }
 
 // TodoTools selects the todo tools of a model call.

@@ -36,6 +36,20 @@ const (
 	// summaryWords bounds a summary, so that it is always far smaller than
 	// what it replaces.
 	summaryWords = 400
+	// summaryTokens is room for a summary so far and the answer in a
+	// summarising call.
+	summaryTokens = 2 * summaryWords * 2
+	// minPartTokens is the least a summarising call carries of the
+	// conversation, however small the budget.
+	minPartTokens = 2_000
+)
+
+// partsChange marks summaries written in parts (see agent.summarize); the
+// version is asked only where a summary needs more than one call, so runs
+// that never do keep their command sequence.
+const (
+	partsChange  = "summary-parts"
+	partsVersion = 1
 )
 
 // NameContextSummary names the message that stands for the compacted older
@@ -171,7 +185,7 @@ func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
 
 	summary := ""
 	if a.cfg.summarize {
-		text, err := a.summarize(ctx, spans)
+		text, err := a.summarize(ctx, spans, budget)
 		if err != nil {
 			return "", err
 		}
@@ -200,21 +214,78 @@ func (a *agent) lastAnswerStart() int {
 	return todo.Head
 }
 
-// summarize writes the summary of the given spans with a model call that
-// offers no tools; the activity reads the messages from the transcript and
+// summarize writes the summary of the given spans with model calls that
+// offer no tools; the activity reads the messages from the transcript and
 // sends them as one text, so the provider's rules on tool messages do not
 // apply to a part of the conversation.
-func (a *agent) summarize(ctx workflow.Context, spans []activities.Span) (string, error) {
-	in := a.modelInput(ctx, spans)
-	in.Summarize = &activities.Summarize{Instructions: fmt.Sprintf(
+//
+// What one call may carry is bounded by the budget: a stretch larger than
+// that (a view far over budget, a file read several times) is summarised in
+// parts, each call bringing the summary so far up to date with the next
+// part, and a message larger than a part is cut in the middle by the
+// activity. The calls grow with the stretch, linearly.
+func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget int) (string, error) {
+	instructions := fmt.Sprintf(
 		"Summarise the conversation below for the assistant that continues it, in at most %d words: "+
 			"the user's requests, decisions made, facts learned (file names, values, errors), work done and work left. "+
-			"Do not restate the todo list; it is kept separately.", summaryWords)}
-	resp, err := a.execModel(ctx, in, a.callSummary()+": summary of the older messages")
-	if err != nil {
-		return "", err
+			"Do not restate the todo list; it is kept separately.", summaryWords)
+	limit := max(budget-toolTokens-summaryTokens, minPartTokens)
+	parts := splitSpans(a.msgs, spans, limit)
+	// Runs that compacted before summaries came in parts did it in one
+	// call, whatever its size; the version is asked only where the parts
+	// would differ.
+	fits := len(parts) == 1 && a.spanTokens(spans)-toolTokens <= limit
+	if fits || workflow.GetVersion(ctx, partsChange, workflow.DefaultVersion, partsVersion) < partsVersion {
+		in := a.modelInput(ctx, spans)
+		in.Summarize = &activities.Summarize{Instructions: instructions}
+		resp, err := a.execModel(ctx, in, a.callSummary()+": summary of the older messages")
+		if err != nil {
+			return "", err
+		}
+		return resp.Content, nil
 	}
-	return resp.Content, nil
+	summary := ""
+	for i, part := range parts {
+		in := a.modelInput(ctx, part)
+		in.Summarize = &activities.Summarize{Instructions: instructions, Previous: summary, MaxBytes: limit * bytesPerToken}
+		resp, err := a.execModel(ctx, in, fmt.Sprintf("%s: summary of the older messages, part %d of %d", a.callSummary(), i+1, len(parts)))
+		if err != nil {
+			return "", err
+		}
+		summary = resp.Content
+	}
+	return summary, nil
+}
+
+// splitSpans splits the messages of spans into parts of at most limit
+// estimated tokens each, in order, without splitting a message: one larger
+// than limit is a part of its own (the activity cuts it, see
+// activities.Summarize.MaxBytes).
+func splitSpans(msgs []model.Message, spans []activities.Span, limit int) [][]activities.Span {
+	var parts [][]activities.Span
+	var cur []activities.Span
+	used := 0
+	add := func(i int) {
+		if n := len(cur); n > 0 && cur[n-1].End == i {
+			cur[n-1].End++
+			return
+		}
+		cur = append(cur, activities.Span{Start: i, End: i + 1})
+	}
+	for _, sp := range spans {
+		for i := sp.Start; i < sp.End; i++ {
+			t := tokens(msgs[i])
+			if used > 0 && used+t > limit {
+				parts, cur, used = append(parts, cur), nil, 0
+			}
+			add(i)
+			used += t
+		}
+	}
+	if len(cur) > 0 {
+		parts = append(parts, cur)
+	}
+	return parts
 }
 
 // CompactResult is the answer of the compact_context update.
