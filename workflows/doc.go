@@ -51,4 +51,19 @@
 // Between turns a session waits durably for the next message, for
 // end_session, or for its idle timeout; nothing polls. Updates are validated
 // before they reach history; a rejected update leaves no trace.
+//
+// # Versions
+//
+// Each change of the command sequence is guarded by workflow.GetVersion, and
+// testsuite replays histories recorded before and after it
+// (testsuite/testdata/histories, NAME-vN.json):
+//
+//   - "durable-sessions" (v1 histories): model retries in the workflow,
+//     failed turns, compaction, the session loop of session.go;
+//   - "agent-tree" (v2): the tree's bus;
+//   - "buffered-signals" (v3): signals wait in the channels' buffers
+//     (agent.pollSignals), so that the main coroutine drains one delivered
+//     in the same workflow task as the run's end;
+//   - "summary-parts": a stretch too large for one summarising call is
+//     summarised in parts; the version is asked only where that happens.
 package workflows
