@@ -17,7 +17,9 @@ import (
 
 func TestSplitSpans(t *testing.T) {
 	// Messages of 10 tokens, and one of 100 (see tokens).
-	sized := func(tok int) model.Message { return model.Message{Role: model.RoleUser, Content: strings.Repeat("x", tok*bytesPerToken-16)} }
+	sized := func(tok int) model.Message {
+		return model.Message{Role: model.RoleUser, Content: strings.Repeat("x", tok*bytesPerToken-16)}
+	}
 	msgs := []model.Message{sized(10), sized(10), sized(10), sized(10), sized(100), sized(10), sized(10)}
 	sp := func(a, b int) activities.Span { return activities.Span{Start: a, End: b} }
 	tests := []struct {
