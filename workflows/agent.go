@@ -33,6 +33,12 @@ type agent struct {
 
 	plans  *todo.PlanState
 	answer *approval // the approve_plan answer, until the waiting startPlan takes it
+	// toolWait is the tool call waiting for approve_tool, toolAnswer its
+	// answer until approveTools takes it; remembered are the tools
+	// approved for the rest of the session.
+	toolWait   *PendingApproval
+	toolAnswer *ToolApprovalArgs
+	remembered []string
 
 	parentID   string            // the parent's workflow id; "" for the root
 	children   map[string]*child // looked up; childOrder gives the order
@@ -272,6 +278,7 @@ func newAgent(cfg config) *agent {
 		a.ended = c.Ended
 		a.failedTurn, a.modelError, a.usage = c.FailedTurn, c.ModelError, c.Usage
 		a.eventsPruned = c.EventsPruned
+		a.remembered = c.Remembered
 		return a
 	}
 	base := cfg.in.SystemPrompt
@@ -317,6 +324,7 @@ func (a *agent) carry() AgentInput {
 		Usage:        a.usage,
 		EventsPruned: a.eventsPruned,
 		Tree:         a.carryTree(),
+		Remembered:   a.remembered,
 	}
 	return in
 }
@@ -359,6 +367,12 @@ func (a *agent) register(ctx workflow.Context) error {
 		})
 		if err != nil {
 			return fmt.Errorf("register %s update: %w", RetryTurnUpdate, err)
+		}
+		err = workflow.SetUpdateHandlerWithOptions(ctx, ApproveToolUpdate, a.onToolApproval, workflow.UpdateHandlerOptions{
+			Validator: a.validateToolApproval,
+		})
+		if err != nil {
+			return fmt.Errorf("register %s update: %w", ApproveToolUpdate, err)
 		}
 		err = workflow.SetUpdateHandlerWithOptions(ctx, CompactContextUpdate, a.onCompact, workflow.UpdateHandlerOptions{
 			Validator: a.validateCompact,
@@ -616,16 +630,34 @@ func (a *agent) lastReply() string {
 // runTools answers every tool call of one response, in call order: the todo
 // tools inside the workflow, the others as concurrent activities.
 func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
-	tcalls := make([]todo.Call, len(calls))
-	for i, c := range calls {
-		tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
+	var results []*todo.Result
+	if len(a.cfg.approval) > 0 {
+		// Calls that need approval wait for it before any call of the
+		// response runs; the refused ones are left out of the rest.
+		results = a.approveTools(ctx, calls)
+		var tcalls []todo.Call
+		var at []int
+		for i, c := range calls {
+			if results[i] == nil {
+				tcalls = append(tcalls, todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments})
+				at = append(at, i)
+			}
+		}
+		for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.todo) {
+			results[at[j]] = r
+		}
+	} else {
+		tcalls := make([]todo.Call, len(calls))
+		for i, c := range calls {
+			tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
+		}
+		results = todo.Apply(&a.todo, tcalls, a.cfg.todo)
 	}
-	results := todo.Apply(&a.todo, tcalls, a.cfg.todo)
 	if a.tree && a.isRoot() {
 		// Wants for the agents this response spawns wait for them rather
 		// than being refused.
-		for _, c := range calls {
-			if c.Name == todo.ToolSpawnSubagent {
+		for i, c := range calls {
+			if c.Name == todo.ToolSpawnSubagent && results[i] == nil {
 				var args SpawnArgs
 				if json.Unmarshal(c.Arguments, &args) == nil && args.AgentID != "" {
 					a.bus.pending = append(a.bus.pending, args.AgentID)

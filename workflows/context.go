@@ -300,6 +300,8 @@ func (a *agent) validateCompact() error {
 		return errors.New("this run started before compact_context existed; it takes effect in runs started since")
 	case a.compactAsked:
 		return errors.New("a compaction is already waiting")
+	case a.toolWait != nil:
+		return fmt.Errorf("the run is waiting for the approval of call %s (%s); ask again once it goes on", a.toolWait.CallID, a.toolWait.Tool)
 	case a.plans.AwaitingApproval || a.status == StatusBlocked:
 		// The loop compacts between model calls; these waits may last
 		// days, and the caller would wait with them.

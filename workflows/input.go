@@ -63,6 +63,10 @@ type AgentInput struct {
 	AgentID string `json:"agent_id,omitempty"`
 	// Tools limits the worker's tools this agent may call; empty means all.
 	Tools []string `json:"tools,omitempty"`
+	// Approval names the tools (or patterns) whose calls wait for a human's
+	// approve_tool before they run: "required" or "auto" each. Subagents
+	// inherit it.
+	Approval todo.ToolApproval `json:"approval,omitempty"`
 	// Carry is set only by continue-as-new: the state of the previous run.
 	Carry *Carry `json:"carry,omitempty"`
 	// TreeBus is set by a parent that speaks the tree's bus (tree.go), so
@@ -105,6 +109,8 @@ type Carry struct {
 	EventsPruned int `json:"events_pruned,omitempty"`
 	// Tree is the bus state (the root's roster, the wants it keeps).
 	Tree *TreeCarry `json:"tree,omitempty"`
+	// Remembered are the tools approved for the rest of the session.
+	Remembered []string `json:"remembered,omitempty"`
 }
 
 // Inbound is a user message waiting for its turn.
@@ -149,6 +155,7 @@ type config struct {
 	modelRetryWindow time.Duration
 	maxTokens        int
 	summarize        bool
+	approval         todo.ToolApproval
 }
 
 // resolve checks the input and applies defaults. Its errors name the field,
@@ -211,6 +218,10 @@ func resolve(in AgentInput) (config, error) {
 			return config{}, fmt.Errorf("reporters[%d]: %w", i, err)
 		}
 	}
+	if err := in.Approval.Validate(); err != nil {
+		return config{}, err
+	}
+	c.approval = in.Approval
 	ts, err := in.Todo.Resolve(c.subagent)
 	if err != nil {
 		return config{}, err

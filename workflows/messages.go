@@ -39,6 +39,10 @@ const (
 	// user fixed the cause: an update, so the caller gets the turn's reply,
 	// and the validator refuses it when no turn failed.
 	RetryTurnUpdate = "retry_turn"
+	// ApproveToolUpdate answers a tool call that waits for approval (input
+	// `approval`): an update, so the approver learns at once whether that
+	// call was actually waiting, and a wrong call_id is refused.
+	ApproveToolUpdate = "approve_tool"
 	// CompactContextUpdate summarises the older messages now (Gemini CLI's
 	// /compress): an update, so the caller learns what was compacted.
 	CompactContextUpdate = "compact_context"

@@ -30,6 +30,8 @@ type State struct {
 	// Waiting are the human waits of the agent's tree, its own first
 	// (CONTRACT.md); the root's resume and approve_plan reach them.
 	Waiting []Wait `json:"waiting"`
+	// PendingApproval is the agent's tool call waiting for approve_tool.
+	PendingApproval *PendingApproval `json:"pending_approval"`
 	// Live is set in a parent's entry for a running child: the counters the
 	// child sent with its latest event or status change (its own run's
 	// state query has the rest).
@@ -63,7 +65,8 @@ func (a *agent) state() State {
 		PauseReason:      a.todo.PauseReason,
 		Continuation:     a.continuation,
 		Plan:             a.plans.Current(),
-		AwaitingApproval: a.plans.AwaitingApproval,
+		AwaitingApproval: a.plans.AwaitingApproval || a.toolWait != nil,
+		PendingApproval:  a.toolWait,
 		Events:           events[max(0, len(events)-maxStateEvents):],
 		EventsTotal:      a.eventsPruned + len(events),
 		Subagents:        a.subagentStates(),

@@ -40,7 +40,8 @@ type TaskEvent struct {
 	// Resume and Approve are a human's answers the root hands on to the
 	// agent of its tree that waits for them.
 	Resume  *string       `json:"resume,omitempty"`
-	Approve *ApprovalArgs `json:"approve,omitempty"`
+	Approve     *ApprovalArgs     `json:"approve,omitempty"`
+	ApproveTool *ToolApprovalArgs `json:"approve_tool,omitempty"`
 	// Finish asks a subagent to finish within that many seconds.
 	Finish *int `json:"finish,omitempty"`
 }
@@ -114,6 +115,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		Context:      a.cfg.in.Context,
 		AgentID:      args.AgentID,
 		Tools:        args.Tools,
+		Approval:     a.cfg.in.Approval,
 		TreeBus:      a.tree,
 	}
 	if a.tree {

@@ -467,6 +467,8 @@ func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 		a.answer = &approval{approved: te.Approve.Approved != nil && *te.Approve.Approved, feedback: te.Approve.Feedback}
 	case te.Approve != nil:
 		workflow.GetLogger(ctx).Warn("ignoring a handed-on plan approval: no plan waits for one")
+	case te.ApproveTool != nil:
+		a.onHandedToolApproval(ctx, *te.ApproveTool)
 	case te.Want != nil && a.isRoot():
 		a.route(ctx, *te.Want)
 	case te.Want != nil:
@@ -530,7 +532,7 @@ func (a *agent) brief() Brief {
 		TodosCompleted:   todo.CountStatus(items, todo.Completed),
 		Paused:           a.todo.Paused,
 		PauseReason:      a.todo.PauseReason,
-		AwaitingApproval: a.plans.AwaitingApproval,
+		AwaitingApproval: a.plans.AwaitingApproval || a.toolWait != nil,
 		ModelError:       a.modelError,
 		Usage:            a.usage,
 		Waiting:          a.waiting(),
@@ -573,6 +575,8 @@ func (a *agent) waiting() []Wait {
 		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: a.todo.PauseReason})
 	case a.plans.AwaitingApproval && a.answer == nil:
 		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: a.plans.ApprovalMessage})
+	case a.toolWait != nil && a.toolAnswer == nil:
+		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason()})
 	}
 	for _, id := range a.childOrder {
 		if ch := a.children[id]; !ch.Done && ch.Brief != nil {
@@ -670,7 +674,7 @@ func (a *agent) shownStatus() string {
 		switch w.Kind {
 		case WaitPaused:
 			return StatusPaused
-		case WaitPlanApproval:
+		case WaitPlanApproval, WaitToolApproval:
 			return StatusAwaitingApproval
 		}
 	}

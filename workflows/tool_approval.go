@@ -1,0 +1,163 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// Approval for any tool (input `approval`, update approve_tool). A call of a
+// tool the policy requires waits, before anything of its response runs, for
+// a human's answer: durably, for as long as it takes, like a plan approval.
+// The calls of one response wait one after another, in call order; the
+// approved ones then run as usual, the rejected ones never run and the
+// model reads the feedback as an error tool message. "remember" approves
+// the tool for the rest of the session (carried through continue-as-new).
+// In a run tree the wait surfaces at the root (state.waiting, kind
+// tool_approval), whose approve_tool is handed on to the waiting agent.
+
+// ToolApprovalArgs is the argument of the approve_tool update.
+type ToolApprovalArgs struct {
+	Approved *bool  `json:"approved"`
+	Feedback string `json:"feedback"`
+	// CallID names the call answered; empty answers the one waiting.
+	CallID string `json:"call_id,omitempty"`
+	// Remember approves every later call of the same tool in this session.
+	Remember bool `json:"remember,omitempty"`
+	// AgentID picks the agent of the tree whose call is answered.
+	AgentID string `json:"agent_id,omitempty"`
+}
+
+// PendingApproval is state.pending_approval: the tool call that waits.
+type PendingApproval struct {
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	// Arguments are the call's arguments, as the model sent them when they
+	// are at most previewBytes; longer ones are a JSON string holding their
+	// start, so that the state stays small whatever the call carries.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// WaitToolApproval is the Wait kind of a tool call waiting for approval.
+const WaitToolApproval = "tool_approval"
+
+// previewBytes bounds the arguments a state or a wait's reason shows.
+const previewBytes = 2048
+
+func pendingOf(c model.ToolCall) *PendingApproval {
+	args := json.RawMessage(c.Arguments)
+	if len(args) > previewBytes || !json.Valid(args) {
+		args, _ = json.Marshal(todo.ApprovalPreview(c.Arguments, previewBytes))
+	}
+	return &PendingApproval{CallID: c.ID, Tool: c.Name, Arguments: args}
+}
+
+func (p *PendingApproval) reason() string {
+	return fmt.Sprintf("call %s of %s %s", p.CallID, p.Tool, todo.ApprovalPreview(p.Arguments, 200))
+}
+
+func (a *agent) validateToolApproval(args ToolApprovalArgs) error {
+	if args.Approved == nil {
+		return errors.New(`approve_tool takes {"approved": true|false, "feedback": "...", "call_id"?: "...", "remember"?: bool, "agent_id"?: "..."}`)
+	}
+	_, err := a.toolApprovalFor(args)
+	return err
+}
+
+// toolApprovalFor is the wait the answer is for: this agent's, or (at the
+// root) that of an agent of its tree. A call_id must name the waiting call.
+func (a *agent) toolApprovalFor(args ToolApprovalArgs) (Wait, error) {
+	var w Wait
+	if a.tree {
+		var err error
+		if w, err = a.waitFor(WaitToolApproval, args.AgentID); err != nil {
+			return Wait{}, fmt.Errorf("no tool call is waiting for approval: %w", err)
+		}
+		if w.AgentID != a.cfg.agentID && !a.isRoot() {
+			return Wait{}, fmt.Errorf("agent %q waits for a tool approval; answer it at the root of the run tree", w.AgentID)
+		}
+	} else {
+		if a.toolWait == nil || a.toolAnswer != nil {
+			return Wait{}, errors.New("no tool call is waiting for approval")
+		}
+		w = Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason()}
+	}
+	if w.AgentID == a.cfg.agentID && args.CallID != "" && args.CallID != a.toolWait.CallID {
+		return Wait{}, fmt.Errorf("call %q is not waiting for approval; call %s of %s is", args.CallID, a.toolWait.CallID, a.toolWait.Tool)
+	}
+	return w, nil
+}
+
+func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (string, error) {
+	w, err := a.toolApprovalFor(args)
+	if err != nil {
+		return "", err
+	}
+	verdict := "rejected"
+	if *args.Approved {
+		verdict = "approved"
+	}
+	if w.AgentID != a.cfg.agentID {
+		// The waiting agent checks call_id itself; an answer that no
+		// longer fits is logged there.
+		if err := a.handOn(ctx, w.AgentID, TaskEvent{ApproveTool: &args}); err != nil {
+			return "", err
+		}
+		a.bus.handed = append(a.bus.handed, w)
+		a.publish(ctx)
+		return fmt.Sprintf("%s (%s, agent %s)", verdict, w.Reason, w.AgentID), nil
+	}
+	a.toolAnswer = &args
+	return fmt.Sprintf("%s: %s", verdict, a.toolWait.reason()), nil
+}
+
+// onHandedToolApproval takes an answer the root handed on.
+func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs) {
+	if a.toolWait == nil || a.toolAnswer != nil || (args.CallID != "" && args.CallID != a.toolWait.CallID) {
+		workflow.GetLogger(ctx).Warn("ignoring a handed-on tool approval: no call waits for it", "call_id", args.CallID)
+		return
+	}
+	a.toolAnswer = &args
+}
+
+// approveTools asks, in call order, for the approval of each call the
+// policy requires, and returns the refusals: a result for each call that
+// must not run (rejected, or its wait ended with the session), nil for the
+// others.
+func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) []*todo.Result {
+	refused := make([]*todo.Result, len(calls))
+	for i, c := range calls {
+		if !a.cfg.approval.Required(c.Name) || slices.Contains(a.remembered, c.Name) {
+			continue
+		}
+		a.toolWait = pendingOf(c)
+		a.status = StatusAwaitingApproval
+		a.publish(ctx)
+		err := workflow.Await(ctx, func() bool { return a.toolAnswer != nil || a.ended })
+		ans := a.toolAnswer
+		a.toolWait, a.toolAnswer = nil, nil
+		a.status = StatusRunning
+		a.publish(ctx)
+		switch {
+		case err != nil:
+			refused[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Not run: the wait for its approval was interrupted (%v).", err)}
+		case ans == nil:
+			refused[i] = &todo.Result{IsError: true, Content: "Not run: the session ended before this call was approved."}
+		case !*ans.Approved:
+			text := "Not run: the user rejected this call of " + c.Name + "."
+			if ans.Feedback != "" {
+				text += " Their feedback: " + ans.Feedback
+			}
+			refused[i] = &todo.Result{IsError: true, Content: text}
+		case ans.Remember:
+			a.remembered = append(a.remembered, c.Name)
+		}
+	}
+	return refused
+}

@@ -1,0 +1,196 @@
+package workflows
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// approvalEnv scripts the model and records the tools that ran.
+func approvalEnv(responses ...model.Response) (*testsuite.TestWorkflowEnvironment, *[]string) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env, responses...)
+	var ran []string
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		ran = append(ran, in.Call.ID)
+		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	return env, &ran
+}
+
+// approveTool sends approve_tool; a rejection of the update goes to refused
+// (a test error when nil).
+func approveTool(t *testing.T, env *testsuite.TestWorkflowEnvironment, args ToolApprovalArgs, refused *error) {
+	t.Helper()
+	env.UpdateWorkflow(ApproveToolUpdate, "", &updateCallback{
+		reject: func(err error) {
+			if refused == nil {
+				t.Errorf("approve_tool(%+v) refused: %v", args, err)
+				return
+			}
+			*refused = err
+		},
+	}, args)
+}
+
+func yes() *bool { b := true; return &b }
+func no() *bool  { b := false; return &b }
+
+func approvalInput(policy todo.ToolApproval) AgentInput {
+	zero, off := 0, false
+	return AgentInput{Prompt: "work", IdleTimeoutS: 7 * 24 * 3600, Approval: policy,
+		Todo: todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off}}
+}
+
+// The calls of one response that need approval wait one after another, in
+// call order, before any call of the response runs; the state shows the
+// waiting call; a rejected call never runs and the model reads the
+// feedback; a call_id that is not waiting is refused.
+func TestToolApprovalApproveAndReject(t *testing.T) {
+	env, ran := approvalEnv(
+		calls(call("write_file", `{"path":"a","content":"x"}`), call("list_files", `{}`), call("write_file", `{"path":"b","content":"y"}`)),
+		say("done"))
+	var first, second State
+	var wrongCall, nothing error
+	env.RegisterDelayedCallback(func() {
+		first = queryState(t, env)
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c2", Remember: false}, &wrongCall)
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		second = queryState(t, env)
+		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "not b, write c"}, nil)
+	}, 2*time.Hour)
+	env.RegisterDelayedCallback(func() {
+		approveTool(t, env, ToolApprovalArgs{Approved: yes()}, &nothing)
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, 3*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired}))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if first.Status != StatusAwaitingApproval || !first.AwaitingApproval || first.PendingApproval == nil ||
+		first.PendingApproval.CallID != "c1a" || first.PendingApproval.Tool != "write_file" || string(first.PendingApproval.Arguments) != `{"path":"a","content":"x"}` {
+		t.Errorf("state while the first call waits = %s", dump(first))
+	}
+	if len(first.Waiting) != 1 || first.Waiting[0] != (Wait{AgentID: "main", Kind: WaitToolApproval, Reason: `call c1a of write_file {"path":"a","content":"x"}`}) {
+		t.Errorf("waiting = %s", dump(first.Waiting))
+	}
+	if second.PendingApproval == nil || second.PendingApproval.CallID != "c1c" {
+		t.Errorf("second wait = %s; want call c1c", dump(second.PendingApproval))
+	}
+	if wrongCall == nil || !strings.Contains(wrongCall.Error(), `call "c2" is not waiting for approval; call c1a of write_file is`) {
+		t.Errorf("approve_tool with a wrong call_id: %v", wrongCall)
+	}
+	if nothing == nil || !strings.Contains(nothing.Error(), "no tool call is waiting for approval") {
+		t.Errorf("approve_tool with nothing waiting: %v", nothing)
+	}
+	if strings.Join(*ran, ",") != "c1a,c1b" {
+		t.Errorf("tools run = %v; want the approved write and the list, never the rejected write", *ran)
+	}
+	msgs := queryMessages(t, env)
+	if m, ok := toolAnswer(msgs, "c1c"); !ok || !m.IsError || !strings.Contains(m.Content, "rejected") || !strings.Contains(m.Content, "not b, write c") {
+		t.Errorf("the rejected call's answer = %+v", m)
+	}
+	if st := queryState(t, env); st.PendingApproval != nil {
+		t.Errorf("pending_approval after the waits = %s", dump(st.PendingApproval))
+	}
+}
+
+// remember approves the tool for the rest of the session, continue-as-new
+// included: a later call of it runs without a wait.
+func TestToolApprovalRemember(t *testing.T) {
+	env, ran := approvalEnv(
+		calls(call("write_file", `{"path":"a"}`)),
+		calls(call("write_file", `{"path":"b"}`)),
+		say("done"))
+	waits := 0
+	env.RegisterDelayedCallback(func() {
+		if queryState(t, env).PendingApproval != nil {
+			waits++
+		}
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), Remember: true}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		if queryState(t, env).PendingApproval != nil {
+			waits++
+		}
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"*": todo.ApprovalRequired, "write_todos": todo.ApprovalAuto}))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if waits != 1 || len(*ran) != 2 {
+		t.Errorf("%d waits, %d calls run; want 1 wait and both calls run", waits, len(*ran))
+	}
+}
+
+// end_session while a call waits: the call is not run and the run ends.
+func TestToolApprovalEndsWithTheSession(t *testing.T) {
+	env, ran := approvalEnv(calls(call("write_file", `{"path":"a"}`)), say("stopped"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_file": todo.ApprovalRequired}))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(*ran) != 0 {
+		t.Errorf("tools run = %v", *ran)
+	}
+	if m, ok := toolAnswer(queryMessages(t, env), "c1a"); !ok || !strings.Contains(m.Content, "the session ended before this call was approved") {
+		t.Errorf("answer = %+v", m)
+	}
+}
+
+// A subagent's call that needs approval surfaces at the root (status,
+// state.waiting with kind tool_approval) and the root's approve_tool is
+// handed on to it.
+func TestTreeToolApprovalAtTheRoot(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "write it", quiet)), say("kid writes")},
+		"kid":  {calls(call("write_file", `{"path":"out"}`)), say("written")},
+	})
+	var waiting State
+	var reply any
+	env.RegisterDelayedCallback(func() {
+		waiting = queryState(t, env)
+		env.UpdateWorkflow(ApproveToolUpdate, "", &updateCallback{
+			reject:   func(err error) { t.Errorf("approve_tool refused: %v", err) },
+			complete: func(r any, _ error) { reply = r },
+		}, ToolApprovalArgs{Approved: yes(), Feedback: "fine"})
+	}, 24*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 48*time.Hour)
+	in := rootInput("delegate")
+	in.Approval = todo.ToolApproval{"write_file": todo.ApprovalRequired}
+	env.ExecuteWorkflow(AgentWorkflow, in)
+	completed(t, env)
+	if waiting.Status != StatusAwaitingApproval || len(waiting.Waiting) != 1 || waiting.Waiting[0].Kind != WaitToolApproval ||
+		waiting.Waiting[0].AgentID != "kid" || !strings.Contains(waiting.Waiting[0].Reason, "write_file") {
+		t.Errorf("root while the kid's call waits: status %s, waiting %s", waiting.Status, dump(waiting.Waiting))
+	}
+	if s, _ := reply.(string); !strings.Contains(s, "approved") || !strings.Contains(s, "kid") {
+		t.Errorf("approve_tool's answer = %v", reply)
+	}
+	if m, ok := toolAnswer(messagesOf(t, env, childWF("kid")), "kid-1-0"); !ok || m.Content != "ran write_file" {
+		t.Errorf("the kid's call answered %+v; want it run", m)
+	}
+}
+
+func TestToolApprovalBadPolicyFailsTheRun(t *testing.T) {
+	env, _ := approvalEnv(say("never"))
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_file": "ask"}))
+	err := env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), `approval "write_file" is "ask": want "required" or "auto"`) {
+		t.Errorf("run error = %v", err)
+	}
+}
