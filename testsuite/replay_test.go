@@ -30,7 +30,8 @@ var record = flag.Bool("record", false, "TestRecordHistories: write testdata/his
 // chat session that continues as new, and reporters.
 var recorded = []string{"01_write_todos_lifecycle", "07_every_guard", "05_plan_with_approval", "06b_subagent_finishes_last",
 	"06d_subagent_fails", "08_chat_continue_as_new", "09_plan_reporters",
-	"06c_sibling_dependency", "06e_child_depends_on_parent", "06f_paused_child_resumed_at_root"}
+	"06c_sibling_dependency", "06e_child_depends_on_parent", "06f_paused_child_resumed_at_root",
+	"10_tool_approval"}
 
 // recordDynamicConfig makes the recording server suggest continue-as-new
 // after a few dozen events, so that a short chat session crosses it.

@@ -151,7 +151,16 @@ func (p *player) where() string {
 
 // mark identifies a state well enough to see that an action took effect.
 func mark(s workflows.State) string {
-	return fmt.Sprintf("%s/%d/%d/%v/%v", s.Status, s.Turns, s.ModelCalls, s.Paused, s.Continuation)
+	// The calls of one response wait for approval one after another with
+	// the same counters: the waiting call tells them apart.
+	call := ""
+	if p := s.PendingApproval; p != nil {
+		call = p.CallID
+	}
+	for _, w := range s.Waiting {
+		call += "/" + w.AgentID + ":" + w.Reason
+	}
+	return fmt.Sprintf("%s/%d/%d/%v/%v/%s", s.Status, s.Turns, s.ModelCalls, s.Paused, s.Continuation, call)
 }
 
 func (p *player) step(ctx context.Context) error {

@@ -151,7 +151,7 @@ func checkResponse(r json.RawMessage) error {
 
 var (
 	waits   = map[string]bool{workflows.StatusWaitingUser: true, workflows.StatusAwaitingApproval: true, workflows.StatusPaused: true}
-	updates = map[string]bool{workflows.SendMessageUpdate: true, workflows.ApprovePlanUpdate: true, workflows.SetContinuationUpdate: true}
+	updates = map[string]bool{workflows.SendMessageUpdate: true, workflows.ApprovePlanUpdate: true, workflows.ApproveToolUpdate: true, workflows.SetContinuationUpdate: true}
 	signals = map[string]bool{workflows.UserMessageSignal: true, workflows.ResumeSignal: true, workflows.EndSessionSignal: true}
 )
 
@@ -164,7 +164,7 @@ func checkAction(a Action) error {
 		return errors.New("set update or signal, not both")
 	case a.Update != "":
 		if !updates[a.Update] {
-			return fmt.Errorf("unknown update %q: want send_message, approve_plan or set_continuation", a.Update)
+			return fmt.Errorf("unknown update %q: want send_message, approve_plan, approve_tool or set_continuation", a.Update)
 		}
 	case a.Signal != "":
 		if !signals[a.Signal] {
