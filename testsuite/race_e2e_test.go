@@ -3,10 +3,10 @@ package testsuite
 import (
 	"context"
 	"errors"
+	"fmt"
+	sdklog "go.temporal.io/sdk/log"
 	"log/slog"
 	"os"
-	sdklog "go.temporal.io/sdk/log"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
