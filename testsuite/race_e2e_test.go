@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	sdklog "go.temporal.io/sdk/log"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -49,8 +46,7 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 	return func() func() {
 		// No activities are registered here, so this worker polls for
 		// workflow tasks only.
-		dc, _ := client.NewClientFromExisting(s.c, client.Options{Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, nil)))})
-		w := worker.New(dc, workflows.TaskQueue, worker.Options{})
+		w := worker.New(s.c, workflows.TaskQueue, worker.Options{})
 		w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
 		if err := w.Start(); err != nil {
 			t.Fatalf("start workflow worker: %v", err)
