@@ -267,6 +267,36 @@ type Usage struct {
 	TotalTokens      int64 `json:"total_tokens"`
 }
 
+func (u Usage) plus(o Usage) Usage {
+	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
+}
+
+// treeUsage is what this agent and every agent under it used: a running
+// child's as of its latest report (an event or a change of status), a
+// finished one's from its final state.
+func (a *agent) treeUsage() Usage {
+	u := a.usage
+	for _, id := range a.childOrder {
+		ch := a.children[id]
+		switch {
+		case !ch.Done && ch.Brief != nil:
+			u = u.plus(ch.Brief.TreeUsage.or(ch.Brief.Usage))
+		case ch.State != nil:
+			u = u.plus(ch.State.TreeUsage.or(ch.State.Usage))
+		}
+	}
+	return u
+}
+
+// or is u, or own when u was never set (a state of an older run, which
+// counted its own usage only).
+func (u Usage) or(own Usage) Usage {
+	if u == (Usage{}) {
+		return own
+	}
+	return u
+}
+
 func (u *Usage) add(m model.Usage) {
 	u.PromptTokens += m.PromptTokens
 	u.CompletionTokens += m.CompletionTokens

@@ -25,6 +25,9 @@ type State struct {
 	EventsTotal int         `json:"events_total"`
 	ModelError  *ModelError `json:"model_error"`
 	Usage       Usage       `json:"usage"`
+	// TreeUsage adds the usage of every agent under this one (see
+	// agent.treeUsage).
+	TreeUsage Usage `json:"tree_usage"`
 	// Compactions counts the times the model's view was compacted.
 	Compactions int `json:"compactions"`
 	// Waiting are the human waits of the agent's tree, its own first
@@ -73,6 +76,7 @@ func (a *agent) state() State {
 		Reporters:        a.reporterStates(),
 		ModelError:       a.modelError,
 		Usage:            a.usage,
+		TreeUsage:        a.treeUsage(),
 		Compactions:      a.comp.Count,
 		Waiting:          []Wait{},
 	}

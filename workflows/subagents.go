@@ -39,7 +39,7 @@ type TaskEvent struct {
 	Refused *AgentEnd `json:"refused,omitempty"`
 	// Resume and Approve are a human's answers the root hands on to the
 	// agent of its tree that waits for them.
-	Resume  *string       `json:"resume,omitempty"`
+	Resume      *string           `json:"resume,omitempty"`
 	Approve     *ApprovalArgs     `json:"approve,omitempty"`
 	ApproveTool *ToolApprovalArgs `json:"approve_tool,omitempty"`
 	// Finish asks a subagent to finish within that many seconds.

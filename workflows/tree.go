@@ -99,6 +99,7 @@ type Brief struct {
 	AwaitingApproval bool        `json:"awaiting_approval,omitempty"`
 	ModelError       *ModelError `json:"model_error,omitempty"`
 	Usage            Usage       `json:"usage"`
+	TreeUsage        Usage       `json:"tree_usage"`
 	// Waiting are the human waits of the child's subtree, its own first.
 	Waiting []Wait `json:"waiting,omitempty"`
 }
@@ -535,6 +536,7 @@ func (a *agent) brief() Brief {
 		AwaitingApproval: a.plans.AwaitingApproval || a.toolWait != nil,
 		ModelError:       a.modelError,
 		Usage:            a.usage,
+		TreeUsage:        a.treeUsage(),
 		Waiting:          a.waiting(),
 	}
 	if cur, ok := todo.Current(items); ok {
@@ -654,6 +656,7 @@ func (b *Brief) state(id string) State {
 		AwaitingApproval: b.AwaitingApproval,
 		ModelError:       b.ModelError,
 		Usage:            b.Usage,
+		TreeUsage:        b.TreeUsage,
 		Waiting:          b.Waiting,
 		Live:             b,
 	}
