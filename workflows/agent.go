@@ -56,6 +56,7 @@ type agent struct {
 	// signals drained before the run ends, the context budget. Runs started
 	// before keep the old command sequence, so their histories replay.
 	durable bool
+	opts    Options
 	// bufferedSignals is set for runs started since the buffered-signals
 	// version (see pollSignals).
 	bufferedSignals bool
@@ -112,6 +113,20 @@ type published struct {
 // AgentWorkflow runs one agent: a single task from a prompt, or a chat
 // session fed by send_message and user_message. See the package doc.
 func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+	return agentWorkflow(ctx, in, Options{})
+}
+
+// Options are a worker's settings of AgentWorkflow (RegisterWithOptions).
+// Every worker of a task queue must use the same, as with the workflow's
+// code: a run replays on any of them.
+type Options struct {
+	// Encrypted says the worker seals its payloads (worker/codec). Search
+	// attributes stay readable on the server, which indexes them, so the
+	// TodoCurrent attribute is left empty: it would show a todo item.
+	Encrypted bool
+}
+
+func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResult, error) {
 	cfg, err := resolve(in)
 	if err != nil {
 		// The state query still answers, so that a client polling the run
@@ -123,6 +138,7 @@ func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
 		return AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
 	}
 	a := newAgent(cfg)
+	a.opts = opts
 	a.durable = workflow.GetVersion(ctx, durableChange, workflow.DefaultVersion, durableVersion) >= durableVersion
 	info := workflow.GetInfo(ctx)
 	if p := info.ParentWorkflowExecution; p != nil {
@@ -744,11 +760,8 @@ func (a *agent) publish(ctx workflow.Context) {
 		status:    a.status,
 		set:       true,
 	}
-	if cur, ok := todo.Current(items); ok {
-		p.current = cur.Content
-		if len(p.current) > 200 {
-			p.current = p.current[:200]
-		}
+	if cur, ok := todo.Current(items); ok && !a.opts.Encrypted {
+		p.current = cutUTF8(cur.Content, 200)
 	}
 	if a.tree {
 		p.status = a.shownStatus()

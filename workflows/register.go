@@ -11,7 +11,17 @@ import (
 // Register registers AgentWorkflow and the activities under their public
 // names on a worker (or a test environment).
 func Register(r worker.Registry, acts *activities.Activities) {
-	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	RegisterWithOptions(r, acts, Options{})
+}
+
+// RegisterWithOptions is Register with the worker's settings of the
+// workflow.
+func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Options) {
+	wf := AgentWorkflow
+	if opts != (Options{}) {
+		wf = func(ctx workflow.Context, in AgentInput) (AgentResult, error) { return agentWorkflow(ctx, in, opts) }
+	}
+	r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	r.RegisterActivityWithOptions(acts.Report, activity.RegisterOptions{Name: activities.ReportName})
