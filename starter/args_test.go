@@ -1,77 +1,101 @@
 package main
 
 import (
+	"bytes"
 	"errors"
-	"os"
+	"flag"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// unreachable is a server address nobody listens on: a command that got past its
+// argument checks fails there, fast, with exit code 1.
+const unreachable = "127.0.0.1:1"
+
+// runArgs runs one command the way main does, minus the printing.
+func runArgs(t *testing.T, name string, args []string) (*cmdline, error) {
+	t.Helper()
+	cmd, ok := lookup(name)
+	if !ok {
+		t.Fatalf("no command %q", name)
+	}
+	c := newCmdline(cmd)
+	return c, cmd.run(c, args)
+}
 
 // TestArgumentErrors checks that every command refuses bad arguments with
 // exit code 2 and one clear line, before it tries to reach a server (the
 // address is unreachable on purpose: a case that dialled would not return
 // a code 2).
 func TestArgumentErrors(t *testing.T) {
-	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
+	t.Setenv("TEMPORAL_ADDRESS", unreachable)
 	missing := filepath.Join(t.TempDir(), "missing.json")
 	cases := []struct {
-		cmd  string
-		args []string
-		want string // in the error line
+		cmd   string
+		args  []string
+		want  string // in the error line
+		usage bool   // the command's usage follows the line
 	}{
-		{"run", []string{"--scenario", missing, "a prompt"}, "not both"},
-		{"run", []string{"--scenario", missing}, "missing.json"},
-		{"run", []string{"--bogus"}, "flag provided but not defined"},
-		{"start", nil, "give a prompt or --scenario FILE"},
-		{"start", []string{"--scenario", missing, "a prompt"}, "not both"},
-		{"start", []string{"--scenario", missing}, "missing.json"},
-		{"send", nil, "missing the workflow ID: starter send ID"},
-		{"send", []string{"wf-1"}, "missing the message"},
-		{"send", []string{"wf-1", "   "}, "missing the message"},
-		{"state", nil, "missing the workflow ID: starter state ID"},
-		{"state", []string{" "}, "missing the workflow ID"},
-		{"state", []string{"wf-1", "extra"}, `unexpected argument "extra"`},
-		{"state", []string{"wf-1", "--json=maybe"}, "invalid boolean value"},
-		{"plan", nil, "missing the workflow ID: starter plan ID"},
-		{"plan", []string{"wf-1", "extra"}, `unexpected argument "extra"`},
-		{"watch", nil, "missing the workflow ID: starter watch ID"},
-		{"watch", []string{"wf-1", "extra"}, `unexpected argument "extra"`},
-		{"watch", []string{"wf-1", "--every", "soon"}, "invalid value"},
-		{"history", nil, "missing the workflow ID: starter history ID"},
-		{"history", []string{"wf-1", "extra"}, `unexpected argument "extra"`},
-		{"approve", nil, "missing the workflow ID: starter approve ID"},
-		{"approve", []string{"wf-1", "extra"}, `unexpected argument "extra"`},
-		{"approve", []string{"wf-1", "--feedback"}, "flag needs an argument"},
-		{"reject", nil, "missing the workflow ID: starter reject ID"},
-		{"reject", []string{"wf-1"}, "missing the feedback: starter reject ID --feedback TEXT"},
-		{"reject", []string{"wf-1", "--feedback", "  "}, "missing the feedback"},
-		{"reject", []string{"wf-1", "--feedback", "too", "vague"}, `unexpected argument "vague"`},
-		{"reject", []string{"--feedback", "too vague"}, "missing the workflow ID"},
-		{"resume", nil, "missing the workflow ID: starter resume ID"},
-		{"end", nil, "missing the workflow ID: starter end ID"},
-		{"end", []string{"wf-1", "now"}, `unexpected argument "now"`},
-		{"retry", nil, "missing the workflow ID: starter retry ID"},
-		{"retry", []string{"wf-1", "again"}, `unexpected argument "again"`},
-		{"compact", nil, "missing the workflow ID: starter compact ID"},
-		{"compact", []string{"wf-1", "now"}, `unexpected argument "now"`},
-		{"resume", []string{"--bogus", "wf-1"}, "flag provided but not defined"},
-		{"continuation", nil, "missing the workflow ID: starter continuation ID"},
-		{"continuation", []string{"wf-1"}, "missing on or off: starter continuation ID on|off"},
-		{"continuation", []string{"wf-1", "maybe"}, `not "maybe"`},
-		{"continuation", []string{"wf-1", "true"}, `not "true"`},
-		{"continuation", []string{"wf-1", "on", "off"}, `unexpected argument "off"`},
+		{"run", []string{"--scenario", missing, "a prompt"}, "not both", true},
+		{"run", []string{"--scenario", missing}, "missing.json", false},
+		{"run", []string{"--bogus"}, "flag provided but not defined: --bogus", true},
+		{"run", []string{"--ui", "a prompt"}, "--ui keeps the embedded server up", true},
+		{"start", nil, "give a prompt or --scenario FILE", true},
+		{"start", []string{"--scenario", missing, "a prompt"}, "not both", true},
+		{"start", []string{"--scenario", missing}, "missing.json", false},
+		{"start", []string{"--id"}, "flag needs an argument: --id", true},
+		{"send", nil, "missing the workflow ID: starter send ID", true},
+		{"send", []string{"wf-1"}, "missing the message", true},
+		{"send", []string{"wf-1", "   "}, "missing the message", true},
+		{"send", []string{"wf-1", "--"}, "missing the message", true},
+		{"send", []string{"-n", "wf-1", "text"}, "flag provided but not defined: --n", true},
+		{"state", nil, "missing the workflow ID: starter state ID", true},
+		{"state", []string{" "}, "missing the workflow ID", true},
+		{"state", []string{"wf-1", "extra"}, `unexpected argument "extra"`, true},
+		{"state", []string{"wf-1", "--json=maybe"}, `invalid boolean value "maybe" for --json`, true},
+		{"state", []string{"--", "--json"}, `unexpected argument`, false}, // "--json" is the ID here: it dials
+		{"plan", nil, "missing the workflow ID: starter plan ID", true},
+		{"plan", []string{"wf-1", "extra"}, `unexpected argument "extra"`, true},
+		{"watch", nil, "missing the workflow ID: starter watch ID", true},
+		{"watch", []string{"wf-1", "extra"}, `unexpected argument "extra"`, true},
+		{"watch", []string{"wf-1", "--every", "soon"}, `invalid value "soon" for flag --every`, true},
+		{"history", nil, "missing the workflow ID: starter history ID", true},
+		{"history", []string{"wf-1", "extra"}, `unexpected argument "extra"`, true},
+		{"approve", nil, "missing the workflow ID: starter approve ID", true},
+		{"approve", []string{"wf-1", "extra"}, `unexpected argument "extra"`, true},
+		{"approve", []string{"wf-1", "--feedback"}, "flag needs an argument: --feedback", true},
+		{"reject", nil, "missing the workflow ID: starter reject ID", true},
+		{"reject", []string{"wf-1"}, "missing the feedback: starter reject ID --feedback TEXT", true},
+		{"reject", []string{"wf-1", "--feedback", "  "}, "missing the feedback", true},
+		{"reject", []string{"wf-1", "--feedback", "too", "vague"}, `unexpected argument "vague"`, true},
+		{"reject", []string{"--feedback", "too vague"}, "missing the workflow ID", true},
+		{"resume", nil, "missing the workflow ID: starter resume ID", true},
+		{"resume", []string{"--bogus", "wf-1"}, "flag provided but not defined: --bogus", true},
+		{"end", nil, "missing the workflow ID: starter end ID", true},
+		{"end", []string{"wf-1", "now"}, `unexpected argument "now"`, true},
+		{"retry", nil, "missing the workflow ID: starter retry ID", true},
+		{"retry", []string{"wf-1", "again"}, `unexpected argument "again"`, true},
+		{"compact", nil, "missing the workflow ID: starter compact ID", true},
+		{"compact", []string{"wf-1", "now"}, `unexpected argument "now"`, true},
+		{"continuation", nil, "missing the workflow ID: starter continuation ID", true},
+		{"continuation", []string{"wf-1"}, "missing on or off: starter continuation ID on|off", true},
+		{"continuation", []string{"wf-1", "maybe"}, `not "maybe"`, true},
+		{"continuation", []string{"wf-1", "true"}, `not "true"`, true},
+		{"continuation", []string{"wf-1", "on", "off"}, `unexpected argument "off"`, true},
 	}
-	cmds := commands()
 	tested := map[string]bool{}
 	for _, tc := range cases {
 		tested[tc.cmd] = true
 		t.Run(tc.cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
-			cmd, ok := cmds[tc.cmd]
-			if !ok {
-				t.Fatalf("no command %q", tc.cmd)
+			_, err := runArgs(t, tc.cmd, tc.args)
+			if tc.want == "unexpected argument" {
+				// Not an argument error: after "--", "--json" is the workflow ID.
+				if strings.Contains(errString(err), tc.want) || !strings.Contains(errString(err), unreachable) {
+					t.Errorf("got %v; want the command to take --json as the ID and dial", err)
+				}
+				return
 			}
-			err := cmd(tc.args)
 			var ee *exitError
 			if !errors.As(err, &ee) || ee.code != 2 {
 				t.Fatalf("got %v (%#v), want an exit code 2", err, ee)
@@ -83,51 +107,192 @@ func TestArgumentErrors(t *testing.T) {
 			if strings.Contains(msg, "\n") {
 				t.Errorf("error %q is not one line", msg)
 			}
+			if ee.usage != tc.usage {
+				t.Errorf("usage after the error = %v; want %v", ee.usage, tc.usage)
+			}
 		})
 	}
-	for name := range cmds {
-		if !tested[name] {
-			t.Errorf("command %s has no argument test", name)
+	for _, cmd := range commandList() {
+		if !tested[cmd.name] {
+			t.Errorf("command %s has no argument test", cmd.name)
 		}
 	}
 }
 
-// TestHelp checks that -h is not an error (exit 0, nothing more printed).
-func TestHelp(t *testing.T) {
-	stderr := os.Stderr
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
+func errString(err error) string {
+	if err == nil {
+		return ""
 	}
-	defer devnull.Close()
-	os.Stderr = devnull
-	defer func() { os.Stderr = stderr }()
-	for name, cmd := range commands() {
-		err := cmd([]string{"-h"})
-		var ee *exitError
-		if !errors.As(err, &ee) || ee.code != 0 || ee.err != nil {
-			t.Errorf("%s -h: got %v, want a silent exit 0", name, err)
+	return err.Error()
+}
+
+// TestParsing checks, for each command, what the command line means: flags before or
+// after the ID, "--" ending the flags, "-name" and "--name=value" forms. Each case gets
+// past its argument checks and fails on the unreachable server, so what it parsed is
+// what it would have sent.
+func TestParsing(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", unreachable)
+	t.Setenv("OPENAI_API_KEY", "sk-test") // run: a prompt for a model, not the demo
+	t.Setenv("TODOFLOW_STATE_DIR", t.TempDir())
+	cases := []struct {
+		cmd   string
+		args  []string
+		pos   []string
+		flags map[string]string
+	}{
+		{"run", []string{"--json", "--id", "r-1", "fix", "it"}, []string{"fix", "it"}, map[string]string{"json": "true", "id": "r-1"}},
+		{"run", []string{"fix", "--json", "it"}, []string{"fix", "it"}, map[string]string{"json": "true"}},
+		{"run", []string{"--", "--json", "is", "a", "word"}, []string{"--json", "is", "a", "word"}, map[string]string{"json": "false"}},
+		{"start", []string{"--model", "openai:gpt-4o", "tidy", "--id=s-1"}, []string{"tidy"}, map[string]string{"model": "openai:gpt-4o", "id": "s-1"}},
+		{"start", []string{"-id", "s-2", "--", "-v", "please"}, []string{"-v", "please"}, map[string]string{"id": "s-2"}},
+		{"send", []string{"wf-1", "--", "-n", "text"}, []string{"wf-1", "-n", "text"}, nil},
+		{"send", []string{"--update-id", "u-1", "wf-1", "hello"}, []string{"wf-1", "hello"}, map[string]string{"update-id": "u-1"}},
+		{"send", []string{"wf-1", "hello", "--update-id=u-2"}, []string{"wf-1", "hello"}, map[string]string{"update-id": "u-2"}},
+		{"send", []string{"wf-1", "--", "--update-id", "u-3"}, []string{"wf-1", "--update-id", "u-3"}, map[string]string{"update-id": ""}},
+		{"send", []string{"wf-1", "a", "--", "--", "b"}, []string{"wf-1", "a", "--", "b"}, nil},
+		{"state", []string{"--json", "wf-1"}, []string{"wf-1"}, map[string]string{"json": "true"}},
+		{"state", []string{"wf-1", "--json"}, []string{"wf-1"}, map[string]string{"json": "true"}},
+		{"state", []string{"wf-1", "--namespace", "ns-1", "--address", unreachable}, []string{"wf-1"}, map[string]string{"namespace": "ns-1"}},
+		{"plan", []string{"-task-queue", "q-1", "wf-1"}, []string{"wf-1"}, map[string]string{"task-queue": "q-1"}},
+		{"watch", []string{"wf-1", "--every", "2s"}, []string{"wf-1"}, map[string]string{"every": "2s"}},
+		{"history", []string{"--output", "h.json", "wf-1", "--run-id", "run-1"}, []string{"wf-1"}, map[string]string{"output": "h.json", "run-id": "run-1"}},
+		{"approve", []string{"wf-1", "--agent", "coder", "--feedback=go ahead"}, []string{"wf-1"}, map[string]string{"agent": "coder", "feedback": "go ahead"}},
+		{"reject", []string{"--feedback", "too vague", "wf-1"}, []string{"wf-1"}, map[string]string{"feedback": "too vague"}},
+		// A "--" given as a flag's value is that value, not the end of the flags.
+		{"reject", []string{"wf-1", "--feedback", "--"}, []string{"wf-1"}, map[string]string{"feedback": "--"}},
+		{"resume", []string{"wf-1", "--agent", "coder", "the", "key", "is", "back"}, []string{"wf-1", "the", "key", "is", "back"}, map[string]string{"agent": "coder"}},
+		{"resume", []string{"wf-1"}, []string{"wf-1"}, map[string]string{"agent": ""}},
+		{"continuation", []string{"wf-1", "OFF"}, []string{"wf-1", "OFF"}, nil},
+		{"end", []string{"--", "wf-1"}, []string{"wf-1"}, nil},
+		{"retry", []string{"wf-1"}, []string{"wf-1"}, nil},
+		{"compact", []string{"wf-1"}, []string{"wf-1"}, nil},
+	}
+	tested := map[string]bool{}
+	for _, tc := range cases {
+		tested[tc.cmd] = true
+		t.Run(tc.cmd+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			c, err := runArgs(t, tc.cmd, tc.args)
+			var ee *exitError
+			if errors.As(err, &ee) || err == nil || !strings.Contains(err.Error(), unreachable) {
+				t.Fatalf("got %v; want it past the argument checks, failing on the server %s", err, unreachable)
+			}
+			if strings.Join(c.pos, "|") != strings.Join(tc.pos, "|") {
+				t.Errorf("positional arguments %q; want %q", c.pos, tc.pos)
+			}
+			for name, want := range tc.flags {
+				f := c.fs.Lookup(name)
+				if f == nil {
+					t.Fatalf("no flag --%s", name)
+				}
+				if got := f.Value.String(); got != want {
+					t.Errorf("--%s = %q; want %q", name, got, want)
+				}
+			}
+		})
+	}
+	for _, cmd := range commandList() {
+		if !tested[cmd.name] {
+			t.Errorf("command %s has no parsing test", cmd.name)
 		}
+	}
+}
+
+// TestHelp checks that -h and --help print the command's usage, with every flag, on
+// stdout and exit 0.
+func TestHelp(t *testing.T) {
+	for _, cmd := range commandList() {
+		for _, h := range []string{"-h", "--help", "-help"} {
+			var stdout, stderr bytes.Buffer
+			code := runCLI([]string{cmd.name, "wf-1", h}, &stdout, &stderr)
+			if code != 0 || stderr.Len() > 0 {
+				t.Errorf("%s %s: exit %d, stderr %q; want exit 0 and nothing on stderr", cmd.name, h, code, stderr.String())
+			}
+			out := stdout.String()
+			if !strings.HasPrefix(out, "usage: starter "+cmd.name+" "+cmd.args+" [flags]\n") {
+				t.Errorf("%s %s: usage starts %q", cmd.name, h, firstLine(out))
+			}
+			c := newCmdline(cmd)
+			_ = cmd.run(c, []string{"-h"}) // defines the command's own flags
+			for _, name := range flagNames(c) {
+				if !strings.Contains(out, "\n  --"+name) {
+					t.Errorf("%s %s: the usage does not list --%s:\n%s", cmd.name, h, name, out)
+				}
+			}
+		}
+	}
+}
+
+func flagNames(c *cmdline) []string {
+	var names []string
+	c.fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// TestUsageErrorOutput checks what a user sees for a bad command line: one error line,
+// then the command's usage, on stderr, exit 2.
+func TestUsageErrorOutput(t *testing.T) {
+	tests := []struct {
+		args      []string
+		firstLine string
+		usageOf   string // "" for the general usage
+	}{
+		{[]string{"send"}, "starter send: missing the workflow ID: starter send ID TEXT", "send"},
+		{[]string{"state", "--bogus", "wf-1"}, "starter state: flag provided but not defined: --bogus", "state"},
+		{[]string{"frobnicate"}, `starter: unknown command "frobnicate"`, ""},
+		{nil, "usage: starter COMMAND [flags] [args]", ""},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := runCLI(tt.args, &stdout, &stderr)
+		if code != 2 || stdout.Len() > 0 {
+			t.Errorf("%q: exit %d, stdout %q; want exit 2 and nothing on stdout", tt.args, code, stdout.String())
+		}
+		out := stderr.String()
+		if got := firstLine(out); got != tt.firstLine {
+			t.Errorf("%q: first line %q; want %q", tt.args, got, tt.firstLine)
+		}
+		want := "usage: starter COMMAND"
+		if tt.usageOf != "" {
+			want = "usage: starter " + tt.usageOf + " "
+		}
+		if !strings.Contains(out, "\n"+want) && !strings.HasPrefix(out, want) {
+			t.Errorf("%q: no %q after the error:\n%s", tt.args, want, out)
+		}
+	}
+}
+
+func TestGeneralHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		var stdout, stderr bytes.Buffer
+		if code := runCLI(args, &stdout, &stderr); code != 0 || stderr.Len() > 0 {
+			t.Errorf("%q: exit %d, stderr %q", args, code, stderr.String())
+		}
+		for _, cmd := range commandList() {
+			if !strings.Contains(stdout.String(), "\n  "+cmd.name+" "+cmd.args) {
+				t.Errorf("%q: the usage does not list %s", args, cmd.name)
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := runCLI([]string{"help", "send"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "usage: starter send ") {
+		t.Errorf("help send: exit %d, %q", code, firstLine(stdout.String()))
 	}
 }
 
 func TestOnOff(t *testing.T) {
+	c := newCmdline(command{name: "continuation", args: "ID on|off"})
 	for _, tc := range []struct {
 		arg  string
 		want bool
 	}{{"on", true}, {"off", false}, {"ON", true}, {"Off", false}} {
-		got, err := onOff([]string{tc.arg})
+		got, err := c.onOff([]string{tc.arg})
 		if err != nil || got != tc.want {
 			t.Errorf("onOff(%q) = %v, %v; want %v", tc.arg, got, err, tc.want)
-		}
-	}
-}
-
-// TestUsageListsEveryCommand keeps the usage text in step with the commands.
-func TestUsageListsEveryCommand(t *testing.T) {
-	for name := range commands() {
-		if !strings.Contains(usage, "\n  "+name+" ") {
-			t.Errorf("the usage text does not list %s", name)
 		}
 	}
 }

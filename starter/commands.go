@@ -3,34 +3,26 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/todoflow/todoflow/testsuite/scenario"
 	"github.com/todoflow/todoflow/workflows"
 )
 
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-func cmdStart(args []string) error {
-	fs := flag.NewFlagSet("start", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	id := fs.String("id", "", "workflow `ID` (default: todoflow-<uuid>)")
-	scenarioFile := fs.String("scenario", "", "start the run of scenario `FILE` (its user actions are not played)")
-	modelRef := fs.String("model", "", "model reference, e.g. openai:gpt-4o-mini (default: the worker's)")
-	pos, err := parse(fs, args)
+func cmdStart(c *cmdline, args []string) error {
+	id := c.fs.String("id", "", "workflow `ID` (default: todoflow-<uuid>)")
+	scenarioFile := c.fs.String("scenario", "", "start the run of scenario `FILE` (its user actions are not played)")
+	modelRef := c.fs.String("model", "", "model `REF`erence, e.g. openai:gpt-4o-mini (default: the worker's)")
+	pos, err := c.parse(args)
 	if err != nil {
 		return err
 	}
@@ -38,17 +30,17 @@ func cmdStart(args []string) error {
 	var in workflows.AgentInput
 	switch {
 	case *scenarioFile != "" && prompt != "":
-		return usageErr("give --scenario or a prompt, not both")
+		return c.usageErr("give --scenario or a prompt, not both")
 	case *scenarioFile != "":
 		sc, err := scenario.Load(*scenarioFile)
 		if err != nil {
-			return &exitError{code: 2, err: err}
+			return badInput(err)
 		}
 		in = sc.RunInput()
 	case prompt != "":
 		in.Prompt = prompt
 	default:
-		return usageErr("give a prompt or --scenario FILE")
+		return c.usageErr("give a prompt or --scenario FILE")
 	}
 	if *modelRef != "" {
 		in.Model = *modelRef
@@ -58,12 +50,12 @@ func cmdStart(args []string) error {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	cl, err := c.dialReady(ctx)
+	cl, err := c.conn.dialReady(ctx)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: *id, TaskQueue: c.taskQueue}, workflows.WorkflowName, in)
+	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: *id, TaskQueue: c.conn.taskQueue}, workflows.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("start run: %w", err)
 	}
@@ -71,12 +63,11 @@ func cmdStart(args []string) error {
 	return nil
 }
 
-func cmdSend(args []string) error {
-	rc := newRunCommand("send")
-	updateID := rc.fs.String("update-id", "", "the update's id; a send repeated with the same id is answered once, with the first reply (`ID`, default a fresh one)")
-	return rc.run(args, func(rest []string) error {
+func cmdSend(c *cmdline, args []string) error {
+	updateID := c.fs.String("update-id", "", "the update's `ID`; a send repeated with the same one is answered once, with the first reply (default: a fresh one)")
+	return c.forRun(args, func(rest []string) error {
 		if strings.TrimSpace(strings.Join(rest, " ")) == "" {
-			return usageErr("missing the message: starter send ID TEXT")
+			return c.usageErr("missing the message: starter send ID TEXT")
 		}
 		return nil
 	}, func(ctx context.Context, cl client.Client, id string, rest []string) error {
@@ -105,10 +96,9 @@ func queryState(ctx context.Context, cl client.Client, id string) (workflows.Sta
 	return st, raw, nil
 }
 
-func cmdState(args []string) error {
-	rc := newRunCommand("state")
-	asJSON := rc.fs.Bool("json", false, "print the state query's JSON object")
-	return rc.run(args, noMoreArgs("starter state ID [--json]"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdState(c *cmdline, args []string) error {
+	asJSON := c.fs.Bool("json", false, "print the state query's JSON object")
+	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		st, raw, err := queryState(ctx, cl, id)
 		if err != nil {
 			return err
@@ -122,8 +112,8 @@ func cmdState(args []string) error {
 	})
 }
 
-func cmdPlan(args []string) error {
-	return newRunCommand("plan").run(args, noMoreArgs("starter plan ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdPlan(c *cmdline, args []string) error {
+	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		v, err := cl.QueryWorkflow(ctx, id, "", workflows.PlanQuery)
 		if err != nil {
 			return fmt.Errorf("query plan of %s: %w", id, err)
@@ -144,10 +134,9 @@ func cmdPlan(args []string) error {
 	})
 }
 
-func cmdWatch(args []string) error {
-	rc := newRunCommand("watch")
-	every := rc.fs.Duration("every", 500*time.Millisecond, "how often to look")
-	return rc.run(args, noMoreArgs("starter watch ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdWatch(c *cmdline, args []string) error {
+	every := c.fs.Duration("every", 500*time.Millisecond, "how often to look (a `DURATION`: 500ms, 2s)")
+	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		last := ""
 		for {
 			st, _, err := queryState(ctx, cl, id)
@@ -175,12 +164,11 @@ func cmdWatch(args []string) error {
 	})
 }
 
-func cmdHistory(args []string) error {
-	rc := newRunCommand("history")
-	output := rc.fs.String("output", "", "write to `FILE` instead of stdout")
-	runID := rc.fs.String("run-id", "", "a specific run (default: the latest)")
-	return rc.run(args, noMoreArgs("starter history ID [--output FILE]"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		data, n, err := scenario.History(ctx, cl, id, *runID)
+func cmdHistory(c *cmdline, args []string) error {
+	output := c.fs.String("output", "", "write to `FILE` instead of stdout")
+	runID := c.fs.String("run-id", "", "a specific `RUN` (default: the latest)")
+	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		data, n, err := exportHistory(ctx, cl, id, *runID)
 		if err != nil {
 			return err
 		}
@@ -194,4 +182,24 @@ func cmdHistory(args []string) error {
 		fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *output)
 		return nil
 	})
+}
+
+// exportHistory returns a run's history as the JSON that `temporal workflow show --output
+// json` prints and the SDK's replayer reads (worker.ReplayWorkflowHistoryFromJSONFile),
+// and its number of events. An empty runID means the latest run.
+func exportHistory(ctx context.Context, cl client.Client, workflowID, runID string) ([]byte, int, error) {
+	hist := &historypb.History{}
+	it := cl.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, 0, fmt.Errorf("read history of %s: %w", workflowID, err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode history of %s: %w", workflowID, err)
+	}
+	return append(data, '\n'), len(hist.Events), nil
 }

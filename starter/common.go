@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -26,8 +28,8 @@ type conn struct {
 
 func (c *conn) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.address, "address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
-	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
-	fs.StringVar(&c.taskQueue, "task-queue", workflows.TaskQueue, "task queue of the todoflow workers")
+	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace `NS` (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
+	fs.StringVar(&c.taskQueue, "task-queue", workflows.TaskQueue, "task `QUEUE` of the todoflow workers")
 }
 
 // dial connects to the server, quietly: the SDK's info logs would drown the
@@ -57,61 +59,28 @@ func (c *conn) dialReady(ctx context.Context) (client.Client, error) {
 	return cl, nil
 }
 
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
 func quietLogger(w io.Writer) sdklog.Logger {
 	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
-// parse parses flags that may come before or after the positional
-// arguments ("state ID --json" and "state --json ID" both work).
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				fs.SetOutput(os.Stderr)
-				fs.Usage()
-				return nil, &exitError{code: 0}
-			}
-			return nil, usageErr("%v", err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// runCommand is the shape of every command that addresses one run: its own
-// flags beside the connection flags, the run's ID, then the positional
-// arguments after it.
-type runCommand struct {
-	name string
-	fs   *flag.FlagSet
-	conn conn
-}
-
-func newRunCommand(name string) *runCommand {
-	rc := &runCommand{name: name, fs: flag.NewFlagSet(name, flag.ContinueOnError)}
-	rc.conn.flags(rc.fs)
-	return rc
-}
-
-// run parses args and takes the ID; check judges the remaining arguments
-// before anything is dialled (a bad argument is exit 2 even with no server);
-// then it connects and hands over to do.
-func (rc *runCommand) run(args []string, check func(rest []string) error,
+// forRun is the shape of every command that addresses one run: its own flags beside
+// the connection flags, the run's ID, then the positional arguments after it. check
+// judges the arguments after the ID before anything is dialled (a bad argument is exit 2
+// even with no server); then it connects and hands over to do.
+func (c *cmdline) forRun(args []string, check func(rest []string) error,
 	do func(ctx context.Context, cl client.Client, id string, rest []string) error) error {
-	pos, err := parse(rc.fs, args)
+	pos, err := c.parse(args)
 	if err != nil {
 		return err
 	}
-	id, rest, err := workflowID(pos, rc.name)
-	if err != nil {
-		return err
+	if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {
+		return c.usageErr("missing the workflow ID: starter %s %s", c.cmd.name, c.cmd.args)
 	}
+	id, rest := pos[0], pos[1:]
 	if check != nil {
 		if err := check(rest); err != nil {
 			return err
@@ -119,7 +88,7 @@ func (rc *runCommand) run(args []string, check func(rest []string) error,
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	cl, err := rc.conn.dial(ctx)
+	cl, err := c.conn.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -128,19 +97,9 @@ func (rc *runCommand) run(args []string, check func(rest []string) error,
 }
 
 // noMoreArgs is the check of commands that take nothing after the ID.
-func noMoreArgs(shape string) func([]string) error {
-	return func(rest []string) error {
-		if len(rest) > 0 {
-			return usageErr("unexpected argument %q: %s", rest[0], shape)
-		}
-		return nil
+func (c *cmdline) noMoreArgs(rest []string) error {
+	if len(rest) > 0 {
+		return c.usageErr("unexpected argument %q: starter %s %s", rest[0], c.cmd.name, c.cmd.args)
 	}
-}
-
-// workflowID takes the ID argument of the commands that address a run.
-func workflowID(pos []string, cmd string) (string, []string, error) {
-	if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {
-		return "", nil, usageErr("missing the workflow ID: starter %s ID", cmd)
-	}
-	return pos[0], pos[1:], nil
+	return nil
 }

@@ -17,36 +17,35 @@ import (
 // approve_plan update), resume (the resume signal) and continuation (the
 // set_continuation update).
 
-func cmdApprove(args []string) error {
-	return approval(args, true)
+func cmdApprove(c *cmdline, args []string) error {
+	return approval(c, args, true)
 }
 
-func cmdReject(args []string) error {
-	return approval(args, false)
+func cmdReject(c *cmdline, args []string) error {
+	return approval(c, args, false)
 }
 
 // approval answers a plan that waits for approval (startPlan with
 // plan_approval "required").
-func approval(args []string, approve bool) error {
-	name, shape := "approve", "starter approve ID [--feedback TEXT] [--agent AGENT]"
-	help := "a note for the agent with the approval"
+func approval(c *cmdline, args []string, approve bool) error {
+	shape := "starter approve ID [--feedback TEXT] [--agent AGENT]"
+	help := "a note (`TEXT`) for the agent with the approval"
 	if !approve {
-		name, shape = "reject", `starter reject ID --feedback TEXT [--agent AGENT]`
-		help = "why the plan is rejected, for the agent (required)"
+		shape = "starter reject ID --feedback TEXT [--agent AGENT]"
+		help = "`TEXT` telling the agent why the plan is rejected (required)"
 	}
-	rc := newRunCommand(name)
-	feedback := rc.fs.String("feedback", "", help+" (`TEXT`)")
-	agent := rc.fs.String("agent", "", "the agent of the tree whose plan is answered, when several wait (`AGENT`)")
+	feedback := c.fs.String("feedback", "", help)
+	agent := c.fs.String("agent", "", "the `AGENT` of the tree whose plan is answered, when several wait")
 	check := func(rest []string) error {
 		if len(rest) > 0 {
-			return usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
+			return c.usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
 		}
 		if !approve && strings.TrimSpace(*feedback) == "" {
-			return usageErr("missing the feedback: %s", shape)
+			return c.usageErr("missing the feedback: %s", shape)
 		}
 		return nil
 	}
-	return rc.run(args, check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+	return c.forRun(args, check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		var answer string
 		err := update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback, AgentID: *agent}, &answer)
 		if err != nil {
@@ -57,10 +56,9 @@ func approval(args []string, approve bool) error {
 	})
 }
 
-func cmdResume(args []string) error {
-	rc := newRunCommand("resume")
-	agent := rc.fs.String("agent", "", "the paused agent of the tree to resume, when several are (`AGENT`)")
-	return rc.run(args, nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+func cmdResume(c *cmdline, args []string) error {
+	agent := c.fs.String("agent", "", "the paused `AGENT` of the tree to resume, when several are")
+	return c.forRun(args, nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
 		st, _, err := queryState(ctx, cl, id)
 		if err != nil {
 			return err
@@ -108,10 +106,10 @@ func pausedAgent(st workflows.State, agent string) (string, error) {
 	return "", fmt.Errorf("no agent of the run is paused (status %s); nothing to resume", st.Status)
 }
 
-func cmdContinuation(args []string) error {
-	check := func(rest []string) error { _, err := onOff(rest); return err }
-	return newRunCommand("continuation").run(args, check, func(ctx context.Context, cl client.Client, id string, rest []string) error {
-		enabled, _ := onOff(rest)
+func cmdContinuation(c *cmdline, args []string) error {
+	check := func(rest []string) error { _, err := c.onOff(rest); return err }
+	return c.forRun(args, check, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+		enabled, _ := c.onOff(rest)
 		var now bool
 		err := update(ctx, cl, id, workflows.SetContinuationUpdate, workflows.ContinuationArgs{Enabled: &enabled}, &now)
 		if err != nil {
@@ -124,8 +122,8 @@ func cmdContinuation(args []string) error {
 
 // cmdEnd sends end_session: the session finishes its current turn, waits
 // for its subagents and completes.
-func cmdEnd(args []string) error {
-	return newRunCommand("end").run(args, noMoreArgs("starter end ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdEnd(c *cmdline, args []string) error {
+	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		if err := cl.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
 			return fmt.Errorf("%s: %w", id, refusal(err))
 		}
@@ -137,8 +135,8 @@ func cmdEnd(args []string) error {
 // cmdRetry runs again a turn that failed on the model (retry_turn), once the
 // cause (a key, a model name, an outage longer than the retry window) is
 // fixed, and prints the turn's reply.
-func cmdRetry(args []string) error {
-	return newRunCommand("retry").run(args, noMoreArgs("starter retry ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdRetry(c *cmdline, args []string) error {
+	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		var reply string
 		if err := update(ctx, cl, id, workflows.RetryTurnUpdate, nil, &reply); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
@@ -150,8 +148,8 @@ func cmdRetry(args []string) error {
 
 // cmdCompact asks a session to summarise its older messages now
 // (compact_context) and prints what was done.
-func cmdCompact(args []string) error {
-	return newRunCommand("compact").run(args, noMoreArgs("starter compact ID"), func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdCompact(c *cmdline, args []string) error {
+	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		var res workflows.CompactResult
 		if err := update(ctx, cl, id, workflows.CompactContextUpdate, nil, &res); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
@@ -162,13 +160,13 @@ func cmdCompact(args []string) error {
 }
 
 // onOff reads continuation's on|off argument.
-func onOff(rest []string) (bool, error) {
+func (c *cmdline) onOff(rest []string) (bool, error) {
 	const shape = "starter continuation ID on|off"
 	switch {
 	case len(rest) == 0:
-		return false, usageErr("missing on or off: %s", shape)
+		return false, c.usageErr("missing on or off: %s", shape)
 	case len(rest) > 1:
-		return false, usageErr("unexpected argument %q: %s", rest[1], shape)
+		return false, c.usageErr("unexpected argument %q: %s", rest[1], shape)
 	}
 	switch strings.ToLower(rest[0]) {
 	case "on":
@@ -176,7 +174,7 @@ func onOff(rest []string) (bool, error) {
 	case "off":
 		return false, nil
 	}
-	return false, usageErr("continuation is on or off, not %q: %s", rest[0], shape)
+	return false, c.usageErr("continuation is on or off, not %q: %s", rest[0], shape)
 }
 
 // update runs an update to completion and decodes its result into out. A

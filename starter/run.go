@@ -3,18 +3,17 @@ package main
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/testsuite/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -24,104 +23,145 @@ import (
 //go:embed demo.json
 var demo []byte
 
-func cmdRun(args []string) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	var c conn
-	c.flags(fs)
-	scenarioFile := fs.String("scenario", "", "play the scenario `FILE` (scripted model and user actions)")
-	asJSON := fs.Bool("json", false, "print the run's result as one JSON object")
-	id := fs.String("id", "", "workflow `ID` of the run (default: generated)")
-	pos, err := parse(fs, args)
+func cmdRun(c *cmdline, args []string) error {
+	scenarioFile := c.fs.String("scenario", "", "play the scenario `FILE` (scripted model and user actions)")
+	asJSON := c.fs.Bool("json", false, "print the run's result as one JSON object")
+	id := c.fs.String("id", "", "workflow `ID` of the run (default: todoflow-<uuid>)")
+	ui := c.fs.Bool("ui", false, "keep the embedded server and its Web UI up after the run, until Ctrl+C")
+	pos, err := c.parse(args)
 	if err != nil {
 		return err
 	}
 	prompt := strings.TrimSpace(strings.Join(pos, " "))
 	if *scenarioFile != "" && prompt != "" {
-		return usageErr("give --scenario or a prompt, not both")
+		return c.usageErr("give --scenario or a prompt, not both")
 	}
-
-	sc, err := chooseScenario(*scenarioFile, prompt)
-	if err != nil {
-		return err
+	local := c.conn.address == "" && os.Getenv("TEMPORAL_ADDRESS") == ""
+	if *ui && !local {
+		return c.usageErr("--ui keeps the embedded server up; with --address or TEMPORAL_ADDRESS, open that server's Web UI")
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	embedded := c.address == "" && os.Getenv("TEMPORAL_ADDRESS") == ""
-	if embedded {
-		srv, err := startEmbedded(ctx)
-		if err != nil {
-			return err
-		}
-		defer srv.Stop()
-		c.address, c.namespace, c.local = srv.Address(), srv.Namespace(), true
-	}
-	cl, err := c.dialReady(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	if embedded {
-		w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue})
-		if err != nil {
-			return err
-		}
-		if err := w.Start(); err != nil {
-			return fmt.Errorf("start the in-process worker: %w", err)
-		}
-		defer w.Stop()
-	}
-
-	out, playErr := scenario.Play(ctx, cl, sc, scenario.Options{TaskQueue: c.taskQueue, WorkflowID: *id, Progress: os.Stderr})
-	if out == nil {
-		return playErr
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			return fmt.Errorf("write JSON: %w", err)
-		}
-	} else {
-		fmt.Println(out.Reply)
-	}
+	// A scenario file, or the demo when no model is configured, is played by the scenario
+	// player; a prompt is a plain run of the workflow.
+	var sc *scenario.Scenario
 	switch {
-	case playErr != nil:
-		return playErr
-	case out.RunStatus != workflows.StatusCompleted:
-		return fmt.Errorf("run %s ended %s: %s", out.WorkflowID, out.RunStatus, out.Error)
+	case *scenarioFile != "":
+		if sc, err = scenario.Load(*scenarioFile); err != nil {
+			return badInput(err)
+		}
+	case !modelConfigured():
+		if sc, err = demoScenario(prompt); err != nil {
+			return err
+		}
+	case prompt == "":
+		return c.usageErr("give a prompt: starter run \"what to do\" (or --scenario FILE)")
 	}
-	// A one-shot run whose turn failed on the model completed (the session
-	// survives such a turn), but the user asked for an answer and got none.
-	var st workflows.State
-	if json.Unmarshal(out.State, &st) == nil && st.ModelError != nil && !st.ModelError.Retryable {
-		return fmt.Errorf("run %s: the model call failed: %s", out.WorkflowID, st.ModelError.Message)
+	if *id == "" {
+		*id = "todoflow-" + uuid.NewString()
 	}
-	return nil
+
+	ctx, stop := interruptible()
+	defer stop()
+	cl, emb, shutdown, err := serve(ctx, &c.conn, local)
+	if err != nil {
+		return err
+	}
+	defer shutdown()
+	if emb != nil {
+		if u := emb.liveURL(*id); u != "" {
+			fmt.Fprintf(os.Stderr, "todoflow: follow it in the Web UI: %s\n", u)
+		}
+	}
+
+	var out *runOutput
+	var runErr error
+	if sc != nil {
+		o, err := scenario.Play(ctx, cl, sc, scenario.Options{TaskQueue: c.conn.taskQueue, WorkflowID: *id, Progress: os.Stderr})
+		if o != nil {
+			out = (*runOutput)(o)
+		}
+		runErr = err
+	} else {
+		p := &promptRun{cl: cl, taskQueue: c.conn.taskQueue, id: *id, progress: os.Stderr}
+		if emb != nil {
+			p.server = c.conn.address
+		}
+		out, runErr = p.run(ctx, workflows.AgentInput{Prompt: prompt})
+	}
+	if out == nil {
+		if ctx.Err() != nil {
+			return interrupted(*id, emb)
+		}
+		return runErr
+	}
+	if err := out.print(os.Stdout, *asJSON); err != nil {
+		return err
+	}
+	if emb != nil {
+		if *ui && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "todoflow: the Web UI stays up: %s (Ctrl+C stops the server)\n", emb.liveURL(out.WorkflowID))
+			<-ctx.Done()
+		}
+		fmt.Fprintln(os.Stderr, emb.afterwards(out.WorkflowID))
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return out.outcome()
 }
 
-// chooseScenario turns run's arguments into a scenario: the file given, a
-// prompt for the configured model, or the shipped demo when no model is
-// configured.
-func chooseScenario(file, prompt string) (*scenario.Scenario, error) {
-	if file != "" {
-		sc, err := scenario.Load(file)
+// serve connects to the server a run goes to. Locally (no address given) that is the
+// embedded server, served by an in-process worker; shutdown stops what serve started.
+func serve(ctx context.Context, c *conn, local bool) (cl client.Client, emb *embedded, shutdown func(), err error) {
+	var undo []func()
+	undoAll := func() {
+		for _, f := range slices.Backward(undo) {
+			f()
+		}
+	}
+	defer func() {
 		if err != nil {
-			return nil, &exitError{code: 2, err: err}
+			undoAll()
 		}
-		return sc, nil
-	}
-	if modelConfigured() {
-		if prompt == "" {
-			return nil, usageErr("give a prompt: starter run \"what to do\" (or --scenario FILE)")
+	}()
+	if local {
+		if emb, err = startEmbedded(ctx, os.Stderr); err != nil {
+			return nil, nil, nil, err
 		}
-		// A real model may think for minutes; the scenario default of 60 s
-		// is for scripted runs.
-		sc := &scenario.Scenario{Name: "prompt", TimeLimitS: 3600}
-		sc.Input.Prompt = prompt
-		return sc, nil
+		undo = append(undo, func() { _ = emb.srv.Stop() })
+		c.address, c.namespace, c.local = emb.srv.Address(), emb.srv.Namespace(), true
 	}
+	if cl, err = c.dialReady(ctx); err != nil {
+		return nil, nil, nil, err
+	}
+	undo = append(undo, cl.Close)
+	if local {
+		w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := w.Start(); err != nil {
+			return nil, nil, nil, fmt.Errorf("start the in-process worker: %w", err)
+		}
+		undo = append(undo, w.Stop)
+	}
+	return cl, emb, undoAll, nil
+}
+
+// interrupted is run's error when the user stopped it before the run ended: a plain run
+// stays where it stood, on its server, and goes on when a worker serves it again.
+func interrupted(id string, emb *embedded) error {
+	switch {
+	case emb == nil:
+		return fmt.Errorf("interrupted; run %s goes on on its server (starter state %s)", id, id)
+	case emb.db != "":
+		return fmt.Errorf("interrupted; run %s is kept in %s and goes on under `go run ./worker --dev` (then starter state %s)", id, emb.db, id)
+	}
+	return fmt.Errorf("interrupted; run %s was in a temporary database and is gone", id)
+}
+
+// demoScenario writes the shipped demo into the state folder (the scripted model reads
+// its file there) and loads it, saying why a prompt given is not what runs.
+func demoScenario(prompt string) (*scenario.Scenario, error) {
 	dir, err := agentworker.StateDir()
 	if err != nil {
 		return nil, err
@@ -139,30 +179,11 @@ func chooseScenario(file, prompt string) (*scenario.Scenario, error) {
 		fmt.Fprintln(os.Stderr, "todoflow: OPENAI_API_KEY is not set: running the scripted demo scenario (no model needed).")
 	}
 	fmt.Fprintf(os.Stderr, "todoflow: set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers) to run your own prompt; demo file: %s\n", path)
-	sc, err := scenario.Load(path)
-	if err != nil {
-		return nil, err
-	}
-	return sc, nil
+	return scenario.Load(path)
 }
 
 // modelConfigured reports whether the worker could reach a real model: an
 // API key, or a base URL (a local server may need no key).
 func modelConfigured() bool {
 	return os.Getenv("OPENAI_API_KEY") != "" || os.Getenv("OPENAI_BASE_URL") != ""
-}
-
-func startEmbedded(ctx context.Context) (*devserver.Server, error) {
-	fmt.Fprintln(os.Stderr, "todoflow: starting the embedded Temporal server")
-	srv, err := devserver.Start(ctx, devserver.Options{
-		SearchAttributes: workflows.SearchAttributes(),
-		Progress:         os.Stderr,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start the embedded Temporal server: %w", err)
-	}
-	if ui := srv.UIAddress(); ui != "" {
-		fmt.Fprintf(os.Stderr, "todoflow: Temporal Web UI at http://%s (open while the run lasts)\n", ui)
-	}
-	return srv, nil
 }

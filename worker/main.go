@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"go.temporal.io/sdk/client"
@@ -65,11 +64,10 @@ func run() error {
 		if *namespace == "" {
 			*namespace = client.DefaultNamespace
 		}
-		dir, err := agentworker.StateDir()
+		db, err := agentworker.ServerDB()
 		if err != nil {
 			return err
 		}
-		db := filepath.Join(dir, "temporal.db")
 		fmt.Fprintf(os.Stderr, "worker: starting the embedded Temporal server (database %s)\n", db)
 		srv, err := devserver.Start(ctx, devserver.Options{
 			Port:             7233,
@@ -79,6 +77,9 @@ func run() error {
 			SearchAttributes: workflows.SearchAttributes(),
 			Progress:         os.Stderr,
 		})
+		if errors.Is(err, devserver.ErrDBInUse) {
+			return fmt.Errorf("start the embedded Temporal server: %w (stop it, or give this worker another state folder with TODOFLOW_STATE_DIR)", err)
+		}
 		if err != nil {
 			return fmt.Errorf("start the embedded Temporal server: %w", err)
 		}

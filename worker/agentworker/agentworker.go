@@ -84,6 +84,16 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "todoflow"), nil
 }
 
+// ServerDB is the embedded server's SQLite file in the state folder, shared by `worker
+// --dev` and `starter run` (one at a time: devserver refuses a file in use).
+func ServerDB() (string, error) {
+	dir, err := StateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "temporal.db"), nil
+}
+
 // NewModels resolves the model references of workflow inputs. The OpenAI
 // client is built once, on first use, from the worker's environment, so a
 // worker that only plays scenarios needs no API key.

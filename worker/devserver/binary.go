@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -42,24 +43,58 @@ func CachePath() (string, error) {
 	return filepath.Join(dir, "todoflow", "temporal-cli-"+CLIVersion, "temporal"), nil
 }
 
-// BinaryPath returns the path of a temporal CLI executable: $TODOFLOW_TEMPORAL_CLI when set,
-// otherwise [CachePath], building it first when it is missing. Building takes minutes, so it
-// happens at most once per machine even with many concurrent callers (a file lock beside
-// the binary), and progress lines go to progress (nil discards them).
+// BinaryPath returns the path of a temporal CLI executable to run the dev server with,
+// the fastest way there is, and says on progress (nil discards it) which one it picked
+// and why:
+//
+//  1. $TODOFLOW_TEMPORAL_CLI, as it is: the user asked for it (an unusable one is an error);
+//  2. a `temporal` on PATH whose `--version` is one todoflow supports ([checkSupported]);
+//     one that is not is passed over with a one-line reason;
+//  3. the cached build, [CachePath];
+//  4. a build from tools/go.mod into the cache: minutes, so it happens at most once per
+//     machine even with many concurrent callers (a file lock beside the binary).
 func BinaryPath(ctx context.Context, progress io.Writer) (string, error) {
+	return findBinary(ctx, progress, buildCLI)
+}
+
+func findBinary(ctx context.Context, progress io.Writer, build buildFunc) (string, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
 	if p := os.Getenv(EnvBinary); p != "" {
 		if err := checkExecutable(p); err != nil {
 			// The user asked for this binary explicitly; building another one would hide
 			// their mistake for 7 minutes.
 			return "", fmt.Errorf("%s=%q: %w", EnvBinary, p, err)
 		}
+		fmt.Fprintf(progress, "todoflow: Temporal dev server: %s (set by %s)\n", p, EnvBinary)
 		return p, nil
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		v, err := readVersion(ctx, p)
+		if err == nil {
+			err = checkSupported(v)
+		}
+		if err == nil {
+			fmt.Fprintf(progress, "todoflow: Temporal dev server: %s (the temporal CLI on PATH, %s)\n", p, v)
+			return p, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		fmt.Fprintf(progress, "todoflow: not using the temporal CLI on PATH (%s): %v\n", p, err)
 	}
 	bin, err := CachePath()
 	if err != nil {
 		return "", err
 	}
-	return ensureBuilt(ctx, bin, progress, buildCLI)
+	if checkExecutable(bin) == nil {
+		fmt.Fprintf(progress, "todoflow: Temporal dev server: %s (the cached build of CLI %s)\n", bin, CLIVersion)
+		return bin, nil
+	}
+	fmt.Fprintf(progress, "todoflow: no usable temporal CLI on PATH and no cached build: building CLI %s from tools/go.mod "+
+		"(a temporal CLI %s or newer on PATH, or %s, skips this)\n", CLIVersion, strings.TrimPrefix(CLIVersion, "v"), EnvBinary)
+	return ensureBuilt(ctx, bin, progress, build)
 }
 
 // buildFunc builds the CLI into out.

@@ -9,16 +9,31 @@
 // own module (tools/go.mod) and is built into a separate executable. The SDK's
 // testsuite.StartDevServer would download the CLI instead, which these machines cannot.
 //
-// # One binary, built once, shared by everyone
+// # Where the binary comes from, fastest first
+//
+// [BinaryPath] picks the first of: $TODOFLOW_TEMPORAL_CLI (taken as it is: the user asked
+// for it); a `temporal` on PATH, which most Temporal users have, when its `--version` is
+// one todoflow supports (every 1.x release from [CLIVersion] on, or a development build
+// embedding at least Server [MinServerVersion]; others are passed over with a one-line
+// reason); the cached build; and only then a build from tools/go.mod. It says on its
+// progress writer which one it picked and why. (The SDK's testsuite download is not on
+// the list: these machines cannot reach it, and a user who is online has a CLI already.)
+//
+// # One build, shared by everyone
 //
 // A cold build takes about 7 minutes and 2 GB of memory on 2 cores, and `go test` runs
-// packages in parallel, so the binary has exactly one home: [CachePath], which is
+// packages in parallel, so the built binary has exactly one home: [CachePath], which is
 // os.UserCacheDir()/todoflow/temporal-cli-<CLIVersion>/temporal. The worker, the starter,
-// the tests and .ci/run all use that path. [BinaryPath] builds it when it is missing,
-// under a cross-process file lock (flock) so that parallel callers wait for one build
-// instead of starting several, and says on its progress writer what it is doing, every
-// 30 seconds, because a silent 7-minute pause looks like a hang. The environment variable
-// TODOFLOW_TEMPORAL_CLI overrides the path entirely.
+// the tests and .ci/run all use that path. It is built under a cross-process file lock
+// (flock) so that parallel callers wait for one build instead of starting several, with a
+// progress line every 30 seconds, because a silent 7-minute pause looks like a hang.
+//
+// # One server per database file
+//
+// `worker --dev` and `starter run` share the SQLite file in todoflow's state folder. Two
+// servers on one file would both own every shard of the same history, so [Start] claims
+// the file first ([ErrDBInUse] when it cannot): an flock beside it, held while the server
+// runs, and, for servers todoflow did not start, SQLite's own lock on the WAL index.
 //
 // # Starting and stopping
 //

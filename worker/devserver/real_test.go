@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -193,4 +194,65 @@ func TestRealServerBrokenDatabase(t *testing.T) {
 		t.Errorf("error does not explain the early exit: %v", err)
 	}
 	t.Logf("as expected: %v", err)
+}
+
+// TestRealServerDBInUse checks that a database file serves one server at a time: a second
+// Start on it fails at once with ErrDBInUse, whether the first server was started by
+// todoflow or by hand, and the file is free again once the first server stopped.
+func TestRealServerDBInUse(t *testing.T) {
+	bin := realBinary(t)
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "temporal.db")
+
+	s, err := Start(ctx, Options{Binary: bin, UIPort: -1, DBFile: db, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Start(ctx, Options{Binary: bin, UIPort: -1, DBFile: db})
+	if !errors.Is(err, ErrDBInUse) {
+		t.Errorf("a second server on the same file: %v; want ErrDBInUse", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the refusal took %s; it should not start anything", d)
+	}
+	start = time.Now()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a graceful stop on a persistent database took %s", time.Since(start))
+
+	// A server todoflow did not start holds no flock of ours; SQLite's lock gives it away.
+	_, port, _ := net.SplitHostPort(mustFreeAddr(t))
+	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", host, "--port", port,
+		"--db-filename", db, "--sqlite-pragma", "journal_mode=wal", "--log-level", "error")
+	cmd.SysProcAttr = procAttr()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pid, err := sqliteHolder(db)
+		if err == nil && pid != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hand-started server never opened %s (last check: pid %d, %v)", db, pid, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err = Start(ctx, Options{Binary: bin, UIPort: -1, DBFile: db})
+	if !errors.Is(err, ErrDBInUse) || !strings.Contains(err.Error(), "open in another process") {
+		t.Errorf("Start beside a hand-started server: %v; want ErrDBInUse", err)
+	}
+}
+
+func mustFreeAddr(t *testing.T) string {
+	t.Helper()
+	ports, err := freePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(ports[0]))
 }

@@ -32,7 +32,8 @@ type Options struct {
 	// UIPort is the Web UI port; 0 picks a free one, -1 turns the UI off.
 	UIPort int
 	// DBFile is the SQLite file that keeps the server's state across restarts. Its folder
-	// is created when missing. "" uses a fresh temporary file, removed by Stop.
+	// is created when missing. "" uses a fresh temporary file, removed by Stop. A file
+	// that another server uses fails Start with [ErrDBInUse].
 	DBFile string
 	// Namespace is created at launch when missing; "" means "default".
 	Namespace string
@@ -86,6 +87,7 @@ type Server struct {
 	uiAddr    string
 	namespace string
 	tempDir   string // removed by Stop; "" when the caller chose the database file
+	unlockDB  func() // releases the caller's database file once the server is gone; nil for a temporary one
 	throwaway bool   // the database is temporary, so there is nothing to shut down cleanly for
 	log       *tail
 
@@ -138,22 +140,22 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("search attribute %q: %w", name, err)
 		}
 	}
-	bin := opts.Binary
-	if bin == "" {
-		var err error
-		if bin, err = BinaryPath(ctx, opts.Progress); err != nil {
-			return nil, err
-		}
-	}
-	for _, p := range []int{opts.Port, opts.UIPort} {
-		if p > 0 {
-			if err := checkPortFree(p); err != nil {
-				return nil, err
-			}
-		}
-	}
-
+	// The database first: a file in use fails at once, before a binary is looked for
+	// (or built) for nothing.
 	db, tempDir := opts.DBFile, ""
+	var unlock func() // the database's lock, handed to the server once it runs
+	started := false
+	defer func() {
+		if started {
+			return // the server's Stop releases both
+		}
+		if unlock != nil {
+			unlock()
+		}
+		if tempDir != "" {
+			_ = os.RemoveAll(tempDir)
+		}
+	}()
 	if db == "" {
 		var err error
 		if tempDir, err = os.MkdirTemp("", "todoflow-temporal-*"); err != nil {
@@ -169,6 +171,24 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
 			return nil, fmt.Errorf("creating the dev server's database folder: %w", err)
 		}
+		if unlock, err = lockDB(db); err != nil {
+			return nil, err
+		}
+	}
+
+	bin := opts.Binary
+	if bin == "" {
+		var err error
+		if bin, err = BinaryPath(ctx, opts.Progress); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range []int{opts.Port, opts.UIPort} {
+		if p > 0 {
+			if err := checkPortFree(p); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	// Free ports are picked by binding and releasing them, so another process can take one
@@ -177,14 +197,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	for attempt := 1; ; attempt++ {
 		s, err := startOnce(ctx, bin, opts, db)
 		if err == nil {
-			s.tempDir = tempDir
+			s.tempDir, s.unlockDB, started = tempDir, unlock, true
 			return s, nil
 		}
 		if autoPorts && attempt < 3 && errors.Is(err, ErrPortInUse) && ctx.Err() == nil {
 			continue
-		}
-		if tempDir != "" {
-			_ = os.RemoveAll(tempDir)
 		}
 		return nil, err
 	}
@@ -376,6 +393,11 @@ func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		close(s.stopping)
 		s.stopErr = s.terminate()
+		if s.unlockDB != nil && s.stopErr == nil {
+			// Only once the process is gone: a server that survived SIGKILL still has
+			// the file open.
+			s.unlockDB()
+		}
 		if s.tempDir != "" {
 			if err := os.RemoveAll(s.tempDir); err != nil && s.stopErr == nil {
 				s.stopErr = fmt.Errorf("removing the dev server's temporary database: %w", err)

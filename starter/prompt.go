@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// runOutput is `starter run --json`'s object (CONTRACT.md). Its fields are those of the
+// scenario player's output, so that one converts into the other.
+type runOutput struct {
+	WorkflowID string            `json:"workflow_id"`
+	RunStatus  string            `json:"run_status"`
+	Reply      string            `json:"reply"`
+	State      json.RawMessage   `json:"state"`
+	Messages   []json.RawMessage `json:"messages"`
+	// Error says why the run did not complete.
+	Error string `json:"error,omitempty"`
+}
+
+// promptRun is one `starter run PROMPT`: a one-shot session.
+type promptRun struct {
+	cl        client.Client
+	taskQueue string
+	id        string
+	progress  io.Writer // the progress view
+	// server is the --address the hints for other commands need ("" for the default
+	// server, which they reach without one).
+	server string
+}
+
+// The progress view looks often while the run changes and less often while it does not
+// (a model thinking, a human deciding): fast for a scripted run of a second, light on a
+// session that waits for a day.
+const (
+	minPoll = 50 * time.Millisecond
+	maxPoll = time.Second
+)
+
+// messagesPage is how many messages one messages query asks for; the workflow may answer
+// fewer (it bounds each answer in bytes), so only an empty page ends the transcript.
+const messagesPage = 100
+
+// run starts the workflow with in and waits for its result. Meanwhile the progress view
+// follows the state query: what the agents do, the checklist, and what a human wait needs
+// (an approval or a resume, from another terminal). Once the first turn is answered
+// (status waiting_user) the session is ended (end_session), as a one-shot run should be:
+// the run winds down (its subagents finish) and completes. Interrupting leaves the run as
+// it is, on its server.
+func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutput, error) {
+	run, err := p.cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: p.id, TaskQueue: p.taskQueue}, workflows.WorkflowName, in)
+	if err != nil {
+		return nil, fmt.Errorf("start run: %w", err)
+	}
+	out := &runOutput{WorkflowID: run.GetID()}
+	fmt.Fprintf(p.progress, "todoflow: run %s started\n", out.WorkflowID)
+
+	type result struct {
+		res workflows.AgentResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = run.Get(ctx, &r.res) // follows continue-as-new to the last run
+		done <- r
+	}()
+
+	view := &progressView{w: p.progress, id: out.WorkflowID, server: p.server}
+	ended := false
+	poll := minPoll
+	for {
+		select {
+		case r := <-done:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return p.finish(ctx, out, r.res, r.err)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll):
+		}
+		st, raw, err := queryState(ctx, p.cl, out.WorkflowID)
+		if err != nil {
+			continue // not started yet, or between runs of continue-as-new
+		}
+		poll = min(2*poll, maxPoll)
+		if view.show(st, raw) {
+			poll = minPoll
+		}
+		if st.Status == workflows.StatusWaitingUser && !ended {
+			if err := p.cl.SignalWorkflow(ctx, out.WorkflowID, "", workflows.EndSessionSignal, nil); err != nil {
+				return nil, fmt.Errorf("end the session of %s: %w", out.WorkflowID, err)
+			}
+			ended = true
+		}
+	}
+}
+
+// finish fills the output of a run that ended: its status, reply, final state and whole
+// transcript.
+func (p *promptRun) finish(ctx context.Context, out *runOutput, res workflows.AgentResult, runErr error) (*runOutput, error) {
+	out.RunStatus, out.Reply = "completed", res.Reply
+	if runErr != nil {
+		out.RunStatus, out.Error = closedStatus(ctx, p.cl, out.WorkflowID), runErr.Error()
+	}
+	_, raw, err := queryState(ctx, p.cl, out.WorkflowID)
+	if err != nil {
+		return out, err
+	}
+	out.State = raw
+	out.Messages = []json.RawMessage{}
+	for {
+		off := len(out.Messages)
+		v, err := p.cl.QueryWorkflow(ctx, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
+		if err != nil {
+			return out, fmt.Errorf("read the transcript of %s from message %d: %w", out.WorkflowID, off, err)
+		}
+		var page []json.RawMessage
+		if err := v.Get(&page); err != nil {
+			return out, fmt.Errorf("decode the transcript of %s from message %d: %w", out.WorkflowID, off, err)
+		}
+		if len(page) == 0 {
+			return out, nil
+		}
+		out.Messages = append(out.Messages, page...)
+	}
+}
+
+// closedStatus names how a run that returned an error ended.
+func closedStatus(ctx context.Context, cl client.Client, id string) string {
+	d, err := cl.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return "failed"
+	}
+	s := d.GetWorkflowExecutionInfo().GetStatus()
+	if s == enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
+		return "canceled"
+	}
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+// print writes the output: the reply, or the whole object as JSON.
+func (o *runOutput) print(w io.Writer, asJSON bool) error {
+	if !asJSON {
+		_, err := fmt.Fprintln(w, o.Reply)
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(o); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	return nil
+}
+
+// outcome is the error `starter run` exits with for a run that ended: nil only when it
+// completed with an answer.
+func (o *runOutput) outcome() error {
+	if o.RunStatus != workflows.StatusCompleted {
+		return fmt.Errorf("run %s ended %s: %s", o.WorkflowID, o.RunStatus, o.Error)
+	}
+	// A one-shot run whose turn failed on the model completed (the session survives
+	// such a turn), but the user asked for an answer and got none.
+	var st workflows.State
+	if json.Unmarshal(o.State, &st) == nil && st.ModelError != nil && !st.ModelError.Retryable {
+		return fmt.Errorf("run %s: the model call failed: %s", o.WorkflowID, st.ModelError.Message)
+	}
+	return nil
+}
+
+// progressView prints what changed in a run since it last looked: the agent tree (one
+// line per agent, see agentTree), the checklist, and how to answer a human wait.
+type progressView struct {
+	w      io.Writer
+	id     string
+	server string
+	last   struct {
+		state              string
+		tree, todos, waits string
+	}
+}
+
+// show prints what changed and reports whether anything in the state (raw) did.
+func (v *progressView) show(st workflows.State, raw json.RawMessage) bool {
+	changed := string(raw) != v.last.state
+	v.last.state = string(raw)
+	if t := agentTree(v.id, st); t != v.last.tree {
+		fmt.Fprint(v.w, prefixLines("todoflow: ", t))
+		v.last.tree = t
+	}
+	if c := todo.Checklist(st.Todos); len(st.Todos) > 0 && c != v.last.todos {
+		fmt.Fprintln(v.w, "  "+strings.ReplaceAll(c, "\n", "\n  "))
+		v.last.todos = c
+	}
+	waits := strings.Join(v.waitHints(st), "\n")
+	if waits != v.last.waits && waits != "" {
+		fmt.Fprintln(v.w, prefixLines("todoflow: ", waits))
+		if v.server != "" {
+			fmt.Fprintf(v.w, "todoflow: (from another terminal, add --address %s: this run's server)\n", v.server)
+		}
+	}
+	v.last.waits = waits
+	return changed
+}
+
+// waitHints say what the run waits for from a human, and the command that answers it.
+func (v *progressView) waitHints(st workflows.State) []string {
+	var hints []string
+	if st.Paused {
+		hints = append(hints, fmt.Sprintf(`Paused: %s (run "starter resume %s [TEXT]" to go on)`, oneLine(st.PauseReason), v.id))
+	}
+	if st.AwaitingApproval {
+		hints = append(hints, approvalHint(v.id))
+	}
+	return append(hints, waitNotes(v.id, st)...)
+}
+
+func prefixLines(prefix, s string) string {
+	s = strings.TrimRight(s, "\n")
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix) + "\n"
+}
