@@ -375,6 +375,10 @@ type queryClient struct {
 	answer  func(PageRequest) (Page, error)
 	queries int
 	largest int // bytes of the largest answer
+	// input is the run's input, served as the first event of its history
+	// (see runinput_test.go); historyReads counts the reads.
+	input        any
+	historyReads int
 }
 
 func (c *queryClient) QueryWorkflow(_ context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error) {

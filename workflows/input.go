@@ -61,7 +61,9 @@ type AgentInput struct {
 	Context ContextConfig `json:"context"`
 	// AgentID names the agent in its run tree; the root is "main".
 	AgentID string `json:"agent_id,omitempty"`
-	// Tools limits the worker's tools this agent may call; empty means all.
+	// Tools limits the worker's tools this agent is offered and may call:
+	// names and path.Match patterns ("read_file", "mcp__orders__*", "*");
+	// empty means all.
 	Tools []string `json:"tools,omitempty"`
 	// Carry is set only by continue-as-new: the state of the previous run.
 	Carry *Carry `json:"carry,omitempty"`
@@ -205,6 +207,9 @@ func resolve(in AgentInput) (config, error) {
 	}
 	if in.Model != "" && !strings.HasPrefix(in.Model, "openai:") && !strings.HasPrefix(in.Model, "script:") {
 		return config{}, fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", in.Model)
+	}
+	if err := activities.CheckToolPatterns(in.Tools); err != nil {
+		return config{}, err
 	}
 	for i, r := range in.Reporters {
 		if err := r.Validate(); err != nil {
