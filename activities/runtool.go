@@ -150,7 +150,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		// Temporal decides whether to run it again.
 		return RunToolResult{}, ctxErr
 	}
-	if _, ok := errors.AsType[*retryableError](err); ok {
+	if IsRetryable(err) {
 		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
 			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
 	}

@@ -71,6 +71,13 @@ func Retryable(err error) error {
 	return &retryableError{err: err}
 }
 
+// IsRetryable reports whether err was marked with Retryable (it or an error
+// it wraps).
+func IsRetryable(err error) bool {
+	_, ok := errors.AsType[*retryableError](err)
+	return ok
+}
+
 type retryableError struct{ err error }
 
 func (e *retryableError) Error() string { return e.err.Error() }
