@@ -2,6 +2,18 @@
 // model calls, tool executions and event reporting. Workflows refer to these
 // activities by name only (the constants below), so the worker decides which
 // implementations run and secrets (API keys, webhook credentials) never leave it.
+//
+// # Tools
+//
+// The worker's tools live in a Registry: Go tools registered by name
+// (the built-ins, a user's own with NewTool) and Sources of tools found at
+// run time, each owning the names that start with its prefix (the MCP
+// servers of package activities/mcp, as mcp__<server>__<tool>). CallModel
+// offers the registry's specs, RunTool finds a call's tool there, so the
+// workflow needs to know nothing of where a tool comes from. A run's input
+// may restrict the worker's tools it gets ("tools": names and path.Match
+// patterns, see Allowed): CallModel offers only those, and RunTool checks
+// each call against the restriction read from the run's own input.
 package activities
 
 import (
