@@ -225,9 +225,24 @@ func TestHTTPServer(t *testing.T) {
 	}
 
 	// Back: the next call connects again.
-	startHTTP(t, addr, "s3cret-token")
+	back := startHTTP(t, addr, "s3cret-token")
 	if got := f.mustCall(t, "mcp__billing__echo", `{"text": "back"}`); got != "back" {
 		t.Errorf("echo after the server came back = %q", got)
+	}
+
+	// Restarted between two calls, forgetting its sessions: the first call
+	// after it may fail, retryably, and the next works.
+	back.stop()
+	startHTTP(t, addr, "s3cret-token")
+	out, err := f.call(t, "mcp__billing__echo", `{"text": "again"}`)
+	if err != nil {
+		if !activities.IsRetryable(err) {
+			t.Fatalf("first call after a restart: %v, want a result or a retryable error", err)
+		}
+		out = f.mustCall(t, "mcp__billing__echo", `{"text": "again"}`)
+	}
+	if out != "again" {
+		t.Errorf("echo after a restart = %q", out)
 	}
 }
 
@@ -265,6 +280,14 @@ func TestStartFailures(t *testing.T) {
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("took %s; the start timeout is 500ms", d)
 			}
+			// The next model calls do not wait for it again at once.
+			start = time.Now()
+			if _, err2 := f.reg.Specs(context.Background(), nil); err2 == nil || err2.Error() != err.Error() || time.Since(start) > 100*time.Millisecond {
+				t.Errorf("Specs again = %v after %s; want the same error at once", err2, time.Since(start))
+			}
+			if n := strings.Count(f.log.String(), "MCP server cannot be started"); n != 1 {
+				t.Errorf("%d failed starts logged, want 1:\n%s", n, f.log.String())
+			}
 			// RunTool: retryable, so that the workflow's policy bounds it.
 			_, err = executeRunTool(t, f.reg, model.ToolCall{ID: "c1", Name: "mcp__broken__anything"})
 			var app *temporal.ApplicationError
@@ -272,6 +295,18 @@ func TestStartFailures(t *testing.T) {
 				t.Fatalf("RunTool = %v, want a retryable %s", err, activities.ErrTypeToolRetryable)
 			}
 		})
+	}
+}
+
+func TestListBackoff(t *testing.T) {
+	want := []time.Duration{15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 10 * time.Minute, 10 * time.Minute}
+	for i, w := range want {
+		if got := listBackoff(i + 1); got != w {
+			t.Errorf("listBackoff(%d) = %s, want %s", i+1, got, w)
+		}
+	}
+	if got := listBackoff(100); got != 10*time.Minute {
+		t.Errorf("listBackoff(100) = %s", got)
 	}
 }
 

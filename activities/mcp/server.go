@@ -46,6 +46,20 @@ type server struct {
 	tools   []activities.Tool  // of the latest listing; nil before the first
 	redact  *strings.Replacer  // puts the references back in place of the values they gave
 	closed  bool
+	// Before a first listing succeeds, failed starts are not tried again
+	// by Tools until retryAt (see listBackoff): every model call would
+	// otherwise wait for a server that hangs while starting.
+	failures int
+	retryAt  time.Time
+	lastErr  error
+}
+
+// listBackoff is how long Tools waits, after failed starts, before it
+// starts a server that was never listed again: 15 s after the first
+// failure, doubling up to 10 minutes. Meanwhile its tools are not offered
+// (and a call by a name the model guessed fails at once, retryably).
+func listBackoff(failures int) time.Duration {
+	return min(15*time.Second<<min(failures-1, 6), 10*time.Minute)
 }
 
 func (s *server) Prefix() string { return s.prefix }
@@ -58,6 +72,9 @@ func (s *server) Tools(ctx context.Context) ([]activities.Tool, error) {
 	defer s.mu.Unlock()
 	if s.tools != nil && !s.stale.Load() {
 		return s.tools, nil
+	}
+	if s.tools == nil && s.session == nil && time.Now().Before(s.retryAt) {
+		return nil, s.lastErr
 	}
 	var err error
 	if s.session != nil {
@@ -73,6 +90,10 @@ func (s *server) Tools(ctx context.Context) ([]activities.Tool, error) {
 		s.opts.Logger.Warn("MCP server's tools may have changed but cannot be listed; offering the earlier list", "server", s.name, "error", err)
 		return s.tools, nil
 	}
+	s.failures++
+	wait := listBackoff(s.failures)
+	s.retryAt, s.lastErr = time.Now().Add(wait), err
+	s.opts.Logger.Warn("MCP server cannot be started; its tools are not offered", "server", s.name, "error", err, "next_try_in", wait)
 	return nil, err
 }
 
@@ -155,6 +176,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		return nil, err
 	}
 	s.session = cs
+	s.failures = 0
 	go s.watch(cs)
 	s.opts.Logger.Info("MCP server started", "server", s.name, "tools", len(s.tools), "took", time.Since(started).Round(time.Millisecond))
 	return cs, nil
