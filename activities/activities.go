@@ -2,10 +2,23 @@
 // model calls, tool executions and event reporting. Workflows refer to these
 // activities by name only (the constants below), so the worker decides which
 // implementations run and secrets (API keys, webhook credentials) never leave it.
+//
+// # Tools
+//
+// The worker's tools live in a Registry: Go tools registered by name
+// (the built-ins, a user's own with NewTool) and Sources of tools found at
+// run time, each owning the names that start with its prefix (the MCP
+// servers of package activities/mcp, as mcp__<server>__<tool>). CallModel
+// offers the registry's specs, RunTool finds a call's tool there, so the
+// workflow needs to know nothing of where a tool comes from. A run's input
+// may restrict the worker's tools it gets ("tools": names and path.Match
+// patterns, see Allowed): CallModel offers only those, and RunTool checks
+// each call against the restriction read from the run's own input.
 package activities
 
 import (
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -34,4 +47,11 @@ type Activities struct {
 	// StateDir is the worker's state folder; runs without an explicit
 	// workspace get a folder under StateDir/workspaces.
 	StateDir string
+	// DataConverter decodes what RunTool reads from history (the calling
+	// run's input, for the tools it allows). Nil means the SDK's default;
+	// set it to the client's converter when that one differs (a codec that
+	// encrypts payloads).
+	DataConverter converter.DataConverter
+
+	restrictions runRestrictions
 }

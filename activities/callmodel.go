@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
@@ -181,15 +182,23 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			return model.Response{}, err
 		}
 	}
+
+	defer keepAlive(ctx)()
+
 	var tools []model.ToolSpec
 	if in.Summarize != nil {
 		msgs = in.Summarize.request(msgs)
 	} else {
 		tools = append(in.TodoTools.specs(), in.Tools...)
-		tools = append(tools, a.registry().Specs(in.WorkerTools)...)
+		// Listing may start MCP servers, hence after keepAlive. A source
+		// that cannot list its tools now costs the model those tools for
+		// this call, not the call.
+		worker, err := a.registry().Specs(ctx, in.WorkerTools)
+		if err != nil && activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("Some tools are not offered to the model", "Error", err)
+		}
+		tools = append(tools, worker...)
 	}
-
-	defer keepAlive(ctx)()
 
 	resp, err := client.Complete(ctx, model.Request{Model: name, Messages: msgs, Tools: tools, Call: in.Call})
 	if err != nil {

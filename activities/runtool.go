@@ -64,27 +64,63 @@ type RunToolResult struct {
 //
 // Whatever goes wrong with the call itself, the activity succeeds with an
 // error result, so that the model can read what happened and carry on: an
-// unknown tool, malformed arguments, a tool error, even a panic. The activity
-// fails only when running it again can help (the tool returned a Retryable
-// error, or the activity was cancelled or timed out), or when the worker
-// cannot provide the workspace, which the model cannot fix either
-// (non-retryable, type ErrTypeWorkspace).
+// unknown tool, a tool the run does not allow (its input's "tools", read from
+// the run when the call comes by reference), malformed arguments, a tool
+// error, even a panic. The activity fails only when running it again can help
+// (the tool returned a Retryable error, its source could not list its tools,
+// or the activity was cancelled or timed out), or when the worker cannot
+// provide the workspace or read the run's input, which the model cannot fix
+// either (non-retryable, types ErrTypeWorkspace and ErrTypeRunInput).
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+	var allow []string // what the run allows; nil: every tool
 	if in.From != nil {
 		call, err := a.readCall(ctx, *in.From, in.Call.ID)
 		if err != nil {
 			return RunToolResult{}, err
 		}
 		in.Call = call
+		if allow, err = a.runTools(ctx); err != nil {
+			return RunToolResult{}, err
+		}
+	}
+	if !Allowed(allow, in.Call.Name) {
+		may := "none of the worker's tools"
+		if len(allow) > 0 {
+			may = strings.Join(allow, ", ")
+		}
+		return RunToolResult{
+			Content: fmt.Sprintf("tool %q is not allowed in this run; it may use %s", in.Call.Name, may),
+			IsError: true,
+		}, nil
 	}
 	reg := a.Tools
 	if reg == nil {
 		reg = defaultRegistry()
 	}
-	tool, ok := reg.Lookup(in.Call.Name)
+
+	// From here on the call may wait: finding the tool may start an MCP
+	// server, and the tool itself may take its time.
+	defer keepAlive(ctx, in.Call.Name)()
+
+	tool, ok, err := reg.Find(ctx, in.Call.Name)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return RunToolResult{}, ctxErr
+		}
+		// A source that cannot say (a server that is down) may be back
+		// at the next attempt; after the last one the workflow answers
+		// the model with this error.
+		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
+			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
+	}
 	if !ok {
+		var names []string
+		specs, _ := reg.Specs(ctx, allow) // a source that is down lists nothing
+		for _, s := range specs {
+			names = append(names, s.Name)
+		}
 		return RunToolResult{
-			Content: fmt.Sprintf("unknown tool %q; the tools run by the worker are: %s", in.Call.Name, strings.Join(reg.Names(), ", ")),
+			Content: fmt.Sprintf("unknown tool %q; the tools run by the worker are: %s", in.Call.Name, strings.Join(names, ", ")),
 			IsError: true,
 		}, nil
 	}
@@ -105,8 +141,6 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	}
 	root.Close()
 
-	defer keepAlive(ctx, in.Call.Name)()
-
 	content, err := runSafely(ctx, tool, ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws}, in.Call)
 	if err == nil {
 		return RunToolResult{Content: content}, nil
@@ -116,7 +150,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		// Temporal decides whether to run it again.
 		return RunToolResult{}, ctxErr
 	}
-	if _, ok := errors.AsType[*retryableError](err); ok {
+	if IsRetryable(err) {
 		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
 			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/todoflow/todoflow/activities"
@@ -116,41 +117,172 @@ func TestNewRegistryPanicsOnDuplicate(t *testing.T) {
 	activities.NewRegistry(tool("a", ""), tool("a", ""))
 }
 
-func TestSpecs(t *testing.T) {
-	reg := activities.NewRegistry(tool("zeta", ""), tool("alpha", ""), tool("mid", ""))
-	names := func(specs []model.ToolSpec) []string {
-		var out []string
-		for _, s := range specs {
-			out = append(out, s.Name)
-		}
-		return out
+func specNames(specs []model.ToolSpec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.Name)
 	}
+	return out
+}
+
+func TestSpecs(t *testing.T) {
+	reg := activities.NewRegistry(tool("zeta", ""), tool("alpha", ""), tool("mid", ""), tool("mcp_like", ""))
 	tests := []struct {
 		name  string
 		allow []string
 		want  []string
 	}{
-		{"nil allows all, sorted", nil, []string{"alpha", "mid", "zeta"}},
+		{"nil allows all, sorted", nil, []string{"alpha", "mcp_like", "mid", "zeta"}},
 		{"empty allows none", []string{}, nil},
 		{"filter keeps name order", []string{"zeta", "alpha"}, []string{"alpha", "zeta"}},
 		{"unknown names ignored", []string{"mid", "nope"}, []string{"mid"}},
+		{"star allows all", []string{"*"}, []string{"alpha", "mcp_like", "mid", "zeta"}},
+		{"pattern", []string{"m*"}, []string{"mcp_like", "mid"}},
+		{"class and name", []string{"[a-l]*", "zeta"}, []string{"alpha", "zeta"}},
+		{"bad pattern allows nothing", []string{"[a"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for range 5 { // map order must not leak out
-				if got := names(reg.Specs(tt.allow)); !slices.Equal(got, tt.want) {
+				specs, err := reg.Specs(context.Background(), tt.allow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := specNames(specs); !slices.Equal(got, tt.want) {
 					t.Fatalf("Specs(%q) = %q, want %q", tt.allow, got, tt.want)
 				}
 			}
 		})
 	}
-	if got, want := reg.Names(), []string{"alpha", "mid", "zeta"}; !slices.Equal(got, want) {
+	if got, want := reg.Names(), []string{"alpha", "mcp_like", "mid", "zeta"}; !slices.Equal(got, want) {
 		t.Errorf("Names() = %q, want %q", got, want)
 	}
 }
 
+// source is a Source whose tools are the names given, or its error; it
+// counts how often it was asked.
+type source struct {
+	prefix string
+	names  []string
+	err    error
+	asked  atomic.Int32
+}
+
+func (s *source) Prefix() string { return s.prefix }
+
+func (s *source) Tools(context.Context) ([]activities.Tool, error) {
+	s.asked.Add(1)
+	if s.err != nil {
+		return nil, s.err
+	}
+	var tools []activities.Tool
+	for _, n := range s.names {
+		tools = append(tools, tool(s.prefix+n, `{"type":"object"}`))
+	}
+	return tools, nil
+}
+
+func TestSources(t *testing.T) {
+	ctx := context.Background()
+	orders := &source{prefix: "mcp__orders__", names: []string{"list", "cancel"}}
+	down := &source{prefix: "mcp__down__", err: errors.New("MCP server down: connection refused")}
+	reg := activities.NewRegistry(tool("read_file", ""))
+	for _, s := range []activities.Source{orders, down} {
+		if err := reg.AddSource(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	specs, err := reg.Specs(ctx, nil)
+	if got, want := specNames(specs), []string{"mcp__orders__cancel", "mcp__orders__list", "read_file"}; !slices.Equal(got, want) {
+		t.Errorf("Specs(nil) = %q, want %q: a source that is down costs only its own tools", got, want)
+	}
+	if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("Specs(nil) error = %v, want the failing source's", err)
+	}
+
+	// Sources the restriction cannot match are not asked (not started).
+	orders.asked.Store(0)
+	down.asked.Store(0)
+	specs, err = reg.Specs(ctx, []string{"mcp__orders__l*", "read_file"})
+	if got, want := specNames(specs), []string{"mcp__orders__list", "read_file"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Specs(pattern) = %q, %v; want %q", got, err, want)
+	}
+	if orders.asked.Load() != 1 || down.asked.Load() != 0 {
+		t.Errorf("asked orders %d and down %d times, want 1 and 0", orders.asked.Load(), down.asked.Load())
+	}
+	if _, err := reg.Specs(ctx, []string{}); err != nil || orders.asked.Load() != 1 {
+		t.Errorf("Specs(none) asked a source (err %v)", err)
+	}
+
+	for _, tt := range []struct {
+		name    string
+		found   bool
+		wantErr string
+	}{
+		{"read_file", true, ""},
+		{"mcp__orders__cancel", true, ""},
+		{"mcp__orders__refund", false, ""},
+		{"mcp__down__anything", false, "connection refused"},
+		{"nope", false, ""},
+	} {
+		tool, found, err := reg.Find(ctx, tt.name)
+		if found != tt.found || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("Find(%q) = %v, %v; want found %v, error containing %q", tt.name, found, err, tt.found, tt.wantErr)
+		}
+		if found && tool.Spec().Name != tt.name {
+			t.Errorf("Find(%q) returned %q", tt.name, tool.Spec().Name)
+		}
+	}
+}
+
+func TestAddSourceClashes(t *testing.T) {
+	tests := []struct {
+		name    string
+		prefix  string
+		wantErr string // empty: added
+	}{
+		{"another server", "mcp__billing__", ""},
+		{"same prefix", "mcp__orders__", `could clash with those of source "mcp__orders__"`},
+		{"starts the other", "mcp__orders__x__", "could clash"},
+		{"started by the other", "mcp__ord", "could clash"},
+		{"a registered tool's", "mcp__local__", `tool "mcp__local__echo" is registered`},
+		{"empty", "", "prefix must be"},
+		{"bad character", "mcp.x__", "prefix must be"},
+		{"too long", strings.Repeat("p", 64), "prefix must be"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := activities.NewRegistry(tool("mcp__local__echo", ""))
+			if err := reg.AddSource(&source{prefix: "mcp__orders__"}); err != nil {
+				t.Fatal(err)
+			}
+			err := reg.AddSource(&source{prefix: tt.prefix})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("AddSource: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("AddSource(%q) = %v, want an error containing %q", tt.prefix, err, tt.wantErr)
+			}
+		})
+	}
+	reg := activities.NewRegistry()
+	if err := reg.AddSource(&source{prefix: "mcp__orders__"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(tool("mcp__orders__mine", "")); err == nil || !strings.Contains(err.Error(), "belong to a tool source") {
+		t.Errorf("Register under a source's prefix = %v, want a refusal", err)
+	}
+}
+
 func TestDefaultRegistrySpecs(t *testing.T) {
-	specs := activities.DefaultRegistry().Specs(nil)
+	specs, err := activities.DefaultRegistry().Specs(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var names []string
 	for _, s := range specs {
 		names = append(names, s.Name)

@@ -4,7 +4,9 @@
 // folder, so that `starter start` and the `temporal` CLI reach it by default.
 //
 // Model API keys and other secrets are read from this process's environment
-// (OPENAI_API_KEY, OPENAI_BASE_URL) and never enter workflow history.
+// (OPENAI_API_KEY, OPENAI_BASE_URL) and never enter workflow history. So are
+// the secrets of MCP servers: their configuration (--mcp-config or
+// TODOFLOW_MCP_CONFIG) refers to them as ${NAME}.
 package main
 
 import (
@@ -44,6 +46,7 @@ func run() error {
 	namespace := fs.String("namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
 	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue to poll")
 	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
+	mcpConfig := fs.String("mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -87,25 +90,11 @@ func run() error {
 		*address = srv.Address()
 		fmt.Fprintf(os.Stderr, "worker: Temporal at %s, Web UI at http://%s\n", srv.Address(), srv.UIAddress())
 	}
-	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	c, ns, err := agentworker.Dial(ctx, *address, *namespace, *dev, logger)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c, ns, err := agentworker.Dial(ctx, *address, *namespace, *dev, sdklog.NewStructuredLogger(logger))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	*namespace = ns
-	if err := devserver.EnsureSearchAttributes(ctx, c, *namespace, workflows.SearchAttributes()); err != nil {
-		return err
-	}
-	w, err := agentworker.New(c, agentworker.Options{TaskQueue: *taskQueue})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "worker: polling task queue %q (namespace %s); Ctrl+C stops\n", *taskQueue, *namespace)
-	interrupt := make(chan any)
-	go func() { <-ctx.Done(); close(interrupt) }()
-	if err := w.Run(interrupt); err != nil {
-		return fmt.Errorf("worker stopped: %w", err)
-	}
-	return nil
+	return agentworker.Run(ctx, c, ns, agentworker.Options{TaskQueue: *taskQueue, MCPConfig: *mcpConfig, Logger: logger})
 }

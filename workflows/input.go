@@ -61,7 +61,9 @@ type AgentInput struct {
 	Context ContextConfig `json:"context"`
 	// AgentID names the agent in its run tree; the root is "main".
 	AgentID string `json:"agent_id,omitempty"`
-	// Tools limits the worker's tools this agent may call; empty means all.
+	// Tools limits the worker's tools this agent is offered and may call:
+	// names and path.Match patterns ("read_file", "mcp__orders__*", "*");
+	// empty means all.
 	Tools []string `json:"tools,omitempty"`
 	// Approval names the tools (or patterns) whose calls wait for a human's
 	// approve_tool before they run: "required" or "auto" each. Subagents
@@ -212,6 +214,9 @@ func resolve(in AgentInput) (config, error) {
 	}
 	if in.Model != "" && !strings.HasPrefix(in.Model, "openai:") && !strings.HasPrefix(in.Model, "script:") {
 		return config{}, fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", in.Model)
+	}
+	if err := activities.CheckToolPatterns(in.Tools); err != nil {
+		return config{}, err
 	}
 	for i, r := range in.Reporters {
 		if err := r.Validate(); err != nil {

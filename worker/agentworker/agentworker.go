@@ -2,10 +2,23 @@
 // worker's model clients and tools, AgentWorkflow, all registered on one
 // task queue. The worker binary and the starter's in-process worker (for
 // `starter run` on the embedded server) share it, so both run the same code.
+//
+// # Your own worker
+//
+// A program of your own can be a todoflow worker with tools of its own, the
+// way a contrib package is added to an SDK worker: build a registry with
+// activities.DefaultRegistry and Register your tools (Go functions, with
+// activities.NewTool), name an MCP configuration if you want MCP servers'
+// tools too, and run New's worker, or Run, which also registers the search
+// attributes. Dial connects as the worker binary does. See the example of
+// New, and examples/customtool for a whole main.
 package agentworker
 
 import (
+	"cmp"
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +28,11 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/mcp"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/model/openai"
 	"github.com/todoflow/todoflow/model/script"
+	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -25,18 +40,36 @@ import (
 // worker's TODOFLOW_MODEL says otherwise.
 const DefaultModel = "openai:gpt-4o-mini"
 
-// Options configure a worker.
+// Options configure a worker. The zero value is the worker binary's
+// defaults.
 type Options struct {
+	// TaskQueue is the queue to poll; empty means workflows.TaskQueue.
 	TaskQueue string
-	// Tools are the tools models may call; nil means the built-ins.
+	// Tools are the tools models may call; nil means the built-ins. The
+	// MCP servers' tools are added to it.
 	Tools *activities.Registry
-	// StateDir holds the workspaces of runs that name none.
+	// StateDir holds the workspaces of runs that name none; empty means
+	// StateDir().
 	StateDir string
-	// DefaultModel is used when a run's input names no model.
+	// DefaultModel is used when a run's input names no model; empty means
+	// $TODOFLOW_MODEL, else DefaultModel.
 	DefaultModel string
+	// MCPConfig is the MCP configuration file whose servers' tools the
+	// worker offers (see package activities/mcp); empty means
+	// $TODOFLOW_MCP_CONFIG, and no MCP servers when that is unset too. A
+	// bad file makes New fail, naming the file and the server.
+	MCPConfig string
+	// Logger receives what the MCP servers do (started, stopped, a tool
+	// that cannot be offered); nil means slog.Default().
+	Logger *slog.Logger
+	// Worker are the SDK worker's own options (concurrency, interceptors),
+	// passed as they are.
+	Worker worker.Options
 }
 
-// New returns a worker for c with AgentWorkflow and its activities.
+// New returns a worker for c with AgentWorkflow and its activities. Its MCP
+// servers start when first needed and stop when the worker stops (Stop, or
+// the end of Run).
 func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = workflows.TaskQueue
@@ -57,14 +90,90 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.Tools == nil {
 		opts.Tools = activities.DefaultRegistry()
 	}
-	w := worker.New(c, opts.TaskQueue, worker.Options{})
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MCPConfig == "" {
+		opts.MCPConfig = os.Getenv(mcp.EnvConfig)
+	}
+	var servers *mcp.Servers
+	if opts.MCPConfig != "" {
+		var err error
+		if servers, err = mcp.Open(opts.MCPConfig, mcp.Options{Logger: opts.Logger}); err != nil {
+			return nil, err
+		}
+		if err := servers.Register(opts.Tools); err != nil {
+			servers.Close()
+			return nil, fmt.Errorf("mcp config %s: %w", opts.MCPConfig, err)
+		}
+		opts.Logger.Info("MCP servers configured; each starts when first needed", "config", opts.MCPConfig, "servers", strings.Join(servers.Names(), ", "))
+	}
+	w := worker.New(c, opts.TaskQueue, opts.Worker)
 	workflows.Register(w, &activities.Activities{
 		Client:   c,
 		Models:   NewModels(opts.DefaultModel),
 		Tools:    opts.Tools,
 		StateDir: opts.StateDir,
 	})
-	return w, nil
+	if servers == nil {
+		return w, nil
+	}
+	return &withServers{Worker: w, servers: servers, logger: opts.Logger}, nil
+}
+
+// withServers is a worker that stops its MCP servers when it stops.
+type withServers struct {
+	worker.Worker
+	servers *mcp.Servers
+	logger  *slog.Logger
+	once    sync.Once
+}
+
+func (w *withServers) Run(interruptCh <-chan any) error {
+	defer w.stopServers()
+	return w.Worker.Run(interruptCh)
+}
+
+func (w *withServers) Stop() {
+	w.Worker.Stop()
+	w.stopServers()
+}
+
+func (w *withServers) stopServers() {
+	w.once.Do(func() {
+		if err := w.servers.Close(); err != nil {
+			w.logger.Warn("MCP servers did not stop cleanly", "error", err)
+		}
+	})
+}
+
+// Run is the worker binary's main loop, for a main of your own: it
+// registers todoflow's search attributes on namespace when they are missing,
+// builds the worker (see New) and runs it until ctx is done.
+func Run(ctx context.Context, c client.Client, namespace string, opts Options) error {
+	if err := devserver.EnsureSearchAttributes(ctx, c, namespace, workflows.SearchAttributes()); err != nil {
+		return err
+	}
+	w, err := New(c, opts)
+	if err != nil {
+		return err
+	}
+	logger := cmp.Or(opts.Logger, slog.Default())
+	logger.Info("Worker polling; an interrupt stops it", "TaskQueue", cmp.Or(opts.TaskQueue, workflows.TaskQueue), "Namespace", namespace)
+	interrupt := make(chan any)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			close(interrupt)
+		case <-done:
+		}
+	}()
+	if err := w.Run(interrupt); err != nil {
+		return fmt.Errorf("worker stopped: %w", err)
+	}
+	return nil
 }
 
 // StateDir is todoflow's state folder: $TODOFLOW_STATE_DIR, else

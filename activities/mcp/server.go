@@ -1,0 +1,426 @@
+package mcp
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+)
+
+// server is one configured MCP server and, while it runs, the session with
+// it. It is the activities.Source of the server's tools.
+type server struct {
+	name   string
+	prefix string
+	cfg    Server
+	dir    string
+	opts   Options
+	// stopping is done when the worker stops: a start under way gives up.
+	stopping context.Context
+
+	// stale is set when the server says its tools changed. It is atomic,
+	// not under mu, because the SDK calls the handler that sets it from
+	// the session's reader, which a listing under mu may be waiting on.
+	stale atomic.Bool
+
+	mu      sync.Mutex
+	session *sdk.ClientSession // nil while the server is not running
+	tools   []activities.Tool  // of the latest listing; nil before the first
+	redact  *strings.Replacer  // puts the references back in place of the values they gave
+	closed  bool
+	// Before a first listing succeeds, failed starts are not tried again
+	// by Tools until retryAt (see listBackoff): every model call would
+	// otherwise wait for a server that hangs while starting.
+	failures int
+	retryAt  time.Time
+	lastErr  error
+}
+
+// listBackoff is how long Tools waits, after failed starts, before it
+// starts a server that was never listed again: 15 s after the first
+// failure, doubling up to 10 minutes. Meanwhile its tools are not offered
+// (and a call by a name the model guessed fails at once, retryably).
+func listBackoff(failures int) time.Duration {
+	return min(15*time.Second<<min(failures-1, 6), 10*time.Minute)
+}
+
+func (s *server) Prefix() string { return s.prefix }
+
+// Tools returns the server's tools, starting it to list them the first time
+// and listing them again when the server said they changed. Once listed,
+// the tools stay offered while the server is down: a call starts it again.
+func (s *server) Tools(ctx context.Context) ([]activities.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tools != nil && !s.stale.Load() {
+		return s.tools, nil
+	}
+	if s.tools == nil && s.session == nil && time.Now().Before(s.retryAt) {
+		return nil, s.lastErr
+	}
+	var err error
+	if s.session != nil {
+		if err = s.listLocked(ctx, s.session); err == nil {
+			return s.tools, nil
+		}
+		s.dropLocked(s.session)
+	}
+	if _, err = s.connectLocked(ctx); err == nil {
+		return s.tools, nil
+	}
+	if s.tools != nil {
+		s.opts.Logger.Warn("MCP server's tools may have changed but cannot be listed; offering the earlier list", "server", s.name, "error", err)
+		return s.tools, nil
+	}
+	s.failures++
+	wait := listBackoff(s.failures)
+	s.retryAt, s.lastErr = time.Now().Add(wait), err
+	s.opts.Logger.Warn("MCP server cannot be started; its tools are not offered", "server", s.name, "error", err, "next_try_in", wait)
+	return nil, err
+}
+
+// call calls the server's tool remote with args (a JSON object).
+//
+// What the model can act on is a plain error: the server refused the call
+// (a JSON-RPC error: no such tool, bad arguments) or the tool reported an
+// error (isError). A server that cannot be reached, or that broke off, is a
+// Retryable error, so that RunTool's retry policy tries again (and the next
+// attempt starts the server again); after the last attempt the workflow
+// answers the model with the error.
+func (s *server) call(ctx context.Context, remote string, args json.RawMessage) (string, error) {
+	s.mu.Lock()
+	cs, err := s.connectLocked(ctx)
+	s.mu.Unlock()
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", activities.Retryable(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok && rpc.Code != codeRejected {
+			return "", fmt.Errorf("MCP server %s refused the call: %s", s.name, rpc.Message)
+		}
+		// Below the protocol: the session cannot be trusted any more.
+		s.mu.Lock()
+		s.dropLocked(cs)
+		err = s.flatLocked("call "+remote, err)
+		s.mu.Unlock()
+		return "", activities.Retryable(err)
+	}
+	text := resultText(res)
+	if res.IsError {
+		if text == "" {
+			text = "the tool reported an error without a message"
+		}
+		return "", errors.New(text)
+	}
+	return text, nil
+}
+
+// codeRejected is the code of the JSON-RPC error the SDK's transports wrap
+// around a request they could not send (an HTTP server that is down): not
+// the server's answer, so not the model's to act on.
+const codeRejected = -32005
+
+// connectLocked returns the session with the server, starting the server
+// (and listing its tools) when it is not running.
+func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) {
+	if s.closed {
+		return nil, fmt.Errorf("MCP server %s: the worker is stopping", s.name)
+	}
+	if s.session != nil {
+		return s.session, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.StartTimeout)
+	defer cancel()
+	defer context.AfterFunc(s.stopping, cancel)()
+
+	t, redact, err := s.transport()
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s: %w", s.name, err)
+	}
+	s.redact = redact
+	client := sdk.NewClient(&sdk.Implementation{Name: "todoflow", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.stale.Store(true) },
+	})
+	started := time.Now()
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, s.flatLocked("start", err)
+	}
+	if err := s.listLocked(ctx, cs); err != nil {
+		go cs.Close()
+		return nil, err
+	}
+	s.session = cs
+	s.failures = 0
+	go s.watch(cs)
+	s.opts.Logger.Info("MCP server started", "server", s.name, "tools", len(s.tools), "took", time.Since(started).Round(time.Millisecond))
+	return cs, nil
+}
+
+// listLocked lists the server's tools and makes them tools for the model:
+// named mcp__<server>__<tool> (see names.go), described and with the input
+// schema the server gave. A tool that cannot be offered (its name clashes
+// with another's once made fit, its schema is not an object) is left out
+// and logged; it does not cost the server's other tools.
+func (s *server) listLocked(ctx context.Context, cs *sdk.ClientSession) error {
+	// Cleared before listing, so that a change announced meanwhile is
+	// listed next time.
+	s.stale.Store(false)
+	var tools []activities.Tool
+	remoteOf := make(map[string]string)
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return s.flatLocked("list tools", err)
+		}
+		if t.Name == "" {
+			s.opts.Logger.Error("MCP server lists a tool without a name; it is not offered", "server", s.name)
+			continue
+		}
+		name := toolName(s.prefix, t.Name)
+		if other, dup := remoteOf[name]; dup {
+			s.opts.Logger.Error("MCP tool names clash; the second is not offered", "server", s.name, "tool", t.Name, "clashes_with", other, "name", name)
+			continue
+		}
+		spec := model.ToolSpec{Name: name, Description: cmp.Or(t.Description, t.Title)}
+		if t.InputSchema != nil {
+			b, err := json.Marshal(t.InputSchema)
+			if err != nil {
+				s.opts.Logger.Error("MCP tool's input schema cannot be encoded; the tool is not offered", "server", s.name, "tool", t.Name, "error", err)
+				continue
+			}
+			spec.Parameters = b
+		}
+		if err := activities.CheckSpec(spec); err != nil {
+			s.opts.Logger.Error("MCP tool cannot be offered", "server", s.name, "tool", t.Name, "error", err)
+			continue
+		}
+		remoteOf[name] = t.Name
+		tools = append(tools, &tool{srv: s, spec: spec, remote: t.Name})
+	}
+	slices.SortFunc(tools, func(a, b activities.Tool) int { return strings.Compare(a.Spec().Name, b.Spec().Name) })
+	if tools == nil {
+		tools = []activities.Tool{} // listed, and none: not "never listed"
+	}
+	s.tools = tools
+	return nil
+}
+
+// watch notices that the session ended (the process exited, the connection
+// broke), so that the next use starts the server again.
+func (s *server) watch(cs *sdk.ClientSession) {
+	err := cs.Wait()
+	_ = cs.Close() // reaps the process
+	s.mu.Lock()
+	current := s.session == cs && !s.closed
+	if current {
+		s.session = nil
+	}
+	s.mu.Unlock()
+	if current {
+		s.opts.Logger.Warn("MCP server stopped; it is started again when next needed", "server", s.name, "error", err)
+	}
+}
+
+// dropLocked forgets cs and closes it in the background (closing a stdio
+// session waits for the process to exit).
+func (s *server) dropLocked(cs *sdk.ClientSession) {
+	if s.session == cs {
+		s.session = nil
+	}
+	go cs.Close()
+}
+
+// close stops the server if it runs; it is not started again.
+func (s *server) close() error {
+	s.mu.Lock()
+	s.closed = true
+	cs := s.session
+	s.session = nil
+	s.mu.Unlock()
+	if cs == nil {
+		return nil
+	}
+	if err := cs.Close(); err != nil && !isExit(err) {
+		return fmt.Errorf("MCP server %s: stop: %w", s.name, err)
+	}
+	return nil
+}
+
+// isExit reports whether err only says how a stopped process ended, which
+// is expected of a server told to stop.
+func isExit(err error) bool {
+	_, ok := errors.AsType[*exec.ExitError](err)
+	return ok
+}
+
+// flatLocked is err as the model and history may see it: prefixed with the
+// server and what was being done, with the values of references put back as
+// references (a URL may hold a token), and without the chain of wrapped
+// errors, whose texts Temporal would record as they are.
+func (s *server) flatLocked(doing string, err error) error {
+	msg := fmt.Sprintf("MCP server %s: %s: %v", s.name, doing, err)
+	if s.redact != nil {
+		msg = s.redact.Replace(msg)
+	}
+	return errors.New(msg)
+}
+
+// transport builds what connects to the server, with the references of the
+// configuration replaced by their values now (secrets stay in memory only),
+// and the replacer that hides those values again in error messages.
+func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
+	var pairs []string // value, reference
+	exp := func(field, v string) (string, error) {
+		x, err := expand(v, os.LookupEnv)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", field, err)
+		}
+		// Short values (a port, a flag) are no secret and would be put
+		// back in the wrong places.
+		if x != v && len(x) >= 4 {
+			pairs = append(pairs, x, v)
+		}
+		return x, nil
+	}
+	if s.cfg.IsHTTP() {
+		endpoint, err := exp("url", s.cfg.URL)
+		if err != nil {
+			return nil, nil, err
+		}
+		header := make(http.Header)
+		for k, v := range s.cfg.Headers {
+			x, err := exp("headers."+k, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			header.Set(k, x)
+		}
+		return &sdk.StreamableClientTransport{
+			Endpoint:   endpoint,
+			HTTPClient: &http.Client{Transport: &headerTransport{header: header, base: http.DefaultTransport}},
+		}, strings.NewReplacer(pairs...), nil
+	}
+
+	command, err := exp("command", s.cfg.Command)
+	if err != nil {
+		return nil, nil, err
+	}
+	args := make([]string, len(s.cfg.Args))
+	for i, a := range s.cfg.Args {
+		if args[i], err = exp(fmt.Sprintf("args[%d]", i), a); err != nil {
+			return nil, nil, err
+		}
+	}
+	env := os.Environ()
+	for k, v := range s.cfg.Env {
+		x, err := exp("env."+k, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		env = append(env, k+"="+x)
+	}
+	dir, err := exp("cwd", s.cfg.Cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !filepath.IsAbs(dir) && s.dir != "" {
+		dir = filepath.Join(s.dir, dir)
+	}
+	cmd := exec.Command(command, args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.Stderr = &prefixWriter{w: s.opts.Stderr, prefix: "mcp " + s.name + ": "}
+	// A grandchild holding stderr open must not keep the worker waiting.
+	cmd.WaitDelay = time.Second
+	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, strings.NewReplacer(pairs...), nil
+}
+
+// headerTransport adds the configured headers to every request to a
+// Streamable HTTP server.
+type headerTransport struct {
+	header http.Header
+	base   http.RoundTripper
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context()) // a RoundTripper must not change the request it is given
+	for k, v := range t.header {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// prefixWriter writes each line a server prints on its standard error to w,
+// after prefix, so that the worker's output says which server wrote it.
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+// maxLine bounds a line held while waiting for its end.
+const maxLine = 64 << 10
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 && len(p.buf) < maxLine {
+			break
+		}
+		if i < 0 {
+			i = len(p.buf)
+		}
+		fmt.Fprintf(p.w, "%s%s\n", p.prefix, bytes.TrimRight(p.buf[:i], "\r"))
+		p.buf = p.buf[min(i+1, len(p.buf)):]
+	}
+	return len(b), nil
+}
+
+// tool is one tool of a server, as the model sees it.
+type tool struct {
+	srv    *server
+	spec   model.ToolSpec
+	remote string // the name the server knows it by
+}
+
+func (t *tool) Spec() model.ToolSpec { return t.spec }
+
+// Run checks the arguments against the tool's schema, as far as DecodeArgs
+// reads schemas, so that a malformed call gets a clear error without a
+// round trip; the server checks them fully.
+func (t *tool) Run(ctx context.Context, _ activities.ToolEnv, args json.RawMessage) (string, error) {
+	var obj json.RawMessage
+	if err := activities.DecodeArgs(t.spec, args, &obj); err != nil {
+		return "", err
+	}
+	return t.srv.call(ctx, t.remote, obj)
+}

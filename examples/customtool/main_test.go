@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/activities"
+)
+
+func TestCountWords(t *testing.T) {
+	tests := []struct {
+		args, want, wantErr string
+	}{
+		{`{"text": "to do or not to do"}`, "6 words", ""},
+		{`{"text": ""}`, "0 words", ""},
+		{`{}`, "", `missing required argument "text"`},
+		{`{"text": 3}`, "", `argument "text" must be of type string`},
+	}
+	reg := activities.NewRegistry(activities.NewTool(wordCount, countWords))
+	tool, ok := reg.Lookup("word_count")
+	if !ok {
+		t.Fatal("word_count is not registered")
+	}
+	for _, tt := range tests {
+		got, err := tool.Run(context.Background(), activities.ToolEnv{}, json.RawMessage(tt.args))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("word_count(%s) = %q, %v; want an error containing %q", tt.args, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("word_count(%s) = %q, %v; want %q", tt.args, got, err, tt.want)
+		}
+	}
+}

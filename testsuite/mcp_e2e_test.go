@@ -1,0 +1,288 @@
+package testsuite
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/worker/agentworker"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// runOrdersServer is the stdio MCP server "orders" (see TestMain).
+func runOrdersServer(ctx context.Context) error {
+	s := sdk.NewServer(&sdk.Implementation{Name: "orders", Version: "1"}, nil)
+	type lookupArgs struct {
+		ID string `json:"id" jsonschema:"the order's id"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "lookup", Description: "Look up an order."}, func(_ context.Context, _ *sdk.CallToolRequest, in lookupArgs) (*sdk.CallToolResult, any, error) {
+		if in.ID != "A1" {
+			return nil, nil, fmt.Errorf("order %s does not exist", in.ID)
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "order A1: 2 widgets, shipped"}}}, nil, nil
+	})
+	// crash_once dies in the middle of its first call (the marker file
+	// says whether it did already), as a server that crashes does.
+	sdk.AddTool(s, &sdk.Tool{Name: "crash_once", Description: "Crash the first time."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		marker := os.Getenv("E2E_CRASH_MARKER")
+		if _, err := os.Stat(marker); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(marker, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+				return nil, nil, err
+			}
+			os.Exit(3)
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("recovered after restart (pid %d)", os.Getpid())}}}, nil, nil
+	})
+	return s.Run(ctx, &sdk.StdioTransport{})
+}
+
+// billingHandler is the Streamable HTTP MCP server "billing"; it wants the
+// bearer token.
+func billingHandler(token string) http.Handler {
+	s := sdk.NewServer(&sdk.Implementation{Name: "billing", Version: "1"}, nil)
+	type invoiceArgs struct {
+		Order string `json:"order"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "invoice", Description: "The invoice of an order."}, func(_ context.Context, _ *sdk.CallToolRequest, in invoiceArgs) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "invoice for " + in.Order + ": 20 EUR"}}}, nil, nil
+	})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// toolCalls is an assistant message of the stub's script calling tools,
+// each given as id, name and arguments.
+func toolCalls(t *testing.T, calls ...[3]string) string {
+	t.Helper()
+	var list []map[string]any
+	for _, c := range calls {
+		list = append(list, map[string]any{"id": c[0], "type": "function", "function": map[string]any{"name": c[1], "arguments": c[2]}})
+	}
+	return mustJSON(t, map[string]any{"role": "assistant", "content": nil, "tool_calls": list})
+}
+
+// offered returns the tools of a recorded request, by name.
+func offered(r stubRequest) map[string]map[string]any {
+	out := make(map[string]map[string]any)
+	tools, _ := r.body["tools"].([]any)
+	for _, tool := range tools {
+		fn, _ := tool.(map[string]any)["function"].(map[string]any)
+		out[fmt.Sprint(fn["name"])] = fn
+	}
+	return out
+}
+
+// toolResults returns the tool messages of a recorded request by call id.
+func toolResults(r stubRequest) map[string]string {
+	out := make(map[string]string)
+	msgs, _ := r.body["messages"].([]any)
+	for _, m := range msgs {
+		if mm := m.(map[string]any); mm["role"] == "tool" {
+			out[fmt.Sprint(mm["tool_call_id"])] = fmt.Sprint(mm["content"])
+		}
+	}
+	return out
+}
+
+// transcriptErrors returns is_error of the run's tool messages by call id.
+func transcriptErrors(t *testing.T, out *scenario.Output) map[string]bool {
+	t.Helper()
+	errs := make(map[string]bool)
+	for _, raw := range out.Messages {
+		var m struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			IsError    bool   `json:"is_error"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Role == "tool" {
+			errs[m.ToolCallID] = m.IsError
+		}
+	}
+	return errs
+}
+
+// TestMCPServers runs agents whose model (the OpenAI-compatible stub, through
+// the real openai-go client) is offered the tools of a stdio and a Streamable
+// HTTP MCP server, calls them, and reads their results: a plain result, an
+// isError result, a server that crashes mid-call (started again), a tool the
+// run does not allow, and an HTTP server that is down (tried again for a
+// bounded time, then an error tool message; the run goes on).
+func TestMCPServers(t *testing.T) {
+	const token = "e2e-billing-s3cret"
+	stub := newModelStub(t,
+		// Run 1.
+		toolCalls(t, [3]string{"call_1", "mcp__orders__lookup", `{"id":"A1"}`}, [3]string{"call_2", "mcp__billing__invoice", `{"order":"A1"}`}),
+		toolCalls(t, [3]string{"call_3", "mcp__orders__lookup", `{"id":"B2"}`}),
+		toolCalls(t, [3]string{"call_4", "mcp__orders__crash_once", `{}`}),
+		toolCalls(t, [3]string{"call_5", "write_file", `{"path":"x.txt","content":"not allowed"}`}),
+		assistantText("Run 1 done."),
+		// Run 2, with the HTTP server down.
+		toolCalls(t, [3]string{"call_6", "mcp__billing__invoice", `{"order":"A1"}`}),
+		assistantText("Run 2 done."),
+	)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	t.Setenv("E2E_BILLING_TOKEN", token)
+
+	billing := httptest.NewServer(billingHandler(token))
+	t.Cleanup(func() { billing.CloseClientConnections(); billing.Close() })
+	dir := t.TempDir()
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"orders": map[string]any{
+			"command": os.Args[0],
+			"env":     map[string]string{mcpServerEnv: "stdio", "E2E_CRASH_MARKER": filepath.Join(dir, "crashed")},
+		},
+		"billing": map[string]any{
+			"url":     billing.URL + "/mcp",
+			"headers": map[string]string{"Authorization": "Bearer ${E2E_BILLING_TOKEN}"},
+		},
+	}}
+	cfgPath := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(cfgPath, []byte(mustJSON(t, cfg)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s := startServer(t)
+	w, err := agentworker.New(s.c, agentworker.Options{StateDir: t.TempDir(), MCPConfig: cfgPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+
+	play := func(sc *scenario.Scenario) *scenario.Output {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := scenario.Play(ctx, s.c, sc, scenario.Options{Progress: testWriter{t}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	out := play(&scenario.Scenario{Name: "mcp", Input: workflows.AgentInput{
+		Prompt: "Check order A1.", Model: "openai:test-model", Tools: []string{"mcp__*"},
+	}})
+	if out.RunStatus != "completed" || out.Reply != "Run 1 done." {
+		t.Fatalf("run 1: %s, reply %q", out.RunStatus, out.Reply)
+	}
+	reqs := stub.requests()
+	if len(reqs) != 5 {
+		t.Fatalf("run 1 made %d model requests, want 5", len(reqs))
+	}
+
+	// The request offers the MCP tools with their schemas, the workflow's
+	// own tools, and none of the worker's tools that "mcp__*" leaves out.
+	tools := offered(reqs[0])
+	for _, name := range []string{"mcp__orders__lookup", "mcp__orders__crash_once", "mcp__billing__invoice", "write_todos"} {
+		if tools[name] == nil {
+			t.Errorf("tool %s not offered; offered: %v", name, slices.Sorted(mapsKeys(tools)))
+		}
+	}
+	for _, name := range []string{"write_file", "read_file", "list_files"} {
+		if tools[name] != nil {
+			t.Errorf("tool %s offered to a run whose tools are mcp__*", name)
+		}
+	}
+	if params, _ := tools["mcp__orders__lookup"]["parameters"].(map[string]any); params == nil || params["properties"].(map[string]any)["id"] == nil {
+		t.Errorf("lookup's parameters = %v, want the server's schema with id", tools["mcp__orders__lookup"]["parameters"])
+	}
+
+	// Each result reaches the model in the next request.
+	for _, tt := range []struct {
+		req     int
+		call    string
+		want    string
+		isError bool
+	}{
+		{1, "call_1", "order A1: 2 widgets, shipped", false},
+		{1, "call_2", "invoice for A1: 20 EUR", false},
+		{2, "call_3", "order B2 does not exist", true},
+		{3, "call_4", "recovered after restart", false},
+		{4, "call_5", `tool "write_file" is not allowed in this run; it may use mcp__*`, true},
+	} {
+		if got := toolResults(reqs[tt.req])[tt.call]; !strings.Contains(got, tt.want) {
+			t.Errorf("request %d: result of %s = %q, want %q", tt.req+1, tt.call, got, tt.want)
+		}
+		if got := transcriptErrors(t, out)[tt.call]; got != tt.isError {
+			t.Errorf("%s: is_error %v, want %v", tt.call, got, tt.isError)
+		}
+	}
+	crashed, err := os.ReadFile(filepath.Join(dir, "crashed"))
+	if err != nil || strings.Contains(toolResults(reqs[3])["call_4"], "pid "+string(crashed)+")") {
+		t.Errorf("the server that crashed (pid %s, %v) answered after the crash: %q", crashed, err, toolResults(reqs[3])["call_4"])
+	}
+
+	// Run 2: the HTTP server is down. Its tools are still offered (known
+	// from before); the call is tried for a bounded time, then the model
+	// gets an error tool message and the run goes on.
+	billing.CloseClientConnections()
+	billing.Close()
+	start := time.Now()
+	out = play(&scenario.Scenario{Name: "mcp down", Input: workflows.AgentInput{Prompt: "Invoice A1.", Model: "openai:test-model"}})
+	took := time.Since(start)
+	if out.RunStatus != "completed" || out.Reply != "Run 2 done." {
+		t.Fatalf("run 2: %s, reply %q", out.RunStatus, out.Reply)
+	}
+	reqs = stub.requests()
+	if len(reqs) != 7 {
+		t.Fatalf("%d model requests in all, want 7", len(reqs))
+	}
+	if tools := offered(reqs[5]); tools["mcp__billing__invoice"] == nil || tools["write_file"] == nil {
+		t.Errorf("run 2 (no restriction) was offered %v", slices.Sorted(mapsKeys(tools)))
+	}
+	got := toolResults(reqs[6])["call_6"]
+	if !strings.Contains(got, "mcp__billing__invoice failed") || !strings.Contains(got, "MCP server billing") || !strings.Contains(got, "connection refused") {
+		t.Errorf("result of a call to the server that is down = %q", got)
+	}
+	if !transcriptErrors(t, out)["call_6"] {
+		t.Error("call_6 is not an error tool message")
+	}
+	t.Logf("run 2, with the HTTP server down, took %s", took.Round(time.Millisecond))
+
+	// The token was used, never recorded.
+	for i, r := range reqs {
+		if b, _ := json.Marshal(r.body); strings.Contains(string(b), token) {
+			t.Errorf("request %d holds the billing token", i+1)
+		}
+	}
+	for _, m := range out.Messages {
+		if strings.Contains(string(m), token) {
+			t.Error("the transcript holds the billing token")
+		}
+	}
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}

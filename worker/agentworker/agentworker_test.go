@@ -1,0 +1,100 @@
+package agentworker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/worker/agentworker"
+)
+
+// A worker of your own: the built-in tools, one Go tool, and the tools of
+// the MCP servers of a configuration file (none here).
+func ExampleNew() {
+	reg := activities.DefaultRegistry()
+	weather := model.ToolSpec{
+		Name:        "weather",
+		Description: "Today's weather in a city.",
+		Parameters:  json.RawMessage(`{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}`),
+	}
+	err := reg.Register(activities.NewTool(weather, func(_ context.Context, _ activities.ToolEnv, raw json.RawMessage) (string, error) {
+		var args struct{ City string }
+		if err := activities.DecodeArgs(weather, raw, &args); err != nil {
+			return "", err // the model reads it and corrects its call
+		}
+		return "Sunny in " + args.City, nil
+	}))
+	if err != nil {
+		panic(err)
+	}
+
+	// In a main: c, ns, err := agentworker.Dial(ctx, "", "", false, nil).
+	c, err := client.NewLazyClient(client.Options{HostPort: client.DefaultHostPort})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	w, err := agentworker.New(c, agentworker.Options{
+		Tools:     reg,
+		StateDir:  os.TempDir(),
+		MCPConfig: "", // a file of "mcpServers"; empty: $TODOFLOW_MCP_CONFIG
+	})
+	if err != nil {
+		panic(err)
+	}
+	_ = w // w.Run(worker.InterruptCh()), or agentworker.Run(ctx, c, ns, opts)
+
+	specs, _ := reg.Specs(context.Background(), nil)
+	for _, s := range specs {
+		fmt.Println(s.Name)
+	}
+	// Output:
+	// list_files
+	// read_file
+	// weather
+	// write_file
+}
+
+// A bad MCP configuration stops New with one line naming the file and the
+// server, so that the worker refuses to start.
+func TestNewRefusesBadMCPConfig(t *testing.T) {
+	c, err := client.NewLazyClient(client.Options{HostPort: client.DefaultHostPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"orders": {"args": ["x"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, viaEnv := range []bool{false, true} {
+		opts := agentworker.Options{StateDir: t.TempDir(), MCPConfig: path}
+		if viaEnv {
+			opts.MCPConfig = ""
+			t.Setenv("TODOFLOW_MCP_CONFIG", path)
+		}
+		_, err := agentworker.New(c, opts)
+		want := "mcp config " + path + `: server "orders": has neither "command" nor "url"`
+		if err == nil || err.Error() != want {
+			t.Errorf("New (config from the environment: %v) = %v, want %q", viaEnv, err, want)
+		}
+	}
+
+	// A clash with a tool of the worker's own is refused too.
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"orders": {"command": "orders-mcp"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := activities.NewRegistry(activities.NewTool(model.ToolSpec{Name: "mcp__orders__mine"}, nil))
+	_, err = agentworker.New(c, agentworker.Options{StateDir: t.TempDir(), MCPConfig: path, Tools: reg})
+	if err == nil || !strings.Contains(err.Error(), `mcp config `+path+`: mcp server "orders"`) || !strings.Contains(err.Error(), "mcp__orders__mine") {
+		t.Errorf("New with a clash = %v", err)
+	}
+}
