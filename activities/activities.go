@@ -18,7 +18,6 @@ package activities
 
 import (
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -47,11 +46,4 @@ type Activities struct {
 	// StateDir is the worker's state folder; runs without an explicit
 	// workspace get a folder under StateDir/workspaces.
 	StateDir string
-	// DataConverter decodes what RunTool reads from history (the calling
-	// run's input, for the tools it allows). Nil means the SDK's default;
-	// set it to the client's converter when that one differs (a codec that
-	// encrypts payloads).
-	DataConverter converter.DataConverter
-
-	restrictions runRestrictions
 }

@@ -42,6 +42,10 @@ type RunToolInput struct {
 	// carries only the id and name), so that they enter history once, in
 	// the model's answer, not again in every tool's input.
 	From *CallRef `json:",omitempty"`
+	// WorkerTools is the run's `tools`: the names and patterns of the
+	// worker's tools it may call. Nil means every tool, empty none (the
+	// model is offered only these, but may still call another by name).
+	WorkerTools []string `json:"worker_tools"`
 }
 
 // CallRef locates a tool call: the index of the assistant message in the
@@ -64,24 +68,20 @@ type RunToolResult struct {
 //
 // Whatever goes wrong with the call itself, the activity succeeds with an
 // error result, so that the model can read what happened and carry on: an
-// unknown tool, a tool the run does not allow (its input's "tools", read from
-// the run when the call comes by reference), malformed arguments, a tool
-// error, even a panic. The activity fails only when running it again can help
-// (the tool returned a Retryable error, its source could not list its tools,
-// or the activity was cancelled or timed out), or when the worker cannot
-// provide the workspace or read the run's input, which the model cannot fix
-// either (non-retryable, types ErrTypeWorkspace and ErrTypeRunInput).
+// unknown tool, a tool the run does not allow (in.WorkerTools), malformed
+// arguments, a tool error, even a panic. The activity fails only when running
+// it again can help (the tool returned a Retryable error, its source could
+// not list its tools, or the activity was cancelled or timed out), or when
+// the worker cannot provide the workspace, which the model cannot fix either
+// (non-retryable, type ErrTypeWorkspace).
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
-	var allow []string // what the run allows; nil: every tool
+	allow := in.WorkerTools
 	if in.From != nil {
 		call, err := a.readCall(ctx, *in.From, in.Call.ID)
 		if err != nil {
 			return RunToolResult{}, err
 		}
 		in.Call = call
-		if allow, err = a.runTools(ctx); err != nil {
-			return RunToolResult{}, err
-		}
 	}
 	if !Allowed(allow, in.Call.Name) {
 		may := "none of the worker's tools"

@@ -378,10 +378,6 @@ type queryClient struct {
 	// legacy plays a worker built before the transcript query: it answers
 	// only the messages query, with up to limit whole messages.
 	legacy bool
-	// input is the run's input, served as the first event of its history
-	// (see runinput_test.go); historyReads counts the reads.
-	input        any
-	historyReads int
 }
 
 func (c *queryClient) QueryWorkflow(_ context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error) {

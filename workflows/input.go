@@ -64,7 +64,7 @@ type AgentInput struct {
 	// Tools limits the worker's tools this agent is offered and may call:
 	// names and path.Match patterns ("read_file", "mcp__orders__*", "*");
 	// empty means all.
-	Tools []string `json:"tools,omitempty"`
+	Tools []string `json:"tools"`
 	// Approval names the tools (or patterns) whose calls wait for a human's
 	// approve_tool before they run: "required" or "auto" each. Subagents
 	// inherit it.

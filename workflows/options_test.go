@@ -1,14 +1,18 @@
 package workflows
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -41,5 +45,34 @@ func TestEncryptedWorkerKeepsTodoTextOutOfSearchAttributes(t *testing.T) {
 		if shown == encrypted || len(current) == 0 {
 			t.Errorf("encrypted %v: TodoCurrent values %q", encrypted, current)
 		}
+	}
+}
+
+// The run's tools reach RunTool, which refuses the others, and an empty
+// list (no worker tool at all) survives continue-as-new.
+func TestRunToolGetsTheRunsTools(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env, calls(call("read_file", `{"path":"a"}`)), model.Response{Content: "done"})
+	var got [][]string
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		got = append(got, in.WorkerTools)
+		return activities.RunToolResult{Content: "ok"}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 1, Tools: []string{"read_*"}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0]) != 1 || got[0][0] != "read_*" {
+		t.Errorf("RunTool got tools %q, want [read_*]", got)
+	}
+
+	b, err := json.Marshal(AgentInput{Tools: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back AgentInput
+	if err := json.Unmarshal(b, &back); err != nil || back.Tools == nil {
+		t.Errorf("tools [] after a round trip = %#v (%s): the run would be offered every tool", back.Tools, b)
 	}
 }
