@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,34 @@ func TestRunToolGetsTheRunsTools(t *testing.T) {
 	var back AgentInput
 	if err := json.Unmarshal(b, &back); err != nil || back.Tools == nil {
 		t.Errorf("tools [] after a round trip = %#v (%s): the run would be offered every tool", back.Tools, b)
+	}
+}
+
+// A subagent gets at most its parent's tools.
+func TestSubagentToolsAreBoundedByTheParents(t *testing.T) {
+	env := newTreeEnv()
+	tm := scriptTree(env, map[string][]model.Response{
+		"main": {calls(
+			spawnCall("inherits", "go", quiet),
+			model.ToolCall{Name: "spawn_subagent", Arguments: []byte(`{"agent_id":"asks_more","task":"go","tools":["write_file"]}`)},
+			model.ToolCall{Name: "spawn_subagent", Arguments: []byte(`{"agent_id":"asks_less","task":"go","tools":["read_file"],"todo":` + quiet + `}`)},
+		), say("spawned")},
+		"inherits":  {say("done")},
+		"asks_less": {say("done")},
+	})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	in := rootInput("delegate")
+	in.Tools = []string{"read_*", "list_files"}
+	env.ExecuteWorkflow(AgentWorkflow, in)
+	completed(t, env)
+	if got := tm.inputs("inherits"); len(got) == 0 || strings.Join(got[0].WorkerTools, ",") != "read_*,list_files" {
+		t.Errorf("the child that asked for no tools is offered %v; want its parent's", got)
+	}
+	if got := tm.inputs("asks_less"); len(got) == 0 || strings.Join(got[0].WorkerTools, ",") != "read_file" {
+		t.Errorf("the child that asked for read_file is offered %v", got)
+	}
+	msgs := messagesOf(t, env, treeRoot)
+	if m, ok := toolAnswer(msgs, "main-1-1"); !ok || !m.IsError || !strings.Contains(m.Content, `"write_file" is not among the tools you may use`) {
+		t.Errorf("spawn asking for more tools answered %+v", m)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -106,6 +107,17 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case strings.TrimSpace(args.Task) == "":
 		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
+	}
+	// A subagent may use the tools of its parent, never more: left out, it
+	// gets all of them; asked for, each must be one the parent may use.
+	if args.Tools == nil {
+		args.Tools = a.cfg.in.Tools
+	} else if a.cfg.in.Tools != nil {
+		for _, t := range args.Tools {
+			if !activities.Allowed(a.cfg.in.Tools, t) {
+				return todo.Result{IsError: true, Content: fmt.Sprintf("tools: %q is not among the tools you may use (%s); a subagent gets at most yours", t, strings.Join(a.cfg.in.Tools, ", "))}
+			}
+		}
 	}
 	in := AgentInput{
 		Prompt:       args.Task,
