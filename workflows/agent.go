@@ -703,7 +703,7 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 			Workspace:  a.cfg.in.Workspace,
 			// The arguments are in the transcript already (the answer
 			// just appended); the activity reads them from there.
-			Call: model.ToolCall{ID: c.ID, Name: c.Name},
+			Call:        model.ToolCall{ID: c.ID, Name: c.Name},
 			From:        &activities.CallRef{Message: len(a.msgs) - 1, Index: i},
 			WorkerTools: a.cfg.in.Tools,
 		})
