@@ -59,6 +59,16 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 		}
 		// Connection refused, DNS, TLS, timeouts, unreadable bodies: the
 		// server may come back, so let Temporal try again.
+		if httpResp != nil && httpResp.StatusCode < 400 {
+			// An answer whose body is no chat completion: a proxy's page, a
+			// cut-off body. Asked again, the server may answer properly.
+			return &model.Error{
+				Retryable:  true,
+				StatusCode: httpResp.StatusCode,
+				Message:    fmt.Sprintf("%s: the answer (HTTP %d) is not a chat completion: %s", where, httpResp.StatusCode, bodyProblem(httpResp, err)),
+				Err:        err,
+			}
+		}
 		if errors.Is(err, context.DeadlineExceeded) && c.timeout > 0 {
 			return &model.Error{
 				Retryable: true,
@@ -73,7 +83,7 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 		}
 	}
 
-	serverMsg = c.redact(serverMsg)
+	serverMsg = shorten(c.redact(serverMsg))
 	if serverMsg == "" {
 		serverMsg = http.StatusText(status)
 	}
@@ -96,6 +106,27 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 		e.Message = fmt.Sprintf("%s: %d %s: %s", where, status, http.StatusText(status), serverMsg)
 	}
 	return e
+}
+
+// bodyProblem says why a successful answer's body could not be read as a
+// chat completion, in words: the SDK's error names Go types.
+func bodyProblem(resp *http.Response, err error) string {
+	if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return "its body is not valid JSON"
+	}
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		if te.Field == "" {
+			return fmt.Sprintf("its body is a JSON %s, not an object", te.Value)
+		}
+		return fmt.Sprintf("its field %s holds a JSON %s", te.Field, te.Value)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "its body ends too early"
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "json") {
+		return fmt.Sprintf("its content type is %q, not JSON", shorten(ct))
+	}
+	return shorten(strings.TrimPrefix(err.Error(), "error parsing response json: "))
 }
 
 // retryableStatus reports whether an HTTP status is worth another attempt:
@@ -250,15 +281,20 @@ func stringCode(raw json.RawMessage) string {
 	return s
 }
 
+// shorten makes a server's text fit a message: valid UTF-8 (a Temporal
+// failure's message must be) and at most maxServerMessage bytes, the mark of
+// the cut included, so that shortening twice changes nothing.
 func shorten(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= maxServerMessage {
 		return s
 	}
-	cut := maxServerMessage
+	const mark = "…"
+	cut := maxServerMessage - len(mark)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "…"
+	return s[:cut] + mark
 }
 
 // keyLike matches OpenAI-style secret keys. OpenAI's 401 message quotes a
