@@ -2,6 +2,18 @@
 // model calls, tool executions and event reporting. Workflows refer to these
 // activities by name only (the constants below), so the worker decides which
 // implementations run and secrets (API keys, webhook credentials) never leave it.
+//
+// # Bounds of the tools
+//
+// A tool's result enters the transcript, which every later model call sends,
+// and workflow history, which Temporal limits per payload. RunTool therefore
+// keeps at most Activities.ToolOutputMax bytes of any tool's output
+// (DefaultToolOutputMax, 64 KiB), cut where a character begins, and says how
+// much it cut; ToolEnv.OutputMax tells a tool that limit, so that read_file
+// and list_files answer in pieces that fit, each saying how to go on. The
+// built-in tools are confined to the run's workspace (Workspace.Clean says
+// why a path leads out, the os.Root refuses it even if a link changes in
+// between), and read_file returns UTF-8 text of regular files only.
 package activities
 
 import (
@@ -34,4 +46,7 @@ type Activities struct {
 	// StateDir is the worker's state folder; runs without an explicit
 	// workspace get a folder under StateDir/workspaces.
 	StateDir string
+	// ToolOutputMax is how many bytes of a tool's output RunTool keeps
+	// (DefaultToolOutputMax when 0, at least MinToolOutputMax).
+	ToolOutputMax int
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -34,7 +35,15 @@ type Options struct {
 	StateDir string
 	// DefaultModel is used when a run's input names no model.
 	DefaultModel string
+	// ToolOutputMax is how many bytes of a tool's output the model reads
+	// (the rest is cut, with a line saying so); 0 means
+	// $TODOFLOW_TOOL_OUTPUT_MAX, else activities.DefaultToolOutputMax.
+	ToolOutputMax int
 }
+
+// EnvToolOutputMax is the environment variable of the worker's tool output
+// limit, in bytes.
+const EnvToolOutputMax = "TODOFLOW_TOOL_OUTPUT_MAX"
 
 // New returns a worker for c with AgentWorkflow and its activities.
 func New(c client.Client, opts Options) (worker.Worker, error) {
@@ -57,14 +66,43 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.Tools == nil {
 		opts.Tools = activities.DefaultRegistry()
 	}
+	outputMax, err := toolOutputMax(opts.ToolOutputMax)
+	if err != nil {
+		return nil, err
+	}
 	w := worker.New(c, opts.TaskQueue, worker.Options{})
 	workflows.Register(w, &activities.Activities{
-		Client:   c,
-		Models:   NewModels(opts.DefaultModel),
-		Tools:    opts.Tools,
-		StateDir: opts.StateDir,
+		Client:        c,
+		Models:        NewModels(opts.DefaultModel),
+		Tools:         opts.Tools,
+		StateDir:      opts.StateDir,
+		ToolOutputMax: outputMax,
 	})
 	return w, nil
+}
+
+// toolOutputMax is the worker's tool output limit: n when set, else
+// $TODOFLOW_TOOL_OUTPUT_MAX, else the default. A value out of bounds is an
+// error, so that a typo stops the worker instead of flooding transcripts.
+func toolOutputMax(n int) (int, error) {
+	source := "ToolOutputMax"
+	if n == 0 {
+		v := strings.TrimSpace(os.Getenv(EnvToolOutputMax))
+		if v == "" {
+			return activities.DefaultToolOutputMax, nil
+		}
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			return 0, fmt.Errorf("%s=%q: want a number of bytes from %d to %d (default %d)",
+				EnvToolOutputMax, v, activities.MinToolOutputMax, activities.MaxToolOutputMax, activities.DefaultToolOutputMax)
+		}
+		source = EnvToolOutputMax
+	}
+	if n < activities.MinToolOutputMax || n > activities.MaxToolOutputMax {
+		return 0, fmt.Errorf("%s is %d: want a number of bytes from %d to %d (default %d)",
+			source, n, activities.MinToolOutputMax, activities.MaxToolOutputMax, activities.DefaultToolOutputMax)
+	}
+	return n, nil
 }
 
 // StateDir is todoflow's state folder: $TODOFLOW_STATE_DIR, else
