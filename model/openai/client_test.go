@@ -420,6 +420,11 @@ func TestCompleteHTTPErrors(t *testing.T) {
 			reply:  reply{status: 400, header: map[string]string{"Content-Type": "text/plain"}, body: "bad \xff\xfe request"},
 			wantIn: []string{"bad \uFFFD request"},
 		},
+		{
+			name:   "a status without a name",
+			reply:  reply{status: 488, header: map[string]string{"Content-Type": "text/plain"}},
+			wantIn: []string{`at http://127.0.0.1`, ": 488: no message"},
+		},
 		// Found by FuzzComplete: a 2xx answer whose body is no chat
 		// completion was reported as no answer, in the decoder's Go words.
 		{

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,21 +60,22 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 		}
 		// Connection refused, DNS, TLS, timeouts, unreadable bodies: the
 		// server may come back, so let Temporal try again.
-		if httpResp != nil && httpResp.StatusCode < 400 {
-			// An answer whose body is no chat completion: a proxy's page, a
-			// cut-off body. Asked again, the server may answer properly.
-			return &model.Error{
-				Retryable:  true,
-				StatusCode: httpResp.StatusCode,
-				Message:    fmt.Sprintf("%s: the answer (HTTP %d) is not a chat completion: %s", where, httpResp.StatusCode, bodyProblem(httpResp, err)),
-				Err:        err,
-			}
-		}
 		if errors.Is(err, context.DeadlineExceeded) && c.timeout > 0 {
 			return &model.Error{
 				Retryable: true,
 				Message:   fmt.Sprintf("openai: %s did not answer within %v", c.baseURL, c.timeout),
 				Err:       err,
+			}
+		}
+		if httpResp != nil && httpResp.StatusCode < 400 {
+			// An answer whose body is no chat completion: a proxy's page,
+			// a cut-off body. Said so, in words: the SDK's error names Go
+			// types.
+			return &model.Error{
+				Retryable:  true,
+				StatusCode: httpResp.StatusCode,
+				Message:    fmt.Sprintf("%s: the answer (HTTP %d) is not a chat completion: %s", where, httpResp.StatusCode, bodyProblem(httpResp, err)),
+				Err:        err,
 			}
 		}
 		return &model.Error{
@@ -85,27 +87,35 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 
 	serverMsg = shorten(c.redact(serverMsg))
 	if serverMsg == "" {
-		serverMsg = http.StatusText(status)
+		serverMsg = cmp.Or(http.StatusText(status), "no message")
 	}
+	line := statusLine(status)
 	e := &model.Error{StatusCode: status, Err: err}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e.Message = fmt.Sprintf("%s: %d %s: check %s (server said: %s)",
-			where, status, http.StatusText(status), EnvAPIKey, serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: check %s (server said: %s)", where, line, EnvAPIKey, serverMsg)
 	case contextOverflow(status, code, serverMsg):
 		// Not retryable: the same request would be refused again. The flag
 		// tells the agent that a shorter transcript would be accepted.
 		e.ContextOverflow = true
-		e.Message = fmt.Sprintf("%s: %d %s: the request does not fit the model's context window (server said: %s)",
-			where, status, http.StatusText(status), serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: the request does not fit the model's context window (server said: %s)", where, line, serverMsg)
 	case retryableStatus(status):
 		e.Retryable = true
 		e.RetryAfter = retryAfter(header, time.Now())
-		e.Message = fmt.Sprintf("%s: %d %s: %s", where, status, http.StatusText(status), serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: %s", where, line, serverMsg)
 	default:
-		e.Message = fmt.Sprintf("%s: %d %s: %s", where, status, http.StatusText(status), serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: %s", where, line, serverMsg)
 	}
 	return e
+}
+
+// statusLine is "429 Too Many Requests", or the bare number for a status
+// without a name.
+func statusLine(status int) string {
+	if text := http.StatusText(status); text != "" {
+		return fmt.Sprintf("%d %s", status, text)
+	}
+	return strconv.Itoa(status)
 }
 
 // bodyProblem says why a successful answer's body could not be read as a
