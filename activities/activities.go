@@ -13,7 +13,19 @@
 // workflow needs to know nothing of where a tool comes from. A run's input
 // may restrict the worker's tools it gets ("tools": names and path.Match
 // patterns, see Allowed): CallModel offers only those, and RunTool checks
-// each call against the restriction read from the run's own input.
+// each call against the restriction its workflow passes.
+//
+// # Bounds of the tools
+//
+// A tool's result enters the transcript, which every later model call sends,
+// and workflow history, which Temporal limits per payload. RunTool therefore
+// keeps at most Activities.ToolOutputMax bytes of any tool's output
+// (DefaultToolOutputMax, 64 KiB), cut where a character begins, and says how
+// much it cut; ToolEnv.OutputMax tells a tool that limit, so that read_file
+// and list_files answer in pieces that fit, each saying how to go on. The
+// built-in tools are confined to the run's workspace (Workspace.Clean says
+// why a path leads out, the os.Root refuses it even if a link changes in
+// between), and read_file returns UTF-8 text of regular files only.
 package activities
 
 import (
@@ -46,4 +58,7 @@ type Activities struct {
 	// StateDir is the worker's state folder; runs without an explicit
 	// workspace get a folder under StateDir/workspaces.
 	StateDir string
+	// ToolOutputMax is how many bytes of a tool's output RunTool keeps
+	// (DefaultToolOutputMax when 0, at least MinToolOutputMax).
+	ToolOutputMax int
 }

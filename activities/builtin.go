@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,8 +24,16 @@ import (
 const (
 	// MaxListEntries is the most entries list_files returns.
 	MaxListEntries = 1000
-	// MaxReadBytes is the most bytes of a file read_file returns.
+	// MaxReadBytes is the most bytes of a file one read_file call returns;
+	// a worker's output limit (ToolEnv.OutputMax) may make it less.
 	MaxReadBytes = 256 << 10
+	// sniffBytes is the first block of a file that read_file checks for
+	// text, wherever it is asked to read: a binary file is refused whole,
+	// not read in pieces that happen to decode.
+	sniffBytes = 8 << 10
+	// noteRoom is what read_file and list_files keep free of the output
+	// limit for their closing note, so that RunTool never cuts the note.
+	noteRoom = 200
 )
 
 // builtins returns the tools of DefaultRegistry.
@@ -40,7 +49,7 @@ var listFilesSpec = model.ToolSpec{
 	Name: "list_files",
 	Description: "List what a folder of the workspace contains. Each line is one path, " +
 		"relative to the workspace, so it can be passed to read_file as it is; folders end with \"/\". " +
-		fmt.Sprintf("At most %d entries are returned.", MaxListEntries),
+		fmt.Sprintf("At most %d entries are returned (fewer if their paths are long), then a note saying so.", MaxListEntries),
 	Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -54,12 +63,15 @@ var listFilesSpec = model.ToolSpec{
 var readFileSpec = model.ToolSpec{
 	Name: "read_file",
 	Description: "Return the text of a file in the workspace. " +
-		fmt.Sprintf("Only the first %d KiB of a larger file are returned, followed by a note saying so. ", MaxReadBytes>>10) +
+		fmt.Sprintf("A large file comes in pieces (at most %d KiB, less if the worker keeps tool output shorter): ", MaxReadBytes>>10) +
+		"a piece that is not the whole file ends with a note giving the offset to read on from. " +
 		"Files that are not UTF-8 text (images, archives, ...) are refused.",
 	Parameters: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "The file to read, relative to the workspace."}
+    "path": {"type": "string", "description": "The file to read, relative to the workspace."},
+    "offset": {"type": "integer", "minimum": 0, "description": "Where to start, in bytes from the start of the file. Default: 0."},
+    "limit": {"type": "integer", "minimum": 1, "description": "The most bytes to return. Default: as much as one call may return."}
   },
   "required": ["path"],
   "additionalProperties": false
@@ -112,11 +124,23 @@ func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	dir := filepath.ToSlash(name)
 	var entries []string
 	truncated := false
+	// Entries stop at MaxListEntries, or earlier when their paths would not
+	// fit the output the model reads (long names, deep trees).
+	budget, used, over := math.MaxInt, 0, false
+	if env.OutputMax > 0 {
+		budget = env.OutputMax - noteRoom
+	}
+	full := func() bool { return len(entries) == MaxListEntries || over }
 	add := func(p string, d fs.DirEntry) {
 		if isDirEntry(root, p, d) {
 			p += "/"
 		}
+		if used+len(p)+1 > budget {
+			over = true // this entry is left out, and so are the next
+			return
+		}
 		entries = append(entries, p)
+		used += len(p) + 1
 	}
 	if args.Recursive {
 		// WalkDir does not follow links to folders, so a link loop cannot
@@ -133,7 +157,7 @@ func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 				// first call, before WalkDir tried to read it.
 				return fs.SkipDir
 			}
-			if len(entries) == MaxListEntries {
+			if full() {
 				truncated = true
 				return fs.SkipAll
 			}
@@ -144,7 +168,7 @@ func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 		var des []fs.DirEntry
 		des, err = fs.ReadDir(root.FS(), dir)
 		for _, d := range des {
-			if len(entries) == MaxListEntries {
+			if full() {
 				truncated = true
 				break
 			}
@@ -154,6 +178,7 @@ func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	if err != nil {
 		return "", pathError(tool, args.Path, err)
 	}
+	truncated = truncated || over // the last entry may not have fit
 
 	slices.Sort(entries)
 	if len(entries) == 0 {
@@ -161,7 +186,7 @@ func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	}
 	out := strings.Join(entries, "\n")
 	if truncated {
-		out += fmt.Sprintf("\n[list_files: stopped after %d entries; list a subfolder to see more]", MaxListEntries)
+		out += fmt.Sprintf("\n[list_files: stopped after %d entries; list a subfolder to see more]", len(entries))
 	}
 	return out, nil
 }
@@ -186,10 +211,22 @@ func describeFolder(p string) string {
 func readFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, error) {
 	const tool = "read_file"
 	var args struct {
-		Path string `json:"path"`
+		Path   string `json:"path"`
+		Offset int64  `json:"offset"`
+		Limit  *int64 `json:"limit"`
 	}
 	if err := DecodeArgs(readFileSpec, raw, &args); err != nil {
 		return "", err
+	}
+	if args.Offset < 0 {
+		return "", fmt.Errorf("%s: offset is %d: want 0 or more, in bytes from the start of the file", tool, args.Offset)
+	}
+	limit := readLimit(env)
+	if args.Limit != nil {
+		if *args.Limit < 1 {
+			return "", fmt.Errorf("%s: limit is %d: want 1 or more bytes", tool, *args.Limit)
+		}
+		limit = min(limit, *args.Limit)
 	}
 	root, name, err := env.Workspace.openPath(tool, args.Path)
 	if err != nil {
@@ -197,44 +234,134 @@ func readFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, er
 	}
 	defer root.Close()
 
-	f, err := root.Open(name)
-	if err != nil {
-		return "", pathError(tool, args.Path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	// Stat before Open: opening a named pipe would wait for a writer.
+	fi, err := root.Stat(name)
 	if err != nil {
 		return "", pathError(tool, args.Path, err)
 	}
 	if fi.IsDir() {
 		return "", fmt.Errorf("%s: %q is a folder; use list_files to see what it contains", tool, args.Path)
 	}
-	// Read one byte more than the limit to know whether there is more,
-	// without trusting the size (it may change, or be 0 for special files).
-	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s: %q is not a regular file (it is a %s); read_file reads files only", tool, args.Path, fileKind(fi.Mode()))
+	}
+	f, err := root.Open(name)
 	if err != nil {
 		return "", pathError(tool, args.Path, err)
 	}
-	truncated := len(data) > MaxReadBytes
-	if truncated {
-		data = data[:MaxReadBytes]
-		// Do not count a character cut in half at the limit as binary.
-		for i := 0; i < utf8.UTFMax-1 && len(data) > 0 && !utf8.Valid(data); i++ {
-			data = data[:len(data)-1]
+	defer f.Close()
+	size := fi.Size()
+
+	head, err := readHead(f)
+	if err != nil {
+		return "", pathError(tool, args.Path, err)
+	}
+	if problem := textProblem(head, 0); problem != "" {
+		return "", fmt.Errorf("%s: %q %s (the file has %d bytes); read_file returns text only", tool, args.Path, problem, size)
+	}
+	if args.Offset > size {
+		return "", fmt.Errorf("%s: offset %d is past the end of %q, which has %d bytes", tool, args.Offset, args.Path, size)
+	}
+	if _, err := f.Seek(args.Offset, io.SeekStart); err != nil {
+		return "", pathError(tool, args.Path, err)
+	}
+	// A few bytes past the limit tell whether there is more, and complete
+	// a character that straddles it.
+	data, err := io.ReadAll(io.LimitReader(f, limit+utf8.UTFMax))
+	if err != nil {
+		return "", pathError(tool, args.Path, err)
+	}
+
+	// An offset chosen by the model may fall inside a character: start at
+	// the next one. The end is cut where a character begins, but never to
+	// nothing, or reading on from the note would not move.
+	start := args.Offset
+	for i := 0; i < utf8.UTFMax-1 && start > 0 && len(data) > 0 && !utf8.RuneStart(data[0]); i++ {
+		data, start = data[1:], start+1
+	}
+	more := int64(len(data)) > limit
+	if more {
+		cut := cutRunes(string(data), int(limit))
+		if cut == 0 {
+			_, cut = utf8.DecodeRune(data)
 		}
+		data = data[:cut]
 	}
-	if !utf8.Valid(data) || slices.Contains(data, 0) {
-		return "", fmt.Errorf("%s: %q is not UTF-8 text (it looks like a binary file of %d bytes); read_file returns text only", tool, args.Path, fi.Size())
+	if problem := textProblem(data, start); problem != "" {
+		return "", fmt.Errorf("%s: %q %s; read_file returns text only", tool, args.Path, problem)
 	}
+
+	end := start + int64(len(data))
 	out := string(data)
-	if truncated {
-		size := fi.Size()
-		if size <= MaxReadBytes {
-			size = MaxReadBytes + 1 // the file grew, or reports no size
-		}
-		out += fmt.Sprintf("\n[read_file: truncated; this is the first %d bytes of the file's %d or more]", len(data), size)
+	switch {
+	case more:
+		out += fmt.Sprintf("\n[read_file: %d bytes from offset %d of the file's %s; call read_file with offset %d to read on]", len(data), start, sizeText(size, end), end)
+	case start > 0:
+		out += fmt.Sprintf("\n[read_file: %d bytes from offset %d, up to the end of the file]", len(data), start)
 	}
 	return out, nil
+}
+
+// readLimit is how many bytes of a file one read_file call returns at most:
+// MaxReadBytes, or less when the worker keeps tool output shorter.
+func readLimit(env ToolEnv) int64 {
+	n := MaxReadBytes
+	if env.OutputMax > 0 {
+		n = min(n, env.OutputMax-noteRoom)
+	}
+	return int64(max(n, 1))
+}
+
+// readHead reads the first block of f, where a binary file shows itself,
+// without a character cut at its end. It leaves f's offset anywhere.
+func readHead(f *os.File) ([]byte, error) {
+	block := make([]byte, sniffBytes+utf8.UTFMax)
+	n, err := io.ReadFull(f, block)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	if n > sniffBytes {
+		n = cutRunes(string(block[:n]), sniffBytes)
+	}
+	return block[:n], nil
+}
+
+// textProblem says why data, which starts at byte base of a file, is not
+// text, or returns "": a NUL byte, or bytes that are not UTF-8.
+func textProblem(data []byte, base int64) string {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == 0:
+			return fmt.Sprintf("looks like a binary file: byte %d is NUL", base+int64(i))
+		case r == utf8.RuneError && size == 1:
+			return fmt.Sprintf("is not UTF-8 text: byte %d is not part of a UTF-8 character", base+int64(i))
+		}
+		i += size
+	}
+	return ""
+}
+
+// sizeText is a file's size for read_file's note: "N", or "N or more" when
+// the file grew while it was read.
+func sizeText(size, end int64) string {
+	if size < end {
+		return fmt.Sprintf("%d or more", end)
+	}
+	return fmt.Sprint(size)
+}
+
+// fileKind names a file that is neither a regular file nor a folder.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 func writeFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, error) {

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // testEnv returns a tool environment whose workspace does not exist yet (the
@@ -149,6 +152,33 @@ func TestListFilesCap(t *testing.T) {
 	}
 }
 
+// Long paths stop a listing before MaxListEntries: the listing and its note
+// fit the output the model reads.
+func TestListFilesFitsTheOutputLimit(t *testing.T) {
+	env, _ := testEnv(t)
+	env.OutputMax = MinToolOutputMax
+	long := strings.Repeat("n", 100)
+	for i := range 30 {
+		mustWrite(t, filepath.Join(env.Workspace.Dir(), "deep", fmt.Sprintf("%s-%02d.txt", long, i)), "")
+	}
+	for _, args := range []string{`{"path": "deep"}`, `{"recursive": true}`} {
+		got, err := call(t, env, "list_files", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(got, "\n")
+		note := lines[len(lines)-1]
+		if len(got) > env.OutputMax || note != fmt.Sprintf("[list_files: stopped after %d entries; list a subfolder to see more]", len(lines)-1) {
+			t.Errorf("list_files(%s): %d bytes, %d lines, last %q; want at most %d bytes and a note", args, len(got), len(lines), note, env.OutputMax)
+		}
+	}
+	// Entries that fit exactly are not "stopped".
+	env.OutputMax = 0
+	if got, err := call(t, env, "list_files", `{"path": "deep"}`); err != nil || strings.Contains(got, "stopped") || strings.Count(got, "\n") != 29 {
+		t.Errorf("list_files without a limit: %d lines, %v", strings.Count(got, "\n")+1, err)
+	}
+}
+
 func TestReadFile(t *testing.T) {
 	env, _ := testEnv(t)
 	dir := env.Workspace.Dir()
@@ -168,31 +198,32 @@ func TestReadFile(t *testing.T) {
 		{name: "missing", tool: "read_file", args: `{"path": "nope.txt"}`, wantErr: `read_file: "nope.txt" does not exist`},
 		{name: "folder", tool: "read_file", args: `{"path": "docs"}`, wantErr: `read_file: "docs" is a folder; use list_files`},
 		{name: "workspace itself", tool: "read_file", args: `{"path": "."}`, wantErr: `is a folder`},
-		{name: "binary", tool: "read_file", args: `{"path": "image.png"}`, wantErr: `read_file: "image.png" is not UTF-8 text`},
-		{name: "not UTF-8", tool: "read_file", args: `{"path": "latin1.txt"}`, wantErr: `is not UTF-8 text`},
+		{name: "binary", tool: "read_file", args: `{"path": "image.png"}`, wantErr: `read_file: "image.png" is not UTF-8 text: byte 0 is not part of a UTF-8 character (the file has 16 bytes)`},
+		{name: "not UTF-8", tool: "read_file", args: `{"path": "latin1.txt"}`, wantErr: `read_file: "latin1.txt" is not UTF-8 text: byte 3`},
 		{name: "empty path", tool: "read_file", args: `{"path": ""}`, wantErr: `read_file: path is empty`},
 	})
 }
 
 func TestReadFileTruncates(t *testing.T) {
 	env, _ := testEnv(t)
-	// A three-byte character straddles the limit: it must be dropped whole,
-	// not make the file look binary.
+	// A three-byte character straddles the limit: it must be left for the
+	// next piece whole, not make the file look binary.
 	content := strings.Repeat("a", MaxReadBytes-1) + "€" + strings.Repeat("b", 100)
 	mustWrite(t, filepath.Join(env.Workspace.Dir(), "big.txt"), content)
 	got, err := call(t, env, "read_file", `{"path": "big.txt"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, note, ok := strings.Cut(got, "\n[read_file: truncated;")
+	body, note, ok := strings.Cut(got, "\n[read_file: ")
 	if !ok {
-		t.Fatalf("no truncation note in the last 100 bytes: %q", got[len(got)-100:])
+		t.Fatalf("no note in the last 100 bytes: %q", got[len(got)-100:])
 	}
 	if body != content[:MaxReadBytes-1] {
 		t.Errorf("body has %d bytes, want the %d before the cut character", len(body), MaxReadBytes-1)
 	}
-	if want := fmt.Sprintf("first %d bytes of the file's %d or more]", MaxReadBytes-1, len(content)); !strings.HasSuffix(note, want) {
-		t.Errorf("note = %q, want it to end with %q", note, want)
+	want := fmt.Sprintf("%d bytes from offset 0 of the file's %d; call read_file with offset %d to read on]", MaxReadBytes-1, len(content), MaxReadBytes-1)
+	if note != want {
+		t.Errorf("note = %q, want %q", note, want)
 	}
 
 	exact := strings.Repeat("x", MaxReadBytes)
@@ -200,6 +231,114 @@ func TestReadFileTruncates(t *testing.T) {
 	if got, err := call(t, env, "read_file", `{"path": "exact.txt"}`); err != nil || got != exact {
 		t.Errorf("a file of exactly MaxReadBytes: %d bytes, %v; want it whole", len(got), err)
 	}
+}
+
+// readNote matches read_file's note of a piece that is not the last.
+var readNote = regexp.MustCompile(`\n\[read_file: (\d+) bytes from offset (\d+) of the file's (\d+); call read_file with offset (\d+) to read on\]$`)
+
+// A file read in pieces, as a model does from the notes, comes back whole:
+// every piece fits the output limit, note included, and none cuts a
+// character.
+func TestReadFileInPieces(t *testing.T) {
+	env, _ := testEnv(t)
+	env.OutputMax = MinToolOutputMax
+	var b strings.Builder
+	for i := 0; b.Len() < 5000; i++ {
+		fmt.Fprintf(&b, "line %d: héllo wörld € 😀\n", i)
+	}
+	content := b.String()
+	mustWrite(t, filepath.Join(env.Workspace.Dir(), "doc.txt"), content)
+
+	var got strings.Builder
+	for offset, calls := 0, 0; ; calls++ {
+		if calls > 20 {
+			t.Fatalf("still reading after %d calls", calls)
+		}
+		out, err := call(t, env, "read_file", fmt.Sprintf(`{"path": "doc.txt", "offset": %d}`, offset))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > env.OutputMax {
+			t.Fatalf("piece of %d bytes, over the output limit of %d", len(out), env.OutputMax)
+		}
+		m := readNote.FindStringSubmatch(out)
+		if m == nil {
+			// The last piece: from offset to the end.
+			body, ok := strings.CutSuffix(out, fmt.Sprintf("\n[read_file: %d bytes from offset %d, up to the end of the file]", len(content)-offset, offset))
+			if !ok {
+				t.Fatalf("last piece has no end note: %q", out[max(0, len(out)-120):])
+			}
+			got.WriteString(body)
+			break
+		}
+		body := strings.TrimSuffix(out, m[0])
+		if !utf8.ValidString(body) || m[1] != fmt.Sprint(len(body)) || m[2] != fmt.Sprint(offset) || m[3] != fmt.Sprint(len(content)) {
+			t.Fatalf("piece at %d: %d bytes, note %q", offset, len(body), m[0])
+		}
+		got.WriteString(body)
+		offset, _ = strconv.Atoi(m[4])
+	}
+	if got.String() != content {
+		t.Errorf("the pieces make %d bytes, not the file's %d", got.Len(), len(content))
+	}
+}
+
+func TestReadFileOffsetAndLimit(t *testing.T) {
+	env, _ := testEnv(t)
+	mustWrite(t, filepath.Join(env.Workspace.Dir(), "euro.txt"), "a€b€c") // € is 3 bytes: a=0, €=1..3, b=4
+	runCases(t, env, []toolCase{
+		{name: "offset", tool: "read_file", args: `{"path": "euro.txt", "offset": 4}`,
+			want: "b€c\n[read_file: 5 bytes from offset 4, up to the end of the file]"},
+		{name: "offset inside a character starts at the next", tool: "read_file", args: `{"path": "euro.txt", "offset": 2}`,
+			want: "b€c\n[read_file: 5 bytes from offset 4, up to the end of the file]"},
+		{name: "limit", tool: "read_file", args: `{"path": "euro.txt", "limit": 4}`,
+			want: "a€\n[read_file: 4 bytes from offset 0 of the file's 9; call read_file with offset 4 to read on]"},
+		{name: "limit inside a character stops before it", tool: "read_file", args: `{"path": "euro.txt", "limit": 3}`,
+			want: "a\n[read_file: 1 bytes from offset 0 of the file's 9; call read_file with offset 1 to read on]"},
+		{name: "limit smaller than a character still moves on", tool: "read_file", args: `{"path": "euro.txt", "offset": 1, "limit": 1}`,
+			want: "€\n[read_file: 3 bytes from offset 1 of the file's 9; call read_file with offset 4 to read on]"},
+		{name: "offset at the end", tool: "read_file", args: `{"path": "euro.txt", "offset": 9}`,
+			want: "\n[read_file: 0 bytes from offset 9, up to the end of the file]"},
+		{name: "offset past the end", tool: "read_file", args: `{"path": "euro.txt", "offset": 10}`,
+			wantErr: `read_file: offset 10 is past the end of "euro.txt", which has 9 bytes`},
+		{name: "negative offset", tool: "read_file", args: `{"path": "euro.txt", "offset": -1}`,
+			wantErr: "read_file: offset is -1: want 0 or more"},
+		{name: "zero limit", tool: "read_file", args: `{"path": "euro.txt", "limit": 0}`,
+			wantErr: "read_file: limit is 0: want 1 or more bytes"},
+		{name: "offset not a number", tool: "read_file", args: `{"path": "euro.txt", "offset": "4"}`,
+			wantErr: `read_file: argument "offset" must be of type integer, got string`},
+		{name: "fractional limit", tool: "read_file", args: `{"path": "euro.txt", "limit": 2.5}`,
+			wantErr: `read_file: argument "limit" must be of type integer, got number`},
+	})
+}
+
+func TestReadFileRefusesBinary(t *testing.T) {
+	env, _ := testEnv(t)
+	dir := env.Workspace.Dir()
+	text := strings.Repeat("plain text\n", 1000) // 11000 bytes, past the first block
+	mustWrite(t, filepath.Join(dir, "nul.txt"), "abc\x00def")
+	mustWrite(t, filepath.Join(dir, "late-nul.log"), text+"\x00tail")
+	mustWrite(t, filepath.Join(dir, "late-latin1.log"), text+"caf\xe9")
+	// A character cut by the end of the first block is text, not binary.
+	mustWrite(t, filepath.Join(dir, "straddle.txt"), strings.Repeat("a", sniffBytes-1)+"€ and more")
+	mustWrite(t, filepath.Join(dir, "cut-at-eof.txt"), "ends in half a character \xe2\x82")
+
+	runCases(t, env, []toolCase{
+		{name: "NUL in the first block", tool: "read_file", args: `{"path": "nul.txt"}`,
+			wantErr: `read_file: "nul.txt" looks like a binary file: byte 3 is NUL (the file has 7 bytes); read_file returns text only`},
+		{name: "binary file read from an offset", tool: "read_file", args: `{"path": "nul.txt", "offset": 4}`,
+			wantErr: `"nul.txt" looks like a binary file: byte 3 is NUL`},
+		{name: "NUL after the first block", tool: "read_file", args: `{"path": "late-nul.log"}`,
+			wantErr: `read_file: "late-nul.log" looks like a binary file: byte 11000 is NUL; read_file returns text only`},
+		{name: "not UTF-8 after the first block", tool: "read_file", args: `{"path": "late-latin1.log"}`,
+			wantErr: `read_file: "late-latin1.log" is not UTF-8 text: byte 11003 is not part of a UTF-8 character`},
+		{name: "the text before it can be read", tool: "read_file", args: `{"path": "late-latin1.log", "offset": 10989, "limit": 11}`,
+			want: "plain text\n\n[read_file: 11 bytes from offset 10989 of the file's 11004; call read_file with offset 11000 to read on]"},
+		{name: "a character across the first block's end", tool: "read_file", args: `{"path": "straddle.txt", "offset": 8191, "limit": 3}`,
+			want: "€\n[read_file: 3 bytes from offset 8191 of the file's 8203; call read_file with offset 8194 to read on]"},
+		{name: "half a character at the end", tool: "read_file", args: `{"path": "cut-at-eof.txt"}`,
+			wantErr: `is not UTF-8 text: byte 25 is not part of a UTF-8 character`},
+	})
 }
 
 func TestWriteFile(t *testing.T) {
@@ -256,7 +395,13 @@ func TestConfinement(t *testing.T) {
 	mustSymlink(t, "../outside/secret.txt", filepath.Join(dir, "relative-link"))
 	mustSymlink(t, outside, filepath.Join(dir, "outdir"))
 	mustSymlink(t, filepath.Join(outside, "new.txt"), filepath.Join(dir, "dangling"))
-	mustSymlink(t, "outdir", filepath.Join(dir, "chain")) // a link to a link that leads out
+	mustSymlink(t, "outdir", filepath.Join(dir, "chain"))        // a link to a link that leads out
+	mustSymlink(t, outside, filepath.Join(dir, "a", "b", "out")) // a link deep in real folders
+	mustSymlink(t, "..", filepath.Join(dir, "up"))
+	mustSymlink(t, "/", filepath.Join(dir, "root"))
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	const leaves = "leads outside the workspace"
 	const absolute = "is absolute; paths are relative to the workspace"
@@ -278,15 +423,35 @@ func TestConfinement(t *testing.T) {
 		{name: "write below a linked folder", tool: "write_file", args: `{"path": "outdir/sub/new.txt", "content": "x"}`, wantErr: leaves},
 		{name: "write through a link to a file", tool: "write_file", args: `{"path": "secret-link", "content": "x"}`, wantErr: leaves},
 		{name: "write through a dangling link", tool: "write_file", args: `{"path": "dangling", "content": "x"}`, wantErr: leaves},
+
+		// A link to a folder outside, in the middle of a longer path.
+		{name: "read below a link deep in the path", tool: "read_file", args: `{"path": "a/b/out/secret.txt"}`, wantErr: leaves},
+		{name: "read a piece below a link", tool: "read_file", args: `{"path": "a/b/out/secret.txt", "offset": 4, "limit": 3}`, wantErr: leaves},
+		{name: "list below a link deep in the path", tool: "list_files", args: `{"path": "a/b/out"}`, wantErr: leaves},
+		{name: "list recursively below a link", tool: "list_files", args: `{"path": "a/b/out", "recursive": true}`, wantErr: leaves},
+		{name: "write below a link deep in the path", tool: "write_file", args: `{"path": "a/b/out/new.txt", "content": "x"}`, wantErr: leaves},
+		{name: "write with new folders below a link", tool: "write_file", args: `{"path": "a/b/out/sub/deeper/new.txt", "content": "x"}`, wantErr: leaves},
+		{name: "write through a chain of links", tool: "write_file", args: `{"path": "chain/new.txt", "content": "x"}`, wantErr: leaves},
+		{name: "write onto a link to a folder outside", tool: "write_file", args: `{"path": "outdir", "content": "x"}`, wantErr: leaves},
+		// Links that climb: to the workspace's parent, to the root.
+		{name: "read through a link to ..", tool: "read_file", args: `{"path": "up/outside/secret.txt"}`, wantErr: leaves},
+		{name: "list a link to ..", tool: "list_files", args: `{"path": "up"}`, wantErr: leaves},
+		{name: "read through a link to /", tool: "read_file", args: `{"path": "root/etc/hostname"}`, wantErr: leaves},
+		{name: "write through a link to ..", tool: "write_file", args: `{"path": "up/outside/new.txt", "content": "x"}`, wantErr: leaves},
+		// .. that climbs out past a folder that exists.
+		{name: "read .. past a real folder", tool: "read_file", args: `{"path": "src/../../outside/secret.txt"}`, wantErr: leaves},
+		{name: "write .. past a real folder", tool: "write_file", args: `{"path": "src/../../outside/new.txt", "content": "x"}`, wantErr: leaves},
+		{name: "read a backslash-rooted path", tool: "read_file", args: `{"path": "\\etc\\passwd"}`, wantErr: absolute},
 	})
 
 	if got, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(got) != "top secret" {
 		t.Errorf("the file outside was changed to %q", got)
 	}
-	for _, name := range []string{"new.txt", "sub"} {
-		if _, err := os.Lstat(filepath.Join(outside, name)); err == nil {
-			t.Errorf("%s was created outside the workspace", name)
-		}
+	if des, err := os.ReadDir(outside); err != nil || len(des) != 1 || des[0].Name() != "secret.txt" {
+		t.Errorf("outside the workspace: %v, %v; want secret.txt alone", des, err)
+	}
+	if des, err := os.ReadDir(filepath.Dir(dir)); err != nil || len(des) != 2 {
+		t.Errorf("beside the workspace: %v, %v; want ws and outside alone", des, err)
 	}
 
 	// A link listed in the workspace is shown, but not followed out.

@@ -26,6 +26,18 @@ const (
 	ErrTypeWorkspace = "ToolWorkspace"
 )
 
+// Bounds of a tool's output, which the model reads in the tool message: the
+// transcript is sent on every model call and the result is stored in
+// workflow history (Temporal refuses a payload over 2 MiB), so one large
+// listing or log must not flood either.
+const (
+	// DefaultToolOutputMax is the limit of a worker that sets none.
+	DefaultToolOutputMax = 64 << 10
+	// MinToolOutputMax and MaxToolOutputMax bound what a worker may set.
+	MinToolOutputMax = 1 << 10
+	MaxToolOutputMax = 1 << 20
+)
+
 // RunToolInput is one tool call of an agent.
 type RunToolInput struct {
 	// WorkflowID is the calling agent's workflow; it names the default
@@ -141,9 +153,11 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	}
 	root.Close()
 
-	content, err := runSafely(ctx, tool, ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws}, in.Call)
+	limit := a.toolOutputMax()
+	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit}
+	content, err := runSafely(ctx, tool, env, in.Call)
 	if err == nil {
-		return RunToolResult{Content: content}, nil
+		return RunToolResult{Content: truncateOutput(in.Call.Name, content, limit)}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// Cancelled or timed out: the tool did not fail, the attempt did;
@@ -154,7 +168,32 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
 			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
 	}
-	return RunToolResult{Content: err.Error(), IsError: true}, nil
+	return RunToolResult{Content: truncateOutput(in.Call.Name, err.Error(), limit), IsError: true}, nil
+}
+
+// toolOutputMax is the limit RunTool applies to a tool's output.
+func (a *Activities) toolOutputMax() int {
+	switch {
+	case a.ToolOutputMax <= 0:
+		return DefaultToolOutputMax
+	case a.ToolOutputMax < MinToolOutputMax:
+		return MinToolOutputMax // room for a useful answer and read_file's note
+	}
+	return a.ToolOutputMax
+}
+
+// truncateOutput keeps the first limit bytes of a tool's output, cut where a
+// character begins, and adds a line that says how much was cut and how to
+// see the rest. Tools that can page (read_file, list_files) fit their answer
+// to the limit themselves and say how to go on in their own words.
+func truncateOutput(tool, out string, limit int) string {
+	if len(out) <= limit {
+		return out
+	}
+	kept := cutRunes(out, limit)
+	return out[:kept] + fmt.Sprintf("\n[%s: output truncated: the first %d of %d bytes are shown, %d bytes were cut (the worker keeps at most %d). "+
+		"To see the rest, call %s again asking for less, e.g. a narrower path, a smaller range or a filter.]",
+		tool, kept, len(out), len(out)-kept, limit, tool)
 }
 
 // runSafely runs the tool, turning a panic into an error: a tool that panics

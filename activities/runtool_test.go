@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -273,5 +276,102 @@ func TestWorkspaceName(t *testing.T) {
 	a, b := workspaceName(long), workspaceName(long+"y")
 	if len(a) != maxWorkspaceName || len(b) != maxWorkspaceName || a == b {
 		t.Errorf("long ids: %q (%d), %q (%d); want distinct names of %d bytes", a, len(a), b, len(b), maxWorkspaceName)
+	}
+}
+
+// floodTools return outputs larger than any limit, as a user tool might.
+func floodTools(t *testing.T) *Registry {
+	t.Helper()
+	reg := DefaultRegistry()
+	for _, tool := range []Tool{
+		NewTool(model.ToolSpec{Name: "flood"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+			return "x" + strings.Repeat("€", 100_000), nil // 300,001 bytes; cuts fall inside a character
+		}),
+		NewTool(model.ToolSpec{Name: "flood_error"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+			return "", errors.New("flood_error: " + strings.Repeat("stack frame\n", 20_000))
+		}),
+		NewTool(model.ToolSpec{Name: "exact"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
+			return strings.Repeat("y", env.OutputMax), nil
+		}),
+	} {
+		if err := reg.Register(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+func TestRunToolTruncatesOutput(t *testing.T) {
+	const marker = `\n\[(\w+): output truncated: the first (\d+) of (\d+) bytes are shown, (\d+) bytes were cut \(the worker keeps at most (\d+)\)\. ` +
+		`To see the rest, call (\w+) again asking for less, e\.g\. a narrower path, a smaller range or a filter\.\]$`
+	markerRE := regexp.MustCompile(marker)
+	tests := []struct {
+		name      string
+		max       int // Activities.ToolOutputMax
+		tool      string
+		wantLimit int
+		wantTotal int
+		wantError bool
+	}{
+		{"default limit", 0, "flood", DefaultToolOutputMax, 300_001, false},
+		{"the worker's limit", 5000, "flood", 5000, 300_001, false},
+		{"a limit below the least is raised to it", 10, "flood", MinToolOutputMax, 300_001, false},
+		{"an error message", 0, "flood_error", DefaultToolOutputMax, len("flood_error: ") + 12*20_000, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Activities{Tools: floodTools(t), StateDir: t.TempDir(), ToolOutputMax: tt.max}
+			res, err := executeRunTool(t, a, RunToolInput{WorkflowID: "wf", Call: toolCall(tt.tool, `{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError != tt.wantError {
+				t.Errorf("IsError = %v, want %v", res.IsError, tt.wantError)
+			}
+			m := markerRE.FindStringSubmatch(res.Content)
+			if m == nil {
+				t.Fatalf("no truncation marker at the end: %q", res.Content[max(0, len(res.Content)-300):])
+			}
+			kept := strings.TrimSuffix(res.Content, m[0])
+			if !utf8.ValidString(kept) || len(kept) > tt.wantLimit || len(kept) < tt.wantLimit-utf8.UTFMax {
+				t.Errorf("kept %d bytes (valid UTF-8: %v), want up to %d, cut where a character begins", len(kept), utf8.ValidString(kept), tt.wantLimit)
+			}
+			want := []string{tt.tool, fmt.Sprint(len(kept)), fmt.Sprint(tt.wantTotal), fmt.Sprint(tt.wantTotal - len(kept)), fmt.Sprint(tt.wantLimit), tt.tool}
+			if !slices.Equal(m[1:], want) {
+				t.Errorf("marker says %q, want %q", m[1:], want)
+			}
+		})
+	}
+}
+
+func TestRunToolKeepsOutputThatFits(t *testing.T) {
+	a := &Activities{Tools: floodTools(t), StateDir: t.TempDir(), ToolOutputMax: 3000}
+	res, err := executeRunTool(t, a, RunToolInput{WorkflowID: "wf", Call: toolCall("exact", `{}`)})
+	if err != nil || res.Content != strings.Repeat("y", 3000) {
+		t.Fatalf("RunTool = %d bytes, %v; want the 3000 bytes whole", len(res.Content), err)
+	}
+}
+
+// The built-ins that can page fit the limit themselves, so RunTool never
+// cuts their note on how to go on.
+func TestRunToolBuiltinsFitTheLimit(t *testing.T) {
+	ws := t.TempDir()
+	mustWrite(t, filepath.Join(ws, "big.txt"), strings.Repeat("línea de texto\n", 1000))
+	for i := range 200 {
+		mustWrite(t, filepath.Join(ws, "many", fmt.Sprintf("file-with-a-rather-long-name-%03d.txt", i)), "")
+	}
+	a := &Activities{StateDir: t.TempDir(), ToolOutputMax: MinToolOutputMax}
+	for _, c := range []struct{ tool, args, note string }{
+		{"read_file", `{"path": "big.txt"}`, "; call read_file with offset "},
+		{"read_file", `{"path": "big.txt", "offset": 3000, "limit": 100000}`, "; call read_file with offset "},
+		{"list_files", `{"path": "many"}`, "\n[list_files: stopped after "},
+	} {
+		res, err := executeRunTool(t, a, RunToolInput{Workspace: ws, Call: toolCall(c.tool, c.args)})
+		if err != nil || res.IsError {
+			t.Fatalf("%s(%s) = %+v, %v", c.tool, c.args, res, err)
+		}
+		if len(res.Content) > MinToolOutputMax || strings.Contains(res.Content, "output truncated") || !strings.Contains(res.Content, c.note) {
+			t.Errorf("%s(%s): %d bytes ending %q; want its own note within %d bytes", c.tool, c.args, len(res.Content), res.Content[max(0, len(res.Content)-120):], MinToolOutputMax)
+		}
 	}
 }

@@ -39,6 +39,11 @@ type ToolEnv struct {
 	AgentID string
 	// Workspace is the folder the tool may read and write.
 	Workspace Workspace
+
+	// OutputMax is how many bytes of the tool's result the model reads:
+	// RunTool cuts the rest (runtool.go). A tool that can page its answer
+	// sizes it to fit, as read_file does. 0: no limit is known.
+	OutputMax int
 }
 
 // ToolFunc is the function of a tool made with NewTool.

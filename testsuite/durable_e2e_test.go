@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -172,8 +175,11 @@ func TestContextLengthExceededCompactsEndToEnd(t *testing.T) {
 }
 
 // A transcript far over the 2 MiB query cap (a 250 KB file read ten times)
-// is read back by every model call, paged by bytes.
+// is read back by every model call, paged by bytes. The worker keeps the
+// most tool output it may (set through its environment, as an operator
+// would), so that each read_file returns a whole 256 KiB piece.
 func TestTranscriptOverTheQueryCap(t *testing.T) {
+	t.Setenv(agentworker.EnvToolOutputMax, strconv.Itoa(activities.MaxToolOutputMax))
 	content := strings.Repeat("a line of a large log file, é 日本 <tags> & \"quotes\"\n", 250_000/56)
 	steps := []any{map[string]any{"tool_calls": []any{map[string]any{"name": "write_file", "arguments": map[string]string{"path": "big.log", "content": content}}}}}
 	for i := 0; i < 10; i++ {

@@ -3,6 +3,7 @@ package todo
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func parseItem(raw json.RawMessage) (Item, error) {
 		return Item{}, fmt.Errorf("must be an object with content and status")
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return Item{}, fmt.Errorf("has a field of the wrong type: %v", err)
+		return Item{}, wrongType(err)
 	}
 	var it Item
 	switch {
@@ -111,6 +112,21 @@ func parseItem(raw json.RawMessage) (Item, error) {
 	}
 	it.ID = id
 	return it, nil
+}
+
+// wrongType words an item's decoding error for the model: the field and the
+// JSON type it got, not the Go types of the decoder's message.
+func wrongType(err error) error {
+	te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+	if !ok || te.Field == "" {
+		return errors.New("has a field of the wrong type: content, status, priority and id are strings")
+	}
+	got := map[string]string{"number": "a number", "bool": "a boolean", "array": "an array", "object": "an object"}[te.Value]
+	if got == "" {
+		got = te.Value
+	}
+	// Every field of rawItem that can fail is a string: id takes any JSON.
+	return fmt.Errorf("%s must be a string, not %s", te.Field, got)
 }
 
 // parseID accepts a string or a number: models write both.

@@ -58,7 +58,8 @@ func TestParseWrite(t *testing.T) {
 		{"status missing", `{"todos":[{"content":"a"}]}`, nil, "todos[0]: status is missing"},
 		{"bad status", `{"todos":[{"content":"a","status":"done"}]}`, nil, `status "done"`},
 		{"bad priority", `{"todos":[{"content":"a","status":"pending","priority":"urgent"}]}`, nil, `priority "urgent"`},
-		{"wrong type", `{"todos":[{"content":5,"status":"pending"}]}`, nil, "wrong type"},
+		{"wrong type", `{"todos":[{"content":5,"status":"pending"}]}`, nil, "todos[0]: content must be a string, not a number"},
+		{"wrong type, named in the model's spelling", `{"todos":[{"content":"a","Status":["pending"]}]}`, nil, "todos[0]: status must be a string, not an array"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

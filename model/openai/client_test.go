@@ -407,6 +407,45 @@ func TestCompleteHTTPErrors(t *testing.T) {
 			wantRetryable: true, wantRetryAfter: 2 * time.Second,
 			wantIn: []string{"500", "out of memory"},
 		},
+		// Found by FuzzComplete: the server's message, when it came in the
+		// JSON shape, was neither cut nor made valid UTF-8.
+		{
+			name:          "a long message in the usual shape is cut",
+			reply:         reply{status: 503, body: `{"error":{"message":"` + strings.Repeat("overloaded ", 1000) + `"}}`},
+			wantRetryable: true,
+			wantIn:        []string{"503", "overloaded overloaded", "…"},
+		},
+		{
+			name:   "broken UTF-8 in a plain body",
+			reply:  reply{status: 400, header: map[string]string{"Content-Type": "text/plain"}, body: "bad \xff\xfe request"},
+			wantIn: []string{"bad \uFFFD request"},
+		},
+		{
+			name:   "a status without a name",
+			reply:  reply{status: 488, header: map[string]string{"Content-Type": "text/plain"}},
+			wantIn: []string{`at http://127.0.0.1`, ": 488: no message"},
+		},
+		// Found by FuzzComplete: a 2xx answer whose body is no chat
+		// completion was reported as no answer, in the decoder's Go words.
+		{
+			name:          "200 with a body that is no object",
+			reply:         reply{status: 200, body: `[1, 2]`},
+			wantRetryable: true,
+			wantIn:        []string{"the answer (HTTP 200) is not a chat completion: its body is a JSON array, not an object"},
+			wantNotIn:     []string{"Go value", "cannot get an answer"},
+		},
+		{
+			name:          "200 with a broken body",
+			reply:         reply{status: 200, body: `{"choices": [`},
+			wantRetryable: true,
+			wantIn:        []string{"the answer (HTTP 200) is not a chat completion: its body"},
+		},
+		{
+			name:          "200 with an HTML page",
+			reply:         reply{status: 200, header: map[string]string{"Content-Type": "text/html"}, body: "<html>Sign in to the proxy</html>"},
+			wantRetryable: true,
+			wantIn:        []string{`the answer (HTTP 200) is not a chat completion: its content type is "text/html", not JSON`},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

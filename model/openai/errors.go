@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,17 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 				Err:       err,
 			}
 		}
+		if httpResp != nil && httpResp.StatusCode < 400 {
+			// An answer whose body is no chat completion: a proxy's page,
+			// a cut-off body. Said so, in words: the SDK's error names Go
+			// types.
+			return &model.Error{
+				Retryable:  true,
+				StatusCode: httpResp.StatusCode,
+				Message:    fmt.Sprintf("%s: the answer (HTTP %d) is not a chat completion: %s", where, httpResp.StatusCode, bodyProblem(httpResp, err)),
+				Err:        err,
+			}
+		}
 		return &model.Error{
 			Retryable: true,
 			Message:   fmt.Sprintf("openai: cannot get an answer from %s: %v", c.baseURL, err),
@@ -73,29 +85,58 @@ func (c *Client) classify(ctx context.Context, modelName string, httpResp *http.
 		}
 	}
 
-	serverMsg = c.redact(serverMsg)
+	serverMsg = shorten(c.redact(serverMsg))
 	if serverMsg == "" {
-		serverMsg = http.StatusText(status)
+		serverMsg = cmp.Or(http.StatusText(status), "no message")
 	}
+	line := statusLine(status)
 	e := &model.Error{StatusCode: status, Err: err}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		e.Message = fmt.Sprintf("%s: %d %s: check %s (server said: %s)",
-			where, status, http.StatusText(status), EnvAPIKey, serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: check %s (server said: %s)", where, line, EnvAPIKey, serverMsg)
 	case contextOverflow(status, code, serverMsg):
 		// Not retryable: the same request would be refused again. The flag
 		// tells the agent that a shorter transcript would be accepted.
 		e.ContextOverflow = true
-		e.Message = fmt.Sprintf("%s: %d %s: the request does not fit the model's context window (server said: %s)",
-			where, status, http.StatusText(status), serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: the request does not fit the model's context window (server said: %s)", where, line, serverMsg)
 	case retryableStatus(status):
 		e.Retryable = true
 		e.RetryAfter = retryAfter(header, time.Now())
-		e.Message = fmt.Sprintf("%s: %d %s: %s", where, status, http.StatusText(status), serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: %s", where, line, serverMsg)
 	default:
-		e.Message = fmt.Sprintf("%s: %d %s: %s", where, status, http.StatusText(status), serverMsg)
+		e.Message = fmt.Sprintf("%s: %s: %s", where, line, serverMsg)
 	}
 	return e
+}
+
+// statusLine is "429 Too Many Requests", or the bare number for a status
+// without a name.
+func statusLine(status int) string {
+	if text := http.StatusText(status); text != "" {
+		return fmt.Sprintf("%d %s", status, text)
+	}
+	return strconv.Itoa(status)
+}
+
+// bodyProblem says why a successful answer's body could not be read as a
+// chat completion, in words: the SDK's error names Go types.
+func bodyProblem(resp *http.Response, err error) string {
+	if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return "its body is not valid JSON"
+	}
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		if te.Field == "" {
+			return fmt.Sprintf("its body is a JSON %s, not an object", te.Value)
+		}
+		return fmt.Sprintf("its field %s holds a JSON %s", te.Field, te.Value)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "its body ends too early"
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "json") {
+		return fmt.Sprintf("its content type is %q, not JSON", shorten(ct))
+	}
+	return shorten(strings.TrimPrefix(err.Error(), "error parsing response json: "))
 }
 
 // retryableStatus reports whether an HTTP status is worth another attempt:
@@ -250,15 +291,20 @@ func stringCode(raw json.RawMessage) string {
 	return s
 }
 
+// shorten makes a server's text fit a message: valid UTF-8 (a Temporal
+// failure's message must be) and at most maxServerMessage bytes, the mark of
+// the cut included, so that shortening twice changes nothing.
 func shorten(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= maxServerMessage {
 		return s
 	}
-	cut := maxServerMessage
+	const mark = "…"
+	cut := maxServerMessage - len(mark)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "…"
+	return s[:cut] + mark
 }
 
 // keyLike matches OpenAI-style secret keys. OpenAI's 401 message quotes a

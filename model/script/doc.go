@@ -25,7 +25,8 @@
 // never a random one.
 //
 // A response's delay_ms makes the call take that long, for crash and load
-// tests; the wait ends early when the context is cancelled. Heartbeating is
+// tests (at most MaxDelay, 10 minutes: a model call's attempt is cut after
+// that); the wait ends early when the context is cancelled. Heartbeating is
 // the activity's business, not this package's.
 //
 // # Errors

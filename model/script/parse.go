@@ -12,6 +12,12 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
+// MaxDelay is the longest delay_ms a response may ask for. A model call's
+// attempt is cut after 10 minutes (AgentWorkflow's start-to-close timeout), so
+// a longer delay could never be answered; the bound also keeps the conversion
+// to a time.Duration from overflowing.
+const MaxDelay = 10 * time.Minute
+
 // Step is one scripted model answer.
 type Step struct {
 	Response model.Response
@@ -108,6 +114,9 @@ func parseStep(raw json.RawMessage, where string, call int) (Step, error) {
 		if ms < 0 {
 			return Step{}, fmt.Errorf("%s.delay_ms: must not be negative", where)
 		}
+		if ms > MaxDelay.Milliseconds() {
+			return Step{}, fmt.Errorf("%s.delay_ms: %d is more than %d (%v), longer than a model call may take", where, ms, MaxDelay.Milliseconds(), MaxDelay)
+		}
 		step.Delay = time.Duration(ms) * time.Millisecond
 	}
 
@@ -144,7 +153,7 @@ func parseToolCall(raw json.RawMessage, where string) (model.ToolCall, error) {
 	if err := json.Unmarshal(rawName, &tc.Name); err != nil {
 		return model.ToolCall{}, fmt.Errorf("%s.name: must be a string", where)
 	}
-	if tc.Name == "" {
+	if strings.TrimSpace(tc.Name) == "" {
 		return model.ToolCall{}, fmt.Errorf("%s: name is missing", where)
 	}
 

@@ -101,6 +101,8 @@ func TestParseErrors(t *testing.T) {
 		{"delay not a number", `{"model": [{"delay_ms": "1s"}]}`, "", "model[0].delay_ms: must be a whole number"},
 		{"delay fractional", `{"model": [{"delay_ms": 1.5}]}`, "", "model[0].delay_ms: must be a whole number"},
 		{"delay negative", `{"model": [{"delay_ms": -1}]}`, "", "model[0].delay_ms: must not be negative"},
+		{"delay too long", `{"model": [{"delay_ms": 600001}]}`, "", "model[0].delay_ms: 600001 is more than 600000 (10m0s)"},
+		{"delay that overflows a duration", `{"model": [{"delay_ms": 9223372036854775807}]}`, "", "model[0].delay_ms: 9223372036854775807 is more than 600000"},
 		{"tool_calls not an array", `{"model": [{"tool_calls": {"name": "f"}}]}`, "", "model[0].tool_calls: must be an array"},
 		{"tool call not an object", `{"model": [{"tool_calls": ["f"]}]}`, "", "model[0].tool_calls[0]: must be an object"},
 		{
@@ -109,6 +111,7 @@ func TestParseErrors(t *testing.T) {
 			"model[3].tool_calls[0]: name is missing",
 		},
 		{"name empty", `{"model": [{"tool_calls": [{"name": ""}]}]}`, "", "model[0].tool_calls[0]: name is missing"},
+		{"name blank", `{"model": [{"tool_calls": [{"name": " \t"}]}]}`, "", "model[0].tool_calls[0]: name is missing"},
 		{"name not a string", `{"model": [{"tool_calls": [{"name": 7}]}]}`, "", "model[0].tool_calls[0].name: must be a string"},
 		{"id not a string", `{"model": [{"tool_calls": [{"name": "f", "id": 1}]}]}`, "", "model[0].tool_calls[0].id: must be a string"},
 		{

@@ -10,16 +10,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/model/script"
 	"github.com/todoflow/todoflow/workflows"
 )
 
 // DefaultTimeLimit bounds a scenario run from the workflow's start.
 const DefaultTimeLimit = 60 * time.Second
+
+// MaxTimeLimit is the largest time_limit_s accepted: a day is already far
+// more than a played run needs, and the bound keeps the conversion to a
+// time.Duration from overflowing into a limit that has passed at once.
+const MaxTimeLimit = 24 * time.Hour
 
 // Scenario is a parsed scenario file.
 type Scenario struct {
@@ -80,7 +90,13 @@ func Parse(data []byte) (*Scenario, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("not a valid scenario: %w", err)
+		return nil, fmt.Errorf("not a valid scenario: %w", decodeError(err))
+	}
+	// One object per file: a second one (two files pasted together) is a
+	// mistake, not something to ignore.
+	end := dec.InputOffset()
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("not a valid scenario: more follows the scenario's object, which ends at byte %d", end)
 	}
 	sc := raw.Scenario
 	if len(raw.Input) > 0 {
@@ -89,7 +105,7 @@ func Parse(data []byte) (*Scenario, error) {
 		in := json.NewDecoder(bytes.NewReader(raw.Input))
 		in.DisallowUnknownFields()
 		if err := in.Decode(&sc.Input); err != nil {
-			return nil, fmt.Errorf("input: %w", err)
+			return nil, fmt.Errorf("input: %w", decodeError(err))
 		}
 	}
 	if sc.Input.Carry != nil {
@@ -98,16 +114,15 @@ func Parse(data []byte) (*Scenario, error) {
 	if err := sc.Input.Validate(); err != nil {
 		return nil, fmt.Errorf("input: %w", err)
 	}
-	for i, r := range sc.Model {
-		if err := checkResponse(r); err != nil {
-			return nil, fmt.Errorf("model[%d]: %w", i, err)
-		}
+	// The worker's scripted model reads the responses from the same file:
+	// its parser checks them here, so that a scenario it would refuse is
+	// refused before the run starts.
+	if _, err := script.Parse(data, ""); err != nil {
+		return nil, err
 	}
-	for id, rs := range sc.Agents {
-		for i, r := range rs {
-			if err := checkResponse(r); err != nil {
-				return nil, fmt.Errorf("agents.%s[%d]: %w", id, i, err)
-			}
+	for _, id := range slices.Sorted(maps.Keys(sc.Agents)) {
+		if _, err := script.Parse(data, id); err != nil {
+			return nil, err
 		}
 	}
 	for i, a := range sc.User {
@@ -115,38 +130,58 @@ func Parse(data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("user[%d]: %w", i, err)
 		}
 	}
-	if sc.TimeLimitS < 0 {
-		return nil, fmt.Errorf("time_limit_s is %d: want a positive number of seconds", sc.TimeLimitS)
+	if sc.TimeLimitS < 0 || sc.TimeLimitS > int(MaxTimeLimit/time.Second) {
+		return nil, fmt.Errorf("time_limit_s is %d: want a positive number of seconds, at most %d", sc.TimeLimitS, int(MaxTimeLimit/time.Second))
 	}
 	return &sc, nil
 }
 
-// checkResponse catches the mistakes a scenario author makes most; the
-// scripted model checks the rest when it answers.
-func checkResponse(r json.RawMessage) error {
-	var resp struct {
-		Content   *string `json:"content"`
-		ToolCalls []struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"tool_calls"`
-		DelayMS int `json:"delay_ms"`
+// decodeError words a decoding error for the author of the file: the field
+// and what it holds instead of what, not the Go types encoding/json names.
+func decodeError(err error) error {
+	te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+	if !ok {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if err := json.Unmarshal(r, &resp); err != nil {
-		return fmt.Errorf("want an object with content and/or tool_calls: %w", err)
+	got, want := jsonValue(te.Value), wantedKind(te.Type)
+	field := strings.TrimPrefix(te.Field, "Scenario.") // the embedded struct's name is no field
+	if field == "" {
+		return fmt.Errorf("want %s, not %s", want, got)
 	}
-	for j, c := range resp.ToolCalls {
-		if strings.TrimSpace(c.Name) == "" {
-			return fmt.Errorf("tool_calls[%d]: name is missing", j)
-		}
-		if a := bytes.TrimSpace(c.Arguments); len(a) > 0 && a[0] != '{' {
-			return fmt.Errorf("tool_calls[%d]: arguments must be an object", j)
-		}
+	return fmt.Errorf("%s: got %s where %s is wanted", field, got, want)
+}
+
+// jsonValue names a JSON value as UnmarshalTypeError describes it ("number",
+// "number 1.5", "bool", ...).
+func jsonValue(v string) string {
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return "the number " + n
 	}
-	if resp.DelayMS < 0 {
-		return fmt.Errorf("delay_ms is %d", resp.DelayMS)
+	switch v {
+	case "bool":
+		return "a boolean"
+	case "array", "object":
+		return "an " + v
 	}
-	return nil
+	return "a " + v
+}
+
+// wantedKind names the JSON value a Go type is decoded from.
+func wantedKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 var (

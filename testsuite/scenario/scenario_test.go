@@ -14,17 +14,37 @@ func TestParse(t *testing.T) {
 		{"actions", `{"input":{"prompt":"hi"},"user":[{"when":"paused","signal":"resume","args":"go"},{"when":"awaiting_approval","update":"approve_plan","args":{"approved":true}}]}`, ""},
 		{"not JSON", `{`, "not a valid scenario"},
 		{"unknown top-level field", `{"modle":[]}`, `unknown field "modle"`},
-		{"unknown input field", `{"input":{"promt":"hi"}}`, `input: json: unknown field "promt"`},
+		{"unknown input field", `{"input":{"promt":"hi"}}`, `input: unknown field "promt"`},
+		// Found by FuzzParse: type errors named Go types.
+		{"not an object", `5`, "not a valid scenario: want an object, not a number"},
+		{"name not a string", `{"name":5}`, "not a valid scenario: name: got a number where a string is wanted"},
+		{"fractional time limit", `{"time_limit_s":1.5}`, "time_limit_s: got the number 1.5 where a whole number is wanted"},
+		{"action field", `{"user":[{"when":true}]}`, "user.when: got a boolean where a string is wanted"},
+		{"input field", `{"input":{"todo":{"enabled":"yes"}}}`, "input: todo.enabled: got a string where true or false is wanted"},
+		{"input not an object", `{"input":[]}`, "input: want an object, not an array"},
 		{"bad input value", `{"input":{"max_turns":-1}}`, "input: max_turns is -1"},
 		{"carry", `{"input":{"carry":{}}}`, "continue-as-new only"},
-		{"tool call without name", `{"model":[{"tool_calls":[{"arguments":{}}]}]}`, "model[0]: tool_calls[0]: name is missing"},
-		{"arguments not an object", `{"model":[{"tool_calls":[{"name":"x","arguments":"{}"}]}]}`, "arguments must be an object"},
-		{"subagent response", `{"agents":{"impl":[{"delay_ms":-5}]}}`, "agents.impl[0]: delay_ms is -5"},
+		{"tool call without name", `{"model":[{"tool_calls":[{"arguments":{}}]}]}`, "model[0].tool_calls[0]: name is missing"},
+		{"blank tool name", `{"model":[{"tool_calls":[{"name":" "}]}]}`, "model[0].tool_calls[0]: name is missing"},
+		{"arguments not an object", `{"model":[{"tool_calls":[{"name":"x","arguments":"{}"}]}]}`, "model[0].tool_calls[0].arguments: must be a JSON object, not a string"},
+		{"subagent response", `{"agents":{"impl":[{"delay_ms":-5}]}}`, "agents.impl[0].delay_ms: must not be negative"},
+		// Found by FuzzParse: each of these was accepted here and refused by
+		// the worker's scripted model once the run had started.
+		{"null response", `{"model":[null]}`, "model[0]: must be an object with content and/or tool_calls"},
+		{"tool call id not a string", `{"model":[{"tool_calls":[{"name":"f","id":7}]}]}`, "model[0].tool_calls[0].id: must be a string"},
+		{"delay longer than a model call", `{"model":[{"delay_ms":600001}]}`, "model[0].delay_ms: 600001 is more than 600000"},
+		{"first bad agent in id order", `{"agents":{"b":[null],"a":[{"delay_ms":-1}]}}`, "agents.a[0].delay_ms"},
 		{"unknown status", `{"user":[{"when":"running","signal":"resume"}]}`, `user[0]: when "running"`},
 		{"update and signal", `{"user":[{"when":"paused","signal":"resume","update":"send_message"}]}`, "not both"},
 		{"unknown update", `{"user":[{"when":"paused","update":"approve"}]}`, `unknown update "approve"`},
 		{"no message", `{"user":[{"when":"paused"}]}`, "needs an update or a signal"},
 		{"negative time limit", `{"time_limit_s":-1}`, "time_limit_s is -1"},
+		// Found by FuzzParse: a limit this long overflowed into one that had
+		// passed before the run started; and a second object was ignored.
+		{"time limit too long", `{"time_limit_s":9223372037}`, "time_limit_s is 9223372037: want a positive number of seconds, at most 86400"},
+		{"two objects", `{"name":"a"} {"name":"b"}`, "more follows the scenario's object, which ends at byte 12"},
+		{"trailing garbage", `{"name":"a"}x`, "more follows"},
+		{"trailing space", "{\"name\":\"a\"}\n\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

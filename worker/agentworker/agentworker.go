@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -65,7 +66,15 @@ type Options struct {
 	// Worker are the SDK worker's own options (concurrency, interceptors),
 	// passed as they are.
 	Worker worker.Options
+	// ToolOutputMax is how many bytes of a tool's output the model reads
+	// (the rest is cut, with a line saying so); 0 means
+	// $TODOFLOW_TOOL_OUTPUT_MAX, else activities.DefaultToolOutputMax.
+	ToolOutputMax int
 }
+
+// EnvToolOutputMax is the environment variable of the worker's tool output
+// limit, in bytes.
+const EnvToolOutputMax = "TODOFLOW_TOOL_OUTPUT_MAX"
 
 // New returns a worker for c with AgentWorkflow and its activities. Its MCP
 // servers start when first needed and stop when the worker stops (Stop, or
@@ -90,6 +99,10 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.Tools == nil {
 		opts.Tools = activities.DefaultRegistry()
 	}
+	outputMax, err := toolOutputMax(opts.ToolOutputMax)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -98,7 +111,6 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	}
 	var servers *mcp.Servers
 	if opts.MCPConfig != "" {
-		var err error
 		if servers, err = mcp.Open(opts.MCPConfig, mcp.Options{Logger: opts.Logger}); err != nil {
 			return nil, err
 		}
@@ -110,10 +122,11 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	}
 	w := worker.New(c, opts.TaskQueue, opts.Worker)
 	workflows.Register(w, &activities.Activities{
-		Client:   c,
-		Models:   NewModels(opts.DefaultModel),
-		Tools:    opts.Tools,
-		StateDir: opts.StateDir,
+		Client:        c,
+		Models:        NewModels(opts.DefaultModel),
+		Tools:         opts.Tools,
+		StateDir:      opts.StateDir,
+		ToolOutputMax: outputMax,
 	})
 	if servers == nil {
 		return w, nil
@@ -174,6 +187,30 @@ func Run(ctx context.Context, c client.Client, namespace string, opts Options) e
 		return fmt.Errorf("worker stopped: %w", err)
 	}
 	return nil
+}
+
+// toolOutputMax is the worker's tool output limit: n when set, else
+// $TODOFLOW_TOOL_OUTPUT_MAX, else the default. A value out of bounds is an
+// error, so that a typo stops the worker instead of flooding transcripts.
+func toolOutputMax(n int) (int, error) {
+	source := "ToolOutputMax"
+	if n == 0 {
+		v := strings.TrimSpace(os.Getenv(EnvToolOutputMax))
+		if v == "" {
+			return activities.DefaultToolOutputMax, nil
+		}
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			return 0, fmt.Errorf("%s=%q: want a number of bytes from %d to %d (default %d)",
+				EnvToolOutputMax, v, activities.MinToolOutputMax, activities.MaxToolOutputMax, activities.DefaultToolOutputMax)
+		}
+		source = EnvToolOutputMax
+	}
+	if n < activities.MinToolOutputMax || n > activities.MaxToolOutputMax {
+		return 0, fmt.Errorf("%s is %d: want a number of bytes from %d to %d (default %d)",
+			source, n, activities.MinToolOutputMax, activities.MaxToolOutputMax, activities.DefaultToolOutputMax)
+	}
+	return n, nil
 }
 
 // StateDir is todoflow's state folder: $TODOFLOW_STATE_DIR, else

@@ -1,0 +1,38 @@
+//go:build unix
+
+package activities
+
+import (
+	"net"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// read_file refuses what is not a regular file before it opens it: opening
+// a named pipe would wait for a writer and hang the tool.
+func TestReadFileRefusesSpecialFiles(t *testing.T) {
+	env, _ := testEnv(t)
+	dir := env.Workspace.Dir()
+	if _, err := env.Workspace.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Skipf("named pipes not available: %v", err)
+	}
+	mustSymlink(t, "pipe", filepath.Join(dir, "pipe-link"))
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		t.Skipf("unix sockets not available: %v", err)
+	}
+	defer l.Close()
+
+	runCases(t, env, []toolCase{
+		{name: "named pipe", tool: "read_file", args: `{"path": "pipe"}`,
+			wantErr: `read_file: "pipe" is not a regular file (it is a named pipe); read_file reads files only`},
+		{name: "link to a named pipe", tool: "read_file", args: `{"path": "pipe-link"}`,
+			wantErr: `read_file: "pipe-link" is not a regular file (it is a named pipe)`},
+		{name: "socket", tool: "read_file", args: `{"path": "sock"}`,
+			wantErr: `read_file: "sock" is not a regular file (it is a socket)`},
+	})
+}
