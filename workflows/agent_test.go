@@ -236,6 +236,8 @@ func TestBadInputFailsClearly(t *testing.T) {
 		"policy":    {Prompt: "x", Todo: todoPolicy("one_please")},
 		"max_turns": {Prompt: "x", MaxTurns: -1},
 		"model":     {Prompt: "x", Model: "gpt-4o"},
+		"idle":      {Prompt: "x", IdleTimeoutS: 1 << 62},
+		"window":    {Prompt: "x", ModelRetryWindowS: 400_000_000},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var s testsuite.WorkflowTestSuite

@@ -21,6 +21,9 @@ const (
 	DefaultSubagentGrace   = time.Minute
 )
 
+// maxSeconds bounds the settings given in seconds: ten years.
+const maxSeconds = 10 * 365 * 24 * 3600
+
 // AgentInput is the single input of AgentWorkflow: what a user sends with the
 // starter or `temporal workflow start --input`, and, through Carry, what a
 // run hands to its continuation. Fields left out take their defaults.
@@ -175,6 +178,16 @@ func resolve(in AgentInput) (config, error) {
 		return config{}, fmt.Errorf("max_turns is %d: want a positive number (default %d)", in.MaxTurns, DefaultMaxTurns)
 	case in.MaxTurns == 0:
 		c.maxTurns = DefaultMaxTurns
+	}
+	// A number of seconds past maxSeconds would overflow time.Duration
+	// into a wait that has already passed.
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"idle_timeout_s", in.IdleTimeoutS}, {"subagent_timeout_s", in.SubagentTimeoutS}, {"subagent_grace_s", in.SubagentGraceS}, {"model_retry_window_s", in.ModelRetryWindowS}} {
+		if f.v > maxSeconds {
+			return config{}, fmt.Errorf("%s is %d: want at most %d seconds (ten years)", f.name, f.v, maxSeconds)
+		}
 	}
 	switch {
 	case in.IdleTimeoutS < 0:
