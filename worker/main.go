@@ -15,14 +15,19 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/worker/agentworker"
+	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -46,6 +51,8 @@ func run() error {
 	namespace := fs.String("namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
 	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue to poll")
 	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
+	codecAddr := fs.String("codec-addr", "", "serve the codec server the Web UI decrypts payloads with on `HOST:PORT` (needs $TODOFLOW_PAYLOAD_KEY)")
+	codecOrigins := fs.String("codec-origins", strings.Join(codec.DefaultOrigins, ","), "Web UI `ORIGINS` (comma-separated) allowed to call the codec server")
 	mcpConfig := fs.String("mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -59,6 +66,14 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	if *codecAddr != "" {
+		shutdown, err := serveCodec(ctx, *codecAddr, strings.Split(*codecOrigins, ","))
+		if err != nil {
+			return err
+		}
+		defer shutdown()
+	}
 
 	if *dev {
 		if *address != "" {
@@ -97,4 +112,27 @@ func run() error {
 	}
 	defer c.Close()
 	return agentworker.Run(ctx, c, ns, agentworker.Options{TaskQueue: *taskQueue, MCPConfig: *mcpConfig, Logger: logger})
+}
+
+// serveCodec serves the codec server on addr until the worker stops.
+func serveCodec(ctx context.Context, addr string, origins []string) (shutdown func(), err error) {
+	sealer, err := codec.FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if sealer == nil {
+		return nil, usageError{fmt.Errorf("--codec-addr serves the keys of %s, which is not set", codec.EnvKey)}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("codec server: %w", err)
+	}
+	srv := &http.Server{Handler: codec.Handler(sealer, origins), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "worker: codec server at http://%s (key %s); set it as the Web UI's codec endpoint\n", ln.Addr(), sealer.KeyID())
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}, nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/model/openai"
 	"github.com/todoflow/todoflow/model/script"
+	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -70,6 +71,10 @@ type Options struct {
 	// (the rest is cut, with a line saying so); 0 means
 	// $TODOFLOW_TOOL_OUTPUT_MAX, else activities.DefaultToolOutputMax.
 	ToolOutputMax int
+	// Encrypted says the client seals payloads (see package codec), so the
+	// workflow keeps todo text out of the search attributes, which the
+	// server stores in the clear. It is set when TODOFLOW_PAYLOAD_KEY is.
+	Encrypted bool
 }
 
 // EnvToolOutputMax is the environment variable of the worker's tool output
@@ -99,6 +104,9 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.Tools == nil {
 		opts.Tools = activities.DefaultRegistry()
 	}
+	if os.Getenv(codec.EnvKey) != "" {
+		opts.Encrypted = true
+	}
 	outputMax, err := toolOutputMax(opts.ToolOutputMax)
 	if err != nil {
 		return nil, err
@@ -121,13 +129,13 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		opts.Logger.Info("MCP servers configured; each starts when first needed", "config", opts.MCPConfig, "servers", strings.Join(servers.Names(), ", "))
 	}
 	w := worker.New(c, opts.TaskQueue, opts.Worker)
-	workflows.Register(w, &activities.Activities{
+	workflows.RegisterWithOptions(w, &activities.Activities{
 		Client:        c,
 		Models:        NewModels(opts.DefaultModel),
 		Tools:         opts.Tools,
 		StateDir:      opts.StateDir,
 		ToolOutputMax: outputMax,
-	})
+	}, workflows.Options{Encrypted: opts.Encrypted})
 	if servers == nil {
 		return w, nil
 	}

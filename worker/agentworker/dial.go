@@ -7,6 +7,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/todoflow/todoflow/worker/codec"
 )
 
 // Dial connects to a Temporal server the way the `temporal` CLI does: the
@@ -40,6 +42,16 @@ func Dial(ctx context.Context, address, namespace string, local bool, logger sdk
 		opts.Namespace = client.DefaultNamespace
 	}
 	opts.Logger = logger
+	// With TODOFLOW_PAYLOAD_KEY set, every payload this client sends is
+	// sealed, and the ones it reads are opened (see package codec).
+	sealer, err := codec.FromEnv()
+	if err != nil {
+		return nil, "", err
+	}
+	if sealer != nil {
+		opts.DataConverter = sealer.DataConverter()
+		opts.FailureConverter = sealer.FailureConverter()
+	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("connect to Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
