@@ -25,8 +25,9 @@ func cmdReject(c *cmdline, args []string) error {
 	return approval(c, args, false)
 }
 
-// approval answers a plan that waits for approval (startPlan with
-// plan_approval "required").
+// approval answers whichever kind of approval waits: a tool call (the
+// input's approval, answered with approve_tool) or a plan (startPlan with
+// plan_approval "required", answered with approve_plan).
 func approval(c *cmdline, args []string, approve bool) error {
 	shape := "starter approve ID [--feedback TEXT] [--agent AGENT]"
 	help := "a note (`TEXT`) for the agent with the approval"
@@ -35,7 +36,8 @@ func approval(c *cmdline, args []string, approve bool) error {
 		help = "`TEXT` telling the agent why the plan is rejected (required)"
 	}
 	feedback := c.fs.String("feedback", "", help)
-	agent := c.fs.String("agent", "", "the `AGENT` of the tree whose plan is answered, when several wait")
+	agent := c.fs.String("agent", "", "the `AGENT` of the tree whose plan or tool call is answered, when several wait")
+	remember := c.fs.Bool("remember", false, "approve the waiting call's tool for the rest of the session")
 	check := func(rest []string) error {
 		if len(rest) > 0 {
 			return c.usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
@@ -46,8 +48,20 @@ func approval(c *cmdline, args []string, approve bool) error {
 		return nil
 	}
 	return c.forRun(args, check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+		st, _, err := queryState(ctx, cl, id)
+		if err != nil {
+			return err
+		}
 		var answer string
-		err := update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback, AgentID: *agent}, &answer)
+		if waitsForTool(st, *agent) {
+			err = update(ctx, cl, id, workflows.ApproveToolUpdate, workflows.ToolApprovalArgs{
+				Approved: &approve, Feedback: *feedback, Remember: *remember && approve, AgentID: *agent}, &answer)
+		} else {
+			if *remember {
+				return fmt.Errorf("%s: --remember approves a tool for the session, but no tool call waits", id)
+			}
+			err = update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback, AgentID: *agent}, &answer)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
@@ -220,4 +234,20 @@ func refusal(err error) error {
 		return errors.New(ae.Message())
 	}
 	return err
+}
+
+// waitsForTool reports whether the approval a user answers is a tool
+// call's: the run's own, or (at a root) one of its tree's, of agent when
+// given. A tool call waits before its response runs, so a plan and a tool
+// call of one agent never wait at once.
+func waitsForTool(st workflows.State, agent string) bool {
+	if st.PendingApproval != nil && (agent == "" || agent == st.AgentID) {
+		return true
+	}
+	for _, w := range st.Waiting {
+		if w.Kind == workflows.WaitToolApproval && (agent == "" || w.AgentID == agent) {
+			return true
+		}
+	}
+	return false
 }
