@@ -3,7 +3,6 @@ package todo
 import (
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 )
 
@@ -49,14 +48,7 @@ func (p ToolApproval) Required(tool string) bool {
 	return best != "" && p[best] == ApprovalRequired
 }
 
-func (p ToolApproval) keys() []string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func (p ToolApproval) keys() []string { return sortedKeys(p) }
 
 // ApprovalPreview is a tool call's arguments as a human reads them in a
 // wait's reason: compact, and cut at max bytes (between runes) with a
