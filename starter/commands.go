@@ -10,9 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/todoflow/todoflow/testsuite/scenario"
 	"github.com/todoflow/todoflow/workflows"
@@ -168,7 +166,7 @@ func cmdHistory(c *cmdline, args []string) error {
 	output := c.fs.String("output", "", "write to `FILE` instead of stdout")
 	runID := c.fs.String("run-id", "", "a specific `RUN` (default: the latest)")
 	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		data, n, err := exportHistory(ctx, cl, id, *runID)
+		data, n, err := scenario.History(ctx, cl, id, *runID)
 		if err != nil {
 			return err
 		}
@@ -182,24 +180,4 @@ func cmdHistory(c *cmdline, args []string) error {
 		fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *output)
 		return nil
 	})
-}
-
-// exportHistory returns a run's history as the JSON that `temporal workflow show --output
-// json` prints and the SDK's replayer reads (worker.ReplayWorkflowHistoryFromJSONFile),
-// and its number of events. An empty runID means the latest run.
-func exportHistory(ctx context.Context, cl client.Client, workflowID, runID string) ([]byte, int, error) {
-	hist := &historypb.History{}
-	it := cl.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, 0, fmt.Errorf("read history of %s: %w", workflowID, err)
-		}
-		hist.Events = append(hist.Events, ev)
-	}
-	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encode history of %s: %w", workflowID, err)
-	}
-	return append(data, '\n'), len(hist.Events), nil
 }

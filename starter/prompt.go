@@ -8,24 +8,16 @@ import (
 	"strings"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/testsuite/scenario"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
 )
 
-// runOutput is `starter run --json`'s object (CONTRACT.md). Its fields are those of the
-// scenario player's output, so that one converts into the other.
-type runOutput struct {
-	WorkflowID string            `json:"workflow_id"`
-	RunStatus  string            `json:"run_status"`
-	Reply      string            `json:"reply"`
-	State      json.RawMessage   `json:"state"`
-	Messages   []json.RawMessage `json:"messages"`
-	// Error says why the run did not complete.
-	Error string `json:"error,omitempty"`
-}
+// runOutput is `starter run --json`'s object (CONTRACT.md): the scenario player's output,
+// with the starter's ways of printing it.
+type runOutput scenario.Output
 
 // promptRun is one `starter run PROMPT`: a one-shot session.
 type promptRun struct {
@@ -45,10 +37,6 @@ const (
 	minPoll = 50 * time.Millisecond
 	maxPoll = time.Second
 )
-
-// messagesPage is how many messages one messages query asks for; the workflow may answer
-// fewer (it bounds each answer in bytes), so only an empty page ends the transcript.
-const messagesPage = 100
 
 // run starts the workflow with in and waits for its result. Meanwhile the progress view
 // follows the state query: what the agents do, the checklist, and what a human wait needs
@@ -84,7 +72,7 @@ func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutpu
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return p.finish(ctx, out, r.res, r.err)
+			return p.finish(ctx, out, r.err)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(poll):
@@ -108,45 +96,12 @@ func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutpu
 
 // finish fills the output of a run that ended: its status, reply, final state and whole
 // transcript.
-func (p *promptRun) finish(ctx context.Context, out *runOutput, res workflows.AgentResult, runErr error) (*runOutput, error) {
-	out.RunStatus, out.Reply = "completed", res.Reply
+func (p *promptRun) finish(ctx context.Context, out *runOutput, runErr error) (*runOutput, error) {
+	out.RunStatus = scenario.RunStatus(ctx, p.cl, out.WorkflowID, runErr)
 	if runErr != nil {
-		out.RunStatus, out.Error = closedStatus(ctx, p.cl, out.WorkflowID), runErr.Error()
+		out.Error = runErr.Error()
 	}
-	_, raw, err := queryState(ctx, p.cl, out.WorkflowID)
-	if err != nil {
-		return out, err
-	}
-	out.State = raw
-	out.Messages = []json.RawMessage{}
-	for {
-		off := len(out.Messages)
-		v, err := p.cl.QueryWorkflow(ctx, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
-		if err != nil {
-			return out, fmt.Errorf("read the transcript of %s from message %d: %w", out.WorkflowID, off, err)
-		}
-		var page []json.RawMessage
-		if err := v.Get(&page); err != nil {
-			return out, fmt.Errorf("decode the transcript of %s from message %d: %w", out.WorkflowID, off, err)
-		}
-		if len(page) == 0 {
-			return out, nil
-		}
-		out.Messages = append(out.Messages, page...)
-	}
-}
-
-// closedStatus names how a run that returned an error ended.
-func closedStatus(ctx context.Context, cl client.Client, id string) string {
-	d, err := cl.DescribeWorkflowExecution(ctx, id, "")
-	if err != nil {
-		return "failed"
-	}
-	s := d.GetWorkflowExecutionInfo().GetStatus()
-	if s == enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
-		return "canceled"
-	}
-	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+	return out, scenario.Collect(ctx, p.cl, (*scenario.Output)(out))
 }
 
 // print writes the output: the reply, or the whole object as JSON.

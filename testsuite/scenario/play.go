@@ -99,8 +99,8 @@ func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Ou
 		_ = c.TerminateWorkflow(context.WithoutCancel(ctx), out.WorkflowID, "", "scenario could not be played: "+errString(playErr))
 		<-done
 	}
-	out.RunStatus = runStatus(ctx, c, out.WorkflowID, runErr)
-	collectErr := collect(ctx, c, out)
+	out.RunStatus = RunStatus(ctx, c, out.WorkflowID, runErr)
+	collectErr := Collect(ctx, c, out)
 	switch {
 	case playErr != nil:
 		out.Error = playErr.Error()
@@ -257,8 +257,8 @@ func (p *player) report(st workflows.State) {
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
-// runStatus names how the run ended, following continue-as-new.
-func runStatus(ctx context.Context, c client.Client, id string, runErr error) string {
+// RunStatus names how the run ended, following continue-as-new.
+func RunStatus(ctx context.Context, c client.Client, id string, runErr error) string {
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		if runErr != nil {
@@ -283,8 +283,9 @@ func runStatus(ctx context.Context, c client.Client, id string, runErr error) st
 	return strings.ToLower(d.GetWorkflowExecutionInfo().GetStatus().String())
 }
 
-// collect reads the final state and the whole transcript (paged).
-func collect(ctx context.Context, c client.Client, out *Output) error {
+// Collect reads the final state, the whole transcript (paged) and the reply
+// of a run that ended into out.
+func Collect(ctx context.Context, c client.Client, out *Output) error {
 	v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.StateQuery)
 	if err != nil {
 		return fmt.Errorf("read final state: %w", err)
