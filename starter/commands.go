@@ -12,7 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/workflows"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
 )

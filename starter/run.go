@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 )
 
 // The benchmarks run against a real dev server. Machines here are shared and

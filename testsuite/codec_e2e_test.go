@@ -10,7 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
 )

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/activities"
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/workflows"
 )
 

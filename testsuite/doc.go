@@ -10,6 +10,6 @@
 // testdata/histories; `go test ./testsuite -run TestRecord -record` writes
 // new histories when a change is meant to alter the command sequence.
 //
-// Package scenario (testsuite/scenario) reads and plays scenario files; the
+// Package scenario (top-level scenario/) reads and plays scenario files; the
 // starter's `run --scenario` uses it too.
 package testsuite

@@ -15,7 +15,7 @@ import (
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )

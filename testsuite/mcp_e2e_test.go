@@ -16,7 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )

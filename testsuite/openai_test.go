@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/workflows"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoflow/todoflow/testsuite/scenario"
+	"github.com/todoflow/todoflow/scenario"
 )
 
 // TestScenarios plays every scenario in testdata/scenarios against a real

@@ -11,11 +11,11 @@ import (
 	"github.com/todoflow/todoflow/model/script"
 )
 
-// FuzzParse reads any bytes as a scenario file. `go test ./testsuite/scenario`
+// FuzzParse reads any bytes as a scenario file. `go test ./scenario`
 // replays the seeds (the shipped scenarios among them); to search for new
 // inputs:
 //
-//	go test ./testsuite/scenario -run '^$' -fuzz '^FuzzParse$' -fuzztime 60s -parallel 2
+//	go test ./scenario -run '^$' -fuzz '^FuzzParse$' -fuzztime 60s -parallel 2
 //
 // A file that is refused gets a clear error. A file that is accepted is one
 // JSON value, has a positive time limit, and every script in it is accepted
@@ -23,7 +23,7 @@ import (
 // runner accepts and the worker refuses would fail the run only once it
 // started); written out and read again it writes out the same.
 func FuzzParse(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "testsuite", "testdata", "scenarios", "*.json"))
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no scenario files to seed with: %v", err)
 	}
