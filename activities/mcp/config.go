@@ -53,7 +53,9 @@ type Server struct {
 	Type    string   `json:"type,omitempty"`
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
-	// Env is added to the worker's environment for the command.
+	// Env is the command's environment beyond the few variables every
+	// program needs (PATH, HOME, USER, the locale...; see childEnv): the
+	// rest of the worker's environment is not passed on.
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is the command's folder; relative to Config.Dir. Empty means
 	// Config.Dir.

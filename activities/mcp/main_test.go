@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/todoflow/todoflow/activities"
 )
 
 // serverEnv makes the test binary an MCP server on its standard input and
@@ -23,13 +26,20 @@ func TestMain(m *testing.M) {
 	case "silent": // a server that never answers: read until stdin closes
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
-	case "stdio":
+	case "stdio", "stdio-stubborn":
 		fmt.Fprintln(os.Stderr, "test server ready")
 		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}
+		if os.Getenv(serverEnv) == "stdio-stubborn" {
+			// A server that does not stop when its input ends, as
+			// some do: only a signal stops it.
+			select {}
+		}
 		os.Exit(0)
+	case "worker":
+		os.Exit(runWorker())
 	}
 	os.Exit(m.Run())
 }
@@ -92,4 +102,33 @@ func testServer() *sdk.Server {
 		})
 	}
 	return s
+}
+
+// runWorker is the test binary as a worker that starts a stubborn stdio
+// server, prints the server's process id and waits to be killed.
+func runWorker() int {
+	srv := Server{Command: os.Args[0], Env: map[string]string{serverEnv: "stdio-stubborn"}}
+	servers, err := New(Config{Servers: map[string]Server{"s": srv}}, Options{Stderr: io.Discard})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	reg := activities.NewRegistry()
+	if err := servers.Register(reg); err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	ctx := context.Background()
+	tool, ok, err := reg.Find(ctx, "mcp__s__pid")
+	if err != nil || !ok {
+		fmt.Println("error: no pid tool:", err)
+		return 1
+	}
+	pid, err := tool.Run(ctx, activities.ToolEnv{}, json.RawMessage(`{}`))
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	fmt.Println("server", pid)
+	select {}
 }

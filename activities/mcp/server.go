@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -130,9 +131,15 @@ func (s *server) call(ctx context.Context, remote string, args json.RawMessage) 
 		s.mu.Unlock()
 		return "", activities.Retryable(err)
 	}
+	return result(res)
+}
+
+// result is what the model reads of a call's result: its text, or an error
+// tool message when the server said the tool failed.
+func result(res *sdk.CallToolResult) (string, error) {
 	text := resultText(res)
 	if res.IsError {
-		if text == "" {
+		if strings.TrimSpace(text) == "" {
 			text = "the tool reported an error without a message"
 		}
 		return "", errors.New(text)
@@ -336,13 +343,13 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 			return nil, nil, err
 		}
 	}
-	env := os.Environ()
-	for k, v := range s.cfg.Env {
-		x, err := exp("env."+k, v)
+	var own []string
+	for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
+		x, err := exp("env."+k, s.cfg.Env[k])
 		if err != nil {
 			return nil, nil, err
 		}
-		env = append(env, k+"="+x)
+		own = append(own, k+"="+x)
 	}
 	dir, err := exp("cwd", s.cfg.Cwd)
 	if err != nil {
@@ -352,8 +359,9 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 		dir = filepath.Join(s.dir, dir)
 	}
 	cmd := exec.Command(command, args...)
-	cmd.Env = env
+	cmd.Env = childEnv(own)
 	cmd.Dir = dir
+	dieWithWorker(cmd)
 	cmd.Stderr = &prefixWriter{w: s.opts.Stderr, prefix: "mcp " + s.name + ": "}
 	// A grandchild holding stderr open must not keep the worker waiting.
 	cmd.WaitDelay = time.Second

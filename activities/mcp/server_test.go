@@ -112,6 +112,7 @@ func (f *fixture) specs(t *testing.T) map[string]model.ToolSpec {
 func TestStdioServer(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("MCP_TEST_GREETING", "hello from the worker")
+	t.Setenv("OPENAI_API_KEY", "sk-worker-only")
 	srv := stdioServer(map[string]string{"GREETING": "${MCP_TEST_GREETING}", "FALLBACK": "${MCP_TEST_UNSET:-plan b}"})
 	srv.Cwd = "work"
 	if err := os.Mkdir(dir+"/work", 0o755); err != nil {
@@ -153,7 +154,11 @@ func TestStdioServer(t *testing.T) {
 		{"mcp__orders__echo", `{"text": "hi"}`, "hi"},
 		{"mcp__orders__env", `{"name": "GREETING"}`, "hello from the worker"},
 		{"mcp__orders__env", `{"name": "FALLBACK"}`, "plan b"},
-		{"mcp__orders__env", `{"name": "MCP_TEST_GREETING"}`, "hello from the worker"}, // the worker's environment is inherited
+		// The rest of the worker's environment is not passed on, secrets
+		// least of all; what every program needs is.
+		{"mcp__orders__env", `{"name": "MCP_TEST_GREETING"}`, ""},
+		{"mcp__orders__env", `{"name": "OPENAI_API_KEY"}`, ""},
+		{"mcp__orders__env", `{"name": "PATH"}`, os.Getenv("PATH")},
 		{"mcp__orders__cwd", ``, dir + "/work"},
 		{"mcp__orders__picture", `{}`, "a red dot\n[image: image/png, 2.0 KiB, not shown]"},
 		{"mcp__orders__get_order", `{}`, "get.order"},
