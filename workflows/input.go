@@ -276,10 +276,25 @@ func checkWorkspace(in AgentInput) error {
 		return errors.New("workspace_shared is true but workspace is empty: name the folder that every worker mounts at the same path")
 	case in.WorkspaceShared && h != "":
 		return fmt.Errorf("workspace_shared and workspace_host %q exclude each other: a shared workspace runs its tools on any worker", h)
-	case len(h) > maxQueueName:
-		return fmt.Errorf("workspace_host is %d bytes long: a task queue name has at most %d", len(h), maxQueueName)
-	case strings.ContainsFunc(h, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
-		return fmt.Errorf("workspace_host %q: a worker's host queue has no spaces or control characters", h)
+	case h != "":
+		if err := CheckHostQueue(h); err != nil {
+			return fmt.Errorf("workspace_host %w", err)
+		}
+	}
+	return nil
+}
+
+// CheckHostQueue checks the name of a worker's host queue: a task queue
+// name the server takes, without spaces or control characters, which would
+// only be typing mistakes.
+func CheckHostQueue(name string) error {
+	switch {
+	case name == "":
+		return errors.New("is empty")
+	case len(name) > maxQueueName:
+		return fmt.Errorf("is %d bytes long: a task queue name has at most %d", len(name), maxQueueName)
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
+		return fmt.Errorf("%q: a host queue has no spaces or control characters", name)
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestValidateWorkspace(t *testing.T) {
 		{AgentInput{WorkspaceHost: "todoflow-host-a-0123abcd"}, ""},
 		{AgentInput{WorkspaceShared: true}, "workspace_shared is true but workspace is empty"},
 		{AgentInput{Workspace: "/mnt/team", WorkspaceShared: true, WorkspaceHost: "h"}, `workspace_shared and workspace_host "h" exclude each other`},
-		{AgentInput{WorkspaceHost: "host a"}, `workspace_host "host a": a worker's host queue has no spaces`},
+		{AgentInput{WorkspaceHost: "host a"}, `workspace_host "host a": a host queue has no spaces`},
 		{AgentInput{WorkspaceHost: strings.Repeat("h", 1001)}, "workspace_host is 1001 bytes long"},
 		{AgentInput{HostWaitS: -1}, "host_wait_s is -1: want a positive number of seconds"},
 		{AgentInput{HostWaitS: maxSeconds + 1}, "host_wait_s is 315360001: want at most"},
