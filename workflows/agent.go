@@ -748,8 +748,9 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 		default:
 			var out activities.RunToolResult
 			err := futures[i].Get(ctx, &out)
+			gone := queue != "" && a.hostAnswered(ctx, err)
 			switch {
-			case queue != "" && a.hostAnswered(ctx, err):
+			case gone:
 				msg.Content, msg.IsError = a.hostGone(c.Name), true
 			case err != nil:
 				msg.Content, msg.IsError = fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
