@@ -15,6 +15,15 @@
 // patterns, see Allowed): CallModel offers only those, and RunTool checks
 // each call against the restriction its workflow passes.
 //
+// # One workspace per session
+//
+// With several workers on a task queue, a session's tool calls must all see
+// the files its earlier calls wrote. Each worker therefore also polls a host
+// queue of its own (Activities.HostQueue, kept in its state folder); a
+// session asks WorkspaceHost once, on the shared queue, and sends its
+// RunTool calls to the queue of the worker that answered (see package
+// workflows). RunTool itself does not know which queue it was taken from.
+//
 // # Bounds of the tools
 //
 // A tool's result enters the transcript, which every later model call sends,
@@ -61,4 +70,9 @@ type Activities struct {
 	// ToolOutputMax is how many bytes of a tool's output RunTool keeps
 	// (DefaultToolOutputMax when 0, at least MinToolOutputMax).
 	ToolOutputMax int
+	// HostQueue is the task queue this worker polls, besides the shared
+	// one, for the tool calls of the sessions whose workspace it holds
+	// (WorkspaceHost); the workers that share its state folder poll it
+	// too. Empty: the worker holds no workspace, and WorkspaceHost fails.
+	HostQueue string
 }

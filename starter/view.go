@@ -15,6 +15,9 @@ import (
 // todo checklist and, once there is one, its plan checklist.
 func printState(w io.Writer, id string, st workflows.State) {
 	fmt.Fprint(w, agentTree(id, st))
+	if n := workspaceNote(st.Workspace); n != "" {
+		fmt.Fprintln(w, n)
+	}
 	fmt.Fprintf(w, "\n%s\n", todo.Checklist(st.Todos))
 	if st.Plan != nil {
 		fmt.Fprintf(w, "\n%s\n", todo.PlanChecklist(st.Plan))
@@ -125,4 +128,19 @@ func approvalHint(id string) string {
 // oneLine folds a text onto one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// workspaceNote says where the run's tools run: on the host that holds its
+// workspace (and whether that host answers), or on any worker.
+func workspaceNote(ws *workflows.WorkspaceState) string {
+	switch {
+	case ws == nil:
+		return ""
+	case ws.Shared:
+		return "Workspace: shared, tools run on any worker"
+	case ws.UnansweredSince != nil:
+		return fmt.Sprintf("Workspace: on host %s, NOT ANSWERING since %s: tool calls fail until a worker with that host queue is back",
+			ws.HostQueue, ws.UnansweredSince.Format(time.RFC3339))
+	}
+	return "Workspace: on host " + ws.HostQueue
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -166,5 +167,29 @@ func TestPausedAgent(t *testing.T) {
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 			t.Errorf("%s: pausedAgent = %q, %v; want %q, %q", tc.name, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+func TestWorkspaceNote(t *testing.T) {
+	since := time.Date(2026, 5, 1, 10, 4, 0, 0, time.UTC)
+	cases := []struct {
+		ws   *workflows.WorkspaceState
+		want string
+	}{
+		{nil, ""},
+		{&workflows.WorkspaceState{Shared: true}, "Workspace: shared, tools run on any worker"},
+		{&workflows.WorkspaceState{HostQueue: "todoflow-host-a-1234"}, "Workspace: on host todoflow-host-a-1234"},
+		{&workflows.WorkspaceState{HostQueue: "todoflow-host-a-1234", UnansweredSince: &since},
+			"Workspace: on host todoflow-host-a-1234, NOT ANSWERING since 2026-05-01T10:04:00Z: tool calls fail until a worker with that host queue is back"},
+	}
+	for _, tc := range cases {
+		if got := workspaceNote(tc.ws); got != tc.want {
+			t.Errorf("workspaceNote(%+v) = %q, want %q", tc.ws, got, tc.want)
+		}
+	}
+	var b strings.Builder
+	printState(&b, "wf-4", workflows.State{AgentID: "main", Status: "waiting_user", Workspace: &workflows.WorkspaceState{HostQueue: "h1"}})
+	if want := "wf-4 (main): waiting_user, turn 0, 0 model calls, todos 0/0\nWorkspace: on host h1\n\n(no todo items)\n"; b.String() != want {
+		t.Errorf("printState = %q, want %q", b.String(), want)
 	}
 }

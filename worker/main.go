@@ -3,6 +3,10 @@
 // 7233, Web UI 8233) with a persistent SQLite file in todoflow's state
 // folder, so that `starter start` and the `temporal` CLI reach it by default.
 //
+// Besides its task queue, the worker polls a host queue of its own for the
+// tool calls of the sessions whose workspace it holds (--host-queue, else a
+// name kept in its state folder): see package agentworker.
+//
 // Model API keys and other secrets are read from this process's environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL) and never enter workflow history. So are
 // the secrets of MCP servers: their configuration (--mcp-config or
@@ -53,6 +57,7 @@ func run() error {
 	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
 	codecAddr := fs.String("codec-addr", "", "serve the codec server the Web UI decrypts payloads with on `HOST:PORT` (needs $TODOFLOW_PAYLOAD_KEY)")
 	codecOrigins := fs.String("codec-origins", strings.Join(codec.DefaultOrigins, ","), "Web UI `ORIGINS` (comma-separated) allowed to call the codec server")
+	hostQueue := fs.String("host-queue", "", "the task queue of this worker's workspaces, polled for their sessions' tool calls (default $"+agentworker.EnvHostQueue+", else the name kept in the state folder)")
 	mcpConfig := fs.String("mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -111,7 +116,7 @@ func run() error {
 		return err
 	}
 	defer c.Close()
-	return agentworker.Run(ctx, c, ns, agentworker.Options{TaskQueue: *taskQueue, MCPConfig: *mcpConfig, Logger: logger})
+	return agentworker.Run(ctx, c, ns, agentworker.Options{TaskQueue: *taskQueue, HostQueue: *hostQueue, MCPConfig: *mcpConfig, Logger: logger})
 }
 
 // serveCodec serves the codec server on addr until the worker stops.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -87,6 +88,12 @@ type agent struct {
 	// lastCall: the next model call is the escalation's last one of the
 	// turn, offered no tools.
 	lastCall bool
+
+	// hostQueue is the task queue of the host that holds the workspace
+	// (host.go); "" until the run learns it. hostSilent is when a tool
+	// call last found that host not answering, nil once one ran there.
+	hostQueue  string
+	hostSilent *time.Time
 }
 
 // durableVersion marks the durable-sessions change of the command sequence
@@ -275,6 +282,7 @@ func newAgent(cfg config) *agent {
 		children:     map[string]*child{},
 		gone:         map[string]string{},
 		reporters:    newReporters(cfg.in.Reporters),
+		hostQueue:    cfg.in.WorkspaceHost,
 	}
 	if c := cfg.in.Carry; c != nil {
 		if c.Plans != nil {
@@ -314,6 +322,8 @@ func newAgent(cfg config) *agent {
 func (a *agent) carry() AgentInput {
 	in := a.cfg.in
 	in.Prompt = ""
+	// The continuation keeps the host of this run's workspace.
+	in.WorkspaceHost = a.hostQueue
 	msgs := a.msgs
 	if a.durable {
 		// The continuation starts from what the model sees now: the head,
@@ -691,11 +701,24 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 	if root := info.RootWorkflowExecution; root != nil {
 		workspaceOf = root.ID // the agents of one tree share a workspace
 	}
+	// The tool activities run on the host of the workspace (host.go).
+	var queue string
+	var hostErr error
+	for i, c := range calls {
+		if results[i] == nil && !a.inWorkflow(c.Name) {
+			queue, hostErr = a.toolQueue(ctx)
+			break
+		}
+	}
 	for i, c := range calls {
 		if results[i] != nil || a.inWorkflow(c.Name) {
 			continue
 		}
-		opts := toolActivity
+		if hostErr != nil {
+			results[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Tool %s was not run: %v", c.Name, hostErr)}
+			continue
+		}
+		opts := a.hostOptions(toolActivity, queue)
 		opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, c.Name)
 		futures[i] = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.RunToolName, activities.RunToolInput{
 			WorkflowID: workspaceOf,
@@ -724,9 +747,14 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 			msg.Content, msg.IsError = r.Content, r.IsError
 		default:
 			var out activities.RunToolResult
-			if err := futures[i].Get(ctx, &out); err != nil {
+			err := futures[i].Get(ctx, &out)
+			gone := queue != "" && a.hostAnswered(ctx, err)
+			switch {
+			case gone:
+				msg.Content, msg.IsError = a.hostGone(c.Name), true
+			case err != nil:
 				msg.Content, msg.IsError = fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
-			} else {
+			default:
 				msg.Content, msg.IsError = out.Content, out.IsError
 			}
 		}
@@ -824,6 +852,12 @@ func (a *agent) details() string {
 			if w.AgentID != a.cfg.agentID {
 				fmt.Fprintf(&b, "\n\n**waiting**: agent %s (%s): %s", w.AgentID, w.Kind, w.Reason)
 			}
+		}
+	}
+	if a.hostQueue != "" {
+		fmt.Fprintf(&b, "\n\nworkspace host: `%s`", a.hostQueue)
+		if a.hostSilent != nil {
+			fmt.Fprintf(&b, ", **not answering** since %s: tool calls fail until it is back", a.hostSilent.UTC().Format(time.RFC3339))
 		}
 	}
 	return b.String()

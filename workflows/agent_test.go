@@ -34,6 +34,7 @@ func scripted(env *testsuite.TestWorkflowEnvironment, responses ...model.Respons
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
 	}, activity.RegisterOptions{Name: activities.RunToolName})
+	registerHost(env)
 	return &seen
 }
 

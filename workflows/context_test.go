@@ -68,6 +68,7 @@ func TestSummaryInParts(t *testing.T) {
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: strings.Repeat("data ", 6_000)}, nil
 	}, activity.RegisterOptions{Name: activities.RunToolName})
+	registerHost(env)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read a, b and c", IdleTimeoutS: 1,
 		Context: ContextConfig{MaxTokens: 9000}, Todo: todo.Config{Enabled: new(false)}})
 	if err := env.GetWorkflowError(); err != nil {

@@ -46,6 +46,32 @@
 // change is guarded by workflow.GetVersion("agent-tree") and a child speaks
 // the bus only when its parent does (AgentInput.TreeBus).
 //
+// # One workspace per session
+//
+// The tools that touch files (built-in, MCP, a worker's own) run as RunTool
+// activities, and what they write stays on the disk of the worker that ran
+// them. With several workers on the task queue, a session's tool calls
+// would land on either host's disk, and a file written by one call would be
+// missing for the calls that land elsewhere. So a session's tool activities
+// all run on one host (host.go), as in the samples' worker-specific task
+// queues: each worker also polls a host queue of its own, named in its
+// state folder; at its first tool activity or subagent, a run asks the
+// WorkspaceHost activity on the shared queue, and whichever worker answers
+// holds the workspace. The answer is in history; the run keeps it, carries
+// it through continue-as-new (AgentInput.WorkspaceHost), and hands it to
+// its subagents, which share its workspace. Model calls, reporters and the
+// workflow itself still run on any worker.
+//
+// Each tool call goes to the host's queue with a ScheduleToStart timeout
+// (host_wait_s). When the host is gone the call is answered with an error
+// tool message that says which host is not answering and that nothing ran
+// elsewhere; the session goes on (its model calls do not need the host),
+// state.workspace shows since when the host is silent, and the tools work
+// again once a worker with that state folder, hence that queue and those
+// files, polls again. A session never moves to another host by itself. A
+// workspace on storage every worker mounts (workspace_shared) is not
+// pinned: its tools run on any worker.
+//
 // # Waiting
 //
 // Between turns a session waits durably for the next message, for
@@ -65,5 +91,9 @@
 //     (agent.pollSignals), so that the main coroutine drains one delivered
 //     in the same workflow task as the run's end;
 //   - "summary-parts": a stretch too large for one summarising call is
-//     summarised in parts; the version is asked only where that happens.
+//     summarised in parts; the version is asked only where that happens;
+//   - "workspace-host": tool activities run on the workspace's host, which
+//     a run learns with a WorkspaceHost activity; asked at a run's first
+//     tool activity or subagent, so a run that started before it keeps
+//     sending its tools to the shared queue.
 package workflows

@@ -1,10 +1,14 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -12,4 +16,15 @@ func todoPolicy(p string) todo.Config { return todo.Config{InProgressPolicy: tod
 
 func asContinueAsNew(err error, target **workflow.ContinueAsNewError) bool {
 	return errors.As(err, target)
+}
+
+// testHost is the host queue that the tests' WorkspaceHost answers.
+const testHost = "todoflow-host-test"
+
+// registerHost registers a WorkspaceHost that answers testHost, as every
+// worker does beside RunTool.
+func registerHost(env *testsuite.TestWorkflowEnvironment) {
+	env.RegisterActivityWithOptions(func(context.Context) (activities.HostInfo, error) {
+		return activities.HostInfo{Queue: testHost}, nil
+	}, activity.RegisterOptions{Name: activities.WorkspaceHostName, DisableAlreadyRegisteredCheck: true})
 }

@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
@@ -39,6 +41,21 @@ type AgentInput struct {
 	// Workspace is the built-in tools' folder on the worker; empty means a
 	// folder per run under the worker's state folder.
 	Workspace string `json:"workspace,omitempty"`
+	// WorkspaceShared says Workspace is on storage that every worker mounts
+	// at that path (a network file system, a shared volume): any worker
+	// runs the session's tools. Otherwise they all run on one host, the
+	// worker that holds the workspace (see WorkspaceHost).
+	WorkspaceShared bool `json:"workspace_shared,omitempty"`
+	// WorkspaceHost is the task queue of the host whose workspace the
+	// session uses (a worker's --host-queue). Empty: the session takes the
+	// worker that answers first, when it first runs a tool or starts a
+	// subagent. A parent sets it for its subagents, and a run for its
+	// continuation.
+	WorkspaceHost string `json:"workspace_host,omitempty"`
+	// HostWaitS is how long a tool call waits for the workspace's host to
+	// take it, in seconds (default 60); then the call is answered with an
+	// error saying that the host is not answering.
+	HostWaitS int `json:"host_wait_s,omitempty"`
 	// MaxTurns caps the model calls per user message, guard and
 	// continuation calls included.
 	MaxTurns int `json:"max_turns,omitempty"`
@@ -161,6 +178,7 @@ type config struct {
 	maxTokens        int
 	summarize        bool
 	approval         todo.ToolApproval
+	hostWait         time.Duration
 }
 
 // resolve checks the input and applies defaults. Its errors name the field,
@@ -168,7 +186,7 @@ type config struct {
 func resolve(in AgentInput) (config, error) {
 	c := config{in: in, agentID: in.AgentID, maxTurns: in.MaxTurns, idleTimeout: DefaultIdleTimeout,
 		modelRetryWindow: DefaultModelRetryWindow, maxTokens: DefaultContextTokens, summarize: true,
-		subagentTimeout: DefaultSubagentTimeout, subagentGrace: DefaultSubagentGrace}
+		subagentTimeout: DefaultSubagentTimeout, subagentGrace: DefaultSubagentGrace, hostWait: DefaultHostWait}
 	if c.agentID == "" {
 		c.agentID = DefaultAgentID
 	}
@@ -184,7 +202,7 @@ func resolve(in AgentInput) (config, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"idle_timeout_s", in.IdleTimeoutS}, {"subagent_timeout_s", in.SubagentTimeoutS}, {"subagent_grace_s", in.SubagentGraceS}, {"model_retry_window_s", in.ModelRetryWindowS}} {
+	}{{"idle_timeout_s", in.IdleTimeoutS}, {"subagent_timeout_s", in.SubagentTimeoutS}, {"subagent_grace_s", in.SubagentGraceS}, {"model_retry_window_s", in.ModelRetryWindowS}, {"host_wait_s", in.HostWaitS}} {
 		if f.v > maxSeconds {
 			return config{}, fmt.Errorf("%s is %d: want at most %d seconds (ten years)", f.name, f.v, maxSeconds)
 		}
@@ -199,7 +217,7 @@ func resolve(in AgentInput) (config, error) {
 		name string
 		v    int
 		to   *time.Duration
-	}{{"subagent_timeout_s", in.SubagentTimeoutS, &c.subagentTimeout}, {"subagent_grace_s", in.SubagentGraceS, &c.subagentGrace}} {
+	}{{"subagent_timeout_s", in.SubagentTimeoutS, &c.subagentTimeout}, {"subagent_grace_s", in.SubagentGraceS, &c.subagentGrace}, {"host_wait_s", in.HostWaitS, &c.hostWait}} {
 		switch {
 		case f.v < 0:
 			return config{}, fmt.Errorf("%s is %d: want a positive number of seconds", f.name, f.v)
@@ -225,6 +243,9 @@ func resolve(in AgentInput) (config, error) {
 	if in.Context.MaxMessages < 0 {
 		return config{}, fmt.Errorf("context.max_messages is %d: want 0 (no window) or more", in.Context.MaxMessages)
 	}
+	if err := checkWorkspace(in); err != nil {
+		return config{}, err
+	}
 	if in.Model != "" && !strings.HasPrefix(in.Model, "openai:") && !strings.HasPrefix(in.Model, "script:") {
 		return config{}, fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", in.Model)
 	}
@@ -247,3 +268,36 @@ func resolve(in AgentInput) (config, error) {
 	c.todo = ts
 	return c, nil
 }
+
+// checkWorkspace checks the settings of where the tools run.
+func checkWorkspace(in AgentInput) error {
+	switch h := in.WorkspaceHost; {
+	case in.WorkspaceShared && in.Workspace == "":
+		return errors.New("workspace_shared is true but workspace is empty: name the folder that every worker mounts at the same path")
+	case in.WorkspaceShared && h != "":
+		return fmt.Errorf("workspace_shared and workspace_host %q exclude each other: a shared workspace runs its tools on any worker", h)
+	case h != "":
+		if err := CheckHostQueue(h); err != nil {
+			return fmt.Errorf("workspace_host %w", err)
+		}
+	}
+	return nil
+}
+
+// CheckHostQueue checks the name of a worker's host queue: a task queue
+// name the server takes, without spaces or control characters, which would
+// only be typing mistakes.
+func CheckHostQueue(name string) error {
+	switch {
+	case name == "":
+		return errors.New("is empty")
+	case len(name) > maxQueueName:
+		return fmt.Errorf("is %d bytes long: a task queue name has at most %d", len(name), maxQueueName)
+	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }):
+		return fmt.Errorf("%q: a host queue has no spaces or control characters", name)
+	}
+	return nil
+}
+
+// maxQueueName is the longest task queue name the server takes.
+const maxQueueName = 1000

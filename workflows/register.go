@@ -25,4 +25,11 @@ func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Op
 	r.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	r.RegisterActivityWithOptions(acts.Report, activity.RegisterOptions{Name: activities.ReportName})
+	r.RegisterActivityWithOptions(acts.WorkspaceHost, activity.RegisterOptions{Name: activities.WorkspaceHostName})
+}
+
+// RegisterHost registers what a worker's host queue (acts.HostQueue)
+// serves: the tool calls of the sessions whose workspace it holds.
+func RegisterHost(r worker.Registry, acts *activities.Activities) {
+	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 }

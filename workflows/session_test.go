@@ -37,6 +37,7 @@ func faulty(env *testsuite.TestWorkflowEnvironment, fail func(in activities.Call
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: strings.Repeat("x", 3000)}, nil
 	}, activity.RegisterOptions{Name: activities.RunToolName})
+	registerHost(env)
 	return &seen
 }
 

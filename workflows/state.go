@@ -35,6 +35,9 @@ type State struct {
 	Waiting []Wait `json:"waiting"`
 	// PendingApproval is the agent's tool call waiting for approve_tool.
 	PendingApproval *PendingApproval `json:"pending_approval"`
+	// Workspace says where the agent's tools run: the host that holds its
+	// workspace, or any worker for a shared one; null until it is known.
+	Workspace *WorkspaceState `json:"workspace"`
 	// Live is set in a parent's entry for a running child: the counters the
 	// child sent with its latest event or status change (its own run's
 	// state query has the rest).
@@ -79,6 +82,7 @@ func (a *agent) state() State {
 		TreeUsage:        a.treeUsage(),
 		Compactions:      a.comp.Count,
 		Waiting:          []Wait{},
+		Workspace:        a.workspaceState(),
 	}
 	if a.tree {
 		st.Status = a.shownStatus()

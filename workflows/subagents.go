@@ -124,12 +124,16 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		SystemPrompt: a.cfg.in.SystemPrompt,
 		Model:        childModel(a.cfg.in.Model, args.AgentID, args.Model),
 		Workspace:    a.cfg.in.Workspace,
-		MaxTurns:     a.cfg.in.MaxTurns,
-		Context:      a.cfg.in.Context,
-		AgentID:      args.AgentID,
-		Tools:        args.Tools,
-		Approval:     a.cfg.in.Approval,
-		TreeBus:      a.tree,
+		// The tree shares one workspace, so a subagent's tools run where
+		// its parent's do.
+		WorkspaceShared: a.cfg.in.WorkspaceShared,
+		HostWaitS:       a.cfg.in.HostWaitS,
+		MaxTurns:        a.cfg.in.MaxTurns,
+		Context:         a.cfg.in.Context,
+		AgentID:         args.AgentID,
+		Tools:           args.Tools,
+		Approval:        a.cfg.in.Approval,
+		TreeBus:         a.tree,
 	}
 	if a.tree {
 		// Grandchildren live under the same limits.
@@ -142,6 +146,11 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	if _, err := resolve(in); err != nil {
 		return todo.Result{IsError: true, Content: "the subagent's settings are invalid: " + err.Error()}
 	}
+	host, err := a.toolQueue(ctx)
+	if err != nil {
+		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, err)}
+	}
+	in.WorkspaceHost = host
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + args.AgentID
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:        id,

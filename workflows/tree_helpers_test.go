@@ -94,6 +94,7 @@ func scriptTree(env *testsuite.TestWorkflowEnvironment, script map[string][]mode
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
 	}, activity.RegisterOptions{Name: activities.RunToolName})
+	registerHost(env)
 	for _, l := range lates {
 		env.OnActivity(activities.CallModelName, mock.Anything, mock.MatchedBy(func(in activities.CallModelInput) bool {
 			return in.AgentID == l.Agent && in.Call == l.Call

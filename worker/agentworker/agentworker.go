@@ -3,6 +3,16 @@
 // task queue. The worker binary and the starter's in-process worker (for
 // `starter run` on the embedded server) share it, so both run the same code.
 //
+// # Several workers
+//
+// Every worker of a task queue runs any workflow task, model call and
+// report, but a session's files are on one disk. So each worker also polls
+// a host queue of its own for tool calls (HostQueue: a name kept in its
+// state folder, or --host-queue), and a session sends all its tool calls to
+// the host queue of the worker that answered it first (package workflows,
+// "One workspace per session"). A worker restarted with the same state
+// folder polls the same host queue and serves the same sessions' files.
+//
 // # Your own worker
 //
 // A program of your own can be a todoflow worker with tools of its own, the
@@ -75,6 +85,11 @@ type Options struct {
 	// workflow keeps todo text out of the search attributes, which the
 	// server stores in the clear. It is set when TODOFLOW_PAYLOAD_KEY is.
 	Encrypted bool
+	// HostQueue is the task queue of this worker's workspaces, which it
+	// polls for the tool calls of the sessions whose workspace it holds;
+	// empty means $TODOFLOW_HOST_QUEUE, else the name kept in the state
+	// folder (see HostQueue).
+	HostQueue string
 }
 
 // EnvToolOutputMax is the environment variable of the worker's tool output
@@ -128,14 +143,32 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		}
 		opts.Logger.Info("MCP servers configured; each starts when first needed", "config", opts.MCPConfig, "servers", strings.Join(servers.Names(), ", "))
 	}
-	w := worker.New(c, opts.TaskQueue, opts.Worker)
-	workflows.RegisterWithOptions(w, &activities.Activities{
+	hostQueue, err := HostQueue(opts.StateDir, opts.HostQueue)
+	if err == nil && hostQueue == opts.TaskQueue {
+		err = fmt.Errorf("the host queue is %q, the shared task queue: name one that only this worker polls (--host-queue, %s)", hostQueue, EnvHostQueue)
+	}
+	if err != nil {
+		if servers != nil {
+			servers.Close()
+		}
+		return nil, err
+	}
+	acts := &activities.Activities{
 		Client:        c,
 		Models:        NewModels(opts.DefaultModel),
 		Tools:         opts.Tools,
 		StateDir:      opts.StateDir,
 		ToolOutputMax: outputMax,
-	}, workflows.Options{Encrypted: opts.Encrypted})
+		HostQueue:     hostQueue,
+	}
+	shared := worker.New(c, opts.TaskQueue, opts.Worker)
+	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted})
+	hostOpts := opts.Worker
+	hostOpts.DisableWorkflowWorker = true
+	host := worker.New(c, hostQueue, hostOpts)
+	workflows.RegisterHost(host, acts)
+	opts.Logger.Info("Sessions whose workspace this worker holds run their tools on its host queue", "HostQueue", hostQueue, "Workspaces", filepath.Join(opts.StateDir, "workspaces"))
+	var w worker.Worker = &hostWorker{Worker: shared, host: host}
 	if servers == nil {
 		return w, nil
 	}

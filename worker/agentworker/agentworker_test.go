@@ -45,7 +45,8 @@ func ExampleNew() {
 	w, err := agentworker.New(c, agentworker.Options{
 		Tools:     reg,
 		StateDir:  os.TempDir(),
-		MCPConfig: "", // a file of "mcpServers"; empty: $TODOFLOW_MCP_CONFIG
+		MCPConfig: "",                      // a file of "mcpServers"; empty: $TODOFLOW_MCP_CONFIG
+		HostQueue: "todoflow-host-example", // empty: a name kept in StateDir
 	})
 	if err != nil {
 		panic(err)

@@ -1,0 +1,127 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+)
+
+// The workspace's host (see the package doc, "One workspace per session").
+const (
+	// hostChange: tool activities run on the queue of the host that holds
+	// the session's workspace, learned with a WorkspaceHost activity at the
+	// first tool activity or subagent of a run.
+	hostChange  = "workspace-host"
+	hostVersion = 1
+	// DefaultHostWait is how long a tool call waits for the workspace's
+	// host to take it (host_wait_s) before it is answered with an error.
+	DefaultHostWait = time.Minute
+)
+
+// hostActivity asks the shared queue which worker is the session's host.
+// Any worker answers, at once; the retries cover a worker of an older
+// version taking the task during a deploy.
+var hostActivity = workflow.ActivityOptions{
+	ScheduleToCloseTimeout: 2 * time.Minute,
+	StartToCloseTimeout:    10 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval:        time.Second,
+		BackoffCoefficient:     2,
+		MaximumInterval:        10 * time.Second,
+		MaximumAttempts:        5,
+		NonRetryableErrorTypes: []string{activities.ErrTypeNoHostQueue},
+	},
+	Summary: "workspace host",
+}
+
+// WorkspaceState is state.workspace: where the session's tools run.
+type WorkspaceState struct {
+	// HostQueue is the task queue of the worker that holds the workspace
+	// (its --host-queue); "" when the workspace is shared.
+	HostQueue string `json:"host_queue"`
+	// Shared: the workspace is on storage every worker mounts
+	// (workspace_shared), so any worker runs the tools.
+	Shared bool `json:"shared"`
+	// UnansweredSince is when a tool call found the host not answering;
+	// nil again once a call ran there.
+	UnansweredSince *time.Time `json:"unanswered_since"`
+}
+
+// workspaceState is state.workspace: nil until the run knows its host.
+func (a *agent) workspaceState() *WorkspaceState {
+	switch {
+	case a.cfg.in.WorkspaceShared:
+		return &WorkspaceState{Shared: true}
+	case a.hostQueue != "":
+		return &WorkspaceState{HostQueue: a.hostQueue, UnansweredSince: a.hostSilent}
+	}
+	return nil
+}
+
+// toolQueue is the task queue of the run's tool activities: "" (the
+// workflow's own queue) for a shared workspace and for runs started before
+// the workspace-host version, else the host's, which a run that has none
+// learns first. Its error means no host could be learned: the tool calls
+// are then answered with it, not run on a worker that may not hold the
+// files.
+func (a *agent) toolQueue(ctx workflow.Context) (string, error) {
+	if a.cfg.in.WorkspaceShared || workflow.GetVersion(ctx, hostChange, workflow.DefaultVersion, hostVersion) < hostVersion {
+		return "", nil
+	}
+	if a.hostQueue != "" {
+		return a.hostQueue, nil
+	}
+	var h activities.HostInfo
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostActivity), activities.WorkspaceHostName).Get(ctx, &h)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("no worker could take this session's workspace: %s", rootMessage(err))
+	case h.Queue == "":
+		return "", errors.New("no worker could take this session's workspace: the worker named no host queue")
+	}
+	a.hostQueue = h.Queue
+	workflow.GetLogger(ctx).Info("workspace host", "queue", h.Queue)
+	return h.Queue, nil
+}
+
+// hostOptions are opts for a tool call on queue: a call to a host waits at
+// most host_wait_s for it, so that a host that is gone is told, not waited
+// for until the tool's own timeouts.
+func (a *agent) hostOptions(opts workflow.ActivityOptions, queue string) workflow.ActivityOptions {
+	if queue != "" {
+		opts.TaskQueue = queue
+		opts.ScheduleToStartTimeout = a.cfg.hostWait
+	}
+	return opts
+}
+
+// hostAnswered records how the host answered a tool call (err from the
+// activity), and reports whether it did not take the call at all.
+func (a *agent) hostAnswered(ctx workflow.Context, err error) (gone bool) {
+	var timeout *temporal.TimeoutError
+	gone = errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
+	switch {
+	case gone && a.hostSilent == nil:
+		now := workflow.Now(ctx)
+		a.hostSilent = &now
+	case err == nil:
+		a.hostSilent = nil
+	}
+	return gone
+}
+
+// hostGone is the tool message of a call that the workspace's host did not
+// take: what happened, that nothing ran elsewhere, and what brings the
+// tools back.
+func (a *agent) hostGone(tool string) string {
+	return fmt.Sprintf("Tool %s was not run: the workspace's host %s is not answering (no worker took the call within %s). "+
+		"This session's files are on that host, so the call was not sent to another worker. "+
+		"Tell the user; the tools work again once that host's worker is back (a worker with the same state folder, or started with --host-queue %s).",
+		tool, a.hostQueue, a.cfg.hostWait, a.hostQueue)
+}

@@ -1,0 +1,356 @@
+package workflows
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+)
+
+// toolLog records, for the host tests, how often a run asked for its
+// workspace's host and on which task queue each tool call ran.
+type toolLog struct {
+	mu    sync.Mutex
+	asked int
+	runs  []toolRun
+}
+
+type toolRun struct{ agent, tool, queue string }
+
+func (l *toolLog) snapshot() (int, []toolRun) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.asked, append([]toolRun(nil), l.runs...)
+}
+
+// recordTools replaces WorkspaceHost (answering host; failing as a worker
+// without a host queue does when host is "") and RunTool (failing call n,
+// 0-based, with fail(n) when that is not nil) on env.
+func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(n int) error) *toolLog {
+	l := &toolLog{}
+	env.RegisterActivityWithOptions(func(context.Context) (activities.HostInfo, error) {
+		l.mu.Lock()
+		l.asked++
+		l.mu.Unlock()
+		if host == "" {
+			return activities.HostInfo{}, temporal.NewNonRetryableApplicationError("this worker polls no host queue of its own", activities.ErrTypeNoHostQueue, nil)
+		}
+		return activities.HostInfo{Queue: host}, nil
+	}, activity.RegisterOptions{Name: activities.WorkspaceHostName, DisableAlreadyRegisteredCheck: true})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		l.mu.Lock()
+		n := len(l.runs)
+		l.runs = append(l.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: activity.GetInfo(ctx).TaskQueue})
+		l.mu.Unlock()
+		if fail != nil {
+			if err := fail(n); err != nil {
+				return activities.RunToolResult{}, err
+			}
+		}
+		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	return l
+}
+
+// hostGoneErr is what a tool call scheduled on a queue that no worker
+// polls ends with.
+func hostGoneErr() error {
+	return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+}
+
+// A session learns its host once, at its first tool activity (not before:
+// a todo tool needs none), and runs every tool call of every turn there.
+func TestToolsRunOnTheWorkspaceHost(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("write_todos", `{"todos":[{"content":"Write","status":"in_progress"}]}`)),
+		calls(call("write_file", `{"path":"a.txt","content":"x"}`)),
+		calls(call("read_file", `{"path":"a.txt"}`), call("list_files", `{}`)),
+		model.Response{Content: "written"},
+		// The second message.
+		calls(call("read_file", `{"path":"a.txt"}`)),
+		model.Response{Content: "still there"},
+	)
+	log := recordTools(env, "todoflow-host-a", nil)
+	var before State
+	var askedBefore int
+	env.RegisterDelayedCallback(func() {
+		before = queryState(t, env)
+		askedBefore, _ = log.snapshot()
+		env.SignalWorkflow(UserMessageSignal, "read it again")
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write a.txt", IdleTimeoutS: 3600})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	asked, runs := log.snapshot()
+	if asked != 1 || askedBefore != 1 {
+		t.Errorf("WorkspaceHost was asked %d times (%d in the first turn), want once", asked, askedBefore)
+	}
+	if len(runs) != 4 {
+		t.Fatalf("tool calls = %+v, want 4", runs)
+	}
+	for _, r := range runs {
+		if r.queue != "todoflow-host-a" {
+			t.Errorf("%s ran on queue %q, want the host's", r.tool, r.queue)
+		}
+	}
+	if ws := before.Workspace; ws == nil || ws.HostQueue != "todoflow-host-a" || ws.Shared || ws.UnansweredSince != nil {
+		t.Errorf("state.workspace = %s", dump(ws))
+	}
+
+	// A run that calls only the workflow's own tools asks for no host.
+	env2 := s.NewTestWorkflowEnvironment()
+	scripted(env2, calls(call("write_todos", `{"todos":[{"content":"Think","status":"completed"}]}`)), model.Response{Content: "done"})
+	log2 := recordTools(env2, "todoflow-host-a", nil)
+	env2.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "think", IdleTimeoutS: 1})
+	if err := env2.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if asked, _ := log2.snapshot(); asked != 0 || queryState(t, env2).Workspace != nil {
+		t.Errorf("a run without tool activities asked for a host %d times, state.workspace %s", asked, dump(queryState(t, env2).Workspace))
+	}
+}
+
+// The host is carried through continue-as-new: the next run sends its
+// tools to the same host and does not ask again.
+func TestWorkspaceHostCarriedThroughContinueAsNew(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env, calls(call("write_file", `{"path":"a.txt","content":"x"}`)), model.Response{Content: "written"})
+	recordTools(env, "todoflow-host-a", nil)
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write", IdleTimeoutS: 3600})
+	var can *workflow.ContinueAsNewError
+	if !asContinueAsNew(env.GetWorkflowError(), &can) {
+		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
+	}
+	var next AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	if next.WorkspaceHost != "todoflow-host-a" {
+		t.Fatalf("the continuation's workspace_host = %q, want the host of the run", next.WorkspaceHost)
+	}
+
+	// Another worker would answer todoflow-host-b: the continuation must
+	// not ask.
+	env2 := s.NewTestWorkflowEnvironment()
+	scripted(env2, model.Response{}, model.Response{}, calls(call("read_file", `{"path":"a.txt"}`)), model.Response{Content: "read"})
+	log := recordTools(env2, "todoflow-host-b", nil)
+	var st State
+	env2.RegisterDelayedCallback(func() { st = queryState(t, env2) }, time.Second)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(UserMessageSignal, "read it") }, 2*time.Second)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env2.ExecuteWorkflow(AgentWorkflow, next)
+	if err := env2.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	asked, runs := log.snapshot()
+	if asked != 0 || len(runs) != 1 || runs[0].queue != "todoflow-host-a" {
+		t.Errorf("continuation: asked %d times, tool calls %+v; want none, read_file on todoflow-host-a", asked, runs)
+	}
+	if st.Workspace == nil || st.Workspace.HostQueue != "todoflow-host-a" {
+		t.Errorf("continuation's state.workspace before any tool = %s", dump(st.Workspace))
+	}
+}
+
+// A subagent shares its parent's workspace, so its tools run on its
+// parent's host; the parent learns it before it starts the child, and the
+// child never asks.
+func TestSubagentUsesItsParentsHost(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {
+			calls(spawnCall("kid", "read a.txt", quiet)),
+			say("kid is on it"),
+			calls(call("read_file", `{"path":"a.txt"}`)),
+			say("read"),
+		},
+		"kid": {
+			calls(call("write_file", `{"path":"a.txt","content":"x"}`)),
+			say("kid done"),
+		},
+	})
+	log := recordTools(env, "todoflow-host-a", nil)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "read what kid wrote") }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+
+	asked, runs := log.snapshot()
+	if asked != 1 {
+		t.Errorf("WorkspaceHost was asked %d times, want once (by the parent)", asked)
+	}
+	agents := map[string]bool{}
+	for _, r := range runs {
+		agents[r.agent] = true
+		if r.queue != "todoflow-host-a" {
+			t.Errorf("%s's %s ran on %q, want the parent's host", r.agent, r.tool, r.queue)
+		}
+	}
+	if !agents["main"] || !agents["kid"] {
+		t.Errorf("tool calls = %+v, want main's and kid's", runs)
+	}
+	if ws := stateOf(t, env, childWF("kid")).Workspace; ws == nil || ws.HostQueue != "todoflow-host-a" {
+		t.Errorf("kid's state.workspace = %s", dump(ws))
+	}
+}
+
+// When the host does not take a tool call within host_wait_s, the model
+// reads an error that says so, the session goes on, and the tools work
+// again once the host is back.
+func TestWorkspaceHostGone(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("write_file", `{"path":"a.txt","content":"x"}`)),
+		calls(call("read_file", `{"path":"a.txt"}`)),
+		model.Response{Content: "the host is gone"},
+		// The next message, the host back.
+		calls(call("read_file", `{"path":"a.txt"}`)),
+		model.Response{Content: "read"},
+	)
+	log := recordTools(env, "todoflow-host-a", func(n int) error {
+		if n == 1 {
+			return hostGoneErr()
+		}
+		return nil
+	})
+	var between State
+	env.RegisterDelayedCallback(func() {
+		between = queryState(t, env)
+		env.SignalWorkflow(UserMessageSignal, "try again")
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write and read", IdleTimeoutS: 3 * 3600, HostWaitS: 5})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("the session failed: %v", err)
+	}
+	var tools []model.Message
+	for _, m := range queryMessages(t, env) {
+		if m.Role == model.RoleTool {
+			tools = append(tools, m)
+		}
+	}
+	if len(tools) != 3 {
+		t.Fatalf("tool messages = %s", dump(tools))
+	}
+	gone := tools[1]
+	want := "Tool read_file was not run: the workspace's host todoflow-host-a is not answering (no worker took the call within 5s)."
+	if !gone.IsError || !strings.HasPrefix(gone.Content, want) || !strings.Contains(gone.Content, "not sent to another worker") {
+		t.Errorf("the call the host did not take was answered %q (error %v), want %q…", gone.Content, gone.IsError, want)
+	}
+	if tools[2].IsError || tools[2].Content != "ran read_file" {
+		t.Errorf("after the host came back: %+v", tools[2])
+	}
+	if between.Status != StatusWaitingUser || between.Workspace == nil || between.Workspace.UnansweredSince == nil {
+		t.Errorf("between the turns: status %s, workspace %s; want waiting_user and unanswered_since set", between.Status, dump(between.Workspace))
+	}
+	if ws := queryState(t, env).Workspace; ws == nil || ws.UnansweredSince != nil {
+		t.Errorf("after a call ran on the host again, state.workspace = %s", dump(ws))
+	}
+	if _, runs := log.snapshot(); len(runs) != 3 {
+		t.Errorf("tool calls = %+v", runs)
+	}
+}
+
+// When no worker can be the host, the tool calls and subagents are
+// refused with that reason, never run on whichever worker, and the next
+// call asks again.
+func TestWorkspaceHostUnknown(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("read_file", `{"path":"a.txt"}`)),
+		calls(call("spawn_subagent", `{"agent_id":"kid","task":"read a.txt"}`)),
+		model.Response{Content: "no host"},
+	)
+	log := recordTools(env, "", nil)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	asked, runs := log.snapshot()
+	if asked != 2 || len(runs) != 0 {
+		t.Errorf("asked %d times, tool calls %+v; want 2, none", asked, runs)
+	}
+	var tools []model.Message
+	for _, m := range queryMessages(t, env) {
+		if m.Role == model.RoleTool {
+			tools = append(tools, m)
+		}
+	}
+	if len(tools) != 2 {
+		t.Fatalf("tool messages = %s", dump(tools))
+	}
+	for i, want := range []string{
+		"Tool read_file was not run: no worker could take this session's workspace: this worker polls no host queue of its own",
+		`subagent "kid" could not be started: no worker could take this session's workspace`,
+	} {
+		if !tools[i].IsError || !strings.HasPrefix(tools[i].Content, want) {
+			t.Errorf("tool message %d = %q, want %q…", i, tools[i].Content, want)
+		}
+	}
+}
+
+// A shared workspace runs its tools on any worker of the run's queue, its
+// subagents' too, and runs started before the workspace-host version keep
+// doing so.
+func TestToolsUnpinned(t *testing.T) {
+	cases := []struct {
+		name   string
+		in     AgentInput
+		old    bool
+		shared bool
+	}{
+		{name: "shared workspace", in: AgentInput{Workspace: "/mnt/team/project", WorkspaceShared: true}, shared: true},
+		{name: "a run before the version", old: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTreeEnv()
+			scriptTree(env, map[string][]model.Response{
+				"main": {calls(call("read_file", `{"path":"a.txt"}`)), calls(spawnCall("kid", "read a.txt", quiet)), say("read")},
+				"kid":  {calls(call("read_file", `{"path":"a.txt"}`)), say("kid read")},
+			})
+			log := recordTools(env, "todoflow-host-a", nil)
+			if tc.old {
+				env.OnGetVersion(hostChange, workflow.DefaultVersion, hostVersion).Return(workflow.DefaultVersion)
+			}
+			in := rootInput("read")
+			in.Workspace, in.WorkspaceShared = tc.in.Workspace, tc.in.WorkspaceShared
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+			env.ExecuteWorkflow(WorkflowName, in)
+			completed(t, env)
+			asked, runs := log.snapshot()
+			if asked != 0 || len(runs) != 2 {
+				t.Fatalf("asked %d times, tool calls %+v; want none, two read_file calls", asked, runs)
+			}
+			for _, r := range runs {
+				if r.queue == "todoflow-host-a" {
+					t.Errorf("%s's %s ran on a host's queue", r.agent, r.tool)
+				}
+			}
+			for _, id := range []string{treeRoot, childWF("kid")} {
+				ws := stateOf(t, env, id).Workspace
+				if tc.shared != (ws != nil && ws.Shared && ws.HostQueue == "") || (!tc.shared && ws != nil) {
+					t.Errorf("%s's state.workspace = %s", id, dump(ws))
+				}
+			}
+		})
+	}
+}
