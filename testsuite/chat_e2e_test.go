@@ -121,3 +121,66 @@ func TestChatTerminalEndToEnd(t *testing.T) {
 		t.Errorf("workflow status %v, want completed", got)
 	}
 }
+
+// The line mode: `starter chat < script` plays a conversation through a
+// pipe, each line once the previous one is answered, and leaves the
+// session waiting for the user.
+func TestChatLineModeEndToEnd(t *testing.T) {
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	bin := buildStarter(t)
+	script := filepath.Join(t.TempDir(), "chat.json")
+	if err := os.WriteFile(script, []byte(strings.Replace(chatScript, `"delay_ms": 8000`, `"delay_ms": 300`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const id = "chat-lines"
+	cmd := exec.Command(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+script)
+	cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
+	cmd.Stdin = strings.NewReader("fix the auth test\n/todos\n/bogus\n/approve\n/plan\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the client did not leave within 2 minutes; its output:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("starter chat: %v\n%s", err, out)
+	}
+	text := string(out)
+	t.Logf("the client's output:\n%s", text)
+	// In this order: each line is taken once the previous one is answered.
+	want := []string{
+		"New session " + id,
+		"> fix the auth test",
+		"Next I will fix the order.",
+		"awaits approval",
+		"/todos", "- [>] Read the failing test", "Done: 0/3",
+		"unknown command /bogus",
+		"/approve",
+		"All three done",
+		"/plan", "Current Plan: Fix auth",
+		"Left session " + id,
+	}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(text[at:], w)
+		if i < 0 {
+			t.Fatalf("the output lacks %q after byte %d:\n%s", w, at, text)
+		}
+		at += i + len(w)
+	}
+	if strings.Contains(text, "\x1b[") {
+		t.Errorf("the line mode wrote terminal escapes:\n%q", text)
+	}
+	st, ok := queryState(context.Background(), s.c, id)
+	if !ok || st.Status != workflows.StatusWaitingUser {
+		t.Errorf("after the client left: status %q, want %s", st.Status, workflows.StatusWaitingUser)
+	}
+}
