@@ -18,7 +18,9 @@ import (
 // polls it sees the text while the model writes it, and one that attaches
 // mid-reply sees all of it so far. History still records the reply once,
 // when the activity completes; a worker that dies mid-stream leaves only a
-// preview behind, and the call's next attempt streams again from the start.
+// preview behind (in the timed-out attempt's failure, as its last heartbeat
+// details, at most MaxStreamBytes), and the call's next attempt streams
+// again from the start.
 //
 // The SDK sends at most one heartbeat per throttle interval (the latest
 // details win), so that interval, the worker's MaxHeartbeatThrottleInterval,
@@ -37,8 +39,10 @@ type ReplyStream struct {
 }
 
 // MaxStreamBytes bounds the text a heartbeat carries: the details are
-// rewritten with every heartbeat, and a preview needs no more.
-const MaxStreamBytes = 64 << 10
+// rewritten with every heartbeat, a client shows a reply's last lines only,
+// and a call whose worker dies leaves its last details in history (the
+// attempt's timeout failure carries them as LastHeartbeatDetails).
+const MaxStreamBytes = 16 << 10
 
 // replyStream collects a model call's streamed text and keeps the activity
 // alive with it as its details.

@@ -61,7 +61,7 @@ func messageEntries(m model.Message) []entry {
 		}
 		return out
 	case model.RoleTool:
-		text := "  ⎿ " + clip(firstLine(m.Content), 120)
+		text := "  ⎿ " + clip(firstLine(m.Content), 100)
 		if n := strings.Count(strings.TrimSpace(m.Content), "\n"); n > 0 {
 			text += fmt.Sprintf(" (+%d lines)", n)
 		}
