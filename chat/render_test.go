@@ -150,7 +150,7 @@ func TestTrackerStream(t *testing.T) {
 		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2}}, ""},
 		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2, Text: "The fix "}}, "The fix "},
 		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2, Text: ""}}, "The fix "}, // a retry that wrote nothing yet
-		{Snapshot{State: running, StateAt: at}, "The fix "},                                                      // completed, not yet in the transcript
+		{Snapshot{State: running, StateAt: at}, "The fix "},                                                     // completed, not yet in the transcript
 		{Snapshot{State: running, StateAt: at.Add(time.Second), NewMessages: []model.Message{{Role: model.RoleAssistant, Content: "The fix is in."}}}, "-"},
 	}
 	for i, s := range steps {
