@@ -183,12 +183,17 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 		}
 	}
 
-	defer keepAlive(ctx)()
+	// The reply streams to watching clients through the heartbeats (see
+	// stream.go); a summary is no reply, and is only kept alive.
+	stream := streamReply(ctx, in)
+	defer stream.stop()
 
 	var tools []model.ToolSpec
+	var onText func(string)
 	if in.Summarize != nil {
 		msgs = in.Summarize.request(msgs)
 	} else {
+		onText = stream.add
 		tools = append(in.TodoTools.specs(), in.Tools...)
 		// Listing may start MCP servers, hence after keepAlive. A source
 		// that cannot list its tools now costs the model those tools for
@@ -200,7 +205,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 		tools = append(tools, worker...)
 	}
 
-	resp, err := client.Complete(ctx, model.Request{Model: name, Messages: msgs, Tools: tools, Call: in.Call})
+	resp, err := client.Complete(ctx, model.Request{Model: name, Messages: msgs, Tools: tools, Call: in.Call, Stream: onText})
 	if err != nil {
 		return model.Response{}, classify(err)
 	}

@@ -18,10 +18,17 @@ const heartbeatEvery = time.Second
 // runs it can, and its death is what the server must notice in seconds, not
 // at StartToClose. Outside an activity (tests, direct calls) it does nothing.
 func keepAlive(ctx context.Context, details ...any) (stop func()) {
+	return keepBeating(ctx, func() { activity.RecordHeartbeat(ctx, details...) })
+}
+
+// keepBeating calls beat now and every heartbeatEvery until stop is called;
+// beat records a heartbeat with whatever details are current (see
+// replyStream, whose details change while it runs).
+func keepBeating(ctx context.Context, beat func()) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
-	activity.RecordHeartbeat(ctx, details...)
+	beat()
 	hbCtx, cancel := context.WithCancel(ctx)
 	go func() {
 		t := time.NewTicker(heartbeatEvery)
@@ -31,7 +38,7 @@ func keepAlive(ctx context.Context, details ...any) (stop func()) {
 			case <-hbCtx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, details...)
+				beat()
 			}
 		}
 	}()

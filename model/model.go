@@ -68,6 +68,12 @@ type Request struct {
 	// (across continue-as-new). The scripted model answers call N with its
 	// response N, so a retried or replayed call gets the same answer.
 	Call int
+	// Stream, when not nil, receives the reply's text while the model writes
+	// it, one piece at a time and in order, so that a watching client can
+	// show it before the call ends. The Response still carries the whole
+	// text: Stream is a preview, never the record. A client that cannot
+	// stream may call it once with the whole text, or not at all.
+	Stream func(delta string)
 }
 
 // Response is what the model answered: text, tool calls, or both.

@@ -78,6 +78,8 @@ func TestArgumentErrors(t *testing.T) {
 		{"retry", []string{"wf-1", "again"}, `unexpected argument "again"`, true},
 		{"compact", nil, "missing the workflow ID: starter compact ID", true},
 		{"compact", []string{"wf-1", "now"}, `unexpected argument "now"`, true},
+		{"chat", []string{"hello"}, `unexpected argument "hello": starter chat [--id ID] [--model REF]`, true},
+		{"chat", []string{"--id"}, "flag needs an argument: --id", true},
 		{"continuation", nil, "missing the workflow ID: starter continuation ID", true},
 		{"continuation", []string{"wf-1"}, "missing on or off: starter continuation ID on|off", true},
 		{"continuation", []string{"wf-1", "maybe"}, `not "maybe"`, true},
@@ -166,6 +168,7 @@ func TestParsing(t *testing.T) {
 		{"end", []string{"--", "wf-1"}, []string{"wf-1"}, nil},
 		{"retry", []string{"wf-1"}, []string{"wf-1"}, nil},
 		{"compact", []string{"wf-1"}, []string{"wf-1"}, nil},
+		{"chat", []string{"--id", "s-1", "--model=script:x.json"}, nil, map[string]string{"id": "s-1", "model": "script:x.json"}},
 	}
 	tested := map[string]bool{}
 	for _, tc := range cases {

@@ -40,6 +40,7 @@ func commandList() []command {
 		{"end", "ID", "end a session after its current turn (end_session)", cmdEnd},
 		{"retry", "ID", "run again a turn that failed on the model (retry_turn)", cmdRetry},
 		{"compact", "ID", "summarise a session's older messages now (compact_context)", cmdCompact},
+		{"chat", "[--id ID] [--model REF]", "chat with a session in the terminal (a new one, or --id to come back to one)", cmdChat},
 	}
 }
 

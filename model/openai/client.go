@@ -105,7 +105,8 @@ func New(opts Options) (*Client, error) {
 func (c *Client) BaseURL() string { return c.baseURL }
 
 // Complete sends one chat completion request and converts its first choice.
-// It makes exactly one HTTP request; every error is a *model.Error.
+// It makes exactly one HTTP request; every error is a *model.Error. With
+// req.Stream set the request is streamed (see completeStream).
 func (c *Client) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	if req.Model == "" {
 		return model.Response{}, &model.Error{Message: "openai: no model name given (use openai:<model name>)"}
@@ -128,6 +129,9 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
+	}
+	if req.Stream != nil {
+		return c.completeStream(ctx, callCtx, req, params)
 	}
 	completion, err := c.sdk.Chat.Completions.New(callCtx, params, option.WithResponseInto(&httpResp))
 	if err != nil {

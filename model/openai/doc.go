@@ -27,6 +27,17 @@
 //     response without choices are retryable: a server that is restarting or
 //     overloaded behaves like that for a while.
 //
+// # Streaming
+//
+// A request with a Stream callback is sent with "stream": true (and
+// stream_options.include_usage, so that usage is still counted); each piece
+// of the reply's text goes to the callback as it arrives, and the chunks are
+// accumulated (the SDK's ChatCompletionAccumulator) into the completion a
+// plain request would have returned. A server that ignores "stream" and
+// answers with one JSON completion works too: its text is one piece. A
+// stream that breaks off half-way is a retryable error; the pieces already
+// handed out were only a preview.
+//
 // # Conversion
 //
 // The transcript maps one to one onto chat messages, with two deliberate

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,22 +65,74 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 	}
 	step := script.At(req.Call)
 
-	if step.Delay > 0 {
-		timer := time.NewTimer(step.Delay)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
+	// Without a stream the whole delay is one wait; with one, the text comes
+	// in pieces spread over it, the last piece at its end.
+	pieces := []string{""}
+	if req.Stream != nil && step.Response.Content != "" {
+		pieces = Chunks(step.Response.Content, StreamChunks)
+	}
+	start := time.Now()
+	for i, piece := range pieces {
+		due := step.Delay * time.Duration(i+1) / time.Duration(len(pieces))
+		if err := sleep(ctx, due-time.Since(start)); err != nil {
 			// Retryable: the scenario is fine, the attempt was cut short.
 			return model.Response{}, &model.Error{
 				Retryable: true,
 				Message: fmt.Sprintf("script: scenario file %s: call %d interrupted during its delay_ms: %v",
-					path, req.Call, ctx.Err()),
-				Err: ctx.Err(),
+					path, req.Call, err),
+				Err: err,
 			}
+		}
+		if piece != "" {
+			req.Stream(piece)
 		}
 	}
 	return cloneResponse(step.Response), nil
+}
+
+// StreamChunks is how many pieces a scripted reply is streamed in (fewer
+// when it has fewer words).
+const StreamChunks = 6
+
+// Chunks cuts text into at most n pieces of about equal length, each ending
+// after a space (or at the end), so that the pieces concatenated are text.
+func Chunks(text string, n int) []string {
+	if n <= 1 || text == "" {
+		return []string{text}
+	}
+	var pieces []string
+	rest := text
+	for len(pieces) < n-1 && rest != "" {
+		target := len(rest) / (n - len(pieces))
+		// The first space at or after the target ends the piece; a piece
+		// is at least one word, and the last one takes what is left.
+		cut := strings.IndexByte(rest[min(target, len(rest)-1):], ' ')
+		if cut < 0 {
+			break
+		}
+		cut += min(target, len(rest)-1) + 1
+		pieces = append(pieces, rest[:cut])
+		rest = rest[cut:]
+	}
+	if rest != "" {
+		pieces = append(pieces, rest)
+	}
+	return pieces
+}
+
+// sleep waits d, or returns the context's error when it ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // script returns the parsed script of agentID in the file at path, from the

@@ -29,6 +29,14 @@
 // that); the wait ends early when the context is cancelled. Heartbeating is
 // the activity's business, not this package's.
 //
+// # Streaming
+//
+// A request with a Stream callback gets the response's text in pieces
+// (Chunks: up to StreamChunks, cut after spaces) spread evenly over delay_ms,
+// the last one at its end, as a model writes its reply; without a delay they
+// come at once. The Response is the same either way, so a run answers alike
+// whether or not anyone watches it stream.
+//
 // # Errors
 //
 // A scenario that cannot be read or makes no sense (missing file, broken

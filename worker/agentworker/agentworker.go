@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -75,7 +76,8 @@ type Options struct {
 	// that cannot be offered); nil means slog.Default().
 	Logger *slog.Logger
 	// Worker are the SDK worker's own options (concurrency, interceptors),
-	// passed as they are.
+	// passed as they are, except that MaxHeartbeatThrottleInterval 0 means
+	// StreamInterval.
 	Worker worker.Options
 	// ToolOutputMax is how many bytes of a tool's output the model reads
 	// (the rest is cut, with a line saying so); 0 means
@@ -91,6 +93,15 @@ type Options struct {
 	// folder (see HostQueue).
 	HostQueue string
 }
+
+// StreamInterval is the worker's MaxHeartbeatThrottleInterval unless
+// Options.Worker sets one: the SDK sends an activity's heartbeats at most
+// that often, and a model call's heartbeats carry its reply's text so far
+// (activities.ReplyStream), so it is how stale the text a watching client
+// shows may be. The SDK's own bound (80% of the heartbeat timeout, 4 s for
+// a model call) would show a reply in jumps of seconds. Each heartbeat is
+// one small write on the server, and only while a call runs.
+const StreamInterval = 100 * time.Millisecond
 
 // EnvToolOutputMax is the environment variable of the worker's tool output
 // limit, in bytes.
@@ -152,6 +163,9 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 			servers.Close()
 		}
 		return nil, err
+	}
+	if opts.Worker.MaxHeartbeatThrottleInterval == 0 {
+		opts.Worker.MaxHeartbeatThrottleInterval = StreamInterval
 	}
 	acts := &activities.Activities{
 		Client:        c,

@@ -1,0 +1,63 @@
+// Package chat is todoflow's terminal client (`starter chat`): a chat with a
+// durable agent session, with its checklist live above the prompt and its
+// replies streamed as the model writes them. The session is an
+// AgentWorkflow; the client only watches it and sends it messages, so
+// closing or killing the terminal leaves the session where it is, and
+// `starter chat --id ID` comes back to it with its transcript and checklist.
+//
+// # Watching a session
+//
+// The client learns everything by polling (watch.go), every DefaultPoll:
+//
+//   - DescribeWorkflowExecution, which the server answers alone, gives the
+//     run's status, its history length and its pending activities, with the
+//     running CallModel's heartbeat details: the reply so far
+//     (activities.ReplyStream);
+//   - only when the history has grown (or the last query failed), the
+//     state query (checklist, plan, waits, model errors, subagents) and the
+//     messages query from the first message not yet seen.
+//
+// A quiet session costs one cheap RPC per look and nothing on the worker;
+// a busy one adds two queries per workflow task. After continue-as-new the
+// transcript is compacted, so the client finds its place again by the last
+// message it had shown.
+//
+// # Streaming
+//
+// A reply's text travels as the running model call's heartbeat details:
+// mutable state on the server, never history, rewritten at most every
+// agentworker.StreamInterval (the worker's heartbeat throttle). A client
+// that attaches mid-reply sees the text so far; when the call completes,
+// the reply enters history once, as the assistant message, and the client
+// prints that message in place of the preview. A worker that dies
+// mid-stream loses only the preview: the call's next attempt streams again.
+// Only the root agent's reply is streamed; a subagent's work shows as its
+// events and status lines (its model calls run in its own workflow, which
+// the client does not poll).
+//
+// # What the user sees
+//
+// The terminal view (tui.go, bubbletea) prints what is final above the
+// program, into the terminal's scrollback: the transcript (the user's
+// messages, replies, tool calls with the first line of their results,
+// injected reminders as notes), other agents' plan events, command output.
+// At the bottom, in place: the reply being written, running tools, what
+// waits for the user (a paused agent, a plan or a tool call to approve, a
+// model that is being retried), the whole checklist and plan when Ctrl+T
+// has opened them, the progress line (the item in progress and done/total,
+// like Gemini CLI's indicator) and the prompt.
+//
+// When the input or output is not a terminal, the line mode (plain.go)
+// prints the same transcript and notices as plain lines and reads its input
+// a line at a time, each once the session has answered the previous one, so
+// that `starter chat < script.txt` plays a conversation.
+//
+// # Commands
+//
+// A line that starts with "/" is a command for the client and never reaches
+// the model (commands.go): /plan, /todos, /approve, /reject FEEDBACK,
+// /resume [TEXT], /continuation on|off, /agents, /compact, /end, /help,
+// /quit. Everything else is a send_message update; the client does not wait
+// for its reply before taking the next line, and the session answers queued
+// messages in order.
+package chat

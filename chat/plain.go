@@ -1,0 +1,151 @@
+package chat
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// The line mode, when the client's input or output is not a terminal
+// (`starter chat < script.txt`, a pipe, a test): the same transcript,
+// news and notices as plain lines, without the live parts. Lines are read
+// one at a time, each once the previous one has been answered: a message
+// when its turn has ended, or earlier when the session waits for an
+// approval or a resume (so that the next line can give it); a command when
+// it has been carried out. At the end of the input the client leaves once
+// the session waits for the user again; the session goes on.
+
+func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader, out io.Writer, intro []string) error {
+	for _, l := range intro {
+		fmt.Fprintln(out, l)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var (
+		tr        tracker
+		announced []string
+		lastErr   string
+		sending   int
+		sent      = make(chan error)
+		acted     time.Time // when the session was last asked to do something
+		eof       bool
+	)
+	print := func(entries []entry) {
+		for _, e := range entries {
+			fmt.Fprintln(out, e.text)
+		}
+	}
+	for {
+		// Ready for the next line: the state read after the last action
+		// says the session waits for the user.
+		fresh := tr.st != nil && tr.stateAt > acted.UnixNano()
+		human := fresh && slices.Contains([]string{workflows.StatusAwaitingApproval, workflows.StatusPaused}, tr.st.Status)
+		ready := tr.closed != "" || human || (fresh && sending == 0 && tr.waiting())
+		if ready && eof {
+			fmt.Fprintf(out, "Left session %s; it goes on (starter chat --id %s).\n", sess.id, sess.id)
+			return nil
+		}
+		var next <-chan string
+		if ready {
+			next = lines
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case v := <-looks:
+			if err, ok := v.(error); ok {
+				tr.fail(err)
+				if err.Error() != lastErr {
+					lastErr = err.Error()
+					fmt.Fprintln(out, "! "+lastErr)
+				}
+				continue
+			}
+			print(tr.apply(v.(Snapshot)))
+			if tr.err != nil && tr.err.Error() != lastErr {
+				lastErr = tr.err.Error()
+				fmt.Fprintln(out, "! "+lastErr)
+			}
+			now := attention(tr.st)
+			for _, a := range now {
+				if !slices.Contains(announced, a) {
+					fmt.Fprintln(out, a)
+				}
+			}
+			announced = now
+			if tr.closed != "" {
+				return nil
+			}
+		case err := <-sent:
+			sending--
+			acted = time.Now()
+			if err != nil {
+				fmt.Fprintln(out, "! "+err.Error())
+			}
+		case text, ok := <-next:
+			if !ok {
+				eof = true
+				continue
+			}
+			if text == "" {
+				continue
+			}
+			l, err := parseLine(text)
+			switch {
+			case err != nil:
+				fmt.Fprintln(out, "! "+err.Error())
+			case l.cmd == "quit":
+				fmt.Fprintf(out, "Left session %s; it goes on (starter chat --id %s).\n", sess.id, sess.id)
+				return nil
+			case l.message != "":
+				sending++
+				acted = time.Now()
+				go func() {
+					err := sess.send(ctx, l.message)
+					select {
+					case sent <- err:
+					case <-ctx.Done():
+					}
+				}()
+			default:
+				fmt.Fprintln(out, text)
+				res, err := sess.run(ctx, l, tr.st)
+				if err != nil {
+					fmt.Fprintln(out, "! "+err.Error())
+					continue
+				}
+				fmt.Fprintln(out, res)
+				if changes(l.cmd) {
+					acted = time.Now()
+				}
+			}
+		}
+	}
+}
+
+// changes reports whether a command asks the session to do something (and
+// so the client waits for its effect before reading on); the others only
+// show what is.
+func changes(cmd string) bool {
+	switch cmd {
+	case "help", "todos", "plan", "agents":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,310 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// What the client shows, as plain text with a kind; the terminal view
+// styles each kind, the line mode prints the text as it is. Everything here
+// is pure, so that it is tested without a terminal.
+
+type kind int
+
+const (
+	kindUser      kind = iota // the user's own message
+	kindReply                 // the model's text
+	kindTool                  // a tool call
+	kindResult                // a tool's result
+	kindError                 // a failed tool, a failed turn, a client error
+	kindNote                  // a message the loop injected, a command's output
+	kindEvent                 // another agent's event or status
+	kindAttention             // something waits for the user
+)
+
+// entry is one block of output.
+type entry struct {
+	kind kind
+	text string
+}
+
+// messageEntries is how a transcript message shows: the system prompt not
+// at all, a tool result as its first line, an injected reminder as a note.
+func messageEntries(m model.Message) []entry {
+	switch m.Role {
+	case model.RoleSystem:
+		return nil
+	case model.RoleUser:
+		if m.Name != "" {
+			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(firstLine(m.Content), 100))}}
+		}
+		return []entry{{kindUser, "> " + m.Content}}
+	case model.RoleAssistant:
+		var out []entry
+		if text := strings.TrimSpace(m.Content); text != "" {
+			k := kindReply
+			if m.Name == workflows.NameModelError {
+				k = kindError
+			}
+			out = append(out, entry{k, text})
+		}
+		for _, c := range m.ToolCalls {
+			out = append(out, entry{kindTool, "⏺ " + callText(c)})
+		}
+		return out
+	case model.RoleTool:
+		text := "  ⎿ " + clip(firstLine(m.Content), 100)
+		if n := strings.Count(strings.TrimSpace(m.Content), "\n"); n > 0 {
+			text += fmt.Sprintf(" (+%d lines)", n)
+		}
+		if m.IsError {
+			return []entry{{kindError, text}}
+		}
+		return []entry{{kindResult, text}}
+	}
+	return []entry{{kindNote, m.Role + ": " + clip(firstLine(m.Content), 120)}}
+}
+
+// callText is a tool call on one line: its name and arguments, shortened;
+// write_todos by what the list holds.
+func callText(c model.ToolCall) string {
+	if c.Name == "write_todos" {
+		var args struct {
+			Todos []todo.Item `json:"todos"`
+		}
+		if json.Unmarshal(c.Arguments, &args) == nil {
+			return fmt.Sprintf("write_todos (%d items, %d done)", len(args.Todos), todo.CountStatus(args.Todos, todo.Completed))
+		}
+	}
+	args := strings.TrimSpace(string(c.Arguments))
+	if args == "" || args == "{}" {
+		return c.Name
+	}
+	return c.Name + " " + clip(args, 80)
+}
+
+// progressLine is the line above the prompt: the item in progress, done/total
+// and what the session is doing (or, with no list, the plan's step and
+// progress).
+func progressLine(st *workflows.State, closed string) string {
+	if st == nil {
+		return "connecting…"
+	}
+	var parts []string
+	switch {
+	case len(st.Todos) > 0:
+		if cur, ok := todo.Current(st.Todos); ok {
+			parts = append(parts, "▶ "+clip(oneLine(cur.Content), 60))
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d", todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)))
+	case st.Plan != nil:
+		for _, s := range st.Plan.Steps {
+			if s.Status == todo.StepInProgress {
+				parts = append(parts, "▶ "+clip(oneLine(s.Description), 60))
+				break
+			}
+		}
+		p := todo.ComputeProgress(st.Plan.Steps)
+		parts = append(parts, fmt.Sprintf("plan %d/%d", p.Completed, p.Total))
+	}
+	parts = append(parts, statusText(st.Status, closed))
+	return strings.Join(parts, " · ")
+}
+
+func statusText(status, closed string) string {
+	if closed != "" {
+		return "session " + closed
+	}
+	switch status {
+	case workflows.StatusRunning:
+		return "working"
+	case workflows.StatusWaitingUser:
+		return "your turn"
+	case workflows.StatusAwaitingApproval:
+		return "awaiting your approval"
+	case workflows.StatusPaused:
+		return "paused"
+	case workflows.StatusBlocked:
+		return "waiting on subagents"
+	}
+	return status
+}
+
+// checklist is what Ctrl+T shows: the whole todo list and the plan.
+func checklist(st *workflows.State) string {
+	if st == nil {
+		return "(no state yet)"
+	}
+	s := todo.Checklist(st.Todos)
+	if st.Plan != nil {
+		s += "\n\n" + todo.PlanChecklist(st.Plan)
+	}
+	return s
+}
+
+// attention are the things that wait for the user or that the user should
+// know while they last: a pause, a plan or tool call to approve, a model
+// that is being retried or that ended the turn.
+func attention(st *workflows.State) []string {
+	if st == nil {
+		return nil
+	}
+	var out []string
+	waits := st.Waiting
+	if len(waits) == 0 && st.Paused {
+		waits = []workflows.Wait{{AgentID: st.AgentID, Kind: workflows.WaitPaused, Reason: st.PauseReason}}
+	}
+	if len(waits) == 0 && st.AwaitingApproval {
+		waits = []workflows.Wait{{AgentID: st.AgentID, Kind: workflows.WaitPlanApproval}}
+	}
+	for _, w := range waits {
+		who := ""
+		if w.AgentID != st.AgentID {
+			who = w.AgentID + ": "
+		}
+		switch w.Kind {
+		case workflows.WaitPaused:
+			out = append(out, fmt.Sprintf("⏸ %spaused: %s — /resume [what changed]", who, clip(oneLine(w.Reason), 100)))
+		case workflows.WaitPlanApproval:
+			title := ""
+			if st.Plan != nil && w.AgentID == st.AgentID {
+				title = fmt.Sprintf(" %q (%d steps)", clip(oneLine(st.Plan.Title), 60), len(st.Plan.Steps))
+			}
+			out = append(out, fmt.Sprintf("✋ %splan%s awaits approval — /approve, or /reject FEEDBACK (/plan shows it)", who, title))
+		case workflows.WaitToolApproval:
+			what := clip(oneLine(w.Reason), 100)
+			if p := st.PendingApproval; p != nil && w.AgentID == st.AgentID {
+				what = p.Tool + " " + clip(string(p.Arguments), 80)
+			}
+			out = append(out, fmt.Sprintf("✋ %stool call awaits approval: %s — /approve, or /reject FEEDBACK", who, what))
+		}
+	}
+	if me := st.ModelError; me != nil {
+		if me.Retryable {
+			out = append(out, fmt.Sprintf("↻ the model is failing, retrying (attempt %d, since %s): %s",
+				me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
+		} else if st.Status == workflows.StatusWaitingUser {
+			out = append(out, "✗ the last turn failed on the model: "+clip(oneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
+		}
+	}
+	return out
+}
+
+// news are the changes between two states worth a line: another agent's
+// plan events and the subagents that started or ended.
+func news(prev, cur *workflows.State) []entry {
+	if cur == nil {
+		return nil
+	}
+	lastEvent := -1
+	if prev != nil {
+		for _, ev := range prev.Events {
+			lastEvent = max(lastEvent, ev.EventID)
+		}
+	}
+	var out []entry
+	for _, ev := range cur.Events {
+		if ev.EventID <= lastEvent || ev.AgentID == cur.AgentID {
+			continue // the root's own events show as its tool calls
+		}
+		text := fmt.Sprintf("◆ %s: %s", ev.AgentID, strings.ReplaceAll(ev.Type, "_", " "))
+		if ev.StepID != "" {
+			text += " " + ev.StepID
+		}
+		out = append(out, entry{kindEvent, text})
+	}
+	for _, id := range slices.Sorted(maps.Keys(cur.Subagents)) {
+		now := cur.Subagents[id].Status
+		before := ""
+		if prev != nil {
+			if p, ok := prev.Subagents[id]; ok {
+				before = p.Status
+			}
+		}
+		if now == before {
+			continue
+		}
+		switch {
+		case before == "":
+			out = append(out, entry{kindEvent, fmt.Sprintf("◆ subagent %s: %s", id, now)})
+		case now == workflows.StatusCompleted || now == workflows.StatusFailed:
+			out = append(out, entry{kindEvent, fmt.Sprintf("◆ subagent %s %s", id, now)})
+		}
+	}
+	return out
+}
+
+// agentTree is /agents: the session's agent and its subagents, each with
+// its status and list progress.
+func agentTree(id string, st workflows.State) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s\n", id, st.AgentID, agentLine(st))
+	var walk func(subs map[string]workflows.State, indent string)
+	walk = func(subs map[string]workflows.State, indent string) {
+		ids := slices.Sorted(maps.Keys(subs))
+		for i, sid := range ids {
+			branch, deeper := "├─ ", "│  "
+			if i == len(ids)-1 {
+				branch, deeper = "└─ ", "   "
+			}
+			fmt.Fprintf(&b, "%s%s%s: %s\n", indent, branch, sid, agentLine(subs[sid]))
+			walk(subs[sid].Subagents, indent+deeper)
+		}
+	}
+	walk(st.Subagents, "")
+	if len(st.Subagents) == 0 {
+		b.WriteString("(no subagents)\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func agentLine(st workflows.State) string {
+	done, total := todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)
+	if l := st.Live; l != nil {
+		done, total = l.TodosCompleted, l.TodosTotal
+	}
+	return fmt.Sprintf("%s, %d model calls, todos %d/%d", st.Status, st.ModelCalls, done, total)
+}
+
+// streamText is the running reply as it shows below the transcript: its
+// last lines, at most max of them.
+func streamText(text string, cut, maxLines int) string {
+	text = strings.TrimLeft(text, "\n")
+	lines := strings.Split(text, "\n")
+	if len(lines) > maxLines {
+		lines = lines[len(lines)-maxLines:]
+		cut++
+	}
+	s := strings.Join(lines, "\n")
+	if cut > 0 {
+		s = "…" + s
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip cuts s to at most n characters, marking a cut with "…".
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:max(n-1, 0)]) + "…"
+}

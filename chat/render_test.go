@@ -1,0 +1,169 @@
+package chat
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+func TestMessageEntries(t *testing.T) {
+	tests := []struct {
+		name string
+		m    model.Message
+		want []entry
+	}{
+		{"system prompt", model.Message{Role: model.RoleSystem, Content: "You are..."}, nil},
+		{"user", model.Message{Role: model.RoleUser, Content: "fix it"}, []entry{{kindUser, "> fix it"}}},
+		{"injected", model.Message{Role: model.RoleUser, Name: "todo_reminder", Content: "Your list:\n- a"}, []entry{{kindNote, "· todo_reminder: Your list:"}}},
+		{"reply and calls", model.Message{Role: model.RoleAssistant, Content: "Reading.", ToolCalls: []model.ToolCall{
+			{Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)},
+			{Name: "todo_read", Arguments: json.RawMessage(`{}`)},
+			{Name: "write_todos", Arguments: json.RawMessage(`{"todos":[{"content":"a","status":"completed"},{"content":"b","status":"pending"}]}`)},
+		}}, []entry{{kindReply, "Reading."}, {kindTool, `⏺ read_file {"path":"a.go"}`}, {kindTool, "⏺ todo_read"}, {kindTool, "⏺ write_todos (2 items, 1 done)"}}},
+		{"failed turn", model.Message{Role: model.RoleAssistant, Name: workflows.NameModelError, Content: "The model call failed."}, []entry{{kindError, "The model call failed."}}},
+		{"result", model.Message{Role: model.RoleTool, Content: "line one\nline two\nline three"}, []entry{{kindResult, "  ⎿ line one (+2 lines)"}}},
+		{"error result", model.Message{Role: model.RoleTool, Content: "no such file", IsError: true}, []entry{{kindError, "  ⎿ no such file"}}},
+	}
+	for _, tt := range tests {
+		got := messageEntries(tt.m)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("%s: entry %d = %+v, want %+v", tt.name, i, got[i], tt.want[i])
+			}
+		}
+	}
+}
+
+func items(statuses ...todo.Status) []todo.Item {
+	out := make([]todo.Item, len(statuses))
+	for i, s := range statuses {
+		out[i] = todo.Item{ID: string(rune('1' + i)), Content: "item " + string(rune('a'+i)), Status: s}
+	}
+	return out
+}
+
+func TestProgressLine(t *testing.T) {
+	plan := &todo.Plan{Title: "Fix", Steps: []todo.Step{{StepID: "step_1", Description: "Move the check", Status: todo.StepCompleted}, {StepID: "step_2", Description: "Run tests", Status: todo.StepInProgress}}}
+	tests := []struct {
+		name   string
+		st     *workflows.State
+		closed string
+		want   string
+	}{
+		{"no state", nil, "", "connecting…"},
+		{"empty", &workflows.State{Status: workflows.StatusWaitingUser}, "", "your turn"},
+		{"in progress", &workflows.State{Status: workflows.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "▶ item b · 1/3 · working"},
+		{"none in progress", &workflows.State{Status: workflows.StatusWaitingUser, Todos: items(todo.Completed, todo.Completed, todo.Completed)}, "", "3/3 · your turn"},
+		{"plan only", &workflows.State{Status: workflows.StatusAwaitingApproval, Plan: plan}, "", "▶ Run tests · plan 1/2 · awaiting your approval"},
+		{"ended", &workflows.State{Status: workflows.StatusCompleted}, "completed", "session completed"},
+	}
+	for _, tt := range tests {
+		if got := progressLine(tt.st, tt.closed); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestAttention(t *testing.T) {
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	tests := []struct {
+		name string
+		st   workflows.State
+		want []string // substrings, one per line
+	}{
+		{"nothing", workflows.State{Status: workflows.StatusRunning}, nil},
+		{"paused", workflows.State{AgentID: "main", Paused: true, PauseReason: "no key", Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPaused, Reason: "no key"}}},
+			[]string{"paused: no key — /resume"}},
+		{"plan", workflows.State{AgentID: "main", AwaitingApproval: true, Plan: &todo.Plan{Title: "Fix auth", Steps: make([]todo.Step, 2)},
+			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPlanApproval}}}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
+		{"subagent's plan", workflows.State{AgentID: "main", Waiting: []workflows.Wait{{AgentID: "coder", Kind: workflows.WaitPlanApproval}}}, []string{"coder: plan awaits approval"}},
+		{"tool", workflows.State{AgentID: "main", PendingApproval: &workflows.PendingApproval{Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)},
+			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval}}}, []string{`tool call awaits approval: write_file {"path":"a"}`}},
+		{"retrying", workflows.State{Status: workflows.StatusRunning, ModelError: &workflows.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}},
+			[]string{"retrying (attempt 3, since 03:04:05): 503 Service Unavailable"}},
+		{"failed turn", workflows.State{Status: workflows.StatusWaitingUser, ModelError: &workflows.ModelError{Message: "401 Unauthorized"}}, []string{"the last turn failed on the model: 401"}},
+	}
+	for _, tt := range tests {
+		got := attention(&tt.st)
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: %q, want %d lines", tt.name, got, len(tt.want))
+			continue
+		}
+		for i, w := range tt.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: line %q lacks %q", tt.name, got[i], w)
+			}
+		}
+	}
+}
+
+func TestNews(t *testing.T) {
+	prev := &workflows.State{AgentID: "main", Events: []todo.Event{{EventID: 1, AgentID: "main", Type: "plan_created"}},
+		Subagents: map[string]workflows.State{"coder": {Status: workflows.StatusRunning}}}
+	cur := &workflows.State{AgentID: "main", Events: []todo.Event{
+		{EventID: 1, AgentID: "main", Type: "plan_created"},
+		{EventID: 2, AgentID: "main", Type: "plan_started"},
+		{EventID: 3, AgentID: "coder", Type: "step_completed", StepID: "step_1"},
+	}, Subagents: map[string]workflows.State{"coder": {Status: workflows.StatusCompleted}, "tester": {Status: workflows.StatusRunning}}}
+	var got []string
+	for _, e := range news(prev, cur) {
+		got = append(got, e.text)
+	}
+	want := []string{"◆ coder: step completed step_1", "◆ subagent coder completed", "◆ subagent tester: running"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("news = %q, want %q", got, want)
+	}
+}
+
+func TestStreamText(t *testing.T) {
+	if got := streamText("\none\ntwo\nthree", 0, 2); got != "…two\nthree" {
+		t.Errorf("%q", got)
+	}
+	if got := streamText("short", 5, 3); got != "…short" {
+		t.Errorf("a cut text: %q", got)
+	}
+	if got := clip("héllo wörld", 6); got != "héllo…" {
+		t.Errorf("clip: %q", got)
+	}
+}
+
+// The tracker keeps a finished call's text until its message is in the
+// transcript, and clears it then.
+func TestTrackerStream(t *testing.T) {
+	running := &workflows.State{Status: workflows.StatusRunning}
+	at := time.Now()
+	var tr tracker
+	steps := []struct {
+		snap Snapshot
+		want string // the stream's text, "-" for none
+	}{
+		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2}}, ""},
+		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2, Text: "The fix "}}, "The fix "},
+		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2, Text: ""}}, "The fix "}, // a retry that wrote nothing yet
+		{Snapshot{State: running, StateAt: at}, "The fix "},                                                     // completed, not yet in the transcript
+		{Snapshot{State: running, StateAt: at.Add(time.Second), NewMessages: []model.Message{{Role: model.RoleAssistant, Content: "The fix is in."}}}, "-"},
+	}
+	for i, s := range steps {
+		out := tr.apply(s.snap)
+		got := "-"
+		if tr.stream != nil {
+			got = tr.stream.Text
+		}
+		if got != s.want {
+			t.Errorf("step %d: stream %q, want %q", i, got, s.want)
+		}
+		if i == 4 && (len(out) != 1 || out[0].text != "The fix is in.") {
+			t.Errorf("step 4 printed %+v, want the reply", out)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package testsuite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/model/script"
+	"github.com/todoflow/todoflow/worker/agentworker"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// streamed is the reply text a running CallModel of workflow id has
+// heartbeated so far ("" while none runs or it has written nothing).
+func streamed(ctx context.Context, c client.Client, id string) string {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return ""
+	}
+	for _, pa := range d.GetPendingActivities() {
+		var rs activities.ReplyStream
+		if pa.GetActivityType().GetName() == activities.CallModelName && pa.GetHeartbeatDetails() != nil &&
+			converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &rs) == nil {
+			return rs.Text
+		}
+	}
+	return ""
+}
+
+// A worker killed in the middle of a streamed reply loses only the
+// preview: the call's next attempt streams again, and the transcript (the
+// history) holds the reply once, whole.
+func TestStreamSurvivesWorkerCrash(t *testing.T) {
+	s := startServer(t)
+	bin := buildWorker(t)
+	const reply = "The token check now runs before the session lookup, the expired-token test passes, and nothing else changed."
+	sc := writeScenario(t, `{"model": [{"content": "`+reply+`", "delay_ms": 6000}]}`)
+	first := startWorkerProc(t, bin, s, "first worker")
+	const id = "stream-crash"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+		workflows.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}); err != nil {
+		t.Fatal(err)
+	}
+	var part string
+	waitFor(t, time.Minute, "a part of the reply in the heartbeat details", func() bool {
+		part = streamed(ctx, s.c, id)
+		return part != "" && part != reply
+	})
+	if !strings.HasPrefix(reply, part) {
+		t.Fatalf("streamed %q, not a beginning of the reply", part)
+	}
+	first.kill(t)
+	s.startWorker(t, t.TempDir())
+	waitFor(t, 2*time.Minute, "the turn to end", func() bool {
+		st, ok := queryState(ctx, s.c, id)
+		return ok && st.Status == workflows.StatusWaitingUser
+	})
+	v, err := s.c.QueryWorkflow(ctx, id, "", workflows.MessagesQuery, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []model.Message
+	if err := v.Get(&msgs); err != nil {
+		t.Fatal(err)
+	}
+	var replies []string
+	for _, m := range msgs {
+		if m.Role == model.RoleAssistant {
+			replies = append(replies, m.Content)
+		}
+	}
+	if !slices.Equal(replies, []string{reply}) {
+		t.Errorf("assistant messages %q, want the reply once (the preview %q was cut by the crash)", replies, part)
+	}
+}
+
+// timedModel records when each piece of a reply reaches the activity.
+type timedModel struct {
+	model.Client
+	mu     sync.Mutex
+	pieces []timedPiece
+}
+
+type timedPiece struct {
+	text string // the reply so far, up to and with this piece
+	at   time.Time
+}
+
+func (m *timedModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if stream := req.Stream; stream != nil {
+		var so string
+		req.Stream = func(d string) {
+			so += d
+			m.mu.Lock()
+			m.pieces = append(m.pieces, timedPiece{so, time.Now()})
+			m.mu.Unlock()
+			stream(d)
+		}
+	}
+	return m.Client.Complete(ctx, req)
+}
+
+// The time from a piece of the reply reaching the worker to its showing
+// on the terminal's screen: the heartbeat throttle (agentworker.StreamInterval),
+// the client's poll (chat.DefaultPoll), the render and tmux. Measured for
+// every piece of a reply streamed over 6 s; the test fails when one takes
+// longer than 2.5 s, which the SDK's default throttle (4 s for a model
+// call) would.
+func TestChatStreamLatency(t *testing.T) {
+	tm := newTmux(t)
+	s := startServer(t)
+	timed := &timedModel{Client: script.New()}
+	w := worker.New(s.c, workflows.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: agentworker.StreamInterval})
+	workflows.RegisterWithOptions(w, &activities.Activities{Client: s.c, StateDir: t.TempDir(),
+		Models: func(ref string) (model.Client, string, error) {
+			return timed, strings.TrimPrefix(ref, "script:"), nil
+		}}, workflows.Options{})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	bin := buildStarter(t)
+	words := strings.Fields("Streaming reaches the screen while the model writes: alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima.")
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(path, []byte(`{"model": [{"content": "`+strings.Join(words, " ")+`", "delay_ms": 6000}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.start("c", []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TERM=xterm-256color"},
+		bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", "latency", "--model", "script:"+path)
+	tm.waitFor("c", time.Minute, "your turn")
+	tm.keys("c", "go", "Enter")
+
+	// Poll the screen often, noting when each piece's end first shows.
+	seen := map[int]time.Time{}
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		screen := strings.Join(strings.Fields(tm.visible("c")), " ")
+		now := time.Now()
+		timed.mu.Lock()
+		pieces := slices.Clone(timed.pieces)
+		timed.mu.Unlock()
+		for i, p := range pieces {
+			if _, ok := seen[i]; !ok && strings.Contains(screen, strings.Join(strings.Fields(p.text), " ")) {
+				seen[i] = now
+			}
+		}
+		if len(pieces) > 0 && len(seen) == len(pieces) && strings.Contains(screen, "your turn") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	timed.mu.Lock()
+	defer timed.mu.Unlock()
+	if len(timed.pieces) < 3 {
+		t.Fatalf("the reply came in %d pieces, want several", len(timed.pieces))
+	}
+	var lat []time.Duration
+	for i, p := range timed.pieces {
+		at, ok := seen[i]
+		if !ok {
+			t.Fatalf("piece %d (%q) never showed on the screen:\n%s", i, p.text, tm.visible("c"))
+		}
+		lat = append(lat, at.Sub(p.at))
+	}
+	t.Logf("piece to screen: first token %v; all pieces %v", lat[0].Round(time.Millisecond), roundAll(lat))
+	sorted := slices.Clone(lat)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	t.Logf("median %v, max %v (throttle %v, client poll 100ms)", sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), agentworker.StreamInterval)
+	for i, l := range lat[:len(lat)-1] { // the last piece ends the call: it shows as the message
+		if l > 2500*time.Millisecond {
+			t.Errorf("piece %d took %v to reach the screen, want at most 2.5s", i, l)
+		}
+	}
+}
+
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
+}
