@@ -45,8 +45,11 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 	t.Cleanup(acts.Stop)
 	return func() func() {
 		// No activities are registered here, so this worker polls for
-		// workflow tasks only.
-		w := worker.New(s.c, workflows.TaskQueue, worker.Options{})
+		// workflow tasks only. Eager execution must be off: the SDK would
+		// otherwise reserve a slot of this worker's activity side, which
+		// never started, and hand it the model call ("unable to find
+		// activityType=CallModel. Supported types: []").
+		w := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableEagerActivities: true})
 		w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
 		if err := w.Start(); err != nil {
 			t.Fatalf("start workflow worker: %v", err)

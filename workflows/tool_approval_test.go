@@ -2,7 +2,9 @@ package workflows
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,14 +16,22 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// approvalEnv scripts the model and records the tools that ran.
+// approvalEnv scripts the model and records the tools that ran, sorted by
+// call id: the approved calls of a response run at once, as activities on
+// goroutines of their own, in no set order.
 func approvalEnv(responses ...model.Response) (*testsuite.TestWorkflowEnvironment, *[]string) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	scripted(env, responses...)
-	var ran []string
+	var (
+		mu  sync.Mutex
+		ran []string
+	)
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		ran = append(ran, in.Call.ID)
+		slices.Sort(ran)
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
 	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
 	return env, &ran
