@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -284,4 +285,85 @@ func spanNames(c *telemetrytest.Collector) string {
 	}
 	slices.Sort(names)
 	return strings.Join(slices.Compact(names), ", ")
+}
+
+// The worker binary with --metrics-addr and OTEL_EXPORTER_OTLP_ENDPOINT:
+// it says where it serves /metrics, counts a scripted run's model and tool
+// calls there, and sends its spans to the collector before it exits on
+// SIGTERM.
+func TestWorkerBinaryMetricsAndTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test against a real Temporal server; skipped with -short")
+	}
+	bin := buildWorker(t)
+	s := startServer(t)
+	collector, endpoint := telemetrytest.NewHTTP(t)
+	for _, k := range []string{telemetry.EnvTracesEndpoint, telemetry.EnvProtocol, telemetry.EnvTracesProtocol, telemetry.EnvTracesExporter, telemetry.EnvSDKDisabled, "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", telemetry.EnvMetricsAddr} {
+		t.Setenv(k, "")
+	}
+	t.Setenv(telemetry.EnvEndpoint, endpoint)
+	w := startWorkerProc(t, bin, s, "worker", "--metrics-addr", "127.0.0.1:0")
+
+	var url string
+	waitFor(t, time.Minute, "the worker's metrics line", func() bool {
+		w.mu.Lock()
+		log := w.log.String()
+		w.mu.Unlock()
+		_, rest, ok := strings.Cut(log, "worker: metrics at ")
+		url, _, _ = strings.Cut(rest, "\n")
+		return ok && strings.HasSuffix(url, "/metrics")
+	})
+	sc := writeScenario(t, `{"name": "measured", "input": {"prompt": "go"},
+	  "model": [
+	    {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hi"}},
+	                    {"name": "read_file", "arguments": {"path": "missing.txt"}}]},
+	    {"content": "done"}
+	  ]}`)
+	out, _ := play(t, s.c, sc, time.Minute)
+	if out.RunStatus != "completed" {
+		t.Fatalf("run %s", out.RunStatus)
+	}
+	got := telemetrytest.Get(t, url)
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"todoflow_model_calls_total", map[string]string{"outcome": "ok"}, 2},
+		{"todoflow_model_call_latency_seconds_count", nil, 2},
+		{"todoflow_tool_calls_total", map[string]string{"tool": "write_file", "outcome": "ok"}, 1},
+		{"todoflow_tool_calls_total", map[string]string{"tool": "read_file", "outcome": "error"}, 1},
+		{"temporal_workflow_completed_total", map[string]string{"workflow_type": "AgentWorkflow"}, 1},
+	} {
+		if v := got.Sum(tt.name, tt.labels); v != tt.want {
+			t.Errorf("%s%v = %g, want %g; served:\n%s", tt.name, tt.labels, v, tt.want, got.Named(tt.name))
+		}
+	}
+
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker did not exit on SIGTERM")
+	}
+	for _, tt := range []struct {
+		name string
+		n    int // 0: one or more
+	}{
+		{"RunWorkflow:AgentWorkflow", 0},
+		{"RunActivity:CallModel", 2},
+		{"RunActivity:RunTool", 2},
+	} {
+		spans := collector.Named(tt.name)
+		if len(spans) == 0 || tt.n > 0 && len(spans) != tt.n {
+			t.Errorf("%d %s spans received, want %d; all: %s", len(spans), tt.name, tt.n, spanNames(collector))
+		}
+		for _, sp := range spans {
+			if sp.Service != "todoflow-worker" {
+				t.Errorf("%s span of service %q", tt.name, sp.Service)
+			}
+		}
+	}
 }
