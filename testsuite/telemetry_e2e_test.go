@@ -158,7 +158,7 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	last := telemetrytest.Get(t, scrapeURL)
+	last := completedScrape(t, scrapeURL)
 
 	type want struct {
 		name   string
@@ -278,6 +278,19 @@ func (i *replayProbeInbound) ExecuteWorkflow(ctx workflow.Context, in *intercept
 	return i.Next.ExecuteWorkflow(ctx, in)
 }
 
+// completedScrape scrapes url once the SDK has counted the run's
+// completion, which it does after the server took it: a client that saw the
+// run complete may scrape before.
+func completedScrape(t *testing.T, url string) telemetrytest.Scrape {
+	t.Helper()
+	var s telemetrytest.Scrape
+	waitFor(t, 10*time.Second, "temporal_workflow_completed_total", func() bool {
+		s = telemetrytest.Get(t, url)
+		return s.Sum("temporal_workflow_completed_total", nil) > 0
+	})
+	return s
+}
+
 func spanNames(c *telemetrytest.Collector) string {
 	var names []string
 	for _, s := range c.Spans() {
@@ -323,7 +336,7 @@ func TestWorkerBinaryMetricsAndTraces(t *testing.T) {
 	if out.RunStatus != "completed" {
 		t.Fatalf("run %s", out.RunStatus)
 	}
-	got := telemetrytest.Get(t, url)
+	got := completedScrape(t, url)
 	for _, tt := range []struct {
 		name   string
 		labels map[string]string
