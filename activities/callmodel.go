@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
@@ -166,7 +167,8 @@ func (t *TodoTools) specs() []model.ToolSpec {
 // CallModel sends the selected transcript to the model and returns its answer.
 // Errors are classified: a model.Error decides retryable or not (and the
 // provider's Retry-After becomes the next retry delay); a bad model reference
-// is not retryable.
+// is not retryable. Each call to the model is counted, with its latency and
+// tokens (metrics.go).
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Response, error) {
 	if a.Models == nil {
 		return model.Response{}, temporal.NewNonRetryableApplicationError("worker has no model resolver", ErrTypeModelConfig, nil)
@@ -205,7 +207,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 		tools = append(tools, worker...)
 	}
 
+	start := time.Now()
 	resp, err := client.Complete(ctx, model.Request{Model: name, Messages: msgs, Tools: tools, Call: in.Call, Stream: onText})
+	countModelCall(ctx, name, time.Since(start), resp, err)
 	if err != nil {
 		return model.Response{}, classify(err)
 	}

@@ -86,7 +86,18 @@ type RunToolResult struct {
 // not list its tools, or the activity was cancelled or timed out), or when
 // the worker cannot provide the workspace, which the model cannot fix either
 // (non-retryable, type ErrTypeWorkspace).
-func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+//
+// Every call is counted by tool and outcome (metrics.go).
+func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolResult, err error) {
+	// What the call came to, for the metric: the tool's name once the
+	// worker knows it, and the outcome of an answer without error.
+	label, outcome := "", OutcomeOK
+	defer func() { countToolCall(ctx, in.Call.Name, label, outcome, err) }()
+
+	reg := a.Tools
+	if reg == nil {
+		reg = defaultRegistry()
+	}
 	allow := in.WorkerTools
 	if in.From != nil {
 		call, err := a.readCall(ctx, *in.From, in.Call.ID)
@@ -96,6 +107,10 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		in.Call = call
 	}
 	if !Allowed(allow, in.Call.Name) {
+		if _, ok := reg.Lookup(in.Call.Name); ok {
+			label = in.Call.Name
+		}
+		outcome = OutcomeRefused
 		may := "none of the worker's tools"
 		if len(allow) > 0 {
 			may = strings.Join(allow, ", ")
@@ -104,10 +119,6 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 			Content: fmt.Sprintf("tool %q is not allowed in this run; it may use %s", in.Call.Name, may),
 			IsError: true,
 		}, nil
-	}
-	reg := a.Tools
-	if reg == nil {
-		reg = defaultRegistry()
 	}
 
 	// From here on the call may wait: finding the tool may start an MCP
@@ -126,6 +137,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
 	}
 	if !ok {
+		outcome = OutcomeUnknown
 		var names []string
 		specs, _ := reg.Specs(ctx, allow) // a source that is down lists nothing
 		for _, s := range specs {
@@ -136,6 +148,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 			IsError: true,
 		}, nil
 	}
+	label = in.Call.Name
 
 	if in.WorkflowID == "" && activity.IsActivity(ctx) {
 		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
@@ -168,6 +181,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
 			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
 	}
+	outcome = OutcomeError
 	return RunToolResult{Content: truncateOutput(in.Call.Name, err.Error(), limit), IsError: true}, nil
 }
 

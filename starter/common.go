@@ -3,18 +3,21 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
+	"github.com/todoflow/todoflow/worker/telemetry"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -24,6 +27,10 @@ type conn struct {
 	namespace string
 	taskQueue string
 	local     bool // the embedded server: no cluster configuration applies
+	// tracing, with OpenTelemetry's OTEL_EXPORTER_OTLP_ENDPOINT set, traces
+	// what the command does (see package worker/telemetry); started by the
+	// first dial, its last spans sent by finish.
+	tracing *telemetry.Tracing
 }
 
 func (c *conn) flags(fs *flag.FlagSet) {
@@ -34,14 +41,35 @@ func (c *conn) flags(fs *flag.FlagSet) {
 
 // dial connects to the server, quietly: the SDK's info logs would drown the
 // progress lines a user watches. TLS and API keys come from the SDK's
-// environment configuration, as for the temporal CLI.
+// environment configuration, as for the temporal CLI. With tracing on, the
+// runs the command starts, signals or updates continue its trace.
 func (c *conn) dial(ctx context.Context) (client.Client, error) {
-	cl, ns, err := agentworker.Dial(ctx, c.address, c.namespace, c.local, quietLogger(os.Stderr))
+	if c.tracing == nil {
+		tr, err := telemetry.StartTracing(ctx, "todoflow-starter")
+		if err != nil {
+			return nil, err
+		}
+		c.tracing = tr
+	}
+	cl, ns, err := agentworker.DialWith(ctx, agentworker.DialOptions{
+		Address: c.address, Namespace: c.namespace, Local: c.local, Logger: quietLogger(os.Stderr),
+		Interceptors: c.tracing.Interceptors(),
+	})
 	if err != nil {
 		return nil, err
 	}
 	c.namespace = ns
 	return cl, nil
+}
+
+// finish sends the command's last spans, when it traced: a process that
+// exits with spans in its batch loses them.
+func (c *conn) finish() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.tracing.Shutdown(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "starter: %v\n", err)
+	}
 }
 
 // dialReady connects and makes sure the server has todoflow's search

@@ -67,6 +67,7 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	}
 	c := newCmdline(cmd)
 	err := cmd.run(c, args[1:])
+	c.conn.finish()
 	if err == nil {
 		return 0
 	}

@@ -225,19 +225,19 @@ func (w *workerProc) Write(p []byte) (int, error) {
 }
 
 // startWorkerProc runs the worker binary against s with its own state
-// folder. It is stopped (SIGTERM, then SIGKILL) when the test ends, and its
-// log is shown if the test failed.
-func startWorkerProc(t *testing.T, bin string, s *server, name string) *workerProc {
+// folder, and the further flags given. It is stopped (SIGTERM, then SIGKILL)
+// when the test ends, and its log is shown if the test failed.
+func startWorkerProc(t *testing.T, bin string, s *server, name string, flags ...string) *workerProc {
 	t.Helper()
-	return startWorkerProcIn(t, bin, s, name, t.TempDir())
+	return startWorkerProcIn(t, bin, s, name, t.TempDir(), flags...)
 }
 
 // startWorkerProcIn is startWorkerProc with the state folder stateDir, and
 // so the host queue named there.
-func startWorkerProcIn(t *testing.T, bin string, s *server, name, stateDir string) *workerProc {
+func startWorkerProcIn(t *testing.T, bin string, s *server, name, stateDir string, flags ...string) *workerProc {
 	t.Helper()
 	w := &workerProc{name: name, done: make(chan struct{})}
-	w.cmd = exec.Command(bin, "--address", s.srv.Address(), "--namespace", s.srv.Namespace())
+	w.cmd = exec.Command(bin, append([]string{"--address", s.srv.Address(), "--namespace", s.srv.Namespace()}, flags...)...)
 	w.cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+stateDir, "TODOFLOW_HOST_QUEUE=", "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
 	w.cmd.Stdout, w.cmd.Stderr = w, w
 	w.cmd.SysProcAttr = workerProcAttr()

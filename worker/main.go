@@ -11,6 +11,11 @@
 // (OPENAI_API_KEY, OPENAI_BASE_URL) and never enter workflow history. So are
 // the secrets of MCP servers: their configuration (--mcp-config or
 // TODOFLOW_MCP_CONFIG) refers to them as ${NAME}.
+//
+// With --metrics-addr (or TODOFLOW_METRICS_ADDR) it serves Prometheus
+// metrics, the SDK's and todoflow's own, at /metrics; with OpenTelemetry's
+// OTEL_EXPORTER_OTLP_ENDPOINT set it sends traces of its workflows and
+// activities over OTLP (see package worker/telemetry).
 package main
 
 import (
@@ -33,6 +38,7 @@ import (
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
+	"github.com/todoflow/todoflow/worker/telemetry"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -59,6 +65,7 @@ func run() error {
 	codecOrigins := fs.String("codec-origins", strings.Join(codec.DefaultOrigins, ","), "Web UI `ORIGINS` (comma-separated) allowed to call the codec server")
 	hostQueue := fs.String("host-queue", "", "the task queue of this worker's workspaces, polled for their sessions' tool calls (default $"+agentworker.EnvHostQueue+", else the name kept in the state folder)")
 	mcpConfig := fs.String("mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics (the SDK's and todoflow's) on `HOST:PORT` at /metrics (default $"+telemetry.EnvMetricsAddr+")")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -69,8 +76,39 @@ func run() error {
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 
+	if *metricsAddr == "" {
+		*metricsAddr = os.Getenv(telemetry.EnvMetricsAddr)
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	// Tracing stops last, after the worker and the client, so that it
+	// sends their last spans.
+	tracing, err := telemetry.StartTracing(ctx, "todoflow-worker")
+	if err != nil {
+		return err
+	}
+	if tracing != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := tracing.Shutdown(sctx); err != nil {
+				fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+			}
+		}()
+		fmt.Fprintf(os.Stderr, "worker: tracing: %s\n", tracing)
+	}
+	var metrics client.MetricsHandler
+	if *metricsAddr != "" {
+		m, at, shutdown, err := serveMetrics(ctx, *metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer shutdown()
+		fmt.Fprintf(os.Stderr, "worker: metrics at http://%s/metrics\n", at)
+		metrics = m.MetricsHandler()
+	}
 
 	if *codecAddr != "" {
 		shutdown, err := serveCodec(ctx, *codecAddr, strings.Split(*codecOrigins, ","))
@@ -111,7 +149,10 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "worker: Temporal at %s, Web UI at http://%s\n", srv.Address(), srv.UIAddress())
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c, ns, err := agentworker.Dial(ctx, *address, *namespace, *dev, sdklog.NewStructuredLogger(logger))
+	c, ns, err := agentworker.DialWith(ctx, agentworker.DialOptions{
+		Address: *address, Namespace: *namespace, Local: *dev, Logger: sdklog.NewStructuredLogger(logger),
+		MetricsHandler: metrics, Interceptors: tracing.Interceptors(),
+	})
 	if err != nil {
 		return err
 	}
@@ -128,14 +169,43 @@ func serveCodec(ctx context.Context, addr string, origins []string) (shutdown fu
 	if sealer == nil {
 		return nil, usageError{fmt.Errorf("--codec-addr serves the keys of %s, which is not set", codec.EnvKey)}
 	}
-	ln, err := net.Listen("tcp", addr)
+	at, shutdown, err := serveHTTP(ctx, addr, codec.Handler(sealer, origins))
 	if err != nil {
 		return nil, fmt.Errorf("codec server: %w", err)
 	}
-	srv := &http.Server{Handler: codec.Handler(sealer, origins), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "worker: codec server at http://%s (key %s); set it as the Web UI's codec endpoint\n", at, sealer.KeyID())
+	return shutdown, nil
+}
+
+// serveMetrics serves new metrics on addr, at /metrics, until shutdown;
+// the worker's client reports to m's handler. at is the address served.
+func serveMetrics(ctx context.Context, addr string) (m *telemetry.Metrics, at net.Addr, shutdown func(), err error) {
+	m, err = telemetry.NewMetrics()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.HTTPHandler())
+	at, stop, err := serveHTTP(ctx, addr, mux)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("metrics server (--metrics-addr): %w", err)
+	}
+	return m, at, func() {
+		stop()
+		_ = m.Shutdown(context.WithoutCancel(ctx))
+	}, nil
+}
+
+// serveHTTP serves handler on addr until shutdown is called; at is the
+// address it listens on (the port chosen, for addr's port 0).
+func serveHTTP(ctx context.Context, addr string, handler http.Handler) (at net.Addr, shutdown func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "worker: codec server at http://%s (key %s); set it as the Web UI's codec endpoint\n", ln.Addr(), sealer.KeyID())
-	return func() {
+	return ln.Addr(), func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)

@@ -20,8 +20,12 @@
 // activities.DefaultRegistry and Register your tools (Go functions, with
 // activities.NewTool), name an MCP configuration if you want MCP servers'
 // tools too, and run New's worker, or Run, which also registers the search
-// attributes. Dial connects as the worker binary does. See the example of
-// New, and examples/customtool for a whole main.
+// attributes. Dial connects as the worker binary does; DialWith also takes
+// a metrics handler and interceptors, such as package worker/telemetry's
+// Prometheus metrics and OpenTelemetry tracing. The activities report
+// todoflow's own metrics through the handler of the client the worker is
+// built on, so a client dialled with a handler of your own gets them too.
+// See the example of New, and examples/customtool for a whole main.
 package agentworker
 
 import (

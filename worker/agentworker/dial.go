@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/worker/codec"
@@ -21,27 +22,53 @@ import (
 // local skips the environment configuration: the embedded server wants
 // none of a cluster's TLS or API key.
 func Dial(ctx context.Context, address, namespace string, local bool, logger sdklog.Logger) (client.Client, string, error) {
+	return DialWith(ctx, DialOptions{Address: address, Namespace: namespace, Local: local, Logger: logger})
+}
+
+// DialOptions are Dial's arguments, and what a client may carry besides:
+// the metrics handler and the interceptors (see package worker/telemetry).
+type DialOptions struct {
+	// Address and Namespace win over the environment configuration when
+	// set.
+	Address, Namespace string
+	// Local skips the environment configuration (the embedded server).
+	Local  bool
+	Logger sdklog.Logger
+	// MetricsHandler receives the SDK's metrics and todoflow's own: the
+	// activities report through the handler of the client their worker
+	// was built on. Nil reports none.
+	MetricsHandler client.MetricsHandler
+	// Interceptors are added to the client; those that are worker
+	// interceptors too (the SDK's tracing interceptor) also serve the
+	// workers built on it.
+	Interceptors []interceptor.ClientInterceptor
+}
+
+// DialWith is Dial with a metrics handler and interceptors.
+func DialWith(ctx context.Context, o DialOptions) (client.Client, string, error) {
 	var opts client.Options
-	if !local {
+	if !o.Local {
 		var err error
 		opts, err = envconfig.LoadDefaultClientOptions()
 		if err != nil {
 			return nil, "", fmt.Errorf("read the Temporal client configuration (TEMPORAL_* variables, %s): %w", envconfig.DefaultConfigFilePath(), err)
 		}
 	}
-	if address != "" {
-		opts.HostPort = address
+	if o.Address != "" {
+		opts.HostPort = o.Address
 	}
 	if opts.HostPort == "" {
 		opts.HostPort = client.DefaultHostPort
 	}
-	if namespace != "" {
-		opts.Namespace = namespace
+	if o.Namespace != "" {
+		opts.Namespace = o.Namespace
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = client.DefaultNamespace
 	}
-	opts.Logger = logger
+	opts.Logger = o.Logger
+	opts.MetricsHandler = o.MetricsHandler
+	opts.Interceptors = append(opts.Interceptors, o.Interceptors...)
 	// With TODOFLOW_PAYLOAD_KEY set, every payload this client sends is
 	// sealed, and the ones it reads are opened (see package codec).
 	sealer, err := codec.FromEnv()

@@ -282,6 +282,7 @@ func startOnce(ctx context.Context, bin string, opts Options, db string) (*Serve
 	// One writer for both streams: os/exec then uses a single pipe, keeping their order.
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = procAttr()
+	s.cmd.Env = serverEnv(os.Environ())
 
 	if err := s.run(); err != nil {
 		return nil, fmt.Errorf("starting the Temporal dev server %s: %w", bin, err)
@@ -474,4 +475,14 @@ func indent(s string) string {
 		return "    (no output)"
 	}
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// serverEnv is the environment of the server's process: todoflow's own,
+// without OpenTelemetry's variables. Those are meant for the worker and the
+// starter (package worker/telemetry), and the server reads them for tracing
+// of its own, which nobody asked of an embedded server, and which refuses
+// settings that todoflow accepts: with OTEL_TRACES_EXPORTER set, a protocol
+// other than grpc (or an empty exporter) stops the server from starting.
+func serverEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "OTEL_") })
 }

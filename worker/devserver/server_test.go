@@ -271,3 +271,17 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The server's process gets none of OpenTelemetry's variables, which the
+// worker's and the starter's tracing use, and everything else.
+func TestServerEnv(t *testing.T) {
+	env := []string{"PATH=/bin", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", "HOME=/root",
+		"OTEL_TRACES_EXPORTER=", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf", "MY_OTEL_X=1"}
+	got := serverEnv(env)
+	if want := []string{"PATH=/bin", "HOME=/root", "MY_OTEL_X=1"}; !slices.Equal(got, want) {
+		t.Errorf("serverEnv = %q, want %q", got, want)
+	}
+	if env[1] != "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318" {
+		t.Errorf("serverEnv changed its argument: %q", env)
+	}
+}

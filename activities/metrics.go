@@ -1,0 +1,166 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// todoflow's own metrics, reported through the metrics handler of the
+// worker's Temporal client (client.Options.MetricsHandler), beside the SDK's
+// metrics and with the same activity tags (namespace, task_queue,
+// workflow_type, activity_type). Whatever handler the client was dialled
+// with (Prometheus through OpenTelemetry, tally, a handler of your own)
+// receives them.
+//
+// They are counted here, in the activities, because an activity body runs
+// once per attempt and never again when the workflow replays: a replay, after
+// a worker restart or a cache eviction, counts nothing twice. Every attempt
+// is counted, a failed one with its outcome, so that the counts match what
+// the providers and the tools saw.
+//
+// The names carry no unit or _total suffix, as the SDK's do: a Prometheus
+// exporter adds them (todoflow_model_calls_total,
+// todoflow_model_call_latency_seconds).
+const (
+	// MetricModelCalls counts model calls, by model and outcome
+	// (OutcomeOK, OutcomeError, OutcomeRejected, OutcomeContextOverflow,
+	// OutcomeCanceled).
+	MetricModelCalls = "todoflow_model_calls"
+	// MetricModelTokens counts the tokens the provider reported for the
+	// calls that succeeded, by model and kind (TokensPrompt,
+	// TokensCompletion).
+	MetricModelTokens = "todoflow_model_tokens"
+	// MetricModelLatency is a timer of the model calls (the request alone,
+	// not the transcript read), by model and outcome.
+	MetricModelLatency = "todoflow_model_call_latency"
+	// MetricToolCalls counts the RunTool calls, by tool and outcome
+	// (OutcomeOK, OutcomeError, OutcomeRefused, OutcomeUnknown,
+	// OutcomeFailed, OutcomeCanceled).
+	MetricToolCalls = "todoflow_tool_calls"
+)
+
+// Tag names and values of todoflow's metrics.
+const (
+	TagModel   = "model"
+	TagOutcome = "outcome"
+	TagKind    = "kind"
+	TagTool    = "tool"
+
+	// OutcomeOK: the model answered; the tool ran and returned its output.
+	OutcomeOK = "ok"
+	// OutcomeError: a model call failed in a way a retry may fix (a 429,
+	// a 5xx, a timeout, a refused connection); a tool returned an error (or
+	// panicked), which the model reads as an error tool message.
+	OutcomeError = "error"
+	// OutcomeRejected: the provider refused the request for good (a 401,
+	// a 400, an unknown model); the turn ends with the error.
+	OutcomeRejected = "rejected"
+	// OutcomeContextOverflow: the request did not fit the model's context;
+	// the workflow shortens the transcript and calls again.
+	OutcomeContextOverflow = "context_overflow"
+	// OutcomeRefused: the run does not allow the tool (its input's tools).
+	OutcomeRefused = "refused"
+	// OutcomeUnknown: the worker has no tool of that name.
+	OutcomeUnknown = "unknown"
+	// OutcomeFailed: the RunTool attempt failed without an answer for the
+	// model (the tool asked for a retry, its MCP server could not be
+	// reached, the workspace or the call could not be read); Temporal runs
+	// it again when it may.
+	OutcomeFailed = "failed"
+	// OutcomeCanceled: the attempt was cancelled or timed out.
+	OutcomeCanceled = "canceled"
+
+	TokensPrompt     = "prompt"
+	TokensCompletion = "completion"
+)
+
+// metrics is the handler of the running activity; outside an activity (a
+// direct call, as the summary's tests make) nothing is reported.
+func metrics(ctx context.Context) client.MetricsHandler {
+	if activity.IsActivity(ctx) {
+		return activity.GetMetricsHandler(ctx)
+	}
+	return client.MetricsNopHandler
+}
+
+// countModelCall reports one model call that took d and ended with err (nil:
+// resp is the answer). The call's trace span, when tracing is on, gets the
+// model and the tokens under OpenTelemetry's GenAI attribute names.
+func countModelCall(ctx context.Context, modelName string, d time.Duration, resp model.Response, err error) {
+	outcome := modelOutcome(ctx, err)
+	h := metrics(ctx).WithTags(map[string]string{TagModel: modelName, TagOutcome: outcome})
+	h.Counter(MetricModelCalls).Inc(1)
+	h.Timer(MetricModelLatency).Record(d)
+
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(attribute.String("gen_ai.request.model", modelName), attribute.String("todoflow.outcome", outcome))
+	if err != nil {
+		return
+	}
+	for _, t := range []struct {
+		kind string
+		n    int64
+	}{{TokensPrompt, resp.Usage.PromptTokens}, {TokensCompletion, resp.Usage.CompletionTokens}} {
+		if t.n > 0 {
+			metrics(ctx).WithTags(map[string]string{TagModel: modelName, TagKind: t.kind}).Counter(MetricModelTokens).Inc(t.n)
+		}
+	}
+	span.SetAttributes(
+		attribute.Int64("gen_ai.usage.input_tokens", resp.Usage.PromptTokens),
+		attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.CompletionTokens))
+}
+
+// modelOutcome names what a model call came to, as classify judges it.
+func modelOutcome(ctx context.Context, err error) string {
+	if err == nil {
+		return OutcomeOK
+	}
+	if ctx.Err() != nil {
+		// The attempt was cut short (cancelled, or out of time), whatever
+		// the client made of it; a request timeout of the client's own,
+		// with the context alive, is an error like any other.
+		return OutcomeCanceled
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		switch {
+		case me.ContextOverflow:
+			return OutcomeContextOverflow
+		case !me.Retryable:
+			return OutcomeRejected
+		}
+	}
+	return OutcomeError
+}
+
+// countToolCall reports one RunTool call of the tool called name. tool, the
+// metric's tag, is name once the worker knows the tool, and empty before (a
+// model may invent any name, and each would become a series of its own; the
+// trace span, which costs no series, gets the name as called). outcome is
+// what the call came to when it returned no error; an error makes it
+// OutcomeFailed or OutcomeCanceled.
+func countToolCall(ctx context.Context, name, tool, outcome string, err error) {
+	outcome = toolOutcome(ctx, outcome, err)
+	metrics(ctx).WithTags(map[string]string{TagTool: tool, TagOutcome: outcome}).Counter(MetricToolCalls).Inc(1)
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("gen_ai.tool.name", name), attribute.String("todoflow.outcome", outcome))
+}
+
+// toolOutcome is the outcome of a RunTool call that returned err, or, when
+// err is nil, the outcome its answer had.
+func toolOutcome(ctx context.Context, answered string, err error) string {
+	switch {
+	case err == nil:
+		return answered
+	case ctx.Err() != nil:
+		return OutcomeCanceled
+	}
+	return OutcomeFailed
+}
