@@ -56,7 +56,7 @@ func startRun(c *cmdline, id, scenarioFile, modelRef string, pos []string) error
 		return err
 	}
 	defer cl.Close()
-	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: c.conn.taskQueue}, workflows.WorkflowName, in)
+	run, err := cl.ExecuteWorkflow(ctx, startOptions(id, c.conn.taskQueue, in), workflows.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("start run: %w", err)
 	}

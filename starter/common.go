@@ -101,6 +101,13 @@ func (c *cmdline) forRun(check func(rest []string) error,
 	}
 }
 
+// startOptions are the options of every run the starter starts: its ID, its task queue,
+// and the summary and details that the Web UI shows from its start on (workflows.Describe).
+func startOptions(id, taskQueue string, in workflows.AgentInput) client.StartWorkflowOptions {
+	summary, details := workflows.Describe(in)
+	return client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary, StaticDetails: details}
+}
+
 // newRunID defines --id and its temporal CLI spelling -w/--workflow-id for the commands
 // that start a run, and returns what reads the ID once the flags are parsed: the one
 // given, or a fresh todoflow-<uuid>.
