@@ -7,14 +7,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"html"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,9 +30,10 @@ const screenshotPath = "../docs/webui-run.png"
 // headless chromium, as a person would open it, and finds there what todoflow puts on it:
 // the static summary (the task's first line), the static details (model, limits) and the
 // checklist, which the workflow keeps as its current details. The UI shows the three on
-// the run's User Metadata tab, each rendered in a frame whose address carries the
-// markdown (/render?content=…); the DOM holds those addresses, and the screenshot shows
-// them rendered. -update-screenshot writes the screenshot to docs/ for the README.
+// the run's User Metadata tab, each rendered from markdown in a frame of its own whose
+// address carries the markdown (/render?content=…); the test reads both the addresses and
+// the frames' text. -update-screenshot writes the page's screenshot to docs/ for the
+// README.
 func TestWebUIShowsTheRun(t *testing.T) {
 	browser := chromium(t)
 	if testing.Short() {
@@ -101,26 +97,30 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	page := fmt.Sprintf("http://%s/namespaces/%s/workflows/%s/%s/user-metadata",
 		srv.UIAddress(), url.PathEscape(srv.Namespace()), url.PathEscape(out.WorkflowID), runID)
 
-	shot := filepath.Join(t.TempDir(), "webui-run.png")
-	if *updateScreenshot {
-		shot = screenshotPath
+	b, err := startBrowser(ctx, t, browser)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var frames []string
-	var loaded bool
-	for _, budget := range []time.Duration{5 * time.Second, 15 * time.Second, 30 * time.Second} {
-		dom, err := loadPage(ctx, t, browser, page, budget, shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames = renderedMarkdown(dom)
-		if loaded = hasFrame(frames, "Done: 3/3"); loaded {
+	start := time.Now()
+	if err := b.navigate(ctx, page); err != nil {
+		t.Fatal(err)
+	}
+	// The page is there once the checklist's frame is, and every frame has rendered.
+	var frames []frame
+	for {
+		err := b.eval(ctx, framesJS, &frames)
+		markdown(frames)
+		if err == nil && hasFrame(frames, "Done: 3/3") && rendered(frames) {
 			break
 		}
-		t.Logf("after %s of the page's time, the checklist is not on it yet; %d frames: %q", budget, len(frames), frames)
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("after %s, %s shows no rendered checklist (%v); frames: %+v\nthe browser's output: %s",
+				time.Since(start).Round(time.Second), page, err, frames, b.output())
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
-	if !loaded {
-		t.Fatalf("no frame of %s shows the finished checklist; frames: %q", page, frames)
-	}
+	t.Logf("%s showed the run's page in %s", browser, time.Since(start).Round(time.Millisecond))
+
 	// The player sets workflows.Describe's summary and details, with the scenario's name.
 	summary, details := workflows.Describe(sc.RunInput())
 	for what, want := range map[string][]string{
@@ -129,94 +129,76 @@ func TestWebUIShowsTheRun(t *testing.T) {
 		"the current details": {"**main**: completed", "- [x] " + items[0], "- [x] " + items[1], "- [x] " + items[2], "Done: 3/3"},
 	} {
 		if !hasFrame(frames, want...) {
-			t.Errorf("no frame of the page shows %s (%q); frames: %q", what, want, frames)
+			t.Errorf("no frame of the page shows %s (%q); frames: %+v", what, want, frames)
 		}
 	}
-	png, err := os.ReadFile(shot)
+	// And the browser rendered the checklist's markdown: items, not markup.
+	for _, f := range frames {
+		if strings.Contains(f.Markdown, "Done: 3/3") {
+			for _, it := range items {
+				if !strings.Contains(f.Text, "[x] "+it) || strings.Contains(f.Text, "- [x]") {
+					t.Errorf("the checklist's frame reads %q; want the item %q rendered", f.Text, it)
+				}
+			}
+		}
+	}
+
+	png, err := b.screenshot(ctx)
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("no PNG screenshot at %s: %v", shot, err)
+		t.Fatalf("no PNG screenshot of the page: %v", err)
 	}
 	if *updateScreenshot {
-		t.Logf("wrote %s (%d bytes)", shot, len(png))
+		if err := os.WriteFile(screenshotPath, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes)", screenshotPath, len(png))
 	}
 }
 
-// chromium is the browser the test drives: Debian's chromium, or another Chrome on PATH.
-// The test skips, saying so, where there is none.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
+// frame is one frame of the page: the markdown the Web UI renders in it
+// (/render?content=…) and the text it shows.
+type frame struct {
+	Src      string `json:"src"`
+	Text     string `json:"text"`
+	Markdown string `json:"-"`
+}
+
+// framesJS lists the page's frames; the Web UI serves them itself, so their documents
+// are readable.
+const framesJS = `Array.from(document.querySelectorAll("iframe")).map(f => ({
+	src: f.getAttribute("src") || "",
+	text: (f.contentDocument && f.contentDocument.readyState === "complete" && f.contentDocument.body) ? f.contentDocument.body.innerText : ""
+}))`
+
+// markdown fills each frame's Markdown from its address.
+func markdown(frames []frame) {
+	for i, f := range frames {
+		if u, err := url.Parse(f.Src); err == nil && u.Path == "/render" {
+			frames[i].Markdown = u.Query().Get("content")
 		}
 	}
-	t.Skip("no chromium on PATH, so the Web UI cannot be loaded in a browser; install it (Debian: apt-get install chromium; .ci/run does)")
-	return ""
 }
 
-// loadPage loads page in a headless browser for budget of the page's own (virtual) time,
-// which lets the single-page app fetch and render, and returns the DOM; it writes a
-// screenshot to shot. A browser that hangs is killed with its helper processes.
-func loadPage(ctx context.Context, t *testing.T, browser, page string, budget time.Duration, shot string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, budget+90*time.Second)
-	defer cancel()
-	args := []string{
-		"--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars", "--no-first-run",
-		"--user-data-dir=" + t.TempDir(), "--window-size=1280,1000",
-		fmt.Sprintf("--virtual-time-budget=%d", budget.Milliseconds()),
-		"--screenshot=" + shot, "--dump-dom", page,
-	}
-	if os.Geteuid() == 0 {
-		args = append([]string{"--no-sandbox"}, args...) // chromium refuses to run as root with its sandbox
-	}
-	cmd := exec.CommandContext(ctx, browser, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	t.Logf("%s loaded %s in %s (virtual time budget %s)", filepath.Base(browser), page, time.Since(start).Round(time.Millisecond), budget)
-	if err != nil {
-		return "", fmt.Errorf("%s: %v; its last output:\n%s", browser, err, tail(stderr.String(), 2000))
-	}
-	return stdout.String(), nil
-}
-
-// iframeSrc finds the address of each frame of a DOM.
-var iframeSrc = regexp.MustCompile(`<iframe[^>]*\ssrc="([^"]*)"`)
-
-// renderedMarkdown is the markdown of each frame the Web UI renders (/render?content=…).
-func renderedMarkdown(dom string) []string {
-	var texts []string
-	for _, m := range iframeSrc.FindAllStringSubmatch(dom, -1) {
-		u, err := url.Parse(html.UnescapeString(m[1]))
-		if err != nil || u.Path != "/render" {
-			continue
-		}
-		texts = append(texts, u.Query().Get("content"))
-	}
-	return texts
-}
-
-// hasFrame reports whether one frame holds every one of texts.
-func hasFrame(frames []string, texts ...string) bool {
+// rendered reports whether every frame of the Web UI's shows text.
+func rendered(frames []frame) bool {
 	for _, f := range frames {
-		all := true
+		if f.Markdown != "" && strings.TrimSpace(f.Text) == "" {
+			return false
+		}
+	}
+	return len(frames) > 0
+}
+
+// hasFrame reports whether one frame's markdown holds every one of texts.
+func hasFrame(frames []frame, texts ...string) bool {
+	for _, f := range frames {
+		all := f.Markdown != ""
 		for _, text := range texts {
-			all = all && strings.Contains(f, text)
+			all = all && strings.Contains(f.Markdown, text)
 		}
 		if all {
 			return true
 		}
 	}
 	return false
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }
