@@ -59,11 +59,14 @@ func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Ou
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
+	in := sc.RunInput()
+	summary, details := describe(sc, in)
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:            opts.WorkflowID,
 		TaskQueue:     opts.TaskQueue,
-		StaticSummary: summary(sc),
-	}, workflows.WorkflowName, sc.RunInput())
+		StaticSummary: summary,
+		StaticDetails: details,
+	}, workflows.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
@@ -115,11 +118,18 @@ func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Ou
 	return out, playErr
 }
 
-func summary(sc *Scenario) string {
-	if sc.Name != "" {
-		return "scenario: " + sc.Name
+// describe is the run's static summary and details (workflows.Describe), with the
+// scenario's name: the summary when the run has no prompt, the last line of the details
+// (a name may be a long description).
+func describe(sc *Scenario, in workflows.AgentInput) (summary, details string) {
+	summary, details = workflows.Describe(in)
+	if sc.Name == "" {
+		return summary, details
 	}
-	return "todoflow run"
+	if strings.TrimSpace(in.Prompt) == "" {
+		summary = "scenario " + sc.Name
+	}
+	return summary, fmt.Sprintf("%s\n- **Scenario:** %s", details, sc.Name)
 }
 
 func errString(err error) string {

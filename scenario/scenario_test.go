@@ -87,3 +87,30 @@ func TestReply(t *testing.T) {
 		t.Error("reply of nothing")
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		name, data, summary, lastDetail string
+	}{
+		{"named, with a prompt", `{"name": "lifecycle", "input": {"prompt": "Fix the test.\nThen lint."}}`, "Fix the test.", "- **Scenario:** lifecycle"},
+		{"named, a session", `{"name": "chat"}`, "scenario chat", "- **Scenario:** chat"},
+		{"unnamed", `{"input": {"prompt": "Fix it"}}`, "Fix it", "- **Todos:** exactly_one, continuation on (max 2), plan approval required"},
+	}
+	for _, tt := range tests {
+		sc, err := Parse([]byte(tt.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Path = "/x/s.json"
+		summary, details := describe(sc, sc.RunInput())
+		if summary != tt.summary {
+			t.Errorf("%s: summary %q; want %q", tt.name, summary, tt.summary)
+		}
+		if last := details[strings.LastIndex(details, "\n")+1:]; last != tt.lastDetail {
+			t.Errorf("%s: details end %q; want %q", tt.name, last, tt.lastDetail)
+		}
+		if !strings.Contains(details, "- **Model:** `script:/x/s.json`") {
+			t.Errorf("%s: details do not name the scripted model:\n%s", tt.name, details)
+		}
+	}
+}

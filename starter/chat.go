@@ -22,17 +22,29 @@ import (
 // a running `worker --dev`, or the embedded server started on that
 // database (on worker --dev's ports when they are free) with an
 // in-process worker, both stopped when the client leaves.
-func cmdChat(c *cmdline, args []string) error {
+func cmdChat(c *cmdline) action {
 	id := c.fs.String("id", "", "the session's workflow `ID`: attach to it, or start it when there is none (default: a new chat-<uuid>)")
+	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the same as --id")
 	modelRef := c.fs.String("model", "", "a new session's model `REF`erence, e.g. openai:gpt-4o-mini or script:FILE (default: the worker's)")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+	return func(pos []string) error {
+		if len(pos) > 0 {
+			return c.usageErr("unexpected argument %q: starter chat [--id ID] [--model REF]", pos[0])
+		}
+		if c.fs.Changed("workflow-id") {
+			if c.fs.Changed("id") && *id != c.workflowID {
+				return c.usageErr("--id %q and --workflow-id %q: give the ID once", *id, c.workflowID)
+			}
+			*id = c.workflowID
+		}
+		c.id = *id
+		return runChat(c, *id, *modelRef)
 	}
-	if len(pos) > 0 {
-		return c.usageErr("unexpected argument %q: starter chat [--id ID] [--model REF]", pos[0])
-	}
+}
+
+// runChat is `starter chat` once its flags are read.
+func runChat(c *cmdline, id, modelRef string) error {
 	var dc converter.DataConverter
+	var err error
 	if sealer, err := codec.FromEnv(); err != nil {
 		return err
 	} else if sealer != nil {
@@ -53,7 +65,7 @@ func cmdChat(c *cmdline, args []string) error {
 	} else {
 		defer cl.Close()
 	}
-	return chat.Run(ctx, chat.Options{Client: cl, ID: *id, Model: *modelRef, TaskQueue: c.conn.taskQueue, DataConverter: dc, Notes: notes})
+	return chat.Run(ctx, chat.Options{Client: cl, ID: id, Model: modelRef, TaskQueue: c.conn.taskQueue, DataConverter: dc, Notes: notes})
 }
 
 // chatServer connects to the server of the state database: `worker --dev`'s

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
@@ -16,21 +15,28 @@ import (
 	"github.com/todoflow/todoflow/workflows"
 )
 
-func cmdStart(c *cmdline, args []string) error {
-	id := c.fs.String("id", "", "workflow `ID` (default: todoflow-<uuid>)")
+func cmdStart(c *cmdline) action {
+	newID := c.newRunID()
 	scenarioFile := c.fs.String("scenario", "", "start the run of scenario `FILE` (its user actions are not played)")
 	modelRef := c.fs.String("model", "", "model `REF`erence, e.g. openai:gpt-4o-mini (default: the worker's)")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+	return func(pos []string) error {
+		id, err := newID()
+		if err != nil {
+			return err
+		}
+		return startRun(c, id, *scenarioFile, *modelRef, pos)
 	}
+}
+
+// startRun is `starter start` once its flags are read.
+func startRun(c *cmdline, id, scenarioFile, modelRef string, pos []string) error {
 	prompt := strings.TrimSpace(strings.Join(pos, " "))
 	var in workflows.AgentInput
 	switch {
-	case *scenarioFile != "" && prompt != "":
+	case scenarioFile != "" && prompt != "":
 		return c.usageErr("give --scenario or a prompt, not both")
-	case *scenarioFile != "":
-		sc, err := scenario.Load(*scenarioFile)
+	case scenarioFile != "":
+		sc, err := scenario.Load(scenarioFile)
 		if err != nil {
 			return badInput(err)
 		}
@@ -40,11 +46,8 @@ func cmdStart(c *cmdline, args []string) error {
 	default:
 		return c.usageErr("give a prompt or --scenario FILE")
 	}
-	if *modelRef != "" {
-		in.Model = *modelRef
-	}
-	if *id == "" {
-		*id = "todoflow-" + uuid.NewString()
+	if modelRef != "" {
+		in.Model = modelRef
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -53,7 +56,7 @@ func cmdStart(c *cmdline, args []string) error {
 		return err
 	}
 	defer cl.Close()
-	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: *id, TaskQueue: c.conn.taskQueue}, workflows.WorkflowName, in)
+	run, err := cl.ExecuteWorkflow(ctx, startOptions(id, c.conn.taskQueue, in), workflows.WorkflowName, in)
 	if err != nil {
 		return fmt.Errorf("start run: %w", err)
 	}
@@ -61,9 +64,9 @@ func cmdStart(c *cmdline, args []string) error {
 	return nil
 }
 
-func cmdSend(c *cmdline, args []string) error {
+func cmdSend(c *cmdline) action {
 	updateID := c.fs.String("update-id", "", "the update's `ID`; a send repeated with the same one is answered once, with the first reply (default: a fresh one)")
-	return c.forRun(args, func(rest []string) error {
+	return c.forRun(func(rest []string) error {
 		if strings.TrimSpace(strings.Join(rest, " ")) == "" {
 			return c.usageErr("missing the message: starter send ID TEXT")
 		}
@@ -94,14 +97,21 @@ func queryState(ctx context.Context, cl client.Client, id string) (workflows.Sta
 	return st, raw, nil
 }
 
-func cmdState(c *cmdline, args []string) error {
-	asJSON := c.fs.Bool("json", false, "print the state query's JSON object")
-	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdState(c *cmdline) action {
+	format := c.output("print the state query's JSON object")
+	var asJSON bool
+	check := func(rest []string) (err error) {
+		if asJSON, err = format(); err != nil {
+			return err
+		}
+		return c.noMoreArgs(rest)
+	}
+	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		st, raw, err := queryState(ctx, cl, id)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
+		if asJSON {
 			_, err := os.Stdout.Write(append(raw, '\n'))
 			return err
 		}
@@ -110,8 +120,8 @@ func cmdState(c *cmdline, args []string) error {
 	})
 }
 
-func cmdPlan(c *cmdline, args []string) error {
-	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdPlan(c *cmdline) action {
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		v, err := cl.QueryWorkflow(ctx, id, "", workflows.PlanQuery)
 		if err != nil {
 			return fmt.Errorf("query plan of %s: %w", id, err)
@@ -132,9 +142,9 @@ func cmdPlan(c *cmdline, args []string) error {
 	})
 }
 
-func cmdWatch(c *cmdline, args []string) error {
+func cmdWatch(c *cmdline) action {
 	every := c.fs.Duration("every", 500*time.Millisecond, "how often to look (a `DURATION`: 500ms, 2s)")
-	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		last := ""
 		for {
 			st, _, err := queryState(ctx, cl, id)
@@ -162,22 +172,40 @@ func cmdWatch(c *cmdline, args []string) error {
 	})
 }
 
-func cmdHistory(c *cmdline, args []string) error {
-	output := c.fs.String("output", "", "write to `FILE` instead of stdout")
+// cmdHistory exports a history. It is JSON whatever -o says, the format of `temporal
+// workflow show -o json` that replay tests read; --output-file writes it to a file. Before
+// -o was every command's output format, --output named that file, and a value of --output
+// that is not a format still does.
+func cmdHistory(c *cmdline) action {
+	output := c.fs.StringP("output", "o", "json", "output `FORMAT`: json, the only one (a file name here is --output-file, as it was)")
+	_ = c.complete("output", "json")
+	file := c.fs.String("output-file", "", "write to `FILE` instead of stdout")
 	runID := c.fs.String("run-id", "", "a specific `RUN` (default: the latest)")
-	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+	check := func(rest []string) error {
+		switch {
+		case *output == "text":
+			return c.usageErr("a history is exported as JSON: --output json, or --output-file FILE")
+		case *output == "json":
+		case *file != "":
+			return c.usageErr("--output %q and --output-file %q: give the file once, with --output-file", *output, *file)
+		default:
+			*file = *output
+		}
+		return c.noMoreArgs(rest)
+	}
+	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		data, n, err := scenario.History(ctx, cl, id, *runID)
 		if err != nil {
 			return err
 		}
-		if *output == "" {
+		if *file == "" {
 			_, err = os.Stdout.Write(data)
 			return err
 		}
-		if err := os.WriteFile(*output, data, 0o644); err != nil {
+		if err := os.WriteFile(*file, data, 0o644); err != nil {
 			return fmt.Errorf("write history: %w", err)
 		}
-		fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *output)
+		fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *file)
 		return nil
 	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -33,7 +34,7 @@ type conn struct {
 	tracing *telemetry.Tracing
 }
 
-func (c *conn) flags(fs *flag.FlagSet) {
+func (c *conn) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.address, "address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
 	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace `NS` (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
 	fs.StringVar(&c.taskQueue, "task-queue", workflows.TaskQueue, "task `QUEUE` of the todoflow workers")
@@ -96,32 +97,64 @@ func quietLogger(w io.Writer) sdklog.Logger {
 }
 
 // forRun is the shape of every command that addresses one run: its own flags beside
-// the connection flags, the run's ID, then the positional arguments after it. check
-// judges the arguments after the ID before anything is dialled (a bad argument is exit 2
-// even with no server); then it connects and hands over to do.
-func (c *cmdline) forRun(args []string, check func(rest []string) error,
-	do func(ctx context.Context, cl client.Client, id string, rest []string) error) error {
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
-	}
-	if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {
-		return c.usageErr("missing the workflow ID: starter %s %s", c.cmd.name, c.cmd.args)
-	}
-	id, rest := pos[0], pos[1:]
-	if check != nil {
-		if err := check(rest); err != nil {
+// the connection flags and -w/--workflow-id, the run's ID (the first positional argument
+// unless -w gives it), then the positional arguments after it. check judges the arguments
+// after the ID before anything is dialled (a bad argument is exit 2 even with no server);
+// then it connects and hands over to do.
+func (c *cmdline) forRun(check func(rest []string) error,
+	do func(ctx context.Context, cl client.Client, id string, rest []string) error) action {
+	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the run's workflow `ID`, instead of the first argument")
+	return func(pos []string) error {
+		id, rest := c.workflowID, pos
+		if !c.fs.Changed("workflow-id") && len(pos) > 0 {
+			id, rest = pos[0], pos[1:]
+		}
+		if strings.TrimSpace(id) == "" {
+			return c.usageErr("missing the workflow ID: starter %s %s", c.cmd.name, c.cmd.args)
+		}
+		c.id = id
+		if check != nil {
+			if err := check(rest); err != nil {
+				return err
+			}
+		}
+		ctx, stop := interruptible()
+		defer stop()
+		cl, err := c.conn.dial(ctx)
+		if err != nil {
 			return err
 		}
+		defer cl.Close()
+		return do(ctx, cl, id, rest)
 	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.conn.dial(ctx)
-	if err != nil {
-		return err
+}
+
+// startOptions are the options of every run the starter starts: its ID, its task queue,
+// and the summary and details that the Web UI shows from its start on (workflows.Describe).
+func startOptions(id, taskQueue string, in workflows.AgentInput) client.StartWorkflowOptions {
+	summary, details := workflows.Describe(in)
+	return client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary, StaticDetails: details}
+}
+
+// newRunID defines --id and its temporal CLI spelling -w/--workflow-id for the commands
+// that start a run, and returns what reads the ID once the flags are parsed: the one
+// given, or a fresh todoflow-<uuid>.
+func (c *cmdline) newRunID() func() (string, error) {
+	id := c.fs.String("id", "", "workflow `ID` of the run (default: todoflow-<uuid>)")
+	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the same as --id")
+	return func() (string, error) {
+		if c.fs.Changed("workflow-id") {
+			if c.fs.Changed("id") && *id != c.workflowID {
+				return "", c.usageErr("--id %q and --workflow-id %q: give the ID once", *id, c.workflowID)
+			}
+			*id = c.workflowID
+		}
+		c.id = *id
+		if c.id == "" {
+			c.id = "todoflow-" + uuid.NewString()
+		}
+		return c.id, nil
 	}
-	defer cl.Close()
-	return do(ctx, cl, id, rest)
 }
 
 // noMoreArgs is the check of commands that take nothing after the ID.

@@ -17,18 +17,18 @@ import (
 // approve_plan update), resume (the resume signal) and continuation (the
 // set_continuation update).
 
-func cmdApprove(c *cmdline, args []string) error {
-	return approval(c, args, true)
+func cmdApprove(c *cmdline) action {
+	return approval(c, true)
 }
 
-func cmdReject(c *cmdline, args []string) error {
-	return approval(c, args, false)
+func cmdReject(c *cmdline) action {
+	return approval(c, false)
 }
 
 // approval answers whichever kind of approval waits: a tool call (the
 // input's approval, answered with approve_tool) or a plan (startPlan with
 // plan_approval "required", answered with approve_plan).
-func approval(c *cmdline, args []string, approve bool) error {
+func approval(c *cmdline, approve bool) action {
 	shape := "starter approve ID [--feedback TEXT] [--agent AGENT]"
 	help := "a note (`TEXT`) for the agent with the approval"
 	if !approve {
@@ -47,7 +47,7 @@ func approval(c *cmdline, args []string, approve bool) error {
 		}
 		return nil
 	}
-	return c.forRun(args, check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		st, _, err := queryState(ctx, cl, id)
 		if err != nil {
 			return err
@@ -70,9 +70,9 @@ func approval(c *cmdline, args []string, approve bool) error {
 	})
 }
 
-func cmdResume(c *cmdline, args []string) error {
+func cmdResume(c *cmdline) action {
 	agent := c.fs.String("agent", "", "the paused `AGENT` of the tree to resume, when several are")
-	return c.forRun(args, nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+	return c.forRun(nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
 		st, _, err := queryState(ctx, cl, id)
 		if err != nil {
 			return err
@@ -120,9 +120,9 @@ func pausedAgent(st workflows.State, agent string) (string, error) {
 	return "", fmt.Errorf("no agent of the run is paused (status %s); nothing to resume", st.Status)
 }
 
-func cmdContinuation(c *cmdline, args []string) error {
+func cmdContinuation(c *cmdline) action {
 	check := func(rest []string) error { _, err := c.onOff(rest); return err }
-	return c.forRun(args, check, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, rest []string) error {
 		enabled, _ := c.onOff(rest)
 		var now bool
 		err := update(ctx, cl, id, workflows.SetContinuationUpdate, workflows.ContinuationArgs{Enabled: &enabled}, &now)
@@ -136,8 +136,8 @@ func cmdContinuation(c *cmdline, args []string) error {
 
 // cmdEnd sends end_session: the session finishes its current turn, waits
 // for its subagents and completes.
-func cmdEnd(c *cmdline, args []string) error {
-	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdEnd(c *cmdline) action {
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		if err := cl.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
 			return fmt.Errorf("%s: %w", id, refusal(err))
 		}
@@ -149,8 +149,8 @@ func cmdEnd(c *cmdline, args []string) error {
 // cmdRetry runs again a turn that failed on the model (retry_turn), once the
 // cause (a key, a model name, an outage longer than the retry window) is
 // fixed, and prints the turn's reply.
-func cmdRetry(c *cmdline, args []string) error {
-	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdRetry(c *cmdline) action {
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		var reply string
 		if err := update(ctx, cl, id, workflows.RetryTurnUpdate, nil, &reply); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
@@ -162,8 +162,8 @@ func cmdRetry(c *cmdline, args []string) error {
 
 // cmdCompact asks a session to summarise its older messages now
 // (compact_context) and prints what was done.
-func cmdCompact(c *cmdline, args []string) error {
-	return c.forRun(args, c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
+func cmdCompact(c *cmdline) action {
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
 		var res workflows.CompactResult
 		if err := update(ctx, cl, id, workflows.CompactContextUpdate, nil, &res); err != nil {
 			return fmt.Errorf("%s: %w", id, err)

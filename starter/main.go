@@ -21,7 +21,6 @@ type exitError struct {
 	code  int
 	err   error
 	usage bool // an argument error: the command's usage follows the error line
-	help  bool // -h/--help: the command's usage on stdout, exit 0
 }
 
 func (e *exitError) Error() string {
@@ -41,50 +40,26 @@ func main() {
 	os.Exit(runCLI(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// runCLI runs the command named by args[0] and returns the exit code, printing errors,
+// runCLI runs the command that args name and returns the exit code, printing errors,
 // usages and help as the conventions of cli.go say.
 func runCLI(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage())
-		return 2
-	}
-	name := args[0]
-	switch name {
-	case "-h", "--help", "help":
-		if len(args) > 1 && name == "help" {
-			if cmd, ok := lookup(args[1]); ok {
-				fmt.Fprint(stdout, newCmdline(cmd).usage())
-				return 0
-			}
-		}
-		fmt.Fprint(stdout, usage())
-		return 0
-	}
-	cmd, ok := lookup(name)
-	if !ok {
-		fmt.Fprintf(stderr, "starter: unknown command %q\n%s", name, usage())
-		return 2
-	}
-	c := newCmdline(cmd)
-	err := cmd.run(c, args[1:])
-	c.conn.finish()
+	x := newCLI(stdout, stderr)
+	// Never nil: cobra would read os.Args then.
+	x.root.SetArgs(append([]string{}, x.longFlags(args)...))
+	cmd, err := x.root.ExecuteC()
 	if err == nil {
 		return 0
 	}
-	code := 1
 	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-		if ee.help {
-			fmt.Fprint(stdout, c.usage())
-			return code
-		}
+	if !errors.As(err, &ee) {
+		// cobra's own refusal (a completion command's arguments): an argument error.
+		ee = &exitError{code: 2, err: err, usage: true}
 	}
-	if ee == nil || ee.err != nil {
-		fmt.Fprintf(stderr, "starter %s: %v\n", name, err)
+	if ee.err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), ee.err)
 	}
-	if ee != nil && ee.usage {
-		fmt.Fprint(stderr, c.usage())
+	if ee.usage {
+		fmt.Fprint(stderr, x.usage(cmd))
 	}
-	return code
+	return ee.code
 }

@@ -45,7 +45,7 @@ const (
 // the run winds down (its subagents finish) and completes. Interrupting leaves the run as
 // it is, on its server.
 func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutput, error) {
-	run, err := p.cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: p.id, TaskQueue: p.taskQueue}, workflows.WorkflowName, in)
+	run, err := p.cl.ExecuteWorkflow(ctx, startOptions(p.id, p.taskQueue, in), workflows.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/scenario"
@@ -23,29 +22,41 @@ import (
 //go:embed demo.json
 var demo []byte
 
-func cmdRun(c *cmdline, args []string) error {
+func cmdRun(c *cmdline) action {
 	scenarioFile := c.fs.String("scenario", "", "play the scenario `FILE` (scripted model and user actions)")
-	asJSON := c.fs.Bool("json", false, "print the run's result as one JSON object")
-	id := c.fs.String("id", "", "workflow `ID` of the run (default: todoflow-<uuid>)")
+	format := c.output("print the run's result as one JSON object")
+	newID := c.newRunID()
 	ui := c.fs.Bool("ui", false, "keep the embedded server and its Web UI up after the run, until Ctrl+C")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+	return func(pos []string) error {
+		asJSON, err := format()
+		if err != nil {
+			return err
+		}
+		id, err := newID()
+		if err != nil {
+			return err
+		}
+		return runAgent(c, id, *scenarioFile, asJSON, *ui, pos)
 	}
+}
+
+// runAgent is `starter run` once its flags are read.
+func runAgent(c *cmdline, id, scenarioFile string, asJSON, ui bool, pos []string) error {
 	prompt := strings.TrimSpace(strings.Join(pos, " "))
-	if *scenarioFile != "" && prompt != "" {
+	if scenarioFile != "" && prompt != "" {
 		return c.usageErr("give --scenario or a prompt, not both")
 	}
 	local := c.conn.address == "" && os.Getenv("TEMPORAL_ADDRESS") == ""
-	if *ui && !local {
+	if ui && !local {
 		return c.usageErr("--ui keeps the embedded server up; with --address or TEMPORAL_ADDRESS, open that server's Web UI")
 	}
 	// A scenario file, or the demo when no model is configured, is played by the scenario
 	// player; a prompt is a plain run of the workflow.
 	var sc *scenario.Scenario
+	var err error
 	switch {
-	case *scenarioFile != "":
-		if sc, err = scenario.Load(*scenarioFile); err != nil {
+	case scenarioFile != "":
+		if sc, err = scenario.Load(scenarioFile); err != nil {
 			return badInput(err)
 		}
 	case !modelConfigured():
@@ -54,9 +65,6 @@ func cmdRun(c *cmdline, args []string) error {
 		}
 	case prompt == "":
 		return c.usageErr("give a prompt: starter run \"what to do\" (or --scenario FILE)")
-	}
-	if *id == "" {
-		*id = "todoflow-" + uuid.NewString()
 	}
 
 	ctx, stop := interruptible()
@@ -67,7 +75,7 @@ func cmdRun(c *cmdline, args []string) error {
 	}
 	defer shutdown()
 	if emb != nil {
-		if u := emb.liveURL(*id); u != "" {
+		if u := emb.liveURL(id); u != "" {
 			fmt.Fprintf(os.Stderr, "todoflow: follow it in the Web UI: %s\n", u)
 		}
 	}
@@ -75,13 +83,13 @@ func cmdRun(c *cmdline, args []string) error {
 	var out *runOutput
 	var runErr error
 	if sc != nil {
-		o, err := scenario.Play(ctx, cl, sc, scenario.Options{TaskQueue: c.conn.taskQueue, WorkflowID: *id, Progress: os.Stderr})
+		o, err := scenario.Play(ctx, cl, sc, scenario.Options{TaskQueue: c.conn.taskQueue, WorkflowID: id, Progress: os.Stderr})
 		if o != nil {
 			out = (*runOutput)(o)
 		}
 		runErr = err
 	} else {
-		p := &promptRun{cl: cl, taskQueue: c.conn.taskQueue, id: *id, progress: os.Stderr}
+		p := &promptRun{cl: cl, taskQueue: c.conn.taskQueue, id: id, progress: os.Stderr}
 		if emb != nil {
 			p.server = c.conn.address
 		}
@@ -89,15 +97,15 @@ func cmdRun(c *cmdline, args []string) error {
 	}
 	if out == nil {
 		if ctx.Err() != nil {
-			return interrupted(*id, emb)
+			return interrupted(id, emb)
 		}
 		return runErr
 	}
-	if err := out.print(os.Stdout, *asJSON); err != nil {
+	if err := out.print(os.Stdout, asJSON); err != nil {
 		return err
 	}
 	if emb != nil {
-		if *ui && ctx.Err() == nil {
+		if ui && ctx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "todoflow: the Web UI stays up: %s (Ctrl+C stops the server)\n", emb.liveURL(out.WorkflowID))
 			<-ctx.Done()
 		}

@@ -270,6 +270,19 @@ func TestRunPrompt(t *testing.T) {
 	if s := d.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		t.Errorf("the run's status in the database: %s", s)
 	}
+	// What the Web UI shows of it from its start: the prompt and the run's settings.
+	desc, err := c.DescribeWorkflow(context.Background(), id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary, err := desc.GetStaticSummary()
+	if err != nil || summary != prompt {
+		t.Errorf("static summary %q, %v; want the prompt %q", summary, err, prompt)
+	}
+	details, err := desc.GetStaticDetails()
+	if _, want := workflows.Describe(workflows.AgentInput{Prompt: prompt}); err != nil || details != want || !strings.Contains(details, "- **Model:** ") {
+		t.Errorf("static details %q, %v; want workflows.Describe's:\n%s", details, err, want)
+	}
 }
 
 // TestRunPromptWaitsForAHuman checks that a plain run whose plan needs approval says so,

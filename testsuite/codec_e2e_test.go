@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -85,5 +86,20 @@ func TestEncryptedHistoryEndToEnd(t *testing.T) {
 	}
 	if b, _ := proto.Marshal(d); strings.Contains(string(b), "SECRET") {
 		t.Error("the run's description (search attributes, details) shows a secret")
+	}
+	// The static summary and details (the prompt, the model) are sealed like the rest: the
+	// server holds them encrypted, the client with the key reads them.
+	meta := d.GetExecutionConfig().GetUserMetadata()
+	for name, p := range map[string]*commonpb.Payload{"summary": meta.GetSummary(), "details": meta.GetDetails()} {
+		if enc := string(p.GetMetadata()["encoding"]); enc != codec.Encoding {
+			t.Errorf("the server holds the static %s as %q; want it %s", name, enc, codec.Encoding)
+		}
+	}
+	desc, err := c.DescribeWorkflow(ctx, out.WorkflowID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if summary, err := desc.GetStaticSummary(); err != nil || summary != "Do "+secrets[0] {
+		t.Errorf("the client with the key reads the static summary %q, %v", summary, err)
 	}
 }

@@ -1,0 +1,116 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Describe is what the Web UI and `temporal workflow describe` show of a run from its
+// start on, before it has done anything: the summary (one line: the task's first line,
+// shortened) and the details (markdown: the model, the tools, the limits and the todo
+// settings the run goes by, defaults applied). Starters set them as the run's static
+// summary and details (client.StartWorkflowOptions); the run's changing state is its
+// current details (agent.details).
+//
+// Nothing secret goes in: an input names keys, never holds them, and of the reporters
+// only the kinds are shown (a webhook's address may carry a token). They are payloads
+// like any other: with TODOFLOW_PAYLOAD_KEY set they are encrypted, and the Web UI shows
+// them only through the codec server.
+//
+// Describe runs in starters, not in workflow code.
+func Describe(in AgentInput) (summary, details string) {
+	summary = "session, waiting for its first message"
+	if line := firstLine(in.Prompt); line != "" {
+		summary = shorten(line, summaryMax)
+	}
+	c, err := resolve(in)
+	if err != nil {
+		// The run fails at its start with the same message.
+		return summary, "**Input refused:** " + err.Error()
+	}
+	var b strings.Builder
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(&b, "- **%s:** %s\n", name, fmt.Sprintf(format, args...))
+	}
+	model := "the worker's default (its `TODOFLOW_MODEL`)"
+	if in.Model != "" {
+		model = "`" + in.Model + "`"
+	}
+	row("Model", "%s", model)
+	tools := "all of the worker's"
+	if len(in.Tools) > 0 {
+		tools = "`" + strings.Join(in.Tools, "`, `") + "`"
+	} else if in.Tools != nil {
+		tools = "none"
+	}
+	row("Tools", "%s", tools)
+	if len(c.approval) > 0 {
+		var rules []string
+		for _, k := range sortedKeys(c.approval) {
+			rules = append(rules, fmt.Sprintf("`%s` %s", k, c.approval[k]))
+		}
+		row("Tool approval", "%s", strings.Join(rules, ", "))
+	}
+	window := "whole transcript"
+	if in.Context.MaxMessages > 0 {
+		window = fmt.Sprintf("last %d messages", in.Context.MaxMessages)
+	}
+	compaction := "then summarised"
+	if !c.summarize {
+		compaction = "then dropped"
+	}
+	// Short rows: the Web UI shows the details in a frame of a fixed height.
+	row("Limits", "%d model calls a message; idle end %s; model retries %s; subagents %s",
+		c.maxTurns, span(c.idleTimeout), span(c.modelRetryWindow), span(c.subagentTimeout))
+	row("Context", "%s, %d tokens, %s", window, c.maxTokens, compaction)
+	ts := c.todo
+	if !ts.Enabled {
+		row("Todos", "off")
+	} else {
+		continuation := "off"
+		if ts.Continuation {
+			continuation = fmt.Sprintf("on (max %d)", ts.ContinuationMax)
+		}
+		row("Todos", "%s, continuation %s, plan approval %s", ts.InProgressPolicy, continuation, ts.PlanApproval)
+	}
+	if len(in.Reporters) > 0 {
+		kinds := make([]string, len(in.Reporters))
+		for i, r := range in.Reporters {
+			kinds[i] = r.Type
+		}
+		row("Reporters", "%s", strings.Join(kinds, ", "))
+	}
+	if in.Workspace != "" {
+		row("Workspace", "`%s`", in.Workspace)
+	}
+	if in.SystemPrompt != "" || ts.SystemPrompt != "" {
+		row("System prompt", "the input's own")
+	}
+	return summary, strings.TrimRight(b.String(), "\n")
+}
+
+// summaryMax bounds the summary, in bytes: the Web UI shows it on one line.
+const summaryMax = 100
+
+// firstLine is s's first line that is not blank, trimmed.
+func firstLine(s string) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+// span writes a duration without its zero tails: 1h, 2m, 1h30m, 1m30s.
+func span(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
