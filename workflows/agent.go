@@ -93,6 +93,7 @@ type agent struct {
 	// (host.go); "" until the run learns it. hostSilent is when a tool
 	// call last found that host not answering, nil once one ran there.
 	hostQueue  string
+	hostNone   bool // the worker asked polls no host queue: tools run on the shared queue
 	hostSilent *time.Time
 }
 

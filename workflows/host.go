@@ -35,7 +35,6 @@ var hostActivity = workflow.ActivityOptions{
 		BackoffCoefficient:     2,
 		MaximumInterval:        10 * time.Second,
 		MaximumAttempts:        5,
-		NonRetryableErrorTypes: []string{activities.ErrTypeNoHostQueue},
 	},
 	Summary: "workspace host",
 }
@@ -74,7 +73,7 @@ func (a *agent) toolQueue(ctx workflow.Context) (string, error) {
 	if a.cfg.in.WorkspaceShared || workflow.GetVersion(ctx, hostChange, workflow.DefaultVersion, hostVersion) < hostVersion {
 		return "", nil
 	}
-	if a.hostQueue != "" {
+	if a.hostQueue != "" || a.hostNone {
 		return a.hostQueue, nil
 	}
 	var h activities.HostInfo
@@ -83,7 +82,11 @@ func (a *agent) toolQueue(ctx workflow.Context) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("no worker could take this session's workspace: %s", rootMessage(err))
 	case h.Queue == "":
-		return "", errors.New("no worker could take this session's workspace: the worker named no host queue")
+		// A worker that polls no host queue: the deployment pins nothing
+		// (see activities.WorkspaceHost). Asked again after
+		// continue-as-new, once per run.
+		a.hostNone = true
+		return "", nil
 	}
 	a.hostQueue = h.Queue
 	workflow.GetLogger(ctx).Info("workspace host", "queue", h.Queue)

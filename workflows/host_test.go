@@ -34,8 +34,9 @@ func (l *toolLog) snapshot() (int, []toolRun) {
 	return l.asked, append([]toolRun(nil), l.runs...)
 }
 
-// recordTools replaces WorkspaceHost (answering host; failing as a worker
-// without a host queue does when host is "") and RunTool (failing call n,
+// recordTools replaces WorkspaceHost (answering host; failing, as when no
+// worker answers, when host is ""; answering that there is no host queue
+// when host is noHostQueue) and RunTool (failing call n,
 // 0-based, with fail(n) when that is not nil) on env.
 func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(n int) error) *toolLog {
 	l := &toolLog{}
@@ -43,8 +44,11 @@ func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(
 		l.mu.Lock()
 		l.asked++
 		l.mu.Unlock()
-		if host == "" {
-			return activities.HostInfo{}, temporal.NewNonRetryableApplicationError("this worker polls no host queue of its own", activities.ErrTypeNoHostQueue, nil)
+		switch host {
+		case "":
+			return activities.HostInfo{}, temporal.NewNonRetryableApplicationError("no host answered", "TestNoHost", nil)
+		case noHostQueue:
+			return activities.HostInfo{}, nil
 		}
 		return activities.HostInfo{Queue: host}, nil
 	}, activity.RegisterOptions{Name: activities.WorkspaceHostName, DisableAlreadyRegisteredCheck: true})
@@ -62,6 +66,13 @@ func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(
 	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
 	return l
 }
+
+// noHostQueue makes recordTools answer as a worker that polls no host
+// queue of its own.
+const noHostQueue = "(none)"
+
+// testQueue is the task queue of a run in the test environment.
+const testQueue = "default-test-taskqueue"
 
 // hostGoneErr is what a tool call scheduled on a queue that no worker
 // polls ends with.
@@ -298,7 +309,7 @@ func TestWorkspaceHostUnknown(t *testing.T) {
 		t.Fatalf("tool messages = %s", dump(tools))
 	}
 	for i, want := range []string{
-		"Tool read_file was not run: no worker could take this session's workspace: this worker polls no host queue of its own",
+		"Tool read_file was not run: no worker could take this session's workspace: no host answered",
 		`subagent "kid" could not be started: no worker could take this session's workspace`,
 	} {
 		if !tools[i].IsError || !strings.HasPrefix(tools[i].Content, want) {
@@ -352,5 +363,40 @@ func TestToolsUnpinned(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A worker that polls no host queue (built by hand with workflows.Register
+// alone) leaves its sessions unpinned: their tools and subagents run from
+// the run's own queue, as before hosts existed, and the run asks once.
+func TestWorkspaceHostNone(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("write_file", `{"path":"a.txt","content":"x"}`)),
+		calls(call("read_file", `{"path":"a.txt"}`)),
+		model.Response{Content: "done"},
+	)
+	log := recordTools(env, noHostQueue, nil)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write, then read", IdleTimeoutS: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	asked, runs := log.snapshot()
+	if asked != 1 || len(runs) != 2 {
+		t.Fatalf("asked %d times, tool calls %+v; want once, two calls", asked, runs)
+	}
+	for _, r := range runs {
+		if r.queue != testQueue {
+			t.Errorf("%s ran on queue %q, want the run's own %q", r.tool, r.queue, testQueue)
+		}
+	}
+	for _, m := range queryMessages(t, env) {
+		if m.Role == model.RoleTool && m.IsError {
+			t.Errorf("tool message %q is an error", m.Content)
+		}
+	}
+	if ws := queryState(t, env).Workspace; ws != nil {
+		t.Errorf("state.workspace = %s, want null: no host holds it", dump(ws))
 	}
 }
