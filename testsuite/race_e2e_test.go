@@ -44,12 +44,11 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 	}
 	t.Cleanup(acts.Stop)
 	return func() func() {
-		// No activities are registered here, so this worker polls for
-		// workflow tasks only. Eager execution must be off: the SDK would
-		// otherwise reserve a slot of this worker's activity side, which
-		// never started, and hand it the model call ("unable to find
+		// A worker for workflow tasks only. Registering no activities is
+		// not enough: the SDK polls for activity tasks all the same, and
+		// takes a model call it cannot run ("unable to find
 		// activityType=CallModel. Supported types: []").
-		w := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableEagerActivities: true})
+		w := worker.New(s.c, workflows.TaskQueue, worker.Options{LocalActivityWorkerOnly: true})
 		w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
 		if err := w.Start(); err != nil {
 			t.Fatalf("start workflow worker: %v", err)
@@ -128,6 +127,9 @@ func logHistory(t *testing.T, evs []*historypb.HistoryEvent) {
 		fmt.Fprintf(&b, "%d %s", ev.GetEventId(), strings.TrimPrefix(ev.GetEventType().String(), "EVENT_TYPE_"))
 		if sig := ev.GetWorkflowExecutionSignaledEventAttributes(); sig != nil {
 			fmt.Fprintf(&b, " %s", sig.GetSignalName())
+		}
+		if f := ev.GetActivityTaskFailedEventAttributes().GetFailure(); f != nil {
+			fmt.Fprintf(&b, " %s", f.GetMessage())
 		}
 		b.WriteString("\n")
 	}
