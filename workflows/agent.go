@@ -60,6 +60,9 @@ type agent struct {
 	// bufferedSignals is set for runs started since the buffered-signals
 	// version (see pollSignals).
 	bufferedSignals bool
+	// treeNewsFirst is set for runs started since the tree-news-first
+	// version (see drainSignals).
+	treeNewsFirst bool
 	// Signal channels, drained by receiveSignals and, before the run hands
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
@@ -100,6 +103,10 @@ const (
 	// pollSignals), where the main coroutine can drain them too.
 	signalsChange  = "buffered-signals"
 	signalsVersion = 1
+	// treeNewsChange: the task_event signals a workflow task brings are
+	// taken in before its other signals (see drainSignals).
+	treeNewsChange  = "tree-news-first"
+	treeNewsVersion = 1
 )
 
 // published remembers the search attributes last sent, so that an unchanged
@@ -149,6 +156,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 		a.tree = a.parentID == "" || in.TreeBus
 	}
 	a.bufferedSignals = a.durable && workflow.GetVersion(ctx, signalsChange, workflow.DefaultVersion, signalsVersion) >= signalsVersion
+	a.treeNewsFirst = a.bufferedSignals && workflow.GetVersion(ctx, treeNewsChange, workflow.DefaultVersion, treeNewsVersion) >= treeNewsVersion
 	if !a.tree {
 		// Dependencies of older runs count every plan of their producer,
 		// as they did when they were added.
