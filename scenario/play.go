@@ -284,9 +284,10 @@ func RunStatus(ctx context.Context, c client.Client, id string, runErr error) st
 }
 
 // Collect reads the final state, the whole transcript (paged) and the reply
-// of a run that ended into out.
+// of a run that ended into out. A query that is answered late is asked
+// again (queryFinished) for as long as ctx allows.
 func Collect(ctx context.Context, c client.Client, out *Output) error {
-	v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.StateQuery)
+	v, err := queryFinished(ctx, c, out.WorkflowID, workflows.StateQuery)
 	if err != nil {
 		return fmt.Errorf("read final state: %w", err)
 	}
@@ -297,7 +298,7 @@ func Collect(ctx context.Context, c client.Client, out *Output) error {
 	// A short page is not the end: only an empty one is.
 	for {
 		off := len(out.Messages)
-		v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
+		v, err := queryFinished(ctx, c, out.WorkflowID, workflows.MessagesQuery, off, messagesPage)
 		if err != nil {
 			return fmt.Errorf("read transcript from message %d: %w", off, err)
 		}
