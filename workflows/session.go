@@ -222,7 +222,7 @@ func (a *agent) settled(ctx workflow.Context) bool {
 // share a task when the task that took in the brief is lost and run again,
 // as after the server was killed.
 func (a *agent) drainSignals(ctx workflow.Context) {
-	if a.treeNewsFirst {
+	if a.treeOrder {
 		for {
 			var te TaskEvent
 			if !a.taskEvents.ReceiveAsync(&te) {

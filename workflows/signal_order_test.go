@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // A resume that reaches the root in the same workflow task as the brief in
@@ -36,5 +38,85 @@ func TestTreeResumeInTheTaskOfThePause(t *testing.T) {
 
 	if after.Status == StatusPaused || len(after.Waiting) != 0 {
 		t.Errorf("after the resume: status %s, waiting %s; want the kid's pause answered", after.Status, dump(after.Waiting))
+	}
+}
+
+// An end notice that overtakes the events its keeper forwarded before it
+// (Temporal orders one sender's signals only signal by signal) waits for
+// them: the step that depends on the ended agent takes the output it did
+// deliver, instead of failing as never completed. The load test found a
+// consumer of 06c failed so ("agent producer ended (completed) without
+// completing producer:step_1") with the producer's events right behind.
+func TestTreeEndNoticeWaitsForTheEventsBeforeIt(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		// The root's turn runs for three hours, so that the want for
+		// prod, an agent it may still spawn, stays pending: the keeper's
+		// answers below are the test's.
+		"main": {calls(spawnCall("cons", "consume", quiet)), say("cons works")},
+		"cons": {
+			calls(call("createPlan", `{"title":"Consume","steps":["prepare"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(call("addDependentStep", `{"description":"import prod's rows","depends_on":[{"agent_id":"prod","step_id":"step_1"}]}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"ready"}`)),
+			say("waiting for prod"),
+			calls(call("setStepStatus", `{"step_id":"step_2","status":"completed","result":"imported 42 rows"}`)),
+			calls(call("completePlan", `{"status":"completed"}`)),
+			say("cons done"),
+		},
+	}, late{"main", 2, 3 * time.Hour})
+	completedStep := todo.Event{EventID: 3, Type: todo.EventStepCompleted, AgentID: "prod", PlanID: "plan_1", StepID: "step_1",
+		Data: json.RawMessage(`{"description":"produce","output":{"rows":42},"result":"42 rows"}`)}
+	send := func(te TaskEvent) {
+		if err := env.SignalWorkflowByID(childWF("cons"), TaskEventSignal, te); err != nil {
+			t.Error(err)
+		}
+	}
+	// The keeper's end notice (it had sent one event of prod) comes first,
+	// its answer to the want (the binding and that event) second.
+	env.RegisterDelayedCallback(func() {
+		send(TaskEvent{From: "main", Ended: &AgentEnd{AgentID: "prod", How: "completed", Sent: 1}})
+	}, time.Hour)
+	var held State
+	env.RegisterDelayedCallback(func() { held = stateOf(t, env, childWF("cons")) }, time.Hour+30*time.Second)
+	env.RegisterDelayedCallback(func() {
+		send(TaskEvent{From: "main", Bind: &Binding{Of: "prod", Plan: "plan_1"}, Backlog: []todo.Event{completedStep}})
+	}, time.Hour+time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+
+	if s := step(t, held.Plan, "step_2"); s.Status != todo.StepBlocked {
+		t.Errorf("with the end notice in and prod's event not yet: step_2 = %s, want still blocked", dump(s))
+	}
+	end := queryState(t, env).Subagents["cons"]
+	s := step(t, end.Plan, "step_2")
+	if s.Status != todo.StepCompleted || string(s.ReceivedOutputs["prod:step_1"]) != `{"rows":42}` {
+		t.Errorf("cons step_2 at the end = %s; want completed with prod's output", dump(s))
+	}
+}
+
+// A subagent's older brief that arrives after a newer one is not taken
+// in: the parent keeps showing the pause the newer one brought, where the
+// older (running) one would undo it and leave the pause unseen for good.
+func TestTreeOlderBriefDoesNotUndoANewerOne(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "deploy", quiet)), say("kid deploys")},
+		"kid":  {say("deployed")}, // answered two hours in
+	}, late{"kid", 1, 2 * time.Hour})
+	pause := Wait{AgentID: "kid", Kind: WaitPaused, Reason: "The deploy key is missing."}
+	running := TaskEvent{From: "kid", Brief: &Brief{Status: StatusRunning, Seq: 1}}
+	paused := TaskEvent{From: "kid", Brief: &Brief{Status: StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []Wait{pause}, Seq: 2}}
+	var after State
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(TaskEventSignal, paused) }, 30*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(TaskEventSignal, running) }, 31*time.Minute)
+	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+
+	if after.Status != StatusPaused || len(after.Waiting) != 1 || after.Waiting[0] != pause {
+		t.Errorf("after the older brief: status %s, waiting %s; want the newer brief's pause", after.Status, dump(after.Waiting))
 	}
 }

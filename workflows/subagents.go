@@ -52,6 +52,10 @@ type TaskEvent struct {
 type AgentEnd struct {
 	AgentID string `json:"agent_id"`
 	How     string `json:"how"`
+	// Sent is, in a keeper's end notice, how many of the agent's events the
+	// keeper had sent the receiver: the receiver takes the end in once it
+	// has them all (see agent.holdEnd).
+	Sent int `json:"sent,omitempty"`
 }
 
 // child is a subagent started by this run.

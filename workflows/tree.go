@@ -102,6 +102,9 @@ type Brief struct {
 	TreeUsage        Usage       `json:"tree_usage"`
 	// Waiting are the human waits of the child's subtree, its own first.
 	Waiting []Wait `json:"waiting,omitempty"`
+	// Seq numbers the briefs a child sends (agent.treeOrder), so that its
+	// parent keeps the latest whatever order they arrive in.
+	Seq int `json:"seq,omitempty"`
 }
 
 // Wait is a human wait of an agent of the tree (CONTRACT.md state.waiting).
@@ -127,6 +130,11 @@ type TreeCarry struct {
 	Interests []interest `json:"interests,omitempty"`
 	Asked     []string   `json:"asked,omitempty"`
 	Subs      int        `json:"subs,omitempty"`
+	// Got and Held: the delivery order of the agents this one still hears
+	// from (bus.got, bus.held).
+	Got    map[string]int `json:"got,omitempty"`
+	Held   []AgentEnd     `json:"held,omitempty"`
+	Briefs int            `json:"briefs,omitempty"`
 }
 
 // bus is an agent's part of the tree's bus.
@@ -148,6 +156,34 @@ type bus struct {
 	// handed are the root's waits a human answered, handed on to their
 	// agent and not yet seen ending.
 	handed []Wait
+	// Delivery order (agent.treeOrder). sent counts, by producer and
+	// asker's workflow (sentKey), the producer's events this keeper sent
+	// the asker; got counts, by producer, the events this agent received
+	// from keepers; held are end notices that came before the events they
+	// follow.
+	sent map[string]int
+	got  map[string]int
+	held []AgentEnd
+	// briefs counts the briefs sent to the parent (Brief.Seq).
+	briefs int
+}
+
+func sentKey(producer, workflowID string) string { return producer + "\x00" + workflowID }
+
+// countSent records that n events of producer went to the asker workflowID.
+func (b *bus) countSent(producer, workflowID string, n int) {
+	if b.sent == nil {
+		b.sent = map[string]int{}
+	}
+	b.sent[sentKey(producer, workflowID)] += n
+}
+
+// countGot records an event received from its producer's keeper.
+func (b *bus) countGot(ev todo.Event) {
+	if b.got == nil {
+		b.got = map[string]int{}
+	}
+	b.got[ev.AgentID]++
 }
 
 func (b *bus) member(id string) *Member {
@@ -355,6 +391,7 @@ func (a *agent) serve(ctx workflow.Context, w Want) {
 	if how, ok := a.gone[w.Of]; ok {
 		te.Gone = []AgentEnd{{AgentID: w.Of, How: how}}
 	}
+	a.bus.countSent(w.Of, w.WorkflowID, len(te.Backlog))
 	a.respond(ctx, w, te)
 }
 
@@ -383,6 +420,7 @@ func (a *agent) forward(ctx workflow.Context, ev todo.Event) {
 	for _, in := range a.bus.interests {
 		if in.matches(ev) && !slices.Contains(sent, in.Agent) {
 			sent = append(sent, in.Agent)
+			a.bus.countSent(ev.AgentID, in.WorkflowID, 1)
 			a.signal(ctx, in.WorkflowID, TaskEvent{From: a.cfg.agentID, Event: &ev})
 		}
 	}
@@ -390,20 +428,32 @@ func (a *agent) forward(ctx workflow.Context, ev todo.Event) {
 
 // announceEnd tells the agents interested in a child that it ended, and
 // the root (for its roster) when this agent is not the root.
+//
+// Temporal delivers the signals of one sender in no set order, so an end
+// notice could overtake the events forwarded before it, and the receiver
+// would fail a dependency that the producer did complete. Each notice says
+// how many of the agent's events this keeper sent its receiver
+// (AgentEnd.Sent), which waits for them (holdEnd).
 func (a *agent) announceEnd(ctx workflow.Context, id, how string) {
 	var sent []string
-	end := &AgentEnd{AgentID: id, How: how}
+	end := func(workflowID string) *AgentEnd {
+		e := &AgentEnd{AgentID: id, How: how}
+		if a.treeOrder {
+			e.Sent = a.bus.sent[sentKey(id, workflowID)]
+		}
+		return e
+	}
 	for _, in := range a.bus.interests {
 		if in.Of == id && !slices.Contains(sent, in.Agent) {
 			sent = append(sent, in.Agent)
-			a.signal(ctx, in.WorkflowID, TaskEvent{From: a.cfg.agentID, Ended: end})
+			a.signal(ctx, in.WorkflowID, TaskEvent{From: a.cfg.agentID, Ended: end(in.WorkflowID)})
 		}
 	}
 	if a.isRoot() {
 		a.memberEnded(ctx, id, how)
 		return
 	}
-	a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Ended: end})
+	a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Ended: end(a.bus.rootID)})
 }
 
 // memberEnded records in the root's roster that an agent ended, and settles
@@ -455,7 +505,7 @@ func (a *agent) memberIDs() []string {
 // onTreeEvent takes in a task_event of the tree's bus.
 func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 	ch := a.children[te.From]
-	if te.Brief != nil && ch != nil && !ch.Done {
+	if te.Brief != nil && ch != nil && !ch.Done && newerBrief(ch.Brief, te.Brief) {
 		ch.Brief = te.Brief
 		a.forgetHanded()
 	}
@@ -479,9 +529,11 @@ func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 	}
 	for _, ev := range te.Backlog {
 		a.receive(ctx, ev)
+		a.bus.countGot(ev)
 	}
 	if te.Event != nil {
 		a.receive(ctx, *te.Event)
+		a.bus.countGot(*te.Event)
 		if ch != nil && te.Event.AgentID == te.From {
 			a.forward(ctx, *te.Event)
 		}
@@ -497,13 +549,46 @@ func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 		ended = append(ended, *te.Ended)
 	}
 	for _, e := range ended {
-		a.gone[e.AgentID] = e.How
-		a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
-		a.memberEnded(ctx, e.AgentID, e.How)
+		if !a.holdEnd(e) {
+			a.takeEnd(ctx, e)
+		}
 	}
+	a.releaseEnds(ctx)
 	a.failEnded(ctx)
 	a.askPeers(ctx)
 	a.publish(ctx)
+}
+
+// takeEnd records that an agent of the tree ended, and fails what waited
+// on it.
+func (a *agent) takeEnd(ctx workflow.Context, e AgentEnd) {
+	a.gone[e.AgentID] = e.How
+	a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
+	a.memberEnded(ctx, e.AgentID, e.How)
+}
+
+// holdEnd keeps an end notice that came before some of the events its
+// keeper had sent (AgentEnd.Sent): until they come, the agent counts as
+// live, and its end fails nothing.
+func (a *agent) holdEnd(e AgentEnd) bool {
+	if !a.treeOrder || e.Sent <= a.bus.got[e.AgentID] {
+		return false
+	}
+	a.bus.held = append(a.bus.held, e)
+	return true
+}
+
+// releaseEnds takes in the held end notices whose events have come.
+func (a *agent) releaseEnds(ctx workflow.Context) {
+	var still []AgentEnd
+	for _, e := range a.bus.held {
+		if e.Sent <= a.bus.got[e.AgentID] {
+			a.takeEnd(ctx, e)
+		} else {
+			still = append(still, e)
+		}
+	}
+	a.bus.held = still
 }
 
 // laterPlan is the later of two plan ids "plan_N" ("" is before any).
@@ -555,12 +640,30 @@ func (a *agent) sendBrief(ctx workflow.Context) {
 	if a.isRoot() || !a.tree {
 		return
 	}
-	b := a.brief()
-	if a.bus.brief != nil && sameBrief(*a.bus.brief, b) {
+	if a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief()) {
 		return
 	}
-	a.bus.brief = &b
+	b := a.nextBrief()
 	a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Brief: &b})
+}
+
+// nextBrief is the brief to send the parent now, numbered, and remembered
+// as the last one sent.
+func (a *agent) nextBrief() Brief {
+	b := a.brief()
+	if a.treeOrder {
+		a.bus.briefs++
+		b.Seq = a.bus.briefs
+	}
+	a.bus.brief = &b
+	return b
+}
+
+// newerBrief reports whether a child's brief is newer than the one its
+// parent holds: Temporal delivers one sender's signals in no set order, and
+// an older brief taken in last would undo a pause or a wait it showed.
+func newerBrief(held, got *Brief) bool {
+	return held == nil || got.Seq == 0 || got.Seq > held.Seq
 }
 
 // sameBrief compares what a parent shows without an event: the status and
@@ -609,7 +712,7 @@ func (a *agent) carryTree() *TreeCarry {
 	if !a.tree {
 		return nil
 	}
-	tc := &TreeCarry{StarWants: a.bus.starWants, Asked: a.bus.asked, Subs: a.bus.subs}
+	tc := &TreeCarry{StarWants: a.bus.starWants, Asked: a.bus.asked, Subs: a.bus.subs, Got: a.bus.got, Held: a.bus.held, Briefs: a.bus.briefs}
 	for _, m := range a.bus.roster {
 		tc.Roster = append(tc.Roster, *m)
 	}
@@ -630,6 +733,7 @@ func (b *bus) restore(tc *TreeCarry) {
 		b.roster = append(b.roster, &mm)
 	}
 	b.starWants, b.interests, b.asked, b.subs = tc.StarWants, tc.Interests, tc.Asked, tc.Subs
+	b.got, b.held, b.briefs = tc.Got, tc.Held, tc.Briefs
 }
 
 func (c *Carry) tree() *TreeCarry {
