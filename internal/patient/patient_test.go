@@ -1,4 +1,4 @@
-package scenario
+package patient
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type answer string
 func (v answer) HasValue() bool    { return true }
 func (v answer) Get(ptr any) error { return json.Unmarshal([]byte(v), ptr) }
 
-func TestQueryFinished(t *testing.T) {
+func TestQuery(t *testing.T) {
 	late := serviceerror.NewDeadlineExceeded("query timed out before a worker could process it")
 	for _, tt := range []struct {
 		name      string
@@ -45,12 +45,13 @@ func TestQueryFinished(t *testing.T) {
 		{"answered", nil, 1, false},
 		{"late twice, then answered", []error{late, serviceerror.NewUnavailable("server restarting")}, 3, false},
 		{"the call's own deadline", []error{context.DeadlineExceeded}, 2, false},
+		{"dropped by a server going down", []error{serviceerror.NewCanceled("context canceled")}, 2, false},
 		{"no such run: not asked again", []error{serviceerror.NewNotFound("workflow not found")}, 1, true},
 		{"the query failed: not asked again", []error{serviceerror.NewQueryFailed("unknown queryType")}, 1, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &lateClient{errs: tt.errs}
-			v, err := queryFinished(context.Background(), c, "wf", "state")
+			v, err := Query(context.Background(), c, "wf", "", "state")
 			if (err != nil) != tt.wantErr || c.calls != tt.wantCalls {
 				t.Fatalf("error %v after %d calls; want error %v after %d", err, c.calls, tt.wantErr, tt.wantCalls)
 			}
@@ -68,7 +69,7 @@ func TestQueryFinished(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, err := queryFinished(ctx, c, "wf", "state")
+		_, err := Query(ctx, c, "wf", "", "state")
 		if !errors.As(err, new(*serviceerror.DeadlineExceeded)) || time.Since(start) > 3*time.Second {
 			t.Errorf("error %v after %s; want the late answer's error once the context ended", err, time.Since(start))
 		}
