@@ -175,6 +175,10 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if err != nil {
 		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %q: %v", in.Model, err), ErrTypeModelConfig, nil)
 	}
+	// Reading the transcript may wait too: for a worker to answer the
+	// query (after a worker crash, until the server gives up on it).
+	defer keepAlive(ctx)()
+
 	msgs := in.Messages
 	if msgs == nil {
 		msgs, err = a.readTranscript(ctx, in.WorkflowID, in.RunID, in.Spans)
@@ -182,8 +186,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			return model.Response{}, err
 		}
 	}
-
-	defer keepAlive(ctx)()
 
 	var tools []model.ToolSpec
 	if in.Summarize != nil {

@@ -87,6 +87,11 @@ type RunToolResult struct {
 // the worker cannot provide the workspace, which the model cannot fix either
 // (non-retryable, type ErrTypeWorkspace).
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+	// From here on the call may wait: reading the call from the transcript
+	// waits for a worker to answer the query, finding the tool may start
+	// an MCP server, and the tool itself may take its time.
+	defer keepAlive(ctx, in.Call.Name)()
+
 	allow := in.WorkerTools
 	if in.From != nil {
 		call, err := a.readCall(ctx, *in.From, in.Call.ID)
@@ -109,10 +114,6 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (RunToolResul
 	if reg == nil {
 		reg = defaultRegistry()
 	}
-
-	// From here on the call may wait: finding the tool may start an MCP
-	// server, and the tool itself may take its time.
-	defer keepAlive(ctx, in.Call.Name)()
 
 	tool, ok, err := reg.Find(ctx, in.Call.Name)
 	if err != nil {
