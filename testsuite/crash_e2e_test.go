@@ -229,9 +229,17 @@ func (w *workerProc) Write(p []byte) (int, error) {
 // log is shown if the test failed.
 func startWorkerProc(t *testing.T, bin string, s *server, name string) *workerProc {
 	t.Helper()
+	return startWorkerProcIn(t, bin, s, name, t.TempDir())
+}
+
+// startWorkerProcIn is startWorkerProc with the state folder stateDir,
+// which workers of one host share: a run's workspace is a folder in it, and
+// its tool calls may go to any of them.
+func startWorkerProcIn(t *testing.T, bin string, s *server, name, stateDir string) *workerProc {
+	t.Helper()
 	w := &workerProc{name: name, done: make(chan struct{})}
 	w.cmd = exec.Command(bin, "--address", s.srv.Address(), "--namespace", s.srv.Namespace())
-	w.cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
+	w.cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+stateDir, "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
 	w.cmd.Stdout, w.cmd.Stderr = w, w
 	w.cmd.SysProcAttr = workerProcAttr()
 	if err := w.cmd.Start(); err != nil {
