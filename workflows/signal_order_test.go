@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,27 +97,54 @@ func TestTreeEndNoticeWaitsForTheEventsBeforeIt(t *testing.T) {
 	}
 }
 
-// A subagent's older brief that arrives after a newer one is not taken
-// in: the parent keeps showing the pause the newer one brought, where the
-// older (running) one would undo it and leave the pause unseen for good.
-func TestTreeOlderBriefDoesNotUndoANewerOne(t *testing.T) {
+// A subagent's signals are taken in in the order it sent them: one that
+// comes before a signal it follows waits for it. Taken in as they came, an
+// older brief would undo the pause a newer one showed (the pause would go
+// unseen for good), and the subagent's events would stand in another order
+// in its parent's log (the load test saw step_blocked before step_added,
+// both sent in one workflow task).
+func TestTreeChildSignalsInOrder(t *testing.T) {
 	env := newTreeEnv()
 	scriptTree(env, map[string][]model.Response{
 		"main": {calls(spawnCall("kid", "deploy", quiet)), say("kid deploys")},
 		"kid":  {say("deployed")}, // answered two hours in
 	}, late{"kid", 1, 2 * time.Hour})
 	pause := Wait{AgentID: "kid", Kind: WaitPaused, Reason: "The deploy key is missing."}
-	running := TaskEvent{From: "kid", Brief: &Brief{Status: StatusRunning, Seq: 1}}
-	paused := TaskEvent{From: "kid", Brief: &Brief{Status: StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []Wait{pause}, Seq: 2}}
-	var after State
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(TaskEventSignal, paused) }, 30*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(TaskEventSignal, running) }, 31*time.Minute)
+	event := func(id int, typ string) *todo.Event {
+		return &todo.Event{EventID: id, Type: typ, AgentID: "kid", PlanID: "plan_1", Data: json.RawMessage(`{"title":"Deploy"}`)}
+	}
+	var sent int // the kid's own signals so far
+	var between, after State
+	env.RegisterDelayedCallback(func() {
+		sent = queryState(t, env).Subagents["kid"].Live.Seq
+		// The later signal first: the plan started, and the pause.
+		env.SignalWorkflow(TaskEventSignal, TaskEvent{From: "kid", Event: event(2, todo.EventPlanStarted),
+			Brief: &Brief{Status: StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []Wait{pause}, Seq: sent + 2}})
+	}, 30*time.Minute)
+	env.RegisterDelayedCallback(func() { between = queryState(t, env) }, 31*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(TaskEventSignal, TaskEvent{From: "kid", Event: event(1, todo.EventPlanCreated),
+			Brief: &Brief{Status: StatusRunning, Seq: sent + 1}})
+	}, 32*time.Minute)
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	completed(t, env)
 
+	if sent == 0 {
+		t.Fatal("the kid's signals are not numbered")
+	}
+	if n := len(eventsOf(between.Events, "kid", "")); n != 0 || between.Status == StatusPaused {
+		t.Errorf("with only the later signal in: %d of the kid's events taken in, status %s; want it kept for its turn", n, between.Status)
+	}
+	var types []string
+	for _, ev := range eventsOf(after.Events, "kid", "") {
+		types = append(types, ev.Type)
+	}
+	if !slices.Equal(types, []string{todo.EventPlanCreated, todo.EventPlanStarted}) {
+		t.Errorf("the kid's events in the root's log: %v; want plan_created, plan_started", types)
+	}
 	if after.Status != StatusPaused || len(after.Waiting) != 1 || after.Waiting[0] != pause {
-		t.Errorf("after the older brief: status %s, waiting %s; want the newer brief's pause", after.Status, dump(after.Waiting))
+		t.Errorf("after both signals: status %s, waiting %s; want the later signal's pause", after.Status, dump(after.Waiting))
 	}
 }

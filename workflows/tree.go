@@ -102,8 +102,9 @@ type Brief struct {
 	TreeUsage        Usage       `json:"tree_usage"`
 	// Waiting are the human waits of the child's subtree, its own first.
 	Waiting []Wait `json:"waiting,omitempty"`
-	// Seq numbers the briefs a child sends (agent.treeOrder), so that its
-	// parent keeps the latest whatever order they arrive in.
+	// Seq numbers the signals a child sends its parent, each of which
+	// carries a brief (agent.treeOrder): the parent takes them in in that
+	// order, whatever order they arrive in (agent.inOrder).
 	Seq int `json:"seq,omitempty"`
 }
 
@@ -502,10 +503,33 @@ func (a *agent) memberIDs() []string {
 	return ids
 }
 
+// flushEarly takes in, in their order, the signals of a child that has
+// ended and still wait for one they follow: all its signals came before it
+// ended, so none should; if one does, its news are not dropped.
+func (a *agent) flushEarly(ctx workflow.Context, ch *child) {
+	slices.SortFunc(ch.early, func(x, y TaskEvent) int { return x.Brief.Seq - y.Brief.Seq })
+	early := ch.early
+	ch.early = nil
+	for _, te := range early {
+		workflow.GetLogger(ctx).Warn("a subagent's task_event never came; taking in the ones after it", "from", te.From, "seq", te.Brief.Seq)
+		a.takeTreeEvent(ctx, te)
+		ch.seq = te.Brief.Seq
+	}
+}
+
 // onTreeEvent takes in a task_event of the tree's bus.
 func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
+	if ch := a.children[te.From]; a.treeOrder && ch != nil && !ch.Done && te.Brief != nil && te.Brief.Seq > 0 {
+		a.inOrder(ctx, ch, te)
+		return
+	}
+	a.takeTreeEvent(ctx, te)
+}
+
+// takeTreeEvent takes in one task_event, in its turn.
+func (a *agent) takeTreeEvent(ctx workflow.Context, te TaskEvent) {
 	ch := a.children[te.From]
-	if te.Brief != nil && ch != nil && !ch.Done && newerBrief(ch.Brief, te.Brief) {
+	if te.Brief != nil && ch != nil && !ch.Done {
 		ch.Brief = te.Brief
 		a.forgetHanded()
 	}
@@ -659,11 +683,36 @@ func (a *agent) nextBrief() Brief {
 	return b
 }
 
-// newerBrief reports whether a child's brief is newer than the one its
-// parent holds: Temporal delivers one sender's signals in no set order, and
-// an older brief taken in last would undo a pause or a wait it showed.
-func newerBrief(held, got *Brief) bool {
-	return held == nil || got.Seq == 0 || got.Seq > held.Seq
+// inOrder takes in a running child's numbered signal (an event with its
+// brief, or a brief) in the order the child sent them: Temporal delivers one
+// sender's signals in no set order (two sent in one workflow task included),
+// so a signal that comes before one it follows waits in ch.early. Taken in
+// out of order, an older brief would undo a pause or a wait a newer one
+// showed, and the child's events would stand in another order in this log,
+// in what reporters deliver and in what the model reads. Every numbered
+// signal comes (the child waits for its signals before it ends), so none
+// waits for ever.
+func (a *agent) inOrder(ctx workflow.Context, ch *child, te TaskEvent) {
+	switch seq := te.Brief.Seq; {
+	case seq <= ch.seq:
+		workflow.GetLogger(ctx).Warn("ignoring a repeated task_event", "from", te.From, "seq", seq)
+		return
+	case seq > ch.seq+1:
+		ch.early = append(ch.early, te)
+		return
+	}
+	a.takeTreeEvent(ctx, te)
+	ch.seq = te.Brief.Seq
+	for {
+		i := slices.IndexFunc(ch.early, func(e TaskEvent) bool { return e.Brief.Seq == ch.seq+1 })
+		if i < 0 {
+			return
+		}
+		next := ch.early[i]
+		ch.early = slices.Delete(ch.early, i, i+1)
+		a.takeTreeEvent(ctx, next)
+		ch.seq = next.Brief.Seq
+	}
 }
 
 // sameBrief compares what a parent shows without an event: the status and
