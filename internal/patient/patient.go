@@ -5,7 +5,9 @@
 // worker answered by then: a busy server, busy workers, or a worker that was
 // killed while the run was cached on it (the server sends the run's queries
 // to that worker's sticky queue until it notices it is gone). The server
-// may also be briefly unavailable, restarting. None of these is an answer,
+// may also be briefly unavailable, restarting, and after a restart it says
+// it has seen no worker poll until the workers poll again. None of these
+// is an answer,
 // and a query has no side effects, so asking again is right, for as long as
 // the caller's context allows: the scenario player reading a finished run,
 // the activities reading their workflow's transcript.
@@ -14,6 +16,7 @@ package patient
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -46,12 +49,20 @@ func Query(ctx context.Context, c client.Client, workflowID, runID, name string,
 }
 
 // Late reports whether a query's error says only that no answer came in
-// time, or that the server could not be reached or dropped the call: not
-// that the query is wrong, refused, or its run gone.
+// time, that the server could not be reached or dropped the call, or that
+// it has seen no worker poll lately (as after it restarted, until the
+// workers poll again): not that the query is wrong, refused, or its run
+// gone.
 func Late(err error) bool {
 	var deadline *serviceerror.DeadlineExceeded
 	var unavailable *serviceerror.Unavailable
 	var canceled *serviceerror.Canceled
+	var precondition *serviceerror.FailedPrecondition
 	return errors.As(err, &deadline) || errors.As(err, &unavailable) || errors.As(err, &canceled) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		// The server's matching service words it so, untyped.
+		errors.As(err, &precondition) && strings.Contains(precondition.Message, noRecentPoller)
 }
+
+// noRecentPoller is how the server says it has seen no worker poll lately.
+const noRecentPoller = "no poller seen for task queue recently"

@@ -46,6 +46,8 @@ func TestQuery(t *testing.T) {
 		{"late twice, then answered", []error{late, serviceerror.NewUnavailable("server restarting")}, 3, false},
 		{"the call's own deadline", []error{context.DeadlineExceeded}, 2, false},
 		{"dropped by a server going down", []error{serviceerror.NewCanceled("context canceled")}, 2, false},
+		{"a server that restarted, before the workers poll again", []error{serviceerror.NewFailedPrecondition("no poller seen for task queue recently, worker may be down")}, 2, false},
+		{"another precondition: not asked again", []error{serviceerror.NewFailedPrecondition("namespace is not active")}, 1, true},
 		{"no such run: not asked again", []error{serviceerror.NewNotFound("workflow not found")}, 1, true},
 		{"the query failed: not asked again", []error{serviceerror.NewQueryFailed("unknown queryType")}, 1, true},
 	} {
