@@ -177,6 +177,14 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if err != nil {
 		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %q: %v", in.Model, err), ErrTypeModelConfig, nil)
 	}
+	// The reply streams to watching clients through the heartbeats (see
+	// stream.go); a summary is no reply, and is only kept alive. They
+	// start before the transcript is read, which may wait too: for a
+	// worker to answer the query (after a worker crash, until the server
+	// gives up on it).
+	stream := streamReply(ctx, in)
+	defer stream.stop()
+
 	msgs := in.Messages
 	if msgs == nil {
 		msgs, err = a.readTranscript(ctx, in.WorkflowID, in.RunID, in.Spans)
@@ -184,11 +192,6 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			return model.Response{}, err
 		}
 	}
-
-	// The reply streams to watching clients through the heartbeats (see
-	// stream.go); a summary is no reply, and is only kept alive.
-	stream := streamReply(ctx, in)
-	defer stream.stop()
 
 	var tools []model.ToolSpec
 	var onText func(string)

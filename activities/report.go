@@ -651,15 +651,30 @@ func stripURLError(err error) error {
 	return err
 }
 
-// redactValues hides header values a receiver may echo in its answer.
+// redactValues hides header values a receiver may echo in its answer: each
+// whole value, and each word of it that is long enough to be a credential,
+// since a receiver refusing "Authorization: Bearer <token>" may quote the
+// token alone. Shorter words (a scheme such as "Bearer") are left, so that
+// the answer still reads.
 func redactValues(s string, headers map[string]string) string {
 	for _, v := range headers {
-		if v = strings.TrimSpace(v); v != "" {
-			s = strings.ReplaceAll(s, v, "[redacted]")
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, "[redacted]")
+		for _, word := range strings.Fields(v) {
+			if len(word) >= minCredential {
+				s = strings.ReplaceAll(s, word, "[redacted]")
+			}
 		}
 	}
 	return s
 }
+
+// minCredential is the length from which a word of a header value is taken
+// for a credential: longer than the schemes of the Authorization header
+// (Basic, Bearer, Digest, Negotiate), shorter than any token worth the name.
+const minCredential = 10
 
 // retryAfterDelay reads Retry-After (seconds or an HTTP date); 0 when absent
 // or unusable, at most maxRetryAfter.

@@ -335,6 +335,8 @@ func TestReportWebhook(t *testing.T) {
 		{name: "delivered 204 without headers", status: http.StatusNoContent},
 		{name: "503 with Retry-After", headers: "ops-hook", status: http.StatusServiceUnavailable, retry: "7",
 			errType: ErrTypeReportRetryable, delay: 7 * time.Second, wantErr: []string{"503"}},
+		{name: "503 quoting the token alone", headers: "ops-hook", status: http.StatusServiceUnavailable, answer: "token s3cret-t0ken is not valid yet",
+			errType: ErrTypeReportRetryable, wantErr: []string{"503", "token [redacted] is not valid yet"}},
 		{name: "429", status: http.StatusTooManyRequests,
 			errType: ErrTypeReportRetryable, wantErr: []string{"429"}},
 		{name: "408", status: http.StatusRequestTimeout,
@@ -513,6 +515,22 @@ func TestReporterRetryWindow(t *testing.T) {
 		}
 		if err == nil && r.RetryWindow() != tt.want {
 			t.Errorf("retry_window_s %d: window %v, want %v", tt.seconds, r.RetryWindow(), tt.want)
+		}
+	}
+}
+
+func TestRedactValues(t *testing.T) {
+	headers := map[string]string{"Authorization": "Bearer 0123456789abcdef", "X-Team": "platform", "X-Key": " k-2024-05-31-long "}
+	for _, tt := range []struct{ in, want string }{
+		{"you sent Bearer 0123456789abcdef", "you sent [redacted]"},
+		{"token 0123456789abcdef refused", "token [redacted] refused"},
+		{"Bearer tokens only", "Bearer tokens only"},                     // the scheme alone is no secret
+		{"team platform is over quota", "team [redacted] is over quota"}, // a whole value
+		{"key k-2024-05-31-long expired", "key [redacted] expired"},
+		{"nothing to hide", "nothing to hide"},
+	} {
+		if got := redactValues(tt.in, headers); got != tt.want {
+			t.Errorf("redactValues(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

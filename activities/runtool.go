@@ -94,6 +94,11 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	label, outcome := "", OutcomeOK
 	defer func() { countToolCall(ctx, in.Call.Name, label, outcome, err) }()
 
+	// From here on the call may wait: reading the call from the transcript
+	// waits for a worker to answer the query, finding the tool may start
+	// an MCP server, and the tool itself may take its time.
+	defer keepAlive(ctx, in.Call.Name)()
+
 	reg := a.Tools
 	if reg == nil {
 		reg = defaultRegistry()
@@ -120,10 +125,6 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 			IsError: true,
 		}, nil
 	}
-
-	// From here on the call may wait: finding the tool may start an MCP
-	// server, and the tool itself may take its time.
-	defer keepAlive(ctx, in.Call.Name)()
 
 	tool, ok, err := reg.Find(ctx, in.Call.Name)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/todoflow/todoflow/internal/patient"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -275,7 +276,9 @@ func MessagesPage(msgs []model.Message, offset, limit int) ([]model.Message, err
 
 // readTranscript reads the messages of spans from the workflow's transcript
 // with the transcript query, page by page, and puts messages that came in
-// parts back together.
+// parts back together. A page answered late is asked for again
+// (patient.Query) for as long as the activity runs: the caller heartbeats
+// meanwhile, so that only a lost worker ends the attempt, not a slow answer.
 func (a *Activities) readTranscript(ctx context.Context, workflowID, runID string, spans []Span) ([]model.Message, error) {
 	if a.Client == nil {
 		return nil, temporal.NewNonRetryableApplicationError("worker has no Temporal client to read the transcript with", ErrTypeModelConfig, nil)
@@ -289,7 +292,7 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 		var pending *model.Message
 		req := PageRequest{Start: sp.Start, End: sp.End}
 		for req.Start < sp.End {
-			v, err := a.Client.QueryWorkflow(ctx, workflowID, runID, TranscriptQuery, req)
+			v, err := patient.Query(ctx, a.Client, workflowID, runID, TranscriptQuery, req)
 			if err != nil && len(out) == 0 && pending == nil && unknownQuery(err, TranscriptQuery) {
 				// During a rolling deploy the run may be cached on a
 				// worker built before the transcript query existed.
@@ -353,7 +356,7 @@ func (a *Activities) readMessages(ctx context.Context, workflowID, runID string,
 	var out []model.Message
 	for _, sp := range spans {
 		for off := sp.Start; off < sp.End; {
-			v, err := a.Client.QueryWorkflow(ctx, workflowID, runID, MessagesQuery, off, min(limit, sp.End-off))
+			v, err := patient.Query(ctx, a.Client, workflowID, runID, MessagesQuery, off, min(limit, sp.End-off))
 			if err != nil {
 				return nil, fmt.Errorf("read transcript of %s [%d,%d) with the %s query: %w", workflowID, off, sp.End, MessagesQuery, err)
 			}

@@ -13,9 +13,11 @@ import (
 	"unicode/utf8"
 
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -378,10 +380,21 @@ type queryClient struct {
 	// legacy plays a worker built before the transcript query: it answers
 	// only the messages query, with up to limit whole messages.
 	legacy bool
+	// late answers the first late queries with DeadlineExceeded, as the
+	// server does when no worker answered in time; onQuery sees each query.
+	late    int
+	onQuery func()
 }
 
 func (c *queryClient) QueryWorkflow(_ context.Context, workflowID, runID, queryType string, args ...any) (converter.EncodedValue, error) {
 	c.queries++
+	if c.onQuery != nil {
+		c.onQuery()
+	}
+	if c.late > 0 {
+		c.late--
+		return nil, serviceerror.NewDeadlineExceeded("query timed out before a worker could process it")
+	}
 	if workflowID != c.workflowID || runID != c.runID {
 		return nil, serviceerror.NewNotFound(fmt.Sprintf("workflow %s run %s not found (this fake is %s run %s)", workflowID, runID, c.workflowID, c.runID))
 	}
@@ -535,6 +548,47 @@ func TestRunToolReadsCallInParts(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "from the transcript" {
 		t.Errorf("out.txt = %q, %v; want the arguments read from the transcript", b, err)
+	}
+}
+
+// A transcript query answered late (no worker answered within the call's
+// time: after a worker crash, the server sends the run's queries to the dead
+// worker for a while) is asked again, and the activity heartbeats while it
+// waits, so that the workflow's heartbeat timeout ends only an attempt whose
+// worker is lost: the load test saw a tool call fail its three attempts,
+// each ended by the heartbeat timeout during the read, after a worker kill.
+func TestRunToolWaitsForALateTranscript(t *testing.T) {
+	msgs := []model.Message{
+		{Role: model.RoleUser, Content: "go", ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
+			{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"path":"out.txt","content":"late but there"}`)},
+		}},
+	}
+	var order []string
+	c := &queryClient{workflowID: "default-test-workflow-id", runID: "default-test-run-id", msgs: msgs, late: 2,
+		onQuery: func() { order = append(order, "query") }}
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	a := &Activities{Client: c}
+	env.RegisterActivity(a)
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { order = append(order, "heartbeat") })
+	ws := t.TempDir()
+	val, err := env.ExecuteActivity(a.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: &CallRef{Message: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res RunToolResult
+	if err := val.Get(&res); err != nil || res.IsError {
+		t.Fatalf("RunTool = %+v, %v", res, err)
+	}
+	if c.queries != 3 {
+		t.Errorf("%d queries; want the two late ones asked again", c.queries)
+	}
+	if len(order) == 0 || order[0] != "heartbeat" {
+		t.Errorf("events %v; want a heartbeat before the transcript is read", order)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "late but there" {
+		t.Errorf("out.txt = %q, %v", b, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/internal/patient"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
@@ -35,6 +36,9 @@ type Output struct {
 	// Error says why the scenario could not be played to the end.
 	Error string `json:"error,omitempty"`
 }
+
+// queryPatience bounds how long Collect waits for late answers.
+const queryPatience = 3 * time.Minute
 
 // messagesPage is how many messages one query asks for when the output is
 // collected. The workflow may answer fewer (it bounds each answer in bytes,
@@ -294,9 +298,13 @@ func RunStatus(ctx context.Context, c client.Client, id string, runErr error) st
 }
 
 // Collect reads the final state, the whole transcript (paged) and the reply
-// of a run that ended into out.
+// of a run that ended into out. A query answered late is asked again, for
+// queryPatience at most: an ended run's answers do not change, and without
+// any worker there would be none.
 func Collect(ctx context.Context, c client.Client, out *Output) error {
-	v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.StateQuery)
+	ctx, cancel := context.WithTimeout(ctx, queryPatience)
+	defer cancel()
+	v, err := patient.Query(ctx, c, out.WorkflowID, "", workflows.StateQuery)
 	if err != nil {
 		return fmt.Errorf("read final state: %w", err)
 	}
@@ -307,7 +315,7 @@ func Collect(ctx context.Context, c client.Client, out *Output) error {
 	// A short page is not the end: only an empty one is.
 	for {
 		off := len(out.Messages)
-		v, err := c.QueryWorkflow(ctx, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
+		v, err := patient.Query(ctx, c, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
 		if err != nil {
 			return fmt.Errorf("read transcript from message %d: %w", off, err)
 		}

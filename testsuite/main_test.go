@@ -7,15 +7,26 @@ import (
 	"testing"
 )
 
-// mcpServerEnv makes the test binary the stdio MCP server of the end-to-end
-// tests (mcp_e2e_test.go) instead of running the tests: the worker starts
-// this binary again as a server, which needs no build step and no network.
+// mcpServerEnv makes the test binary one of the stdio MCP servers of the
+// end-to-end tests instead of running the tests ("stdio": the orders server
+// of mcp_e2e_test.go, "vault": the server of secrets_e2e_test.go): the
+// worker starts this binary again as a server, which needs no build step
+// and no network.
 const mcpServerEnv = "TODOFLOW_E2E_MCP_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(mcpServerEnv) == "stdio" {
-		if err := runOrdersServer(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "orders MCP server:", err)
+	servers := map[string]func(context.Context) error{
+		"stdio": runOrdersServer, // "orders"
+		"vault": runVaultServer,
+	}
+	if name := os.Getenv(mcpServerEnv); name != "" {
+		run, ok := servers[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "%s=%s: no such MCP server\n", mcpServerEnv, name)
+			os.Exit(2)
+		}
+		if err := run(context.Background()); err != nil {
+			fmt.Fprintf(os.Stderr, "%s MCP server: %v\n", name, err)
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -66,6 +66,7 @@ type modelStub struct {
 // stubRequest is one request the stub received and what it answered.
 type stubRequest struct {
 	body   map[string]any // the decoded JSON request
+	header http.Header    // its headers (Authorization carries the API key)
 	size   int            // the body's length in bytes
 	status int            // the HTTP status of the answer
 	at     time.Time      // when it arrived
@@ -161,7 +162,7 @@ func (s *modelStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Decide and record under the lock, so that concurrent requests and
 	// fault changes see one order of events; answer outside it.
 	s.mu.Lock()
-	rec := stubRequest{body: body, size: len(data), at: time.Now()}
+	rec := stubRequest{body: body, header: r.Header.Clone(), size: len(data), at: time.Now()}
 	var answer func()
 	switch now := time.Now(); {
 	case s.nextFails > 0:

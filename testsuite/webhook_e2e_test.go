@@ -20,12 +20,13 @@ import (
 
 // hookRequest is one request a test webhook received.
 type hookRequest struct {
-	At          time.Time
-	Status      int // what the hook answered
-	Key         string
-	Token       string
-	ContentType string
-	Body        []byte
+	At            time.Time
+	Status        int // what the hook answered
+	Key           string
+	Token         string
+	Authorization string
+	ContentType   string
+	Body          []byte
 }
 
 // hookBody is the body of a webhook report (activities.reportRecord).
@@ -42,7 +43,10 @@ type hook struct {
 	mu     sync.Mutex
 	reqs   []hookRequest
 	answer func(n int) (status int, retryAfter string)
-	URL    string
+	// echo, when set, writes the body of answers that are not 2xx, as a
+	// receiver that quotes what it refused does.
+	echo func(r *http.Request) string
+	URL  string
 }
 
 func newHook(t *testing.T, answer func(n int) (int, string)) *hook {
@@ -53,13 +57,15 @@ func newHook(t *testing.T, answer func(n int) (int, string)) *hook {
 		h.mu.Lock()
 		status, retryAfter := h.answer(len(h.reqs) + 1)
 		h.reqs = append(h.reqs, hookRequest{
-			At:          time.Now(),
-			Status:      status,
-			Key:         r.Header.Get("Idempotency-Key"),
-			Token:       r.Header.Get("X-Token"),
-			ContentType: r.Header.Get("Content-Type"),
-			Body:        body,
+			At:            time.Now(),
+			Status:        status,
+			Key:           r.Header.Get("Idempotency-Key"),
+			Token:         r.Header.Get("X-Token"),
+			Authorization: r.Header.Get("Authorization"),
+			ContentType:   r.Header.Get("Content-Type"),
+			Body:          body,
 		})
+		echo := h.echo
 		h.mu.Unlock()
 		if r.Method != http.MethodPost {
 			status = http.StatusMethodNotAllowed
@@ -68,6 +74,10 @@ func newHook(t *testing.T, answer func(n int) (int, string)) *hook {
 			w.Header().Set("Retry-After", retryAfter)
 		}
 		w.WriteHeader(status)
+		if echo != nil && status/100 != 2 {
+			fmt.Fprint(w, echo(r))
+			return
+		}
 		fmt.Fprintf(w, "answer %d", status)
 	}))
 	t.Cleanup(srv.Close)

@@ -61,6 +61,11 @@ type agent struct {
 	// bufferedSignals is set for runs started since the buffered-signals
 	// version (see pollSignals).
 	bufferedSignals bool
+	// treeOrder is set for runs started since the tree-delivery-order
+	// version: a workflow task's task_events are taken in before its other
+	// signals (drainSignals), and an end notice after the events it follows
+	// (holdEnd).
+	treeOrder bool
 	// Signal channels, drained by receiveSignals and, before the run hands
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
@@ -108,6 +113,11 @@ const (
 	// pollSignals), where the main coroutine can drain them too.
 	signalsChange  = "buffered-signals"
 	signalsVersion = 1
+	// treeOrderChange: what the signals of the tree's bus say is taken in
+	// as it happened, whatever order Temporal delivers them in (see
+	// agent.treeOrder).
+	treeOrderChange  = "tree-delivery-order"
+	treeOrderVersion = 1
 )
 
 // published remembers the search attributes last sent, so that an unchanged
@@ -157,6 +167,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 		a.tree = a.parentID == "" || in.TreeBus
 	}
 	a.bufferedSignals = a.durable && workflow.GetVersion(ctx, signalsChange, workflow.DefaultVersion, signalsVersion) >= signalsVersion
+	a.treeOrder = a.bufferedSignals && workflow.GetVersion(ctx, treeOrderChange, workflow.DefaultVersion, treeOrderVersion) >= treeOrderVersion
 	if !a.tree {
 		// Dependencies of older runs count every plan of their producer,
 		// as they did when they were added.

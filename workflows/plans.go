@@ -119,8 +119,7 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 		case a.tree && a.isRoot():
 			a.forward(ctx, ev)
 		case a.tree:
-			b := a.brief()
-			a.bus.brief = &b
+			b := a.nextBrief()
 			a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Event: &ev, Brief: &b})
 		case a.parentID != "":
 			st := a.compactState()

@@ -212,7 +212,25 @@ func (a *agent) settled(ctx workflow.Context) bool {
 
 // drainSignals takes in every signal already delivered to the run, in the
 // main coroutine, whatever the signal coroutine has read so far.
+//
+// The signals of one workflow task come in one batch, and the order in
+// which they arrived across channels is not known here. A human's answer
+// (resume) is judged against the waits of the tree, which task_events bring
+// (a subagent's pause is a brief), so the tree's news are taken in first:
+// otherwise a resume that shares its task with the brief of the pause it
+// answers finds no wait and is dropped, and the pause shows for good. They
+// share a task when the task that took in the brief is lost and run again,
+// as after the server was killed.
 func (a *agent) drainSignals(ctx workflow.Context) {
+	if a.treeOrder {
+		for {
+			var te TaskEvent
+			if !a.taskEvents.ReceiveAsync(&te) {
+				break
+			}
+			a.onTaskEvent(ctx, te)
+		}
+	}
 	for {
 		var text string
 		var te TaskEvent

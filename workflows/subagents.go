@@ -52,6 +52,10 @@ type TaskEvent struct {
 type AgentEnd struct {
 	AgentID string `json:"agent_id"`
 	How     string `json:"how"`
+	// Sent is, in a keeper's end notice, how many of the agent's events the
+	// keeper had sent the receiver: the receiver takes the end in once it
+	// has them all (see agent.holdEnd).
+	Sent int `json:"sent,omitempty"`
 }
 
 // child is a subagent started by this run.
@@ -68,6 +72,10 @@ type child struct {
 	why    string // why it was cancelled
 	// finishAsked: the child was asked to finish (end_session).
 	finishAsked bool
+	// seq is the Brief.Seq of the child's last signal taken in, and early
+	// its signals that came before one they follow (agent.inOrder).
+	seq   int
+	early []TaskEvent
 }
 
 // SpawnArgs are the arguments of spawn_subagent.
@@ -199,6 +207,7 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 	// signal loop take them in first, so that a step it completed is not
 	// failed as never completed.
 	_ = workflow.Await(ctx, func() bool { return a.taskEvents.Len() == 0 })
+	a.flushEarly(ctx, ch)
 	ch.Done = true
 	how := "completed"
 	switch {

@@ -102,6 +102,10 @@ type Brief struct {
 	TreeUsage        Usage       `json:"tree_usage"`
 	// Waiting are the human waits of the child's subtree, its own first.
 	Waiting []Wait `json:"waiting,omitempty"`
+	// Seq numbers the signals a child sends its parent, each of which
+	// carries a brief (agent.treeOrder): the parent takes them in in that
+	// order, whatever order they arrive in (agent.inOrder).
+	Seq int `json:"seq,omitempty"`
 }
 
 // Wait is a human wait of an agent of the tree (CONTRACT.md state.waiting).
@@ -127,6 +131,11 @@ type TreeCarry struct {
 	Interests []interest `json:"interests,omitempty"`
 	Asked     []string   `json:"asked,omitempty"`
 	Subs      int        `json:"subs,omitempty"`
+	// Got and Held: the delivery order of the agents this one still hears
+	// from (bus.got, bus.held).
+	Got    map[string]int `json:"got,omitempty"`
+	Held   []AgentEnd     `json:"held,omitempty"`
+	Briefs int            `json:"briefs,omitempty"`
 }
 
 // bus is an agent's part of the tree's bus.
@@ -148,6 +157,34 @@ type bus struct {
 	// handed are the root's waits a human answered, handed on to their
 	// agent and not yet seen ending.
 	handed []Wait
+	// Delivery order (agent.treeOrder). sent counts, by producer and
+	// asker's workflow (sentKey), the producer's events this keeper sent
+	// the asker; got counts, by producer, the events this agent received
+	// from keepers; held are end notices that came before the events they
+	// follow.
+	sent map[string]int
+	got  map[string]int
+	held []AgentEnd
+	// briefs counts the briefs sent to the parent (Brief.Seq).
+	briefs int
+}
+
+func sentKey(producer, workflowID string) string { return producer + "\x00" + workflowID }
+
+// countSent records that n events of producer went to the asker workflowID.
+func (b *bus) countSent(producer, workflowID string, n int) {
+	if b.sent == nil {
+		b.sent = map[string]int{}
+	}
+	b.sent[sentKey(producer, workflowID)] += n
+}
+
+// countGot records an event received from its producer's keeper.
+func (b *bus) countGot(ev todo.Event) {
+	if b.got == nil {
+		b.got = map[string]int{}
+	}
+	b.got[ev.AgentID]++
 }
 
 func (b *bus) member(id string) *Member {
@@ -355,6 +392,7 @@ func (a *agent) serve(ctx workflow.Context, w Want) {
 	if how, ok := a.gone[w.Of]; ok {
 		te.Gone = []AgentEnd{{AgentID: w.Of, How: how}}
 	}
+	a.bus.countSent(w.Of, w.WorkflowID, len(te.Backlog))
 	a.respond(ctx, w, te)
 }
 
@@ -383,6 +421,7 @@ func (a *agent) forward(ctx workflow.Context, ev todo.Event) {
 	for _, in := range a.bus.interests {
 		if in.matches(ev) && !slices.Contains(sent, in.Agent) {
 			sent = append(sent, in.Agent)
+			a.bus.countSent(ev.AgentID, in.WorkflowID, 1)
 			a.signal(ctx, in.WorkflowID, TaskEvent{From: a.cfg.agentID, Event: &ev})
 		}
 	}
@@ -390,20 +429,32 @@ func (a *agent) forward(ctx workflow.Context, ev todo.Event) {
 
 // announceEnd tells the agents interested in a child that it ended, and
 // the root (for its roster) when this agent is not the root.
+//
+// Temporal delivers the signals of one sender in no set order, so an end
+// notice could overtake the events forwarded before it, and the receiver
+// would fail a dependency that the producer did complete. Each notice says
+// how many of the agent's events this keeper sent its receiver
+// (AgentEnd.Sent), which waits for them (holdEnd).
 func (a *agent) announceEnd(ctx workflow.Context, id, how string) {
 	var sent []string
-	end := &AgentEnd{AgentID: id, How: how}
+	end := func(workflowID string) *AgentEnd {
+		e := &AgentEnd{AgentID: id, How: how}
+		if a.treeOrder {
+			e.Sent = a.bus.sent[sentKey(id, workflowID)]
+		}
+		return e
+	}
 	for _, in := range a.bus.interests {
 		if in.Of == id && !slices.Contains(sent, in.Agent) {
 			sent = append(sent, in.Agent)
-			a.signal(ctx, in.WorkflowID, TaskEvent{From: a.cfg.agentID, Ended: end})
+			a.signal(ctx, in.WorkflowID, TaskEvent{From: a.cfg.agentID, Ended: end(in.WorkflowID)})
 		}
 	}
 	if a.isRoot() {
 		a.memberEnded(ctx, id, how)
 		return
 	}
-	a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Ended: end})
+	a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Ended: end(a.bus.rootID)})
 }
 
 // memberEnded records in the root's roster that an agent ended, and settles
@@ -452,8 +503,31 @@ func (a *agent) memberIDs() []string {
 	return ids
 }
 
+// flushEarly takes in, in their order, the signals of a child that has
+// ended and still wait for one they follow: all its signals came before it
+// ended, so none should; if one does, its news are not dropped.
+func (a *agent) flushEarly(ctx workflow.Context, ch *child) {
+	slices.SortFunc(ch.early, func(x, y TaskEvent) int { return x.Brief.Seq - y.Brief.Seq })
+	early := ch.early
+	ch.early = nil
+	for _, te := range early {
+		workflow.GetLogger(ctx).Warn("a subagent's task_event never came; taking in the ones after it", "from", te.From, "seq", te.Brief.Seq)
+		a.takeTreeEvent(ctx, te)
+		ch.seq = te.Brief.Seq
+	}
+}
+
 // onTreeEvent takes in a task_event of the tree's bus.
 func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
+	if ch := a.children[te.From]; a.treeOrder && ch != nil && !ch.Done && te.Brief != nil && te.Brief.Seq > 0 {
+		a.inOrder(ctx, ch, te)
+		return
+	}
+	a.takeTreeEvent(ctx, te)
+}
+
+// takeTreeEvent takes in one task_event, in its turn.
+func (a *agent) takeTreeEvent(ctx workflow.Context, te TaskEvent) {
 	ch := a.children[te.From]
 	if te.Brief != nil && ch != nil && !ch.Done {
 		ch.Brief = te.Brief
@@ -479,9 +553,11 @@ func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 	}
 	for _, ev := range te.Backlog {
 		a.receive(ctx, ev)
+		a.bus.countGot(ev)
 	}
 	if te.Event != nil {
 		a.receive(ctx, *te.Event)
+		a.bus.countGot(*te.Event)
 		if ch != nil && te.Event.AgentID == te.From {
 			a.forward(ctx, *te.Event)
 		}
@@ -497,13 +573,46 @@ func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
 		ended = append(ended, *te.Ended)
 	}
 	for _, e := range ended {
-		a.gone[e.AgentID] = e.How
-		a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
-		a.memberEnded(ctx, e.AgentID, e.How)
+		if !a.holdEnd(e) {
+			a.takeEnd(ctx, e)
+		}
 	}
+	a.releaseEnds(ctx)
 	a.failEnded(ctx)
 	a.askPeers(ctx)
 	a.publish(ctx)
+}
+
+// takeEnd records that an agent of the tree ended, and fails what waited
+// on it.
+func (a *agent) takeEnd(ctx workflow.Context, e AgentEnd) {
+	a.gone[e.AgentID] = e.How
+	a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
+	a.memberEnded(ctx, e.AgentID, e.How)
+}
+
+// holdEnd keeps an end notice that came before some of the events its
+// keeper had sent (AgentEnd.Sent): until they come, the agent counts as
+// live, and its end fails nothing.
+func (a *agent) holdEnd(e AgentEnd) bool {
+	if !a.treeOrder || e.Sent <= a.bus.got[e.AgentID] {
+		return false
+	}
+	a.bus.held = append(a.bus.held, e)
+	return true
+}
+
+// releaseEnds takes in the held end notices whose events have come.
+func (a *agent) releaseEnds(ctx workflow.Context) {
+	var still []AgentEnd
+	for _, e := range a.bus.held {
+		if e.Sent <= a.bus.got[e.AgentID] {
+			a.takeEnd(ctx, e)
+		} else {
+			still = append(still, e)
+		}
+	}
+	a.bus.held = still
 }
 
 // laterPlan is the later of two plan ids "plan_N" ("" is before any).
@@ -555,12 +664,55 @@ func (a *agent) sendBrief(ctx workflow.Context) {
 	if a.isRoot() || !a.tree {
 		return
 	}
-	b := a.brief()
-	if a.bus.brief != nil && sameBrief(*a.bus.brief, b) {
+	if a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief()) {
 		return
 	}
-	a.bus.brief = &b
+	b := a.nextBrief()
 	a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Brief: &b})
+}
+
+// nextBrief is the brief to send the parent now, numbered, and remembered
+// as the last one sent.
+func (a *agent) nextBrief() Brief {
+	b := a.brief()
+	if a.treeOrder {
+		a.bus.briefs++
+		b.Seq = a.bus.briefs
+	}
+	a.bus.brief = &b
+	return b
+}
+
+// inOrder takes in a running child's numbered signal (an event with its
+// brief, or a brief) in the order the child sent them: Temporal delivers one
+// sender's signals in no set order (two sent in one workflow task included),
+// so a signal that comes before one it follows waits in ch.early. Taken in
+// out of order, an older brief would undo a pause or a wait a newer one
+// showed, and the child's events would stand in another order in this log,
+// in what reporters deliver and in what the model reads. Every numbered
+// signal comes (the child waits for its signals before it ends), so none
+// waits for ever.
+func (a *agent) inOrder(ctx workflow.Context, ch *child, te TaskEvent) {
+	switch seq := te.Brief.Seq; {
+	case seq <= ch.seq:
+		workflow.GetLogger(ctx).Warn("ignoring a repeated task_event", "from", te.From, "seq", seq)
+		return
+	case seq > ch.seq+1:
+		ch.early = append(ch.early, te)
+		return
+	}
+	a.takeTreeEvent(ctx, te)
+	ch.seq = te.Brief.Seq
+	for {
+		i := slices.IndexFunc(ch.early, func(e TaskEvent) bool { return e.Brief.Seq == ch.seq+1 })
+		if i < 0 {
+			return
+		}
+		next := ch.early[i]
+		ch.early = slices.Delete(ch.early, i, i+1)
+		a.takeTreeEvent(ctx, next)
+		ch.seq = next.Brief.Seq
+	}
 }
 
 // sameBrief compares what a parent shows without an event: the status and
@@ -609,7 +761,7 @@ func (a *agent) carryTree() *TreeCarry {
 	if !a.tree {
 		return nil
 	}
-	tc := &TreeCarry{StarWants: a.bus.starWants, Asked: a.bus.asked, Subs: a.bus.subs}
+	tc := &TreeCarry{StarWants: a.bus.starWants, Asked: a.bus.asked, Subs: a.bus.subs, Got: a.bus.got, Held: a.bus.held, Briefs: a.bus.briefs}
 	for _, m := range a.bus.roster {
 		tc.Roster = append(tc.Roster, *m)
 	}
@@ -630,6 +782,7 @@ func (b *bus) restore(tc *TreeCarry) {
 		b.roster = append(b.roster, &mm)
 	}
 	b.starWants, b.interests, b.asked, b.subs = tc.StarWants, tc.Interests, tc.Asked, tc.Subs
+	b.got, b.held, b.briefs = tc.Got, tc.Held, tc.Briefs
 }
 
 func (c *Carry) tree() *TreeCarry {

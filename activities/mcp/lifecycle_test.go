@@ -200,6 +200,11 @@ func TestHTTPServer(t *testing.T) {
 	if _, err := f.call(t, "mcp__billing__fail", `{}`); err == nil || activities.IsRetryable(err) || !strings.Contains(err.Error(), "order B2 does not exist") {
 		t.Errorf("fail: %v, want the tool's error", err)
 	}
+	// An error that quotes the token of "Bearer ${MCP_TEST_TOKEN}" alone
+	// shows the reference instead.
+	if _, err := f.call(t, "mcp__billing__fail", `{"quote": "MCP_TEST_TOKEN"}`); err == nil || !strings.Contains(err.Error(), "upstream refused ${MCP_TEST_TOKEN}") {
+		t.Errorf("fail quoting the token: %v, want the reference in place of the token", err)
+	}
 	for _, r := range h.requests() {
 		if r != "Bearer s3cret-token|k3y-in-the-url" {
 			t.Fatalf("a request carried %q, want the header and key from the environment", r)

@@ -56,7 +56,13 @@ func testServer() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Send the text back."}, func(_ context.Context, _ *sdk.CallToolRequest, in echoArgs) (*sdk.CallToolResult, any, error) {
 		return text(in.Text), nil, nil
 	})
-	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Report an error."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+	type failArgs struct {
+		Quote string `json:"quote,omitempty" jsonschema:"a variable of the server's environment whose value the error quotes"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Report an error."}, func(_ context.Context, _ *sdk.CallToolRequest, in failArgs) (*sdk.CallToolResult, any, error) {
+		if in.Quote != "" {
+			return nil, nil, fmt.Errorf("order B2 does not exist; upstream refused %s", os.Getenv(in.Quote))
+		}
 		return nil, nil, errors.New("order B2 does not exist")
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "The server's process id."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {

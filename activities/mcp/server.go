@@ -122,7 +122,7 @@ func (s *server) call(ctx context.Context, remote string, args json.RawMessage) 
 			return "", ctx.Err()
 		}
 		if rpc, ok := errors.AsType[*jsonrpc.Error](err); ok && rpc.Code != codeRejected {
-			return "", fmt.Errorf("MCP server %s refused the call: %s", s.name, rpc.Message)
+			return "", fmt.Errorf("MCP server %s refused the call: %s", s.name, s.hide(rpc.Message))
 		}
 		// Below the protocol: the session cannot be trusted any more.
 		s.mu.Lock()
@@ -131,7 +131,11 @@ func (s *server) call(ctx context.Context, remote string, args json.RawMessage) 
 		s.mu.Unlock()
 		return "", activities.Retryable(err)
 	}
-	return result(res)
+	text, err := result(res)
+	if err != nil {
+		return "", errors.New(s.hide(err.Error()))
+	}
+	return text, nil
 }
 
 // result is what the model reads of a call's result: its text, or an error
@@ -145,6 +149,20 @@ func result(res *sdk.CallToolResult) (string, error) {
 		return "", errors.New(text)
 	}
 	return text, nil
+}
+
+// hide puts the references of the server's configuration back in place of
+// the values they gave, in an error text of the server's: a server that
+// passes on a refusal quoting the token it was given must not bring the
+// token into the run's history. (A result is the tool's answer, as the
+// server meant it, and is left as it is.)
+func (s *server) hide(text string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.redact == nil {
+		return text
+	}
+	return s.redact.Replace(text)
 }
 
 // codeRejected is the code of the JSON-RPC error the SDK's transports wrap
@@ -301,9 +319,20 @@ func (s *server) flatLocked(doing string, err error) error {
 // configuration replaced by their values now (secrets stay in memory only),
 // and the replacer that hides those values again in error messages.
 func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
-	var pairs []string // value, reference
+	// Each expanded field's value is put back as the field was written,
+	// and, after those, each variable's value as its reference: a server
+	// may quote the token of "Bearer ${TOKEN}" alone.
+	var pairs, vars []string // value, reference
+	lookup := func(name string) (string, bool) {
+		v, ok := os.LookupEnv(name)
+		if ok && len(v) >= 4 {
+			vars = append(vars, v, "${"+name+"}")
+		}
+		return v, ok
+	}
+	replacer := func() *strings.Replacer { return strings.NewReplacer(append(pairs, vars...)...) }
 	exp := func(field, v string) (string, error) {
-		x, err := expand(v, os.LookupEnv)
+		x, err := expand(v, lookup)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", field, err)
 		}
@@ -330,7 +359,7 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 		return &sdk.StreamableClientTransport{
 			Endpoint:   endpoint,
 			HTTPClient: &http.Client{Transport: &headerTransport{header: header, base: http.DefaultTransport}},
-		}, strings.NewReplacer(pairs...), nil
+		}, replacer(), nil
 	}
 
 	command, err := exp("command", s.cfg.Command)
@@ -365,7 +394,7 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 	cmd.Stderr = &prefixWriter{w: s.opts.Stderr, prefix: "mcp " + s.name + ": "}
 	// A grandchild holding stderr open must not keep the worker waiting.
 	cmd.WaitDelay = time.Second
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, strings.NewReplacer(pairs...), nil
+	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, replacer(), nil
 }
 
 // headerTransport adds the configured headers to every request to a

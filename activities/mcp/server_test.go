@@ -173,6 +173,9 @@ func TestStdioServer(t *testing.T) {
 		tool, args, want string
 	}{
 		{"mcp__orders__fail", `{}`, "order B2 does not exist"},
+		// A value from the worker's environment, quoted in an error, is
+		// put back as its reference: errors go to the run's history.
+		{"mcp__orders__fail", `{"quote": "GREETING"}`, "upstream refused ${MCP_TEST_GREETING}"},
 		{"mcp__orders__echo", `{"text": 5}`, `argument "text" must be of type string`},
 		{"mcp__orders__echo", `[1]`, "arguments must be a JSON object"},
 	} {

@@ -46,7 +46,10 @@
 //
 // The server must never outlive its parent: on Linux the child gets Pdeathsig=SIGKILL, so
 // even a SIGKILLed parent takes it down, and it runs in its own process group so [Server.Stop]
-// can signal everything it started (SIGTERM, then SIGKILL after 10 seconds).
+// can signal everything it started (SIGTERM, then SIGKILL after 10 seconds). [Server.Kill]
+// is the crash instead (SIGKILL at once); a server started again on the same database file
+// and port carries on, and the clients and workers that were connected reconnect by
+// themselves (the fault tests of testsuite do this under load).
 //
 // # Search attributes on any server
 //

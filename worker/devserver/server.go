@@ -390,10 +390,19 @@ func (s *Server) earlyExit() error {
 // Stop terminates the server: SIGTERM to its process group, SIGKILL after 10 s (at once
 // for a temporary database, which is then removed). Calling it again returns the first
 // result.
-func (s *Server) Stop() error {
+func (s *Server) Stop() error { return s.stop(!s.throwaway) }
+
+// Kill ends the server at once with SIGKILL to its process group, as a crash or the
+// kernel's OOM killer would: no graceful shutdown. What SQLite had committed survives, so a
+// server started again on the same DBFile (and Port) carries on where this one stopped;
+// fault tests use it for that. The database's lock is released once the process is gone.
+// Calling Kill or Stop again returns the first result.
+func (s *Server) Kill() error { return s.stop(false) }
+
+func (s *Server) stop(graceful bool) error {
 	s.stopOnce.Do(func() {
 		close(s.stopping)
-		s.stopErr = s.terminate()
+		s.stopErr = s.terminate(graceful)
 		if s.unlockDB != nil && s.stopErr == nil {
 			// Only once the process is gone: a server that survived SIGKILL still has
 			// the file open.
@@ -408,7 +417,9 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
-func (s *Server) terminate() error {
+// terminate ends the process group: with graceful, SIGTERM first and SIGKILL after
+// stopGrace; without, SIGKILL at once.
+func (s *Server) terminate(graceful bool) error {
 	select {
 	case <-s.done:
 		return nil
@@ -417,7 +428,7 @@ func (s *Server) terminate() error {
 	pid := s.cmd.Process.Pid
 	// A graceful shutdown takes the server about 1.5 s and only protects the database; a
 	// temporary one is deleted next, so a throwaway server (every test's) is killed at once.
-	if !s.throwaway {
+	if graceful {
 		// The negative pid addresses the process group (Setpgid), catching anything it spawned.
 		_ = syscall.Kill(-pid, syscall.SIGTERM)
 		select {
