@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -34,7 +35,10 @@ import (
 // function it returns).
 func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func())) {
 	t.Helper()
-	acts := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableWorkflowWorker: true})
+	// Heartbeats as often as agentworker's, so that the streamed reply
+	// shows when the model call has read its transcript (see
+	// answerWithSignals).
+	acts := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: agentworker.StreamInterval})
 	a := &activities.Activities{Client: s.c, Models: agentworker.NewModels(""), StateDir: t.TempDir()}
 	acts.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	acts.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
@@ -77,22 +81,33 @@ func answerWithSignals(t *testing.T, s *server, id string, in workflows.AgentInp
 	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in); err != nil {
 		t.Fatal(err)
 	}
-	pendingModelCall := func(state enumspb.PendingActivityState) bool {
+	// writing reports whether a model call is in state and, when writing
+	// is asked, has begun its reply.
+	pendingModelCall := func(state enumspb.PendingActivityState, writing bool) bool {
 		d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, pa := range d.GetPendingActivities() {
-			if pa.GetActivityType().GetName() == activities.CallModelName && pa.GetState() == state {
+			if pa.GetActivityType().GetName() != activities.CallModelName || pa.GetState() != state {
+				continue
+			}
+			var rs activities.ReplyStream
+			if !writing || converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &rs) == nil && rs.Text != "" {
 				return true
 			}
 		}
 		return false
 	}
-	waitFor(t, time.Minute, "the slow model call to start", func() bool { return pendingModelCall(enumspb.PENDING_ACTIVITY_STATE_STARTED) })
+	// Only once the model writes has the call read its transcript, which
+	// is a query the workflow worker answers: stopped before that, the
+	// call would wait for a worker that is not there.
+	waitFor(t, time.Minute, "the slow model call to write", func() bool {
+		return pendingModelCall(enumspb.PENDING_ACTIVITY_STATE_STARTED, true)
+	})
 	stop()
 	waitFor(t, time.Minute, "the slow model call to finish", func() bool {
-		return !pendingModelCall(enumspb.PENDING_ACTIVITY_STATE_STARTED) && !pendingModelCall(enumspb.PENDING_ACTIVITY_STATE_SCHEDULED)
+		return !pendingModelCall(enumspb.PENDING_ACTIVITY_STATE_STARTED, false) && !pendingModelCall(enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, false)
 	})
 	signals(ctx)
 	startWorkflows()
