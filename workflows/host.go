@@ -31,10 +31,10 @@ var hostActivity = workflow.ActivityOptions{
 	ScheduleToCloseTimeout: 2 * time.Minute,
 	StartToCloseTimeout:    10 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{
-		InitialInterval:        time.Second,
-		BackoffCoefficient:     2,
-		MaximumInterval:        10 * time.Second,
-		MaximumAttempts:        5,
+		InitialInterval:    time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    10 * time.Second,
+		MaximumAttempts:    5,
 	},
 	Summary: "workspace host",
 }
