@@ -181,6 +181,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel}
 	a.children[args.AgentID] = ch
 	a.childOrder = append(a.childOrder, args.AgentID)
+	a.adopt(ctx, ch)
 	switch m := (Member{AgentID: args.AgentID, WorkflowID: id, Parent: a.cfg.agentID}); {
 	case a.tree && a.isRoot():
 		a.join(ctx, m)

@@ -167,6 +167,8 @@ type bus struct {
 	held []AgentEnd
 	// briefs counts the briefs sent to the parent (Brief.Seq).
 	briefs int
+	// unborn are signals of children not recorded yet (agent.adopt).
+	unborn []TaskEvent
 }
 
 func sentKey(producer, workflowID string) string { return producer + "\x00" + workflowID }
@@ -519,9 +521,16 @@ func (a *agent) flushEarly(ctx workflow.Context, ch *child) {
 
 // onTreeEvent takes in a task_event of the tree's bus.
 func (a *agent) onTreeEvent(ctx workflow.Context, te TaskEvent) {
-	if ch := a.children[te.From]; a.treeOrder && ch != nil && !ch.Done && te.Brief != nil && te.Brief.Seq > 0 {
-		a.inOrder(ctx, ch, te)
-		return
+	if a.treeOrder && te.Brief != nil && te.Brief.Seq > 0 {
+		// Numbered: a child's (only children send briefs).
+		switch ch := a.children[te.From]; {
+		case ch == nil:
+			a.bus.unborn = append(a.bus.unborn, te) // see adopt
+			return
+		case !ch.Done:
+			a.inOrder(ctx, ch, te)
+			return
+		}
 	}
 	a.takeTreeEvent(ctx, te)
 }
@@ -693,16 +702,16 @@ func (a *agent) nextBrief() Brief {
 // signal comes (the child waits for its signals before it ends), so none
 // waits for ever.
 func (a *agent) inOrder(ctx workflow.Context, ch *child, te TaskEvent) {
-	switch seq := te.Brief.Seq; {
-	case seq <= ch.seq:
-		workflow.GetLogger(ctx).Warn("ignoring a repeated task_event", "from", te.From, "seq", seq)
-		return
-	case seq > ch.seq+1:
-		ch.early = append(ch.early, te)
+	if te.Brief.Seq <= ch.seq {
+		workflow.GetLogger(ctx).Warn("ignoring a repeated task_event", "from", te.From, "seq", te.Brief.Seq)
 		return
 	}
-	a.takeTreeEvent(ctx, te)
-	ch.seq = te.Brief.Seq
+	ch.early = append(ch.early, te)
+	a.takeEarly(ctx, ch)
+}
+
+// takeEarly takes in the child's waiting signals that are next in turn.
+func (a *agent) takeEarly(ctx workflow.Context, ch *child) {
 	for {
 		i := slices.IndexFunc(ch.early, func(e TaskEvent) bool { return e.Brief.Seq == ch.seq+1 })
 		if i < 0 {
@@ -713,6 +722,23 @@ func (a *agent) inOrder(ctx workflow.Context, ch *child, te TaskEvent) {
 		a.takeTreeEvent(ctx, next)
 		ch.seq = next.Brief.Seq
 	}
+}
+
+// adopt takes in, in their order, the signals a child sent before this
+// agent recorded it (a child can signal while its spawn waits for the
+// server to say it started).
+func (a *agent) adopt(ctx workflow.Context, ch *child) {
+	if !a.treeOrder {
+		return
+	}
+	a.bus.unborn = slices.DeleteFunc(a.bus.unborn, func(te TaskEvent) bool {
+		if te.From == ch.AgentID {
+			ch.early = append(ch.early, te)
+			return true
+		}
+		return false
+	})
+	a.takeEarly(ctx, ch)
 }
 
 // sameBrief compares what a parent shows without an event: the status and
