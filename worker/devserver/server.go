@@ -107,6 +107,10 @@ func (s *Server) UIAddress() string { return s.uiAddr }
 // Namespace is the namespace the server was started with.
 func (s *Server) Namespace() string { return s.namespace }
 
+// PID is the server process's id, for a caller that watches what it costs
+// (CPU time, memory) from outside.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Done is closed when the server process exits, whether by Stop or on its own.
 func (s *Server) Done() <-chan struct{} { return s.done }
 

@@ -1,0 +1,50 @@
+// Command bench measures what todoflow's durable loop costs, against a bare
+// Temporal workflow on the same server in the same run:
+//
+//	go run ./testsuite/bench          # every figure of BENCHMARKS.md (about 15 minutes)
+//	go run ./testsuite/bench -quick   # a cheap check (about 2 minutes)
+//
+// # Ratios, not times
+//
+// The machines here are shared and noisy, so every time is paired with a
+// baseline measured in the same run, alternating with it, and the ratio is
+// the figure to compare: an agent run of 9 model calls and 6 tool calls
+// (the scripted model, so the model itself costs nothing) against a bare
+// workflow of 15 no-op activities one after the other, at 1, 20 and 100
+// concurrent runs. The program prints the load average beside its figures.
+//
+// # Three processes
+//
+// The driver (this program) starts the embedded dev server with its tuned
+// settings (package worker/devserver), and a worker process: this program
+// again with -role worker, hosting todoflow's worker (agentworker.New) and,
+// on a task queue of its own with the same SDK options, the bare workflow.
+// Each process's CPU time is read from /proc around each sample, the
+// worker's memory likewise, and the worker counts its RPCs to the server by
+// method with a gRPC interceptor, so that a model call's cost can be split:
+// how many workflow tasks, queries and heartbeats it takes, how many bytes
+// they carry, and (from the history's own timestamps) how long each step
+// of an activity takes against a bare one.
+//
+// # Phases
+//
+//   - ratio: the agent run against the bare run at each concurrency.
+//   - steps: one at a time, where an activity's time goes (scheduled →
+//     started → completed → the workflow task it wakes), the worker's RPCs
+//     and the history per model call, agent against bare.
+//   - chat: a session of 500 turns driven by send_message; the history
+//     each of turns 10, 100 and 500 added, continue-as-new included.
+//   - stream: the time from a model's first token to a client watching the
+//     session, the model a real OpenAI-compatible server in this process
+//     that streams its reply in timed pieces (stream.go).
+//   - levers: the ratio under other worker settings (eager activities off,
+//     more pollers), each in a fresh worker process.
+//   - idle: a fresh worker's memory with 1,000 sessions waiting for their
+//     user.
+//   - replay: a session of 1,000 turns on a server of its own that does not
+//     suggest continue-as-new, and the time to replay its one history (the
+//     history is generated, not stored; -save-history keeps it).
+//
+// -cpuprofile writes the worker's CPU profile during the highest
+// concurrency of the ratio phase (go tool pprof -top FILE).
+package main
