@@ -75,4 +75,8 @@ type Activities struct {
 	// (WorkspaceHost); the workers that share its state folder poll it
 	// too. Empty: the worker holds no workspace, and WorkspaceHost fails.
 	HostQueue string
+	// Transcripts, when set, keeps the transcripts the model calls were
+	// sent, so that CallModel and RunTool read them without a query (see
+	// TranscriptCache); nil reads every message by query.
+	Transcripts *TranscriptCache
 }

@@ -39,6 +39,11 @@ type CallModelInput struct {
 	// Messages, when set, are sent as they are and Spans are ignored; for
 	// callers that have no workflow to read from.
 	Messages []model.Message `json:"messages,omitempty"`
+	// New, when set, are the messages added to the transcript since the
+	// workflow's previous model call: a worker with a transcript cache
+	// reads Spans from its copy, and queries only for what it lacks (see
+	// TranscriptCache).
+	New *NewMessages `json:"new,omitempty"`
 	// TodoTools asks for the workflow's own tools (todo, plan, subagents).
 	// The activity builds their specs from the same pure definitions the
 	// workflow uses, so kilobytes of schema do not enter history per call.
@@ -185,12 +190,9 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	stream := streamReply(ctx, in)
 	defer stream.stop()
 
-	msgs := in.Messages
-	if msgs == nil {
-		msgs, err = a.readTranscript(ctx, in.WorkflowID, in.RunID, in.Spans)
-		if err != nil {
-			return model.Response{}, err
-		}
+	msgs, err := a.callMessages(ctx, in)
+	if err != nil {
+		return model.Response{}, err
 	}
 
 	var tools []model.ToolSpec
@@ -223,7 +225,29 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			resp.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", in.Call, i+1)
 		}
 	}
+	if in.New != nil && in.Summarize == nil && a.Transcripts != nil {
+		// The workflow appends the answer next; its tool calls then read
+		// their arguments from here.
+		a.Transcripts.Answer(in.WorkflowID, in.RunID, in.New.Epoch, in.New.From+len(in.New.Messages),
+			model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+	}
 	return resp, nil
+}
+
+// callMessages returns the messages a model call sends: the input's own, or
+// the spans of the workflow's transcript, from the worker's cache where it
+// has them and by the transcript query otherwise.
+func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]model.Message, error) {
+	if in.Messages != nil {
+		return in.Messages, nil
+	}
+	fetch := func(spans []Span) ([]model.Message, error) {
+		return a.readTranscript(ctx, in.WorkflowID, in.RunID, spans)
+	}
+	if in.New == nil || a.Transcripts == nil {
+		return fetch(in.Spans)
+	}
+	return a.Transcripts.Read(in.WorkflowID, in.RunID, *in.New, in.Spans, fetch)
 }
 
 func (a *Activities) registry() *Registry {

@@ -10,25 +10,33 @@ import (
 // heartbeatEvery is how often a running model call or tool tells the server
 // it is alive; with the workflow's heartbeat timeout this bounds how long a
 // call on a crashed worker waits before it is retried elsewhere (the SDK
-// throttles the actual RPCs).
-const heartbeatEvery = time.Second
+// throttles the actual RPCs). A variable for tests.
+var heartbeatEvery = time.Second
 
 // keepAlive heartbeats until the returned stop is called. The work itself
 // (a model thinking, a tool running) cannot heartbeat, but the worker that
 // runs it can, and its death is what the server must notice in seconds, not
 // at StartToClose. Outside an activity (tests, direct calls) it does nothing.
+//
+// The first heartbeat comes after heartbeatEvery, not at once: the server
+// counts the heartbeat timeout from the activity's start, so a worker that
+// dies at once is noticed as soon, while a call that is done within the
+// second (a scripted model, most tools) costs no heartbeat. An immediate one
+// was a synchronous RPC and a write of the run's state on the server for
+// every model call and tool call, a third of what they cost over a bare
+// activity (BENCHMARKS.md).
 func keepAlive(ctx context.Context, details ...any) (stop func()) {
 	return keepBeating(ctx, func() { activity.RecordHeartbeat(ctx, details...) })
 }
 
-// keepBeating calls beat now and every heartbeatEvery until stop is called;
+// keepBeating calls beat every heartbeatEvery until stop is called, the
+// first time after heartbeatEvery (see keepAlive);
 // beat records a heartbeat with whatever details are current (see
 // replyStream, whose details change while it runs).
 func keepBeating(ctx context.Context, beat func()) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
-	beat()
 	hbCtx, cancel := context.WithCancel(ctx)
 	go func() {
 		t := time.NewTicker(heartbeatEvery)

@@ -65,6 +65,9 @@ type RunToolInput struct {
 type CallRef struct {
 	Message int
 	Index   int
+	// Digest, when set, is CallDigest of the call: a copy of it in the
+	// worker's transcript cache is used only when it matches.
+	Digest string `json:",omitempty"`
 }
 
 // RunToolResult is what the model reads in the tool message.
@@ -282,6 +285,11 @@ func (a *Activities) readCall(ctx context.Context, ref CallRef, id string) (mode
 		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context", ErrTypeTranscriptMismatch, nil)
 	}
 	exec := activity.GetInfo(ctx).WorkflowExecution
+	if a.Transcripts != nil {
+		if call, ok := a.Transcripts.Call(exec.ID, exec.RunID, ref, id); ok {
+			return call, nil
+		}
+	}
 	msgs, err := a.readTranscript(ctx, exec.ID, exec.RunID, []Span{{Start: ref.Message, End: ref.Message + 1}})
 	if err != nil {
 		return model.ToolCall{}, err

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
@@ -211,24 +212,42 @@ func TestRunToolUnknownNeedsNoWorkspace(t *testing.T) {
 	}
 }
 
+// A tool that takes its time heartbeats, naming itself; a quick one costs no
+// heartbeat at all.
 func TestRunToolHeartbeats(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestActivityEnvironment()
-	var beats []string
-	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
-		var tool string
-		if err := details.Get(&tool); err != nil {
-			t.Error(err)
-		}
-		beats = append(beats, tool)
-	})
-	a := &Activities{StateDir: t.TempDir()}
-	env.RegisterActivity(a)
-	if _, err := env.ExecuteActivity(a.RunTool, RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)}); err != nil {
+	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
+	heartbeatEvery = 20 * time.Millisecond
+	reg := DefaultRegistry()
+	slow := NewTool(model.ToolSpec{Name: "slow", Parameters: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+			time.Sleep(10 * heartbeatEvery)
+			return "done", nil
+		})
+	if err := reg.Register(slow); err != nil {
 		t.Fatal(err)
 	}
-	if len(beats) != 1 || beats[0] != "list_files" {
-		t.Errorf("heartbeats %q, want one naming the tool", beats)
+	for _, tt := range []struct {
+		tool string
+		want bool
+	}{{"slow", true}, {"list_files", false}} {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestActivityEnvironment()
+		var beats []string
+		env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
+			var tool string
+			if err := details.Get(&tool); err != nil {
+				t.Error(err)
+			}
+			beats = append(beats, tool)
+		})
+		a := &Activities{StateDir: t.TempDir(), Tools: reg}
+		env.RegisterActivity(a)
+		if _, err := env.ExecuteActivity(a.RunTool, RunToolInput{WorkflowID: "wf", Call: toolCall(tt.tool, `{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(beats) > 0; got != tt.want || (got && beats[0] != tt.tool) {
+			t.Errorf("%s: heartbeats %q; want some naming the tool: %v", tt.tool, beats, tt.want)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -68,11 +69,29 @@ func TestReplyStreamDetailsCut(t *testing.T) {
 	}
 }
 
-// CallModel's heartbeats carry a ReplyStream that names the call. (The
-// test environment holds later heartbeats for its default throttle
-// interval; testsuite's end-to-end test watches the text grow on a server.)
+// streamingModel streams its reply in the pieces given.
+type streamingModel struct {
+	recordingModel
+	pieces []string
+}
+
+func (m *streamingModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	if req.Stream != nil {
+		for _, p := range m.pieces {
+			req.Stream(p)
+		}
+	}
+	return m.recordingModel.Complete(ctx, req)
+}
+
+// CallModel's heartbeats carry a ReplyStream that names the call, from the
+// reply's first piece on; a call that streams nothing and ends within the
+// heartbeat interval (a summary here) records none, since each costs an RPC
+// and a write of the run's state on the server. (The test environment
+// holds later heartbeats for its default throttle interval; testsuite's
+// end-to-end test watches the text grow on a server.)
 func TestCallModelHeartbeatsReplyStream(t *testing.T) {
-	m := &recordingModel{}
+	m := &streamingModel{pieces: []string{"Hel", "lo"}}
 	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
@@ -96,8 +115,8 @@ func TestCallModelHeartbeatsReplyStream(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(beats) == 0 || beats[0] != (ReplyStream{AgentID: "coder", Turn: 1, Call: 3}) {
-		t.Errorf("heartbeats %+v, want a first one naming the call", beats)
+	if len(beats) != 1 || beats[0] != (ReplyStream{AgentID: "coder", Turn: 1, Call: 3, Text: "Hel"}) {
+		t.Errorf("heartbeats %+v, want one with the first piece, naming the call", beats)
 	}
 	if m.reqs[0].Stream == nil || m.reqs[1].Stream != nil {
 		t.Errorf("Stream set: reply %v, summary %v; want the reply's only", m.reqs[0].Stream != nil, m.reqs[1].Stream != nil)

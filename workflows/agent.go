@@ -97,9 +97,28 @@ type agent struct {
 	// hostQueue is the task queue of the host that holds the workspace
 	// (host.go); "" until the run learns it. hostSilent is when a tool
 	// call last found that host not answering, nil once one ran there.
+	// folded: the run started with folded-versions, so it pins its tools
+	// without asking workspace-host.
 	hostQueue  string
 	hostNone   bool // the worker asked polls no host queue: tools run on the shared queue
 	hostSilent *time.Time
+	folded     bool
+
+	// Each model call carries the messages added since the previous one
+	// (sentMsgs is how many were sent so far, epoch counts the messages
+	// taken back after they were sent), so that a worker's transcript cache
+	// spares the query (activities.TranscriptCache).
+	//
+	// This changed what the activities' inputs hold, not which commands the
+	// workflow sends, so it needs no version: a replay matches an activity
+	// command by its id and type, never its input (sdk internal
+	// isCommandMatchEvent), and a run that started before it sends, from
+	// its next model call on, what a worker's cache cannot have seen: the
+	// worker reads that by query. A version would cost every run a marker
+	// and an upsert of TemporalChangeVersion, which the benchmark prices at
+	// about what a query costs (BENCHMARKS.md).
+	sentMsgs int
+	epoch    int
 }
 
 // durableVersion marks the durable-sessions change of the command sequence
@@ -118,7 +137,35 @@ const (
 	// agent.treeOrder).
 	treeOrderChange  = "tree-delivery-order"
 	treeOrderVersion = 1
+	// foldedChange: the changes above and workspace-host (host.go) under
+	// one marker (see agent.versions).
+	foldedChange  = "folded-versions"
+	foldedVersion = 1
 )
+
+// versions reads which changes of the command sequence the run was started
+// with. A run started since folded-versions has every change before it
+// (durable-sessions, agent-tree, buffered-signals, tree-delivery-order and
+// workspace-host), recorded under that one marker: every workflow.GetVersion
+// costs the run a marker and an upsert of the TemporalChangeVersion search
+// attribute, and an upsert is the dearest thing a step does on the embedded
+// server (BENCHMARKS.md). A run started before has no folded-versions
+// marker (GetVersion answers DefaultVersion while it replays) and reads the
+// markers it has, each where it always did.
+func (a *agent) versions(ctx workflow.Context, in AgentInput) {
+	if workflow.GetVersion(ctx, foldedChange, workflow.DefaultVersion, foldedVersion) >= foldedVersion {
+		a.durable, a.bufferedSignals, a.treeOrder, a.folded = true, true, true, true
+		a.tree = a.parentID == "" || in.TreeBus
+		return
+	}
+	a.durable = workflow.GetVersion(ctx, durableChange, workflow.DefaultVersion, durableVersion) >= durableVersion
+	if a.durable && workflow.GetVersion(ctx, treeChange, workflow.DefaultVersion, treeVersion) >= treeVersion {
+		// A subagent speaks the bus only when its parent does.
+		a.tree = a.parentID == "" || in.TreeBus
+	}
+	a.bufferedSignals = a.durable && workflow.GetVersion(ctx, signalsChange, workflow.DefaultVersion, signalsVersion) >= signalsVersion
+	a.treeOrder = a.bufferedSignals && workflow.GetVersion(ctx, treeOrderChange, workflow.DefaultVersion, treeOrderVersion) >= treeOrderVersion
+}
 
 // published remembers the search attributes last sent, so that an unchanged
 // value adds no command to history.
@@ -157,17 +204,11 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	}
 	a := newAgent(cfg)
 	a.opts = opts
-	a.durable = workflow.GetVersion(ctx, durableChange, workflow.DefaultVersion, durableVersion) >= durableVersion
 	info := workflow.GetInfo(ctx)
 	if p := info.ParentWorkflowExecution; p != nil {
 		a.parentID = p.ID
 	}
-	if a.durable && workflow.GetVersion(ctx, treeChange, workflow.DefaultVersion, treeVersion) >= treeVersion {
-		// A subagent speaks the bus only when its parent does.
-		a.tree = a.parentID == "" || in.TreeBus
-	}
-	a.bufferedSignals = a.durable && workflow.GetVersion(ctx, signalsChange, workflow.DefaultVersion, signalsVersion) >= signalsVersion
-	a.treeOrder = a.bufferedSignals && workflow.GetVersion(ctx, treeOrderChange, workflow.DefaultVersion, treeOrderVersion) >= treeOrderVersion
+	a.versions(ctx, in)
 	if !a.tree {
 		// Dependencies of older runs count every plan of their producer,
 		// as they did when they were added.
@@ -315,6 +356,9 @@ func newAgent(cfg config) *agent {
 		a.failedTurn, a.modelError, a.usage = c.FailedTurn, c.ModelError, c.Usage
 		a.eventsPruned = c.EventsPruned
 		a.remembered = c.Remembered
+		// The carried messages are in this run's input already; its first
+		// model call reads them by query rather than send them again.
+		a.sentMsgs = len(a.msgs)
 		return a
 	}
 	base := cfg.in.SystemPrompt
@@ -519,6 +563,11 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 		// the model does not read it as its own answer.
 		if n := len(a.msgs); n > 0 && a.msgs[n-1].Name == NameModelError {
 			a.msgs = a.msgs[:n-1]
+			if a.sentMsgs > n-1 {
+				// A message the workers may have kept is gone: their
+				// copies of this transcript are void.
+				a.sentMsgs, a.epoch = n-1, a.epoch+1
+			}
 		}
 	} else {
 		a.turns++
@@ -739,7 +788,7 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 			// The arguments are in the transcript already (the answer
 			// just appended); the activity reads them from there.
 			Call:        model.ToolCall{ID: c.ID, Name: c.Name},
-			From:        &activities.CallRef{Message: len(a.msgs) - 1, Index: i},
+			From:        a.callRef(i, c),
 			WorkerTools: a.cfg.in.Tools,
 		})
 	}
@@ -775,6 +824,13 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 		msg.Content = r.Content
 		a.append(msg)
 	}
+}
+
+// callRef locates call i of the model's answer just appended, for RunTool
+// to read it from the transcript, with its digest, against which a worker
+// checks the copy in its cache.
+func (a *agent) callRef(i int, c model.ToolCall) *activities.CallRef {
+	return &activities.CallRef{Message: len(a.msgs) - 1, Index: i, Digest: activities.CallDigest(c)}
 }
 
 // rootMessage is the innermost message of an activity or child error, the

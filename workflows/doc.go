@@ -95,5 +95,16 @@
 //   - "workspace-host": tool activities run on the workspace's host, which
 //     a run learns with a WorkspaceHost activity; asked at a run's first
 //     tool activity or subagent, so a run that started before it keeps
-//     sending its tools to the shared queue.
+//     sending its tools to the shared queue;
+//   - "tree-delivery-order" (v4): a subagent numbers its signals to its
+//     parent, which takes them in in that order;
+//   - "folded-versions" (v5): no change of behaviour: a run started since
+//     records every version above but summary-parts under this one marker
+//     (agent.versions), since each marker also costs the run an upsert of
+//     the TemporalChangeVersion search attribute.
+//
+// What an activity's input holds is not part of the command sequence (a
+// replay matches an activity by its id and type), so changing it needs no
+// version: model calls carry the transcript's new messages since that
+// change, old runs included (see activities.TranscriptCache).
 package workflows

@@ -70,7 +70,7 @@ func (a *agent) workspaceState() *WorkspaceState {
 // are then answered with it, not run on a worker that may not hold the
 // files.
 func (a *agent) toolQueue(ctx workflow.Context) (string, error) {
-	if a.cfg.in.WorkspaceShared || workflow.GetVersion(ctx, hostChange, workflow.DefaultVersion, hostVersion) < hostVersion {
+	if a.cfg.in.WorkspaceShared || !a.folded && workflow.GetVersion(ctx, hostChange, workflow.DefaultVersion, hostVersion) < hostVersion {
 		return "", nil
 	}
 	if a.hostQueue != "" || a.hostNone {

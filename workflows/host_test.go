@@ -340,6 +340,7 @@ func TestToolsUnpinned(t *testing.T) {
 			})
 			log := recordTools(env, "todoflow-host-a", nil)
 			if tc.old {
+				env.OnGetVersion(foldedChange, workflow.DefaultVersion, foldedVersion).Return(workflow.DefaultVersion)
 				env.OnGetVersion(hostChange, workflow.DefaultVersion, hostVersion).Return(workflow.DefaultVersion)
 			}
 			in := rootInput("read")

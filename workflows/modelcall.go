@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,7 +118,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span) activities.CallModelInput {
 	a.modelCalls++
 	info := workflow.GetInfo(ctx)
-	return activities.CallModelInput{
+	in := activities.CallModelInput{
 		WorkflowID:  info.WorkflowExecution.ID,
 		RunID:       info.WorkflowExecution.RunID,
 		AgentID:     a.cfg.agentID,
@@ -126,7 +127,10 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span) activi
 		Call:        a.modelCalls,
 		Spans:       spans,
 		WorkerTools: []string{},
+		New:         &activities.NewMessages{From: a.sentMsgs, Epoch: a.epoch, Messages: slices.Clone(a.msgs[a.sentMsgs:])},
 	}
+	a.sentMsgs = len(a.msgs)
+	return in
 }
 
 // callSummary is how the current model call reads in the Web UI.

@@ -207,8 +207,9 @@ func runWorker(args []string) error {
 		DisableEagerActivities:           cfg.NoEager,
 	}
 	aopts := agentworker.Options{StateDir: *state, Worker: opts, Logger: slog.New(slog.DiscardHandler)}
-	// -no-cache: this revision's worker has no transcript cache; every
-	// transcript is read by query anyway.
+	if cfg.NoCache {
+		aopts.TranscriptCacheBytes = -1
+	}
 	w, err := agentworker.New(c, aopts)
 	if err != nil {
 		return err

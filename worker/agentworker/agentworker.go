@@ -87,6 +87,11 @@ type Options struct {
 	// (the rest is cut, with a line saying so); 0 means
 	// $TODOFLOW_TOOL_OUTPUT_MAX, else activities.DefaultToolOutputMax.
 	ToolOutputMax int
+	// TranscriptCacheBytes bounds the worker's copy of the transcripts its
+	// model calls were sent, which spares most transcript queries (see
+	// activities.TranscriptCache): 0 means
+	// activities.DefaultTranscriptCacheBytes, a negative value no cache.
+	TranscriptCacheBytes int64
 	// Encrypted says the client seals payloads (see package codec), so the
 	// workflow keeps todo text out of the search attributes, which the
 	// server stores in the clear. It is set when TODOFLOW_PAYLOAD_KEY is.
@@ -158,6 +163,10 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		}
 		opts.Logger.Info("MCP servers configured; each starts when first needed", "config", opts.MCPConfig, "servers", strings.Join(servers.Names(), ", "))
 	}
+	var transcripts *activities.TranscriptCache
+	if opts.TranscriptCacheBytes >= 0 {
+		transcripts = activities.NewTranscriptCache(opts.TranscriptCacheBytes)
+	}
 	hostQueue, err := HostQueue(opts.StateDir, opts.HostQueue)
 	if err == nil && hostQueue == opts.TaskQueue {
 		err = fmt.Errorf("the host queue is %q, the shared task queue: name one that only this worker polls (--host-queue, %s)", hostQueue, EnvHostQueue)
@@ -178,6 +187,7 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		StateDir:      opts.StateDir,
 		ToolOutputMax: outputMax,
 		HostQueue:     hostQueue,
+		Transcripts:   transcripts,
 	}
 	shared := worker.New(c, opts.TaskQueue, opts.Worker)
 	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted})

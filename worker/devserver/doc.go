@@ -39,8 +39,8 @@
 //
 // [Start] runs the server on 127.0.0.1 with the settings measured to matter on these
 // machines (see flagArgs): faster history transfer polling and a single task-queue
-// partition (about 100 ms less per activity), SQLite in WAL mode with normal sync, and the
-// search attributes the workflows need. It returns once the frontend answers the gRPC
+// partition (about 100 ms less per activity), eager activity execution (a few ms less),
+// SQLite in WAL mode with normal sync, and the search attributes the workflows need. It returns once the frontend answers the gRPC
 // health check and the namespace is usable, or fails fast with the server's last log lines
 // when the process exits early (a port in use, a broken database file).
 //

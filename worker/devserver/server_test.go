@@ -20,6 +20,7 @@ func TestFlagArgs(t *testing.T) {
 		"--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
 		"--sqlite-pragma", "journal_mode=wal",
 		"--sqlite-pragma", "synchronous=normal",
 	}

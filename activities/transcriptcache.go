@@ -1,0 +1,315 @@
+package activities
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// The worker's copy of the transcripts it has seen.
+//
+// Reading the transcript back with a query costs a round trip through the
+// server and the workflow's worker on every model call and every tool call
+// by reference: on a tuned dev server that was most of what a model call
+// cost over a bare activity. So AgentWorkflow sends each model call the
+// messages added since its previous one
+// (NewMessages), and the worker keeps what it was sent: the call then reads
+// its spans from the cache, and the query is only for what the cache lacks.
+// Each message then enters history at most twice (when it is made, as an
+// activity result or an update's argument, and in the next model call's
+// input), so history still grows linearly with the conversation.
+//
+// What the cache holds is always what the workflow holds:
+//
+//   - Entries are per run (workflow id and run id): a continued run starts
+//     a new entry, whose first call reads the carried messages by query.
+//   - A run's transcript only grows, except when a failed turn is run again
+//     and its failure notice is taken back; the workflow then counts a new
+//     epoch, and an entry of another epoch is dropped.
+//   - NewMessages.From is where the added messages start: the cache cuts
+//     its copy there before it appends them, so a retried call never
+//     leaves anything stale behind. A model's answer is kept apart until
+//     it comes back as a new message (see TranscriptCache.Answer). Messages the cache has not seen (another
+//     worker took some calls, the worker restarted) are holes, read by
+//     query when a call needs them.
+//   - A tool call read from the cache is checked against its digest (the
+//     workflow's hash of its name and arguments, CallRef.Digest), so a
+//     cached answer of an attempt the workflow did not take is never run.
+//
+// The cache is bounded in bytes; the runs used least recently leave first.
+
+// DefaultTranscriptCacheBytes bounds the transcript cache of a worker that
+// sets no bound of its own.
+const DefaultTranscriptCacheBytes = 64 << 20
+
+// NewMessages are the messages added to the calling workflow's transcript
+// since its previous model call: messages [From, From+len(Messages)).
+type NewMessages struct {
+	From     int             `json:"from"`
+	Messages []model.Message `json:"messages"`
+	// Epoch counts the times the workflow took back a message it had sent
+	// (see the package's transcript cache).
+	Epoch int `json:"epoch,omitempty"`
+}
+
+// TranscriptCache keeps the transcripts the worker's model calls were sent.
+// It is safe for concurrent use.
+type TranscriptCache struct {
+	max          int64
+	mu           sync.Mutex
+	size         int64
+	runs         map[runKey]*list.Element // of *cachedRun
+	lru          *list.List               // most recently used first
+	hits, misses atomic.Int64
+}
+
+type runKey struct{ workflowID, runID string }
+
+type cachedRun struct {
+	key   runKey
+	epoch int
+	msgs  []*model.Message // nil where the cache has not seen the message
+	// answer is the latest model answer, which the workflow is expected to
+	// append as message answerAt; only tool calls checked against their
+	// digest are read from it (see Answer).
+	answer   *model.Message
+	answerAt int
+	size     int64
+}
+
+// NewTranscriptCache returns a cache of at most maxBytes of messages
+// (estimated); 0 means DefaultTranscriptCacheBytes.
+func NewTranscriptCache(maxBytes int64) *TranscriptCache {
+	if maxBytes == 0 {
+		maxBytes = DefaultTranscriptCacheBytes
+	}
+	return &TranscriptCache{max: maxBytes, runs: map[runKey]*list.Element{}, lru: list.New()}
+}
+
+// Stats reports the spans read from the cache whole (hits) and those that
+// needed a query (misses).
+func (c *TranscriptCache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
+
+// messageSize estimates what a message takes in memory.
+func messageSize(m *model.Message) int64 {
+	n := 96 + len(m.Role) + len(m.Name) + len(m.Content) + len(m.ToolCallID)
+	for _, tc := range m.ToolCalls {
+		n += 48 + len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+	}
+	return int64(n)
+}
+
+// entry returns the run's entry, made the most recent, creating it (or
+// starting it over, for another epoch) as needed. c.mu is held.
+func (c *TranscriptCache) entry(key runKey, epoch int) *cachedRun {
+	if el, ok := c.runs[key]; ok {
+		c.lru.MoveToFront(el)
+		r := el.Value.(*cachedRun)
+		if r.epoch != epoch {
+			c.size -= r.size
+			r.msgs, r.answer, r.size, r.epoch = nil, nil, 0, epoch
+		}
+		return r
+	}
+	r := &cachedRun{key: key, epoch: epoch}
+	c.runs[key] = c.lru.PushFront(r)
+	return r
+}
+
+// cut drops r's messages from index n on. c.mu is held.
+func (c *TranscriptCache) cut(r *cachedRun, n int) {
+	if n >= len(r.msgs) {
+		return
+	}
+	for _, m := range r.msgs[n:] {
+		if m != nil {
+			r.size -= messageSize(m)
+			c.size -= messageSize(m)
+		}
+	}
+	clear(r.msgs[n:])
+	r.msgs = r.msgs[:n]
+}
+
+// set stores m as message i of r. c.mu is held.
+func (c *TranscriptCache) set(r *cachedRun, i int, m model.Message) {
+	for len(r.msgs) <= i {
+		r.msgs = append(r.msgs, nil)
+	}
+	if old := r.msgs[i]; old != nil {
+		r.size -= messageSize(old)
+		c.size -= messageSize(old)
+	}
+	r.msgs[i] = &m
+	r.size += messageSize(&m)
+	c.size += messageSize(&m)
+}
+
+// setAnswer keeps m as the answer expected at index i; nil forgets it.
+// c.mu is held.
+func (c *TranscriptCache) setAnswer(r *cachedRun, i int, m *model.Message) {
+	if r.answer != nil {
+		r.size -= messageSize(r.answer)
+		c.size -= messageSize(r.answer)
+	}
+	r.answer, r.answerAt = m, i
+	if m != nil {
+		r.size += messageSize(m)
+		c.size += messageSize(m)
+	}
+}
+
+// evict drops the least recently used runs until the cache is within its
+// bound. c.mu is held.
+func (c *TranscriptCache) evict() {
+	for c.size > c.max && c.lru.Len() > 0 {
+		el := c.lru.Back()
+		r := el.Value.(*cachedRun)
+		c.lru.Remove(el)
+		delete(c.runs, r.key)
+		c.size -= r.size
+	}
+}
+
+// Read applies the new messages of a model call of run (workflowID,
+// runID) and returns the messages of spans: from the cache where it has
+// them, and by fetch (the transcript query) for the rest, which it then
+// keeps.
+func (c *TranscriptCache) Read(workflowID, runID string, nm NewMessages, spans []Span, fetch func([]Span) ([]model.Message, error)) ([]model.Message, error) {
+	key := runKey{workflowID, runID}
+	c.mu.Lock()
+	r := c.entry(key, nm.Epoch)
+	c.setAnswer(r, -1, nil) // appended, or not taken: the new messages say
+	c.cut(r, nm.From)
+	for i, m := range nm.Messages {
+		c.set(r, nm.From+i, m)
+	}
+	out := make([]model.Message, 0, spanLen(spans))
+	var holes []Span // what the cache lacks, in the order of spans
+	var at []int     // where each hole's messages go in out
+	for _, sp := range spans {
+		for i := sp.Start; i < sp.End; i++ {
+			if i < len(r.msgs) && r.msgs[i] != nil {
+				out = append(out, *r.msgs[i])
+				continue
+			}
+			if n := len(holes); n > 0 && holes[n-1].End == i {
+				holes[n-1].End++
+			} else {
+				holes = append(holes, Span{Start: i, End: i + 1})
+				at = append(at, len(out))
+			}
+			out = append(out, model.Message{}) // filled below
+		}
+	}
+	c.evict()
+	c.mu.Unlock()
+	if len(holes) == 0 {
+		c.hits.Add(1)
+		return out, nil
+	}
+	c.misses.Add(1)
+	got, err := fetch(holes)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != spanLen(holes) {
+		return nil, errShortRead(len(got), spanLen(holes))
+	}
+	c.mu.Lock()
+	// The entry may have moved on meanwhile (a later call of the run, or
+	// an eviction); the fetched messages are kept only where they still
+	// belong: inside what the entry knows of this epoch.
+	r = c.entry(key, nm.Epoch)
+	k := 0
+	for h, sp := range holes {
+		for i := sp.Start; i < sp.End; i++ {
+			out[at[h]+i-sp.Start] = got[k]
+			if i < len(r.msgs) && r.msgs[i] == nil {
+				c.set(r, i, got[k])
+			}
+			k++
+		}
+	}
+	c.evict()
+	c.mu.Unlock()
+	return out, nil
+}
+
+// Answer keeps a model call's answer as the message the workflow is about
+// to append at index i (the end of the transcript the call was sent), so
+// that the tool calls it makes can be read from the cache. It is not a
+// message of the transcript yet: the workflow may have taken another
+// attempt's answer (this one's result was lost), so reads of the
+// transcript never see it, and a tool call is read from it only when its
+// digest matches. The next model call's new messages replace it.
+func (c *TranscriptCache) Answer(workflowID, runID string, epoch, i int, m model.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.entry(runKey{workflowID, runID}, epoch)
+	c.setAnswer(r, i, &m)
+	c.evict()
+}
+
+// Call returns tool call ref.Index of message ref.Message of the run, when
+// the cache has it and it matches id and ref.Digest.
+func (c *TranscriptCache) Call(workflowID, runID string, ref CallRef, id string) (model.ToolCall, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.runs[runKey{workflowID, runID}]
+	if !ok || ref.Digest == "" {
+		c.misses.Add(1)
+		return model.ToolCall{}, false
+	}
+	r := el.Value.(*cachedRun)
+	var m *model.Message
+	switch {
+	case r.answer != nil && r.answerAt == ref.Message:
+		m = r.answer
+	case ref.Message >= 0 && ref.Message < len(r.msgs):
+		m = r.msgs[ref.Message]
+	}
+	if m == nil {
+		c.misses.Add(1)
+		return model.ToolCall{}, false
+	}
+	calls := m.ToolCalls
+	if ref.Index < 0 || ref.Index >= len(calls) || calls[ref.Index].ID != id || CallDigest(calls[ref.Index]) != ref.Digest {
+		c.misses.Add(1)
+		return model.ToolCall{}, false
+	}
+	c.lru.MoveToFront(el)
+	c.hits.Add(1)
+	return calls[ref.Index], true
+}
+
+// CallDigest is a tool call's fingerprint: a hash of its name and
+// arguments, which a cached copy of the call must match. The workflow
+// computes it too, so it is pure.
+func CallDigest(tc model.ToolCall) string {
+	h := sha256.New()
+	h.Write([]byte(tc.Name))
+	h.Write([]byte{0})
+	h.Write(tc.Arguments)
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+func spanLen(spans []Span) int {
+	n := 0
+	for _, sp := range spans {
+		n += max(sp.End-sp.Start, 0)
+	}
+	return n
+}
+
+func errShortRead(got, want int) error {
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("transcript: read %d messages where %d were asked for", got, want), ErrTypeTranscriptMismatch, nil)
+}

@@ -1,0 +1,343 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// answeringModel answers every call with resp and keeps the requests.
+type answeringModel struct {
+	mu   sync.Mutex
+	resp model.Response
+	reqs []model.Request
+}
+
+func (m *answeringModel) Complete(_ context.Context, req model.Request) (model.Response, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reqs = append(m.reqs, req)
+	return m.resp, nil
+}
+
+func activityEnv(a *Activities) *testsuite.TestActivityEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(a)
+	return env
+}
+
+func userMessage(text string) model.Message {
+	return model.Message{Role: model.RoleUser, Content: text, ToolCalls: []model.ToolCall{}}
+}
+
+// fetcher reads spans of msgs, as the transcript query would, and counts
+// the reads and the messages read.
+type fetcher struct {
+	msgs          []model.Message
+	reads, counts int
+}
+
+func (f *fetcher) fetch(spans []Span) ([]model.Message, error) {
+	f.reads++
+	var out []model.Message
+	for _, sp := range spans {
+		if sp.End > len(f.msgs) {
+			return nil, fmt.Errorf("span %v past the transcript's %d messages", sp, len(f.msgs))
+		}
+		out = append(out, f.msgs[sp.Start:sp.End]...)
+		f.counts += sp.End - sp.Start
+	}
+	return out, nil
+}
+
+func spanMessages(msgs []model.Message, spans []Span) []model.Message {
+	var out []model.Message
+	for _, sp := range spans {
+		out = append(out, msgs[sp.Start:sp.End]...)
+	}
+	return out
+}
+
+func TestTranscriptCacheRead(t *testing.T) {
+	var msgs []model.Message
+	for i := range 12 {
+		msgs = append(msgs, userMessage(fmt.Sprintf("message %d", i)))
+	}
+	all := func(n int) []Span { return []Span{{Start: 0, End: n}} }
+	tests := []struct {
+		name string
+		// before are earlier calls of the run on this worker.
+		before []NewMessages
+		nm     NewMessages
+		spans  []Span
+		// reads is how many queries the call needs, holes the messages
+		// they read.
+		reads, holes int
+	}{
+		{name: "first call of a run, sent everything", nm: NewMessages{From: 0, Messages: msgs[:4]}, spans: all(4)},
+		{name: "first call of a continued run: the carried messages by query",
+			nm: NewMessages{From: 3, Messages: msgs[3:5]}, spans: all(5), reads: 1, holes: 3},
+		{name: "the next call", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
+			nm: NewMessages{From: 4, Messages: msgs[4:7]}, spans: all(7)},
+		{name: "a retried call sends the same again", before: []NewMessages{{From: 0, Messages: msgs[:4]}, {From: 4, Messages: msgs[4:7]}},
+			nm: NewMessages{From: 4, Messages: msgs[4:7]}, spans: all(7)},
+		{name: "calls taken by another worker meanwhile: the gap by query", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
+			nm: NewMessages{From: 9, Messages: msgs[9:11]}, spans: all(11), reads: 1, holes: 5},
+		{name: "a window that leaves the gap out needs no query", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
+			nm: NewMessages{From: 9, Messages: msgs[9:11]}, spans: []Span{{Start: 0, End: 2}, {Start: 9, End: 11}}},
+		{name: "holes in two spans, one query", before: []NewMessages{{From: 1, Messages: msgs[1:3]}},
+			nm: NewMessages{From: 6, Messages: msgs[6:8]}, spans: []Span{{Start: 0, End: 2}, {Start: 4, End: 8}}, reads: 1, holes: 3},
+		{name: "another epoch: the old copy is void", before: []NewMessages{{From: 0, Messages: msgs[:6]}},
+			nm: NewMessages{From: 5, Epoch: 1, Messages: msgs[5:7]}, spans: all(7), reads: 1, holes: 5},
+		{name: "no new messages", before: []NewMessages{{From: 0, Messages: msgs[:6]}},
+			nm: NewMessages{From: 6}, spans: all(6)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewTranscriptCache(0)
+			f := &fetcher{msgs: msgs}
+			for _, nm := range tt.before {
+				if _, err := c.Read("wf", "run", nm, nil, f.fetch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := c.Read("wf", "run", tt.nm, tt.spans, f.fetch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sameMessages(got, spanMessages(msgs, tt.spans)); err != nil {
+				t.Fatal(err)
+			}
+			if f.reads != tt.reads || f.counts != tt.holes {
+				t.Errorf("%d queries for %d messages, want %d for %d", f.reads, f.counts, tt.reads, tt.holes)
+			}
+			// What was read is kept: the same call again needs no query.
+			f.reads = 0
+			if _, err := c.Read("wf", "run", tt.nm, tt.spans, f.fetch); err != nil || f.reads != 0 {
+				t.Errorf("the same call again: %d queries, %v; want none", f.reads, err)
+			}
+		})
+	}
+}
+
+func TestTranscriptCacheReadErrors(t *testing.T) {
+	c := NewTranscriptCache(0)
+	failing := func([]Span) ([]model.Message, error) { return nil, errors.New("query failed") }
+	if _, err := c.Read("wf", "run", NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, failing); err == nil || err.Error() != "query failed" {
+		t.Errorf("a failed query: %v; want its error", err)
+	}
+	short := func([]Span) ([]model.Message, error) { return []model.Message{userMessage("only one")}, nil }
+	if _, err := c.Read("wf", "run", NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, short); err == nil {
+		t.Error("a query that read fewer messages than asked: no error")
+	}
+}
+
+// Whatever the order of calls, workers, retries, taken-back messages and
+// evictions, a read returns what the workflow's transcript holds.
+func TestTranscriptCacheFollowsTheWorkflow(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var (
+			msgs    []model.Message // the workflow's transcript
+			sent    int
+			epoch   int
+			counter int
+		)
+		add := func(role string) {
+			counter++
+			m := userMessage(fmt.Sprintf("message %d, %s", counter, strings.Repeat("x", rng.IntN(200))))
+			m.Role = role
+			msgs = append(msgs, m)
+		}
+		// Two workers; the second has a budget that evicts often.
+		workers := []*TranscriptCache{NewTranscriptCache(0), NewTranscriptCache(3000)}
+		add(model.RoleSystem)
+		add(model.RoleUser)
+		for step := range 120 {
+			for range rng.IntN(4) {
+				add(model.RoleTool)
+			}
+			if rng.IntN(10) == 0 && len(msgs) > 2 {
+				// A failed turn run again takes its last message back.
+				msgs = msgs[:len(msgs)-1]
+				if sent > len(msgs) {
+					sent, epoch = len(msgs), epoch+1
+				}
+			}
+			nm := NewMessages{From: sent, Epoch: epoch, Messages: slices.Clone(msgs[sent:])}
+			sent = len(msgs)
+			// The view: everything, or the head and a recent tail.
+			spans := []Span{{Start: 0, End: len(msgs)}}
+			if from := rng.IntN(len(msgs)); from > 2 {
+				spans = []Span{{Start: 0, End: 2}, {Start: from, End: len(msgs)}}
+			}
+			f := &fetcher{msgs: msgs}
+			w := workers[rng.IntN(len(workers))]
+			for range 1 + rng.IntN(2) { // attempts of the same call
+				got, err := w.Read("wf", "run", nm, spans, f.fetch)
+				if err != nil {
+					t.Fatalf("seed %d step %d: %v", seed, step, err)
+				}
+				if err := sameMessages(got, spanMessages(msgs, spans)); err != nil {
+					t.Fatalf("seed %d step %d: %v", seed, step, err)
+				}
+				// The answer, kept ahead of the workflow; some attempts'
+				// answers are not the one the workflow takes.
+				counter++
+				answer := model.Message{Role: model.RoleAssistant, Content: fmt.Sprintf("answer %d", counter), ToolCalls: []model.ToolCall{
+					{ID: "call", Name: "write_file", Arguments: json.RawMessage(fmt.Sprintf(`{"n":%d}`, counter))}}}
+				w.Answer("wf", "run", epoch, sent, answer)
+				if rng.IntN(3) == 0 {
+					msgs = append(msgs, answer)
+				}
+			}
+			if n := len(msgs); n > sent && msgs[n-1].Role == model.RoleAssistant {
+				// The tool call of the answer taken, read by reference on
+				// either worker: from the cache only when it is that one.
+				want := msgs[n-1].ToolCalls[0]
+				for _, w := range workers {
+					if got, ok := w.Call("wf", "run", CallRef{Message: n - 1, Index: 0, Digest: CallDigest(want)}, "call"); ok && string(got.Arguments) != string(want.Arguments) {
+						t.Fatalf("seed %d step %d: cached call %s, want %s", seed, step, got.Arguments, want.Arguments)
+					}
+				}
+			}
+		}
+		if size := workers[1].size; size > 3000 {
+			t.Errorf("seed %d: the bounded cache holds %d bytes", seed, size)
+		}
+	}
+}
+
+func TestTranscriptCacheCall(t *testing.T) {
+	call := model.ToolCall{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)}
+	c := NewTranscriptCache(0)
+	c.Answer("wf", "run", 0, 3, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{call}})
+	tests := []struct {
+		name     string
+		run      string
+		ref      CallRef
+		id       string
+		wantHit  bool
+		wantArgs string
+	}{
+		{"the answer kept", "run", CallRef{Message: 3, Digest: CallDigest(call)}, "c1", true, `{"path":"a.txt"}`},
+		{"another id", "run", CallRef{Message: 3, Digest: CallDigest(call)}, "c2", false, ""},
+		{"other arguments", "run", CallRef{Message: 3, Digest: CallDigest(model.ToolCall{Name: "write_file", Arguments: json.RawMessage(`{}`)})}, "c1", false, ""},
+		{"no digest (an older workflow)", "run", CallRef{Message: 3}, "c1", false, ""},
+		{"another message", "run", CallRef{Message: 2, Digest: CallDigest(call)}, "c1", false, ""},
+		{"past the end", "run", CallRef{Message: 9, Digest: CallDigest(call)}, "c1", false, ""},
+		{"another call of the message", "run", CallRef{Message: 3, Index: 1, Digest: CallDigest(call)}, "c1", false, ""},
+		{"another run", "run2", CallRef{Message: 3, Digest: CallDigest(call)}, "c1", false, ""},
+	}
+	for _, tt := range tests {
+		got, ok := c.Call("wf", tt.run, tt.ref, tt.id)
+		if ok != tt.wantHit || string(got.Arguments) != tt.wantArgs {
+			t.Errorf("%s: Call = %s, %v; want %s, %v", tt.name, got.Arguments, ok, tt.wantArgs, tt.wantHit)
+		}
+	}
+}
+
+func TestCallDigest(t *testing.T) {
+	a := model.ToolCall{ID: "1", Name: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)}
+	if CallDigest(a) != CallDigest(model.ToolCall{ID: "2", Name: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)}) {
+		t.Error("the digest depends on the call's id")
+	}
+	for _, b := range []model.ToolCall{
+		{Name: "write_file", Arguments: json.RawMessage(`{"path":"b"}`)},
+		{Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)},
+		{Name: "write_fil", Arguments: json.RawMessage(`e{"path":"a"}`)},
+	} {
+		if CallDigest(a) == CallDigest(b) {
+			t.Errorf("%s %s and %s %s have the same digest", a.Name, a.Arguments, b.Name, b.Arguments)
+		}
+	}
+}
+
+func TestTranscriptCacheEvictsLeastRecent(t *testing.T) {
+	big := func(i int) []model.Message { return []model.Message{userMessage(fmt.Sprintf("%d %0400d", i, 0))} }
+	c := NewTranscriptCache(1500) // room for two runs of one message
+	f := &fetcher{}
+	for _, run := range []string{"a", "b", "a", "c"} {
+		f.msgs = big(0)
+		if _, err := c.Read("wf", run, NewMessages{Messages: big(0)}, nil, f.fetch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// b was used least recently: it left when c came.
+	for run, kept := range map[string]bool{"a": true, "b": false, "c": true} {
+		f.reads = 0
+		if _, err := c.Read("wf", run, NewMessages{From: 1}, []Span{{Start: 0, End: 1}}, f.fetch); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.reads == 0; got != kept {
+			t.Errorf("run %s kept: %v, want %v", run, got, kept)
+		}
+	}
+}
+
+// CallModel reads its messages from the cache when it has them, and a tool
+// call of its answer is read from there too; a worker whose cache lacks
+// them queries the workflow.
+func TestCallModelAndRunToolReadFromTheCache(t *testing.T) {
+	msgs := []model.Message{userMessage("system"), userMessage("write a file")}
+	answer := model.Response{ToolCalls: []model.ToolCall{{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"path":"out.txt","content":"cached"}`)}}}
+	// The test environment's workflow and run, which RunTool reads.
+	const wf, run = "default-test-workflow-id", "default-test-run-id"
+	q := &queryClient{workflowID: wf, runID: run, msgs: msgs}
+	m := &answeringModel{resp: answer}
+	a := &Activities{Client: q, Transcripts: NewTranscriptCache(0), Models: func(string) (model.Client, string, error) { return m, "m", nil }}
+	env := activityEnv(a)
+	in := CallModelInput{WorkflowID: wf, RunID: run, Call: 1, Spans: []Span{{Start: 0, End: 2}}, WorkerTools: []string{},
+		New: &NewMessages{From: 0, Messages: msgs}}
+	if _, err := env.ExecuteActivity(a.CallModel, in); err != nil {
+		t.Fatal(err)
+	}
+	if q.queries != 0 || len(m.reqs) != 1 || len(m.reqs[0].Messages) != 2 {
+		t.Fatalf("%d queries, requests %+v; want none and the two messages sent", q.queries, m.reqs)
+	}
+	ws := t.TempDir()
+	ref := &CallRef{Message: 2, Index: 0, Digest: CallDigest(answer.ToolCalls[0])}
+	if _, err := env.ExecuteActivity(a.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: ref}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "cached" || q.queries != 0 {
+		t.Fatalf("out.txt = %q, %v after %d queries; want the cached call's file and no query", b, err, q.queries)
+	}
+
+	// Another worker, which has seen none of it, asks the workflow.
+	q.msgs = append(q.msgs, model.Message{Role: model.RoleAssistant, ToolCalls: answer.ToolCalls},
+		model.Message{Role: model.RoleTool, ToolCallID: "c1", Content: "written", ToolCalls: []model.ToolCall{}})
+	other := &Activities{Client: q, Transcripts: NewTranscriptCache(0), Models: a.Models}
+	env = activityEnv(other)
+	if _, err := env.ExecuteActivity(other.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: ref}); err != nil {
+		t.Fatal(err)
+	}
+	if q.queries == 0 {
+		t.Error("a worker without the call in its cache ran it without reading the transcript")
+	}
+	q.queries = 0
+	in = CallModelInput{WorkflowID: wf, RunID: run, Call: 2, Spans: []Span{{Start: 0, End: 4}}, WorkerTools: []string{},
+		New: &NewMessages{From: 2, Messages: q.msgs[2:]}}
+	if _, err := env.ExecuteActivity(other.CallModel, in); err != nil {
+		t.Fatal(err)
+	}
+	if q.queries != 1 || len(m.reqs) != 2 {
+		t.Fatalf("%d queries; want one, for the two messages the worker had not seen", q.queries)
+	}
+	if err := sameMessages(m.reqs[1].Messages, q.msgs); err != nil {
+		t.Error(err)
+	}
+}

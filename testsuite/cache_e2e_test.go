@@ -1,0 +1,187 @@
+package testsuite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// wireMessage is what a comparison of a request's message with a stored one
+// looks at: who, what, and which calls it makes or answers.
+func wireMessage(m map[string]any) string {
+	var calls []string
+	tcs, _ := m["tool_calls"].([]any)
+	for _, tc := range tcs {
+		c := tc.(map[string]any)
+		fn := c["function"].(map[string]any)
+		calls = append(calls, fmt.Sprintf("%v %v %v", c["id"], fn["name"], fn["arguments"]))
+	}
+	content := ""
+	if c, ok := m["content"].(string); ok {
+		content = c
+	}
+	return fmt.Sprintf("%v|%s|%v|%s", m["role"], content, m["tool_call_id"], strings.Join(calls, ";"))
+}
+
+func storedMessage(m model.Message) string {
+	var calls []string
+	for _, c := range m.ToolCalls {
+		calls = append(calls, fmt.Sprintf("%s %s %s", c.ID, c.Name, c.Arguments))
+	}
+	id := any(nil)
+	if m.ToolCallID != "" {
+		id = m.ToolCallID
+	}
+	return fmt.Sprintf("%s|%s|%v|%s", m.Role, m.Content, id, strings.Join(calls, ";"))
+}
+
+// runMessages reads the whole transcript of a run (a run that continued as
+// new still answers: a worker replays it).
+func runMessages(t *testing.T, c client.Client, id, runID string) []model.Message {
+	t.Helper()
+	var out []model.Message
+	for {
+		v, err := c.QueryWorkflow(context.Background(), id, runID, workflows.MessagesQuery, len(out), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page []model.Message
+		if err := v.Get(&page); err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			return out
+		}
+		out = append(out, page...)
+	}
+}
+
+// Model calls read their messages from the workers' transcript caches, fed
+// by each call's new messages, and by query what a cache lacks: with two
+// workers taking calls, one of them replaced by a fresh one (an empty cache)
+// halfway, and the session continuing as new every few turns, every request
+// the model gets is the transcript the workflow holds, and what a turn adds
+// to history stays the same from the first turns to the last.
+func TestTranscriptCacheEndToEnd(t *testing.T) {
+	const turns = 24
+	var answers []string
+	for i := 1; i <= turns; i++ {
+		answers = append(answers,
+			toolCall(fmt.Sprintf("call_%d", i), "write_file", map[string]string{"path": fmt.Sprintf("f%d.txt", i), "content": strings.Repeat("x", 500)}),
+			fmt.Sprintf(`{"role":"assistant","content":"Turn %d done."}`, i))
+	}
+	stub := newModelStub(t, answers...)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	// About ten turns to a run.
+	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=200")
+	stopA := s.startWorker(t, t.TempDir())
+	s.startWorker(t, t.TempDir())
+
+	ctx := context.Background()
+	id := "cache-e2e"
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mark struct{ events, bytes, runs int }
+	var marks []mark
+	seen := 0
+	for turn := 1; turn <= turns; turn++ {
+		if turn == turns/2 {
+			stopA()
+			s.startWorker(t, t.TempDir())
+		}
+		// The run that takes the turn: it may continue as new once the
+		// turn is over.
+		d, err := s.c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runID := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+			Args: []any{fmt.Sprintf("message %d", turn)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+		var reply string
+		if err := h.Get(ctx, &reply); err != nil || reply != fmt.Sprintf("Turn %d done.", turn) {
+			t.Fatalf("turn %d: reply %q, %v", turn, reply, err)
+		}
+		// The turn's two requests are the transcript before each answer.
+		msgs := runMessages(t, s.c, id, runID)
+		reqs := stub.requests()
+		if len(reqs) != seen+2 {
+			t.Fatalf("turn %d: %d requests, want %d", turn, len(reqs), seen+2)
+		}
+		for k, cut := range []int{3, 1} {
+			sent := reqs[seen+k].body["messages"].([]any)
+			want := msgs[:len(msgs)-cut]
+			if len(sent) != len(want) {
+				t.Fatalf("turn %d, request %d: %d messages sent, the transcript had %d", turn, k+1, len(sent), len(want))
+			}
+			for i := range want {
+				if got, w := wireMessage(sent[i].(map[string]any)), storedMessage(want[i]); got != w {
+					t.Fatalf("turn %d, request %d, message %d:\n sent   %s\n stored %s", turn, k+1, i, got, w)
+				}
+			}
+		}
+		seen += 2
+		evs := historyOf(t, s.c, id)
+		runs, _ := runsOf(ctx, s.c, id)
+		marks = append(marks, mark{len(evs), historyBytes(evs), len(runs)})
+	}
+	_ = s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil)
+	if err := run.Get(ctx, nil); err != nil {
+		t.Logf("the first run: %v", err)
+	}
+
+	// What a turn adds, leaving out the turns that continued as new (the
+	// new run's input carries the transcript) and the first two.
+	var first, last int
+	for i := 2; i < len(marks); i++ {
+		if marks[i].runs != marks[i-1].runs {
+			continue
+		}
+		n := marks[i].bytes - marks[i-1].bytes
+		if first == 0 {
+			first = n
+		}
+		last = n
+	}
+	if runs := marks[len(marks)-1].runs; runs < 2 {
+		t.Errorf("the session never continued as new (%d run)", runs)
+	}
+	if first == 0 || float64(last) > 1.15*float64(first) {
+		t.Errorf("a turn adds %d bytes of history at the start and %d at the end; it should stay flat", first, last)
+	}
+	t.Logf("a turn adds %d bytes of history at the start, %d at the end; %d runs", first, last, marks[len(marks)-1].runs)
+	// Each model call's input carries the messages new since the previous
+	// call, so the largest input stays small however long the session.
+	largest := 0
+	for _, ev := range historyOf(t, s.c, id) {
+		if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+			largest = max(largest, proto.Size(ev.GetActivityTaskScheduledEventAttributes().GetInput()))
+		}
+	}
+	if largest > 6<<10 {
+		t.Errorf("the largest activity input is %d bytes", largest)
+	}
+}
+
+// todoOff turns the todo list off, so that a turn is a tool call and a
+// reply, without reminders.
+func todoOff() todo.Config {
+	off := false
+	return todo.Config{Enabled: &off}
+}

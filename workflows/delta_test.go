@@ -1,0 +1,271 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+)
+
+// cachingWorker plays a worker with a transcript cache: its CallModel reads
+// the call's spans from the cache, fed only by the calls' new messages, and
+// its RunTool reads the call from there. The test environment has no query
+// to read what the cache lacks: such a call fails the test.
+type cachingWorker struct {
+	t      *testing.T
+	cache  *activities.TranscriptCache
+	inputs []activities.CallModelInput
+	read   [][]model.Message         // what each model call was sent
+	mu     sync.Mutex                // RunTools run at once
+	tools  map[string]model.ToolCall // by id, the calls RunTool read from the cache
+	// answer answers the nth model call (summaries aside, which answer
+	// summary); tools answer toolResult, or what they ran.
+	answer     func(n int) (model.Response, error)
+	n          int
+	summary    string
+	toolResult string
+	// recordOnly keeps the inputs and reads nothing.
+	recordOnly bool
+}
+
+func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
+	w.cache = activities.NewTranscriptCache(0)
+	w.tools = map[string]model.ToolCall{}
+	registerHost(env)
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
+		w.inputs = append(w.inputs, in)
+		if in.New == nil {
+			w.t.Fatalf("call %d carries no new messages", in.Call)
+		}
+		if !w.recordOnly {
+			msgs, err := w.cache.Read(in.WorkflowID, in.RunID, *in.New, in.Spans, func(spans []activities.Span) ([]model.Message, error) {
+				w.t.Errorf("call %d: the cache lacks %v", in.Call, spans)
+				return nil, fmt.Errorf("call %d: the cache lacks %v", in.Call, spans)
+			})
+			if err != nil {
+				return model.Response{}, temporal.NewNonRetryableApplicationError(err.Error(), "Test", nil)
+			}
+			w.read = append(w.read, msgs)
+		}
+		if in.Summarize != nil {
+			return model.Response{Content: w.summary}, nil
+		}
+		w.n++
+		resp, err := w.answer(w.n)
+		if err != nil {
+			return model.Response{}, err
+		}
+		for i := range resp.ToolCalls {
+			resp.ToolCalls[i].ID = fmt.Sprintf("c%d_%d", in.Call, i)
+		}
+		w.cache.Answer(in.WorkflowID, in.RunID, in.New.Epoch, in.New.From+len(in.New.Messages),
+			model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		return resp, nil
+	}, activity.RegisterOptions{Name: activities.CallModelName})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		if w.toolResult != "" {
+			return activities.RunToolResult{Content: w.toolResult}, nil
+		}
+		exec := activity.GetInfo(ctx).WorkflowExecution
+		c, ok := w.cache.Call(exec.ID, exec.RunID, *in.From, in.Call.ID)
+		if !ok {
+			w.t.Errorf("RunTool %s: the call is not in the cache (ref %+v)", in.Call.ID, *in.From)
+		}
+		w.mu.Lock()
+		w.tools[in.Call.ID] = c
+		w.mu.Unlock()
+		return activities.RunToolResult{Content: "ran " + c.Name + " " + string(c.Arguments)}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolName})
+}
+
+// spanned is msgs cut to spans.
+func spanned(msgs []model.Message, spans []activities.Span) []model.Message {
+	var out []model.Message
+	for _, sp := range spans {
+		out = append(out, msgs[sp.Start:sp.End]...)
+	}
+	return out
+}
+
+func sameTranscript(t *testing.T, what string, got, want []model.Message) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d messages, want %d", what, len(got), len(want))
+		return
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Role != w.Role || g.Name != w.Name || g.Content != w.Content || g.ToolCallID != w.ToolCallID || len(g.ToolCalls) != len(w.ToolCalls) {
+			t.Errorf("%s: message %d = %+v, want %+v", what, i, g, w)
+			return
+		}
+	}
+}
+
+// Each model call carries the messages added since the previous one, once:
+// a worker that took every call serves every call from its cache, and reads
+// every tool call by reference from there, never with a query.
+func TestModelCallsCarryTheirNewMessages(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	responses := []model.Response{
+		calls(call("write_todos", `{"todos":[{"content":"Find","status":"in_progress"}]}`)),
+		calls(call("read_file", `{"path":"a.go"}`), call("todo_read", `{}`), call("write_file", `{"path":"b.go","content":"package b"}`)),
+		calls(call("write_todos", `{"todos":[{"content":"Find","status":"completed"}]}`)),
+		{Content: "Found."},
+	}
+	w := &cachingWorker{t: t, answer: func(n int) (model.Response, error) {
+		if n > len(responses) {
+			return model.Response{Content: "Nothing more."}, nil
+		}
+		return responses[n-1], nil
+	}}
+	w.register(env)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
+		}, "and again")
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Find it.", IdleTimeoutS: 600})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	final := queryMessages(t, env)
+	if len(w.inputs) != 5 {
+		t.Fatalf("%d model calls, want 5", len(w.inputs))
+	}
+	next := 0
+	for i, in := range w.inputs {
+		if in.New.From != next || in.New.Epoch != 0 {
+			t.Errorf("call %d: new messages from %d (epoch %d), want from %d", in.Call, in.New.From, in.New.Epoch, next)
+		}
+		next = in.New.From + len(in.New.Messages)
+		sameTranscript(t, fmt.Sprintf("call %d", in.Call), w.read[i], spanned(final, in.Spans))
+	}
+	// Every message before the last call was sent once; the last answer
+	// was not sent at all.
+	if next != len(final)-1 {
+		t.Errorf("the calls sent %d messages of %d", next, len(final))
+	}
+	if len(w.tools) != 2 || w.tools["c2_0"].Name != "read_file" || string(w.tools["c2_2"].Arguments) != `{"path":"b.go","content":"package b"}` {
+		t.Errorf("RunTool read %+v", w.tools)
+	}
+}
+
+// A continued run's first call sends only what came after the carried
+// messages, which are in the run's input already: the worker reads them by
+// query, once.
+func TestContinuedRunQueriesItsCarriedMessagesOnce(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	carried := []model.Message{
+		{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleUser, Content: "first", ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleAssistant, Content: "answered", ToolCalls: []model.ToolCall{}},
+	}
+	var seen []activities.CallModelInput
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
+		seen = append(seen, in)
+		return model.Response{Content: "again"}, nil
+	}, activity.RegisterOptions{Name: activities.CallModelName})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 1, Carry: &Carry{Messages: carried, Inbox: []Inbound{{Text: "second"}}, Turns: 1, ModelCalls: 1}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("%d model calls", len(seen))
+	}
+	nm := seen[0].New
+	if nm == nil || nm.From != 3 || len(nm.Messages) != 1 || nm.Messages[0].Content != "second" {
+		t.Errorf("the continued run's first call carries %+v; want only the new message, from 3", nm)
+	}
+}
+
+// A failed turn run again takes back its failure notice. When a model call
+// had been sent it (a compaction between the turns), the workers' copies
+// are void: the retry's call counts a new epoch, and a worker that kept the
+// notice reads the transcript again rather than send it to the model.
+func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	read := calls(call("read_file", `{"path":"a"}`))
+	failing := true
+	// Three reads of 10,000 tokens each fit a budget of 40,000; the
+	// compaction keeps 20,000 of them, so it summarises (in vain: the
+	// summary is empty) what comes before, the notice included.
+	w := &cachingWorker{t: t, recordOnly: true, toolResult: strings.Repeat("x", 30_000), answer: func(n int) (model.Response, error) {
+		switch {
+		case n <= 3:
+			return read, nil
+		case n == 4:
+			return model.Response{Content: "first turn done"}, nil
+		case n == 5 && failing:
+			return model.Response{}, temporal.NewNonRetryableApplicationError("openai: 400 bad request", activities.ErrTypeModel, nil)
+		}
+		return model.Response{Content: "second turn done"}, nil
+	}}
+	w.register(env)
+	var compacted CompactResult
+	var retried string
+	update := func(name string, args ...any) func(func(any)) {
+		return func(done func(any)) {
+			env.UpdateWorkflow(name, name, &testsuite.TestUpdateCallback{
+				OnReject: func(err error) { t.Errorf("%s refused: %v", name, err) }, OnComplete: func(r any, _ error) { done(r) },
+			}, args...)
+		}
+	}
+	env.RegisterDelayedCallback(func() { update(SendMessageUpdate, "second")(func(any) {}) }, time.Minute)
+	env.RegisterDelayedCallback(func() { update(CompactContextUpdate)(func(r any) { compacted, _ = r.(CompactResult) }) }, 2*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		failing = false
+		update(RetryTurnUpdate)(func(r any) { retried, _ = r.(string) })
+	}, 3*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 600, Context: ContextConfig{MaxTokens: 40_000}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if retried != "second turn done" || !strings.Contains(compacted.Message, "Dropped") {
+		t.Fatalf("retry_turn = %q, compact_context = %+v", retried, compacted)
+	}
+	final := queryMessages(t, env)
+	last := w.inputs[len(w.inputs)-1]
+	prev := w.inputs[len(w.inputs)-2]
+	notice := len(final) - 1 // where the notice was, before the retry's answer took its place
+	if prev.Summarize == nil || prev.New.From+len(prev.New.Messages) != notice+1 || prev.New.Messages[len(prev.New.Messages)-1].Name != NameModelError {
+		t.Fatalf("the call before the retry is not the summary that was sent the notice: %+v", prev)
+	}
+	if last.New.Epoch != 1 || last.New.From != notice || len(last.New.Messages) != 0 {
+		t.Errorf("the retry's call: new messages %+v; want none, from %d, epoch 1", last.New, notice)
+	}
+	// A worker that took every call: for the retry it reads the transcript
+	// again, and sends what the workflow holds, without the notice.
+	cache := activities.NewTranscriptCache(0)
+	for _, in := range w.inputs[:len(w.inputs)-1] {
+		if _, err := cache.Read(in.WorkflowID, in.RunID, *in.New, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queried := 0
+	got, err := cache.Read(last.WorkflowID, last.RunID, *last.New, last.Spans, func(spans []activities.Span) ([]model.Message, error) {
+		queried++
+		return spanned(final, spans), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTranscript(t, "the retry's call", got, spanned(final, last.Spans))
+	if queried != 1 {
+		t.Errorf("%d queries for the retry's call, want 1", queried)
+	}
+}
