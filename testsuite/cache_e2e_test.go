@@ -67,8 +67,7 @@ func runMessages(t *testing.T, c client.Client, id, runID string) []model.Messag
 
 // Model calls read their messages from the workers' transcript caches, fed
 // by each call's new messages, and by query what a cache lacks: with two
-// workers taking calls, one of them replaced by a fresh one (an empty cache)
-// halfway, and the session continuing as new every few turns, every request
+// workers taking calls, one of them restarted (an empty cache) halfway, and the session continuing as new every few turns, every request
 // the model gets is the transcript the workflow holds, and what a turn adds
 // to history stays the same from the first turns to the last.
 func TestTranscriptCacheEndToEnd(t *testing.T) {
@@ -84,7 +83,10 @@ func TestTranscriptCacheEndToEnd(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
 	// About ten turns to a run.
 	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=200")
-	stopA := s.startWorker(t, t.TempDir())
+	// Each worker its own state folder, hence host queue; the session's
+	// tools run on the one it learns first.
+	dirA := t.TempDir()
+	stopA := s.startWorker(t, dirA)
 	s.startWorker(t, t.TempDir())
 
 	ctx := context.Background()
@@ -99,8 +101,10 @@ func TestTranscriptCacheEndToEnd(t *testing.T) {
 	seen := 0
 	for turn := 1; turn <= turns; turn++ {
 		if turn == turns/2 {
+			// A restart: a new process on the same folder, its cache
+			// empty.
 			stopA()
-			s.startWorker(t, t.TempDir())
+			s.startWorker(t, dirA)
 		}
 		// The run that takes the turn: it may continue as new once the
 		// turn is over.
