@@ -49,11 +49,41 @@ import (
 // sets no bound of its own.
 const DefaultTranscriptCacheBytes = 64 << 20
 
+// HeldOver is the size (content and tool call arguments) over which a
+// message is left out of NewMessages: what is sent twice stays small,
+// while a query for a large message costs no more than for a small one.
+const HeldOver = 16 << 10
+
+// NewMessagesOf returns the new messages msgs[from:] of a model call, the
+// large ones held back. It is pure: the workflow builds a call's input
+// with it.
+func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
+	nm := &NewMessages{From: from, Epoch: epoch, Messages: make([]model.Message, len(msgs)-from)}
+	for i, m := range msgs[from:] {
+		n := len(m.Content)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Arguments)
+		}
+		if n > HeldOver {
+			nm.Held = append(nm.Held, i)
+			continue
+		}
+		nm.Messages[i] = m
+	}
+	return nm
+}
+
 // NewMessages are the messages added to the calling workflow's transcript
 // since its previous model call: messages [From, From+len(Messages)).
 type NewMessages struct {
 	From     int             `json:"from"`
 	Messages []model.Message `json:"messages"`
+	// Held lists the messages left out (indexes into Messages, which holds
+	// an empty message in their place): each is over HeldOver bytes, and
+	// is read by query where a call needs it and the worker has not read
+	// it before. A large tool result or file write then enters history
+	// once, not twice.
+	Held []int `json:"held,omitempty"`
 	// Epoch counts the times the workflow took back a message it had sent
 	// (see the package's transcript cache).
 	Epoch int `json:"epoch,omitempty"`
@@ -187,8 +217,23 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm NewMessages, spans [
 	c.mu.Lock()
 	r := c.entry(key, nm.Epoch)
 	c.setAnswer(r, -1, nil) // appended, or not taken: the new messages say
+	// A held message read before is kept: within an epoch a message, once
+	// made, never changes.
+	held := map[int]*model.Message{} // by index into nm.Messages: the copy read before, or nil
+	for _, h := range nm.Held {
+		held[h] = nil
+		if i := nm.From + h; i >= nm.From && i < len(r.msgs) {
+			held[h] = r.msgs[i]
+		}
+	}
 	c.cut(r, nm.From)
 	for i, m := range nm.Messages {
+		if k, ok := held[i]; ok {
+			if k != nil {
+				c.set(r, nm.From+i, *k)
+			}
+			continue
+		}
 		c.set(r, nm.From+i, m)
 	}
 	out := make([]model.Message, 0, spanLen(spans))

@@ -341,3 +341,42 @@ func TestCallModelAndRunToolReadFromTheCache(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A message over HeldOver is left out of the new messages and read by
+// query, once: the worker keeps it, and a retried call that holds it back
+// again needs no query.
+func TestTranscriptCacheHeldMessages(t *testing.T) {
+	big := strings.Repeat("x", HeldOver+1)
+	msgs := []model.Message{
+		userMessage("read the log"),
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"log"}`)}}},
+		{Role: model.RoleTool, ToolCallID: "c1", Content: big},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c2", Name: "write_file", Arguments: json.RawMessage(`{"content":"` + big + `"}`)}}},
+		{Role: model.RoleTool, ToolCallID: "c2", Content: "wrote it"},
+	}
+	first := NewMessagesOf(msgs[:2], 0, 0)
+	nm := NewMessagesOf(msgs, 2, 0)
+	if len(first.Held) != 0 || !slices.Equal(nm.Held, []int{0, 1}) || nm.Messages[0].Content != "" || len(nm.Messages[1].ToolCalls) != 0 || nm.Messages[2].Content != "wrote it" {
+		t.Fatalf("NewMessagesOf: held %v, messages %+v; want the two large ones held, the small one sent", nm.Held, nm.Messages)
+	}
+	c := NewTranscriptCache(0)
+	f := &fetcher{msgs: msgs}
+	all := []Span{{Start: 0, End: len(msgs)}}
+	if _, err := c.Read("wf", "run", *first, nil, f.fetch); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Read("wf", "run", *nm, all, f.fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameMessages(got, msgs); err != nil {
+		t.Fatal(err)
+	}
+	if f.reads != 1 || f.counts != 2 {
+		t.Errorf("%d queries for %d messages; want one for the two held", f.reads, f.counts)
+	}
+	f.reads = 0
+	if got, err := c.Read("wf", "run", *nm, all, f.fetch); err != nil || f.reads != 0 || sameMessages(got, msgs) != nil {
+		t.Errorf("the call again: %d queries, %v; want none, the held messages kept", f.reads, err)
+	}
+}

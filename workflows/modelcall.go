@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +126,7 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span) activi
 		Call:        a.modelCalls,
 		Spans:       spans,
 		WorkerTools: []string{},
-		New:         &activities.NewMessages{From: a.sentMsgs, Epoch: a.epoch, Messages: slices.Clone(a.msgs[a.sentMsgs:])},
+		New:         activities.NewMessagesOf(a.msgs, a.sentMsgs, a.epoch),
 	}
 	a.sentMsgs = len(a.msgs)
 	return in
