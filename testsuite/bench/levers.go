@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -20,9 +21,10 @@ var levers = []workerConfig{
 // lever is one worker of the levers phase: settings, or the program of an
 // earlier revision.
 type lever struct {
-	name string
-	exe  string
-	cfg  workerConfig
+	name   string
+	exe    string
+	cfg    workerConfig
+	shared bool // the runs' workspaces are shared: tools on the workflow's queue
 }
 
 // measureLevers measures the ratio at each concurrency for each lever and
@@ -36,6 +38,7 @@ func (e *env) measureLevers(ctx context.Context, reps int, concs []int, revs []r
 	for _, cfg := range levers {
 		all = append(all, lever{name: cfg.String(), cfg: cfg})
 	}
+	all = append(all, lever{name: "worker defaults, runs with a shared workspace (tools not pinned to a host queue)", shared: true})
 	for _, r := range revs {
 		all = append(all, lever{name: fmt.Sprintf("the worker of %s (%s)", r.name, r.rev), exe: r.bin})
 	}
@@ -50,6 +53,10 @@ func (e *env) measureLevers(ctx context.Context, reps int, concs []int, revs []r
 		for i, l := range all {
 			if err := e.restartWorkerOf(ctx, l.exe, l.cfg); err != nil {
 				return err
+			}
+			e.shared = ""
+			if l.shared {
+				e.shared = filepath.Join(e.dir, "shared")
 			}
 			// Warm the fresh worker up.
 			if _, err := e.agentRun(ctx); err != nil {
@@ -91,5 +98,6 @@ func (e *env) measureLevers(ctx context.Context, reps int, concs []int, revs []r
 		}
 		fmt.Fprintln(e.out, row)
 	}
+	e.shared = ""
 	return e.restartWorker(ctx, start)
 }

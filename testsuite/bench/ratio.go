@@ -25,6 +25,9 @@ type env struct {
 	model string // the run script's model reference
 	out   io.Writer
 	cfg   workerConfig // the worker process's
+	// shared, when set, is the folder under which each agent run gets a
+	// shared workspace (see runInput).
+	shared string
 	seq   atomic.Int64
 }
 
@@ -36,7 +39,7 @@ func (e *env) nextID(kind string) string { return fmt.Sprintf("bench-%s-%d", kin
 func (e *env) agentRun(ctx context.Context) (string, error) {
 	id := e.nextID("agent")
 	run, err := e.c.SignalWithStartWorkflow(ctx, id, workflows.EndSessionSignal, nil,
-		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, runInput(e.model))
+		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, runInput(e.model, id, e.shared))
 	if err != nil {
 		return "", fmt.Errorf("start %s: %w", id, err)
 	}

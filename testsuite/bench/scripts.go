@@ -70,6 +70,15 @@ func writeScript(dir, name string, responses []any) (string, error) {
 
 // runInput is the input of one measured run: the prompt, the script, and
 // the run's own workspace under the worker's state folder.
-func runInput(model string) workflows.AgentInput {
-	return workflows.AgentInput{Prompt: "Write the six files f1.txt to f6.txt.", Model: model}
+//
+// With shared set, the run's workspace is a folder of its own under shared,
+// marked as storage every worker mounts (workspace_shared): its tool calls
+// then run on the workflow's task queue, on any worker, instead of the
+// host queue of the worker that holds the workspace.
+func runInput(model, id, shared string) workflows.AgentInput {
+	in := workflows.AgentInput{Prompt: "Write the six files f1.txt to f6.txt.", Model: model}
+	if shared != "" {
+		in.Workspace, in.WorkspaceShared = filepath.Join(shared, id), true
+	}
+	return in
 }
