@@ -56,8 +56,9 @@
 // all run on one host (host.go), as in the samples' worker-specific task
 // queues: each worker also polls a host queue of its own, named in its
 // state folder; at its first tool activity or subagent, a run asks the
-// WorkspaceHost activity on the shared queue, and whichever worker answers
-// holds the workspace. The answer is in history; the run keeps it, carries
+// WorkspaceHost activity (a local activity since folded-versions: the
+// worker that runs the workflow task answers), and whichever worker
+// answers holds the workspace. The answer is in history; the run keeps it, carries
 // it through continue-as-new (AgentInput.WorkspaceHost), and hands it to
 // its subagents, which share its workspace. Model calls, reporters and the
 // workflow itself still run on any worker.
@@ -98,10 +99,11 @@
 //     sending its tools to the shared queue;
 //   - "tree-delivery-order" (v4): a subagent numbers its signals to its
 //     parent, which takes them in in that order;
-//   - "folded-versions" (v5): no change of behaviour: a run started since
-//     records every version above but summary-parts under this one marker
-//     (agent.versions), since each marker also costs the run an upsert of
-//     the TemporalChangeVersion search attribute.
+//   - "folded-versions" (v5): a run started since records every version
+//     above but summary-parts under this one marker (agent.versions), since
+//     each marker also costs the run an upsert of the TemporalChangeVersion
+//     search attribute; and it asks for its workspace's host with a local
+//     activity, which the worker running its workflow task answers.
 //
 // What an activity's input holds is not part of the command sequence (a
 // replay matches an activity by its id and type), so changing it needs no

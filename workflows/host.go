@@ -39,6 +39,17 @@ var hostActivity = workflow.ActivityOptions{
 	Summary: "workspace host",
 }
 
+// hostLocal asks the same of the worker that runs the workflow task, as a
+// local activity: every worker answers for itself at once, so this spares
+// a run an activity's round trip through the server and a workflow task
+// (BENCHMARKS.md). Runs started since folded-versions ask this way.
+var hostLocal = workflow.LocalActivityOptions{
+	ScheduleToCloseTimeout: hostActivity.ScheduleToCloseTimeout,
+	StartToCloseTimeout:    hostActivity.StartToCloseTimeout,
+	RetryPolicy:            hostActivity.RetryPolicy,
+	Summary:                hostActivity.Summary,
+}
+
 // WorkspaceState is state.workspace: where the session's tools run.
 type WorkspaceState struct {
 	// HostQueue is the task queue of the worker that holds the workspace
@@ -77,7 +88,13 @@ func (a *agent) toolQueue(ctx workflow.Context) (string, error) {
 		return a.hostQueue, nil
 	}
 	var h activities.HostInfo
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostActivity), activities.WorkspaceHostName).Get(ctx, &h)
+	var ask workflow.Future
+	if a.folded {
+		ask = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, hostLocal), activities.WorkspaceHostName)
+	} else {
+		ask = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostActivity), activities.WorkspaceHostName)
+	}
+	err := ask.Get(ctx, &h)
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("no worker could take this session's workspace: %s", rootMessage(err))
