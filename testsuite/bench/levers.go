@@ -32,13 +32,18 @@ type lever struct {
 // run started with. The levers take turns sample by sample (a fresh worker
 // process each time), so that the machine's changing load falls on all of
 // them alike.
-func (e *env) measureLevers(ctx context.Context, reps int, concs []int, revs []revision) error {
+//
+// With onlyRevs, the levers are the worker defaults and the revisions.
+func (e *env) measureLevers(ctx context.Context, reps int, concs []int, revs []revision, onlyRevs bool) error {
 	start := e.cfg
 	var all []lever
 	for _, cfg := range levers {
 		all = append(all, lever{name: cfg.String(), cfg: cfg})
 	}
 	all = append(all, lever{name: "worker defaults, runs with a shared workspace (tools not pinned to a host queue)", shared: true})
+	if onlyRevs {
+		all = all[:1]
+	}
 	for _, r := range revs {
 		all = append(all, lever{name: fmt.Sprintf("the worker of %s (%s)", r.name, r.rev), exe: r.bin})
 	}

@@ -68,6 +68,7 @@ func run(args []string, out io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write the worker's CPU profile during the ratio phase's highest concurrency to `FILE`")
 	replayProfile := fs.String("replay-cpuprofile", "", "write the CPU profile of the replays to `FILE`")
 	leverConcs := fs.String("lever-conc", "1,100", "comma-separated concurrent runs of the levers phase")
+	onlyRevs := fs.Bool("only-revs", false, "the levers phase compares the worker defaults with the -revs workers only")
 	revsFlag := fs.String("revs", "", "the levers phase also runs the worker of each earlier revision: `NAME=REV,...` (git revisions of this repository, built once)")
 	var dc listFlag
 	fs.Var(&dc, "dc", "extra server setting `KEY=VALUE` (repeatable), after the embedded server's own")
@@ -160,7 +161,7 @@ func run(args []string, out io.Writer) error {
 			return err
 		}
 		defer e.close()
-		if err := e.phases(ctx, want, phaseArgs{concs: concList, reps: *reps, turns: *turns, idle: *idle, cpuProfile: *cpuProfile, revs: revs, leverConcs: leverConcList, model: model, streamTurns: *streamTurns}); err != nil {
+		if err := e.phases(ctx, want, phaseArgs{concs: concList, reps: *reps, turns: *turns, idle: *idle, cpuProfile: *cpuProfile, revs: revs, leverConcs: leverConcList, onlyRevs: *onlyRevs, model: model, streamTurns: *streamTurns}); err != nil {
 			return err
 		}
 	}
@@ -186,6 +187,7 @@ type phaseArgs struct {
 	cpuProfile  string
 	revs        []revision
 	leverConcs  []int
+	onlyRevs    bool
 	model       *streamServer
 	streamTurns int
 }
@@ -255,7 +257,7 @@ func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
 		}
 	}
 	if has("levers") {
-		if err := e.measureLevers(ctx, pa.reps, pa.leverConcs, pa.revs); err != nil {
+		if err := e.measureLevers(ctx, pa.reps, pa.leverConcs, pa.revs, pa.onlyRevs); err != nil {
 			return err
 		}
 	}
