@@ -28,7 +28,7 @@ type env struct {
 	// shared, when set, is the folder under which each agent run gets a
 	// shared workspace (see runInput).
 	shared string
-	seq   atomic.Int64
+	seq    atomic.Int64
 }
 
 func (e *env) nextID(kind string) string { return fmt.Sprintf("bench-%s-%d", kind, e.seq.Add(1)) }
