@@ -12,6 +12,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
@@ -228,6 +229,18 @@ func activityWorkers(t *testing.T, c client.Client, id, toolQueue string, pids m
 		}
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			sched[ev.GetEventId()] = scheduled{a.GetActivityType().GetName(), a.GetTaskQueue().GetName()}
+		}
+		if m := ev.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+			// A local activity ran in the workflow task of whichever
+			// worker: counted as "local".
+			var data struct{ ActivityType string }
+			if err := converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["data"], &data); err != nil {
+				t.Fatalf("history of %s: local activity marker: %v", id, err)
+			}
+			if took[data.ActivityType] == nil {
+				took[data.ActivityType] = map[string]int{}
+			}
+			took[data.ActivityType]["local"]++
 		}
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
 			s := sched[a.GetScheduledEventId()]
