@@ -134,6 +134,9 @@ func TestComposeFile(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(dyn), &dynamic); err != nil {
 		t.Errorf("the dynamic config is not the server's format: %v\n%s", err, dyn)
 	}
+	if v := dynamic["system.enableActivityEagerExecution"]; len(v) != 1 || v[0].Value != true {
+		t.Errorf("the dynamic config does not turn eager activities on: %v", dynamic)
+	}
 	if v := dynamic["system.forceSearchAttributesCacheRefreshOnRead"]; len(v) != 1 || v[0].Value != true {
 		t.Errorf("the dynamic config does not make new search attributes usable at once: %v", dynamic)
 	}
