@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary be the benchmark's worker process too, as
+// the program is (startWorker runs os.Executable with -role worker).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "-role" && os.Args[2] == "worker" {
+		if err := runWorker(os.Args[3:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// The program runs end to end on a small scale: a server, a worker
+// process, a chat session and a streamed reply. Its figures are for
+// BENCHMARKS.md, not asserted; what is checked is that each phase finishes
+// and prints its table.
+func TestPhasesRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a dev server and a worker process")
+	}
+	var out bytes.Buffer
+	if err := run([]string{"-phases", "chat,stream", "-turns", "11", "-stream-turns", "1", "-reps", "1"}, &out); err != nil {
+		t.Fatalf("bench: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"## History per chat turn", "| 10 | 21 |", "## First token to a watching client", "| first token: flushed by the model"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := run([]string{"-phases", "bogus"}, &out); err == nil {
+		t.Error("-phases bogus: no error")
+	}
+}
