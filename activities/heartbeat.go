@@ -29,10 +29,10 @@ func keepAlive(ctx context.Context, details ...any) (stop func()) {
 	return keepBeating(ctx, func() { activity.RecordHeartbeat(ctx, details...) })
 }
 
-// keepBeating calls beat every heartbeatEvery until stop is called, the
-// first time after heartbeatEvery (see keepAlive);
-// beat records a heartbeat with whatever details are current (see
-// replyStream, whose details change while it runs).
+// keepBeating calls beat every heartbeatEvery, the first time after one
+// interval (see keepAlive), until stop is called. beat records a heartbeat
+// with whatever details are current (see replyStream, whose details change
+// while it runs).
 func keepBeating(ctx context.Context, beat func()) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}

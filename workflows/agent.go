@@ -97,12 +97,13 @@ type agent struct {
 	// hostQueue is the task queue of the host that holds the workspace
 	// (host.go); "" until the run learns it. hostSilent is when a tool
 	// call last found that host not answering, nil once one ran there.
-	// folded: the run started with folded-versions, so it pins its tools
-	// without asking workspace-host.
 	hostQueue  string
 	hostNone   bool // the worker asked polls no host queue: tools run on the shared queue
 	hostSilent *time.Time
-	folded     bool
+	// folded: the run started with folded-versions (agent.versions), so
+	// it has every change before it without asking for their markers, and
+	// asks for its host by a local activity.
+	folded bool
 
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages

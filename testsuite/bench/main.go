@@ -73,12 +73,7 @@ func run(args []string, out io.Writer) error {
 	var dc listFlag
 	fs.Var(&dc, "dc", "extra server setting `KEY=VALUE` (repeatable), after the embedded server's own")
 	var cfg workerConfig
-	fs.IntVar(&cfg.WorkflowPollers, "wf-pollers", 0, "the worker's workflow task pollers (0: the SDK's default)")
-	fs.IntVar(&cfg.ActivityPollers, "act-pollers", 0, "the worker's activity task pollers (0: the SDK's default)")
-	fs.BoolVar(&cfg.NoEager, "no-eager", false, "turn eager activity execution off in the worker")
-	fs.IntVar(&cfg.StickyCache, "sticky-cache", 0, "the worker's sticky cache size in runs (0: the SDK's default)")
-	fs.BoolVar(&cfg.NoCache, "no-cache", false, "run the worker without its transcript cache (every transcript read by query)")
-	fs.BoolVar(&cfg.NoGzip, "no-gzip", false, "turn the worker's gRPC compression off")
+	cfg.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -52,6 +52,17 @@ type workerConfig struct {
 	NoGzip          bool // client.GrpcCompressionNone
 }
 
+// register defines c's flags on fs: the driver's, which it passes on to
+// the worker process (args), and the worker process's own.
+func (c *workerConfig) register(fs *flag.FlagSet) {
+	fs.IntVar(&c.WorkflowPollers, "wf-pollers", 0, "the worker's workflow task pollers (0: the SDK's default)")
+	fs.IntVar(&c.ActivityPollers, "act-pollers", 0, "the worker's activity task pollers (0: the SDK's default)")
+	fs.BoolVar(&c.NoEager, "no-eager", false, "turn eager activity execution off in the worker")
+	fs.IntVar(&c.StickyCache, "sticky-cache", 0, "the worker's sticky cache size in runs (0: the SDK's default)")
+	fs.BoolVar(&c.NoCache, "no-cache", false, "run the worker without its transcript cache (every transcript read by query)")
+	fs.BoolVar(&c.NoGzip, "no-gzip", false, "turn the worker's gRPC compression off")
+}
+
 // args are the worker process's flags for c: only the settings that differ
 // from the defaults, so that the worker of an earlier revision, which may
 // not know the newer flags, takes the defaults.
@@ -172,12 +183,7 @@ func runWorker(args []string) error {
 	namespace := fs.String("namespace", "default", "the namespace")
 	state := fs.String("state", "", "the worker's state folder")
 	var cfg workerConfig
-	fs.IntVar(&cfg.WorkflowPollers, "wf-pollers", 0, "")
-	fs.IntVar(&cfg.ActivityPollers, "act-pollers", 0, "")
-	fs.BoolVar(&cfg.NoEager, "no-eager", false, "")
-	fs.IntVar(&cfg.StickyCache, "sticky-cache", 0, "")
-	fs.BoolVar(&cfg.NoCache, "no-cache", false, "")
-	fs.BoolVar(&cfg.NoGzip, "no-gzip", false, "")
+	cfg.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
