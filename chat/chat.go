@@ -112,7 +112,8 @@ func open(ctx context.Context, o *Options) ([]string, error) {
 	} else {
 		o.ID = "chat-" + uuid.NewString()
 	}
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.ID, TaskQueue: o.TaskQueue},
+	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.ID, TaskQueue: o.TaskQueue,
+		TypedSearchAttributes: workflows.StartSearchAttributes()},
 		workflows.WorkflowName, workflows.AgentInput{Model: o.Model})
 	if err != nil {
 		return nil, fmt.Errorf("start session %s: %w", o.ID, err)

@@ -70,6 +70,8 @@ func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Ou
 		TaskQueue:     opts.TaskQueue,
 		StaticSummary: summary,
 		StaticDetails: details,
+		// The run need not upsert what it starts with.
+		TypedSearchAttributes: workflows.StartSearchAttributes(),
 	}, workflows.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)

@@ -130,10 +130,12 @@ func (c *cmdline) forRun(check func(rest []string) error,
 }
 
 // startOptions are the options of every run the starter starts: its ID, its task queue,
-// and the summary and details that the Web UI shows from its start on (workflows.Describe).
+// the summary and details that the Web UI shows from its start on (workflows.Describe), and
+// the search attributes of a run that has just started, which it then need not upsert.
 func startOptions(id, taskQueue string, in workflows.AgentInput) client.StartWorkflowOptions {
 	summary, details := workflows.Describe(in)
-	return client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary, StaticDetails: details}
+	return client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary, StaticDetails: details,
+		TypedSearchAttributes: workflows.StartSearchAttributes()}
 }
 
 // newRunID defines --id and its temporal CLI spelling -w/--workflow-id for the commands

@@ -104,6 +104,9 @@ type agent struct {
 	// it has every change before it without asking for their markers, and
 	// asks for its host by a local activity.
 	folded bool
+	// lean: the run started with folded-versions 2, and publishes its
+	// search attributes sparingly (see publish).
+	lean bool
 
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
@@ -139,9 +142,12 @@ const (
 	treeOrderChange  = "tree-delivery-order"
 	treeOrderVersion = 1
 	// foldedChange: the changes above and workspace-host (host.go) under
-	// one marker (see agent.versions).
+	// one marker (see agent.versions). Version 2 adds lean publishing
+	// (agent.publish): no upsert of what the run was started with, and a
+	// busy run's upserts at most once a second.
 	foldedChange  = "folded-versions"
-	foldedVersion = 1
+	foldedVersion = 2
+	leanVersion   = 2
 )
 
 // versions reads which changes of the command sequence the run was started
@@ -154,8 +160,9 @@ const (
 // marker (GetVersion answers DefaultVersion while it replays) and reads the
 // markers it has, each where it always did.
 func (a *agent) versions(ctx workflow.Context, in AgentInput) {
-	if workflow.GetVersion(ctx, foldedChange, workflow.DefaultVersion, foldedVersion) >= foldedVersion {
+	if v := workflow.GetVersion(ctx, foldedChange, workflow.DefaultVersion, foldedVersion); v >= 1 {
 		a.durable, a.bufferedSignals, a.treeOrder, a.folded = true, true, true, true
+		a.lean = v >= leanVersion
 		a.tree = a.parentID == "" || in.TreeBus
 		return
 	}
@@ -174,7 +181,15 @@ type published struct {
 	total, completed int64
 	current, status  string
 	set              bool // false before the first upsert, which always happens
+	// at is when they were sent (lean runs, see agent.publish).
+	at time.Time
 }
+
+// publishEvery is how often, at most, a busy run (status running) of a lean
+// run upserts its search attributes: the run list is for people, and every
+// upsert is a command, an event and a write to the visibility store, the
+// dearest thing a step does on the embedded server (BENCHMARKS.md).
+const publishEvery = time.Second
 
 // AgentWorkflow runs one agent: a single task from a prompt, or a chat
 // session fed by send_message and user_message. See the package doc.
@@ -850,6 +865,19 @@ func rootMessage(err error) string {
 // publish makes the state visible: search attributes for the run list (only
 // when they changed, so history does not grow idle), current details for the
 // run's page in the Web UI.
+//
+// A lean run (folded-versions 2) upserts less, without ever leaving the run
+// list wrong while the run waits:
+//   - it does not upsert what the run was started with (StartSearchAttributes,
+//     which the starters set, or what a continued run inherits);
+//   - while it is busy (status running), it upserts at most once every
+//     publishEvery: a change within that time is sent with the next publish
+//     after it, at the next step. Any other status means the run now waits
+//     (for its user, an approval, a subagent) or has ended, and is sent at
+//     once, with the counters of that moment. So the run list trails a busy
+//     run by at most one step, and only when its steps come faster than one a
+//     second, as a scripted or cached model's do; the run's page (current
+//     details) and the state query never trail.
 func (a *agent) publish(ctx workflow.Context) {
 	items := a.todo.List()
 	p := published{
@@ -865,7 +893,14 @@ func (a *agent) publish(ctx workflow.Context) {
 		p.status = a.shownStatus()
 		a.sendBrief(ctx)
 	}
-	if p != a.published {
+	now := workflow.Now(ctx)
+	switch {
+	case p.same(a.published):
+	case a.lean && !a.published.set && p.same(startedWith(ctx)):
+		a.published, a.published.at = p, now
+	case a.lean && a.published.set && p.status == StatusRunning && now.Sub(a.published.at) < publishEvery:
+		// Busy: sent at a later step, or with the status the run waits in.
+	default:
 		err := workflow.UpsertTypedSearchAttributes(ctx,
 			TodoTotalKey.ValueSet(p.total),
 			TodoCompletedKey.ValueSet(p.completed),
@@ -875,9 +910,15 @@ func (a *agent) publish(ctx workflow.Context) {
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 		}
-		a.published = p
+		a.published, a.published.at = p, now
 	}
 	workflow.SetCurrentDetails(ctx, a.details())
+}
+
+// same reports whether p and q hold the same search attributes.
+func (p published) same(q published) bool {
+	p.at, q.at = time.Time{}, time.Time{}
+	return p == q
 }
 
 // todoTools names the workflow's own tools for a model call; none when the

@@ -17,8 +17,10 @@
 // concurrent RunTool activities, appends their results in call order, and
 // calls the model again until it answers without tool calls or max_turns model
 // calls were spent. After every step the state is published: the state query,
-// the search attributes TodoTotal, TodoCompleted, TodoCurrent and AgentStatus,
-// and the current details (the checklist as markdown) for the Web UI.
+// the search attributes TodoTotal, TodoCompleted, TodoCurrent and AgentStatus
+// (upserted when they change; while a run is busy at most once a second, see
+// agent.publish), and the current details (the checklist as markdown) for the
+// Web UI.
 //
 // # History stays linear
 //
@@ -104,6 +106,11 @@
 //     each marker also costs the run an upsert of the TemporalChangeVersion
 //     search attribute; and it asks for its workspace's host with a local
 //     activity, which the worker running its workflow task answers.
+//   - "folded-versions" version 2 (v6): lean publishing (agent.publish): a
+//     run does not upsert the search attributes it was started with
+//     (StartSearchAttributes, which the starters and a parent set, or what
+//     a continued run inherits), and while it is busy it upserts at most
+//     once a second, every status it waits in at once.
 //
 // What an activity's input holds is not part of the command sequence (a
 // replay matches an activity by its id and type), so changing it needs no

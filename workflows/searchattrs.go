@@ -1,6 +1,9 @@
 package workflows
 
-import "go.temporal.io/sdk/temporal"
+import (
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
 
 // Custom search attributes shown in the Web UI's run list and usable in
 // visibility queries (`AgentStatus = "awaiting_approval"`).
@@ -21,4 +24,34 @@ func SearchAttributes() map[string]string {
 		TodoCurrentKey.GetName():   "Keyword",
 		AgentStatusKey.GetName():   "Keyword",
 	}
+}
+
+// StartSearchAttributes are the search attributes of a run that has just
+// started (running, an empty list), for StartWorkflowOptions and
+// ChildWorkflowOptions. A run started with them does not upsert them again
+// (agent.publish), which spares it a command, an event and a write to the
+// visibility store; a run started without them (by `temporal workflow
+// start`, say) upserts them in its first workflow task, as before.
+func StartSearchAttributes() temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		TodoTotalKey.ValueSet(0),
+		TodoCompletedKey.ValueSet(0),
+		TodoCurrentKey.ValueSet(""),
+		AgentStatusKey.ValueSet(StatusRunning),
+	)
+}
+
+// startedWith is what the run's search attributes held when it started
+// (read before its first upsert): the zero published, which no state
+// matches, unless all four are set.
+func startedWith(ctx workflow.Context) published {
+	sa := workflow.GetTypedSearchAttributes(ctx)
+	total, ok1 := sa.GetInt64(TodoTotalKey)
+	completed, ok2 := sa.GetInt64(TodoCompletedKey)
+	current, ok3 := sa.GetKeyword(TodoCurrentKey)
+	status, ok4 := sa.GetKeyword(AgentStatusKey)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return published{}
+	}
+	return published{total: total, completed: completed, current: current, status: status, set: true}
 }

@@ -165,6 +165,9 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		ParentClosePolicy: childPolicy,
 		StaticSummary:     "subagent " + args.AgentID + ": " + shorten(args.Task, 120),
 	}
+	if a.lean {
+		opts.TypedSearchAttributes = StartSearchAttributes()
+	}
 	var cancel workflow.CancelFunc = func() {}
 	cctx := ctx
 	if a.tree {

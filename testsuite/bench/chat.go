@@ -50,7 +50,7 @@ type session struct {
 
 func (e *env) startSession(ctx context.Context, in workflows.AgentInput) (*session, error) {
 	id := e.nextID("chat")
-	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue, TypedSearchAttributes: workflows.StartSearchAttributes()}, workflows.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", id, err)
 	}

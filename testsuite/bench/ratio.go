@@ -39,7 +39,7 @@ func (e *env) nextID(kind string) string { return fmt.Sprintf("bench-%s-%d", kin
 func (e *env) agentRun(ctx context.Context) (string, error) {
 	id := e.nextID("agent")
 	run, err := e.c.SignalWithStartWorkflow(ctx, id, workflows.EndSessionSignal, nil,
-		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, runInput(e.model, id, e.shared))
+		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue, TypedSearchAttributes: workflows.StartSearchAttributes()}, workflows.WorkflowName, runInput(e.model, id, e.shared))
 	if err != nil {
 		return "", fmt.Errorf("start %s: %w", id, err)
 	}

@@ -1,0 +1,150 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+)
+
+// A lean run upserts its search attributes only when the run list would
+// otherwise be wrong: not what it was started with, and while it is busy
+// at most once a second; every status it waits in is sent at once.
+func TestLeanPublishing(t *testing.T) {
+	list := func(a, b string) model.Response {
+		return calls(call("write_todos", fmt.Sprintf(`{"todos":[{"content":"a","status":%q},{"content":"b","status":%q}]}`, a, b)))
+	}
+	answers := []model.Response{
+		list("in_progress", "pending"),
+		list("completed", "in_progress"),
+		list("completed", "completed"),
+		{Content: "done"},
+	}
+	tests := []struct {
+		name    string
+		started bool            // with StartSearchAttributes
+		takes   []time.Duration // each model call's time
+		want    []string
+	}{
+		{
+			name:    "quick steps, started with its attributes",
+			started: true,
+			takes:   []time.Duration{0, 0, 0, 0},
+			want:    []string{"waiting_user 2/2", "completed 2/2"},
+		},
+		{
+			name:  "quick steps, started without",
+			takes: []time.Duration{0, 0, 0, 0},
+			want:  []string{"running 0/0", "waiting_user 2/2", "completed 2/2"},
+		},
+		{
+			name:    "steps slower than publishEvery",
+			started: true,
+			takes:   []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second},
+			want:    []string{"running 0/2 a", "running 1/2 b", "running 2/2", "waiting_user 2/2", "completed 2/2"},
+		},
+		{
+			name:    "a change held back goes out at the next step after a second",
+			started: true,
+			takes:   []time.Duration{0, 2 * time.Second, 0, 0},
+			want:    []string{"running 1/2 b", "waiting_user 2/2", "completed 2/2"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			scripted(env) // registers the activities the mock below stands in for
+			n := 0
+			env.OnActivity(activities.CallModelName, mock.Anything, mock.Anything).
+				AfterFn(func() time.Duration { n++; return tt.takes[min(n, len(tt.takes))-1] }).
+				Return(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
+					r := answers[min(in.Call, len(answers))-1]
+					for i := range r.ToolCalls {
+						r.ToolCalls[i].ID = fmt.Sprintf("c%d-%d", in.Call, i)
+					}
+					return r, nil
+				})
+			var got []string
+			env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+				got = append(got, shownAttributes(args.Get(0).(temporal.SearchAttributes)))
+			}).Return(nil)
+			if tt.started {
+				if err := env.SetTypedSearchAttributesOnStart(StartSearchAttributes()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+			env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "two things", Todo: todoPolicy("")})
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("upserts %q, want %q", got, tt.want)
+			}
+			if st := queryState(t, env); st.Status != StatusCompleted || len(st.Todos) != 2 {
+				t.Errorf("state %s with %d todos, want completed with 2", st.Status, len(st.Todos))
+			}
+		})
+	}
+}
+
+// shownAttributes is an upsert as "status done/total current".
+func shownAttributes(sa temporal.SearchAttributes) string {
+	status, _ := sa.GetKeyword(AgentStatusKey)
+	total, _ := sa.GetInt64(TodoTotalKey)
+	done, _ := sa.GetInt64(TodoCompletedKey)
+	s := fmt.Sprintf("%s %d/%d", status, done, total)
+	if cur, _ := sa.GetKeyword(TodoCurrentKey); cur != "" {
+		s += " " + cur
+	}
+	return s
+}
+
+// Runs continued as new start with what the run before them published, and
+// do not upsert it again; nor do subagents, which their parents start with
+// StartSearchAttributes.
+func TestStartedWith(t *testing.T) {
+	tests := []struct {
+		name string
+		sa   temporal.SearchAttributes
+		want published
+	}{
+		{"none", temporal.NewSearchAttributes(), published{}},
+		{"the start's", StartSearchAttributes(), published{status: StatusRunning, set: true}},
+		{"a continued run's", temporal.NewSearchAttributes(TodoTotalKey.ValueSet(3), TodoCompletedKey.ValueSet(1),
+			TodoCurrentKey.ValueSet("b"), AgentStatusKey.ValueSet(StatusWaitingUser)),
+			published{total: 3, completed: 1, current: "b", status: StatusWaitingUser, set: true}},
+		{"three of four", temporal.NewSearchAttributes(TodoTotalKey.ValueSet(0), TodoCompletedKey.ValueSet(0),
+			AgentStatusKey.ValueSet(StatusRunning)), published{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			if err := env.SetTypedSearchAttributesOnStart(tt.sa); err != nil {
+				t.Fatal(err)
+			}
+			var got published
+			env.ExecuteWorkflow(func(ctx workflow.Context) error {
+				got = startedWith(ctx)
+				return nil
+			})
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			if !got.same(tt.want) {
+				t.Errorf("startedWith = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
