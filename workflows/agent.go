@@ -868,8 +868,9 @@ func rootMessage(err error) string {
 //
 // A lean run (folded-versions 2) upserts less, without ever leaving the run
 // list wrong while the run waits:
-//   - it does not upsert what the run was started with (StartSearchAttributes,
-//     which the starters set, or what a continued run inherits);
+//   - it does not upsert at its start when it was started with search
+//     attributes (StartSearchAttributes, which the starters and a parent
+//     set, or what a continued run inherits);
 //   - while it is busy (status running), it upserts at most once every
 //     publishEvery: a change within that time is sent with the next publish
 //     after it, at the next step. Any other status means the run now waits
@@ -896,8 +897,15 @@ func (a *agent) publish(ctx workflow.Context) {
 	now := workflow.Now(ctx)
 	switch {
 	case p.same(a.published):
-	case a.lean && !a.published.set && p.same(startedWith(ctx)):
-		a.published, a.published.at = p, now
+	case a.lean && !a.published.set && startedWith(ctx).set:
+		// The run's first publish. The list shows what the run started
+		// with until the state it goes on in is published, before it
+		// waits: a continued run does so in this same workflow task
+		// (agent.loop), so the "running" of its start is never sent.
+		a.published = startedWith(ctx)
+		if p.same(a.published) {
+			a.published.at = now
+		}
 	case a.lean && a.published.set && p.status == StatusRunning && now.Sub(a.published.at) < publishEvery:
 		// Busy: sent at a later step, or with the status the run waits in.
 	default:
