@@ -541,3 +541,51 @@ func TestRealPathLinkLoop(t *testing.T) {
 		t.Fatal("write through a link loop succeeded")
 	}
 }
+
+// Clean takes linkFree's short way only where realPath, the long way, finds
+// the path inside the workspace; a path through a link, inside or out, takes
+// the long way.
+func TestLinkFreeAgreesWithRealPath(t *testing.T) {
+	env, outside := testEnv(t)
+	dir := env.Workspace.Dir()
+	mustWrite(t, filepath.Join(dir, "a.txt"), "a")
+	mustWrite(t, filepath.Join(dir, "src", "deep", "b.go"), "b")
+	mustSymlink(t, "src", filepath.Join(dir, "inlink"))
+	mustSymlink(t, "a.txt", filepath.Join(dir, "src", "alink"))
+	mustSymlink(t, outside, filepath.Join(dir, "src", "deep", "out"))
+	mustSymlink(t, filepath.Join(outside, "new.txt"), filepath.Join(dir, "dangling"))
+	mustSymlink(t, "missing", filepath.Join(dir, "dangling-in"))
+	wsReal, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path     string
+		linkFree bool
+	}{
+		{".", true},
+		{"a.txt", true},
+		{"new.txt", true},
+		{"src/deep/b.go", true},
+		{"src/new/deeper/c.txt", true},
+		{"a.txt/under-a-file", true},
+		{"inlink/deep/b.go", false},
+		{"inlink/new.txt", false},
+		{"src/alink", false},
+		{"src/deep/out/secret.txt", false},
+		{"src/deep/out/new/x.txt", false},
+		{"dangling", false},
+		{"dangling-in", false},
+	}
+	for _, tt := range tests {
+		clean := filepath.FromSlash(tt.path)
+		free := linkFree(wsReal, clean)
+		if free != tt.linkFree {
+			t.Errorf("linkFree(%q) = %v, want %v", tt.path, free, tt.linkFree)
+		}
+		real, err := realPath(filepath.Join(wsReal, clean), new(int))
+		if free && err == nil && !within(wsReal, real) {
+			t.Errorf("linkFree(%q) but realPath finds %s, outside the workspace", tt.path, real)
+		}
+	}
+}

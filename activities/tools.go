@@ -459,6 +459,12 @@ func (w Workspace) Open() (*os.Root, error) {
 	if w.dir == "" {
 		return nil, errors.New("no workspace folder")
 	}
+	// The folder is there on every call but a run's first: opening it
+	// first spares MkdirAll's stat. Any failure takes the whole way, so
+	// the errors are what they always were.
+	if root, err := os.OpenRoot(w.dir); err == nil {
+		return root, nil
+	}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create workspace: %w", err)
 	}
@@ -496,10 +502,38 @@ func (w Workspace) Clean(name string) (string, error) {
 	if err != nil {
 		return clean, nil // no workspace yet, so nothing in it to follow
 	}
+	if linkFree(wsReal, clean) {
+		return clean, nil
+	}
 	if real, err := realPath(filepath.Join(wsReal, clean), new(int)); err == nil && !within(wsReal, real) {
 		return "", fmt.Errorf("path %q leads outside the workspace through a symbolic link", name)
 	}
 	return clean, nil
+}
+
+// linkFree reports whether the clean, local path rel meets no symbolic link
+// under the resolved folder base, as far as it exists. Such a path resolves
+// to base joined with rel, inside base, which is what realPath would find
+// after resolving base's own components again for every prefix: a tool
+// call's path then costs a stat per component of rel, where realPath of a
+// file still to be written costs three walks of the whole path. A link, or
+// anything that is not a plain folder on the way, is left to realPath.
+func linkFree(base, rel string) bool {
+	p := base
+	for part := range strings.SplitSeq(rel, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			// Missing: nothing more to resolve, as realPath finds. Any
+			// other failure (a file on the way, no permission) fails
+			// realPath, which Clean answers with the path as it is.
+			return true
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxLinks bounds the links realPath follows, against link loops.
