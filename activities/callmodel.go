@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -155,19 +156,37 @@ type TodoTools struct {
 	WriteDescription string `json:"write_description,omitempty"`
 }
 
-// specs returns the tool specs t stands for.
+// specs returns the tool specs t stands for: a copy of todoSpecs, with
+// write_todos' description replaced when t sets one.
 func (t *TodoTools) specs() []model.ToolSpec {
 	if t == nil {
 		return nil
 	}
-	defs := todo.Tools(todo.Settings{Enabled: true, ToolDescription: t.WriteDescription})
+	out := slices.Clone(todoSpecs())
+	if t.WriteDescription != "" {
+		for i := range out {
+			if out[i].Name == todo.ToolWrite {
+				out[i].Description = t.WriteDescription
+			}
+		}
+	}
+	return out
+}
+
+// todoSpecs are the specs of the workflow's own tools, built once: building
+// them copied every schema (kilobytes) on every model call, a third of what
+// the activity cost the worker around a model that costs nothing. Callers
+// share the schemas and never change them, as they share the transcript's
+// messages.
+var todoSpecs = sync.OnceValue(func() []model.ToolSpec {
+	defs := todo.Tools(todo.Settings{Enabled: true})
 	defs = append(defs, todo.PlanTools(true)...)
 	out := make([]model.ToolSpec, len(defs))
 	for i, d := range defs {
 		out[i] = model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters}
 	}
 	return out
-}
+})
 
 // CallModel sends the selected transcript to the model and returns its answer.
 // Errors are classified: a model.Error decides retryable or not (and the
@@ -252,7 +271,7 @@ func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]mod
 
 func (a *Activities) registry() *Registry {
 	if a.Tools == nil {
-		return DefaultRegistry()
+		return defaultRegistry()
 	}
 	return a.Tools
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // recordingModel answers every call with a text and keeps the requests.
@@ -88,5 +89,43 @@ func TestCallModelOffersSourceTools(t *testing.T) {
 				t.Errorf("offered %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// The todo tools' specs are built once and shared; each call still gets the
+// specs its input asks for, and a copy of its own.
+func TestTodoToolsSpecs(t *testing.T) {
+	want := func(desc string) []model.ToolSpec {
+		defs := append(todo.Tools(todo.Settings{Enabled: true, ToolDescription: desc}), todo.PlanTools(true)...)
+		out := make([]model.ToolSpec, len(defs))
+		for i, d := range defs {
+			out[i] = model.ToolSpec{Name: d.Name, Description: d.Description, Parameters: d.Parameters}
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		t    *TodoTools
+		want []model.ToolSpec
+	}{
+		{"none", nil, nil},
+		{"default description", &TodoTools{}, want("")},
+		{"own description", &TodoTools{WriteDescription: "Keep your list here."}, want("Keep your list here.")},
+		{"default again", &TodoTools{}, want("")},
+	}
+	for _, tt := range tests {
+		got := tt.t.specs()
+		if len(got) != len(tt.want) {
+			t.Fatalf("%s: %d specs, want %d", tt.name, len(got), len(tt.want))
+		}
+		for i := range got {
+			g, w := got[i], tt.want[i]
+			if g.Name != w.Name || g.Description != w.Description || string(g.Parameters) != string(w.Parameters) {
+				t.Errorf("%s: spec %d = %s %q, want %s %q", tt.name, i, g.Name, g.Description, w.Name, w.Description)
+			}
+		}
+		if len(got) > 0 {
+			got[0].Description = "changed by a caller"
+		}
 	}
 }
