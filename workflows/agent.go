@@ -180,7 +180,7 @@ func (a *agent) versions(ctx workflow.Context, in AgentInput) {
 type published struct {
 	total, completed int64
 	current, status  string
-	set              bool // false before the first upsert, which always happens
+	set              bool // false before the first upsert (or, in a lean run, the start's attributes)
 	// at is when they were sent (lean runs, see agent.publish).
 	at time.Time
 }
