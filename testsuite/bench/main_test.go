@@ -6,6 +6,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // TestMain lets the test binary be the benchmark's worker process too, as
@@ -40,5 +44,25 @@ func TestPhasesRun(t *testing.T) {
 	}
 	if err := run([]string{"-phases", "bogus"}, &out); err == nil {
 		t.Error("-phases bogus: no error")
+	}
+}
+
+// A history replays as often as the replay phase asks: each replay gets its
+// own copy of the events. The session's first workflow task takes its first
+// message (an update accepted before the first model call), the history in
+// which a replay of events an earlier replay had changed failed.
+func TestReplayRepeats(t *testing.T) {
+	b, err := os.ReadFile("testdata/session-3-turns.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist historypb.History
+	if err := protojson.Unmarshal(b, &hist); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := replay(&hist, workflow.Execution{}); err != nil {
+			t.Fatalf("replay %d: %v", i+1, err)
+		}
 	}
 }

@@ -79,15 +79,11 @@ func (e *env) measureReplay(ctx context.Context, turns, reps int, save, profile 
 	}
 	var times []time.Duration
 	for range reps {
-		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
-		t0 := time.Now()
-		if err := r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
-			OriginalExecution: workflow.Execution{ID: s.id, RunID: s.run},
-		}); err != nil {
+		d, err := replay(hist, workflow.Execution{ID: s.id, RunID: s.run})
+		if err != nil {
 			return fmt.Errorf("replay the %d-turn history: %w", turns, err)
 		}
-		times = append(times, time.Since(t0))
+		times = append(times, d)
 	}
 	fmt.Fprintf(e.out, "\n| history | events | bytes | played in | replay (median of %d) |\n|---|---|---|---|---|\n", reps)
 	fmt.Fprintf(e.out, "| a session of %d turns, one run | %s | %s | %s | **%s** |\n", turns, thousands(int64(len(evs))),
@@ -96,4 +92,19 @@ func (e *env) measureReplay(ctx context.Context, turns, reps int, save, profile 
 		fmt.Fprintf(e.out, "\nThe history is in %s.\n", save)
 	}
 	return nil
+}
+
+// replay replays hist with a fresh replayer and times it. The replayer
+// writes the run's search-attribute upserts into the start event it is
+// given (the workflow's info shares that event's map), so each replay gets
+// a copy: a second replay of the same events would start with the first's
+// final attributes, and a run that reads what it was started with
+// (agent.publish) would take another path and fail as nondeterministic.
+func replay(hist *historypb.History, exec workflow.Execution) (time.Duration, error) {
+	h := proto.Clone(hist).(*historypb.History)
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	start := time.Now()
+	err := r.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec})
+	return time.Since(start), err
 }
