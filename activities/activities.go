@@ -22,7 +22,9 @@
 // queue of its own (Activities.HostQueue, kept in its state folder); a
 // session asks WorkspaceHost once, on the shared queue, and sends its
 // RunTool calls to the queue of the worker that answered (see package
-// workflows). RunTool itself does not know which queue it was taken from.
+// workflows). RunTool itself does not know which queue it was taken from;
+// RunToolOnHost, sent on the shared queue, runs a call only on the worker
+// whose host queue it names, and is refused elsewhere.
 //
 // # Bounds of the tools
 //

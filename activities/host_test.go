@@ -2,6 +2,8 @@ package activities
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
@@ -40,5 +42,46 @@ func TestWorkspaceHost(t *testing.T) {
 		if got.Queue != tc.want {
 			t.Errorf("queue %q: answered %q", tc.queue, got.Queue)
 		}
+	}
+}
+
+// RunToolOnHost runs a call on the host it names, and only there: any other
+// worker refuses it before touching anything, so that the workflow can send
+// it to the host's queue.
+func TestRunToolOnHost(t *testing.T) {
+	cases := []struct {
+		name, queue, host string
+		ran               bool
+	}{
+		{"the host", "todoflow-host-a", "todoflow-host-a", true},
+		{"another host", "todoflow-host-b", "todoflow-host-a", false},
+		{"a worker with no host queue", "", "todoflow-host-a", false},
+		{"a call that names no host", "todoflow-host-a", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestActivityEnvironment()
+			state := t.TempDir()
+			a := &Activities{HostQueue: tc.queue, Tools: DefaultRegistry(), StateDir: state}
+			env.RegisterActivity(a)
+			val, err := env.ExecuteActivity(a.RunToolOnHost, RunToolInput{WorkflowID: "wf", Host: tc.host,
+				Call: toolCall("write_file", `{"path":"a.txt","content":"x"}`)})
+			_, statErr := os.Stat(filepath.Join(state, "workspaces", "wf", "a.txt"))
+			if wrote := statErr == nil; wrote != tc.ran {
+				t.Errorf("the file was written: %v, want %v", wrote, tc.ran)
+			}
+			if tc.ran {
+				var res RunToolResult
+				if err != nil || val.Get(&res) != nil || res.IsError {
+					t.Fatalf("on the host: %v %+v", err, res)
+				}
+				return
+			}
+			var app *temporal.ApplicationError
+			if !errors.As(err, &app) || app.Type() != ErrTypeNotHost || !app.NonRetryable() {
+				t.Errorf("error %v, want a non-retryable %s", err, ErrTypeNotHost)
+			}
+		})
 	}
 }

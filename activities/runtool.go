@@ -58,6 +58,9 @@ type RunToolInput struct {
 	// worker's tools it may call. Nil means every tool, empty none (the
 	// model is offered only these, but may still call another by name).
 	WorkerTools []string `json:"worker_tools"`
+	// Host is the host queue of the worker that holds the workspace, for
+	// RunToolOnHost, which runs the call only on that worker.
+	Host string `json:",omitempty"`
 }
 
 // CallRef locates a tool call: the index of the assistant message in the

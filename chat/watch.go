@@ -96,7 +96,7 @@ func (w *watcher) look(ctx context.Context) (Snapshot, error) {
 			} else {
 				snap.Stream = &activities.ReplyStream{} // started, nothing written yet
 			}
-		case activities.RunToolName:
+		case activities.RunToolName, activities.RunToolOnHostName:
 			var name string
 			if hd := pa.GetHeartbeatDetails(); hd != nil && w.dc.FromPayloads(hd, &name) == nil && name != "" {
 				snap.Tools = append(snap.Tools, name)

@@ -118,9 +118,12 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 		pids[strconv.Itoa(procs[name].cmd.Process.Pid)] = name
 	}
 	took := activityWorkers(t, s.c, id, queue, pids)
-	t.Logf("model calls taken by worker: %v; tool calls: %v", took[activities.CallModelName], took[activities.RunToolName])
+	t.Logf("model calls taken by worker: %v; tool calls: %v; refused by a worker not the host: %v", took[activities.CallModelName], took[activities.RunToolName], took[refusedTool])
 	if got := took[activities.RunToolName]; got[pinned] != 1+reads || len(got) != 1 {
 		t.Errorf("tool calls taken by worker: %v, want all %d by %s", got, 1+reads, pinned)
+	}
+	if got := took[refusedTool]; got[pinned] != 0 {
+		t.Errorf("the host refused %d tool calls for itself", got[pinned])
 	}
 	if n := sum(took[activities.WorkspaceHostName]); n != 1 {
 		t.Errorf("the session asked for its host %d times, want once", n)
@@ -220,7 +223,17 @@ func activityWorkers(t *testing.T, c client.Client, id, toolQueue string, pids m
 	defer cancel()
 	type scheduled struct{ typ, queue string }
 	sched := map[int64]scheduled{}
+	started := map[int64]string{} // the worker of an attempt, by its started event
 	took := map[string]map[string]int{}
+	count := func(typ, who string) {
+		if typ == activities.RunToolOnHostName {
+			typ = activities.RunToolName
+		}
+		if took[typ] == nil {
+			took[typ] = map[string]int{}
+		}
+		took[typ][who]++
+	}
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -249,17 +262,36 @@ func activityWorkers(t *testing.T, c client.Client, id, toolQueue string, pids m
 			if who == "" {
 				who = a.GetIdentity()
 			}
-			if s.typ == activities.RunToolName && s.queue != toolQueue {
+			switch {
+			case s.typ == activities.RunToolName && s.queue != toolQueue:
 				t.Errorf("a tool call was scheduled on %s, not on the session's host queue %s", s.queue, toolQueue)
+			case s.typ == activities.RunToolOnHostName && s.queue != workflows.TaskQueue:
+				t.Errorf("a tool call for the host was scheduled on %s, not on the shared queue", s.queue)
 			}
-			if took[s.typ] == nil {
-				took[s.typ] = map[string]int{}
+			started[ev.GetEventId()] = who
+		}
+		// A tool call for the host taken from the shared queue counts as
+		// RunTool where it ran, and as refusedTool where it was refused.
+		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil {
+			count(sched[a.GetScheduledEventId()].typ, started[a.GetStartedEventId()])
+		}
+		if a := ev.GetActivityTaskFailedEventAttributes(); a != nil {
+			typ := sched[a.GetScheduledEventId()].typ
+			if typ == activities.RunToolOnHostName && a.GetFailure().GetApplicationFailureInfo().GetType() == activities.ErrTypeNotHost {
+				typ = refusedTool
 			}
-			took[s.typ][who]++
+			count(typ, started[a.GetStartedEventId()])
+		}
+		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil && a.GetStartedEventId() != 0 {
+			count(sched[a.GetScheduledEventId()].typ, started[a.GetStartedEventId()])
 		}
 	}
 	return took
 }
+
+// refusedTool counts, in activityWorkers, the tool calls for the host that
+// a worker other than the host refused.
+const refusedTool = "refused " + activities.RunToolOnHostName
 
 func sum(m map[string]int) int {
 	n := 0

@@ -107,6 +107,10 @@ type agent struct {
 	// lean: the run started with folded-versions 2, and publishes its
 	// search attributes sparingly (see publish).
 	lean bool
+	// direct: the run started with folded-versions 3, and sends its tool
+	// calls to the host on the shared queue (RunToolOnHost) until one is
+	// refused (host.go).
+	direct bool
 
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
@@ -144,10 +148,13 @@ const (
 	// foldedChange: the changes above and workspace-host (host.go) under
 	// one marker (see agent.versions). Version 2 adds lean publishing
 	// (agent.publish): no upsert of what the run was started with, and a
-	// busy run's upserts at most once a second.
+	// busy run's upserts at most once a second. Version 3 sends tool calls
+	// for the workspace's host on the shared queue first (host.go,
+	// agent.direct).
 	foldedChange  = "folded-versions"
-	foldedVersion = 2
+	foldedVersion = 3
 	leanVersion   = 2
+	directVersion = 3
 )
 
 // versions reads which changes of the command sequence the run was started
@@ -163,6 +170,7 @@ func (a *agent) versions(ctx workflow.Context, in AgentInput) {
 	if v := workflow.GetVersion(ctx, foldedChange, workflow.DefaultVersion, foldedVersion); v >= 1 {
 		a.durable, a.bufferedSignals, a.treeOrder, a.folded = true, true, true, true
 		a.lean = v >= leanVersion
+		a.direct = v >= directVersion
 		a.tree = a.parentID == "" || in.TreeBus
 		return
 	}
@@ -787,6 +795,8 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 			break
 		}
 	}
+	direct := queue != "" && a.direct
+	tools := make([]toolCall, len(calls))
 	for i, c := range calls {
 		if results[i] != nil || a.inWorkflow(c.Name) {
 			continue
@@ -795,18 +805,8 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 			results[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Tool %s was not run: %v", c.Name, hostErr)}
 			continue
 		}
-		opts := a.hostOptions(toolActivity, queue)
-		opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, c.Name)
-		futures[i] = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.RunToolName, activities.RunToolInput{
-			WorkflowID: workspaceOf,
-			AgentID:    a.cfg.agentID,
-			Workspace:  a.cfg.in.Workspace,
-			// The arguments are in the transcript already (the answer
-			// just appended); the activity reads them from there.
-			Call:        model.ToolCall{ID: c.ID, Name: c.Name},
-			From:        a.callRef(i, c),
-			WorkerTools: a.cfg.in.Tools,
-		})
+		tools[i] = toolCall{c: c, from: a.callRef(i, c), workspaceOf: workspaceOf, queue: queue, direct: direct}
+		futures[i] = a.runTool(ctx, tools[i])
 	}
 	for i, c := range calls {
 		msg := model.Message{Role: model.RoleTool, ToolCallID: c.ID}
@@ -825,6 +825,15 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 		default:
 			var out activities.RunToolResult
 			err := futures[i].Get(ctx, &out)
+			if direct && notRun(err) {
+				// Refused by a worker that is not the host, or taken by
+				// none: nothing ran. The host's queue takes it, and this
+				// run's later calls.
+				a.direct = false
+				again := tools[i]
+				again.direct = false
+				err = a.runTool(ctx, again).Get(ctx, &out)
+			}
 			gone := queue != "" && a.hostAnswered(ctx, err)
 			switch {
 			case gone:

@@ -66,7 +66,13 @@
 // workflow itself still run on any worker.
 //
 // Each tool call goes to the host's queue with a ScheduleToStart timeout
-// (host_wait_s). When the host is gone the call is answered with an error
+// (host_wait_s). Since folded-versions 3 it goes first to the workflow's own
+// queue as RunToolOnHost, naming the host: the worker that completes the
+// workflow task is handed it at once (eager activity execution, which the
+// host's queue cannot have), and that worker is the host as a rule, the one
+// that answered the host question and that the server keeps sending the
+// run's workflow tasks to. Any other worker refuses the call unrun, and the
+// run then sends it, and its later calls, to the host's queue as RunTool. When the host is gone the call is answered with an error
 // tool message that says which host is not answering and that nothing ran
 // elsewhere; the session goes on (its model calls do not need the host),
 // state.workspace shows since when the host is silent, and the tools work
@@ -111,6 +117,9 @@
 //     (StartSearchAttributes, which the starters and a parent set, or what
 //     a continued run inherits), and while it is busy it upserts at most
 //     once a second, every status it waits in at once.
+//   - "folded-versions" version 3 (v7): tool calls for the host go to the
+//     workflow's own queue first, as RunToolOnHost (host.go, runTool),
+//     where eager dispatch spares them the host queue's wait.
 //
 // What an activity's input holds is not part of the command sequence (a
 // replay matches an activity by its id and type), so changing it needs no

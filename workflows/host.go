@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
 )
 
 // The workspace's host (see the package doc, "One workspace per session").
@@ -144,4 +145,67 @@ func (a *agent) hostGone(tool string) string {
 		"This session's files are on that host, so the call was not sent to another worker. "+
 		"Tell the user; the tools work again once that host's worker is back (a worker with the same state folder, or started with --host-queue %s).",
 		tool, a.hostQueue, a.cfg.hostWait, a.hostQueue)
+}
+
+// toolCall is a call of the model's answer, for runTool.
+type toolCall struct {
+	c           model.ToolCall
+	from        *activities.CallRef // where c stands in the transcript
+	workspaceOf string              // the workflow whose workspace the call works in
+	queue       string              // the host's queue; "" for the workflow's own
+	// direct sends a call for the host on the workflow's own queue, as
+	// RunToolOnHost.
+	direct bool
+}
+
+// runTool schedules a tool activity for t.
+//
+// A direct call (folded-versions 3) goes to the workflow's own task queue,
+// where the worker completing this workflow task is handed it at once
+// (eager activity execution): that worker is the host as a rule, and a
+// worker that is not refuses the call without running it (see
+// activities.RunToolOnHost), which the caller answers by sending it to the
+// host's queue (notRun). Either way the call runs on the host and nowhere
+// else, and waits at most host_wait_s for a worker to take it.
+func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
+	opts := a.hostOptions(toolActivity, t.queue)
+	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, t.c.Name)
+	in := activities.RunToolInput{
+		WorkflowID: t.workspaceOf,
+		AgentID:    a.cfg.agentID,
+		Workspace:  a.cfg.in.Workspace,
+		// The arguments are in the transcript already (the answer just
+		// appended); the activity reads them from there.
+		Call:        model.ToolCall{ID: t.c.ID, Name: t.c.Name},
+		From:        t.from,
+		WorkerTools: a.cfg.in.Tools,
+	}
+	name := activities.RunToolName
+	if t.direct {
+		name, in.Host = activities.RunToolOnHostName, t.queue
+		opts.TaskQueue = ""
+		// A worker of a version without RunToolOnHost fails the task as
+		// not registered: nothing ran there either, and another attempt
+		// on the shared queue could land on it again.
+		retry := *opts.RetryPolicy
+		retry.NonRetryableErrorTypes = append(append([]string(nil), retry.NonRetryableErrorTypes...), activityNotRegistered)
+		opts.RetryPolicy = &retry
+	}
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), name, in)
+}
+
+// activityNotRegistered is the error type of a task that a worker does not
+// have the activity of (the SDK's ActivityNotRegisteredError).
+const activityNotRegistered = "ActivityNotRegisteredError"
+
+// notRun reports whether err, the end of a direct tool call, says that the
+// call ran nowhere: refused by a worker that is not the host (or does not
+// know RunToolOnHost), or taken by no worker within host_wait_s.
+func notRun(err error) bool {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type() == activities.ErrTypeNotHost || app.Type() == activityNotRegistered
+	}
+	var timeout *temporal.TimeoutError
+	return errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
 }

@@ -2,6 +2,9 @@ package workflows
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +29,13 @@ type toolLog struct {
 	runs  []toolRun
 }
 
-type toolRun struct{ agent, tool, queue string }
+// toolRun is a tool call that ran: queue is the host's queue of a call
+// taken from it (RunTool), direct marks one taken as RunToolOnHost from the
+// workflow's own queue by the host, queue then naming that host.
+type toolRun struct {
+	agent, tool, queue string
+	direct             bool
+}
 
 func (l *toolLog) snapshot() (int, []toolRun) {
 	l.mu.Lock()
@@ -36,8 +45,9 @@ func (l *toolLog) snapshot() (int, []toolRun) {
 
 // recordTools replaces WorkspaceHost (answering host; failing, as when no
 // worker answers, when host is ""; answering that there is no host queue
-// when host is noHostQueue) and RunTool (failing call n,
-// 0-based, with fail(n) when that is not nil) on env.
+// when host is noHostQueue), RunTool (failing call n, 0-based, with fail(n)
+// when that is not nil) and RunToolOnHost (run as host's worker would: what
+// RunTool does for a call sent to host, refused for any other) on env.
 func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(n int) error) *toolLog {
 	l := &toolLog{}
 	env.RegisterActivityWithOptions(func(context.Context) (activities.HostInfo, error) {
@@ -64,6 +74,28 @@ func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(
 		}
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
 	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		if q := activity.GetInfo(ctx).TaskQueue; q != testQueue {
+			return activities.RunToolResult{}, fmt.Errorf("RunToolOnHost scheduled on %q, want the workflow's queue", q)
+		}
+		l.mu.Lock()
+		n := len(l.runs)
+		// A call that would find the host gone finds another worker
+		// running the workflow, which refuses it.
+		gone := fail != nil && isHostGone(fail(n))
+		if in.Host != host || gone {
+			l.mu.Unlock()
+			return activities.RunToolResult{}, temporal.NewNonRetryableApplicationError("not the host", activities.ErrTypeNotHost, nil)
+		}
+		l.runs = append(l.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: in.Host, direct: true})
+		l.mu.Unlock()
+		if fail != nil {
+			if err := fail(n); err != nil {
+				return activities.RunToolResult{}, err
+			}
+		}
+		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolOnHostName, DisableAlreadyRegisteredCheck: true})
 	return l
 }
 
@@ -78,6 +110,11 @@ const testQueue = "default-test-taskqueue"
 // polls ends with.
 func hostGoneErr() error {
 	return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+}
+
+func isHostGone(err error) bool {
+	var timeout *temporal.TimeoutError
+	return errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
 }
 
 // A session learns its host once, at its first tool activity (not before:
@@ -133,6 +170,61 @@ func TestToolsRunOnTheWorkspaceHost(t *testing.T) {
 	}
 	if asked, _ := log2.snapshot(); asked != 0 || queryState(t, env2).Workspace != nil {
 		t.Errorf("a run without tool activities asked for a host %d times, state.workspace %s", asked, dump(queryState(t, env2).Workspace))
+	}
+}
+
+// A run sends its tool calls for the host to its own task queue
+// (RunToolOnHost, which eager dispatch hands to the worker that ran the
+// workflow task, the host as a rule). A call that another worker refuses
+// goes to the host's queue, and so do the run's later calls; the calls of
+// the same answer that the host took are not sent again.
+func TestToolCallsGoDirectToTheHost(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("write_file", `{"path":"a.txt","content":"x"}`)),
+		calls(call("read_file", `{"path":"a.txt"}`), call("list_files", `{}`)),
+		calls(call("read_file", `{"path":"a.txt"}`)),
+		model.Response{Content: "done"},
+	)
+	log := recordTools(env, "todoflow-host-a", nil)
+	var refused []string
+	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		if q := activity.GetInfo(ctx).TaskQueue; q != testQueue || in.Host != "todoflow-host-a" {
+			t.Errorf("RunToolOnHost for %q on queue %q, want the host's call on the workflow's queue", in.Host, q)
+		}
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		if in.Call.Name == "read_file" { // taken by a worker that is not the host
+			refused = append(refused, in.Call.Name)
+			return activities.RunToolResult{}, temporal.NewNonRetryableApplicationError("not the host", activities.ErrTypeNotHost, nil)
+		}
+		log.runs = append(log.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: in.Host, direct: true})
+		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolOnHostName, DisableAlreadyRegisteredCheck: true})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write and read", IdleTimeoutS: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	_, runs := log.snapshot()
+	want := map[toolRun]int{
+		{agent: "main", tool: "write_file", queue: "todoflow-host-a", direct: true}: 1,
+		{agent: "main", tool: "list_files", queue: "todoflow-host-a", direct: true}: 1,
+		// Refused once, then on the host's queue; the next answer's
+		// read goes there at once.
+		{agent: "main", tool: "read_file", queue: "todoflow-host-a"}: 2,
+	}
+	got := map[toolRun]int{}
+	for _, r := range runs {
+		got[r]++
+	}
+	if len(refused) != 1 || !maps.Equal(got, want) {
+		t.Errorf("refused %v; ran %+v; want one refusal and %+v", refused, runs, want)
+	}
+	for _, m := range queryMessages(t, env) {
+		if m.Role == model.RoleTool && (m.IsError || !strings.HasPrefix(m.Content, "ran ")) {
+			t.Errorf("tool message %+v", m)
+		}
 	}
 }
 

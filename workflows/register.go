@@ -26,6 +26,7 @@ func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Op
 	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	r.RegisterActivityWithOptions(acts.Report, activity.RegisterOptions{Name: activities.ReportName})
 	r.RegisterActivityWithOptions(acts.WorkspaceHost, activity.RegisterOptions{Name: activities.WorkspaceHostName})
+	r.RegisterActivityWithOptions(acts.RunToolOnHost, activity.RegisterOptions{Name: activities.RunToolOnHostName})
 }
 
 // RegisterHost registers what a worker's host queue (acts.HostQueue)
