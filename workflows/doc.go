@@ -72,7 +72,8 @@
 // host's queue cannot have), and that worker is the host as a rule, the one
 // that answered the host question and that the server keeps sending the
 // run's workflow tasks to. Any other worker refuses the call unrun, and the
-// run then sends it, and its later calls, to the host's queue as RunTool. When the host is gone the call is answered with an error
+// run then sends it, and its later calls, to the host's queue as RunTool.
+// When the host is gone the call is answered with an error
 // tool message that says which host is not answering and that nothing ran
 // elsewhere; the session goes on (its model calls do not need the host),
 // state.workspace shows since when the host is silent, and the tools work

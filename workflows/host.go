@@ -125,8 +125,7 @@ func (a *agent) hostOptions(opts workflow.ActivityOptions, queue string) workflo
 // hostAnswered records how the host answered a tool call (err from the
 // activity), and reports whether it did not take the call at all.
 func (a *agent) hostAnswered(ctx workflow.Context, err error) (gone bool) {
-	var timeout *temporal.TimeoutError
-	gone = errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
+	gone = notTaken(err)
 	switch {
 	case gone && a.hostSilent == nil:
 		now := workflow.Now(ctx)
@@ -206,6 +205,12 @@ func notRun(err error) bool {
 	if errors.As(err, &app) {
 		return app.Type() == activities.ErrTypeNotHost || app.Type() == activityNotRegistered
 	}
+	return notTaken(err)
+}
+
+// notTaken reports whether err, the end of an activity, says that no
+// worker took it within its ScheduleToStart timeout.
+func notTaken(err error) bool {
 	var timeout *temporal.TimeoutError
 	return errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
 }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -50,6 +49,15 @@ func (l *toolLog) snapshot() (int, []toolRun) {
 // RunTool does for a call sent to host, refused for any other) on env.
 func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(n int) error) *toolLog {
 	l := &toolLog{}
+	// answer is the end of call n, of tool.
+	answer := func(n int, tool string) (activities.RunToolResult, error) {
+		if fail != nil {
+			if err := fail(n); err != nil {
+				return activities.RunToolResult{}, err
+			}
+		}
+		return activities.RunToolResult{Content: "ran " + tool}, nil
+	}
 	env.RegisterActivityWithOptions(func(context.Context) (activities.HostInfo, error) {
 		l.mu.Lock()
 		l.asked++
@@ -67,12 +75,7 @@ func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(
 		n := len(l.runs)
 		l.runs = append(l.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: activity.GetInfo(ctx).TaskQueue})
 		l.mu.Unlock()
-		if fail != nil {
-			if err := fail(n); err != nil {
-				return activities.RunToolResult{}, err
-			}
-		}
-		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+		return answer(n, in.Call.Name)
 	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		if q := activity.GetInfo(ctx).TaskQueue; q != testQueue {
@@ -82,19 +85,14 @@ func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(
 		n := len(l.runs)
 		// A call that would find the host gone finds another worker
 		// running the workflow, which refuses it.
-		gone := fail != nil && isHostGone(fail(n))
+		gone := fail != nil && notTaken(fail(n))
 		if in.Host != host || gone {
 			l.mu.Unlock()
 			return activities.RunToolResult{}, temporal.NewNonRetryableApplicationError("not the host", activities.ErrTypeNotHost, nil)
 		}
 		l.runs = append(l.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: in.Host, direct: true})
 		l.mu.Unlock()
-		if fail != nil {
-			if err := fail(n); err != nil {
-				return activities.RunToolResult{}, err
-			}
-		}
-		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+		return answer(n, in.Call.Name)
 	}, activity.RegisterOptions{Name: activities.RunToolOnHostName, DisableAlreadyRegisteredCheck: true})
 	return l
 }
@@ -110,11 +108,6 @@ const testQueue = "default-test-taskqueue"
 // polls ends with.
 func hostGoneErr() error {
 	return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
-}
-
-func isHostGone(err error) bool {
-	var timeout *temporal.TimeoutError
-	return errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
 }
 
 // A session learns its host once, at its first tool activity (not before:
