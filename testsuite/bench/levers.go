@@ -14,7 +14,7 @@ var levers = []workerConfig{
 	{},
 	{NoCache: true},
 	{NoEager: true},
-	{NoGzip: true},
+	{Gzip: true},
 	{WorkflowPollers: 4, ActivityPollers: 4},
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -277,7 +278,11 @@ func newEnv(ctx context.Context, dir string, dc []string, cfg workerConfig, out 
 		return nil, err
 	}
 	e := &env{srv: srv, dir: dir, out: out, cfg: cfg}
-	e.c, err = client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
+	// The driver is the starter: it dials as agentworker.DialWith does.
+	e.c, err = client.Dial(client.Options{
+		HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{},
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: agentworker.Compression(srv.Address(), true)},
+	})
 	if err != nil {
 		_ = srv.Stop()
 		return nil, err

@@ -49,7 +49,7 @@ type workerConfig struct {
 	NoEager         bool // worker.Options.DisableEagerActivities
 	StickyCache     int  // 0: the SDK's default (10,000 runs)
 	NoCache         bool // no transcript cache: every read by query
-	NoGzip          bool // client.GrpcCompressionNone
+	Gzip            bool // gRPC compression on, as for a remote server
 }
 
 // register defines c's flags on fs: the driver's, which it passes on to
@@ -60,7 +60,7 @@ func (c *workerConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.NoEager, "no-eager", false, "turn eager activity execution off in the worker")
 	fs.IntVar(&c.StickyCache, "sticky-cache", 0, "the worker's sticky cache size in runs (0: the SDK's default)")
 	fs.BoolVar(&c.NoCache, "no-cache", false, "run the worker without its transcript cache (every transcript read by query)")
-	fs.BoolVar(&c.NoGzip, "no-gzip", false, "turn the worker's gRPC compression off")
+	fs.BoolVar(&c.Gzip, "gzip", false, "turn the worker's gRPC compression on, as it is for a server that is not on loopback")
 }
 
 // args are the worker process's flags for c: only the settings that differ
@@ -78,7 +78,7 @@ func (c workerConfig) args() []string {
 	add(c.NoEager, "-no-eager")
 	add(c.StickyCache != 0, fmt.Sprintf("-sticky-cache=%d", c.StickyCache))
 	add(c.NoCache, "-no-cache")
-	add(c.NoGzip, "-no-gzip")
+	add(c.Gzip, "-gzip")
 	return out
 }
 
@@ -99,8 +99,8 @@ func (c workerConfig) String() string {
 	if c.NoCache {
 		parts = append(parts, "no transcript cache")
 	}
-	if c.NoGzip {
-		parts = append(parts, "gRPC compression off")
+	if c.Gzip {
+		parts = append(parts, "gRPC compression on")
 	}
 	if len(parts) == 0 {
 		return "worker defaults"
@@ -194,8 +194,11 @@ func runWorker(args []string) error {
 	conn := client.ConnectionOptions{
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counter.interceptor)},
 	}
-	if cfg.NoGzip {
-		conn.GrpcCompression = &client.GrpcCompressionNone{}
+	// The worker compresses as todoflow's own worker would for this
+	// server (none on loopback), unless the lever turns gzip on.
+	conn.GrpcCompression = agentworker.Compression(*address, false)
+	if cfg.Gzip {
+		conn.GrpcCompression = &client.GrpcCompressionGzip{}
 	}
 	c, err := client.Dial(client.Options{
 		HostPort:          *address,

@@ -3,6 +3,7 @@ package agentworker
 import (
 	"context"
 	"fmt"
+	"net"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -66,6 +67,9 @@ func DialWith(ctx context.Context, o DialOptions) (client.Client, string, error)
 	if opts.Namespace == "" {
 		opts.Namespace = client.DefaultNamespace
 	}
+	if opts.ConnectionOptions.GrpcCompression == nil {
+		opts.ConnectionOptions.GrpcCompression = Compression(opts.HostPort, o.Local)
+	}
 	opts.Logger = o.Logger
 	opts.MetricsHandler = o.MetricsHandler
 	opts.Interceptors = append(opts.Interceptors, o.Interceptors...)
@@ -84,4 +88,35 @@ func DialWith(ctx context.Context, o DialOptions) (client.Client, string, error)
 		return nil, "", fmt.Errorf("connect to Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
 	}
 	return c, opts.Namespace, nil
+}
+
+// Compression is the gRPC compression for a connection to the server at
+// hostPort: none for the embedded server (local) or any server on a
+// loopback address, the SDK's default (gzip) otherwise. Over loopback,
+// gzip saves no time on the wire and costs CPU on both ends: the server
+// answers in the compression it was asked in, so it compresses every
+// workflow task, history page and result it sends back. A todoflow run
+// moves its transcript through those payloads, which makes compression
+// its largest avoidable cost on one machine (see BENCHMARKS.md).
+func Compression(hostPort string, local bool) client.GrpcCompression {
+	if local || loopback(hostPort) {
+		return &client.GrpcCompressionNone{}
+	}
+	return nil
+}
+
+// loopback says whether hostPort names this machine by a loopback address
+// or as localhost. A name that must be resolved is not taken for one: a
+// lookup here would slow every dial and could be wrong by the time the
+// connection is made.
+func loopback(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host = hostPort
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
