@@ -142,18 +142,24 @@ func perRun(cs []cost, f func(cost) time.Duration) time.Duration {
 	return median(xs)
 }
 
+// sampleRuns is the fewest runs of each kind in a sample. With 10, one
+// round of 20 runs made a sample, and the bare round alone took from 1.26
+// to 2.2 s on this machine from one sample to the next (ratios 1.08 to
+// 1.59); 60 runs, three rounds of 20, average that out.
+const sampleRuns = 60
+
 // measureRatio measures agent runs against baseline runs at conc
-// concurrent runs, reps samples. A sample is at least 10 runs of each, in
-// rounds of conc runs: a round of agent runs, then one of bare runs (the
-// other way round every other time), so that the machine's changing load
-// falls on both alike.
+// concurrent runs, reps samples. A sample is at least sampleRuns runs of
+// each, in rounds of conc runs: a round of agent runs, then one of bare
+// runs (the other way round every other time), so that the machine's
+// changing load falls on both alike.
 func (e *env) measureRatio(ctx context.Context, conc, reps int) (ratioResult, error) {
 	return e.measurePair(ctx, conc, reps, e.agentRun, e.baselineRun)
 }
 
 // measurePair is measureRatio of any two kinds of runs: a against b.
 func (e *env) measurePair(ctx context.Context, conc, reps int, runA, runB func(context.Context) (string, error)) (ratioResult, error) {
-	rounds := max(1, (10+conc-1)/conc)
+	rounds := max(1, (sampleRuns+conc-1)/conc)
 	res := ratioResult{conc: conc}
 	turn := 0
 	for rep := range reps {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -68,7 +70,11 @@ func DialWith(ctx context.Context, o DialOptions) (client.Client, string, error)
 		opts.Namespace = client.DefaultNamespace
 	}
 	if opts.ConnectionOptions.GrpcCompression == nil {
-		opts.ConnectionOptions.GrpcCompression = Compression(opts.HostPort, o.Local)
+		comp, err := compressionSetting(os.Getenv(EnvGrpcCompression), opts.HostPort, o.Local)
+		if err != nil {
+			return nil, "", err
+		}
+		opts.ConnectionOptions.GrpcCompression = comp
 	}
 	opts.Logger = o.Logger
 	opts.MetricsHandler = o.MetricsHandler
@@ -88,6 +94,25 @@ func DialWith(ctx context.Context, o DialOptions) (client.Client, string, error)
 		return nil, "", fmt.Errorf("connect to Temporal at %s (namespace %s): %w", opts.HostPort, opts.Namespace, err)
 	}
 	return c, opts.Namespace, nil
+}
+
+// EnvGrpcCompression overrides the choice of Compression: "gzip" or "none"
+// (for a server across a fast private network, say); "auto" or unset
+// leaves it to Compression.
+const EnvGrpcCompression = "TODOFLOW_GRPC_COMPRESSION"
+
+// compressionSetting is the compression DialWith uses, given the value of
+// EnvGrpcCompression.
+func compressionSetting(value, hostPort string, local bool) (client.GrpcCompression, error) {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "", "auto":
+		return Compression(hostPort, local), nil
+	case "gzip":
+		return &client.GrpcCompressionGzip{}, nil
+	case "none":
+		return &client.GrpcCompressionNone{}, nil
+	}
+	return nil, fmt.Errorf("%s=%q: want gzip, none or auto", EnvGrpcCompression, value)
 }
 
 // Compression is the gRPC compression for a connection to the server at
