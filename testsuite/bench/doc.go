@@ -11,7 +11,14 @@
 // the figure to compare: an agent run of 9 model calls and 6 tool calls
 // (the scripted model, so the model itself costs nothing) against a bare
 // workflow of 15 no-op activities one after the other, at 1, 20 and 100
-// concurrent runs. The program prints the load average beside its figures.
+// concurrent runs. A sample is at least 60 runs of each kind, in rounds
+// that alternate the two, and a figure is the median of -reps samples. The
+// program prints the load average beside its figures.
+//
+// The driver and the worker dial the server as todoflow's starter and
+// worker do (agentworker.Compression: no gzip on loopback); the bare
+// workflow shares the worker's client, so both kinds of runs get the same
+// connection.
 //
 // # Three processes
 //
@@ -38,7 +45,8 @@
 //     session, the model a real OpenAI-compatible server in this process
 //     that streams its reply in timed pieces (stream.go).
 //   - levers: the ratio under other worker settings (eager activities off,
-//     more pollers), each in a fresh worker process.
+//     gzip on, more pollers, no transcript cache), each in a fresh worker
+//     process, and under the workers of earlier revisions (-revs).
 //   - idle: a fresh worker's memory with 1,000 sessions waiting for their
 //     user.
 //   - replay: a session of 1,000 turns on a server of its own that does not

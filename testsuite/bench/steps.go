@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -91,8 +92,37 @@ func stepIntervals(evs []*historypb.HistoryEvent) map[string][]intervals {
 
 // ends are the parts of a run outside its activities' steps: from its
 // start to its first activity, and from its last activity's completion to
-// the run's, and the whole run, by the server's clock.
-type ends struct{ head, tail, whole time.Duration }
+// the run's, and the whole run, by the server's clock; and the driver's
+// side (the server and the driver share the machine's clock): from its
+// call that starts the run to the run's first event, and from the run's
+// last event to the driver's having the result.
+type ends struct{ head, tail, whole, call, result time.Duration }
+
+// span is when the driver called for a run and when it had its result.
+type span struct{ called, done time.Time }
+
+// timed wraps run so that each run's span is kept in spans, by workflow id.
+func timed(run func(context.Context) (string, error), spans map[string]span) func(context.Context) (string, error) {
+	var mu sync.Mutex
+	return func(ctx context.Context) (string, error) {
+		called := time.Now()
+		id, err := run(ctx)
+		mu.Lock()
+		spans[id] = span{called, time.Now()}
+		mu.Unlock()
+		return id, err
+	}
+}
+
+// driverSide adds the driver's side of a run, from its span, to x.
+func driverSide(x ends, evs []*historypb.HistoryEvent, sp span) ends {
+	if len(evs) == 0 || sp.called.IsZero() {
+		return x
+	}
+	x.call = evs[0].GetEventTime().AsTime().Sub(sp.called)
+	x.result = sp.done.Sub(evs[len(evs)-1].GetEventTime().AsTime())
+	return x
+}
 
 func runEnds(evs []*historypb.HistoryEvent) ends {
 	if len(evs) == 0 {
@@ -168,7 +198,8 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 	if err != nil {
 		return err
 	}
-	_, agentIDs, err := e.batch(ctx, 1, runs, e.agentRun)
+	spans := map[string]span{}
+	_, agentIDs, err := e.batch(ctx, 1, runs, timed(e.agentRun, spans))
 	if err != nil {
 		return err
 	}
@@ -177,7 +208,7 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 		return err
 	}
 	agentRPC := sub(after.RPC, before.RPC)
-	_, baseIDs, err := e.batch(ctx, 1, runs, e.baselineRun)
+	_, baseIDs, err := e.batch(ctx, 1, runs, timed(e.baselineRun, spans))
 	if err != nil {
 		return err
 	}
@@ -203,7 +234,7 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 					perTask[k] += v
 				}
 			}
-			runs2[agent] = append(runs2[agent], runEnds(evs))
+			runs2[agent] = append(runs2[agent], driverSide(runEnds(evs), evs, spans[id]))
 			for k, v := range stepIntervals(evs) {
 				ivs[k] = append(ivs[k], v...)
 			}
@@ -254,10 +285,14 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 			}
 			return median(xs)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", name, ms(pick(func(x ends) time.Duration { return x.head })),
-			ms(pick(func(x ends) time.Duration { return x.tail })), ms(pick(func(x ends) time.Duration { return x.whole })))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name,
+			ms(pick(func(x ends) time.Duration { return x.call })),
+			ms(pick(func(x ends) time.Duration { return x.head })),
+			ms(pick(func(x ends) time.Duration { return x.tail })),
+			ms(pick(func(x ends) time.Duration { return x.result })),
+			ms(pick(func(x ends) time.Duration { return x.whole })))
 	}
-	fmt.Fprintln(w, "\n| run | start → first activity scheduled | last activity completed → run completed | whole run (server clock) |\n|---|---|---|---|")
+	fmt.Fprintln(w, "\n| run | driver's start call → run started | started → first activity scheduled | last activity completed → run completed | completed → driver has the result | whole run (server clock) |\n|---|---|---|---|---|---|")
 	endRow("agent", runs2[true])
 	endRow("baseline", runs2[false])
 
