@@ -16,6 +16,10 @@
 // metrics, the SDK's and todoflow's own, at /metrics; with OpenTelemetry's
 // OTEL_EXPORTER_OTLP_ENDPOINT set it sends traces of its workflows and
 // activities over OTLP (see package worker/telemetry).
+//
+// It talks to a server on loopback without gRPC compression and to any
+// other with the SDK's gzip; TODOFLOW_GRPC_COMPRESSION (gzip, none, auto)
+// overrides that (see agentworker.Compression).
 package main
 
 import (
