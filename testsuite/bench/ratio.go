@@ -83,7 +83,8 @@ func (e *env) cpu() (server, worker, driver time.Duration, err error) {
 }
 
 // batch runs lanes concurrent sequences of perLane runs each, and returns
-// their cost and the workflow ids.
+// their cost and the workflow ids. Runs that took far longer than the
+// others are reported (reportSlow), after the batch's cost is taken.
 func (e *env) batch(ctx context.Context, lanes, perLane int, run func(context.Context) (string, error)) (cost, []string, error) {
 	s0, w0, d0, err := e.cpu()
 	if err != nil {
@@ -93,15 +94,18 @@ func (e *env) batch(ctx context.Context, lanes, perLane int, run func(context.Co
 	var (
 		mu   sync.Mutex
 		ids  []string
+		took = map[string]time.Duration{}
 		errs []error
 		wg   sync.WaitGroup
 	)
 	for range lanes {
 		wg.Go(func() {
 			for range perLane {
+				began := time.Now()
 				id, err := run(ctx)
 				mu.Lock()
 				ids = append(ids, id)
+				took[id] = time.Since(began)
 				if err != nil {
 					errs = append(errs, err)
 				}
@@ -121,6 +125,7 @@ func (e *env) batch(ctx context.Context, lanes, perLane int, run func(context.Co
 	if err != nil {
 		return cost{}, nil, err
 	}
+	e.reportSlow(ctx, took)
 	return cost{runs: lanes * perLane, wall: wall, server: s1 - s0, worker: w1 - w0, driver: d1 - d0}, ids, nil
 }
 
