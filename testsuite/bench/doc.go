@@ -1,7 +1,7 @@
 // Command bench measures what todoflow's durable loop costs, against a bare
 // Temporal workflow on the same server in the same run:
 //
-//	go run ./testsuite/bench          # every figure of BENCHMARKS.md (about 15 minutes)
+//	go run ./testsuite/bench          # every figure of BENCHMARKS.md (about 23 minutes)
 //	go run ./testsuite/bench -quick   # a cheap check (about 2 minutes)
 //
 // # Ratios, not times
