@@ -96,9 +96,9 @@ func DialWith(ctx context.Context, o DialOptions) (client.Client, string, error)
 	return c, opts.Namespace, nil
 }
 
-// EnvGrpcCompression overrides the choice of Compression: "gzip" or "none"
-// (for a server across a fast private network, say); "auto" or unset
-// leaves it to Compression.
+// EnvGrpcCompression overrides the choice of Compression: "gzip" (for a
+// tunnel on localhost to a remote server) or "none" (for a server across a
+// fast private network); "auto" or unset leaves it to Compression.
 const EnvGrpcCompression = "TODOFLOW_GRPC_COMPRESSION"
 
 // compressionSetting is the compression DialWith uses, given the value of
