@@ -13,9 +13,10 @@
 // workflow of 15 no-op activities one after the other, at 1, 20 and 100
 // concurrent runs. A sample is at least 60 runs of each kind, in rounds
 // that alternate the two, and a figure is the median of -reps samples. The
-// program prints the load average beside its figures, and names any run
-// that took more than 3 s longer than the median of its round, with the
-// timeouts and the longest gap its history shows (slow.go).
+// program prints the load average beside its figures, and a line on the
+// runs that took more than 3 s longer than the median of their round:
+// where their histories waited longest, and any timeout or failure
+// (slow.go).
 //
 // The driver and the worker dial the server as todoflow's starter and
 // worker do (agentworker.Compression: no gzip on loopback); the bare

@@ -13,10 +13,10 @@ import (
 )
 
 // A run that takes far longer than the others of its round has waited on
-// something: a timeout, a retry, a task that no worker took. The bench
-// names such runs while their histories are still on the server (it
-// deletes the server's database when it ends), so that a stall seen once
-// in a hundred samples can be explained.
+// something: a timeout, a retry, a task that no worker took yet. The
+// bench reads such runs' histories while the server still has them (it
+// deletes the server's database when it ends), so that an outlier sample
+// can be explained.
 
 // slowAfter is how much longer than the round's median a run must take to
 // be looked at: more than any queueing at 100 runs at once, less than the
@@ -70,26 +70,63 @@ func (s stall) String() string {
 		s.gap.Round(time.Millisecond), eventName(s.from), s.from.GetEventId(), eventName(s.to), s.to.GetEventId())
 }
 
-// reportSlow prints a line for each run that took slowAfter longer than
-// the median of its round, with what its history shows.
+// reportSlow summarises the runs that took slowAfter longer than the
+// median of their round: how many waited where (the longest gap of each
+// history, by the two events around it), with the worst of each kind; and
+// each run whose history shows a timeout or a failure, on a line of its own.
+//
+// At 100 runs at once most slow runs are ones whose first workflow task
+// waited: the worker polls its sticky queue, where the runs under way
+// are, as well as the shared one, where new runs start, so a new run can
+// wait for others to finish. That is queueing, not a stall.
 func (e *env) reportSlow(ctx context.Context, took map[string]time.Duration) {
 	if len(took) < 2 {
 		return
 	}
-	ds := make([]time.Duration, 0, len(took))
-	for _, d := range took {
-		ds = append(ds, d)
+	med := median(slices.Collect(maps.Values(took)))
+	type kind struct {
+		n     int
+		worst time.Duration
+		id    string
 	}
-	med := median(ds)
+	kinds := map[string]*kind{}
+	slow := 0
 	for _, id := range slices.Sorted(maps.Keys(took)) {
 		if took[id] <= med+slowAfter {
 			continue
 		}
+		slow++
 		evs, err := e.history(ctx, id)
 		if err != nil {
 			fmt.Fprintf(e.out, "  slow run %s: %s against a median of %s; its history: %v\n", id, took[id].Round(time.Millisecond), med.Round(time.Millisecond), err)
 			continue
 		}
-		fmt.Fprintf(e.out, "  slow run %s: %s against a median of %s; %s\n", id, took[id].Round(time.Millisecond), med.Round(time.Millisecond), stallOf(evs))
+		st := stallOf(evs)
+		if len(st.troubles) > 0 {
+			fmt.Fprintf(e.out, "  slow run %s: %s against a median of %s; %s\n", id, took[id].Round(time.Millisecond), med.Round(time.Millisecond), st)
+		}
+		if st.from == nil {
+			continue
+		}
+		gap := eventName(st.from) + " → " + eventName(st.to)
+		k := kinds[gap]
+		if k == nil {
+			k = &kind{}
+			kinds[gap] = k
+		}
+		k.n++
+		if st.gap > k.worst {
+			k.worst, k.id = st.gap, id
+		}
 	}
+	if slow == 0 {
+		return
+	}
+	var parts []string
+	for _, gap := range slices.Sorted(maps.Keys(kinds)) {
+		k := kinds[gap]
+		parts = append(parts, fmt.Sprintf("%d with the longest gap %s (worst %s, %s)", k.n, gap, k.worst.Round(time.Millisecond), k.id))
+	}
+	fmt.Fprintf(e.out, "  %d of %d runs took over %s more than the median of %s: %s\n",
+		slow, len(took), slowAfter, med.Round(time.Millisecond), strings.Join(parts, "; "))
 }
