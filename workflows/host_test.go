@@ -486,3 +486,30 @@ func TestWorkspaceHostNone(t *testing.T) {
 		t.Errorf("state.workspace = %s, want null: no host holds it", dump(ws))
 	}
 }
+
+// What ends a direct tool call without its having run anywhere: the
+// refusal of a worker that is not the host, the not-registered failure of
+// a worker older than RunToolOnHost, and a ScheduleToStart timeout. A
+// tool's own failure and other timeouts ran (or may have run) the call,
+// and must not send it again.
+func TestNotRun(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused", temporal.NewNonRetryableApplicationError("not the host", activities.ErrTypeNotHost, nil), true},
+		{"older worker", temporal.NewNonRetryableApplicationError("unable to find activityType=RunToolOnHost", activityNotRegistered, nil), true},
+		{"taken by none", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil), true},
+		{"wrapped refusal", fmt.Errorf("activity: %w", temporal.NewNonRetryableApplicationError("no", activities.ErrTypeNotHost, nil)), true},
+		{"the tool failed", temporal.NewApplicationError("disk full", "ToolFailed"), false},
+		{"ran out of time", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil), false},
+		{"heartbeat lost", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil), false},
+		{"success", nil, false},
+	}
+	for _, tt := range tests {
+		if got := notRun(tt.err); got != tt.want {
+			t.Errorf("%s: notRun(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}

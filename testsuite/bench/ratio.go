@@ -82,21 +82,24 @@ func (e *env) cpu() (server, worker, driver time.Duration, err error) {
 	return server, worker, driver, errors.Join(errs[:]...)
 }
 
+// span is when the driver called for a run and when it had its result.
+type span struct{ called, done time.Time }
+
 // batch runs lanes concurrent sequences of perLane runs each, and returns
-// their cost and the workflow ids. Runs that took far longer than the
-// others are reported (reportSlow), after the batch's cost is taken.
-func (e *env) batch(ctx context.Context, lanes, perLane int, run func(context.Context) (string, error)) (cost, []string, error) {
+// their cost and each run's span, by workflow id. Runs that took far
+// longer than the others are reported (reportSlow), after the batch's cost
+// is taken.
+func (e *env) batch(ctx context.Context, lanes, perLane int, run func(context.Context) (string, error)) (cost, map[string]span, error) {
 	s0, w0, d0, err := e.cpu()
 	if err != nil {
 		return cost{}, nil, err
 	}
 	start := time.Now()
 	var (
-		mu   sync.Mutex
-		ids  []string
-		took = map[string]time.Duration{}
-		errs []error
-		wg   sync.WaitGroup
+		mu    sync.Mutex
+		spans = map[string]span{}
+		errs  []error
+		wg    sync.WaitGroup
 	)
 	for range lanes {
 		wg.Go(func() {
@@ -104,8 +107,7 @@ func (e *env) batch(ctx context.Context, lanes, perLane int, run func(context.Co
 				began := time.Now()
 				id, err := run(ctx)
 				mu.Lock()
-				ids = append(ids, id)
-				took[id] = time.Since(began)
+				spans[id] = span{began, time.Now()}
 				if err != nil {
 					errs = append(errs, err)
 				}
@@ -125,8 +127,8 @@ func (e *env) batch(ctx context.Context, lanes, perLane int, run func(context.Co
 	if err != nil {
 		return cost{}, nil, err
 	}
-	e.reportSlow(ctx, took)
-	return cost{runs: lanes * perLane, wall: wall, server: s1 - s0, worker: w1 - w0, driver: d1 - d0}, ids, nil
+	e.reportSlow(ctx, spans)
+	return cost{runs: lanes * perLane, wall: wall, server: s1 - s0, worker: w1 - w0, driver: d1 - d0}, spans, nil
 }
 
 // ratioResult is the ratio phase's figure at one concurrency.

@@ -79,9 +79,13 @@ func (s stall) String() string {
 // waited: the worker polls its sticky queue, where the runs under way
 // are, as well as the shared one, where new runs start, so a new run can
 // wait for others to finish. That is queueing, not a stall.
-func (e *env) reportSlow(ctx context.Context, took map[string]time.Duration) {
-	if len(took) < 2 {
+func (e *env) reportSlow(ctx context.Context, spans map[string]span) {
+	if len(spans) < 2 {
 		return
+	}
+	took := make(map[string]time.Duration, len(spans))
+	for id, sp := range spans {
+		took[id] = sp.done.Sub(sp.called)
 	}
 	med := median(slices.Collect(maps.Values(took)))
 	type kind struct {

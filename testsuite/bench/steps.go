@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -98,22 +97,6 @@ func stepIntervals(evs []*historypb.HistoryEvent) map[string][]intervals {
 // last event to the driver's having the result.
 type ends struct{ head, tail, whole, call, result time.Duration }
 
-// span is when the driver called for a run and when it had its result.
-type span struct{ called, done time.Time }
-
-// timed wraps run so that each run's span is kept in spans, by workflow id.
-func timed(run func(context.Context) (string, error), spans map[string]span) func(context.Context) (string, error) {
-	var mu sync.Mutex
-	return func(ctx context.Context) (string, error) {
-		called := time.Now()
-		id, err := run(ctx)
-		mu.Lock()
-		spans[id] = span{called, time.Now()}
-		mu.Unlock()
-		return id, err
-	}
-}
-
 // driverSide adds the driver's side of a run, from its span, to x.
 func driverSide(x ends, evs []*historypb.HistoryEvent, sp span) ends {
 	if len(evs) == 0 || sp.called.IsZero() {
@@ -198,8 +181,7 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 	if err != nil {
 		return err
 	}
-	spans := map[string]span{}
-	_, agentIDs, err := e.batch(ctx, 1, runs, timed(e.agentRun, spans))
+	_, agentSpans, err := e.batch(ctx, 1, runs, e.agentRun)
 	if err != nil {
 		return err
 	}
@@ -208,7 +190,7 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 		return err
 	}
 	agentRPC := sub(after.RPC, before.RPC)
-	_, baseIDs, err := e.batch(ctx, 1, runs, timed(e.baselineRun, spans))
+	_, baseSpans, err := e.batch(ctx, 1, runs, e.baselineRun)
 	if err != nil {
 		return err
 	}
@@ -220,10 +202,10 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 
 	perTask := map[int]int{}
 	runs2 := map[bool][]ends{}
-	collect := func(ids []string) (map[string][]intervals, map[string]int, map[string]int, error) {
+	collect := func(spans map[string]span) (map[string][]intervals, map[string]int, map[string]int, error) {
 		ivs := map[string][]intervals{}
 		n, b := map[string]int{}, map[string]int{}
-		for _, id := range ids {
+		for _, id := range slices.Sorted(maps.Keys(spans)) {
 			evs, err := e.history(ctx, id)
 			if err != nil {
 				return nil, nil, nil, err
@@ -246,11 +228,11 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 		}
 		return ivs, n, b, nil
 	}
-	agentIv, agentN, agentB, err := collect(agentIDs)
+	agentIv, agentN, agentB, err := collect(agentSpans)
 	if err != nil {
 		return err
 	}
-	baseIv, baseN, baseB, err := collect(baseIDs)
+	baseIv, baseN, baseB, err := collect(baseSpans)
 	if err != nil {
 		return err
 	}
