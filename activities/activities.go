@@ -67,8 +67,16 @@ type Activities struct {
 	// Tools are the tools a model may call besides the workflow's own.
 	Tools *Registry
 	// StateDir is the worker's state folder; runs without an explicit
-	// workspace get a folder under StateDir/workspaces.
+	// workspace get a folder under StateDir/sessions.
 	StateDir string
+	// Roots are the folders a run's `workspace` may name a folder in (see
+	// Roots); the zero value allows none.
+	Roots Roots
+	// VCSWrites lets write_file write inside version control metadata
+	// (.git and the like), which it refuses otherwise: a hook or a config
+	// written there runs the model's commands at a person's next `git
+	// status`.
+	VCSWrites bool
 	// ToolOutputMax is how many bytes of a tool's output RunTool keeps
 	// (DefaultToolOutputMax when 0, at least MinToolOutputMax).
 	ToolOutputMax int
@@ -77,6 +85,12 @@ type Activities struct {
 	// (WorkspaceHost); the workers that share its state folder poll it
 	// too. Empty: the worker holds no workspace, and WorkspaceHost fails.
 	HostQueue string
+	// SubagentModels are the models (path.Match patterns of references,
+	// such as "openai:gpt-4o-mini" or "openai:*") a model may choose for
+	// a subagent besides its own; empty allows none but its own. A run's
+	// starter names its model; the model, which reads whatever a file says,
+	// must not pick an expensive one, or a scripted one.
+	SubagentModels []string
 	// Transcripts, when set, keeps the transcripts the model calls were
 	// sent, so that CallModel and RunTool read them without a query (see
 	// TranscriptCache); nil reads every message by query.

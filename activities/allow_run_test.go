@@ -2,6 +2,7 @@ package activities
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,9 +37,10 @@ func TestRunToolRunRestriction(t *testing.T) {
 		for _, byRef := range []bool{false, true} {
 			t.Run(tt.name, func(t *testing.T) {
 				c := &queryClient{workflowID: "default-test-workflow-id", runID: "default-test-run-id", msgs: msgs}
-				a := &Activities{Client: c, Tools: testTools(t)}
+				ws := t.TempDir()
+				a := &Activities{Client: c, Tools: testTools(t), Roots: testRoots(t, filepath.Dir(ws))}
 				call := msgs[1].ToolCalls[tt.call]
-				in := RunToolInput{Workspace: t.TempDir(), Call: call, WorkerTools: tt.allow}
+				in := RunToolInput{Workspace: ws, Call: call, WorkerTools: tt.allow}
 				if byRef {
 					in.Call = model.ToolCall{ID: call.ID, Name: call.Name}
 					in.From = &CallRef{Message: 1, Index: tt.call}

@@ -27,6 +27,10 @@ const (
 	// MaxReadBytes is the most bytes of a file one read_file call returns;
 	// a worker's output limit (ToolEnv.OutputMax) may make it less.
 	MaxReadBytes = 256 << 10
+	// MaxWriteBytes is the most bytes one write_file call writes. The
+	// content came in a model's answer, which history keeps, so a larger
+	// one is a run filling the worker's disk or its own history.
+	MaxWriteBytes = 1 << 20
 	// sniffBytes is the first block of a file that read_file checks for
 	// text, wherever it is asked to read: a binary file is refused whole,
 	// not read in pieces that happen to decode.
@@ -381,19 +385,55 @@ func writeFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	if name == "." {
 		return "", fmt.Errorf("%s: path %q is the workspace itself, not a file", tool, args.Path)
 	}
+	if len(args.Content) > MaxWriteBytes {
+		return "", fmt.Errorf("%s: the content is %d bytes; one call writes at most %d", tool, len(args.Content), MaxWriteBytes)
+	}
+	if vcs := vcsFolder(name); vcs != "" && !env.VCSWrites {
+		return "", fmt.Errorf("%s: %q is inside %s, version control metadata, which this worker does not let tools write (its hooks and config run commands when a person next uses the repository)", tool, args.Path, vcs)
+	}
 
 	if parent := filepath.Dir(name); parent != "." {
 		if err := root.MkdirAll(parent, 0o755); err != nil {
 			return "", pathError(tool, args.Path, err)
 		}
 	}
-	if fi, err := root.Stat(name); err == nil && fi.IsDir() {
-		return "", fmt.Errorf("%s: %q is a folder, not a file", tool, args.Path)
+	// Lstat, not Stat: the os.Root keeps a link inside the workspace, but
+	// a link to a named pipe would still block the call for good.
+	if fi, err := root.Lstat(name); err == nil {
+		switch m := fi.Mode(); {
+		case m.IsDir():
+			return "", fmt.Errorf("%s: %q is a folder, not a file", tool, args.Path)
+		case !m.IsRegular() && m&fs.ModeSymlink == 0:
+			return "", fmt.Errorf("%s: %q is a %s, not a regular file", tool, args.Path, fileKind(m))
+		}
+	}
+	if fi, err := root.Stat(name); err == nil && !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s: %q leads to a %s, not a regular file", tool, args.Path, fileKind(fi.Mode()))
 	}
 	if err := root.WriteFile(name, []byte(args.Content), 0o644); err != nil {
 		return "", pathError(tool, args.Path, err)
 	}
 	return fmt.Sprintf("wrote %d bytes to %s", len(args.Content), filepath.ToSlash(name)), nil
+}
+
+// vcsNames are the metadata folders of version control systems. Writing
+// there is how a model turns a checkout into code execution: a hook, or a
+// config naming a program (core.fsmonitor, core.pager), runs as the person
+// who next types `git status`.
+var vcsNames = []string{".git", ".hg", ".svn", ".bzr", ".jj", "_darcs"}
+
+// vcsFolder returns the first element of the workspace path name that is
+// version control metadata, or "". Names are compared without case, as
+// case-insensitive file systems (macOS, Windows) would open them.
+func vcsFolder(name string) string {
+	for _, part := range strings.Split(filepath.ToSlash(name), "/") {
+		for _, v := range vcsNames {
+			if strings.EqualFold(part, v) {
+				return part
+			}
+		}
+	}
+	return ""
 }
 
 // pathError says what went wrong with the path the model gave, without the

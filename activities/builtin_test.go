@@ -589,3 +589,49 @@ func TestLinkFreeAgreesWithRealPath(t *testing.T) {
 		}
 	}
 }
+
+// write_file refuses version control metadata, where a hook or a config
+// written by the model would run at a person's next `git status`, unless
+// the operator allows it; reading there stays allowed.
+func TestWriteFileRefusesVCSMetadata(t *testing.T) {
+	env, _ := testEnv(t)
+	mustWrite(t, filepath.Join(env.Workspace.Dir(), ".git", "config"), "[core]\n")
+	runCases(t, env, []toolCase{
+		{name: "git config", tool: "write_file", args: `{"path": ".git/config", "content": "[core]\n\tfsmonitor = sh evil.sh\n"}`,
+			wantErr: `write_file: ".git/config" is inside .git, version control metadata`},
+		{name: "git hook", tool: "write_file", args: `{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}`,
+			wantErr: `is inside .git`},
+		{name: "nested repository", tool: "write_file", args: `{"path": "vendor/lib/.git/config", "content": "x"}`,
+			wantErr: `is inside .git`},
+		{name: "gitdir file", tool: "write_file", args: `{"path": "sub/.git", "content": "gitdir: ../evil"}`,
+			wantErr: `is inside .git`},
+		{name: "other case", tool: "write_file", args: `{"path": ".GIT/config", "content": "x"}`,
+			wantErr: `is inside .GIT`},
+		{name: "mercurial", tool: "write_file", args: `{"path": ".hg/hgrc", "content": "x"}`,
+			wantErr: `is inside .hg`},
+		{name: "a name that only starts alike", tool: "write_file", args: `{"path": ".gitignore", "content": "bin/\n"}`,
+			want: "wrote 5 bytes to .gitignore"},
+		{name: "reading is allowed", tool: "read_file", args: `{"path": ".git/config"}`,
+			want: "[core]\n"},
+	})
+	if b, _ := os.ReadFile(filepath.Join(env.Workspace.Dir(), ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config = %q, changed by a refused call", b)
+	}
+	env.VCSWrites = true
+	runCases(t, env, []toolCase{
+		{name: "allowed by the operator", tool: "write_file", args: `{"path": ".git/info/exclude", "content": "x"}`,
+			want: "wrote 1 bytes to .git/info/exclude"},
+	})
+}
+
+func TestWriteFileRefusesTooLarge(t *testing.T) {
+	env, _ := testEnv(t)
+	big, _ := json.Marshal(map[string]string{"path": "big.txt", "content": strings.Repeat("x", MaxWriteBytes+1)})
+	runCases(t, env, []toolCase{
+		{name: "over the cap", tool: "write_file", args: string(big),
+			wantErr: fmt.Sprintf("the content is %d bytes; one call writes at most %d", MaxWriteBytes+1, MaxWriteBytes)},
+	})
+	if _, err := os.Stat(filepath.Join(env.Workspace.Dir(), "big.txt")); err == nil {
+		t.Error("the file was written")
+	}
+}

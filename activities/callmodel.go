@@ -57,6 +57,10 @@ type CallModelInput struct {
 	// Summarize, when set, makes this a summarising call: the selected
 	// messages are sent as one text after the instructions, with no tools.
 	Summarize *Summarize `json:"summarize,omitempty"`
+	// ModelChosen says the model is not the run's own choice but its
+	// parent agent's model's (spawn_subagent's "model"): the worker serves
+	// it only if its operator allows it (Activities.SubagentModels).
+	ModelChosen bool `json:"model_chosen,omitempty"`
 }
 
 // Summarize asks for a summary of the selected messages.
@@ -197,9 +201,18 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if a.Models == nil {
 		return model.Response{}, temporal.NewNonRetryableApplicationError("worker has no model resolver", ErrTypeModelConfig, nil)
 	}
+	if in.ModelChosen && !a.subagentModelAllowed(in.Model) {
+		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"model %q was chosen for this subagent by its parent agent; this worker lets a subagent use only its parent's model, or one its operator allows (worker --subagent-model PATTERN, %s)",
+			in.Model, EnvSubagentModels), ErrTypeModelConfig, nil)
+	}
 	client, name, err := a.Models(in.Model)
 	if err != nil {
 		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("model %q: %v", in.Model, err), ErrTypeModelConfig, nil)
+	}
+	label := name
+	if strings.HasPrefix(in.Model, "script:") {
+		label = "script" // a file's path is no model name, and would be a label per file
 	}
 	// The reply streams to watching clients through the heartbeats (see
 	// stream.go); a summary is no reply, and is only kept alive. They
@@ -233,7 +246,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 
 	start := time.Now()
 	resp, err := client.Complete(ctx, model.Request{Model: name, Messages: msgs, Tools: tools, Call: in.Call, Stream: onText})
-	countModelCall(ctx, name, time.Since(start), resp, err)
+	countModelCall(ctx, label, time.Since(start), resp, err)
 	if err != nil {
 		return model.Response{}, classify(err)
 	}

@@ -67,7 +67,7 @@ func TestRunToolOnHost(t *testing.T) {
 			env.RegisterActivity(a)
 			val, err := env.ExecuteActivity(a.RunToolOnHost, RunToolInput{WorkflowID: "wf", Host: tc.host,
 				Call: toolCall("write_file", `{"path":"a.txt","content":"x"}`)})
-			_, statErr := os.Stat(filepath.Join(state, "workspaces", "wf", "a.txt"))
+			_, statErr := os.Stat(filepath.Join(state, SessionsFolder, "wf", "a.txt"))
 			if wrote := statErr == nil; wrote != tc.ran {
 				t.Errorf("the file was written: %v, want %v", wrote, tc.ran)
 			}

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -95,6 +96,7 @@ func metrics(ctx context.Context) client.MetricsHandler {
 // resp is the answer). The call's trace span, when tracing is on, gets the
 // model and the tokens under OpenTelemetry's GenAI attribute names.
 func countModelCall(ctx context.Context, modelName string, d time.Duration, resp model.Response, err error) {
+	modelName = modelLabels.label(modelName)
 	outcome := modelOutcome(ctx, err)
 	h := metrics(ctx).WithTags(map[string]string{TagModel: modelName, TagOutcome: outcome})
 	h.Counter(MetricModelCalls).Inc(1)
@@ -116,6 +118,38 @@ func countModelCall(ctx context.Context, modelName string, d time.Duration, resp
 	span.SetAttributes(
 		attribute.Int64("gen_ai.usage.input_tokens", resp.Usage.PromptTokens),
 		attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.CompletionTokens))
+}
+
+// MaxModelLabels bounds the distinct values of the model tag a worker
+// reports: the model's name comes from a run's input, and every new value
+// is a new time series in the metrics backend. Past the bound, calls are
+// counted under OtherModel.
+const MaxModelLabels = 32
+
+// OtherModel is the model tag of the calls past MaxModelLabels.
+const OtherModel = "other"
+
+// modelLabels are the model tags this process has reported so far.
+var modelLabels = &labelSet{seen: make(map[string]bool)}
+
+// labelSet hands out at most MaxModelLabels distinct labels.
+type labelSet struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// label returns name while the set has room for it, else OtherModel.
+func (s *labelSet) label(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[name] {
+		return name
+	}
+	if len(s.seen) >= MaxModelLabels {
+		return OtherModel
+	}
+	s.seen[name] = true
+	return name
 }
 
 // modelOutcome names what a model call came to, as classify judges it.

@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -49,18 +47,13 @@ const (
 	// ErrTypeReportRejected is a webhook that refused the event (a 3xx or a
 	// 4xx other than 408, 425 and 429). Not retryable.
 	ErrTypeReportRejected = "ReportRejected"
+	// ErrTypeReportForbidden is a webhook the worker does not post to: a URL
+	// its header set is not bound to (TODOFLOW_WEBHOOK_URLS_<NAME>), or an
+	// address on the worker's machine or private networks (loopback,
+	// private, link-local, ...) that TODOFLOW_WEBHOOK_ALLOW_NETS does not
+	// allow. Not retryable.
+	ErrTypeReportForbidden = "ReportForbidden"
 )
-
-// WebhookHeadersEnvPrefix starts the names of the worker's environment
-// variables that hold webhook headers; see WebhookHeadersEnv.
-const WebhookHeadersEnvPrefix = "TODOFLOW_WEBHOOK_HEADERS_"
-
-// webhookTimeout bounds one webhook delivery, answer included.
-const webhookTimeout = 10 * time.Second
-
-// maxRetryAfter caps the delay a webhook may ask for with Retry-After, so
-// that a receiver cannot park a run's reporting for days.
-const maxRetryAfter = time.Hour
 
 // ReporterConfig is one entry of a workflow input's `reporters` list (jaato's
 // reporter_type + reporter_config): {"type": "console"|"file"|"webhook",
@@ -74,7 +67,12 @@ const maxRetryAfter = time.Hour
 //     as JSON. headers (optional) names a JSON object of header → value in
 //     the worker's environment variable TODOFLOW_WEBHOOK_HEADERS_<NAME>
 //     (see WebhookHeadersEnv), so that credentials stay on the worker and out
-//     of workflow history.
+//     of workflow history; they are sent only to the URLs the worker's
+//     TODOFLOW_WEBHOOK_URLS_<NAME> binds them to (see WebhookURLsEnv). The
+//     worker checks both when it delivers (Validate cannot: it runs in
+//     workflow code, which must not read the environment), and refuses
+//     addresses on its own machine and private networks unless allowed
+//     (see WebhookAllowNetsEnv).
 type ReporterConfig struct {
 	Type   string          `json:"type"`
 	Config json.RawMessage `json:"config,omitempty"`
@@ -252,21 +250,6 @@ func isAlnum(c rune) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// WebhookHeadersEnv returns the environment variable that holds the headers
-// a webhook reporter's "headers" names: TODOFLOW_WEBHOOK_HEADERS_ followed by
-// the name upper-cased, every byte other than a letter or digit turned to
-// '_' ("my-hook" → TODOFLOW_WEBHOOK_HEADERS_MY_HOOK). Its value is a JSON
-// object of header name → value, e.g. {"Authorization": "Bearer …"}.
-func WebhookHeadersEnv(name string) string {
-	b := []byte(strings.ToUpper(name))
-	for i, c := range b {
-		if !isAlnum(rune(c)) {
-			b[i] = '_'
-		}
-	}
-	return WebhookHeadersEnvPrefix + string(b)
-}
-
 // ReportInput is one plan event for one reporter.
 type ReportInput struct {
 	Reporter ReporterConfig `json:"reporter"`
@@ -321,8 +304,10 @@ type reportPlan struct {
 // ErrTypeReportInput); a write or network error, or a webhook answering 408,
 // 425, 429 or 5xx, is (ErrTypeReportRetryable, with the webhook's
 // Retry-After as the next retry delay); a webhook's other refusals are not
-// (ErrTypeReportRejected). Delivery is at least once: a webhook receiver
-// drops duplicates by the Idempotency-Key header.
+// (ErrTypeReportRejected), nor is a destination the worker refuses
+// (ErrTypeReportForbidden). A webhook's error has its status, never its
+// body. Delivery is at least once: a webhook receiver drops duplicates by
+// the Idempotency-Key header.
 func (a *Activities) Report(ctx context.Context, in ReportInput) error {
 	fileCfg, hookCfg, err := in.Reporter.parse()
 	if err != nil {
@@ -512,188 +497,4 @@ func (a *Activities) reportFile(in ReportInput, cfg *fileReporterConfig) error {
 		return retryable(err)
 	}
 	return nil
-}
-
-// webhookClient posts webhook reports. Its only retries are Temporal's: it
-// follows no redirects (a redirected POST may turn into a GET) and requests
-// are sent without GetBody, so the transport does not replay them either.
-var webhookClient = &http.Client{
-	Timeout: webhookTimeout,
-	CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	},
-}
-
-// reportWebhook POSTs the event to the reporter's URL.
-func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *webhookReporterConfig) error {
-	headers, err := webhookHeaders(cfg.Headers)
-	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
-	}
-	body, err := record(in)
-	if err != nil {
-		return err
-	}
-	target := cfg.URL.String()
-	where := "webhook " + safeURL(cfg.URL)
-
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		err = fmt.Errorf("%s: %w", where, err)
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
-	}
-	req.GetBody = nil // see webhookClient
-	for name, value := range headers {
-		req.Header.Set(name, value)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", headerSafe(in.WorkflowID+"/"+in.AgentID+"/"+ev.eventID()))
-
-	resp, err := webhookClient.Do(req)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			// Cancelled or timed out by Temporal: the attempt failed, not
-			// the delivery; Temporal decides what comes next.
-			return ctxErr
-		}
-		msg := fmt.Sprintf("%s: %v", where, stripURLError(err))
-		return temporal.NewApplicationError(msg, ErrTypeReportRetryable)
-	}
-	defer resp.Body.Close()
-	head, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
-
-	status := resp.StatusCode
-	if status >= 200 && status <= 299 {
-		return nil
-	}
-	msg := fmt.Sprintf("%s: %d %s", where, status, http.StatusText(status))
-	if ex := excerpt(redactValues(string(head), headers), 200); ex != "" {
-		msg += ": " + ex
-	}
-	switch {
-	case status == http.StatusRequestTimeout, status == http.StatusTooEarly,
-		status == http.StatusTooManyRequests, status >= 500:
-		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeReportRetryable, temporal.ApplicationErrorOptions{
-			NextRetryDelay: retryAfterDelay(resp.Header.Get("Retry-After"), time.Now()),
-		})
-	}
-	return temporal.NewNonRetryableApplicationError(msg, ErrTypeReportRejected, nil)
-}
-
-// webhookHeaders reads the headers a webhook reporter names from the
-// worker's environment. Its errors name the variable, never a value.
-func webhookHeaders(name string) (map[string]string, error) {
-	if name == "" {
-		return nil, nil
-	}
-	env := WebhookHeadersEnv(name)
-	raw, ok := os.LookupEnv(env)
-	if !ok {
-		return nil, fmt.Errorf("webhook reporter: headers %q: the worker's environment has no %s "+
-			`(set it to a JSON object of header names to values, e.g. {"Authorization": "Bearer …"})`, name, env)
-	}
-	var headers map[string]string
-	if err := json.Unmarshal([]byte(raw), &headers); err != nil || headers == nil {
-		return nil, fmt.Errorf("webhook reporter: headers %q: %s must hold a JSON object of header names to string values", name, env)
-	}
-	for h, v := range headers {
-		if !validHeaderName(h) {
-			return nil, fmt.Errorf("webhook reporter: headers %q: %s has an invalid header name %q", name, env, oneLine(h))
-		}
-		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
-			return nil, fmt.Errorf("webhook reporter: headers %q: %s: the value of %s has control characters", name, env, h)
-		}
-	}
-	return headers, nil
-}
-
-// validHeaderName reports whether h is an HTTP token (RFC 9110).
-func validHeaderName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !isAlnum(rune(c)) && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
-			return false
-		}
-	}
-	return true
-}
-
-// headerSafe percent-escapes the control characters a header value cannot hold.
-func headerSafe(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
-			fmt.Fprintf(&b, "%%%02X", c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// safeURL is the URL for messages: without credentials, query or fragment.
-func safeURL(u *url.URL) string {
-	c := *u
-	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
-	return c.String()
-}
-
-// stripURLError drops the *url.Error wrapper, whose text repeats the URL
-// with its query.
-func stripURLError(err error) error {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return ue.Err
-	}
-	return err
-}
-
-// redactValues hides header values a receiver may echo in its answer: each
-// whole value, and each word of it that is long enough to be a credential,
-// since a receiver refusing "Authorization: Bearer <token>" may quote the
-// token alone. Shorter words (a scheme such as "Bearer") are left, so that
-// the answer still reads.
-func redactValues(s string, headers map[string]string) string {
-	for _, v := range headers {
-		if v = strings.TrimSpace(v); v == "" {
-			continue
-		}
-		s = strings.ReplaceAll(s, v, "[redacted]")
-		for _, word := range strings.Fields(v) {
-			if len(word) >= minCredential {
-				s = strings.ReplaceAll(s, word, "[redacted]")
-			}
-		}
-	}
-	return s
-}
-
-// minCredential is the length from which a word of a header value is taken
-// for a credential: longer than the schemes of the Authorization header
-// (Basic, Bearer, Digest, Negotiate), shorter than any token worth the name.
-const minCredential = 10
-
-// retryAfterDelay reads Retry-After (seconds or an HTTP date); 0 when absent
-// or unusable, at most maxRetryAfter.
-func retryAfterDelay(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if math.IsNaN(n) || n <= 0 {
-			return 0
-		}
-		if n >= maxRetryAfter.Seconds() {
-			return maxRetryAfter
-		}
-		d = time.Duration(n * float64(time.Second))
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	return max(0, min(d, maxRetryAfter))
 }

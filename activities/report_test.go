@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,18 +86,6 @@ func TestReporterConfigJSON(t *testing.T) {
 	}
 	if r.Type != ReporterFile || r.Validate() != nil {
 		t.Fatalf("got %+v (%v)", r, r.Validate())
-	}
-}
-
-func TestWebhookHeadersEnv(t *testing.T) {
-	for name, want := range map[string]string{
-		"ops":       "TODOFLOW_WEBHOOK_HEADERS_OPS",
-		"my-hook":   "TODOFLOW_WEBHOOK_HEADERS_MY_HOOK",
-		"Team.A v2": "TODOFLOW_WEBHOOK_HEADERS_TEAM_A_V2",
-	} {
-		if got := WebhookHeadersEnv(name); got != want {
-			t.Errorf("WebhookHeadersEnv(%q) = %q, want %q", name, got, want)
-		}
 	}
 }
 
@@ -308,193 +293,6 @@ func TestReportFileErrors(t *testing.T) {
 	}
 }
 
-// hookRequest is what the test webhook received.
-type hookRequest struct {
-	header http.Header
-	body   []byte
-}
-
-func TestReportWebhook(t *testing.T) {
-	const secret = "Bearer s3cret-t0ken"
-	t.Setenv("TODOFLOW_WEBHOOK_HEADERS_OPS_HOOK", `{"Authorization": "`+secret+`", "X-Team": "platform"}`)
-
-	tests := []struct {
-		name    string
-		headers string // the config's "headers"; "" for none
-		status  int
-		answer  string
-		retry   string // Retry-After
-		closed  bool   // the server is gone
-
-		errType      string // "" when delivered
-		nonRetryable bool
-		delay        time.Duration
-		wantErr      []string
-	}{
-		{name: "delivered", headers: "ops-hook", status: http.StatusOK},
-		{name: "delivered 204 without headers", status: http.StatusNoContent},
-		{name: "503 with Retry-After", headers: "ops-hook", status: http.StatusServiceUnavailable, retry: "7",
-			errType: ErrTypeReportRetryable, delay: 7 * time.Second, wantErr: []string{"503"}},
-		{name: "503 quoting the token alone", headers: "ops-hook", status: http.StatusServiceUnavailable, answer: "token s3cret-t0ken is not valid yet",
-			errType: ErrTypeReportRetryable, wantErr: []string{"503", "token [redacted] is not valid yet"}},
-		{name: "429", status: http.StatusTooManyRequests,
-			errType: ErrTypeReportRetryable, wantErr: []string{"429"}},
-		{name: "408", status: http.StatusRequestTimeout,
-			errType: ErrTypeReportRetryable, wantErr: []string{"408"}},
-		{name: "400", headers: "ops-hook", status: http.StatusBadRequest, answer: "bad event; you sent Authorization: " + secret,
-			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"400 Bad Request", "bad event"}},
-		{name: "401", status: http.StatusUnauthorized,
-			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"401"}},
-		{name: "redirect is not followed", status: http.StatusFound,
-			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"302"}},
-		{name: "closed server", closed: true,
-			errType: ErrTypeReportRetryable},
-		{name: "missing headers variable", headers: "nope",
-			errType: ErrTypeReportConfig, nonRetryable: true, wantErr: []string{"TODOFLOW_WEBHOOK_HEADERS_NOPE"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var (
-				mu   sync.Mutex
-				reqs []hookRequest
-			)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				mu.Lock()
-				reqs = append(reqs, hookRequest{header: r.Header.Clone(), body: body})
-				mu.Unlock()
-				if r.Method != http.MethodPost {
-					w.WriteHeader(http.StatusMethodNotAllowed)
-					return
-				}
-				if tt.retry != "" {
-					w.Header().Set("Retry-After", tt.retry)
-				}
-				if tt.status == http.StatusFound {
-					w.Header().Set("Location", "/elsewhere")
-				}
-				w.WriteHeader(tt.status)
-				io.WriteString(w, tt.answer)
-			}))
-			if tt.closed {
-				srv.Close()
-			} else {
-				defer srv.Close()
-			}
-			config := map[string]string{"url": srv.URL + "/plans?token=abc"}
-			if tt.headers != "" {
-				config["headers"] = tt.headers
-			}
-			cfg, _ := json.Marshal(config)
-			in := ReportInput{
-				Reporter:   ReporterConfig{Type: ReporterWebhook, Config: cfg},
-				WorkflowID: "wf-1/researcher", AgentID: "researcher",
-				Event: json.RawMessage(testEvent), Plan: json.RawMessage(testPlan),
-			}
-			err := executeReport(t, &Activities{StateDir: t.TempDir()}, in, nil)
-
-			if tt.errType == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				appErr := wantAppErr(t, err, tt.errType, tt.nonRetryable)
-				if got := appErr.NextRetryDelay(); got != tt.delay {
-					t.Errorf("next retry delay %v, want %v", got, tt.delay)
-				}
-				for _, w := range tt.wantErr {
-					if !strings.Contains(appErr.Error(), w) {
-						t.Errorf("error %q does not contain %q", appErr.Error(), w)
-					}
-				}
-				if strings.Contains(appErr.Error(), "s3cret") {
-					t.Errorf("error %q shows a header value", appErr.Error())
-				}
-			}
-			if tt.closed || tt.errType == ErrTypeReportConfig {
-				if len(reqs) != 0 {
-					t.Fatalf("got %d requests, want none", len(reqs))
-				}
-				return
-			}
-
-			mu.Lock()
-			defer mu.Unlock()
-			if len(reqs) != 1 {
-				t.Fatalf("got %d requests, want 1 (no retry by the HTTP client, no redirect followed)", len(reqs))
-			}
-			req := reqs[0]
-			if ct := req.header.Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type %q", ct)
-			}
-			if key := req.header.Get("Idempotency-Key"); key != "wf-1/researcher/researcher/7" {
-				t.Errorf("Idempotency-Key %q", key)
-			}
-			wantAuth, wantTeam := "", ""
-			if tt.headers != "" {
-				wantAuth, wantTeam = secret, "platform"
-			}
-			if got := req.header.Get("Authorization"); got != wantAuth {
-				t.Errorf("Authorization %q, want %q", got, wantAuth)
-			}
-			if got := req.header.Get("X-Team"); got != wantTeam {
-				t.Errorf("X-Team %q, want %q", got, wantTeam)
-			}
-			var body struct {
-				WorkflowID string          `json:"workflow_id"`
-				AgentID    string          `json:"agent_id"`
-				Event      json.RawMessage `json:"event"`
-				Plan       json.RawMessage `json:"plan"`
-			}
-			if err := json.Unmarshal(req.body, &body); err != nil {
-				t.Fatalf("body %q: %v", req.body, err)
-			}
-			if body.WorkflowID != "wf-1/researcher" || body.AgentID != "researcher" {
-				t.Errorf("body workflow %q agent %q", body.WorkflowID, body.AgentID)
-			}
-			if !jsonEqual(t, body.Event, testEvent) || !jsonEqual(t, body.Plan, testPlan) {
-				t.Errorf("body %s does not carry the event and the plan", req.body)
-			}
-		})
-	}
-}
-
-func jsonEqual(t *testing.T, got json.RawMessage, want string) bool {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		return false
-	}
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	gb, _ := json.Marshal(g)
-	wb, _ := json.Marshal(w)
-	return string(gb) == string(wb)
-}
-
-func TestRetryAfterDelay(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, tt := range []struct {
-		v    string
-		want time.Duration
-	}{
-		{"", 0},
-		{"7", 7 * time.Second},
-		{"1.5", 1500 * time.Millisecond},
-		{"0", 0},
-		{"-3", 0},
-		{"soon", 0},
-		{"99999999999", maxRetryAfter},
-		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
-		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0},
-	} {
-		if got := retryAfterDelay(tt.v, now); got != tt.want {
-			t.Errorf("retryAfterDelay(%q) = %v, want %v", tt.v, got, tt.want)
-		}
-	}
-}
-
 func TestReporterRetryWindow(t *testing.T) {
 	tests := []struct {
 		seconds int
@@ -515,22 +313,6 @@ func TestReporterRetryWindow(t *testing.T) {
 		}
 		if err == nil && r.RetryWindow() != tt.want {
 			t.Errorf("retry_window_s %d: window %v, want %v", tt.seconds, r.RetryWindow(), tt.want)
-		}
-	}
-}
-
-func TestRedactValues(t *testing.T) {
-	headers := map[string]string{"Authorization": "Bearer 0123456789abcdef", "X-Team": "platform", "X-Key": " k-2024-05-31-long "}
-	for _, tt := range []struct{ in, want string }{
-		{"you sent Bearer 0123456789abcdef", "you sent [redacted]"},
-		{"token 0123456789abcdef refused", "token [redacted] refused"},
-		{"Bearer tokens only", "Bearer tokens only"},                     // the scheme alone is no secret
-		{"team platform is over quota", "team [redacted] is over quota"}, // a whole value
-		{"key k-2024-05-31-long expired", "key [redacted] expired"},
-		{"nothing to hide", "nothing to hide"},
-	} {
-		if got := redactValues(tt.in, headers); got != tt.want {
-			t.Errorf("redactValues(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -174,7 +174,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	root.Close()
 
 	limit := a.toolOutputMax()
-	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit}
+	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites}
 	content, err := runSafely(ctx, tool, env, in.Call)
 	if err == nil {
 		return RunToolResult{Content: truncateOutput(in.Call.Name, content, limit)}, nil
@@ -236,11 +236,17 @@ func runSafely(ctx context.Context, tool Tool, env ToolEnv, call model.ToolCall)
 // built once per process.
 var defaultRegistry = sync.OnceValue(DefaultRegistry)
 
-// workspace returns the workspace of a call: the input's folder, or else
-// <StateDir>/workspaces/<workflow id>.
+// workspace returns the workspace of a call: the input's folder, which must
+// be inside one of the worker's Roots (checked at the run's start by
+// CheckWorkspace, and again here, since this worker may not be the one that
+// checked), or else <StateDir>/sessions/<workflow id>.
 func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
 	if in.Workspace != "" {
-		return NewWorkspace(in.Workspace)
+		dir, err := a.Roots.Resolve(in.Workspace)
+		if err != nil {
+			return Workspace{}, fmt.Errorf("workspace %w", err)
+		}
+		return NewWorkspace(dir)
 	}
 	if a.StateDir == "" {
 		return Workspace{}, errors.New("no workspace: the call names none and the worker has no state folder")
@@ -248,8 +254,14 @@ func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
 	if in.WorkflowID == "" {
 		return Workspace{}, errors.New("no workspace: the call names none and has no workflow id")
 	}
-	return NewWorkspace(filepath.Join(a.StateDir, "workspaces", workspaceName(in.WorkflowID)))
+	return NewWorkspace(filepath.Join(a.StateDir, SessionsFolder, workspaceName(in.WorkflowID)))
 }
+
+// SessionsFolder is the folder of the state folder that holds the
+// workspaces of runs that name none, one per run tree. It is not a
+// workspace root, so that no run can name another session's folder as its
+// workspace.
+const SessionsFolder = "sessions"
 
 // maxWorkspaceName keeps folder names well under the usual limit of 255 bytes.
 const maxWorkspaceName = 128

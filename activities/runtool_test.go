@@ -73,7 +73,7 @@ func testTools(t *testing.T) *Registry {
 
 func TestRunTool(t *testing.T) {
 	ws := t.TempDir()
-	a := &Activities{Tools: testTools(t), StateDir: t.TempDir()}
+	a := &Activities{Tools: testTools(t), StateDir: t.TempDir(), Roots: testRoots(t, filepath.Dir(ws))}
 	tests := []struct {
 		name string
 		call model.ToolCall
@@ -135,12 +135,12 @@ func TestRunToolDefaultWorkspace(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("RunTool = %+v, %v", res, err)
 	}
-	want := filepath.Join(state, "workspaces", "session-1%2Fresearcher", "out.txt")
+	want := filepath.Join(state, SessionsFolder, "session-1%2Fresearcher", "out.txt")
 	if got, err := os.ReadFile(want); err != nil || string(got) != "found it" {
 		t.Fatalf("%s holds %q, %v", want, got, err)
 	}
 	// The parent's folder holds nothing of its child's.
-	if _, err := os.Stat(filepath.Join(state, "workspaces", "session-1")); err == nil {
+	if _, err := os.Stat(filepath.Join(state, SessionsFolder, "session-1")); err == nil {
 		t.Error("the subagent's workspace is inside its parent's")
 	}
 }
@@ -153,20 +153,26 @@ func TestRunToolWorkflowIDFromActivityInfo(t *testing.T) {
 		t.Fatalf("RunTool = %+v, %v", res, err)
 	}
 	// The test environment's workflow id.
-	if _, err := os.Stat(filepath.Join(state, "workspaces", "default-test-workflow-id")); err != nil {
+	if _, err := os.Stat(filepath.Join(state, SessionsFolder, "default-test-workflow-id")); err != nil {
 		t.Errorf("workspace of the scheduling workflow not created: %v", err)
 	}
 }
 
+// A relative workspace is inside the worker's first root, whatever the
+// worker's current folder.
 func TestRunToolRelativeWorkspace(t *testing.T) {
 	t.Chdir(t.TempDir())
-	a := &Activities{}
+	first, second := t.TempDir(), t.TempDir()
+	a := &Activities{Roots: testRoots(t, first, second)}
 	res, err := executeRunTool(t, a, RunToolInput{Workspace: "rel/ws", Call: toolCall("write_file", `{"path": "f", "content": "x"}`)})
 	if err != nil || res.IsError {
 		t.Fatalf("RunTool = %+v, %v", res, err)
 	}
-	if _, err := os.Stat(filepath.Join("rel", "ws", "f")); err != nil {
-		t.Errorf("file not written relative to the current directory: %v", err)
+	if _, err := os.Stat(filepath.Join(first, "rel", "ws", "f")); err != nil {
+		t.Errorf("file not written inside the first root: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join("rel", "ws", "f")); err == nil {
+		t.Errorf("file written relative to the current folder")
 	}
 }
 
@@ -183,8 +189,12 @@ func TestRunToolWorkspaceErrors(t *testing.T) {
 			"no workspace: the call names none and the worker has no state folder"},
 		{"cannot create", &Activities{StateDir: file}, RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)},
 			"create workspace"},
-		{"workspace is a file", &Activities{}, RunToolInput{Workspace: file, Call: toolCall("list_files", `{}`)},
+		{"workspace is a file", &Activities{Roots: testRoots(t, filepath.Dir(file))}, RunToolInput{Workspace: file, Call: toolCall("list_files", `{}`)},
 			"create workspace"},
+		{"workspace outside the roots", &Activities{Roots: testRoots(t, t.TempDir())}, RunToolInput{Workspace: "/etc", Call: toolCall("list_files", `{}`)},
+			"not a folder inside one of the worker's workspace roots"},
+		{"no roots", &Activities{}, RunToolInput{Workspace: t.TempDir(), Call: toolCall("list_files", `{}`)},
+			"allows no named workspace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,7 +389,7 @@ func TestRunToolBuiltinsFitTheLimit(t *testing.T) {
 	for i := range 200 {
 		mustWrite(t, filepath.Join(ws, "many", fmt.Sprintf("file-with-a-rather-long-name-%03d.txt", i)), "")
 	}
-	a := &Activities{StateDir: t.TempDir(), ToolOutputMax: MinToolOutputMax}
+	a := &Activities{StateDir: t.TempDir(), ToolOutputMax: MinToolOutputMax, Roots: testRoots(t, filepath.Dir(ws))}
 	for _, c := range []struct{ tool, args, note string }{
 		{"read_file", `{"path": "big.txt"}`, "; call read_file with offset "},
 		{"read_file", `{"path": "big.txt", "offset": 3000, "limit": 100000}`, "; call read_file with offset "},

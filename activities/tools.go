@@ -39,6 +39,9 @@ type ToolEnv struct {
 	AgentID string
 	// Workspace is the folder the tool may read and write.
 	Workspace Workspace
+	// VCSWrites: the operator lets tools write inside version control
+	// metadata (see Activities.VCSWrites).
+	VCSWrites bool
 
 	// OutputMax is how many bytes of the tool's result the model reads:
 	// RunTool cuts the rest (runtool.go). A tool that can page its answer

@@ -535,7 +535,7 @@ func TestRunToolReadsCallInParts(t *testing.T) {
 	// The test environment's workflow and run.
 	c := &queryClient{workflowID: "default-test-workflow-id", runID: "default-test-run-id", msgs: msgs}
 	ws := t.TempDir()
-	res, err := executeRunTool(t, &Activities{Client: c}, RunToolInput{
+	res, err := executeRunTool(t, &Activities{Client: c, Roots: testRoots(t, filepath.Dir(ws))}, RunToolInput{
 		Workspace: ws,
 		Call:      model.ToolCall{ID: "c2", Name: "write_file"},
 		From:      &CallRef{Message: 1, Index: 1},
@@ -569,10 +569,10 @@ func TestRunToolWaitsForALateTranscript(t *testing.T) {
 		onQuery: func() { order = append(order, "query") }}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	a := &Activities{Client: c}
+	ws := t.TempDir()
+	a := &Activities{Client: c, Roots: testRoots(t, filepath.Dir(ws))}
 	env.RegisterActivity(a)
 	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { order = append(order, "heartbeat") })
-	ws := t.TempDir()
 	val, err := env.ExecuteActivity(a.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: &CallRef{Message: 1}})
 	if err != nil {
 		t.Fatal(err)

@@ -309,6 +309,7 @@ func TestCallModelAndRunToolReadFromTheCache(t *testing.T) {
 		t.Fatalf("%d queries, requests %+v; want none and the two messages sent", q.queries, m.reqs)
 	}
 	ws := t.TempDir()
+	a.Roots = testRoots(t, filepath.Dir(ws))
 	ref := &CallRef{Message: 2, Index: 0, Digest: CallDigest(answer.ToolCalls[0])}
 	if _, err := env.ExecuteActivity(a.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: ref}); err != nil {
 		t.Fatal(err)
@@ -320,7 +321,7 @@ func TestCallModelAndRunToolReadFromTheCache(t *testing.T) {
 	// Another worker, which has seen none of it, asks the workflow.
 	q.msgs = append(q.msgs, model.Message{Role: model.RoleAssistant, ToolCalls: answer.ToolCalls},
 		model.Message{Role: model.RoleTool, ToolCallID: "c1", Content: "written", ToolCalls: []model.ToolCall{}})
-	other := &Activities{Client: q, Transcripts: NewTranscriptCache(0), Models: a.Models}
+	other := &Activities{Client: q, Transcripts: NewTranscriptCache(0), Models: a.Models, Roots: a.Roots}
 	env = activityEnv(other)
 	if _, err := env.ExecuteActivity(other.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: ref}); err != nil {
 		t.Fatal(err)

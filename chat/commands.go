@@ -171,9 +171,14 @@ var errNoState = errors.New("the session's state cannot be read yet (is a worker
 func (s *session) answer(ctx context.Context, approve bool, feedback string, st *workflows.State) (string, error) {
 	var answer string
 	var err error
-	tool := st != nil && (st.PendingApproval != nil || hasWait(st, workflows.WaitToolApproval))
+	callID, tool := "", false
+	if st != nil {
+		callID, tool = st.WaitingCall("")
+	}
 	if tool {
-		err = s.update(ctx, workflows.ApproveToolUpdate, workflows.ToolApprovalArgs{Approved: &approve, Feedback: feedback}, &answer)
+		// The call shown is the call answered: if another took its place
+		// meanwhile, the workflow refuses.
+		err = s.update(ctx, workflows.ApproveToolUpdate, workflows.ToolApprovalArgs{Approved: &approve, Feedback: feedback, CallID: callID}, &answer)
 	} else {
 		err = s.update(ctx, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: feedback}, &answer)
 	}

@@ -47,6 +47,11 @@
 // has opened them, the progress line (the item in progress and done/total,
 // like Gemini CLI's indicator) and the prompt.
 //
+// Most of it is text that a model, a tool or a file wrote, so both views
+// clean what they print of terminal controls (internal/termtext) before
+// wrapping it in their own styles: a reply cannot set the clipboard, make a
+// link or erase the lines above it.
+//
 // When the input or output is not a terminal, the line mode (plain.go)
 // prints the same transcript and notices as plain lines and reads its input
 // a line at a time, each once the session has answered the previous one, so

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -21,8 +22,11 @@ import (
 // the session waits for the user again; the session goes on.
 
 func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader, out io.Writer, intro []string) error {
+	// Every line may hold what a model, a tool or a file wrote, and a pipe
+	// often ends on a terminal: each is printed cleaned (package termtext).
+	say := func(line string) { fmt.Fprintln(out, termtext.Clean(line)) }
 	for _, l := range intro {
-		fmt.Fprintln(out, l)
+		say(l)
 	}
 	lines := make(chan string)
 	go func() {
@@ -48,7 +52,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 	)
 	print := func(entries []entry) {
 		for _, e := range entries {
-			fmt.Fprintln(out, e.text)
+			say(e.text)
 		}
 	}
 	for {
@@ -58,7 +62,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 		human := fresh && slices.Contains([]string{workflows.StatusAwaitingApproval, workflows.StatusPaused}, tr.st.Status)
 		ready := tr.closed != "" || human || (fresh && sending == 0 && tr.waiting())
 		if ready && eof {
-			fmt.Fprintf(out, "Left session %s; it goes on (starter chat --id %s).\n", sess.id, sess.id)
+			say(fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id))
 			return nil
 		}
 		var next <-chan string
@@ -73,19 +77,19 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 				tr.fail(err)
 				if err.Error() != lastErr {
 					lastErr = err.Error()
-					fmt.Fprintln(out, "! "+lastErr)
+					say("! " + lastErr)
 				}
 				continue
 			}
 			print(tr.apply(v.(Snapshot)))
 			if tr.err != nil && tr.err.Error() != lastErr {
 				lastErr = tr.err.Error()
-				fmt.Fprintln(out, "! "+lastErr)
+				say("! " + lastErr)
 			}
 			now := attention(tr.st)
 			for _, a := range now {
 				if !slices.Contains(announced, a) {
-					fmt.Fprintln(out, a)
+					say(a)
 				}
 			}
 			announced = now
@@ -96,7 +100,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 			sending--
 			acted = time.Now()
 			if err != nil {
-				fmt.Fprintln(out, "! "+err.Error())
+				say("! " + err.Error())
 			}
 		case text, ok := <-next:
 			if !ok {
@@ -109,9 +113,9 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 			l, err := parseLine(text)
 			switch {
 			case err != nil:
-				fmt.Fprintln(out, "! "+err.Error())
+				say("! " + err.Error())
 			case l.cmd == "quit":
-				fmt.Fprintf(out, "Left session %s; it goes on (starter chat --id %s).\n", sess.id, sess.id)
+				say(fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id))
 				return nil
 			case l.message != "":
 				sending++
@@ -124,13 +128,13 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 					}
 				}()
 			default:
-				fmt.Fprintln(out, text)
+				say(text)
 				res, err := sess.run(ctx, l, tr.st)
 				if err != nil {
-					fmt.Fprintln(out, "! "+err.Error())
+					say("! " + err.Error())
 					continue
 				}
-				fmt.Fprintln(out, res)
+				say(res)
 				if changes(l.cmd) {
 					acted = time.Now()
 				}

@@ -8,14 +8,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
 )
 
 // What the client shows, as plain text with a kind; the terminal view
-// styles each kind, the line mode prints the text as it is. Everything here
-// is pure, so that it is tested without a terminal.
+// styles each kind, the line mode prints the text as it is, both cleaned of
+// terminal controls (package termtext): the text is the model's, the tools'
+// and the files'. Everything here is pure, so that it is tested without a
+// terminal.
 
 type kind int
 
@@ -300,8 +303,11 @@ func firstLine(s string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// clip cuts s to at most n characters, marking a cut with "…".
+// clip cuts s to at most n characters, marking a cut with "…". s is
+// cleaned of terminal controls first: the view cleans every line again, but
+// half a sequence left by the cut would swallow what follows it on the line.
 func clip(s string, n int) string {
+	s = termtext.Clean(s)
 	r := []rune(s)
 	if len(r) <= n {
 		return s

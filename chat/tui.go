@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+
+	"github.com/todoflow/todoflow/internal/termtext"
 )
 
 // The terminal view (bubbletea, inline like Gemini CLI's): what is final
@@ -29,26 +31,42 @@ var (
 	styleChecklist = lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.BrightBlack).Padding(0, 1)
 )
 
+// paint styles text that may hold what a model, a tool or a file wrote,
+// cleaned of terminal controls first (package termtext), so that the only
+// sequences that reach the terminal are the style's own.
+func paint(s lipgloss.Style, text string) string {
+	return s.Render(termtext.Clean(text))
+}
+
 func styled(e entry) string {
 	switch e.kind {
 	case kindUser:
-		return styleUser.Render(e.text)
+		return paint(styleUser, e.text)
 	case kindReply:
-		return "● " + e.text
+		return "● " + termtext.Clean(e.text)
 	case kindTool:
-		return styleTool.Render(e.text)
+		return paint(styleTool, e.text)
 	case kindResult:
-		return styleResult.Render(e.text)
+		return paint(styleResult, e.text)
 	case kindError:
-		return styleError.Render(e.text)
+		return paint(styleError, e.text)
 	case kindNote:
-		return styleNote.Render(e.text)
+		return paint(styleNote, e.text)
 	case kindEvent:
-		return styleEvent.Render(e.text)
+		return paint(styleEvent, e.text)
 	case kindAttention:
-		return styleAttention.Render(e.text)
+		return paint(styleAttention, e.text)
 	}
-	return e.text
+	return termtext.Clean(e.text)
+}
+
+// printed is the block that entries print above the program.
+func printed(entries []entry) string {
+	lines := make([]string, len(entries))
+	for i, e := range entries {
+		lines[i] = styled(e)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Messages of the terminal view.
@@ -97,7 +115,7 @@ func (u *ui) next() tea.Cmd {
 func (u *ui) Init() tea.Cmd {
 	cmds := []tea.Cmd{u.next()}
 	for _, line := range u.intro {
-		cmds = append(cmds, tea.Println(styleNote.Render(line)))
+		cmds = append(cmds, tea.Println(paint(styleNote, line)))
 	}
 	return tea.Sequence(cmds...)
 }
@@ -106,11 +124,7 @@ func (u *ui) print(entries []entry) tea.Cmd {
 	if len(entries) == 0 {
 		return nil
 	}
-	lines := make([]string, len(entries))
-	for i, e := range entries {
-		lines[i] = styled(e)
-	}
-	return tea.Println(strings.Join(lines, "\n"))
+	return tea.Println(printed(entries))
 }
 
 func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
@@ -189,7 +203,7 @@ func (u *ui) leave(printed tea.Cmd, last string) (tea.Model, tea.Cmd) {
 	u.quitting = true
 	cmds := []tea.Cmd{printed}
 	if last != "" {
-		cmds = append(cmds, tea.Println(styleNote.Render(last)))
+		cmds = append(cmds, tea.Println(paint(styleNote, last)))
 	}
 	return u, tea.Sequence(append(cmds, tea.Quit)...)
 }
@@ -200,16 +214,18 @@ func (u *ui) View() tea.View {
 	}
 	var parts []string
 	if s := u.tr.stream; s != nil && s.Text != "" {
-		parts = append(parts, "● "+streamText(s.Text, s.Cut, max(u.height/2, 3)))
+		// Cleaned whole, before its last lines are taken: a cut could
+		// leave half a sequence.
+		parts = append(parts, "● "+streamText(termtext.Clean(s.Text), s.Cut, max(u.height/2, 3)))
 	}
 	for _, t := range u.tr.tools {
-		parts = append(parts, styleTool.Render("⏳ running "+t))
+		parts = append(parts, paint(styleTool, "⏳ running "+t))
 	}
 	for _, a := range attention(u.tr.st) {
-		parts = append(parts, styleAttention.Render(a))
+		parts = append(parts, paint(styleAttention, a))
 	}
 	if u.expanded {
-		parts = append(parts, styleChecklist.Render(checklist(u.tr.st)))
+		parts = append(parts, paint(styleChecklist, checklist(u.tr.st)))
 	}
 	progress := progressLine(u.tr.st, u.tr.closed)
 	if u.tr.err != nil {
@@ -218,7 +234,7 @@ func (u *ui) View() tea.View {
 	if !u.expanded {
 		progress += " · Ctrl+T: checklist"
 	}
-	parts = append(parts, styleProgress.Render(progress), u.input.View())
+	parts = append(parts, paint(styleProgress, progress), u.input.View())
 	v := tea.NewView(strings.Join(parts, "\n"))
 	return v
 }

@@ -201,7 +201,7 @@ func (p *player) step(ctx context.Context) error {
 		a := p.actions[0]
 		p.actions = p.actions[1:]
 		p.afterMark = mark(st)
-		return p.take(ctx, a)
+		return p.take(ctx, a, st)
 	}
 	switch {
 	case st.Status == workflows.StatusWaitingUser && len(p.actions) == 0:
@@ -221,11 +221,17 @@ func (p *player) step(ctx context.Context) error {
 	}
 }
 
-func (p *player) take(ctx context.Context, a Action) error {
+func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
 	fmt.Fprintf(p.progress, "todoflow: run is %s: sending %s\n", a.When, a.name())
 	var arg any
 	if len(a.Args) > 0 {
 		arg = a.Args
+	}
+	if a.Update == workflows.ApproveToolUpdate {
+		var err error
+		if arg, err = withCallID(a.Args, st); err != nil {
+			return err
+		}
 	}
 	if a.Signal != "" {
 		if err := p.c.SignalWorkflow(ctx, p.id, "", a.Signal, arg); err != nil {
@@ -246,6 +252,29 @@ func (p *player) take(ctx context.Context, a Action) error {
 		return fmt.Errorf("update %s: %w", a.Update, err)
 	}
 	return nil
+}
+
+// withCallID is an approve_tool's arguments with the call_id of the call
+// the state shows waiting, unless the scenario names one: the player, as
+// every client, answers the call it was shown.
+func withCallID(args json.RawMessage, st workflows.State) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(args, &fields); err != nil {
+		return nil, fmt.Errorf("approve_tool's args: %w", err)
+	}
+	if _, ok := fields["call_id"]; ok {
+		return args, nil
+	}
+	var agent string
+	if raw, ok := fields["agent_id"]; ok {
+		_ = json.Unmarshal(raw, &agent)
+	}
+	id, ok := st.WaitingCall(agent)
+	if !ok {
+		return nil, fmt.Errorf("approve_tool: no tool call waits for approval in the state (%s)", st.Status)
+	}
+	fields["call_id"], _ = json.Marshal(id)
+	return json.Marshal(fields)
 }
 
 func argsOf(arg any) []any {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -56,7 +58,7 @@ func runChat(c *cmdline, id, modelRef string) error {
 	var notes []string
 	if c.conn.address == "" && os.Getenv("TEMPORAL_ADDRESS") == "" {
 		var shutdown func()
-		if cl, notes, shutdown, err = chatServer(ctx, &c.conn); err != nil {
+		if cl, notes, shutdown, err = chatServer(ctx, &c.conn, scriptDirOf(modelRef)); err != nil {
 			return err
 		}
 		defer shutdown()
@@ -71,7 +73,7 @@ func runChat(c *cmdline, id, modelRef string) error {
 // chatServer connects to the server of the state database: `worker --dev`'s
 // when it runs (it holds the database), else the embedded server started
 // here on it, served by an in-process worker.
-func chatServer(ctx context.Context, c *conn) (cl client.Client, notes []string, shutdown func(), err error) {
+func chatServer(ctx context.Context, c *conn, scriptDir string) (cl client.Client, notes []string, shutdown func(), err error) {
 	db, err := agentworker.ServerDB()
 	if err != nil {
 		return nil, nil, nil, err
@@ -108,7 +110,7 @@ func chatServer(ctx context.Context, c *conn) (cl client.Client, notes []string,
 		return nil, nil, nil, err
 	}
 	undo = append(undo, cl.Close)
-	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue})
+	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir})
 	if err == nil {
 		err = w.Start()
 	}
@@ -120,4 +122,21 @@ func chatServer(ctx context.Context, c *conn) (cl client.Client, notes []string,
 	notes = []string{fmt.Sprintf("Embedded server at %s (Web UI http://%s) with a worker, until this client leaves; "+
 		"`go run ./worker --dev` keeps sessions working without it.", srv.Address(), srv.UIAddress())}
 	return cl, notes, shutdown, nil
+}
+
+// scriptDirOf is the folder of a script: model's scenario file, which the
+// in-process worker serves script: models from; "" for any other model.
+func scriptDirOf(ref string) string {
+	path, ok := strings.CutPrefix(ref, "script:")
+	if !ok || path == "" {
+		return ""
+	}
+	if i := strings.LastIndex(path, "#"); i >= 0 {
+		path = path[:i]
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(abs)
 }

@@ -60,7 +60,7 @@ func startRun(c *cmdline, id, scenarioFile, modelRef string, pos []string) error
 	if err != nil {
 		return fmt.Errorf("start run: %w", err)
 	}
-	fmt.Println(run.GetID())
+	printText(run.GetID())
 	return nil
 }
 
@@ -76,7 +76,7 @@ func cmdSend(c *cmdline) action {
 		if err := update(ctx, cl, id, workflows.SendMessageUpdate, strings.TrimSpace(strings.Join(rest, " ")), &reply, *updateID); err != nil {
 			return fmt.Errorf("send to %s: %w", id, err)
 		}
-		fmt.Println(reply)
+		printText(reply)
 		return nil
 	})
 }
@@ -134,9 +134,9 @@ func cmdPlan(c *cmdline) action {
 		if err != nil {
 			return err
 		}
-		fmt.Println(text)
+		printText(text)
 		for _, note := range planNotes(id, st) {
-			fmt.Println(note)
+			printText(note)
 		}
 		return nil
 	})
@@ -152,7 +152,7 @@ func cmdWatch(c *cmdline) action {
 				return err
 			}
 			if view := agentTree(id, st); view != last {
-				fmt.Printf("%s\n%s\n", time.Now().Format(time.TimeOnly), view)
+				printText(time.Now().Format(time.TimeOnly) + "\n" + view)
 				last = view
 			}
 			d, err := cl.DescribeWorkflowExecution(ctx, id, "")

@@ -53,9 +53,11 @@ func approval(c *cmdline, approve bool) action {
 			return err
 		}
 		var answer string
-		if waitsForTool(st, *agent) {
+		if callID, ok := st.WaitingCall(*agent); ok {
+			// The call just read is the call answered: if another
+			// took its place meanwhile, the workflow refuses.
 			err = update(ctx, cl, id, workflows.ApproveToolUpdate, workflows.ToolApprovalArgs{
-				Approved: &approve, Feedback: *feedback, Remember: *remember && approve, AgentID: *agent}, &answer)
+				Approved: &approve, Feedback: *feedback, Remember: *remember && approve, AgentID: *agent, CallID: callID}, &answer)
 		} else {
 			if *remember {
 				return fmt.Errorf("%s: --remember approves a tool for the session, but no tool call waits", id)
@@ -65,7 +67,7 @@ func approval(c *cmdline, approve bool) action {
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
-		fmt.Println(answer)
+		printText(answer)
 		return nil
 	})
 }
@@ -91,7 +93,7 @@ func cmdResume(c *cmdline) action {
 		if err := cl.SignalWorkflow(ctx, id, "", workflows.ResumeSignal, arg); err != nil {
 			return fmt.Errorf("%s: %w", id, refusal(err))
 		}
-		fmt.Println("resumed " + who)
+		printText("resumed " + who)
 		return nil
 	})
 }
@@ -155,7 +157,7 @@ func cmdRetry(c *cmdline) action {
 		if err := update(ctx, cl, id, workflows.RetryTurnUpdate, nil, &reply); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
-		fmt.Println(reply)
+		printText(reply)
 		return nil
 	})
 }
@@ -168,7 +170,7 @@ func cmdCompact(c *cmdline) action {
 		if err := update(ctx, cl, id, workflows.CompactContextUpdate, nil, &res); err != nil {
 			return fmt.Errorf("%s: %w", id, err)
 		}
-		fmt.Println(res.Message)
+		printText(res.Message)
 		return nil
 	})
 }
@@ -234,20 +236,4 @@ func refusal(err error) error {
 		return errors.New(ae.Message())
 	}
 	return err
-}
-
-// waitsForTool reports whether the approval a user answers is a tool
-// call's: the run's own, or (at a root) one of its tree's, of agent when
-// given. A tool call waits before its response runs, so a plan and a tool
-// call of one agent never wait at once.
-func waitsForTool(st workflows.State, agent string) bool {
-	if st.PendingApproval != nil && (agent == "" || agent == st.AgentID) {
-		return true
-	}
-	for _, w := range st.Waiting {
-		if w.Kind == workflows.WaitToolApproval && (agent == "" || w.AgentID == agent) {
-			return true
-		}
-	}
-	return false
 }

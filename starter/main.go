@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/todoflow/todoflow/internal/termtext"
 )
 
 // exitError carries an exit code to main, and what main prints besides the error.
@@ -56,7 +58,9 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 		ee = &exitError{code: 2, err: err, usage: true}
 	}
 	if ee.err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), ee.err)
+		// An error may quote a model, a tool or the workflow (a refusal, a failed
+		// turn): printed as text, cleaned (print.go).
+		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), termtext.Clean(ee.err.Error()))
 	}
 	if ee.usage {
 		fmt.Fprint(stderr, x.usage(cmd))

@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
@@ -107,7 +108,7 @@ func (p *promptRun) finish(ctx context.Context, out *runOutput, runErr error) (*
 // print writes the output: the reply, or the whole object as JSON.
 func (o *runOutput) print(w io.Writer, asJSON bool) error {
 	if !asJSON {
-		_, err := fmt.Fprintln(w, o.Reply)
+		_, err := fmt.Fprintln(w, termtext.Clean(o.Reply))
 		return err
 	}
 	enc := json.NewEncoder(w)
@@ -145,23 +146,25 @@ type progressView struct {
 	}
 }
 
-// show prints what changed and reports whether anything in the state (raw) did.
+// show prints what changed, cleaned (print.go), and reports whether anything in the
+// state (raw) did.
 func (v *progressView) show(st workflows.State, raw json.RawMessage) bool {
+	w := cleanWriter{v.w}
 	changed := string(raw) != v.last.state
 	v.last.state = string(raw)
 	if t := agentTree(v.id, st); t != v.last.tree {
-		fmt.Fprint(v.w, prefixLines("todoflow: ", t))
+		fmt.Fprint(w, prefixLines("todoflow: ", t))
 		v.last.tree = t
 	}
 	if c := todo.Checklist(st.Todos); len(st.Todos) > 0 && c != v.last.todos {
-		fmt.Fprintln(v.w, "  "+strings.ReplaceAll(c, "\n", "\n  "))
+		fmt.Fprintln(w, "  "+strings.ReplaceAll(c, "\n", "\n  "))
 		v.last.todos = c
 	}
 	waits := strings.Join(v.waitHints(st), "\n")
 	if waits != v.last.waits && waits != "" {
-		fmt.Fprintln(v.w, prefixLines("todoflow: ", waits))
+		fmt.Fprintln(w, prefixLines("todoflow: ", waits))
 		if v.server != "" {
-			fmt.Fprintf(v.w, "todoflow: (from another terminal, add --address %s: this run's server)\n", v.server)
+			fmt.Fprintf(w, "todoflow: (from another terminal, add --address %s: this run's server)\n", v.server)
 		}
 	}
 	v.last.waits = waits

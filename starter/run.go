@@ -69,7 +69,13 @@ func runAgent(c *cmdline, id, scenarioFile string, asJSON, ui bool, pos []string
 
 	ctx, stop := interruptible()
 	defer stop()
-	cl, emb, shutdown, err := serve(ctx, &c.conn, local)
+	// The in-process worker plays the scenario's file, and no other: it
+	// serves script: models from that file's folder only.
+	scriptDir := ""
+	if sc != nil {
+		scriptDir = filepath.Dir(sc.Path)
+	}
+	cl, emb, shutdown, err := serve(ctx, &c.conn, local, scriptDir)
 	if err != nil {
 		return err
 	}
@@ -83,7 +89,7 @@ func runAgent(c *cmdline, id, scenarioFile string, asJSON, ui bool, pos []string
 	var out *runOutput
 	var runErr error
 	if sc != nil {
-		o, err := scenario.Play(ctx, cl, sc, scenario.Options{TaskQueue: c.conn.taskQueue, WorkflowID: id, Progress: os.Stderr})
+		o, err := scenario.Play(ctx, cl, sc, scenario.Options{TaskQueue: c.conn.taskQueue, WorkflowID: id, Progress: cleanWriter{os.Stderr}})
 		if o != nil {
 			out = (*runOutput)(o)
 		}
@@ -118,8 +124,9 @@ func runAgent(c *cmdline, id, scenarioFile string, asJSON, ui bool, pos []string
 }
 
 // serve connects to the server a run goes to. Locally (no address given) that is the
-// embedded server, served by an in-process worker; shutdown stops what serve started.
-func serve(ctx context.Context, c *conn, local bool) (cl client.Client, emb *embedded, shutdown func(), err error) {
+// embedded server, served by an in-process worker, which serves script: models from
+// scriptDir when it is set; shutdown stops what serve started.
+func serve(ctx context.Context, c *conn, local bool, scriptDir string) (cl client.Client, emb *embedded, shutdown func(), err error) {
 	var undo []func()
 	undoAll := func() {
 		for _, f := range slices.Backward(undo) {
@@ -143,7 +150,7 @@ func serve(ctx context.Context, c *conn, local bool) (cl client.Client, emb *emb
 	}
 	undo = append(undo, cl.Close)
 	if local {
-		w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue})
+		w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -174,9 +181,12 @@ func demoScenario(prompt string) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A folder of its own: the worker serves script: models from the demo's
+	// folder, which must hold nothing a run wrote.
+	dir = filepath.Join(dir, "demo")
 	path := filepath.Join(dir, "demo.json")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create the state folder: %w", err)
+		return nil, fmt.Errorf("create the demo's folder: %w", err)
 	}
 	if err := os.WriteFile(path, demo, 0o644); err != nil {
 		return nil, fmt.Errorf("write the demo scenario: %w", err)

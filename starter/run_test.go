@@ -303,7 +303,7 @@ func TestRunPromptWaitsForAHuman(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue})
+	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}

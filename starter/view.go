@@ -12,8 +12,10 @@ import (
 )
 
 // printState is the `state` command's text: the tree of agents, the root's
-// todo checklist and, once there is one, its plan checklist.
+// todo checklist and, once there is one, its plan checklist; cleaned, as the
+// agents wrote most of it (print.go).
 func printState(w io.Writer, id string, st workflows.State) {
+	w = cleanWriter{w}
 	fmt.Fprint(w, agentTree(id, st))
 	if n := workspaceNote(st.Workspace); n != "" {
 		fmt.Fprintln(w, n)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,7 +239,7 @@ func startWorkerProcIn(t *testing.T, bin string, s *server, name, stateDir strin
 	t.Helper()
 	w := &workerProc{name: name, done: make(chan struct{})}
 	w.cmd = exec.Command(bin, append([]string{"--address", s.srv.Address(), "--namespace", s.srv.Namespace()}, flags...)...)
-	w.cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+stateDir, "TODOFLOW_HOST_QUEUE=", "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
+	w.cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+stateDir, "TODOFLOW_SCRIPT_DIR=/", "TODOFLOW_HOST_QUEUE=", "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
 	w.cmd.Stdout, w.cmd.Stderr = w, w
 	w.cmd.SysProcAttr = workerProcAttr()
 	if err := w.cmd.Start(); err != nil {
@@ -268,6 +269,23 @@ func startWorkerProcIn(t *testing.T, bin string, s *server, name, stateDir strin
 
 // kill ends the worker at once, as a crash would (SIGKILL), and waits until
 // it is gone.
+// logged waits for the worker to log a line with marker, and returns what
+// follows the marker on that line, up to its first space.
+func (w *workerProc) logged(t *testing.T, marker string) string {
+	t.Helper()
+	var rest string
+	waitFor(t, time.Minute, "the worker's line "+strings.TrimSpace(marker), func() bool {
+		w.mu.Lock()
+		log := w.log.String()
+		w.mu.Unlock()
+		_, after, ok := strings.Cut(log, marker)
+		rest, _, _ = strings.Cut(after, "\n")
+		rest, _, _ = strings.Cut(rest, " ")
+		return ok && rest != ""
+	})
+	return rest
+}
+
 func (w *workerProc) kill(t *testing.T) {
 	t.Helper()
 	if err := w.cmd.Process.Kill(); err != nil {

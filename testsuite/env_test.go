@@ -55,7 +55,7 @@ func (s *server) startWorker(t *testing.T, stateDir string) (stop func()) {
 
 func (s *server) startWorkerTB(t testing.TB, stateDir string) (stop func()) {
 	t.Helper()
-	w, err := agentworker.New(s.c, agentworker.Options{StateDir: stateDir})
+	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: stateDir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,7 +164,7 @@ func TestMCPServers(t *testing.T) {
 	}
 
 	s := startServer(t)
-	w, err := agentworker.New(s.c, agentworker.Options{StateDir: t.TempDir(), MCPConfig: cfgPath})
+	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: cfgPath})
 	if err != nil {
 		t.Fatal(err)
 	}

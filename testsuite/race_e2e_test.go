@@ -39,7 +39,7 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 	// shows when the model call has read its transcript (see
 	// answerWithSignals).
 	acts := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: agentworker.StreamInterval})
-	a := &activities.Activities{Client: s.c, Models: agentworker.NewModels(""), StateDir: t.TempDir()}
+	a := &activities.Activities{Client: s.c, Models: agentworker.NewModels("", "/"), StateDir: t.TempDir()}
 	acts.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	acts.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	acts.RegisterActivityWithOptions(a.Report, activity.RegisterOptions{Name: activities.ReportName})

@@ -27,11 +27,17 @@ import (
 // Environment of the "vault" MCP server (see TestMain): its secret, which
 // the worker's configuration fills in from the worker's environment, and a
 // file where it writes the secret it was given, for the test to see that it
-// arrived.
+// arrived, and beside it (vaultLeakSuffix) the worker's secrets it was not
+// given but could see.
 const (
-	vaultTokenEnv = "VAULT_TOKEN"
-	vaultSeenEnv  = "E2E_VAULT_SEEN"
+	vaultTokenEnv   = "VAULT_TOKEN"
+	vaultSeenEnv    = "E2E_VAULT_SEEN"
+	vaultLeakSuffix = ".leaked"
 )
+
+// workerOnlyEnv are variables of the worker's environment that no MCP
+// server is given.
+var workerOnlyEnv = []string{"OPENAI_API_KEY", "TODOFLOW_WEBHOOK_HEADERS_VAULT_HOOK", "E2E_VAULT_SECRET"}
 
 // runVaultServer is the stdio MCP server "vault". Its tool open_vault
 // fails on its first call with an error that quotes its token, as a server
@@ -43,6 +49,15 @@ func runVaultServer(ctx context.Context) error {
 		_, err := os.Stat(seen)
 		first := errors.Is(err, os.ErrNotExist)
 		if err := os.WriteFile(seen, []byte(token), 0o600); err != nil {
+			return nil, nil, err
+		}
+		var leaked []string
+		for _, name := range workerOnlyEnv {
+			if v, ok := os.LookupEnv(name); ok {
+				leaked = append(leaked, name+"="+v)
+			}
+		}
+		if err := os.WriteFile(seen+vaultLeakSuffix, []byte(strings.Join(leaked, "\n")), 0o600); err != nil {
 			return nil, nil, err
 		}
 		if first {
@@ -66,9 +81,11 @@ func runVaultServer(ctx context.Context) error {
 // plain text or in the base64 that JSON gives a payload's bytes.
 //
 // It could fail: each secret is shown to have reached its service, the
-// services' refusals are shown to be in the history (in their redacted
-// form), and the search is shown to find the run's prompt, which the
-// history holds in base64 only.
+// services' refusals are shown to be in the history (the model's and the
+// MCP tool's in their redacted form, the webhook's by its status only),
+// and the search is shown to find the run's prompt, which the history
+// holds in base64 only. The MCP server is shown to have seen none of the
+// worker's other secrets.
 //
 // Not parallel: t.Setenv, read by the in-process worker.
 func TestSecretsStayOutOfHistory(t *testing.T) {
@@ -102,6 +119,7 @@ func TestSecretsStayOutOfHistory(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
 	t.Setenv("OPENAI_API_KEY", secrets["OPENAI_API_KEY"])
 	t.Setenv(activities.WebhookHeadersEnv("vault-hook"), `{"Authorization": "Bearer `+secrets["webhook header"]+`"}`)
+	t.Setenv(activities.WebhookURLsEnv("vault-hook"), h.URL)
 	t.Setenv("E2E_VAULT_SECRET", secrets["MCP env"])
 	dir := t.TempDir()
 	seen := filepath.Join(dir, "vault-seen")
@@ -115,7 +133,7 @@ func TestSecretsStayOutOfHistory(t *testing.T) {
 	}
 
 	s := startServer(t)
-	w, err := agentworker.New(s.c, agentworker.Options{StateDir: t.TempDir(), MCPConfig: cfgPath})
+	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: cfgPath})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +164,9 @@ func TestSecretsStayOutOfHistory(t *testing.T) {
 	}
 	if got, err := os.ReadFile(seen); err != nil || string(got) != secrets["MCP env"] {
 		t.Errorf("the MCP server had %q in its environment (%v), want the worker's secret", got, err)
+	}
+	if got, err := os.ReadFile(seen + vaultLeakSuffix); err != nil || len(got) != 0 {
+		t.Errorf("the MCP server saw the worker's %q (%v), want none of %q", got, err, workerOnlyEnv)
 	}
 	if len(st.Reporters) != 1 || st.Reporters[0].Delivered != len(st.Events) || len(st.Events) == 0 {
 		t.Errorf("reporters %+v for %d events", st.Reporters, len(st.Events))
@@ -185,18 +206,21 @@ func TestSecretsStayOutOfHistory(t *testing.T) {
 
 	// The search finds what is there: the prompt, in base64 only; and the
 	// services' refusals reached the history (so their quotes were
-	// redacted, not lost).
+	// redacted, not lost), the webhook's without its body.
 	if forms := findSecret(exported, prompt); len(forms) == 0 || forms[0] == "plain text" {
 		t.Errorf("the search found the prompt in the exported history as %v; want it in base64 only", forms)
 	}
 	for what, text := range map[string]string{
 		"the model endpoint's 500":   "internal error while checking key",
-		"the webhook's 503":          "is not accepted yet",
+		"the webhook's 503":          "503 Service Unavailable",
 		"the MCP tool's first error": "upstream refused the vault token",
 	} {
 		if len(findSecret(exported, text)) == 0 {
 			t.Errorf("%s (%q) is not in the history: the test did not show it was redacted", what, text)
 		}
+	}
+	if forms := findSecret(exported, "is not accepted yet"); len(forms) > 0 {
+		t.Errorf("the webhook's answer body is in the history (as %s): only its status belongs there", strings.Join(forms, ", "))
 	}
 }
 

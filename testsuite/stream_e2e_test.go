@@ -123,7 +123,7 @@ func (m *timedModel) Complete(ctx context.Context, req model.Request) (model.Res
 func TestChatStreamLatency(t *testing.T) {
 	tm := newTmux(t)
 	s := startServer(t)
-	timed := &timedModel{Client: script.New()}
+	timed := &timedModel{Client: script.New("/")}
 	w := worker.New(s.c, workflows.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: agentworker.StreamInterval})
 	workflows.RegisterWithOptions(w, &activities.Activities{Client: s.c, StateDir: t.TempDir(),
 		Models: func(ref string) (model.Client, string, error) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -25,7 +26,9 @@ func TestSubagentWithUnconfiguredModelFails(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	s := startServer(t)
-	s.startWorker(t, t.TempDir())
+	// The operator lets models choose OpenAI models for subagents; the
+	// worker has no OpenAI configuration.
+	s.startWorkerWith(t, agentworker.Options{ScriptDir: "/", SubagentModels: []string{"openai:*"}})
 	sc := scenarioVariant(t, "06d_subagent_fails.json", func(m map[string]any) {
 		spawn := m["model"].([]any)[3].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)
 		spawn["arguments"].(map[string]any)["model"] = "openai:nonexistent"

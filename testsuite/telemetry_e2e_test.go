@@ -337,15 +337,10 @@ func TestWorkerBinaryMetricsAndTraces(t *testing.T) {
 	t.Setenv(telemetry.EnvEndpoint, endpoint)
 	w := startWorkerProc(t, bin, s, "worker", "--metrics-addr", "127.0.0.1:0")
 
-	var url string
-	waitFor(t, time.Minute, "the worker's metrics line", func() bool {
-		w.mu.Lock()
-		log := w.log.String()
-		w.mu.Unlock()
-		_, rest, ok := strings.Cut(log, "worker: metrics at ")
-		url, _, _ = strings.Cut(rest, "\n")
-		return ok && strings.HasSuffix(url, "/metrics")
-	})
+	url := w.logged(t, "worker: metrics at ")
+	if !strings.HasSuffix(url, "/metrics") {
+		t.Fatalf("metrics at %q, want a /metrics URL", url)
+	}
 	sc := writeScenario(t, `{"name": "measured", "input": {"prompt": "go"},
 	  "model": [
 	    {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "hi"}},

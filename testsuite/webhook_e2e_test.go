@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,8 +50,20 @@ type hook struct {
 	URL  string
 }
 
+// hookNets is the setting that lets workers post to the test hooks, which
+// listen on loopback, where a worker posts nothing unless allowed.
+const hookNets = "127.0.0.0/8, ::1"
+
+// newHook starts a hook. It allows loopback to every worker the package
+// starts from then on, in process or a child process, for the life of the
+// test binary: the tests that do not set the worker's environment (parallel
+// ones among them, which cannot) use hooks too. A test of the refusal sets
+// the variable back for itself (t.Setenv).
 func newHook(t *testing.T, answer func(n int) (int, string)) *hook {
 	t.Helper()
+	if err := os.Setenv(activities.WebhookAllowNetsEnv, hookNets); err != nil {
+		t.Fatal(err)
+	}
 	h := &hook{answer: answer}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -132,6 +145,7 @@ func TestWebhookReporterDeliversEveryEventOnce(t *testing.T) {
 		}
 		return http.StatusOK, ""
 	})
+	t.Setenv(activities.WebhookURLsEnv("test"), h.URL)
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
 	sc := writeScenario(t, webhookScenario(t, h.URL, "test",
@@ -258,6 +272,61 @@ func TestWebhookReporterFailingDoesNotStall(t *testing.T) {
 			}
 			if len(st.Reporters) == 1 && !strings.Contains(st.Reporters[0].LastError, "webhook") {
 				t.Errorf("last_error %q does not say which reporter failed", st.Reporters[0].LastError)
+			}
+		})
+	}
+}
+
+// TestWebhookRefusedDestinations: a webhook the worker must not post to
+// (loopback without TODOFLOW_WEBHOOK_ALLOW_NETS; a header set sent outside
+// the URLs its TODOFLOW_WEBHOOK_URLS_<NAME> binds it to) receives nothing,
+// the credentials least of all; each event fails at once with an error
+// that names the setting, and the run completes.
+//
+// Not parallel: t.Setenv, read by the in-process worker.
+func TestWebhookRefusedDestinations(t *testing.T) {
+	const secret = "e2e-bound-TOKEN-5k2j8h"
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	for _, tc := range []struct {
+		name    string
+		headers string
+		allow   string            // TODOFLOW_WEBHOOK_ALLOW_NETS
+		env     map[string]string // more of the worker's environment
+		wantErr []string
+	}{
+		{name: "loopback without the allow setting", allow: "",
+			wantErr: []string{"is loopback", activities.WebhookAllowNetsEnv}},
+		{name: "headers outside their binding", headers: "e2e-bound", allow: hookNets,
+			env: map[string]string{
+				activities.WebhookHeadersEnv("e2e-bound"): `{"Authorization": "Bearer ` + secret + `"}`,
+				activities.WebhookURLsEnv("e2e-bound"):    "https://hooks.example.com/todoflow",
+			},
+			wantErr: []string{"are not sent to", "TODOFLOW_WEBHOOK_URLS_E2E_BOUND does not cover"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHook(t, func(int) (int, string) { return http.StatusOK, "" })
+			t.Setenv(activities.WebhookAllowNetsEnv, tc.allow)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			expect := []string{
+				`.state.reporters[0].delivered == 0`,
+				`.state.reporters[0].failed == (.state.events | length)`,
+			}
+			for _, w := range tc.wantErr {
+				expect = append(expect, fmt.Sprintf(`.state.reporters[0].last_error | contains("%s")`, w))
+			}
+			sc := writeScenario(t, webhookScenario(t, h.URL, tc.headers, expect...))
+			start := time.Now()
+			out, st := play(t, s.c, sc, 2*time.Minute)
+			checkExpect(t, sc, out)
+			t.Logf("the run took %s; reporters: %+v", time.Since(start).Round(time.Millisecond), st.Reporters)
+			if reqs := h.requests(); len(reqs) != 0 {
+				t.Errorf("the hook got %d requests (Authorization %q), want none", len(reqs), reqs[0].Authorization)
+			}
+			if len(st.Reporters) == 1 && strings.Contains(st.Reporters[0].LastError, secret) {
+				t.Errorf("last_error %q shows the header's value", st.Reporters[0].LastError)
 			}
 		})
 	}

@@ -59,7 +59,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	}
 	// The worker stays up while the page loads: the UI reads the current details with a
 	// query, which a worker answers, finished run or not.
-	w, err := agentworker.New(c, agentworker.Options{StateDir: t.TempDir()})
+	w, err := agentworker.New(c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

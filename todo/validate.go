@@ -39,6 +39,9 @@ func ParseWrite(args json.RawMessage) ([]Item, error) {
 	if err := json.Unmarshal(payload.Todos, &raws); err != nil {
 		return nil, fmt.Errorf(`"todos" must be an array of items`)
 	}
+	if len(raws) > MaxItems {
+		return nil, fmt.Errorf("the list has %d items; a list holds at most %d: merge small steps, or keep later work out of the list until the first items are done", len(raws), MaxItems)
+	}
 	items := make([]Item, 0, len(raws))
 	for i, raw := range raws {
 		it, err := parseItem(raw)

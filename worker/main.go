@@ -12,8 +12,11 @@
 // the secrets of MCP servers: their configuration (--mcp-config or
 // TODOFLOW_MCP_CONFIG) refers to them as ${NAME}.
 //
-// With --metrics-addr (or TODOFLOW_METRICS_ADDR) it serves Prometheus
-// metrics, the SDK's and todoflow's own, at /metrics; with OpenTelemetry's
+// With --metrics-addr (or TODOFLOW_METRICS_ADDR; a port alone binds
+// 127.0.0.1) it serves Prometheus metrics, the SDK's and todoflow's own, at
+// /metrics; with --codec-addr, the codec server the Web UI and the temporal
+// CLI decrypt payloads through, to callers that send the bearer token in
+// TODOFLOW_CODEC_TOKEN (see serveCodec); with OpenTelemetry's
 // OTEL_EXPORTER_OTLP_ENDPOINT set it sends traces of its workflows and
 // activities over OTLP (see package worker/telemetry).
 //
@@ -39,6 +42,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
@@ -59,17 +63,34 @@ func main() {
 
 type usageError struct{ error }
 
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
 func run() error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	address := fs.String("address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
 	namespace := fs.String("namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
 	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue to poll")
 	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
-	codecAddr := fs.String("codec-addr", "", "serve the codec server the Web UI decrypts payloads with on `HOST:PORT` (needs $TODOFLOW_PAYLOAD_KEY)")
+	codecAddr := fs.String("codec-addr", "", "serve the codec server the Web UI decrypts payloads with on `HOST:PORT` (a PORT alone: 127.0.0.1); callers send $"+codec.EnvToken+" as a bearer token (needs $"+codec.EnvKey+")")
 	codecOrigins := fs.String("codec-origins", strings.Join(codec.DefaultOrigins, ","), "Web UI `ORIGINS` (comma-separated) allowed to call the codec server")
+	codecHosts := fs.String("codec-hosts", "", "further host `NAMES` (comma-separated) callers reach the codec server by, such as a proxy's; its address and localhost are always accepted")
+	codecInsecure := fs.Bool("codec-insecure-loopback", false, "serve the codec server without $"+codec.EnvToken+", on a loopback address only: every local process and user can then decrypt (for the dev server's Web UI, which sends no token)")
 	hostQueue := fs.String("host-queue", "", "the task queue of this worker's workspaces, polled for their sessions' tool calls (default $"+agentworker.EnvHostQueue+", else the name kept in the state folder)")
+	var roots, subagentModels listFlag
+	fs.Var(&roots, "workspace-root", "an absolute `DIR` that runs' workspaces may be inside; repeat for more (default $"+activities.EnvWorkspaceRoots+", else <state folder>/workspaces)")
+	fs.Var(&subagentModels, "subagent-model", "a model `PATTERN` (path.Match of a reference, e.g. openai:gpt-4o-mini) a model may choose for its subagents besides its own; repeat for more (default $"+activities.EnvSubagentModels+", else none)")
+	vcsWrites := fs.Bool("allow-vcs-writes", false, "let write_file write inside .git and other version control metadata (default $"+agentworker.EnvVCSWrites+")")
+	scriptDir := fs.String("script-dir", "", "serve script: models (scenario files) from the files inside `DIR`, for tests and demos (default $"+agentworker.EnvScriptDir+", else none)")
 	mcpConfig := fs.String("mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
-	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics (the SDK's and todoflow's) on `HOST:PORT` at /metrics (default $"+telemetry.EnvMetricsAddr+")")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics (the SDK's and todoflow's) on `HOST:PORT` at /metrics; a PORT alone (:9090) binds 127.0.0.1, 0.0.0.0:PORT every interface (default $"+telemetry.EnvMetricsAddr+")")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -115,7 +136,9 @@ func run() error {
 	}
 
 	if *codecAddr != "" {
-		shutdown, err := serveCodec(ctx, *codecAddr, strings.Split(*codecOrigins, ","))
+		_, shutdown, err := serveCodec(ctx, codecFlags{
+			addr: *codecAddr, origins: commaList(*codecOrigins), hosts: commaList(*codecHosts), insecureLoopback: *codecInsecure,
+		})
 		if err != nil {
 			return err
 		}
@@ -161,57 +184,142 @@ func run() error {
 		return err
 	}
 	defer c.Close()
-	return agentworker.Run(ctx, c, ns, agentworker.Options{TaskQueue: *taskQueue, HostQueue: *hostQueue, MCPConfig: *mcpConfig, Logger: logger})
+	return agentworker.Run(ctx, c, ns, agentworker.Options{
+		TaskQueue: *taskQueue, HostQueue: *hostQueue, MCPConfig: *mcpConfig, Logger: logger,
+		WorkspaceRoots: roots, SubagentModels: subagentModels, VCSWrites: *vcsWrites, ScriptDir: *scriptDir,
+	})
 }
 
-// serveCodec serves the codec server on addr until the worker stops.
-func serveCodec(ctx context.Context, addr string, origins []string) (shutdown func(), err error) {
+// codecFlags are the codec server's settings from the command line; its
+// token is read from the environment (codec.EnvToken).
+type codecFlags struct {
+	addr             string
+	origins, hosts   []string
+	insecureLoopback bool
+}
+
+// minCodecToken is the shortest codec token accepted: nothing limits how
+// many guesses a caller makes.
+const minCodecToken = 16
+
+// serveCodec serves the codec server until the worker stops. It holds the
+// payload keys, so every caller must send codec.EnvToken. Without a token it
+// serves a loopback address only, and only with --codec-insecure-loopback:
+// loopback is not the worker's own (every local user, and in a pod every
+// container, shares it), so an open codec server is the operator's choice,
+// not a default. The refusals are usage errors (exit code 2). at is the
+// address served.
+func serveCodec(ctx context.Context, f codecFlags) (at net.Addr, shutdown func(), err error) {
 	sealer, err := codec.FromEnv()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if sealer == nil {
-		return nil, usageError{fmt.Errorf("--codec-addr serves the keys of %s, which is not set", codec.EnvKey)}
+		return nil, nil, usageError{fmt.Errorf("--codec-addr serves the keys of %s, which is not set", codec.EnvKey)}
 	}
-	at, shutdown, err := serveHTTP(ctx, addr, codec.Handler(sealer, origins))
+	token := strings.TrimSpace(os.Getenv(codec.EnvToken))
+	switch {
+	case token == "" && !f.insecureLoopback:
+		return nil, nil, usageError{fmt.Errorf("--codec-addr: the codec server decrypts for whoever calls it: set %s to a secret its callers send as \"Authorization: Bearer <token>\" (make one with: head -c 32 /dev/urandom | base64), or serve a loopback address without one with --codec-insecure-loopback", codec.EnvToken)}
+	case token != "" && len(token) < minCodecToken:
+		return nil, nil, usageError{fmt.Errorf("%s is %d characters long, want at least %d (make one with: head -c 32 /dev/urandom | base64)", codec.EnvToken, len(token), minCodecToken)}
+	}
+	ln, err := listen(f.addr)
 	if err != nil {
-		return nil, fmt.Errorf("codec server: %w", err)
+		return nil, nil, fmt.Errorf("codec server (--codec-addr): %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "worker: codec server at http://%s (key %s); set it as the Web UI's codec endpoint\n", at, sealer.KeyID())
-	return shutdown, nil
+	// The address bound, not the one written, says whether it is loopback:
+	// a name may resolve anywhere. Nothing is served before this check.
+	bound := ln.Addr().(*net.TCPAddr)
+	if token == "" && !bound.IP.IsLoopback() {
+		_ = ln.Close()
+		return nil, nil, usageError{fmt.Errorf("--codec-addr %s binds %s, not a loopback address, and %s is not set: the codec server would decrypt for anyone who reaches it (--codec-insecure-loopback serves loopback addresses only)", f.addr, bound, codec.EnvToken)}
+	}
+	hosts := append([]string{bound.IP.String()}, f.hosts...)
+	if h, _, _ := net.SplitHostPort(f.addr); h != "" {
+		hosts = append(hosts, h)
+	}
+	stop := serveHTTP(ctx, ln, codec.Handler(sealer, codec.Options{Origins: f.origins, Token: token, Hosts: hosts}))
+	if token == "" {
+		fmt.Fprintf(os.Stderr, "worker: WARNING: codec server at http://%s without authentication (--codec-insecure-loopback): every process on this machine can decrypt with key %s\n", bound, sealer.KeyID())
+	} else {
+		fmt.Fprintf(os.Stderr, "worker: codec server at http://%s (key %s); callers send $%s as a bearer token\n", bound, sealer.KeyID(), codec.EnvToken)
+	}
+	return bound, stop, nil
 }
 
-// serveMetrics serves new metrics on addr, at /metrics, until shutdown;
-// the worker's client reports to m's handler. at is the address served.
+// serveMetrics serves new metrics on addr (127.0.0.1 for a port alone), at
+// /metrics, until shutdown; the worker's client reports to m's handler. at
+// is the address served.
 func serveMetrics(ctx context.Context, addr string) (m *telemetry.Metrics, at net.Addr, shutdown func(), err error) {
 	m, err = telemetry.NewMetrics()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.HTTPHandler())
-	at, stop, err := serveHTTP(ctx, addr, mux)
+	ln, err := listen(addr)
 	if err != nil {
+		_ = m.Shutdown(context.WithoutCancel(ctx))
 		return nil, nil, nil, fmt.Errorf("metrics server (--metrics-addr): %w", err)
 	}
-	return m, at, func() {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.HTTPHandler())
+	stop := serveHTTP(ctx, ln, mux)
+	return m, ln.Addr(), func() {
 		stop()
 		_ = m.Shutdown(context.WithoutCancel(ctx))
 	}, nil
 }
 
-// serveHTTP serves handler on addr until shutdown is called; at is the
-// address it listens on (the port chosen, for addr's port 0).
-func serveHTTP(ctx context.Context, addr string, handler http.Handler) (at net.Addr, shutdown func(), err error) {
-	ln, err := net.Listen("tcp", addr)
+// listen listens on addr. An address with a port alone (":9090") listens on
+// 127.0.0.1, not on every interface as Go would: the codec and metrics
+// servers answer whoever reaches them, so exposing them should be written
+// out ("0.0.0.0:9090").
+func listen(addr string) (net.Listener, error) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.Listen("tcp", net.JoinHostPort(host, port))
+}
+
+// Timeouts of the codec and metrics servers, so that a caller who sends
+// or reads slowly, or keeps idle connections, does not hold a connection
+// (and its goroutine) for ever. A request is at most codec.MaxBodyBytes,
+// and the answer about as much, over a local network.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// serveHTTP serves handler on ln until shutdown is called.
+func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) (shutdown func()) {
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+	}
 	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr(), func() {
+	return func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-	}, nil
+	}
+}
+
+// commaList is the non-empty items of a comma-separated flag.
+func commaList(s string) []string {
+	var items []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }

@@ -217,6 +217,9 @@ type Options struct {
 
 func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResult, error) {
 	cfg, err := resolve(in)
+	if err == nil {
+		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)
+	}
 	if err != nil {
 		// The state query still answers, so that a client polling the run
 		// sees it failed and why, not an unknown query.
@@ -564,9 +567,14 @@ func (a *agent) onSendMessage(ctx workflow.Context, text string) (string, error)
 // ContinuationArgs is the argument of the set_continuation update.
 type ContinuationArgs struct {
 	Enabled *bool `json:"enabled"`
+
+	unknown string // strict.go
 }
 
 func validateSetContinuation(args ContinuationArgs) error {
+	if args.unknown != "" {
+		return unknownField(SetContinuationUpdate, args.unknown)
+	}
 	if args.Enabled == nil {
 		return errors.New(`set_continuation takes {"enabled": true} or {"enabled": false}`)
 	}
@@ -739,8 +747,23 @@ func (a *agent) lastReply() string {
 }
 
 // runTools answers every tool call of one response, in call order: the todo
-// tools inside the workflow, the others as concurrent activities.
+// tools inside the workflow, the others as concurrent activities. Calls
+// past todo.MaxToolCallsPerResponse are answered, not run: a response of
+// thousands would schedule more activities than the server lets a run
+// have pending, and the run would be stuck for good.
 func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
+	if n := len(calls); n > todo.MaxToolCallsPerResponse {
+		a.runSomeTools(ctx, calls[:todo.MaxToolCallsPerResponse])
+		for _, c := range calls[todo.MaxToolCallsPerResponse:] {
+			a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true, Content: todo.TooManyToolCalls(n)})
+		}
+		return
+	}
+	a.runSomeTools(ctx, calls)
+}
+
+// runSomeTools answers the tool calls that run of one response.
+func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 	var results []*todo.Result
 	if len(a.cfg.approval) > 0 {
 		// Calls that need approval wait for it before any call of the

@@ -22,9 +22,13 @@ func asContinueAsNew(err error, target **workflow.ContinueAsNewError) bool {
 const testHost = "todoflow-host-test"
 
 // registerHost registers a WorkspaceHost that answers testHost, as every
-// worker does beside RunTool.
+// worker does beside RunTool, and a CheckWorkspace that takes any folder.
 func registerHost(env *testsuite.TestWorkflowEnvironment) {
 	env.RegisterActivityWithOptions(func(context.Context) (activities.HostInfo, error) {
 		return activities.HostInfo{Queue: testHost}, nil
 	}, activity.RegisterOptions{Name: activities.WorkspaceHostName, DisableAlreadyRegisteredCheck: true})
+	// Every named workspace is inside the tests' roots.
+	env.RegisterActivityWithOptions(func(_ context.Context, ws string) (string, error) {
+		return ws, nil
+	}, activity.RegisterOptions{Name: activities.CheckWorkspaceName, DisableAlreadyRegisteredCheck: true})
 }

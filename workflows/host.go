@@ -51,6 +51,32 @@ var hostLocal = workflow.LocalActivityOptions{
 	Summary:                hostActivity.Summary,
 }
 
+// checkWorkspaceRoot asks the worker that runs this workflow task which
+// folder a named workspace is (activities.CheckWorkspace): whoever started
+// the run chose it, and only the operator's workspace roots may hold it. The
+// answer, an absolute folder, is recorded, so the run replays the same
+// wherever it replays; every tool call checks it again on its own worker.
+// A run that names no workspace asks nothing.
+func checkWorkspaceRoot(ctx workflow.Context, workspace string) (string, error) {
+	if workspace == "" {
+		return "", nil
+	}
+	var dir string
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, checkLocal), activities.CheckWorkspaceName, workspace).Get(ctx, &dir)
+	if err != nil {
+		return "", errors.New(rootMessage(err))
+	}
+	return dir, nil
+}
+
+// checkLocal runs CheckWorkspace: a look at the worker's own disk, which a
+// refusal ends at once (non-retryable).
+var checkLocal = workflow.LocalActivityOptions{
+	StartToCloseTimeout: 10 * time.Second,
+	RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	Summary:             "check the workspace",
+}
+
 // WorkspaceState is state.workspace: where the session's tools run.
 type WorkspaceState struct {
 	// HostQueue is the task queue of the worker that holds the workspace

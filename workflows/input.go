@@ -38,8 +38,13 @@ type AgentInput struct {
 	// Model is "openai:<name>" or "script:<scenario path>[#agent]"; empty
 	// means the worker's default model.
 	Model string `json:"model,omitempty"`
-	// Workspace is the built-in tools' folder on the worker; empty means a
-	// folder per run under the worker's state folder.
+	// ModelChosen is set by a parent whose model chose Model for this
+	// subagent (spawn_subagent's "model"): the worker serves such a model
+	// only if its operator allows it (activities.Activities.SubagentModels).
+	ModelChosen bool `json:"model_chosen,omitempty"`
+	// Workspace is the built-in tools' folder on the worker, inside one of
+	// its workspace roots; empty means a folder per run under the worker's
+	// state folder.
 	Workspace string `json:"workspace,omitempty"`
 	// WorkspaceShared says Workspace is on storage that every worker mounts
 	// at that path (a network file system, a shared volume): any worker
@@ -81,6 +86,9 @@ type AgentInput struct {
 	Context ContextConfig `json:"context"`
 	// AgentID names the agent in its run tree; the root is "main".
 	AgentID string `json:"agent_id,omitempty"`
+	// Depth is the agent's depth in its tree, set by its parent: the root
+	// is at 0. Agents at todo.MaxTreeDepth cannot spawn.
+	Depth int `json:"depth,omitempty"`
 	// Tools limits the worker's tools this agent is offered and may call:
 	// names and path.Match patterns ("read_file", "mcp__orders__*", "*");
 	// empty means all.
@@ -95,6 +103,10 @@ type AgentInput struct {
 	// that a subagent started by a parent of an older version talks to it
 	// the older way.
 	TreeBus bool `json:"tree_bus,omitempty"`
+
+	// unknown is what a strict decoding said of an unknown field
+	// (strict.go), refused by resolve.
+	unknown string
 }
 
 // ContextConfig is the `context` part of the input.
@@ -187,6 +199,9 @@ func resolve(in AgentInput) (config, error) {
 	c := config{in: in, agentID: in.AgentID, maxTurns: in.MaxTurns, idleTimeout: DefaultIdleTimeout,
 		modelRetryWindow: DefaultModelRetryWindow, maxTokens: DefaultContextTokens, summarize: true,
 		subagentTimeout: DefaultSubagentTimeout, subagentGrace: DefaultSubagentGrace, hostWait: DefaultHostWait}
+	if in.unknown != "" {
+		return config{}, errors.New(in.unknown)
+	}
 	if c.agentID == "" {
 		c.agentID = DefaultAgentID
 	}
@@ -239,6 +254,9 @@ func resolve(in AgentInput) (config, error) {
 	}
 	if in.Context.Summarize != nil {
 		c.summarize = *in.Context.Summarize
+	}
+	if in.Depth < 0 || in.Depth > todo.MaxTreeDepth {
+		return config{}, fmt.Errorf("depth is %d: want 0 (the root) to %d", in.Depth, todo.MaxTreeDepth)
 	}
 	if in.Context.MaxMessages < 0 {
 		return config{}, fmt.Errorf("context.max_messages is %d: want 0 (no window) or more", in.Context.MaxMessages)

@@ -122,6 +122,7 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span) activi
 		RunID:       info.WorkflowExecution.RunID,
 		AgentID:     a.cfg.agentID,
 		Model:       a.cfg.in.Model,
+		ModelChosen: a.cfg.in.ModelChosen,
 		Turn:        a.turns,
 		Call:        a.modelCalls,
 		Spans:       spans,

@@ -18,6 +18,8 @@ type ApprovalArgs struct {
 	// AgentID picks the agent of the tree whose plan is answered, when
 	// several wait (the root hands the answer on).
 	AgentID string `json:"agent_id,omitempty"`
+
+	unknown string // strict.go
 }
 
 // approval is a human's answer to a startPlan request.
@@ -28,6 +30,8 @@ type approval struct {
 
 func (a *agent) validateApproval(args ApprovalArgs) error {
 	switch {
+	case args.unknown != "":
+		return unknownField(ApprovePlanUpdate, args.unknown)
 	case args.Approved == nil:
 		return errors.New(`approve_plan takes {"approved": true|false, "feedback": "...", "agent_id"?: "..."}`)
 	case a.tree:

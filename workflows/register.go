@@ -27,6 +27,7 @@ func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Op
 	r.RegisterActivityWithOptions(acts.Report, activity.RegisterOptions{Name: activities.ReportName})
 	r.RegisterActivityWithOptions(acts.WorkspaceHost, activity.RegisterOptions{Name: activities.WorkspaceHostName})
 	r.RegisterActivityWithOptions(acts.RunToolOnHost, activity.RegisterOptions{Name: activities.RunToolOnHostName})
+	r.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
 }
 
 // RegisterHost registers what a worker's host queue (acts.HostQueue)

@@ -264,18 +264,29 @@ func (a *agent) onUserMessage(ctx workflow.Context, text string) {
 type ResumeArgs struct {
 	Text    string `json:"text"`
 	AgentID string `json:"agent_id,omitempty"`
+
+	unknown string // strict.go
 }
 
-// UnmarshalJSON takes the plain string of older clients as the text.
+// UnmarshalJSON takes the plain string of older clients as the text, and
+// keeps an unknown field of the object form for onResume to refuse.
 func (r *ResumeArgs) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &r.Text); err == nil {
 		return nil
 	}
 	type plain ResumeArgs
-	return json.Unmarshal(b, (*plain)(r))
+	unknown, err := strictly(b, (*plain)(r))
+	r.unknown = unknown
+	return err
 }
 
 func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
+	if args.unknown != "" {
+		// A signal has no answer to refuse it in; the worker's log and
+		// the unchanged status say it was not taken.
+		workflow.GetLogger(ctx).Warn("resume refused", "error", unknownField(ResumeSignal, args.unknown))
+		return
+	}
 	text := args.Text
 	if a.tree && ((args.AgentID != "" && args.AgentID != a.cfg.agentID) || !a.todo.Paused) {
 		w, err := a.waitFor(WaitPaused, args.AgentID)

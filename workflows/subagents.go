@@ -116,6 +116,9 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	case strings.TrimSpace(args.Task) == "":
 		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
 	}
+	if why := todo.SpawnRefusal(a.cfg.in.Depth, len(a.childOrder)); why != "" {
+		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q was not spawned: %s", args.AgentID, why)}
+	}
 	// A subagent may use the tools of its parent, never more: left out, it
 	// gets all of them; asked for, each must be one the parent may use.
 	if args.Tools == nil {
@@ -131,7 +134,10 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		Prompt:       args.Task,
 		SystemPrompt: a.cfg.in.SystemPrompt,
 		Model:        childModel(a.cfg.in.Model, args.AgentID, args.Model),
-		Workspace:    a.cfg.in.Workspace,
+		// A model other than the one the child would get anyway is the
+		// model's choice, which the worker checks.
+		ModelChosen: args.Model != "" && args.Model != childModel(a.cfg.in.Model, args.AgentID, ""),
+		Workspace:   a.cfg.in.Workspace,
 		// The tree shares one workspace, so a subagent's tools run where
 		// its parent's do.
 		WorkspaceShared: a.cfg.in.WorkspaceShared,
@@ -139,6 +145,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		MaxTurns:        a.cfg.in.MaxTurns,
 		Context:         a.cfg.in.Context,
 		AgentID:         args.AgentID,
+		Depth:           a.cfg.in.Depth + 1,
 		Tools:           args.Tools,
 		Approval:        a.cfg.in.Approval,
 		TreeBus:         a.tree,

@@ -32,6 +32,8 @@ type ToolApprovalArgs struct {
 	Remember bool `json:"remember,omitempty"`
 	// AgentID picks the agent of the tree whose call is answered.
 	AgentID string `json:"agent_id,omitempty"`
+
+	unknown string // strict.go
 }
 
 // PendingApproval is state.pending_approval: the tool call that waits.
@@ -46,6 +48,22 @@ type PendingApproval struct {
 
 // WaitToolApproval is the Wait kind of a tool call waiting for approval.
 const WaitToolApproval = "tool_approval"
+
+// WaitingCall is the id of the tool call that waits for approval in the
+// tree of the state's agent: agentID's when given, else the only one (the
+// agent's own first). approve_tool takes it as call_id: a client sends the
+// call it showed, so that an answer never approves a call nobody saw.
+func (st State) WaitingCall(agentID string) (callID string, ok bool) {
+	if p := st.PendingApproval; p != nil && (agentID == "" || agentID == st.AgentID) {
+		return p.CallID, true
+	}
+	for _, w := range st.Waiting {
+		if w.Kind == WaitToolApproval && (agentID == "" || agentID == w.AgentID) {
+			return w.CallID, true
+		}
+	}
+	return "", false
+}
 
 // previewBytes bounds the arguments a state or a wait's reason shows.
 const previewBytes = 2048
@@ -63,8 +81,15 @@ func (p *PendingApproval) reason() string {
 }
 
 func (a *agent) validateToolApproval(args ToolApprovalArgs) error {
-	if args.Approved == nil {
-		return errors.New(`approve_tool takes {"approved": true|false, "feedback": "...", "call_id"?: "...", "remember"?: bool, "agent_id"?: "..."}`)
+	switch {
+	case args.unknown != "":
+		return unknownField(ApproveToolUpdate, args.unknown)
+	case args.Approved == nil:
+		return errors.New(`approve_tool takes {"approved": true|false, "feedback": "...", "call_id": "...", "remember"?: bool, "agent_id"?: "..."}`)
+	case args.CallID == "":
+		// A second approval without it would approve a call nobody was
+		// shown.
+		return errors.New("approve_tool needs the call_id of the call it answers, as the state query shows it (pending_approval.call_id, or the call_id of a tool_approval in waiting)")
 	}
 	_, err := a.toolApprovalFor(args)
 	return err
@@ -86,10 +111,10 @@ func (a *agent) toolApprovalFor(args ToolApprovalArgs) (Wait, error) {
 		if a.toolWait == nil || a.toolAnswer != nil {
 			return Wait{}, errors.New("no tool call is waiting for approval")
 		}
-		w = Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason()}
+		w = Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason(), CallID: a.toolWait.CallID}
 	}
-	if w.AgentID == a.cfg.agentID && args.CallID != "" && args.CallID != a.toolWait.CallID {
-		return Wait{}, fmt.Errorf("call %q is not waiting for approval; call %s of %s is", args.CallID, a.toolWait.CallID, a.toolWait.Tool)
+	if args.CallID != w.CallID {
+		return Wait{}, fmt.Errorf("call %q is not waiting for approval; %s is", args.CallID, w.Reason)
 	}
 	return w, nil
 }
@@ -119,7 +144,7 @@ func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (str
 
 // onHandedToolApproval takes an answer the root handed on.
 func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs) {
-	if a.toolWait == nil || a.toolAnswer != nil || (args.CallID != "" && args.CallID != a.toolWait.CallID) {
+	if a.toolWait == nil || a.toolAnswer != nil || args.CallID != a.toolWait.CallID {
 		workflow.GetLogger(ctx).Warn("ignoring a handed-on tool approval: no call waits for it", "call_id", args.CallID)
 		return
 	}

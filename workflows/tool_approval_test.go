@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -70,18 +71,21 @@ func TestToolApprovalApproveAndReject(t *testing.T) {
 		calls(call("write_file", `{"path":"a","content":"x"}`), call("list_files", `{}`), call("write_file", `{"path":"b","content":"y"}`)),
 		say("done"))
 	var first, second State
-	var wrongCall, nothing error
+	var wrongCall, nothing, noCall, unknown error
 	env.RegisterDelayedCallback(func() {
 		first = queryState(t, env)
 		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c2", Remember: false}, &wrongCall)
+		approveTool(t, env, ToolApprovalArgs{Approved: yes()}, &noCall)
+		env.UpdateWorkflow(ApproveToolUpdate, "", &updateCallback{reject: func(err error) { unknown = err }},
+			json.RawMessage(`{"approved": true, "call_id": "c1a", "remmber": true}`))
 		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		second = queryState(t, env)
-		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "not b, write c"}, nil)
+		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "not b, write c", CallID: "c1c"}, nil)
 	}, 2*time.Hour)
 	env.RegisterDelayedCallback(func() {
-		approveTool(t, env, ToolApprovalArgs{Approved: yes()}, &nothing)
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1c"}, &nothing)
 		env.SignalWorkflow(EndSessionSignal, nil)
 	}, 3*time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired}))
@@ -92,14 +96,22 @@ func TestToolApprovalApproveAndReject(t *testing.T) {
 		first.PendingApproval.CallID != "c1a" || first.PendingApproval.Tool != "write_file" || string(first.PendingApproval.Arguments) != `{"path":"a","content":"x"}` {
 		t.Errorf("state while the first call waits = %s", dump(first))
 	}
-	if len(first.Waiting) != 1 || first.Waiting[0] != (Wait{AgentID: "main", Kind: WaitToolApproval, Reason: `call c1a of write_file {"path":"a","content":"x"}`}) {
+	if len(first.Waiting) != 1 || first.Waiting[0] != (Wait{AgentID: "main", Kind: WaitToolApproval, Reason: `call c1a of write_file {"path":"a","content":"x"}`, CallID: "c1a"}) {
 		t.Errorf("waiting = %s", dump(first.Waiting))
 	}
 	if second.PendingApproval == nil || second.PendingApproval.CallID != "c1c" {
 		t.Errorf("second wait = %s; want call c1c", dump(second.PendingApproval))
 	}
-	if wrongCall == nil || !strings.Contains(wrongCall.Error(), `call "c2" is not waiting for approval; call c1a of write_file is`) {
+	if wrongCall == nil || !strings.Contains(wrongCall.Error(), `call "c2" is not waiting for approval; call c1a of write_file`) {
 		t.Errorf("approve_tool with a wrong call_id: %v", wrongCall)
+	}
+	// Without a call_id, a second approval would approve a call nobody
+	// was shown; a misspelt field would be ignored.
+	if noCall == nil || !strings.Contains(noCall.Error(), "needs the call_id") {
+		t.Errorf("approve_tool without a call_id: %v", noCall)
+	}
+	if unknown == nil || !strings.Contains(unknown.Error(), `unknown field "remmber"`) {
+		t.Errorf("approve_tool with an unknown field: %v", unknown)
 	}
 	if nothing == nil || !strings.Contains(nothing.Error(), "no tool call is waiting for approval") {
 		t.Errorf("approve_tool with nothing waiting: %v", nothing)
@@ -128,7 +140,7 @@ func TestToolApprovalRemember(t *testing.T) {
 		if queryState(t, env).PendingApproval != nil {
 			waits++
 		}
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), Remember: true}, nil)
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), Remember: true, CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		if queryState(t, env).PendingApproval != nil {
@@ -177,7 +189,7 @@ func TestTreeToolApprovalAtTheRoot(t *testing.T) {
 		env.UpdateWorkflow(ApproveToolUpdate, "", &updateCallback{
 			reject:   func(err error) { t.Errorf("approve_tool refused: %v", err) },
 			complete: func(r any, _ error) { reply = r },
-		}, ToolApprovalArgs{Approved: yes(), Feedback: "fine"})
+		}, ToolApprovalArgs{Approved: yes(), Feedback: "fine", CallID: waiting.Waiting[0].CallID})
 	}, 24*time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 48*time.Hour)
 	in := rootInput("delegate")
@@ -202,5 +214,34 @@ func TestToolApprovalBadPolicyFailsTheRun(t *testing.T) {
 	err := env.GetWorkflowError()
 	if err == nil || !strings.Contains(err.Error(), `approval "write_file" is "ask": want "required" or "auto"`) {
 		t.Errorf("run error = %v", err)
+	}
+}
+
+func TestWaitingCall(t *testing.T) {
+	own := State{AgentID: "main", PendingApproval: &PendingApproval{CallID: "c1", Tool: "write_file"}}
+	tree := State{AgentID: "main", Waiting: []Wait{
+		{AgentID: "planner", Kind: WaitPlanApproval},
+		{AgentID: "writer", Kind: WaitToolApproval, CallID: "w7"},
+	}}
+	tests := []struct {
+		name  string
+		st    State
+		agent string
+		want  string // "" when no call waits
+	}{
+		{"nothing waits", State{AgentID: "main"}, "", ""},
+		{"own call", own, "", "c1"},
+		{"own call, named", own, "main", "c1"},
+		{"own call, another agent named", own, "writer", ""},
+		{"a plan waits", State{Waiting: []Wait{{AgentID: "main", Kind: WaitPlanApproval}}}, "", ""},
+		{"a subagent's call", tree, "writer", "w7"},
+		{"a subagent's plan", tree, "planner", ""},
+		{"any in the tree", tree, "", "w7"},
+	}
+	for _, tt := range tests {
+		got, ok := tt.st.WaitingCall(tt.agent)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("%s: WaitingCall = %q, %v; want %q", tt.name, got, ok, tt.want)
+		}
 	}
 }

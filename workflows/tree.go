@@ -113,6 +113,9 @@ type Wait struct {
 	AgentID string `json:"agent_id"`
 	Kind    string `json:"kind"`
 	Reason  string `json:"reason"`
+	// CallID is the call a tool_approval waits for, which approve_tool
+	// must name.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // Kinds of Wait.
@@ -542,7 +545,13 @@ func (a *agent) takeTreeEvent(ctx workflow.Context, te TaskEvent) {
 		ch.Brief = te.Brief
 		a.forgetHanded()
 	}
+	handed := te.Resume != nil || te.Approve != nil || te.ApproveTool != nil
 	switch {
+	case handed && (a.isRoot() || te.From != DefaultAgentID):
+		// Only the root hands a human's answer on (after its update's
+		// validator took it); one sent straight to an agent as a signal
+		// would skip that check.
+		workflow.GetLogger(ctx).Warn("ignoring a human's answer that did not come from the root of the run tree", "from", te.From)
 	case te.Finish != nil:
 		a.onFinish(*te.Finish)
 	case te.Resume != nil:
@@ -756,7 +765,7 @@ func (a *agent) waiting() []Wait {
 	case a.plans.AwaitingApproval && a.answer == nil:
 		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: a.plans.ApprovalMessage})
 	case a.toolWait != nil && a.toolAnswer == nil:
-		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason()})
+		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason(), CallID: a.toolWait.CallID})
 	}
 	for _, id := range a.childOrder {
 		if ch := a.children[id]; !ch.Done && ch.Brief != nil {

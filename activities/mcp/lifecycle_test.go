@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -168,9 +169,11 @@ func executeRunTool(t *testing.T, reg *activities.Registry, call model.ToolCall)
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	a := &activities.Activities{Tools: reg}
+	// The run's own folder under the state folder: a named workspace
+	// would need the worker's workspace roots, which MCP tools do not use.
+	a := &activities.Activities{Tools: reg, StateDir: t.TempDir()}
 	env.RegisterActivity(a)
-	val, err := env.ExecuteActivity(a.RunTool, activities.RunToolInput{Workspace: t.TempDir(), Call: call})
+	val, err := env.ExecuteActivity(a.RunTool, activities.RunToolInput{WorkflowID: "wf-mcp", Call: call})
 	if err != nil {
 		return activities.RunToolResult{}, err
 	}
@@ -251,6 +254,93 @@ func TestHTTPServer(t *testing.T) {
 	}
 }
 
+// TestHTTPHeadersStayWithTheirServer: a server that redirects to another
+// host does not hand it the configured headers (a URL's query is the
+// configuration's to choose and goes where the redirect says).
+func TestHTTPHeadersStayWithTheirServer(t *testing.T) {
+	t.Setenv("MCP_TEST_TOKEN", "s3cret-token")
+	elsewhere := startHTTP(t, "", "s3cret-token")
+	_, port, _ := net.SplitHostPort(elsewhere.ts.Listener.Addr().String())
+	var (
+		mu         sync.Mutex
+		configured []string // Authorization|X-Api-Key of each request
+	)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		configured = append(configured, r.Header.Get("Authorization")+"|"+r.Header.Get("X-Api-Key"))
+		mu.Unlock()
+		// 307 keeps the method and body, so the client follows a POST.
+		http.Redirect(w, r, "http://localhost:"+port+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+
+	f := newFixture(t, Config{Servers: map[string]Server{"billing": {
+		URL:     redirector.URL + "/mcp",
+		Headers: map[string]string{"Authorization": "Bearer ${MCP_TEST_TOKEN}", "X-Api-Key": "${MCP_TEST_TOKEN}"},
+	}}}, Options{})
+	specs, err := f.reg.Specs(context.Background(), nil)
+	if len(specs) != 0 || err == nil {
+		t.Errorf("Specs = %d tools, %v; want the server refused without its credentials", len(specs), err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(configured) == 0 || configured[0] != "Bearer s3cret-token|s3cret-token" {
+		t.Errorf("the configured server got %q, want the headers", configured)
+	}
+	got := elsewhere.requests()
+	if len(got) == 0 {
+		t.Fatal("the redirect was not followed: the test shows nothing")
+	}
+	for _, r := range got {
+		if strings.Contains(r, "s3cret") {
+			t.Errorf("the host redirected to got %q: the configured headers followed the redirect", r)
+		}
+	}
+}
+
+func TestHeaderTransportOrigin(t *testing.T) {
+	tests := []struct {
+		configured, request string
+		sent                bool
+	}{
+		{"https://billing.internal/mcp", "https://billing.internal/mcp?session=1", true},
+		{"https://billing.internal/mcp", "https://BILLING.internal:443/other", true},
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp", true},
+		{"https://billing.internal/mcp", "http://billing.internal/mcp", false},
+		{"https://billing.internal/mcp", "https://billing.internal:8443/mcp", false},
+		{"https://billing.internal/mcp", "https://billing.internal.evil.test/mcp", false},
+		{"https://billing.internal/mcp", "https://evil.test/billing.internal/mcp", false},
+		{"http://127.0.0.1:8080/mcp", "http://localhost:8080/mcp", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.configured+" "+tt.request, func(t *testing.T) {
+			configured, _ := url.Parse(tt.configured)
+			var got http.Header
+			tr := &headerTransport{
+				header: http.Header{"Authorization": {"Bearer t"}},
+				origin: origin(configured),
+				base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					got = r.Header
+					return nil, errors.New("not sent")
+				}),
+			}
+			req := httptest.NewRequest(http.MethodPost, tt.request, nil)
+			_, _ = tr.RoundTrip(req)
+			if sent := got.Get("Authorization") != ""; sent != tt.sent {
+				t.Errorf("headers sent: %v, want %v", sent, tt.sent)
+			}
+			if req.Header.Get("Authorization") != "" {
+				t.Error("RoundTrip changed the request it was given")
+			}
+		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestHTTPServerRefusesCredentials(t *testing.T) {
 	t.Setenv("MCP_TEST_TOKEN", "not-the-token")
 	h := startHTTP(t, "", "s3cret-token")
@@ -322,9 +412,8 @@ func TestCallHeartbeats(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
-	a := &activities.Activities{Tools: f.reg}
+	a := &activities.Activities{Tools: f.reg, StateDir: t.TempDir()} // see executeRunTool
 	env.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
-	dir := t.TempDir()
 	wf := func(ctx workflow.Context, call model.ToolCall) (activities.RunToolResult, error) {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: time.Minute,
@@ -332,7 +421,7 @@ func TestCallHeartbeats(t *testing.T) {
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		})
 		var res activities.RunToolResult
-		err := workflow.ExecuteActivity(ctx, activities.RunToolName, activities.RunToolInput{Workspace: dir, Call: call}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(ctx, activities.RunToolName, activities.RunToolInput{WorkflowID: "wf-mcp", Call: call}).Get(ctx, &res)
 		return res, err
 	}
 	env.RegisterWorkflow(wf)

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -348,6 +350,11 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		u, err := url.Parse(endpoint)
+		if err != nil || u.Host == "" {
+			// Not the value: it may hold a token.
+			return nil, nil, errors.New("url: not an absolute URL once its references are filled in")
+		}
 		header := make(http.Header)
 		for k, v := range s.cfg.Headers {
 			x, err := exp("headers."+k, v)
@@ -358,7 +365,7 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 		}
 		return &sdk.StreamableClientTransport{
 			Endpoint:   endpoint,
-			HTTPClient: &http.Client{Transport: &headerTransport{header: header, base: http.DefaultTransport}},
+			HTTPClient: &http.Client{Transport: &headerTransport{header: header, origin: origin(u), base: http.DefaultTransport}},
 		}, replacer(), nil
 	}
 
@@ -397,19 +404,38 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, replacer(), nil
 }
 
-// headerTransport adds the configured headers to every request to a
-// Streamable HTTP server.
+// headerTransport adds the configured headers to the requests for a
+// Streamable HTTP server's own origin, and to no other: http.Client follows
+// a redirect through the same RoundTripper, and the headers are credentials
+// for the configured server, not for wherever it (or whoever took over its
+// name) sends the client next. Go's client drops its own Authorization on a
+// redirect to another host, but these are added afresh on every request.
 type headerTransport struct {
 	header http.Header
+	origin string // of the configured URL, see origin
 	base   http.RoundTripper
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if origin(r.URL) != t.origin {
+		return t.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context()) // a RoundTripper must not change the request it is given
 	for k, v := range t.header {
 		r.Header[k] = v
 	}
 	return t.base.RoundTrip(r)
+}
+
+// origin is where a URL's requests go, as browsers bound credentials:
+// scheme, host and port (https on the same host is another origin than
+// http, so a header bound to one is not sent in clear to the other).
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), port)
 }
 
 // prefixWriter writes each line a server prints on its standard error to w,

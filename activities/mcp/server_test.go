@@ -113,6 +113,8 @@ func TestStdioServer(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("MCP_TEST_GREETING", "hello from the worker")
 	t.Setenv("OPENAI_API_KEY", "sk-worker-only")
+	t.Setenv("TODOFLOW_PAYLOAD_KEY", "payload-key-worker-only")
+	t.Setenv("TODOFLOW_WEBHOOK_HEADERS_OPS", `{"Authorization": "Bearer worker-only"}`)
 	srv := stdioServer(map[string]string{"GREETING": "${MCP_TEST_GREETING}", "FALLBACK": "${MCP_TEST_UNSET:-plan b}"})
 	srv.Cwd = "work"
 	if err := os.Mkdir(dir+"/work", 0o755); err != nil {
@@ -158,6 +160,8 @@ func TestStdioServer(t *testing.T) {
 		// least of all; what every program needs is.
 		{"mcp__orders__env", `{"name": "MCP_TEST_GREETING"}`, ""},
 		{"mcp__orders__env", `{"name": "OPENAI_API_KEY"}`, ""},
+		{"mcp__orders__env", `{"name": "TODOFLOW_PAYLOAD_KEY"}`, ""},
+		{"mcp__orders__env", `{"name": "TODOFLOW_WEBHOOK_HEADERS_OPS"}`, ""},
 		{"mcp__orders__env", `{"name": "PATH"}`, os.Getenv("PATH")},
 		{"mcp__orders__cwd", ``, dir + "/work"},
 		{"mcp__orders__picture", `{}`, "a red dot\n[image: image/png, 2.0 KiB, not shown]"},

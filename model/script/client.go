@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,13 +19,23 @@ import (
 // Client answers model calls from scenario files. It is safe for concurrent
 // use; the zero value is not, use New.
 type Client struct {
+	// dir is the only folder whose files it reads: the reference comes
+	// from a run's input or from the model (a subagent's model), and
+	// neither may make the worker read /dev/zero or a named pipe.
+	dir string
+
 	mu sync.Mutex
-	// files is keyed by cleaned path. It is never pruned: a worker only
-	// ever sees the handful of scenario files it is pointed at.
+	// files is keyed by cleaned path inside dir. It is never pruned: a
+	// worker only ever sees the handful of scenario files it is pointed at.
 	files map[string]*cachedFile
 	// reads counts file reads, so tests can see the cache at work.
 	reads int
 }
+
+// MaxFileBytes is the largest scenario file a Client reads. The examples
+// are a few KiB; the cap keeps a reference to a huge file from holding the
+// worker's memory.
+const MaxFileBytes = 4 << 20
 
 // cachedFile is one version of a scenario file, identified by its size and
 // modification time, with the scripts parsed from it so far.
@@ -37,10 +48,14 @@ type cachedFile struct {
 
 var _ model.Client = (*Client)(nil)
 
-// New returns a Client with an empty cache.
-func New() *Client {
-	return &Client{files: make(map[string]*cachedFile)}
+// New returns a Client with an empty cache that reads the scenario files
+// inside dir: a reference's path is relative to dir, or absolute inside it.
+func New(dir string) *Client {
+	return &Client{dir: filepath.Clean(dir), files: make(map[string]*cachedFile)}
 }
+
+// Dir returns the folder the client reads scenario files in.
+func (c *Client) Dir() string { return c.dir }
 
 // Complete answers call req.Call with the matching response of the script
 // named by req.Model ("<path>[#<agent_id>]"), after its delay_ms if any.
@@ -136,46 +151,120 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // script returns the parsed script of agentID in the file at path, from the
-// cache when the file has not changed since it was read.
+// cache when the file has not changed since it was read. The lock is held
+// only to look at and fill the cache, never during the file's I/O: a slow
+// disk delays the calls of that file only.
 func (c *Client) script(path, agentID string) (Script, error) {
-	fi, err := os.Stat(path)
+	rel, err := c.inside(path)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(c.dir)
 	if err != nil {
 		return nil, fileError(path, err)
 	}
-	if fi.IsDir() {
-		return nil, &model.Error{Message: fmt.Sprintf("script: scenario file %s: is a directory", path)}
+	defer root.Close()
+	// Stat before opening: opening a named pipe would wait for a writer.
+	// The os.Root follows links only as far as they stay inside dir.
+	fi, err := root.Stat(rel)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
 	}
 
-	// Reading and parsing under the lock keeps two calls from parsing the
-	// same new file twice; it happens once per file version, so holding the
-	// lock that long costs nothing worth a finer scheme.
 	c.mu.Lock()
-	defer c.mu.Unlock()
-
-	key := filepath.Clean(path)
-	f := c.files[key]
-	if f == nil || f.size != fi.Size() || !f.modTime.Equal(fi.ModTime()) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fileError(path, err)
+	f := c.files[rel]
+	if f != nil && (f.size != fi.Size() || !f.modTime.Equal(fi.ModTime())) {
+		f = nil
+	}
+	if f != nil {
+		s, ok := f.scripts[agentID]
+		c.mu.Unlock()
+		if ok {
+			return s, nil
 		}
-		c.reads++
+	} else {
+		c.mu.Unlock()
+		data, err := readFile(root, rel, path)
+		if err != nil {
+			return nil, err
+		}
 		// The stat taken before the read identifies this version: a write
 		// that lands in between changes the stat again, and the next call
 		// reloads.
 		f = &cachedFile{size: fi.Size(), modTime: fi.ModTime(), data: data, scripts: make(map[string]Script)}
-		c.files[key] = f
+		c.mu.Lock()
+		c.reads++
+		c.files[rel] = f
+		c.mu.Unlock()
 	}
 
-	if s, ok := f.scripts[agentID]; ok {
-		return s, nil
-	}
+	// Parsing happens outside the lock too; two calls may both parse a
+	// new file once, and store the same script.
 	s, err := Parse(f.data, agentID)
 	if err != nil {
 		return nil, &model.Error{Message: fmt.Sprintf("script: scenario file %s: %v", path, err), Err: err}
 	}
+	c.mu.Lock()
 	f.scripts[agentID] = s
+	c.mu.Unlock()
 	return s, nil
+}
+
+// inside returns path relative to the client's folder, or an error when it
+// leads out of it.
+func (c *Client) inside(path string) (string, error) {
+	rel := path
+	if filepath.IsAbs(path) {
+		var err error
+		if rel, err = filepath.Rel(c.dir, filepath.Clean(path)); err != nil {
+			rel = ".."
+		}
+	}
+	if !filepath.IsLocal(rel) {
+		return "", &model.Error{Message: fmt.Sprintf("script: scenario file %s is outside the folder this worker plays scenarios from (%s)", path, c.dir)}
+	}
+	return filepath.Clean(rel), nil
+}
+
+// regular refuses what is not a regular file of at most MaxFileBytes.
+func regular(path string, fi fs.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return &model.Error{Message: fmt.Sprintf("script: scenario file %s: is a directory", path)}
+	case !fi.Mode().IsRegular():
+		return &model.Error{Message: fmt.Sprintf("script: scenario file %s: is not a regular file", path)}
+	case fi.Size() > MaxFileBytes:
+		return &model.Error{Message: fmt.Sprintf("script: scenario file %s: is %d bytes, more than the %d a scenario may have", path, fi.Size(), MaxFileBytes)}
+	}
+	return nil
+}
+
+// readFile reads the scenario file rel of root, at most MaxFileBytes of it
+// even if it grew since it was looked at.
+func readFile(root *os.Root, rel, path string) ([]byte, error) {
+	file, err := root.Open(rel)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(file, MaxFileBytes+1))
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &model.Error{Message: fmt.Sprintf("script: scenario file %s: is more than the %d bytes a scenario may have", path, MaxFileBytes)}
+	}
+	return data, nil
 }
 
 func fileError(path string, err error) *model.Error {

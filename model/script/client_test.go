@@ -60,7 +60,7 @@ func TestComplete(t *testing.T) {
 		{"subagent call 2", path + "#researcher", 2, final("found it")},
 		{"subagent ran out", path + "#researcher", 3, final("")},
 	}
-	c := New()
+	c := New("/")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := complete(t, c, tt.ref, tt.call)
@@ -72,7 +72,7 @@ func TestComplete(t *testing.T) {
 			}
 			// A retried or replayed call, even from a fresh worker, gets
 			// the same answer, ids included.
-			again, err := complete(t, New(), tt.ref, tt.call)
+			again, err := complete(t, New("/"), tt.ref, tt.call)
 			if err != nil || !reflect.DeepEqual(again, got) {
 				t.Errorf("second answer = %+v, %v; want %+v", again, err, got)
 			}
@@ -103,7 +103,7 @@ func TestCompleteErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := complete(t, New(), tt.ref, tt.call)
+			_, err := complete(t, New("/"), tt.ref, tt.call)
 			var me *model.Error
 			if !errors.As(err, &me) {
 				t.Fatalf("error = %#v, want *model.Error", err)
@@ -122,7 +122,7 @@ func TestCompleteErrors(t *testing.T) {
 
 func TestCompleteDelay(t *testing.T) {
 	path := writeScenario(t, "slow.json", `{"model": [{"content": "slow", "delay_ms": 60}, {"content": "stuck", "delay_ms": 60000}]}`)
-	c := New()
+	c := New("/")
 
 	t.Run("honoured", func(t *testing.T) {
 		start := time.Now()
@@ -166,7 +166,7 @@ func TestCompleteDelay(t *testing.T) {
 
 func TestCache(t *testing.T) {
 	path := writeScenario(t, "cached.json", `{"model": [{"content": "one"}], "agents": {"a": [{"content": "agent"}]}}`)
-	c := New()
+	c := New("/")
 	for call := 1; call <= 3; call++ {
 		if _, err := complete(t, c, path, call); err != nil {
 			t.Fatal(err)
@@ -211,7 +211,7 @@ func TestCache(t *testing.T) {
 // A caller that edits what it got must not change later answers.
 func TestCompleteReturnsCopies(t *testing.T) {
 	path := writeScenario(t, "copy.json", `{"model": [{"tool_calls": [{"name": "f", "arguments": {"a": 1}}]}]}`)
-	c := New()
+	c := New("/")
 	first, err := complete(t, c, path, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestCompleteReturnsCopies(t *testing.T) {
 
 func TestCompleteConcurrent(t *testing.T) {
 	path := writeScenario(t, "many.json", `{"model": [{"content": "1"}, {"content": "2"}, {"content": "3"}]}`)
-	c := New()
+	c := New("/")
 	var wg sync.WaitGroup
 	for i := range 30 {
 		wg.Add(1)
@@ -243,4 +243,47 @@ func TestCompleteConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// A reference may name only a regular file, of a bounded size, inside the
+// client's folder: it comes from a run's input or from the model, and
+// /dev/zero once made a worker read until it ran out of memory.
+func TestCompleteStaysInItsFolder(t *testing.T) {
+	dir := t.TempDir()
+	inside := filepath.Join(dir, "ok.json")
+	if err := os.WriteFile(inside, []byte(`{"model": [{"content": "hi"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := writeScenario(t, "outside.json", `{"model": [{"content": "should not be read"}]}`)
+	if err := os.Symlink(outside, filepath.Join(dir, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.json")); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := New(dir)
+	for _, ref := range []string{inside, "ok.json", "sub/../ok.json"} {
+		if got, err := complete(t, c, ref, 1); err != nil || got.Content != "hi" {
+			t.Errorf("Complete(%q) = %+v, %v; want the scenario inside the folder", ref, got, err)
+		}
+	}
+	tests := []struct{ ref, want string }{
+		{outside, "outside the folder"},
+		{"../outside.json", "outside the folder"},
+		{"/dev/zero", "outside the folder"},
+		{"link.json", "link.json"},
+		{"zero.json", "zero.json"},
+		{"big.json", "more than the"},
+	}
+	for _, tt := range tests {
+		_, err := complete(t, c, tt.ref, 1)
+		var me *model.Error
+		if !errors.As(err, &me) || me.Retryable || !strings.Contains(me.Message, tt.want) {
+			t.Errorf("Complete(%q) = %v; want a non-retryable error with %q", tt.ref, err, tt.want)
+		}
+	}
 }

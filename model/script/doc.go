@@ -10,9 +10,18 @@
 //
 // Without an agent id the answers are the scenario's top-level "model" list
 // (the root agent); with one they are "agents"[agent_id] (a subagent). The
-// path is opened by the worker process, relative to its working directory;
-// the last '#' separates the agent id. Everything else in the file (name,
+// last '#' separates the agent id. Everything else in the file (name,
 // input, user, ...) belongs to the scenario runner and is ignored here.
+//
+// # One folder
+//
+// A Client reads only inside the folder it was made with (New): a
+// reference's path is relative to it, or absolute inside it, and must be a
+// regular file of at most MaxFileBytes. The reference comes from whoever
+// started the run, or from the model (a subagent's model), so it must not
+// make the worker read /dev/zero, a named pipe or another user's files.
+// Workers serve script: models only when their operator names that folder
+// (worker --script-dir); tests, the demo and `starter run --scenario` do.
 //
 // # Determinism
 //

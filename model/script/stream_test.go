@@ -46,7 +46,7 @@ func TestCompleteStreams(t *testing.T) {
 	  {"tool_calls": [{"name": "todo_read"}]},
 	  {"content": "Quick answer with no delay at all."}
 	]}`)
-	c := New()
+	c := New("/")
 	type piece struct {
 		text string
 		at   time.Duration
@@ -109,7 +109,7 @@ func TestCompleteStreamInterrupted(t *testing.T) {
 	path := writeScenario(t, "s.json", `{"model": [{"content": "one two three four five six", "delay_ms": 5000}]}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	var got []string
-	_, err := New().Complete(ctx, model.Request{Model: path, Call: 1, Stream: func(d string) {
+	_, err := New("/").Complete(ctx, model.Request{Model: path, Call: 1, Stream: func(d string) {
 		got = append(got, d)
 		cancel()
 	}})

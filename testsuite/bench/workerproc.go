@@ -215,7 +215,7 @@ func runWorker(args []string) error {
 		MaxConcurrentActivityTaskPollers: cfg.ActivityPollers,
 		DisableEagerActivities:           cfg.NoEager,
 	}
-	aopts := agentworker.Options{StateDir: *state, Worker: opts, Logger: slog.New(slog.DiscardHandler)}
+	aopts := agentworker.Options{ScriptDir: "/", StateDir: *state, Worker: opts, Logger: slog.New(slog.DiscardHandler)}
 	if cfg.NoCache {
 		aopts.TranscriptCacheBytes = -1
 	}

@@ -101,7 +101,33 @@ type Options struct {
 	// empty means $TODOFLOW_HOST_QUEUE, else the name kept in the state
 	// folder (see HostQueue).
 	HostQueue string
+	// WorkspaceRoots are the absolute folders a run's `workspace` may name
+	// a folder inside (see activities.Roots); nil means
+	// $TODOFLOW_WORKSPACE_ROOTS, else <StateDir>/workspaces.
+	WorkspaceRoots []string
+	// VCSWrites lets write_file write inside .git and the other version
+	// control metadata folders, which it refuses otherwise.
+	VCSWrites bool
+	// ScriptDir, when set, makes the worker serve script: models, reading
+	// scenario files inside that folder only (see package model/script);
+	// empty means $TODOFLOW_SCRIPT_DIR, and no script: models when that
+	// is unset too. Tests, the demo and scenario runs set it; a production
+	// worker has no use for it, and without it a run's input or a model
+	// cannot make the worker read a file by naming it as a model.
+	ScriptDir string
+	// SubagentModels are the models (path.Match patterns of references) a
+	// model may choose for a subagent besides its own; nil means
+	// $TODOFLOW_SUBAGENT_MODELS (comma-separated), else none.
+	SubagentModels []string
 }
+
+// Environment variables of the worker's settings.
+const (
+	// EnvScriptDir is Options.ScriptDir's variable.
+	EnvScriptDir = "TODOFLOW_SCRIPT_DIR"
+	// EnvVCSWrites is Options.VCSWrites's variable: "1" or "true".
+	EnvVCSWrites = "TODOFLOW_VCS_WRITES"
+)
 
 // StreamInterval is the worker's MaxHeartbeatThrottleInterval unless
 // Options.Worker sets one: the SDK sends an activity's heartbeats at most
@@ -180,14 +206,39 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.Worker.MaxHeartbeatThrottleInterval == 0 {
 		opts.Worker.MaxHeartbeatThrottleInterval = StreamInterval
 	}
+	roots, err := workspaceRoots(opts)
+	if err != nil {
+		if servers != nil {
+			servers.Close()
+		}
+		return nil, err
+	}
+	if opts.ScriptDir == "" {
+		opts.ScriptDir = os.Getenv(EnvScriptDir)
+	}
+	if opts.ScriptDir != "" {
+		if opts.ScriptDir, err = filepath.Abs(opts.ScriptDir); err != nil {
+			return nil, fmt.Errorf("script folder: %w", err)
+		}
+		opts.Logger.Info("Serving script: models from scenario files in one folder", "ScriptDir", opts.ScriptDir)
+	}
+	if opts.SubagentModels == nil {
+		opts.SubagentModels = splitList(os.Getenv(activities.EnvSubagentModels), ",")
+	}
+	if !opts.VCSWrites {
+		opts.VCSWrites = truthy(os.Getenv(EnvVCSWrites))
+	}
 	acts := &activities.Activities{
-		Client:        c,
-		Models:        NewModels(opts.DefaultModel),
-		Tools:         opts.Tools,
-		StateDir:      opts.StateDir,
-		ToolOutputMax: outputMax,
-		HostQueue:     hostQueue,
-		Transcripts:   transcripts,
+		Client:         c,
+		Models:         NewModels(opts.DefaultModel, opts.ScriptDir),
+		Roots:          roots,
+		VCSWrites:      opts.VCSWrites,
+		SubagentModels: opts.SubagentModels,
+		Tools:          opts.Tools,
+		StateDir:       opts.StateDir,
+		ToolOutputMax:  outputMax,
+		HostQueue:      hostQueue,
+		Transcripts:    transcripts,
 	}
 	shared := worker.New(c, opts.TaskQueue, opts.Worker)
 	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted})
@@ -195,7 +246,7 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	hostOpts.DisableWorkflowWorker = true
 	host := worker.New(c, hostQueue, hostOpts)
 	workflows.RegisterHost(host, acts)
-	opts.Logger.Info("Sessions whose workspace this worker holds run their tools on its host queue", "HostQueue", hostQueue, "Workspaces", filepath.Join(opts.StateDir, "workspaces"))
+	opts.Logger.Info("Sessions whose workspace this worker holds run their tools on its host queue", "HostQueue", hostQueue, "WorkspaceRoots", roots.String(), "Sessions", filepath.Join(opts.StateDir, activities.SessionsFolder))
 	var w worker.Worker = &hostWorker{Worker: shared, host: host}
 	if servers == nil {
 		return w, nil
@@ -309,16 +360,59 @@ func ServerDB() (string, error) {
 	return filepath.Join(dir, "temporal.db"), nil
 }
 
+// workspaceRoots are the worker's workspace roots: opts.WorkspaceRoots,
+// else $TODOFLOW_WORKSPACE_ROOTS, else the state folder's workspaces/.
+func workspaceRoots(opts Options) (activities.Roots, error) {
+	dirs, source := opts.WorkspaceRoots, "WorkspaceRoots"
+	if dirs == nil {
+		if v := os.Getenv(activities.EnvWorkspaceRoots); v != "" {
+			dirs, source = filepath.SplitList(v), activities.EnvWorkspaceRoots
+		} else {
+			dirs = []string{filepath.Join(opts.StateDir, DefaultRootFolder)}
+		}
+	}
+	roots, err := activities.NewRoots(dirs...)
+	if err != nil {
+		return activities.Roots{}, fmt.Errorf("%s: %w", source, err)
+	}
+	return roots, nil
+}
+
+// DefaultRootFolder is the workspace root inside the state folder of a
+// worker that names none.
+const DefaultRootFolder = "workspaces"
+
+// splitList is the non-empty, trimmed items of a list separated by sep.
+func splitList(v, sep string) []string {
+	var out []string
+	for _, item := range strings.Split(v, sep) {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// truthy reports whether an environment variable's value means yes.
+func truthy(v string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && b
+}
+
 // NewModels resolves the model references of workflow inputs. The OpenAI
 // client is built once, on first use, from the worker's environment, so a
-// worker that only plays scenarios needs no API key.
-func NewModels(defaultRef string) activities.ModelResolver {
+// worker that only plays scenarios needs no API key. script: references
+// are served only when scriptDir is set, from the files inside it.
+func NewModels(defaultRef, scriptDir string) activities.ModelResolver {
 	var (
 		once     sync.Once
 		oa       *openai.Client
 		oaErr    error
-		scripted = script.New()
+		scripted *script.Client
 	)
+	if scriptDir != "" {
+		scripted = script.New(scriptDir)
+	}
 	return func(ref string) (model.Client, string, error) {
 		if ref == "" {
 			ref = defaultRef
@@ -335,6 +429,9 @@ func NewModels(defaultRef string) activities.ModelResolver {
 			}
 			return oa, name, nil
 		case "script":
+			if scripted == nil {
+				return nil, "", fmt.Errorf("this worker does not serve script: models; its operator enables them for tests and demos with worker --script-dir DIR (%s)", EnvScriptDir)
+			}
 			return scripted, name, nil
 		}
 		return nil, "", fmt.Errorf("unknown model kind %q: want openai or script", kind)

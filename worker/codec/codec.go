@@ -18,8 +18,11 @@
 // traces are encrypted too (see FailureConverter).
 //
 // The Web UI decrypts through a codec server (Handler, `worker
-// --codec-addr`), which runs beside the worker, holds the keys, and answers
-// the browser's cross-origin requests for the origins it is given.
+// --codec-addr`), which runs beside the worker and holds the keys: whoever
+// can call it can read every history, so it asks for a bearer token
+// (TODOFLOW_CODEC_TOKEN), answers only the Host names it is served by (no
+// DNS rebinding) and the browser origins it is given, and bounds what one
+// request may send.
 package codec
 
 import (

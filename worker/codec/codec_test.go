@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
@@ -120,45 +117,6 @@ func TestFromEnv(t *testing.T) {
 			t.Errorf("FromEnv(%q, %q) = %v", tt.cur, tt.old, err)
 		case (c == nil) != tt.nilCodec:
 			t.Errorf("FromEnv(%q, %q) = %v, want nil %v", tt.cur, tt.old, c, tt.nilCodec)
-		}
-	}
-}
-
-func TestHandler(t *testing.T) {
-	c := mustCodec(t, key(1))
-	srv := httptest.NewServer(Handler(c, DefaultOrigins))
-	defer srv.Close()
-	sealed, _ := c.Encode([]*commonpb.Payload{{Metadata: map[string][]byte{"encoding": []byte("json/plain")}, Data: []byte(`"hello"`)}})
-	body, _ := protojson.Marshal(&commonpb.Payloads{Payloads: sealed})
-
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/decode", bytes.NewReader(body))
-	req.Header.Set("Origin", "http://localhost:8233")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var got commonpb.Payloads
-	if err := protojson.Unmarshal(out, &got); err != nil || len(got.Payloads) != 1 || string(got.Payloads[0].Data) != `"hello"` {
-		t.Fatalf("decode answered %s (%v)", out, err)
-	}
-	if resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:8233" {
-		t.Errorf("CORS origin = %q", resp.Header.Get("Access-Control-Allow-Origin"))
-	}
-
-	for origin, allowed := range map[string]bool{"http://127.0.0.1:8233": true, "http://evil.example": false} {
-		req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/decode", nil)
-		req.Header.Set("Origin", origin)
-		req.Header.Set("Access-Control-Request-Method", "POST")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if got := resp.Header.Get("Access-Control-Allow-Origin") != ""; got != allowed || resp.StatusCode != http.StatusNoContent {
-			t.Errorf("preflight from %s: status %d, allowed %v; want allowed %v", origin, resp.StatusCode, got, allowed)
 		}
 	}
 }

@@ -498,12 +498,43 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
-// serverEnv is the environment of the server's process: todoflow's own,
-// without OpenTelemetry's variables. Those are meant for the worker and the
-// starter (package worker/telemetry), and the server reads them for tracing
-// of its own, which nobody asked of an embedded server, and which refuses
-// settings that todoflow accepts: with OTEL_TRACES_EXPORTER set, a protocol
-// other than grpc (or an empty exporter) stops the server from starting.
+// serverEnv is the environment of the server's process: the few variables
+// of env a program needs to run (where it is, who runs it, where its
+// temporary files go, its time zone and locale) and the Go runtime's own
+// settings, nothing else. The rest of the worker's environment holds the
+// model's API key, the payload key, webhook headers and MCP servers'
+// credentials, which the server has no use for and whose process others
+// may read (its /proc/<pid>/environ, a crash dump); and OpenTelemetry's
+// settings, meant for the worker and the starter (package worker/telemetry),
+// which the server would read for tracing of its own that nobody asked of an
+// embedded server, and which refuses settings todoflow accepts (with
+// OTEL_TRACES_EXPORTER set, a protocol other than grpc stops it from
+// starting). Every setting the server needs is on its command line
+// (flagArgs).
 func serverEnv(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "OTEL_") })
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return !serverInherits(name)
+	})
+}
+
+// serverInherits reports whether the server's process gets the variable
+// name of the worker's environment.
+func serverInherits(name string) bool {
+	if runtime.GOOS == "windows" {
+		switch strings.ToUpper(name) {
+		case "APPDATA", "COMSPEC", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+			"PROGRAMDATA", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "WINDIR",
+			"GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK":
+			return true
+		}
+		return false
+	}
+	switch name {
+	case "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "XDG_CONFIG_HOME",
+		// The server is a Go program: an operator may tune its runtime.
+		"GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,16 +274,53 @@ func waitGone(t *testing.T, pid int) {
 	}
 }
 
-// The server's process gets none of OpenTelemetry's variables, which the
-// worker's and the starter's tracing use, and everything else.
+// The server's process gets what a program needs to run and none of the
+// worker's secrets, nor OpenTelemetry's variables, which the worker's and the
+// starter's tracing use.
 func TestServerEnv(t *testing.T) {
-	env := []string{"PATH=/bin", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", "HOME=/root",
-		"OTEL_TRACES_EXPORTER=", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf", "MY_OTEL_X=1"}
-	got := serverEnv(env)
-	if want := []string{"PATH=/bin", "HOME=/root", "MY_OTEL_X=1"}; !slices.Equal(got, want) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the list differs on Windows")
+	}
+	tests := []struct {
+		kv   string
+		kept bool
+	}{
+		{"PATH=/bin", true},
+		{"HOME=/root", true},
+		{"USER=todoflow", true},
+		{"TMPDIR=/var/tmp", true},
+		{"TZ=UTC", true},
+		{"LANG=C.UTF-8", true},
+		{"LC_ALL=C.UTF-8", true},
+		{"XDG_CONFIG_HOME=/root/.config", true},
+		{"GOMAXPROCS=2", true},
+		{"GOMEMLIMIT=1GiB", true},
+
+		{"OPENAI_API_KEY=sk-worker-only", false},
+		{"TODOFLOW_PAYLOAD_KEY=payload-key", false},
+		{"TODOFLOW_WEBHOOK_HEADERS_OPS={\"Authorization\": \"Bearer t\"}", false},
+		{"TODOFLOW_WEBHOOK_URLS_OPS=https://hooks.example.com", false},
+		{"BILLING_TOKEN=mcp-secret", false},
+		{"TEMPORAL_API_KEY=cloud-key", false},
+		{"AWS_SECRET_ACCESS_KEY=aws", false},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", false},
+		{"OTEL_TRACES_EXPORTER=", false},
+		{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf", false},
+		{"MY_OTEL_X=1", false},
+		{"LD_PRELOAD=/tmp/x.so", false},
+	}
+	var env, want []string
+	for _, tt := range tests {
+		env = append(env, tt.kv)
+		if tt.kept {
+			want = append(want, tt.kv)
+		}
+	}
+	before := slices.Clone(env)
+	if got := serverEnv(env); !slices.Equal(got, want) {
 		t.Errorf("serverEnv = %q, want %q", got, want)
 	}
-	if env[1] != "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318" {
+	if !slices.Equal(env, before) {
 		t.Errorf("serverEnv changed its argument: %q", env)
 	}
 }

@@ -1,0 +1,117 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// CheckWorkspaceName is the local activity a run with a `workspace` asks
+// at its start: whoever starts a run writes its input, and only the
+// worker's operator decides which folders the tools may touch.
+const CheckWorkspaceName = "CheckWorkspace"
+
+// EnvWorkspaceRoots is the environment variable of a worker's workspace
+// roots: absolute folders, separated by the system's list separator (':'
+// on Unix), as in PATH.
+const EnvWorkspaceRoots = "TODOFLOW_WORKSPACE_ROOTS"
+
+// Roots are the folders a worker's operator allows workspaces in. A run's
+// `workspace` must name a folder strictly inside one of them: the input
+// comes from whoever may start a workflow in the namespace, and a
+// workspace of "/" would give the model every file the worker's user can
+// read or write.
+//
+// The zero Roots allows no named workspace at all; runs then get the
+// default folder under the state folder, as every run that names none.
+type Roots struct {
+	dirs []string // absolute, symbolic links resolved
+}
+
+// NewRoots returns the roots dirs. Each must be an absolute folder; one that
+// does not exist yet is created, so that a fresh worker can name the folder
+// its checkouts will go to.
+func NewRoots(dirs ...string) (Roots, error) {
+	var r Roots
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			return Roots{}, fmt.Errorf("workspace root %q is relative: name an absolute folder", d)
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return Roots{}, fmt.Errorf("workspace root: %w", err)
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return Roots{}, fmt.Errorf("workspace root %q: %w", d, err)
+		}
+		if real == string(filepath.Separator) {
+			return Roots{}, fmt.Errorf("workspace root %q is the file system's root: name a folder that holds only workspaces", d)
+		}
+		r.dirs = append(r.dirs, filepath.Clean(real))
+	}
+	return r, nil
+}
+
+// Dirs returns the roots' folders, the first being where relative
+// workspaces go.
+func (r Roots) Dirs() []string { return append([]string(nil), r.dirs...) }
+
+// String lists the roots for an error message.
+func (r Roots) String() string {
+	if len(r.dirs) == 0 {
+		return "none"
+	}
+	return strings.Join(r.dirs, ", ")
+}
+
+// Resolve returns the absolute folder that a run's `workspace` names: a
+// relative name is inside the first root, an absolute one must be inside
+// one of the roots. The folder may not exist yet; as far as it does, its
+// symbolic links are followed, so that a link inside a root cannot lead
+// out of it. The errors are for whoever started the run.
+func (r Roots) Resolve(workspace string) (string, error) {
+	if len(r.dirs) == 0 {
+		return "", errors.New("this worker allows no named workspace (it has no workspace root): leave workspace out for a folder of the run's own")
+	}
+	if workspace == "" {
+		return "", errors.New("is empty")
+	}
+	p := workspace
+	if !filepath.IsAbs(p) {
+		if !filepath.IsLocal(p) {
+			return "", fmt.Errorf("%q leads outside the workspace roots (%s)", workspace, r)
+		}
+		p = filepath.Join(r.dirs[0], p)
+	}
+	real, err := realPath(filepath.Clean(p), new(int))
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", workspace, err)
+	}
+	for _, root := range r.dirs {
+		if real != root && within(root, real) {
+			return real, nil
+		}
+	}
+	return "", fmt.Errorf("%q is not a folder inside one of the worker's workspace roots (%s): name one inside a root, relative to %s or absolute", workspace, r, r.dirs[0])
+}
+
+// CheckWorkspace answers, for a run that names a workspace, the folder it
+// names on this worker (see Roots.Resolve), or refuses it (non-retryable,
+// type ErrTypeWorkspace). The run records the answer and passes the
+// absolute folder to every tool call, which RunTool checks again against
+// its own worker's roots.
+func (a *Activities) CheckWorkspace(_ context.Context, workspace string) (string, error) {
+	dir, err := a.Roots.Resolve(workspace)
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError("workspace "+err.Error(), ErrTypeWorkspace, nil)
+	}
+	return dir, nil
+}

@@ -1,0 +1,97 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// testRoots returns the roots dirs, failing the test if they are refused.
+func testRoots(t *testing.T, dirs ...string) Roots {
+	t.Helper()
+	r, err := NewRoots(dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRootsResolve(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "root")
+	other := filepath.Join(base, "other")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{root, other, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "link-out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/", filepath.Join(root, "slash")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(other, "checkout"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := testRoots(t, root, other)
+	tests := []struct {
+		workspace string
+		want      string // the folder, or "" for a refusal
+		err       string
+	}{
+		{"proj", filepath.Join(root, "proj"), ""},
+		{"a/b/../c", filepath.Join(root, "a", "c"), ""},
+		{filepath.Join(other, "checkout"), filepath.Join(other, "checkout"), ""},
+		{filepath.Join(root, "new", "deep"), filepath.Join(root, "new", "deep"), ""},
+		{"/", "", "not a folder inside"},
+		{"/etc", "", "not a folder inside"},
+		{"..", "", "leads outside the workspace roots"},
+		{"../outside", "", "leads outside the workspace roots"},
+		{root, "", "not a folder inside"}, // the root itself holds every workspace
+		{filepath.Join(root, "..", "outside"), "", "not a folder inside"},
+		{"link-out", "", "not a folder inside"},
+		{"link-out/sub", "", "not a folder inside"},
+		{"slash/etc", "", "not a folder inside"},
+		{"", "", "is empty"},
+	}
+	for _, tt := range tests {
+		got, err := r.Resolve(tt.workspace)
+		switch {
+		case tt.err == "" && (err != nil || got != tt.want):
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tt.workspace, got, err, tt.want)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("Resolve(%q) = %q, %v; want an error with %q", tt.workspace, got, err, tt.err)
+		}
+	}
+	if _, err := (Roots{}).Resolve("proj"); err == nil || !strings.Contains(err.Error(), "no workspace root") {
+		t.Errorf("Resolve with no roots = %v, want a refusal naming the missing root", err)
+	}
+}
+
+func TestNewRootsRefuses(t *testing.T) {
+	for _, dirs := range [][]string{{"relative/dir"}, {"/"}} {
+		if _, err := NewRoots(dirs...); err == nil {
+			t.Errorf("NewRoots(%q) took it", dirs)
+		}
+	}
+}
+
+func TestCheckWorkspace(t *testing.T) {
+	root := t.TempDir()
+	a := &Activities{Roots: testRoots(t, root)}
+	if dir, err := a.CheckWorkspace(context.Background(), "proj"); err != nil || dir != filepath.Join(root, "proj") {
+		t.Errorf("CheckWorkspace(proj) = %q, %v", dir, err)
+	}
+	_, err := a.CheckWorkspace(context.Background(), "/")
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != ErrTypeWorkspace || !strings.HasPrefix(app.Message(), "workspace ") {
+		t.Errorf("CheckWorkspace(/) = %v; want a non-retryable %s error naming the field", err, ErrTypeWorkspace)
+	}
+}

@@ -1,0 +1,194 @@
+package workflows
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// A response with more tool calls than a run may have activities pending
+// runs the first todo.MaxToolCallsPerResponse and answers the rest; with
+// 2,500 calls the run used to be stuck for good.
+func TestToolCallsPerResponseAreCapped(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	many := make([]model.ToolCall, 2500)
+	for i := range many {
+		many[i] = model.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read_file", Arguments: []byte(`{"path":"a"}`)}
+	}
+	scripted(env, model.Response{ToolCalls: many}, model.Response{Content: "done"})
+	ran := 0
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == activities.RunToolName || info.ActivityType.Name == activities.RunToolOnHostName {
+			ran++
+		}
+	})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read everything", IdleTimeoutS: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if ran != todo.MaxToolCallsPerResponse {
+		t.Errorf("%d tool activities ran, want %d", ran, todo.MaxToolCallsPerResponse)
+	}
+	var answered, refused int
+	var msgs []model.Message
+	for page := queryMessages(t, env); len(page) > 0; page = queryMessages(t, env, len(msgs), 500) {
+		msgs = append(msgs, page...)
+	}
+	for _, m := range msgs {
+		if m.Role != model.RoleTool {
+			continue
+		}
+		answered++
+		if m.IsError && strings.Contains(m.Content, fmt.Sprintf("at most %d run per response", todo.MaxToolCallsPerResponse)) {
+			refused++
+		}
+	}
+	if answered != len(many) || refused != len(many)-todo.MaxToolCallsPerResponse {
+		t.Errorf("%d calls answered, %d refused; want every call answered and %d refused", answered, refused, len(many)-todo.MaxToolCallsPerResponse)
+	}
+}
+
+// An agent spawns at most todo.MaxSubagents subagents, and one at
+// todo.MaxTreeDepth none; the model reads why.
+func TestSpawnIsCapped(t *testing.T) {
+	spawn := func(id string) model.ToolCall {
+		return call("spawn_subagent", fmt.Sprintf(`{"agent_id": %q, "task": "t", "todo": %s}`, id, quiet))
+	}
+	t.Run("depth", func(t *testing.T) {
+		env := newTreeEnv()
+		tm := scriptTree(env, map[string][]model.Response{
+			"main":  {calls(spawn("child")), {Content: "done"}},
+			"child": {calls(spawn("grand")), {Content: "done"}},
+			"grand": {calls(spawn("great")), {Content: "done"}},
+		})
+		env.ExecuteWorkflow(AgentWorkflow, rootInput("go"))
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		grand := tm.inputs("grand")
+		if len(grand) < 2 || len(tm.inputs("great")) != 0 {
+			t.Fatalf("the grandchild made %d model calls and its own subagent %d; want 2 and none", len(grand), len(tm.inputs("great")))
+		}
+		if got := grand[1].New.Messages; len(got) == 0 || !strings.Contains(got[len(got)-1].Content, "cannot spawn") {
+			t.Errorf("the grandchild read %+v, want the refusal", got)
+		}
+	})
+	t.Run("count", func(t *testing.T) {
+		env := newTreeEnv()
+		var spawns []model.ToolCall
+		for i := range todo.MaxSubagents + 1 {
+			spawns = append(spawns, spawn(fmt.Sprintf("a%d", i)))
+		}
+		scriptTree(env, map[string][]model.Response{"main": {calls(spawns...), {Content: "done"}}})
+		env.ExecuteWorkflow(AgentWorkflow, rootInput("go"))
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(queryState(t, env).Subagents); n != todo.MaxSubagents {
+			t.Errorf("%d children started, want %d", n, todo.MaxSubagents)
+		}
+		var refused int
+		for _, m := range queryMessages(t, env) {
+			if m.Role == model.RoleTool && m.IsError && strings.Contains(m.Content, "the most one agent may") {
+				refused++
+			}
+		}
+		if refused != 1 {
+			t.Errorf("%d spawns refused, want 1", refused)
+		}
+	})
+}
+
+// lastTool is the run's last tool message.
+func lastTool(t *testing.T, env *testsuite.TestWorkflowEnvironment) model.Message {
+	t.Helper()
+	msgs := queryMessages(t, env)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleTool {
+			return msgs[i]
+		}
+	}
+	t.Fatal("no tool message")
+	return model.Message{}
+}
+
+// A model that chooses its subagent's model marks the child's model calls,
+// so that the worker checks the choice (activities.Activities.SubagentModels);
+// a child that gets its parent's model is not marked.
+func TestSubagentModelChosen(t *testing.T) {
+	env := newTreeEnv()
+	tm := scriptTree(env, map[string][]model.Response{"main": {calls(
+		call("spawn_subagent", `{"agent_id": "own", "task": "t", "todo": `+quiet+`}`),
+		call("spawn_subagent", `{"agent_id": "same", "task": "t", "model": "openai:m", "todo": `+quiet+`}`),
+		call("spawn_subagent", `{"agent_id": "other", "task": "t", "model": "openai:expensive", "todo": `+quiet+`}`),
+	), {Content: "done"}}})
+	in := rootInput("go")
+	in.Model = "openai:m"
+	env.ExecuteWorkflow(AgentWorkflow, in)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	for agent, want := range map[string]bool{"main": false, "own": false, "same": false, "other": true} {
+		ins := tm.inputs(agent)
+		if len(ins) == 0 || ins[0].ModelChosen != want {
+			t.Errorf("%s's model calls: %d, model_chosen %v; want %v", agent, len(ins), len(ins) > 0 && ins[0].ModelChosen, want)
+		}
+	}
+}
+
+// A run that names a workspace outside the worker's roots is refused at
+// its start, naming the field, and its state query says it failed; one
+// inside a root gets its absolute folder in every tool call.
+func TestWorkspaceIsCheckedAtStart(t *testing.T) {
+	root := t.TempDir()
+	roots, err := activities.NewRoots(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := &activities.Activities{Roots: roots}
+	t.Run("outside", func(t *testing.T) {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		scripted(env, calls(call("read_file", `{"path": "etc/passwd"}`)))
+		env.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName, DisableAlreadyRegisteredCheck: true})
+		env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", Workspace: "/"})
+		err := env.GetWorkflowError()
+		if err == nil || !strings.Contains(err.Error(), "invalid AgentWorkflow input: workspace") || !strings.Contains(err.Error(), "not a folder inside") {
+			t.Fatalf("workflow error = %v, want the workspace refused", err)
+		}
+		if st := queryState(t, env); st.Status != StatusFailed {
+			t.Errorf("state status = %q, want failed", st.Status)
+		}
+	})
+	t.Run("inside", func(t *testing.T) {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		scripted(env, calls(call("read_file", `{"path": "a"}`)), model.Response{Content: "done"})
+		env.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName, DisableAlreadyRegisteredCheck: true})
+		var got []string
+		run := func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+			got = append(got, in.Workspace)
+			return activities.RunToolResult{Content: "ok"}, nil
+		}
+		for _, name := range []string{activities.RunToolName, activities.RunToolOnHostName} {
+			env.RegisterActivityWithOptions(run, activity.RegisterOptions{Name: name, DisableAlreadyRegisteredCheck: true})
+		}
+		env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", Workspace: "proj", IdleTimeoutS: 1})
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0] != root+"/proj" {
+			t.Errorf("tool calls got workspace %q, want %q", got, root+"/proj")
+		}
+	})
+}
