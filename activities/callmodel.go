@@ -245,7 +245,10 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	}
 
 	start := time.Now()
-	resp, err := client.Complete(ctx, model.Request{Model: name, Messages: msgs, Tools: tools, Call: in.Call, Stream: onText})
+	resp, err := client.Complete(ctx, model.Request{
+		Model: name, Messages: msgs, Tools: tools, Call: in.Call, Stream: onText,
+		Summarize: in.Summarize != nil,
+	})
 	countModelCall(ctx, label, time.Since(start), resp, err)
 	if err != nil {
 		return model.Response{}, classify(err)

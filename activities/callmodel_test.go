@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -69,10 +67,7 @@ func TestCallModelOffersSourceTools(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &recordingModel{}
 			a := &Activities{Tools: reg, Models: func(string) (model.Client, string, error) { return m, "m", nil }}
-			var s testsuite.WorkflowTestSuite
-			env := s.NewTestActivityEnvironment()
-			env.RegisterActivity(a)
-			_, err := env.ExecuteActivity(a.CallModel, CallModelInput{
+			_, err := activityEnv(a).ExecuteActivity(a.CallModel, CallModelInput{
 				Model:       "x:y",
 				Call:        1,
 				Messages:    []model.Message{{Role: model.RoleUser, Content: "hi"}},
@@ -87,6 +82,41 @@ func TestCallModelOffersSourceTools(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("offered %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// CallModel tells the model which calls are summaries: the scripted model
+// answers them outside its numbered responses.
+func TestCallModelPassesSummarize(t *testing.T) {
+	tests := []struct {
+		name      string
+		summarize *Summarize
+		want      bool
+	}{
+		{"an agent's call", nil, false},
+		{"a summarising call", &Summarize{Instructions: "Summarise."}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &recordingModel{}
+			a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }}
+			_, err := activityEnv(a).ExecuteActivity(a.CallModel, CallModelInput{
+				Model:       "x:y",
+				Call:        3,
+				Messages:    []model.Message{{Role: model.RoleUser, Content: "hi"}},
+				WorkerTools: []string{},
+				Summarize:   tt.summarize,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(m.reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(m.reqs))
+			}
+			if got := m.reqs[0].Summarize; got != tt.want {
+				t.Errorf("Request.Summarize = %v, want %v", got, tt.want)
 			}
 		})
 	}

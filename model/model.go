@@ -64,10 +64,18 @@ type Request struct {
 	Model    string
 	Messages []Message
 	Tools    []ToolSpec
-	// Call is the 1-based number of this model call within the agent run
-	// (across continue-as-new). The scripted model answers call N with its
-	// response N, so a retried or replayed call gets the same answer.
+	// Call is the 1-based number of this model call among the agent's
+	// turns' calls in the run (across continue-as-new). The scripted model
+	// answers call N with its response N, so a retried or replayed call gets
+	// the same answer. A summarising call is none of them: its Call is not
+	// to be relied on.
 	Call int
+	// Summarize says this call writes a summary of the conversation to
+	// compact the context, and is not one of the agent's turns. A real model
+	// needs no telling (the messages ask for the summary); the scripted
+	// model does, so that a scenario's numbered responses answer the
+	// agent's calls alone, however often the context is compacted.
+	Summarize bool
 	// Stream, when not nil, receives the reply's text while the model writes
 	// it, one piece at a time and in order, so that a watching client can
 	// show it before the call ends. The Response still carries the whole

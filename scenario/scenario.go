@@ -3,6 +3,12 @@
 // actions (CONTRACT.md, Scenario files). The starter's `run --scenario` and
 // the end-to-end tests both play scenarios through this package, so what a
 // user runs by hand is exactly what the tests check.
+//
+// The file is read twice: here, strictly (an unknown field is a typo, not
+// something to ignore), and by the worker's scripted model (model/script),
+// which answers the model calls from "model", "agents" and "summary". Parse
+// runs the scripted model's parser too, so that a file the worker would
+// refuse is refused before the run starts.
 package scenario
 
 import (
@@ -37,8 +43,16 @@ type Scenario struct {
 	Input  workflows.AgentInput         `json:"-"`
 	Model  []json.RawMessage            `json:"model"`
 	Agents map[string][]json.RawMessage `json:"agents"`
-	User   []Action                     `json:"user"`
-	Expect []string                     `json:"expect"`
+	// Summary is what the scripted model answers every summarising call
+	// with (the agent compacting its context), for the root agent and its
+	// subagents alike; nil for none, when it answers with
+	// script.DefaultSummary. A summary takes no response of Model or
+	// Agents, so a scenario plays the same however often its run
+	// compacts. A pointer, because "" is a summary of its own: the
+	// agent then drops its older messages without one.
+	Summary *string  `json:"summary,omitempty"`
+	User    []Action `json:"user"`
+	Expect  []string `json:"expect"`
 	// TimeLimitS overrides DefaultTimeLimit, in seconds.
 	TimeLimitS int `json:"time_limit_s"`
 
@@ -186,7 +200,8 @@ func wantedKind(t reflect.Type) string {
 
 var (
 	waits   = map[string]bool{workflows.StatusWaitingUser: true, workflows.StatusAwaitingApproval: true, workflows.StatusPaused: true}
-	updates = map[string]bool{workflows.SendMessageUpdate: true, workflows.ApprovePlanUpdate: true, workflows.ApproveToolUpdate: true, workflows.SetContinuationUpdate: true}
+	updates = map[string]bool{workflows.SendMessageUpdate: true, workflows.ApprovePlanUpdate: true, workflows.ApproveToolUpdate: true,
+		workflows.SetContinuationUpdate: true, workflows.CompactContextUpdate: true}
 	signals = map[string]bool{workflows.UserMessageSignal: true, workflows.ResumeSignal: true, workflows.EndSessionSignal: true}
 )
 
@@ -199,7 +214,7 @@ func checkAction(a Action) error {
 		return errors.New("set update or signal, not both")
 	case a.Update != "":
 		if !updates[a.Update] {
-			return fmt.Errorf("unknown update %q: want send_message, approve_plan, approve_tool or set_continuation", a.Update)
+			return fmt.Errorf("unknown update %q: want send_message, approve_plan, approve_tool, set_continuation or compact_context", a.Update)
 		}
 	case a.Signal != "":
 		if !signals[a.Signal] {

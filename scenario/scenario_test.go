@@ -12,6 +12,11 @@ func TestParse(t *testing.T) {
 	}{
 		{"minimal", `{"input":{"prompt":"hi"},"model":[{"content":"hello"}]}`, ""},
 		{"actions", `{"input":{"prompt":"hi"},"user":[{"when":"paused","signal":"resume","args":"go"},{"when":"awaiting_approval","update":"approve_plan","args":{"approved":true}}]}`, ""},
+		{"summary", `{"input":{"prompt":"hi"},"summary":"So far: the log was read.","model":[{"content":"hello"}]}`, ""},
+		{"empty summary", `{"summary":""}`, ""},
+		{"null summary", `{"summary":null}`, ""},
+		{"summary not a string", `{"summary":7}`, "not a valid scenario: summary: got a number where a string is wanted"},
+		{"summary an object", `{"summary":{"text":"x"}}`, "not a valid scenario: summary: got an object where a string is wanted"},
 		{"not JSON", `{`, "not a valid scenario"},
 		{"unknown top-level field", `{"modle":[]}`, `unknown field "modle"`},
 		{"unknown input field", `{"input":{"promt":"hi"}}`, `input: unknown field "promt"`},
@@ -54,6 +59,36 @@ func TestParse(t *testing.T) {
 				t.Fatalf("unexpected error: %v", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// The summary is kept as the file gives it: none, empty (a summary of its
+// own) or a text.
+func TestParseSummary(t *testing.T) {
+	text := "So far: the log was read."
+	empty := ""
+	tests := []struct {
+		name, data string
+		want       *string
+	}{
+		{"none", `{}`, nil},
+		{"null", `{"summary":null}`, nil},
+		{"empty", `{"summary":""}`, &empty},
+		{"text", `{"summary":"So far: the log was read."}`, &text},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc, err := Parse([]byte(tt.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case (sc.Summary == nil) != (tt.want == nil):
+				t.Errorf("summary = %v, want %v", sc.Summary, tt.want)
+			case sc.Summary != nil && *sc.Summary != *tt.want:
+				t.Errorf("summary = %q, want %q", *sc.Summary, *tt.want)
 			}
 		})
 	}

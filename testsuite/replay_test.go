@@ -23,15 +23,25 @@ import (
 
 var record = flag.Bool("record", false, "TestRecordHistories: write testdata/histories from fresh runs")
 
-// recorded names the scenarios whose histories are kept in testdata/histories.
-// Together they exercise every path of AgentWorkflow's command sequence: the
-// todo loop, every guard, a plan with approval, a subagent that unblocks its
-// parent's step (parent and child histories both), a child that fails, a
-// chat session that continues as new, and reporters.
-var recorded = []string{"01_write_todos_lifecycle", "07_every_guard", "05_plan_with_approval", "06b_subagent_finishes_last",
-	"06d_subagent_fails", "08_chat_continue_as_new", "09_plan_reporters",
-	"06c_sibling_dependency", "06e_child_depends_on_parent", "06f_paused_child_resumed_at_root",
-	"10_tool_approval"}
+// recorded names the scenarios whose histories are kept in testdata/histories:
+// the corpus of the one baseline (workflows/doc.go, "Versions"), recorded
+// from the current code. Together they exercise the paths of AgentWorkflow's
+// command sequence that a scenario can drive: the todo loop, every guard, a
+// pause, a plan with approval, subagents that unblock their parent's step, a
+// sibling's and a parent's (parent and child histories both), a child that
+// fails, one cancelled mid-call, a paused child resumed at the root, a chat
+// session that continues as new, reporters, tool approvals, compaction (in
+// the loop and by compact_context).
+var recorded = []string{"01_write_todos_lifecycle", "02_validation_and_parallel", "03_finalization_guard",
+	"04_pause_and_resume", "05_plan_with_approval", "06a_subagent_finishes_first", "06b_subagent_finishes_last",
+	"06c_sibling_dependency", "06d_subagent_fails", "06e_child_depends_on_parent", "06f_paused_child_resumed_at_root",
+	"07_every_guard", "08_chat_continue_as_new", "09_plan_reporters", "10_tool_approval", "11_compaction",
+	"12_compact_context", "13_cancel_subagent"}
+
+// workerOptions are the worker settings of AgentWorkflow the README
+// documents (an encrypted worker, a plain one): a recorded history must
+// replay under each, since a session moves between workers of either kind.
+var workerOptions = []workflows.Options{{}, {Encrypted: true}}
 
 // recordDynamicConfig makes the recording server suggest continue-as-new
 // after a few dozen events, so that a short chat session crosses it.
@@ -93,21 +103,31 @@ func runsOf(ctx context.Context, c client.Client, id string) ([]string, error) {
 	return ids, nil
 }
 
+// replay replays a history under every worker setting of workerOptions.
 func replay(data []byte, id string) error {
-	hist, err := client.HistoryFromJSON(strings.NewReader(string(data)), client.HistoryJSONOptions{})
-	if err != nil {
-		return fmt.Errorf("load history of %s: %w", id, err)
+	for _, opts := range workerOptions {
+		// Each replay gets its own copy: the replayer writes into the
+		// history it is given.
+		hist, err := client.HistoryFromJSON(strings.NewReader(string(data)), client.HistoryJSONOptions{})
+		if err != nil {
+			return fmt.Errorf("load history of %s: %w", id, err)
+		}
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(workflows.WithOptions(opts), workflow.RegisterOptions{Name: workflows.WorkflowName})
+		err = r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
+			OriginalExecution: workflow.Execution{ID: id, RunID: "replay"},
+		})
+		if err != nil {
+			return fmt.Errorf("worker options %+v: %w", opts, err)
+		}
 	}
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	return r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: id, RunID: "replay"},
-	})
+	return nil
 }
 
-// TestReplayRecordedHistories replays histories recorded by earlier versions
-// of AgentWorkflow. A failure means a change altered the command sequence of
-// runs already in flight: version it (workflow.GetVersion) instead.
+// TestReplayRecordedHistories replays the recorded corpus under every worker
+// setting. A failure means a change altered the command sequence: until the
+// first release, re-record the corpus (TestRecordHistories -record) in the
+// same commit; from then on, see the README's versioning policy.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	if err != nil || len(files) == 0 {
@@ -129,9 +149,8 @@ func TestReplayRecordedHistories(t *testing.T) {
 // TestRecordHistories plays the recorded scenarios against a real server and
 // replays each fresh history at once, which catches non-determinism in the
 // current code (map order, time) that an old history cannot. With -record it
-// also writes the histories to testdata/histories, overwriting the recorded
-// ones: do that only to add a scenario (and restore the others with git), or
-// after a versioned change whose old histories stay as NAME-vN.json.
+// also writes the histories to testdata/histories: after a change to the
+// command sequence, delete the folder's files and record them all again.
 func TestRecordHistories(t *testing.T) {
 	s := startServerTB(t, recordDynamicConfig...)
 	s.startWorker(t, t.TempDir())

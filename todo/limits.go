@@ -15,9 +15,11 @@ const (
 	// response that run; the rest are answered with an error. Each call
 	// is an activity, and the server allows a run 2,000 pending ones.
 	MaxToolCallsPerResponse = 64
-	// MaxSubagents is the most subagents one agent spawns in a session,
-	// continuations included. With MaxTreeDepth it bounds a tree: at most
-	// 16 children and 256 grandchildren.
+	// MaxSubagents is the most subagents one agent has running at once.
+	// With MaxTreeDepth it bounds a tree at any moment: at most 16
+	// children and 256 grandchildren. Finished ones leave a bounded
+	// summary (package workflows), so a session may spawn any number over
+	// its life.
 	MaxSubagents = 16
 	// MaxTreeDepth is the deepest an agent may be in its tree: the root is
 	// at depth 0, its subagents at 1. An agent at this depth cannot spawn.
@@ -30,14 +32,14 @@ func TooManyToolCalls(n int) string {
 	return fmt.Sprintf("Not run: the response had %d tool calls, and at most %d run per response. Call the tools that are still needed again, fewer at a time.", n, MaxToolCallsPerResponse)
 }
 
-// SpawnRefusal says why an agent at depth (0 for the root) that has spawned
-// spawned subagents may not spawn another, or returns "".
-func SpawnRefusal(depth, spawned int) string {
+// SpawnRefusal says why an agent at depth (0 for the root) with running
+// subagents at work may not spawn another, or returns "".
+func SpawnRefusal(depth, running int) string {
 	switch {
 	case depth >= MaxTreeDepth:
 		return fmt.Sprintf("you are a subagent at depth %d of the tree, and subagents at depth %d cannot spawn their own: do the task yourself, or report back to your parent", depth, MaxTreeDepth)
-	case spawned >= MaxSubagents:
-		return fmt.Sprintf("you have spawned %d subagents, the most one agent may: wait for them, or do the rest yourself", spawned)
+	case running >= MaxSubagents:
+		return fmt.Sprintf("you have %d subagents running, the most one agent may have at once: wait for one to finish, or do the rest yourself", running)
 	}
 	return ""
 }

@@ -16,7 +16,7 @@ func TestSpawnRefusal(t *testing.T) {
 		{MaxTreeDepth - 1, MaxSubagents - 1, ""},
 		{MaxTreeDepth, 0, "cannot spawn"},
 		{MaxTreeDepth + 1, 0, "cannot spawn"},
-		{0, MaxSubagents, fmt.Sprintf("spawned %d subagents", MaxSubagents)},
+		{0, MaxSubagents, fmt.Sprintf("%d subagents running", MaxSubagents)},
 	}
 	for _, tt := range tests {
 		got := SpawnRefusal(tt.depth, tt.spawned)

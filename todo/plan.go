@@ -201,6 +201,13 @@ type Subscription struct {
 	StepID     string   `json:"step_id,omitempty"`
 }
 
+// Number is the subscription's number, n of its id "sub_n": subscriptions
+// are numbered in the order they were made, and never reuse a number.
+func (s Subscription) Number() int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(s.ID, "sub_"))
+	return n
+}
+
 // Matches reports whether ev passes the subscription's filters. It does not
 // know the subscriber: PlanState skips the subscriber's own events.
 func (s Subscription) Matches(ev Event) bool {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
@@ -42,14 +43,6 @@ const (
 	// minPartTokens is the least a summarising call carries of the
 	// conversation, however small the budget.
 	minPartTokens = 2_000
-)
-
-// partsChange marks summaries written in parts (see agent.summarize); the
-// version is asked only where a summary needs more than one call, so runs
-// that never do keep their command sequence.
-const (
-	partsChange  = "summary-parts"
-	partsVersion = 1
 )
 
 // NameContextSummary names the message that stands for the compacted older
@@ -119,13 +112,23 @@ func (a *agent) view(start int) []activities.Span {
 // budget, it compacts first. A view that still does not fit (one message
 // larger than the budget) is sent as it is; the provider's answer decides.
 func (a *agent) fit(ctx workflow.Context, spans []activities.Span) ([]activities.Span, error) {
-	if a.spanTokens(spans) <= a.cfg.maxTokens {
+	if a.spanTokens(spans) <= a.budget() {
 		return spans, nil
 	}
-	if _, err := a.compact(ctx, a.cfg.maxTokens); err != nil && !errors.Is(err, errNothingToCompact) {
+	if _, err := a.compact(ctx, a.budget()); err != nil && !errors.Is(err, errNothingToCompact) {
 		return nil, err
 	}
 	return a.window(), nil
+}
+
+// budget is the most a model request may carry, in estimated tokens: the
+// input's context.max_tokens, or less once the provider said where its
+// limit is.
+func (a *agent) budget() int {
+	if a.contextLimit > 0 {
+		return min(a.cfg.maxTokens, a.contextLimit)
+	}
+	return a.cfg.maxTokens
 }
 
 // compact moves the view's start forward so that the recent messages keep
@@ -234,9 +237,8 @@ func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget 
 	// Runs that compacted before summaries came in parts did it in one
 	// call, whatever its size; the version is asked only where the parts
 	// would differ.
-	fits := len(parts) == 1 && a.spanTokens(spans)-toolTokens <= limit
-	if fits || workflow.GetVersion(ctx, partsChange, workflow.DefaultVersion, partsVersion) < partsVersion {
-		in := a.modelInput(ctx, spans)
+	if len(parts) == 1 && a.spanTokens(spans)-toolTokens <= limit {
+		in := a.modelInput(ctx, spans, true)
 		in.Summarize = &activities.Summarize{Instructions: instructions}
 		resp, err := a.execModel(ctx, in, a.callSummary()+": summary of the older messages")
 		if err != nil {
@@ -246,7 +248,7 @@ func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget 
 	}
 	summary := ""
 	for i, part := range parts {
-		in := a.modelInput(ctx, part)
+		in := a.modelInput(ctx, part, true)
 		in.Summarize = &activities.Summarize{Instructions: instructions, Previous: summary, MaxBytes: limit * bytesPerToken}
 		resp, err := a.execModel(ctx, in, fmt.Sprintf("%s: summary of the older messages, part %d of %d", a.callSummary(), i+1, len(parts)))
 		if err != nil {
@@ -296,8 +298,6 @@ type CompactResult struct {
 
 func (a *agent) validateCompact() error {
 	switch {
-	case !a.durable:
-		return errors.New("this run started before compact_context existed; it takes effect in runs started since")
 	case a.compactAsked:
 		return errors.New("a compaction is already waiting")
 	case a.toolWait != nil:
@@ -325,15 +325,19 @@ func (a *agent) compactOnRequest(ctx workflow.Context) error {
 	if !a.compactAsked {
 		return nil
 	}
-	text, err := a.compact(ctx, a.cfg.maxTokens)
+	text, err := a.compact(ctx, a.budget())
 	var tf *turnFailure
 	switch {
 	case errors.Is(err, errNothingToCompact):
 		a.compactAnswer = CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
 	case errors.As(err, &tf):
 		a.compactAnswer = CompactResult{Message: tf.reply}
+	case err != nil && (temporal.IsCanceledError(err) || ctx.Err() != nil):
+		return err // the run itself is being cancelled
 	case err != nil:
-		return err
+		// The session goes on as it was: the caller learns why nothing
+		// was compacted (a summarising call that overflowed, say).
+		a.compactAnswer = CompactResult{Message: "The compaction did not happen: " + rootMessage(err)}
 	default:
 		a.compactAnswer = CompactResult{Compacted: true, Message: text}
 	}

@@ -28,7 +28,7 @@ func TestDescribe(t *testing.T) {
 			details: []string{
 				"- **Model:** the worker's default (its `TODOFLOW_MODEL`)",
 				"- **Tools:** all of the worker's",
-				"- **Limits:** 50 model calls a message; idle end 1h; model retries 24h; subagents 1h",
+				"- **Limits:** 50 model calls a message; idle end 1h; model retries 24h; subagents 24h",
 				"- **Context:** whole transcript, 100000 tokens, then summarised",
 				"- **Todos:** exactly_one, continuation on (max 2), plan approval required",
 			},
@@ -49,7 +49,7 @@ func TestDescribe(t *testing.T) {
 				"- **Model:** `openai:gpt-4o`",
 				"- **Tools:** `read_file`, `mcp__orders__*`",
 				"- **Tool approval:** `*` auto, `write_file` required",
-				"- **Limits:** 7 model calls a message; idle end 1m30s; model retries 1h30m; subagents 2m",
+				"- **Limits:** 7 model calls a message; idle end 1m30s; model retries 1h30m; subagents 1h30m",
 				"- **Context:** last 40 messages, 8000 tokens, then dropped",
 				"- **Todos:** at_most_one, continuation off, plan approval auto",
 				"- **Reporters:** console, webhook",

@@ -26,14 +26,18 @@
 //
 // The transcript lives in workflow state. A CallModel input names which
 // messages to send (spans of the transcript), not the messages themselves;
-// the activity reads them back with the internal transcript query
-// (activities.TranscriptQuery), in pages bounded in bytes so that no answer
-// nears the server's 2 MiB cap, a large message in parts. Each message
-// therefore enters history once (as the model's answer, a tool's result or a
-// user's signal), and history grows with the conversation, not with its
-// square.
+// the activity finds them in its worker's transcript cache, or reads them
+// back with the internal transcript query (activities.TranscriptQuery), in
+// pages bounded in bytes so that no answer nears the server's 2 MiB cap, a
+// large message in parts. A call carries the messages added since the
+// previous call in its first attempt only (for the cache of the worker that
+// takes it); later attempts carry none. Each message therefore enters
+// history once as itself (the model's answer, a tool's result or a user's
+// message) and at most once more in a model call's input, and history grows
+// with the conversation, not with its square or its attempts.
 // When the server suggests it, the run continues as new between turns with
-// its input, todo state and transcript carried in the Carry field.
+// its input, todo state and the model's view of the transcript (the head,
+// the context summary and the recent messages) carried in the Carry field.
 //
 // # The agent tree
 //
@@ -43,10 +47,8 @@
 // subscriptions and dependencies to the producer's parent, which forwards
 // what matches. Dependencies bind to the producer's current plan
 // (todo.PlanState.Bind). Human waits anywhere in the tree surface in the
-// root's state and status, and the root hands resume and approve_plan on.
-// Runs started before this version keep relaying through their parent; the
-// change is guarded by workflow.GetVersion("agent-tree") and a child speaks
-// the bus only when its parent does (AgentInput.TreeBus).
+// root's state and status, and the root hands resume, approve_plan and
+// approve_tool on; an agent takes a human's answer only from the root.
 //
 // # One workspace per session
 //
@@ -58,15 +60,15 @@
 // all run on one host (host.go), as in the samples' worker-specific task
 // queues: each worker also polls a host queue of its own, named in its
 // state folder; at its first tool activity or subagent, a run asks the
-// WorkspaceHost activity (a local activity since folded-versions: the
-// worker that runs the workflow task answers), and whichever worker
+// WorkspaceHost local activity (the worker that runs the workflow task
+// answers), and whichever worker
 // answers holds the workspace. The answer is in history; the run keeps it, carries
 // it through continue-as-new (AgentInput.WorkspaceHost), and hands it to
 // its subagents, which share its workspace. Model calls, reporters and the
 // workflow itself still run on any worker.
 //
 // Each tool call goes to the host's queue with a ScheduleToStart timeout
-// (host_wait_s). Since folded-versions 3 it goes first to the workflow's own
+// (host_wait_s). It goes first to the workflow's own
 // queue as RunToolOnHost, naming the host: the worker that completes the
 // workflow task is handed it at once (eager activity execution, which the
 // host's queue cannot have), and that worker is the host as a rule, the one
@@ -90,40 +92,22 @@
 //
 // # Versions
 //
-// Each change of the command sequence is guarded by workflow.GetVersion, and
-// testsuite replays histories recorded before and after it
-// (testsuite/testdata/histories, NAME-vN.json):
+// todoflow has shipped no release, so no running session needs protecting:
+// the workflow has one command sequence and no workflow.GetVersion branch.
+// A change to the command sequence re-records the replay corpus
+// (testsuite/testdata/histories, one history per path, TestRecordHistories
+// -record) in the same commit. From the first release on, ordinary changes
+// ship as a new worker deployment build (sessions pinned to the build that
+// started them, moved at continue-as-new), and a GetVersion patch is kept
+// only for a fix that must reach running sessions, with the release that
+// removes it (see the README's versioning policy).
 //
-//   - "durable-sessions" (v1 histories): model retries in the workflow,
-//     failed turns, compaction, the session loop of session.go;
-//   - "agent-tree" (v2): the tree's bus;
-//   - "buffered-signals" (v3): signals wait in the channels' buffers
-//     (agent.pollSignals), so that the main coroutine drains one delivered
-//     in the same workflow task as the run's end;
-//   - "summary-parts": a stretch too large for one summarising call is
-//     summarised in parts; the version is asked only where that happens;
-//   - "workspace-host": tool activities run on the workspace's host, which
-//     a run learns with a WorkspaceHost activity; asked at a run's first
-//     tool activity or subagent, so a run that started before it keeps
-//     sending its tools to the shared queue;
-//   - "tree-delivery-order" (v4): a subagent numbers its signals to its
-//     parent, which takes them in in that order;
-//   - "folded-versions" (v5): a run started since records every version
-//     above but summary-parts under this one marker (agent.versions), since
-//     each marker also costs the run an upsert of the TemporalChangeVersion
-//     search attribute; and it asks for its workspace's host with a local
-//     activity, which the worker running its workflow task answers.
-//   - "folded-versions" version 2 (v6): lean publishing (agent.publish): a
-//     run does not upsert the search attributes it was started with
-//     (StartSearchAttributes, which the starters and a parent set, or what
-//     a continued run inherits), and while it is busy it upserts at most
-//     once a second, every status it waits in at once.
-//   - "folded-versions" version 3 (v7): tool calls for the host go to the
-//     workflow's own queue first, as RunToolOnHost (host.go, runTool),
-//     where eager dispatch spares them the host queue's wait.
+// Nothing a worker is configured with changes a command: encryption changes
+// what TodoCurrent holds (blank), never whether it is upserted; the caps are
+// code (todo/limits.go); what depends on the worker's disk (the workspace's
+// folder, its host) reaches the run as a recorded local activity's answer.
 //
 // What an activity's input holds is not part of the command sequence (a
 // replay matches an activity by its id and type), so changing it needs no
-// version: model calls carry the transcript's new messages since that
-// change, old runs included (see activities.TranscriptCache).
+// re-recording.
 package workflows

@@ -15,20 +15,16 @@ import (
 
 // The workspace's host (see the package doc, "One workspace per session").
 const (
-	// hostChange: tool activities run on the queue of the host that holds
-	// the session's workspace, learned with a WorkspaceHost activity at the
-	// first tool activity or subagent of a run.
-	hostChange  = "workspace-host"
-	hostVersion = 1
 	// DefaultHostWait is how long a tool call waits for the workspace's
 	// host to take it (host_wait_s) before it is answered with an error.
 	DefaultHostWait = time.Minute
 )
 
-// hostActivity asks the shared queue which worker is the session's host.
-// Any worker answers, at once; the retries cover a worker of an older
-// version taking the task during a deploy.
-var hostActivity = workflow.ActivityOptions{
+// hostLocal asks the worker that runs the workflow task which worker is the
+// session's host, as a local activity: every worker answers for itself at
+// once, so this spares a run an activity's round trip through the server
+// and a workflow task (BENCHMARKS.md).
+var hostLocal = workflow.LocalActivityOptions{
 	ScheduleToCloseTimeout: 2 * time.Minute,
 	StartToCloseTimeout:    10 * time.Second,
 	RetryPolicy: &temporal.RetryPolicy{
@@ -38,17 +34,6 @@ var hostActivity = workflow.ActivityOptions{
 		MaximumAttempts:    5,
 	},
 	Summary: "workspace host",
-}
-
-// hostLocal asks the same of the worker that runs the workflow task, as a
-// local activity: every worker answers for itself at once, so this spares
-// a run an activity's round trip through the server and a workflow task
-// (BENCHMARKS.md). Runs started since folded-versions ask this way.
-var hostLocal = workflow.LocalActivityOptions{
-	ScheduleToCloseTimeout: hostActivity.ScheduleToCloseTimeout,
-	StartToCloseTimeout:    hostActivity.StartToCloseTimeout,
-	RetryPolicy:            hostActivity.RetryPolicy,
-	Summary:                hostActivity.Summary,
 }
 
 // checkWorkspaceRoot asks the worker that runs this workflow task which
@@ -102,26 +87,19 @@ func (a *agent) workspaceState() *WorkspaceState {
 }
 
 // toolQueue is the task queue of the run's tool activities: "" (the
-// workflow's own queue) for a shared workspace and for runs started before
-// the workspace-host version, else the host's, which a run that has none
-// learns first. Its error means no host could be learned: the tool calls
+// workflow's own queue) for a shared workspace, else the host's, which a
+// run that has none learns first. Its error means no host could be learned: the tool calls
 // are then answered with it, not run on a worker that may not hold the
 // files.
 func (a *agent) toolQueue(ctx workflow.Context) (string, error) {
-	if a.cfg.in.WorkspaceShared || !a.folded && workflow.GetVersion(ctx, hostChange, workflow.DefaultVersion, hostVersion) < hostVersion {
+	if a.cfg.in.WorkspaceShared {
 		return "", nil
 	}
 	if a.hostQueue != "" || a.hostNone {
 		return a.hostQueue, nil
 	}
 	var h activities.HostInfo
-	var ask workflow.Future
-	if a.folded {
-		ask = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, hostLocal), activities.WorkspaceHostName)
-	} else {
-		ask = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, hostActivity), activities.WorkspaceHostName)
-	}
-	err := ask.Get(ctx, &h)
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, hostLocal), activities.WorkspaceHostName).Get(ctx, &h)
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("no worker could take this session's workspace: %s", rootMessage(err))
@@ -185,7 +163,7 @@ type toolCall struct {
 
 // runTool schedules a tool activity for t.
 //
-// A direct call (folded-versions 3) goes to the workflow's own task queue,
+// A direct call goes to the workflow's own task queue,
 // where the worker completing this workflow task is handed it at once
 // (eager activity execution): that worker is the host as a rule, and a
 // worker that is not refuses the call without running it (see

@@ -404,17 +404,14 @@ func TestWorkspaceHostUnknown(t *testing.T) {
 }
 
 // A shared workspace runs its tools on any worker of the run's queue, its
-// subagents' too, and runs started before the workspace-host version keep
-// doing so.
+// subagents' too.
 func TestToolsUnpinned(t *testing.T) {
 	cases := []struct {
 		name   string
 		in     AgentInput
-		old    bool
 		shared bool
 	}{
 		{name: "shared workspace", in: AgentInput{Workspace: "/mnt/team/project", WorkspaceShared: true}, shared: true},
-		{name: "a run before the version", old: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -424,10 +421,6 @@ func TestToolsUnpinned(t *testing.T) {
 				"kid":  {calls(call("read_file", `{"path":"a.txt"}`)), say("kid read")},
 			})
 			log := recordTools(env, "todoflow-host-a", nil)
-			if tc.old {
-				env.OnGetVersion(foldedChange, workflow.DefaultVersion, foldedVersion).Return(workflow.DefaultVersion)
-				env.OnGetVersion(hostChange, workflow.DefaultVersion, hostVersion).Return(workflow.DefaultVersion)
-			}
 			in := rootInput("read")
 			in.Workspace, in.WorkspaceShared = tc.in.Workspace, tc.in.WorkspaceShared
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)

@@ -71,8 +71,9 @@ type AgentInput struct {
 	// the turn ends with the error, in seconds (default 86400).
 	ModelRetryWindowS int `json:"model_retry_window_s,omitempty"`
 	// SubagentTimeoutS limits each subagent's run, continuations included,
-	// in seconds (default 3600); the steps that wait on a subagent that
-	// timed out fail visibly.
+	// in seconds (default 3600, and never less than the model retry
+	// window, so that an outage the model calls wait out does not end it);
+	// the steps that wait on a subagent that timed out fail visibly.
 	SubagentTimeoutS int `json:"subagent_timeout_s,omitempty"`
 	// SubagentGraceS is how long end_session lets running subagents finish
 	// before it cancels them, in seconds (default 60).
@@ -99,10 +100,6 @@ type AgentInput struct {
 	Approval todo.ToolApproval `json:"approval,omitempty"`
 	// Carry is set only by continue-as-new: the state of the previous run.
 	Carry *Carry `json:"carry,omitempty"`
-	// TreeBus is set by a parent that speaks the tree's bus (tree.go), so
-	// that a subagent started by a parent of an older version talks to it
-	// the older way.
-	TreeBus bool `json:"tree_bus,omitempty"`
 
 	// unknown is what a strict decoding said of an unknown field
 	// (strict.go), refused by resolve.
@@ -124,17 +121,24 @@ type ContextConfig struct {
 
 // Carry is the state a run hands to its continuation.
 type Carry struct {
-	Messages     []model.Message `json:"messages"`
-	Todo         todo.State      `json:"todo"`
-	Turns        int             `json:"turns"`
-	ModelCalls   int             `json:"model_calls"`
+	Messages   []model.Message `json:"messages"`
+	Todo       todo.State      `json:"todo"`
+	Turns      int             `json:"turns"`
+	ModelCalls int             `json:"model_calls"`
+	// SummaryCalls are the summarising calls among ModelCalls.
+	SummaryCalls int `json:"summary_calls,omitempty"`
+	// ContextLimit is the context budget the provider taught the session
+	// (todo.ContextLimit); 0: none yet.
+	ContextLimit int             `json:"context_limit,omitempty"`
 	Continuation bool            `json:"continuation"`
 	Inbox        []Inbound       `json:"inbox,omitempty"`
 	Ended        bool            `json:"ended,omitempty"`
 	Plans        *todo.PlanState `json:"plans,omitempty"`
 	// Subagents are the final states of the children of earlier runs (a
-	// run continues as new only when none is running), as summaries.
-	Subagents map[string]State `json:"subagents,omitempty"`
+	// run continues as new only when none is running), as summaries, at
+	// most maxChildren of them; SubagentsPruned counts those left out.
+	Subagents       map[string]State `json:"subagents,omitempty"`
+	SubagentsPruned int              `json:"subagents_pruned,omitempty"`
 	// FailedTurn: the last turn ended on a model error; ModelError says which.
 	FailedTurn bool        `json:"failed_turn,omitempty"`
 	ModelError *ModelError `json:"model_error,omitempty"`
@@ -145,6 +149,18 @@ type Carry struct {
 	Tree *TreeCarry `json:"tree,omitempty"`
 	// Remembered are the tools approved for the rest of the session.
 	Remembered []string `json:"remembered,omitempty"`
+	// Published are the search attributes the run last sent, which the
+	// continuation inherits.
+	Published *PublishedAttrs `json:"published,omitempty"`
+}
+
+// PublishedAttrs are the search attributes a run sent last, as the run
+// decided them (TodoCurrent unredacted, see Options.Encrypted).
+type PublishedAttrs struct {
+	Total     int64  `json:"total"`
+	Completed int64  `json:"completed"`
+	Current   string `json:"current"`
+	Status    string `json:"status"`
 }
 
 // Inbound is a user message waiting for its turn.
@@ -246,6 +262,10 @@ func resolve(in AgentInput) (config, error) {
 	case in.ModelRetryWindowS > 0:
 		c.modelRetryWindow = time.Duration(in.ModelRetryWindowS) * time.Second
 	}
+	// A subagent outlives the model retry window: a provider outage that
+	// its model calls wait out must not end it, nor fail every step of
+	// the tree that waits on it.
+	c.subagentTimeout = max(c.subagentTimeout, c.modelRetryWindow)
 	switch {
 	case in.Context.MaxTokens < 0 || (in.Context.MaxTokens > 0 && in.Context.MaxTokens < minContextTokens):
 		return config{}, fmt.Errorf("context.max_tokens is %d: want at least %d (default %d)", in.Context.MaxTokens, minContextTokens, DefaultContextTokens)

@@ -2,9 +2,11 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -86,10 +88,13 @@ func TestSpawnIsCapped(t *testing.T) {
 	t.Run("count", func(t *testing.T) {
 		env := newTreeEnv()
 		var spawns []model.ToolCall
+		var busy []late // the children are still at work when the last is spawned
 		for i := range todo.MaxSubagents + 1 {
-			spawns = append(spawns, spawn(fmt.Sprintf("a%d", i)))
+			id := fmt.Sprintf("a%d", i)
+			spawns = append(spawns, spawn(id))
+			busy = append(busy, late{id, 1, time.Hour})
 		}
-		scriptTree(env, map[string][]model.Response{"main": {calls(spawns...), {Content: "done"}}})
+		scriptTree(env, map[string][]model.Response{"main": {calls(spawns...), {Content: "done"}}}, busy...)
 		env.ExecuteWorkflow(AgentWorkflow, rootInput("go"))
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
@@ -99,7 +104,7 @@ func TestSpawnIsCapped(t *testing.T) {
 		}
 		var refused int
 		for _, m := range queryMessages(t, env) {
-			if m.Role == model.RoleTool && m.IsError && strings.Contains(m.Content, "the most one agent may") {
+			if m.Role == model.RoleTool && m.IsError && strings.Contains(m.Content, "the most one agent may have at once") {
 				refused++
 			}
 		}
@@ -191,4 +196,49 @@ func TestWorkspaceIsCheckedAtStart(t *testing.T) {
 			t.Errorf("tool calls got workspace %q, want %q", got, root+"/proj")
 		}
 	})
+}
+
+// A session that spawns 500 subagents, one after another, keeps what its
+// state, its result and its carry hold of them bounded: the most recent
+// fullChildren in summary, the older ones up to maxChildren in a bounded
+// summary, the rest counted. Each once added about 4.8 KB for good, and a
+// few hundred passed the server's 2 MiB limit on a continue-as-new input.
+func TestManySubagentsStayBounded(t *testing.T) {
+	const n = 500
+	env := newTreeEnv()
+	script := map[string][]model.Response{}
+	var main []model.Response
+	todos := `{"todos":[{"content":"Read the ticket carefully","status":"completed"},{"content":"Write the fix for the failing case","status":"completed"},{"content":"Run the tests and report back","status":"completed"}]}`
+	for i := range n {
+		id := fmt.Sprintf("s%03d", i)
+		main = append(main, calls(call("spawn_subagent", fmt.Sprintf(`{"agent_id": %q, "task": "fix ticket %d", "todo": %s}`, id, i, quiet))))
+		script[id] = []model.Response{calls(call("write_todos", todos)), say("fixed ticket " + id + strings.Repeat(", with notes", 40))}
+	}
+	script["main"] = append(main, say("all spawned"))
+	scriptTree(env, script)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 24*time.Hour)
+	in := rootInput("fix them all")
+	in.MaxTurns = n + 10
+	env.ExecuteWorkflow(WorkflowName, in)
+	completed(t, env)
+	st := queryState(t, env)
+	b, _ := json.Marshal(st)
+	t.Logf("state of a session of %d subagents: %d bytes, %d kept, %d pruned", n, len(b), len(st.Subagents), st.SubagentsPruned)
+	if len(b) > 256<<10 {
+		t.Errorf("the state query answers %d bytes, want at most 256 KiB", len(b))
+	}
+	if len(st.Subagents) != maxChildren || st.SubagentsPruned != n-maxChildren {
+		t.Errorf("%d children kept, %d pruned; want %d and %d", len(st.Subagents), st.SubagentsPruned, maxChildren, n-maxChildren)
+	}
+	last, old := st.Subagents[fmt.Sprintf("s%03d", n-1)], st.Subagents[fmt.Sprintf("s%03d", n-fullChildren-1)]
+	if len(last.Todos) != 3 || old.Ended == nil || old.Ended.TodosCompleted != 3 || !strings.HasPrefix(old.Ended.Result, "fixed ticket") {
+		t.Errorf("the newest child %s, an older one %s; want the list of the newest and the bounded summary of the older", dump(last), dump(old))
+	}
+	var res AgentResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if rb, _ := json.Marshal(res); len(rb) > 256<<10 {
+		t.Errorf("the result is %d bytes, want at most 256 KiB", len(rb))
+	}
 }

@@ -31,6 +31,12 @@ const (
 	// notices a provider that came back within minutes.
 	maxModelBackoff   = 5 * time.Minute
 	firstModelBackoff = time.Second
+	// minRetryAfter is the least a provider's Retry-After makes the run
+	// wait. Every attempt adds events to history; a storm of 429s with
+	// "Retry-After: 1", obeyed to the letter for two and a half minutes,
+	// once left 1,459 events and 23.6 MB. Under the floor, the backoff of
+	// the attempts goes on growing as without a Retry-After.
+	minRetryAfter = 5 * time.Second
 )
 
 // ModelError is state.model_error: what fails, since when and how often,
@@ -62,18 +68,6 @@ var (
 		HeartbeatTimeout:    5 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
-	// modelActivityV0 is what runs started before the durable-sessions
-	// version use, so that their histories replay unchanged.
-	modelActivityV0 = workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		HeartbeatTimeout:    5 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			MaximumAttempts:    6,
-		},
-	}
 	toolActivity = workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		HeartbeatTimeout:    5 * time.Second,
@@ -96,15 +90,12 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: a.finishNote})
 		a.finishNote = ""
 	}
-	spans := a.window()
-	if a.durable {
-		var err error
-		if spans, err = a.fit(ctx, spans); err != nil {
-			return model.Response{}, err
-		}
-		a.sentTokens = a.spanTokens(spans)
+	spans, err := a.fit(ctx, a.window())
+	if err != nil {
+		return model.Response{}, err
 	}
-	in := a.modelInput(ctx, spans)
+	a.sentTokens = a.spanTokens(spans)
+	in := a.modelInput(ctx, spans, false)
 	in.TodoTools, in.WorkerTools = a.todoTools(), a.cfg.in.Tools
 	if a.lastCall {
 		in.TodoTools, in.WorkerTools = nil, []string{}
@@ -114,8 +105,14 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 
 // modelInput is the next model call's input, numbered: it reads spans of
 // this run's transcript and offers no tools until the caller adds them.
-func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span) activities.CallModelInput {
+// A summarising call (summary) is counted, but not numbered among the
+// agent's own calls: the scripted model answers call N with its response N,
+// and a scenario must not depend on when the context is compacted.
+func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summary bool) activities.CallModelInput {
 	a.modelCalls++
+	if summary {
+		a.summaryCalls++
+	}
 	info := workflow.GetInfo(ctx)
 	in := activities.CallModelInput{
 		WorkflowID:  info.WorkflowExecution.ID,
@@ -124,7 +121,7 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span) activi
 		Model:       a.cfg.in.Model,
 		ModelChosen: a.cfg.in.ModelChosen,
 		Turn:        a.turns,
-		Call:        a.modelCalls,
+		Call:        a.modelCalls - a.summaryCalls,
 		Spans:       spans,
 		WorkerTools: []string{},
 		New:         activities.NewMessagesOf(a.msgs, a.sentMsgs, a.epoch),
@@ -138,21 +135,16 @@ func (a *agent) callSummary() string {
 	return fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, modelLabel(a.cfg.in.Model), a.turns, a.modelCalls)
 }
 
-// execModel runs one model call: a single attempt for runs before the
-// durable-sessions version, else attempts until one succeeds, the error is
+// execModel runs one model call: attempts until one succeeds, the error is
 // one that waiting will not fix, or the retry window is spent.
+//
+// The messages new since the previous call go in the first attempt's input
+// only: every attempt's input is an event of history, and a later attempt
+// finds them in the worker's cache or reads them from the transcript. So
+// an attempt costs history a few hundred bytes, whatever the turn read.
 func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
-	if !a.durable {
-		opts := withSummary(modelActivityV0, summary)
-		var resp model.Response
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.CallModelName, in).Get(ctx, &resp)
-		if err != nil {
-			return model.Response{}, fmt.Errorf("model call %d (turn %d): %w", in.Call, in.Turn, err)
-		}
-		return resp, nil
-	}
 	actx := workflow.WithActivityOptions(ctx, withSummary(modelActivity, summary))
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; ; attempt, in.New = attempt+1, nil {
 		var resp model.Response
 		err := workflow.ExecuteActivity(actx, activities.CallModelName, in).Get(ctx, &resp)
 		if err == nil {
@@ -176,7 +168,7 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 		a.modelError.Retryable = retryable
 		if overflow {
 			a.modelError = nil
-			return model.Response{}, errContextOverflow
+			return model.Response{}, fmt.Errorf("%w: %s", errContextOverflow, modelErrorText(err))
 		}
 		waited := now.Sub(a.modelError.Since)
 		if !retryable || waited >= a.cfg.modelRetryWindow {
@@ -184,16 +176,24 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 			a.publish(ctx)
 			return model.Response{}, &turnFailure{reply: a.failureReply(ctx, waited, retryable)}
 		}
-		if delay <= 0 {
-			delay = backoff(attempt)
-		}
-		delay = min(delay, maxModelBackoff, a.cfg.modelRetryWindow-waited)
+		delay = retryDelay(attempt, delay)
+		delay = min(delay, a.cfg.modelRetryWindow-waited)
 		workflow.GetLogger(ctx).Warn("model call failed; retrying", "attempt", attempt, "in", delay, "error", a.modelError.Message)
 		a.publish(ctx)
 		if err := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{Summary: "model retry backoff"}).Get(ctx, nil); err != nil {
 			return model.Response{}, err
 		}
 	}
+}
+
+// retryDelay is the wait before attempt+1 when the provider asked for
+// retryAfter (0: it did not): the backoff, or the provider's delay when
+// longer, which is at least minRetryAfter; never more than maxModelBackoff.
+func retryDelay(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		retryAfter = max(retryAfter, minRetryAfter)
+	}
+	return min(max(retryAfter, backoff(attempt)), maxModelBackoff)
 }
 
 // backoff is the wait before attempt+1: 1 s, 2 s, 4 s, … up to five minutes.
@@ -219,6 +219,10 @@ func classifyModelError(err error) (retryable, overflow bool, delay time.Duratio
 	}
 	return true, false, 0
 }
+
+// maxOverflows is how many times a turn compacts after the provider refused
+// a request as too long; each time the run learned a lower limit.
+const maxOverflows = 3
 
 // modelErrorText is one sentence a user can act on, never Temporal's wrapped
 // chain of activity, attempt and type.
@@ -308,19 +312,20 @@ func (u *Usage) add(m model.Usage) {
 }
 
 // recover decides what a failed model call means for the turn: a request too
-// long for the model is compacted and called again (once; a second overflow
-// ends the turn), a failure that ended the turn stays one, and a subagent,
-// which has no user to retry its turn, fails its run so that its parent
-// sees it.
-func (a *agent) recover(ctx workflow.Context, err error, overflowed *bool) error {
+// long for the model teaches the run the provider's limit, which it keeps
+// for the session, and is compacted to it and called again (a few times a
+// turn at most, each under a lower limit); a failure that ended the turn
+// stays one; and a subagent, which has no user to retry its turn, fails
+// its run so that its parent sees it.
+func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 	if errors.Is(err, errContextOverflow) {
-		// The provider counts more than the estimate did: aim at half of
-		// what was just refused.
-		budget := a.sentTokens / 2
+		if limit := todo.ContextLimit(err.Error(), a.sentTokens); limit > 0 && (a.contextLimit == 0 || limit < a.contextLimit) {
+			a.contextLimit = max(limit, minContextTokens)
+		}
 		var cerr error
-		if !*overflowed {
-			*overflowed = true
-			if _, cerr = a.compact(ctx, budget); cerr == nil {
+		if *overflows < maxOverflows {
+			*overflows++
+			if _, cerr = a.compact(ctx, a.budget()); cerr == nil {
 				return nil
 			}
 		}

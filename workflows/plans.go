@@ -34,13 +34,9 @@ func (a *agent) validateApproval(args ApprovalArgs) error {
 		return unknownField(ApprovePlanUpdate, args.unknown)
 	case args.Approved == nil:
 		return errors.New(`approve_plan takes {"approved": true|false, "feedback": "...", "agent_id"?: "..."}`)
-	case a.tree:
-		_, err := a.approvalFor(args.AgentID)
-		return err
-	case !a.plans.AwaitingApproval || a.answer != nil:
-		return errors.New("no plan is waiting for approval")
 	}
-	return nil
+	_, err := a.approvalFor(args.AgentID)
+	return err
 }
 
 // approvalFor is the wait the answer is for: this agent's, or (at the
@@ -61,19 +57,17 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 	if *args.Approved {
 		verdict = "approved"
 	}
-	if a.tree {
-		w, err := a.approvalFor(args.AgentID)
-		if err != nil {
+	w, err := a.approvalFor(args.AgentID)
+	if err != nil {
+		return "", err
+	}
+	if w.AgentID != a.cfg.agentID {
+		if err := a.handOn(ctx, w.AgentID, TaskEvent{Approve: &args}); err != nil {
 			return "", err
 		}
-		if w.AgentID != a.cfg.agentID {
-			if err := a.handOn(ctx, w.AgentID, TaskEvent{Approve: &args}); err != nil {
-				return "", err
-			}
-			a.bus.handed = append(a.bus.handed, w)
-			a.publish(ctx)
-			return verdict + " (the plan of agent " + w.AgentID + ")", nil
-		}
+		a.bus.handed = append(a.bus.handed, w)
+		a.publish(ctx)
+		return verdict + " (the plan of agent " + w.AgentID + ")", nil
 	}
 	a.answer = &approval{approved: *args.Approved, feedback: args.Feedback}
 	return verdict, nil
@@ -86,18 +80,21 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	out := a.plans.ApplyPlan(todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}, a.cfg.todo.PlanApproval == todo.ApprovalRequired)
 	a.emit(ctx, out.Events)
 	a.failEnded(ctx)
-	if a.tree {
-		a.askPeers(ctx)
-	}
+	a.askPeers(ctx)
 	if !out.NeedsApproval {
 		return out.Result
 	}
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil }); err != nil {
+	// end_session ends the wait too: a session that is told to end must
+	// not wait days for an approval nobody will give.
+	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended }); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("The approval wait was interrupted: %v", err)}
 	}
-	ans := *a.answer
+	ans := approval{feedback: "The session ended before the plan was approved."}
+	if a.answer != nil {
+		ans = *a.answer
+	}
 	a.answer = nil
 	if ans.approved {
 		out = a.plans.Approve(ans.feedback)
@@ -120,14 +117,11 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 	for _, ev := range events {
 		a.report(ev, plan)
 		switch {
-		case a.tree && a.isRoot():
+		case a.isRoot():
 			a.forward(ctx, ev)
-		case a.tree:
+		default:
 			b := a.nextBrief()
 			a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Event: &ev, Brief: &b})
-		case a.parentID != "":
-			st := a.compactState()
-			a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Event: &ev, State: &st})
 		}
 	}
 }

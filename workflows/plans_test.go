@@ -224,3 +224,33 @@ func TestContinueAsNewCompactsAndReminds(t *testing.T) {
 		t.Errorf("todo_reminder after continue-as-new: %+v", rem)
 	}
 }
+
+// end_session ends a wait for a plan's approval: the plan is not started,
+// the model reads why, and the run completes instead of waiting for ever.
+func TestEndSessionEndsAPlanApprovalWait(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{"main": {
+		calls(call("createPlan", `{"title":"Release","steps":["tag"]}`)),
+		calls(call("startPlan", `{}`)),
+		say("stopped"),
+	}})
+	var waiting State
+	env.RegisterDelayedCallback(func() {
+		waiting = queryState(t, env)
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, 24*time.Hour)
+	in := rootInput("release")
+	in.Todo.PlanApproval = todo.ApprovalRequired
+	env.ExecuteWorkflow(WorkflowName, in)
+	completed(t, env)
+	if waiting.Status != StatusAwaitingApproval {
+		t.Fatalf("status before end_session = %s, want awaiting_approval", waiting.Status)
+	}
+	msgs := queryMessages(t, env)
+	if m, ok := toolAnswer(msgs, "main-2-0"); !ok || !strings.Contains(m.Content, "The session ended before the plan was approved") {
+		t.Errorf("startPlan answered %+v", m)
+	}
+	if st := queryState(t, env); st.Status != StatusCompleted || st.Plan == nil || st.Plan.Started {
+		t.Errorf("after end_session: status %s, plan %s", st.Status, dump(st.Plan))
+	}
+}

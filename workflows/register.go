@@ -17,17 +17,22 @@ func Register(r worker.Registry, acts *activities.Activities) {
 // RegisterWithOptions is Register with the worker's settings of the
 // workflow.
 func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Options) {
-	wf := AgentWorkflow
-	if opts != (Options{}) {
-		wf = func(ctx workflow.Context, in AgentInput) (AgentResult, error) { return agentWorkflow(ctx, in, opts) }
-	}
-	r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(WithOptions(opts), workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
 	r.RegisterActivityWithOptions(acts.Report, activity.RegisterOptions{Name: activities.ReportName})
 	r.RegisterActivityWithOptions(acts.WorkspaceHost, activity.RegisterOptions{Name: activities.WorkspaceHostName})
 	r.RegisterActivityWithOptions(acts.RunToolOnHost, activity.RegisterOptions{Name: activities.RunToolOnHostName})
 	r.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
+}
+
+// WithOptions is AgentWorkflow as a worker with opts runs it, for a
+// replayer, which registers workflows only.
+func WithOptions(opts Options) func(workflow.Context, AgentInput) (AgentResult, error) {
+	if opts == (Options{}) {
+		return AgentWorkflow
+	}
+	return func(ctx workflow.Context, in AgentInput) (AgentResult, error) { return agentWorkflow(ctx, in, opts) }
 }
 
 // RegisterHost registers what a worker's host queue (acts.HostQueue)

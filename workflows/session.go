@@ -54,7 +54,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 				if woken {
 					continue
 				}
-				if a.tree && len(a.waiting()) > 0 {
+				if len(a.waiting()) > 0 {
 					// An agent of the tree waits for a human: like a pause,
 					// that wait takes as long as it takes, and the session
 					// stays open for the messages that may follow.
@@ -134,7 +134,7 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 	if a.runningChildren() > 0 {
 		a.status = StatusBlocked
 		a.publish(ctx)
-		if a.tree && a.ended {
+		if a.ended {
 			// end_session: the children get subagent_grace_s to finish,
 			// then are cancelled, so that a child waiting on this agent
 			// cannot hold the tree for ever.
@@ -222,14 +222,12 @@ func (a *agent) settled(ctx workflow.Context) bool {
 // share a task when the task that took in the brief is lost and run again,
 // as after the server was killed.
 func (a *agent) drainSignals(ctx workflow.Context) {
-	if a.treeOrder {
-		for {
-			var te TaskEvent
-			if !a.taskEvents.ReceiveAsync(&te) {
-				break
-			}
-			a.onTaskEvent(ctx, te)
+	for {
+		var te TaskEvent
+		if !a.taskEvents.ReceiveAsync(&te) {
+			break
 		}
+		a.onTaskEvent(ctx, te)
 	}
 	for {
 		var text string
@@ -288,7 +286,7 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 		return
 	}
 	text := args.Text
-	if a.tree && ((args.AgentID != "" && args.AgentID != a.cfg.agentID) || !a.todo.Paused) {
+	if (args.AgentID != "" && args.AgentID != a.cfg.agentID) || !a.todo.Paused {
 		w, err := a.waitFor(WaitPaused, args.AgentID)
 		switch {
 		case err == nil && w.AgentID != a.cfg.agentID:
@@ -334,8 +332,6 @@ func (a *agent) enqueue(ctx workflow.Context, in Inbound) (string, error) {
 
 func (a *agent) validateRetry() error {
 	switch {
-	case !a.durable:
-		return errors.New("this run started before retry_turn existed; send the message again instead")
 	case a.cfg.subagent:
 		return errors.New("a subagent takes no retries; its parent sees its failure")
 	case a.ended:

@@ -42,6 +42,24 @@ type State struct {
 	// child sent with its latest event or status change (its own run's
 	// state query has the rest).
 	Live *Brief `json:"live,omitempty"`
+	// Ended is set in a parent's entry for a finished child older than the
+	// fullChildren most recent ones: its bounded summary (the child's own
+	// closed run has its whole state).
+	Ended *EndedChild `json:"ended,omitempty"`
+	// SubagentsPruned counts the finished children left out of Subagents,
+	// the oldest first (maxChildren).
+	SubagentsPruned int `json:"subagents_pruned,omitempty"`
+}
+
+// EndedChild is the bounded summary of a finished subagent.
+type EndedChild struct {
+	TodosTotal     int    `json:"todos_total"`
+	TodosCompleted int    `json:"todos_completed"`
+	PlanStatus     string `json:"plan_status,omitempty"`
+	StepsTotal     int    `json:"steps_total,omitempty"`
+	StepsCompleted int    `json:"steps_completed,omitempty"`
+	// Result is the head of the child's final answer.
+	Result string `json:"result,omitempty"`
 }
 
 // Bounds of the payloads that carry a state (the state query, AgentResult,
@@ -53,6 +71,17 @@ const (
 	maxStateEvents = 100
 	// childEvents is how many of a child's latest events its parent shows.
 	childEvents = 20
+	// fullChildren is how many of the finished children, the most recent,
+	// a state shows with their list, plan and latest events (summary);
+	// older ones show their bounded summary (ended), about 300 bytes.
+	fullChildren = 20
+	// maxChildren is how many finished children a state and a carry keep
+	// at most; older ones are counted in subagents_pruned. A session of
+	// any number of subagents therefore carries at most about
+	// fullChildren*5 KB + maxChildren*0.3 KB of them.
+	maxChildren = 200
+	// resultHead is how much of a finished child's answer its summary keeps.
+	resultHead = 200
 	// carryEvents is how many of the latest events a continuation carries
 	// besides what dependency resolution needs (todo.PlanState.Prune).
 	carryEvents = 200
@@ -76,6 +105,7 @@ func (a *agent) state() State {
 		Events:           events[max(0, len(events)-maxStateEvents):],
 		EventsTotal:      a.eventsPruned + len(events),
 		Subagents:        a.subagentStates(),
+		SubagentsPruned:  a.childrenPruned + max(0, a.finishedChildren()-maxChildren),
 		Reporters:        a.reporterStates(),
 		ModelError:       a.modelError,
 		Usage:            a.usage,
@@ -84,11 +114,9 @@ func (a *agent) state() State {
 		Waiting:          []Wait{},
 		Workspace:        a.workspaceState(),
 	}
-	if a.tree {
-		st.Status = a.shownStatus()
-		if ws := a.waiting(); ws != nil {
-			st.Waiting = ws
-		}
+	st.Status = a.shownStatus()
+	if ws := a.waiting(); ws != nil {
+		st.Waiting = ws
 	}
 	return st
 }
@@ -117,11 +145,19 @@ func (a *agent) events() []todo.Event {
 	return a.plans.Events
 }
 
-// compactState is the state a subagent reports to its parent with every
-// event: without its event log, which the parent receives event by event,
-// so that the signals stay small as the log grows.
-func (a *agent) compactState() State {
-	st := a.state().summary()
-	st.Events = []todo.Event{}
-	return st
+// ended is a finished child's bounded summary, with the head of its answer.
+func (s State) ended(reply string) State {
+	e := &EndedChild{TodosTotal: len(s.Todos), TodosCompleted: todo.CountStatus(s.Todos, todo.Completed), Result: cutUTF8(reply, resultHead)}
+	if s.Ended != nil {
+		e = s.Ended // already summarised, in an earlier run
+	} else if p := s.Plan; p != nil {
+		e.PlanStatus, e.StepsTotal = p.Status, len(p.Steps)
+		for _, st := range p.Steps {
+			if st.Status == todo.StepCompleted {
+				e.StepsCompleted++
+			}
+		}
+	}
+	return State{AgentID: s.AgentID, Status: s.Status, Turns: s.Turns, ModelCalls: s.ModelCalls, Usage: s.Usage, TreeUsage: s.TreeUsage,
+		Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}, Ended: e}
 }

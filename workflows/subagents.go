@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -19,21 +20,17 @@ import (
 )
 
 // TaskEvent is the payload of the task_event signal between the agents of
-// one run tree: a plan event, the sender's latest state, or (from a parent
-// to its other children) the news that an agent has ended.
+// one run tree (tree.go): a plan event, the news that an agent has ended,
+// the sender's counters, and the bus's own messages.
 type TaskEvent struct {
 	From  string      `json:"from"`
 	Event *todo.Event `json:"event,omitempty"`
-	State *State      `json:"state,omitempty"`
 	Ended *AgentEnd   `json:"ended,omitempty"`
-	// Backlog and Gone bring a subagent started late up to date: the events
-	// of the agents that came before it and the agents that already ended,
-	// which a live relay can no longer tell it.
+	// Backlog and Gone bring an agent that wants another's events up to
+	// date: the events that came before, and whether it already ended.
 	Backlog []todo.Event `json:"backlog,omitempty"`
 	Gone    []AgentEnd   `json:"gone,omitempty"`
 
-	// The tree's bus (tree.go); State and the relays above are the older
-	// runs' protocol.
 	Brief   *Brief    `json:"brief,omitempty"`
 	Want    *Want     `json:"want,omitempty"`
 	Bind    *Binding  `json:"bind,omitempty"`
@@ -72,6 +69,8 @@ type child struct {
 	why    string // why it was cancelled
 	// finishAsked: the child was asked to finish (end_session).
 	finishAsked bool
+	// reply is the head of a finished child's answer.
+	reply string
 	// seq is the Brief.Seq of the child's last signal taken in, and early
 	// its signals that came before one they follow (agent.inOrder).
 	seq   int
@@ -111,12 +110,12 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case a.children[args.AgentID] != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("a subagent %q already exists in this run; choose another agent_id", args.AgentID)}
-	case a.tree && a.bus.member(args.AgentID) != nil:
+	case a.bus.member(args.AgentID) != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case strings.TrimSpace(args.Task) == "":
 		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
 	}
-	if why := todo.SpawnRefusal(a.cfg.in.Depth, len(a.childOrder)); why != "" {
+	if why := todo.SpawnRefusal(a.cfg.in.Depth, a.runningChildren()); why != "" {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q was not spawned: %s", args.AgentID, why)}
 	}
 	// A subagent may use the tools of its parent, never more: left out, it
@@ -148,12 +147,10 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		Depth:           a.cfg.in.Depth + 1,
 		Tools:           args.Tools,
 		Approval:        a.cfg.in.Approval,
-		TreeBus:         a.tree,
-	}
-	if a.tree {
 		// Grandchildren live under the same limits.
-		in.SubagentTimeoutS, in.SubagentGraceS = a.cfg.in.SubagentTimeoutS, a.cfg.in.SubagentGraceS
-		in.ModelRetryWindowS = a.cfg.in.ModelRetryWindowS
+		SubagentTimeoutS:  a.cfg.in.SubagentTimeoutS,
+		SubagentGraceS:    a.cfg.in.SubagentGraceS,
+		ModelRetryWindowS: a.cfg.in.ModelRetryWindowS,
 	}
 	if args.Todo != nil {
 		in.Todo = *args.Todo
@@ -171,18 +168,12 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		WorkflowID:        id,
 		ParentClosePolicy: childPolicy,
 		StaticSummary:     "subagent " + args.AgentID + ": " + shorten(args.Task, 120),
-	}
-	if a.lean {
-		opts.TypedSearchAttributes = StartSearchAttributes()
-	}
-	var cancel workflow.CancelFunc = func() {}
-	cctx := ctx
-	if a.tree {
 		// The server ends a subagent that overruns its limit; its parent
 		// then fails the steps that waited on it.
-		opts.WorkflowExecutionTimeout = a.cfg.subagentTimeout
-		cctx, cancel = workflow.WithCancel(ctx)
+		WorkflowExecutionTimeout: a.cfg.subagentTimeout,
+		TypedSearchAttributes:    StartSearchAttributes(),
 	}
+	cctx, cancel := workflow.WithCancel(ctx)
 	cctx = workflow.WithChildOptions(cctx, opts)
 	fut := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in)
 	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
@@ -192,15 +183,10 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	a.children[args.AgentID] = ch
 	a.childOrder = append(a.childOrder, args.AgentID)
 	a.adopt(ctx, ch)
-	switch m := (Member{AgentID: args.AgentID, WorkflowID: id, Parent: a.cfg.agentID}); {
-	case a.tree && a.isRoot():
+	if m := (Member{AgentID: args.AgentID, WorkflowID: id, Parent: a.cfg.agentID}); a.isRoot() {
 		a.join(ctx, m)
-	case a.tree:
+	} else {
 		a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Joined: &m})
-	default:
-		if te := a.backlogFor(args.AgentID); len(te.Backlog) > 0 || len(te.Gone) > 0 {
-			a.signal(ctx, id, te)
-		}
 	}
 	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })
 	a.publish(ctx)
@@ -223,7 +209,7 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 	how := "completed"
 	switch {
 	case err == nil && res.State != nil:
-		ch.State = res.State
+		ch.State, ch.reply = res.State, cutUTF8(res.Reply, resultHead)
 	case err != nil:
 		how = "failed: " + rootMessage(err)
 		switch {
@@ -232,7 +218,7 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 			if ch.why != "" {
 				how += ": " + ch.why
 			}
-		case a.tree && errors.As(err, new(*temporal.TimeoutError)):
+		case errors.As(err, new(*temporal.TimeoutError)):
 			how = fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.subagentTimeout)
 		}
 		st := State{AgentID: ch.AgentID, Status: StatusFailed}
@@ -244,43 +230,13 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 	}
 	a.gone[ch.AgentID] = how
 	a.emit(ctx, a.plans.AgentEnded(ch.AgentID, how))
-	if a.tree {
-		a.announceEnd(ctx, ch.AgentID, how)
-	} else {
-		a.relay(ctx, TaskEvent{From: a.cfg.agentID, Ended: &AgentEnd{AgentID: ch.AgentID, How: how}}, ch.AgentID)
-	}
+	a.announceEnd(ctx, ch.AgentID, how)
 	a.publish(ctx)
 }
 
 // onTaskEvent takes in what another agent of the tree sent.
 func (a *agent) onTaskEvent(ctx workflow.Context, te TaskEvent) {
-	if a.tree {
-		a.onTreeEvent(ctx, te)
-		return
-	}
-	ch := a.children[te.From]
-	if te.State != nil && ch != nil && !ch.Done {
-		ch.State = te.State
-	}
-	for _, ev := range te.Backlog {
-		a.receive(ctx, ev)
-	}
-	if te.Event != nil {
-		a.receive(ctx, *te.Event)
-		if ch != nil {
-			// Siblings learn of each other's events through their parent.
-			a.relay(ctx, TaskEvent{From: te.From, Event: te.Event}, te.From)
-		}
-	}
-	ended := te.Gone
-	if te.Ended != nil {
-		ended = append(ended, *te.Ended)
-	}
-	for _, e := range ended {
-		a.gone[e.AgentID] = e.How
-		a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
-	}
-	a.publish(ctx)
+	a.onTreeEvent(ctx, te)
 }
 
 // receive records another agent's event in this agent's log, reports it as
@@ -297,22 +253,6 @@ func (a *agent) receive(ctx workflow.Context, ev todo.Event) {
 	a.emit(ctx, own)
 }
 
-// backlogFor is what a new child must know of the tree: the events of the
-// other agents in this log (not this agent's own: events go to siblings
-// only) and the agents that already ended.
-func (a *agent) backlogFor(childID string) TaskEvent {
-	te := TaskEvent{From: a.cfg.agentID}
-	for _, ev := range a.plans.Events {
-		if ev.AgentID != a.cfg.agentID && ev.AgentID != childID {
-			te.Backlog = append(te.Backlog, ev)
-		}
-	}
-	for _, id := range sortedKeys(a.gone) {
-		te.Gone = append(te.Gone, AgentEnd{AgentID: id, How: a.gone[id]})
-	}
-	return te
-}
-
 // failEnded fails the steps that wait on agents already known to have
 // ended: a dependency added after its agent ended would otherwise wait for
 // an event that can no longer come.
@@ -320,15 +260,6 @@ func (a *agent) failEnded(ctx workflow.Context) {
 	for _, id := range a.plans.BlockedOn() {
 		if how, ok := a.gone[id]; ok {
 			a.emit(ctx, a.plans.AgentEnded(id, how))
-		}
-	}
-}
-
-// relay sends te to every running child but one.
-func (a *agent) relay(ctx workflow.Context, te TaskEvent, except string) {
-	for _, id := range a.childOrder {
-		if ch := a.children[id]; id != except && !ch.Done {
-			a.signal(ctx, ch.WorkflowID, te)
 		}
 	}
 }
@@ -363,9 +294,9 @@ func (a *agent) liveBlockers() []string {
 			}
 			continue
 		}
-		// A subagent (or, on the tree's bus, any agent) waits on agents
-		// that are not its children until it hears that they ended.
-		if _, ended := a.gone[id]; (a.cfg.subagent || a.tree) && !ended {
+		// An agent waits on agents that are not its children until it
+		// hears that they ended.
+		if _, ended := a.gone[id]; !ended {
 			live = append(live, id)
 		}
 	}
@@ -393,7 +324,7 @@ func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
 	// end_session stops the root's wait: the turn ends, and the wind-down
 	// gives the children subagent_grace_s (a child may be waiting on this
 	// very agent). A subagent asked to finish keeps waiting: its grace runs.
-	stop := func() bool { return a.tree && a.ended && a.isRoot() }
+	stop := func() bool { return a.ended && a.isRoot() }
 	if len(a.liveBlockers()) == 0 || stop() {
 		return false, nil
 	}
@@ -416,20 +347,43 @@ func (a *agent) runningChildren() int {
 	return n
 }
 
-// subagentStates is state.subagents: each child's last reported state.
+// subagentStates is state.subagents: each child's last reported state. Of
+// the finished children, the fullChildren most recent show their summary,
+// the older ones their bounded summary, and those past maxChildren none:
+// what a state, a result and a carry hold of the children stays bounded
+// however many a session spawns.
 func (a *agent) subagentStates() map[string]State {
 	out := make(map[string]State, len(a.children))
-	for _, id := range a.childOrder {
+	finished := 0
+	for _, id := range slices.Backward(a.childOrder) {
 		ch := a.children[id]
-		if !ch.Done && ch.Brief != nil {
+		switch {
+		case !ch.Done && ch.Brief != nil:
 			out[id] = ch.Brief.state(id)
-		} else if ch.State != nil {
-			out[id] = ch.State.summary()
-		} else {
+		case !ch.Done || ch.State == nil:
 			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
+		default:
+			finished++
+			switch {
+			case finished <= fullChildren && ch.State.Ended == nil:
+				out[id] = ch.State.summary()
+			case finished <= maxChildren:
+				out[id] = ch.State.ended(ch.reply)
+			}
 		}
 	}
 	return out
+}
+
+// finishedChildren counts the children that have ended.
+func (a *agent) finishedChildren() int {
+	n := 0
+	for _, id := range a.childOrder {
+		if a.children[id].Done {
+			n++
+		}
+	}
+	return n
 }
 
 // childModel is the model reference of a subagent: the one it asks for, or

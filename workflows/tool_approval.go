@@ -98,20 +98,12 @@ func (a *agent) validateToolApproval(args ToolApprovalArgs) error {
 // toolApprovalFor is the wait the answer is for: this agent's, or (at the
 // root) that of an agent of its tree. A call_id must name the waiting call.
 func (a *agent) toolApprovalFor(args ToolApprovalArgs) (Wait, error) {
-	var w Wait
-	if a.tree {
-		var err error
-		if w, err = a.waitFor(WaitToolApproval, args.AgentID); err != nil {
-			return Wait{}, fmt.Errorf("no tool call is waiting for approval: %w", err)
-		}
-		if w.AgentID != a.cfg.agentID && !a.isRoot() {
-			return Wait{}, fmt.Errorf("agent %q waits for a tool approval; answer it at the root of the run tree", w.AgentID)
-		}
-	} else {
-		if a.toolWait == nil || a.toolAnswer != nil {
-			return Wait{}, errors.New("no tool call is waiting for approval")
-		}
-		w = Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason(), CallID: a.toolWait.CallID}
+	w, err := a.waitFor(WaitToolApproval, args.AgentID)
+	if err != nil {
+		return Wait{}, fmt.Errorf("no tool call is waiting for approval: %w", err)
+	}
+	if w.AgentID != a.cfg.agentID && !a.isRoot() {
+		return Wait{}, fmt.Errorf("agent %q waits for a tool approval; answer it at the root of the run tree", w.AgentID)
 	}
 	if args.CallID != w.CallID {
 		return Wait{}, fmt.Errorf("call %q is not waiting for approval; %s is", args.CallID, w.Reason)

@@ -527,7 +527,7 @@ func TestTreeSubagentTimeout(t *testing.T) {
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 11*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
 	in := rootInput("go")
-	in.SubagentTimeoutS = 600
+	in.SubagentTimeoutS, in.ModelRetryWindowS = 600, 300
 	env.ExecuteWorkflow(WorkflowName, in)
 	completed(t, env)
 
@@ -910,5 +910,57 @@ func TestTreeRootDependsOnAGrandchild(t *testing.T) {
 	}
 	if len(eventsOf(lead.Events, "main", "")) != 0 {
 		t.Errorf("the lead received the root's events without asking: %s", dump(eventsOf(lead.Events, "main", "")))
+	}
+}
+
+// A subagent's limit is never shorter than the model retry window: an
+// outage that the model calls wait out (24 hours by default) must not end
+// every subagent after subagent_timeout_s (one hour by default).
+func TestSubagentTimeoutCoversTheRetryWindow(t *testing.T) {
+	tests := []struct {
+		timeout, window int
+		want            time.Duration
+	}{
+		{0, 0, DefaultModelRetryWindow},
+		{600, 300, 10 * time.Minute},
+		{600, 7200, 2 * time.Hour},
+	}
+	for _, tt := range tests {
+		c, err := resolve(AgentInput{SubagentTimeoutS: tt.timeout, ModelRetryWindowS: tt.window})
+		if err != nil || c.subagentTimeout != tt.want {
+			t.Errorf("subagent_timeout_s %d, model_retry_window_s %d: limit %s, %v; want %s", tt.timeout, tt.window, c.subagentTimeout, err, tt.want)
+		}
+	}
+}
+
+// A subscription made after an unsubscribe is asked for like the first:
+// a sibling once counted its subscriptions, and after an unsubscribe the
+// new one took the count of the old and was never asked for, so it
+// received nothing.
+func TestTreeSubscribeAfterUnsubscribe(t *testing.T) {
+	env := newTreeEnv()
+	b := []model.Response{
+		calls(call("subscribeToTasks", `{"agent_id":"a","event_types":["plan_created"]}`)),
+		calls(call("unsubscribe", `{"subscription_id":"sub_1"}`)),
+		calls(call("subscribeToTasks", `{"agent_id":"a","event_types":["step_completed"]}`)),
+		say("listening"),
+	}
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("a", "work a", quiet), spawnCall("b", "follow a", quiet)), say("spawned")},
+		"a": {
+			calls(call("createPlan", `{"title":"A","steps":["one"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"did one"}`)),
+			say("A done"),
+		},
+		"b": b,
+		// a works once b has subscribed again; b still runs then.
+	}, late{"a", 1, 10 * time.Minute}, late{"b", len(b), 30 * time.Minute})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+	st := stateOf(t, env, childWF("b"))
+	if len(eventsOf(st.Events, "a", "step_completed")) != 1 {
+		t.Errorf("b heard %s of a; want its step_completed through the second subscription", dump(st.Events))
 	}
 }

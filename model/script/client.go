@@ -58,7 +58,9 @@ func New(dir string) *Client {
 func (c *Client) Dir() string { return c.dir }
 
 // Complete answers call req.Call with the matching response of the script
-// named by req.Model ("<path>[#<agent_id>]"), after its delay_ms if any.
+// named by req.Model ("<path>[#<agent_id>]"), after its delay_ms if any; a
+// summarising call (req.Summarize) gets the scenario's summary at once,
+// whatever its req.Call.
 // Every error is a *model.Error; only an interrupted delay is retryable.
 func (c *Client) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	path, agentID := SplitRef(req.Model)
@@ -67,7 +69,7 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 			Message: fmt.Sprintf("script: no scenario file in model reference %q (use script:<path>[#<agent_id>])", req.Model),
 		}
 	}
-	if req.Call < 1 {
+	if req.Call < 1 && !req.Summarize {
 		// Call numbers start at 1; anything else is a bug in the caller,
 		// and answering it would hide that.
 		return model.Response{}, &model.Error{
@@ -77,6 +79,12 @@ func (c *Client) Complete(ctx context.Context, req model.Request) (model.Respons
 	script, err := c.script(path, agentID)
 	if err != nil {
 		return model.Response{}, err
+	}
+	if req.Summarize {
+		// Compaction comes whenever the transcript outgrows its budget,
+		// which depends on token estimates, not on the scenario: answering
+		// it from the numbered responses would shift every later step.
+		return script.SummaryResponse(), nil
 	}
 	step := script.At(req.Call)
 
@@ -157,21 +165,21 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (c *Client) script(path, agentID string) (Script, error) {
 	rel, err := c.inside(path)
 	if err != nil {
-		return nil, err
+		return Script{}, err
 	}
 	root, err := os.OpenRoot(c.dir)
 	if err != nil {
-		return nil, fileError(path, err)
+		return Script{}, fileError(path, err)
 	}
 	defer root.Close()
 	// Stat before opening: opening a named pipe would wait for a writer.
 	// The os.Root follows links only as far as they stay inside dir.
 	fi, err := root.Stat(rel)
 	if err != nil {
-		return nil, fileError(path, err)
+		return Script{}, fileError(path, err)
 	}
 	if err := regular(path, fi); err != nil {
-		return nil, err
+		return Script{}, err
 	}
 
 	c.mu.Lock()
@@ -189,7 +197,7 @@ func (c *Client) script(path, agentID string) (Script, error) {
 		c.mu.Unlock()
 		data, err := readFile(root, rel, path)
 		if err != nil {
-			return nil, err
+			return Script{}, err
 		}
 		// The stat taken before the read identifies this version: a write
 		// that lands in between changes the stat again, and the next call
@@ -205,7 +213,7 @@ func (c *Client) script(path, agentID string) (Script, error) {
 	// new file once, and store the same script.
 	s, err := Parse(f.data, agentID)
 	if err != nil {
-		return nil, &model.Error{Message: fmt.Sprintf("script: scenario file %s: %v", path, err), Err: err}
+		return Script{}, &model.Error{Message: fmt.Sprintf("script: scenario file %s: %v", path, err), Err: err}
 	}
 	c.mu.Lock()
 	f.scripts[agentID] = s

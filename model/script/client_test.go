@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -85,6 +87,7 @@ func TestCompleteErrors(t *testing.T) {
 	broken := writeScenario(t, "broken.json", "{\"model\": [\n  {\"content\": \"x\"\n]}")
 	badCall := writeScenario(t, "bad.json", `{"model": [{}, {}, {}, {"tool_calls": [{"arguments": {}}]}]}`)
 	badArgs := writeScenario(t, "args.json", `{"model": [{"tool_calls": [{"name": "f", "arguments": "x"}]}]}`)
+	badSummary := writeScenario(t, "summary.json", `{"summary": 7, "model": [{"content": "x"}]}`)
 	good := writeScenario(t, "good.json", `{"model": [], "agents": {"a": []}}`)
 	tests := []struct {
 		name string
@@ -98,6 +101,7 @@ func TestCompleteErrors(t *testing.T) {
 		{"tool call without a name", badCall, 1, []string{"bad.json", "model[3].tool_calls[0]: name is missing"}},
 		{"arguments not an object", badArgs, 1, []string{"args.json", "model[0].tool_calls[0].arguments: must be a JSON object"}},
 		{"unknown agent", good + "#b", 1, []string{"good.json", `unknown agent id "b"`}},
+		{"summary not a string", badSummary, 1, []string{"summary.json", "summary: must be a string"}},
 		{"no path", "#a", 1, []string{"no scenario file"}},
 		{"call 0", good, 0, []string{"good.json", "call number 0"}},
 	}
@@ -117,6 +121,81 @@ func TestCompleteErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A summarising call is answered with the scenario's summary and takes no
+// numbered response: the agent's calls get responses 1, 2, ... in order
+// however many summaries come between them, and whatever Call number a
+// summary carries.
+func TestCompleteSummary(t *testing.T) {
+	const scenario = `{
+	  %s
+	  "model": [{"content": "one"}, {"content": "two"}],
+	  "agents": {"r": [{"content": "r one"}, {"content": "r two"}]}
+	}`
+	with := writeScenario(t, "with.json", fmt.Sprintf(scenario, `"summary": "So far: the log was read.",`))
+	without := writeScenario(t, "without.json", fmt.Sprintf(scenario, ""))
+	empty := writeScenario(t, "empty.json", fmt.Sprintf(scenario, `"summary": "",`))
+	type call struct {
+		summarize bool
+		call      int
+	}
+	// The summaries' Call numbers are those a workflow might send: none,
+	// the next turn's, one already answered, one far ahead.
+	calls := []call{{true, 0}, {false, 1}, {true, 2}, {true, 1}, {false, 2}, {true, 99}, {false, 3}, {true, -1}}
+	tests := []struct {
+		name    string
+		ref     string
+		summary string
+		replies []string // of the numbered calls, in order
+	}{
+		{"root agent", with, "So far: the log was read.", []string{"one", "two", ""}},
+		{"subagent", with + "#r", "So far: the log was read.", []string{"r one", "r two", ""}},
+		{"no summary in the file", without, DefaultSummary, []string{"one", "two", ""}},
+		{"no summary, subagent", without + "#r", DefaultSummary, []string{"r one", "r two", ""}},
+		{"empty summary", empty, "", []string{"one", "two", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New("/")
+			var replies []string
+			for _, cl := range calls {
+				got, err := c.Complete(context.Background(), model.Request{Model: tt.ref, Call: cl.call, Summarize: cl.summarize})
+				if err != nil {
+					t.Fatalf("Complete(call %d, summarize %v): %v", cl.call, cl.summarize, err)
+				}
+				if len(got.ToolCalls) != 0 || got.ToolCalls == nil {
+					t.Errorf("call %d, summarize %v: tool calls %+v, want an empty list", cl.call, cl.summarize, got.ToolCalls)
+				}
+				if !cl.summarize {
+					replies = append(replies, got.Content)
+					continue
+				}
+				if got.Content != tt.summary {
+					t.Errorf("summary with Call %d = %q, want %q", cl.call, got.Content, tt.summary)
+				}
+			}
+			if !slices.Equal(replies, tt.replies) {
+				t.Errorf("numbered replies = %q, want %q", replies, tt.replies)
+			}
+		})
+	}
+}
+
+// delay_ms belongs to a numbered response: a summary is answered at once,
+// and never streamed.
+func TestCompleteSummaryHasNoDelay(t *testing.T) {
+	path := writeScenario(t, "slow.json", `{"summary": "short", "model": [{"content": "stuck", "delay_ms": 600000}]}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	streamed := false
+	got, err := New("/").Complete(ctx, model.Request{Model: path, Call: 1, Summarize: true, Stream: func(string) { streamed = true }})
+	if err != nil || got.Content != "short" {
+		t.Fatalf("Complete = %+v, %v; want the summary at once", got, err)
+	}
+	if streamed {
+		t.Error("the summary was streamed; a summary is no reply")
 	}
 }
 

@@ -10,8 +10,9 @@
 //
 // Without an agent id the answers are the scenario's top-level "model" list
 // (the root agent); with one they are "agents"[agent_id] (a subagent). The
-// last '#' separates the agent id. Everything else in the file (name,
-// input, user, ...) belongs to the scenario runner and is ignored here.
+// last '#' separates the agent id. The top-level "summary" (see Summaries)
+// serves both. Everything else in the file (name, input, user, ...)
+// belongs to the scenario runner and is ignored here.
 //
 // # One folder
 //
@@ -27,16 +28,33 @@
 //
 // Call N (model.Request.Call, 1-based) is answered with response N of the
 // list, and once the list has run out with an empty final text. The answer
-// depends on nothing but the file and the call number: a call that Temporal
-// retries, or that a workflow replays after a crash or continue-as-new, gets
-// exactly the same answer. For the same reason a tool call without an "id" in
-// the file gets a derived one, call_<N>_<i> (i its index in the response),
-// never a random one.
+// depends on nothing but the file and the call number (for a summary, on
+// the file alone): a call that Temporal retries, or that a workflow replays
+// after a crash or continue-as-new, gets exactly the same answer. For the
+// same reason a tool call without an "id" in the file gets a derived one,
+// call_<N>_<i> (i its index in the response), never a random one.
 //
 // A response's delay_ms makes the call take that long, for crash and load
 // tests (at most MaxDelay, 10 minutes: a model call's attempt is cut after
 // that); the wait ends early when the context is cancelled. Heartbeating is
 // the activity's business, not this package's.
+//
+// # Summaries
+//
+// A summarising call (model.Request.Summarize: the agent compacts its
+// context) is not one of the agent's turns, so it takes no numbered
+// response: it is answered with the file's top-level "summary" string, or
+// DefaultSummary when there is none, as a final text without tool calls,
+// delay or streaming, whatever its Call. When compaction happens depends on
+// the transcript's estimated size, not on the scenario, and a summary that
+// used up a response would shift every step after it; this way a scenario
+// plays the same whether its run compacts never, once or ten times. An
+// empty "summary" is used as it is: the agent then drops its older messages
+// without a summary.
+//
+// There is one summary per file, shared by the root agent and every
+// subagent: a summary's text only has to stand in for the conversation, and
+// a per-agent one would be one more place to look for what a scenario says.
 //
 // # Streaming
 //

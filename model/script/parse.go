@@ -25,17 +25,36 @@ type Step struct {
 	Delay time.Duration
 }
 
-// Script is the list of answers of one agent, in call order.
-type Script []Step
+// DefaultSummary answers the summarising calls of a scenario that has no
+// "summary": a scenario written before it compacted, or without a thought
+// for compaction, still runs, and the transcript says plainly that its
+// summary is a stand-in.
+const DefaultSummary = "This is a scripted summary of the earlier conversation: the scenario gives no summary text of its own."
+
+// Script is how one agent's model calls are answered.
+type Script struct {
+	// Steps answer the agent's turns' calls, in call order.
+	Steps []Step
+	// Summary answers every summarising call: the scenario's "summary", or
+	// DefaultSummary when it has none.
+	Summary string
+}
 
 // At returns the answer to call number call (1-based). Past the end of the
 // script, and for a call number below 1, it is an empty final text, which
 // ends the agent's turn.
 func (s Script) At(call int) Step {
-	if call < 1 || call > len(s) {
+	if call < 1 || call > len(s.Steps) {
 		return Step{Response: model.Response{ToolCalls: []model.ToolCall{}}}
 	}
-	return s[call-1]
+	return s.Steps[call-1]
+}
+
+// SummaryResponse returns the answer to a summarising call: Summary as a
+// final text. It has no delay: delay_ms belongs to a numbered response, and
+// a summary is none.
+func (s Script) SummaryResponse() model.Response {
+	return model.Response{Content: s.Summary, ToolCalls: []model.ToolCall{}}
 }
 
 // SplitRef splits a reference "<path>[#<agent_id>]" at its last '#'. The
@@ -48,18 +67,46 @@ func SplitRef(ref string) (path, agentID string) {
 }
 
 // Parse reads the script of one agent from scenario JSON: the top-level
-// "model" list when agentID is empty, "agents"[agentID] otherwise. A missing
+// "model" list when agentID is empty, "agents"[agentID] otherwise, and the
+// top-level "summary", which every agent of the file shares. A missing
 // "model" list is an empty script. Errors name the position in the file, e.g.
 // "model[3].tool_calls[0]: name is missing".
 func Parse(data []byte, agentID string) (Script, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, describeJSONError(data, err)
+		return Script{}, describeJSONError(data, err)
 	}
 	if top == nil {
-		return nil, errors.New("the scenario must be a JSON object, not null")
+		return Script{}, errors.New("the scenario must be a JSON object, not null")
 	}
+	summary, err := parseSummary(top["summary"])
+	if err != nil {
+		return Script{}, err
+	}
+	steps, err := parseSteps(top, agentID)
+	if err != nil {
+		return Script{}, err
+	}
+	return Script{Steps: steps, Summary: summary}, nil
+}
 
+// parseSummary reads the top-level "summary": a string, used as it is (an
+// empty one too: the agent then drops its older messages without a
+// summary, which a scenario may want to show), or DefaultSummary when it is
+// missing or null.
+func parseSummary(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return DefaultSummary, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("summary: must be a string (the answer to every summarising call), not %s", kind(raw))
+	}
+	return s, nil
+}
+
+// parseSteps reads the numbered responses of one agent.
+func parseSteps(top map[string]json.RawMessage, agentID string) ([]Step, error) {
 	where, list := "model", top["model"]
 	if agentID != "" {
 		where = "agents." + agentID
@@ -75,22 +122,22 @@ func Parse(data []byte, agentID string) (Script, error) {
 		}
 	}
 	if isNull(list) {
-		return Script{}, nil
+		return []Step{}, nil
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(list, &raws); err != nil {
 		return nil, fmt.Errorf("%s: must be an array of responses", where)
 	}
-	script := make(Script, 0, len(raws))
+	steps := make([]Step, 0, len(raws))
 	for i, raw := range raws {
 		// Response i answers call i+1, which names its derived tool call ids.
 		step, err := parseStep(raw, fmt.Sprintf("%s[%d]", where, i), i+1)
 		if err != nil {
 			return nil, err
 		}
-		script = append(script, step)
+		steps = append(steps, step)
 	}
-	return script, nil
+	return steps, nil
 }
 
 func parseStep(raw json.RawMessage, where string, call int) (Step, error) {
@@ -227,6 +274,8 @@ func kind(raw json.RawMessage) string {
 		return "a string"
 	case '[':
 		return "an array"
+	case '{':
+		return "an object"
 	case 't', 'f':
 		return "a boolean"
 	default:

@@ -19,8 +19,8 @@ import (
 //
 // A file that is refused gets a clear error; a script that is accepted
 // answers every call with a named tool call whose arguments are a JSON
-// object, waits no negative time, and reads back the same when it is written
-// out as a scenario again.
+// object, waits no negative time, and reads back the same (its summary
+// included) when it is written out as a scenario again.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(scenario), "")
 	f.Add([]byte(scenario), "researcher")
@@ -56,6 +56,12 @@ func FuzzParse(f *testing.F) {
 		`{"agents": []}`,
 		`{"agents": {"r": {"content": "x"}}}`,
 		`{"agents": {"a.b": [{"content": "x"}], "r": null}}`,
+		`{"summary": "So far: the log was read.", "model": [{"content": "x"}], "agents": {"r": []}}`,
+		`{"summary": "", "agents": {"r": [{"content": "x"}]}}`,
+		`{"summary": null}`,
+		`{"summary": 7}`,
+		`{"summary": {"text": "x"}}`,
+		`{"summary": ["x"]}`,
 	} {
 		f.Add([]byte(seed), "")
 		f.Add([]byte(seed), "r")
@@ -66,7 +72,7 @@ func FuzzParse(f *testing.F) {
 			fuzzcheck.Message(t, "Parse", err.Error())
 			return
 		}
-		for i, step := range s {
+		for i, step := range s.Steps {
 			if step.Delay < 0 {
 				t.Fatalf("response %d waits %v", i, step.Delay)
 			}
@@ -104,16 +110,18 @@ func writeScript(t *testing.T, s Script, agentID string) []byte {
 		ToolCalls []call `json:"tool_calls"`
 		DelayMS   int64  `json:"delay_ms"`
 	}
-	list := make([]response, len(s))
-	for i, step := range s {
+	list := make([]response, len(s.Steps))
+	for i, step := range s.Steps {
 		list[i] = response{Content: step.Response.Content, DelayMS: int64(step.Delay / time.Millisecond)}
 		for _, tc := range step.Response.ToolCalls {
 			list[i].ToolCalls = append(list[i].ToolCalls, call{tc.ID, tc.Name, tc.Arguments})
 		}
 	}
-	var file any = map[string]any{"model": list}
+	// The summary goes out as it was resolved, DefaultSummary included:
+	// written out, it must read back the same.
+	var file any = map[string]any{"model": list, "summary": s.Summary}
 	if agentID != "" {
-		file = map[string]any{"agents": map[string]any{agentID: list}}
+		file = map[string]any{"agents": map[string]any{agentID: list}, "summary": s.Summary}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

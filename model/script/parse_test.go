@@ -39,12 +39,12 @@ func TestParse(t *testing.T) {
 		name    string
 		data    string
 		agentID string
-		want    Script
+		want    []Step
 	}{
 		{
 			name: "root agent",
 			data: scenario,
-			want: Script{
+			want: []Step{
 				{Response: model.Response{ToolCalls: []model.ToolCall{{
 					ID:        "call_1_0",
 					Name:      "write_todos",
@@ -57,19 +57,19 @@ func TestParse(t *testing.T) {
 				{Response: model.Response{Content: "Done.", ToolCalls: []model.ToolCall{}}, Delay: 25 * time.Millisecond},
 			},
 		},
-		{name: "subagent", data: scenario, agentID: "researcher", want: Script{text("found it")}},
-		{name: "subagent with an empty list", data: scenario, agentID: "writer", want: Script{}},
-		{name: "no model list", data: `{"name": "x"}`, want: Script{}},
-		{name: "null model list", data: `{"model": null}`, want: Script{}},
-		{name: "empty response", data: `{"model": [{}]}`, want: Script{text("")}},
-		{name: "null fields", data: `{"model": [{"content": null, "tool_calls": null, "delay_ms": null}]}`, want: Script{text("")}},
+		{name: "subagent", data: scenario, agentID: "researcher", want: []Step{text("found it")}},
+		{name: "subagent with an empty list", data: scenario, agentID: "writer", want: []Step{}},
+		{name: "no model list", data: `{"name": "x"}`, want: []Step{}},
+		{name: "null model list", data: `{"model": null}`, want: []Step{}},
+		{name: "empty response", data: `{"model": [{}]}`, want: []Step{text("")}},
+		{name: "null fields", data: `{"model": [{"content": null, "tool_calls": null, "delay_ms": null}]}`, want: []Step{text("")}},
 		{
 			name: "null arguments become {}",
 			data: `{"model": [{"tool_calls": [{"name": "f", "arguments": null}]}]}`,
-			want: Script{{Response: model.Response{ToolCalls: []model.ToolCall{{ID: "call_1_0", Name: "f", Arguments: json.RawMessage(`{}`)}}}}},
+			want: []Step{{Response: model.Response{ToolCalls: []model.ToolCall{{ID: "call_1_0", Name: "f", Arguments: json.RawMessage(`{}`)}}}}},
 		},
-		{name: "unknown fields ignored", data: `{"model": [{"content": "x", "comment": "why"}]}`, want: Script{text("x")}},
-		{name: "agent id with a dot", data: `{"agents": {"a.b": [{"content": "x"}]}}`, agentID: "a.b", want: Script{text("x")}},
+		{name: "unknown fields ignored", data: `{"model": [{"content": "x", "comment": "why"}]}`, want: []Step{text("x")}},
+		{name: "agent id with a dot", data: `{"agents": {"a.b": [{"content": "x"}]}}`, agentID: "a.b", want: []Step{text("x")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,8 +77,43 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("Parse =\n%+v\nwant\n%+v", got, tt.want)
+			if !reflect.DeepEqual(got.Steps, tt.want) {
+				t.Errorf("Parse =\n%+v\nwant\n%+v", got.Steps, tt.want)
+			}
+			if got.Summary != DefaultSummary {
+				t.Errorf("Summary = %q, want DefaultSummary for a scenario without one", got.Summary)
+			}
+		})
+	}
+}
+
+// The summary is read for every agent of the file alike, and a scenario
+// without one still answers summarising calls.
+func TestParseSummary(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    string
+		agentID string
+		want    string
+	}{
+		{"root agent", `{"summary": "So far: the log was read.", "model": []}`, "", "So far: the log was read."},
+		{"subagent", `{"summary": "So far: the log was read.", "agents": {"r": []}}`, "r", "So far: the log was read."},
+		{"none", `{"model": []}`, "", DefaultSummary},
+		{"none, subagent", `{"agents": {"r": []}}`, "r", DefaultSummary},
+		{"null", `{"summary": null}`, "", DefaultSummary},
+		{"empty, kept as it is", `{"summary": ""}`, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.data), tt.agentID)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if got.Summary != tt.want {
+				t.Errorf("Summary = %q, want %q", got.Summary, tt.want)
+			}
+			if r := got.SummaryResponse(); r.Content != tt.want || r.ToolCalls == nil || len(r.ToolCalls) != 0 {
+				t.Errorf("SummaryResponse = %+v, want final text %q with an empty tool call list", r, tt.want)
 			}
 		})
 	}
@@ -130,6 +165,11 @@ func TestParseErrors(t *testing.T) {
 		{"no agents", `{"model": []}`, "researcher", `unknown agent id "researcher": the scenario has no agents`},
 		{"agents not an object", `{"agents": []}`, "researcher", "agents: must be an object"},
 		{"agent list not an array", `{"agents": {"r": {"content": "x"}}}`, "r", "agents.r: must be an array of responses"},
+		{"summary a number", `{"summary": 7, "model": []}`, "", "summary: must be a string (the answer to every summarising call), not a number"},
+		{"summary an object", `{"summary": {"text": "x"}}`, "", "summary: must be a string (the answer to every summarising call), not an object"},
+		{"summary an array", `{"summary": ["x"]}`, "", "summary: must be a string (the answer to every summarising call), not an array"},
+		{"summary a boolean", `{"summary": true}`, "", "summary: must be a string (the answer to every summarising call), not a boolean"},
+		{"summary wrong for a subagent too", `{"summary": 7, "agents": {"r": []}}`, "r", "summary: must be a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,9 +194,9 @@ func TestScriptAt(t *testing.T) {
 		call int
 		want Step
 	}{
-		{1, s[0]},
-		{2, s[1]},
-		{3, s[2]},
+		{1, s.Steps[0]},
+		{2, s.Steps[1]},
+		{3, s.Steps[2]},
 		{4, empty},
 		{100, empty},
 		{0, empty},

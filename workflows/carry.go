@@ -1,0 +1,104 @@
+package workflows
+
+import (
+	"encoding/json"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// What a run hands to its continuation of the transcript. Continue-as-new
+// exists because history grew large; carrying the whole conversation would
+// move the problem into the next run's first event (and past the payload
+// limit of 2 MiB). The earlier messages stay readable in the previous run's
+// history.
+const (
+	carryMessages = 60
+	carryBytes    = 512 << 10
+)
+
+// compact returns the transcript to carry: the head (system prompt, first
+// user message), the context summary, and the longest tail of at most
+// carryMessages messages and carryBytes bytes that does not start on a tool
+// result. The summary is what the model was told of everything before the
+// tail: without it, a long session's continuation would wake up without
+// what was decided. When the list's last write_todos falls out, the next
+// model call gets a todo_reminder (the context-loss rule), so the model
+// never loses its checklist.
+func compact(msgs []model.Message) []model.Message {
+	if len(msgs) <= todo.Head+carryMessages && size(msgs) <= carryBytes {
+		return msgs
+	}
+	start, total := len(msgs), 0
+	for start > todo.Head && len(msgs)-start < carryMessages {
+		n := size(msgs[start-1 : start])
+		if total+n > carryBytes {
+			break
+		}
+		total += n
+		start--
+	}
+	for start < len(msgs) && msgs[start].Role == model.RoleTool {
+		start++ // a result without its call is refused by providers
+	}
+	out := append([]model.Message(nil), msgs[:todo.Head]...)
+	for i := start - 1; i >= todo.Head; i-- {
+		if msgs[i].Name == NameContextSummary {
+			out = append(out, msgs[i]) // the latest one stands for all before it
+			break
+		}
+	}
+	return append(out, msgs[start:]...)
+}
+
+func size(msgs []model.Message) int {
+	n := 0
+	for _, m := range msgs {
+		b, _ := json.Marshal(m)
+		n += len(b)
+	}
+	return n
+}
+
+// carry is the input of the continuation: the same settings, with this
+// run's state and its transcript compacted. Updates still waiting on a reply never cross the boundary
+// (AgentWorkflow waits for all handlers first), so seqs restart safely.
+func (a *agent) carry() AgentInput {
+	in := a.cfg.in
+	in.Prompt = ""
+	// The continuation keeps the host of this run's workspace.
+	in.WorkspaceHost = a.hostQueue
+	// The continuation starts from what the model sees now: the head, the
+	// summary and the recent messages; the stored transcript of this run
+	// stays readable in its history.
+	var msgs []model.Message
+	for _, sp := range a.view(a.viewStart()) {
+		msgs = append(msgs, a.msgs[sp.Start:sp.End]...)
+	}
+	a.eventsPruned += a.plans.Prune(carryEvents)
+	in.Carry = &Carry{
+		Messages:     compact(msgs),
+		Todo:         a.todo,
+		Turns:        a.turns,
+		ModelCalls:   a.modelCalls,
+		SummaryCalls: a.summaryCalls,
+		ContextLimit: a.contextLimit,
+		Continuation: a.continuation,
+		Inbox:        a.inbox,
+		Ended:        a.ended,
+		Plans:        a.plans,
+		Subagents:    a.subagentStates(),
+		// The children left out of Subagents are left out of the next
+		// run's count too, but still counted as pruned.
+		SubagentsPruned: a.childrenPruned + max(0, a.finishedChildren()-maxChildren),
+		FailedTurn:      a.failedTurn,
+		ModelError:      a.modelError,
+		Usage:           a.usage,
+		EventsPruned:    a.eventsPruned,
+		Tree:            a.carryTree(),
+		Remembered:      a.remembered,
+		Published: &PublishedAttrs{Total: a.published.total, Completed: a.published.completed,
+			Current: a.published.current, Status: a.published.status},
+	}
+	return in
+}

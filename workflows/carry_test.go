@@ -1,0 +1,57 @@
+package workflows
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+func transcript(roles string, content string) []model.Message {
+	var out []model.Message
+	for _, r := range roles {
+		role := map[rune]string{'s': model.RoleSystem, 'u': model.RoleUser, 'a': model.RoleAssistant, 't': model.RoleTool}[r]
+		out = append(out, model.Message{Role: role, Content: content})
+	}
+	return out
+}
+
+func TestCompact(t *testing.T) {
+	short := transcript("su"+strings.Repeat("at", 10), "x")
+	if got := compact(short); len(got) != len(short) {
+		t.Errorf("a short transcript was cut to %d", len(got))
+	}
+	long := transcript("su"+strings.Repeat("at", 100), "x")
+	got := compact(long)
+	if len(got) > 2+carryMessages || got[0].Role != model.RoleSystem || got[1].Role != model.RoleUser {
+		t.Fatalf("compacted to %d messages, head %v %v", len(got), got[0].Role, got[1].Role)
+	}
+	if got[2].Role == model.RoleTool {
+		t.Error("the tail starts on a tool result")
+	}
+	long[len(long)-1].Content = "newest"
+	got = compact(long)
+	if last := got[len(got)-1]; last.Content != "newest" {
+		t.Error("the newest message was lost")
+	}
+	big := transcript("su"+strings.Repeat("at", 20), strings.Repeat("y", 64<<10))
+	if n := size(compact(big)); n > carryBytes+size(big[:2]) {
+		t.Errorf("compacted transcript is %d bytes, over the %d bound", n, carryBytes)
+	}
+}
+
+// The context summary crosses continue-as-new with the head and the tail,
+// however far before the tail it stands.
+func TestCompactKeepsTheSummary(t *testing.T) {
+	msgs := transcript("su"+strings.Repeat("at", 100), "x")
+	summary := model.Message{Role: model.RoleUser, Name: NameContextSummary, Content: "what was decided"}
+	msgs = append(msgs[:todo.Head], append([]model.Message{summary}, msgs[todo.Head:]...)...)
+	got := compact(msgs)
+	if len(got) > todo.Head+1+carryMessages || got[todo.Head].Name != NameContextSummary || got[todo.Head].Content != "what was decided" {
+		t.Fatalf("carried %d messages, the one after the head %+v; want the summary kept", len(got), got[todo.Head])
+	}
+	if n := len(got) - todo.Head - 1; n != carryMessages && n != carryMessages-1 {
+		t.Errorf("tail of %d messages, want about %d", n, carryMessages)
+	}
+}

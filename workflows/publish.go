@@ -1,0 +1,137 @@
+package workflows
+
+// What the run shows of itself: the search attributes of the run list and
+// the details of its page in the Web UI.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/todo"
+)
+
+// published remembers the search attributes last sent, so that an unchanged
+// value adds no command to history.
+type published struct {
+	total, completed int64
+	current, status  string
+	set              bool // false before the first upsert, or the start's (or carried) attributes
+	// at is when they were sent (see agent.publish).
+	at time.Time
+}
+
+// publishEvery is how often, at most, a busy run (status running) of a lean
+// run upserts its search attributes: the run list is for people, and every
+// upsert is a command, an event and a write to the visibility store, the
+// dearest thing a step does on the embedded server (BENCHMARKS.md).
+const publishEvery = time.Second
+
+// publish makes the state visible: search attributes for the run list (only
+// when they changed, so history does not grow idle), current details for the
+// run's page in the Web UI.
+//
+// A run upserts sparingly, without ever leaving the run list wrong while
+// it waits:
+//   - it does not upsert at its start when it was started with search
+//     attributes (StartSearchAttributes, which the starters and a parent
+//     set), nor when a continued run starts with what it inherits;
+//   - while it is busy (status running), it upserts at most once every
+//     publishEvery: a change within that time is sent with the next publish
+//     after it, at the next step. Any other status means the run now waits
+//     (for its user, an approval, a subagent) or has ended, and is sent at
+//     once, with the counters of that moment. So the run list trails a busy
+//     run by at most one step, and only when its steps come faster than one a
+//     second, as a scripted or cached model's do; the run's page (current
+//     details) and the state query never trail.
+func (a *agent) publish(ctx workflow.Context) {
+	items := a.todo.List()
+	p := published{
+		total:     int64(len(items)),
+		completed: int64(todo.CountStatus(items, todo.Completed)),
+		status:    a.status,
+		set:       true,
+	}
+	// The decision to upsert compares the real item, whatever the worker's
+	// settings: an encrypted worker sends it blank (see Options.Encrypted),
+	// and had it compared the blank, it would skip an upsert a plain worker
+	// sends, and a session moved between them would not replay.
+	if cur, ok := todo.Current(items); ok {
+		p.current = cutUTF8(cur.Content, 200)
+	}
+	p.status = a.shownStatus()
+	a.sendBrief(ctx)
+	now := workflow.Now(ctx)
+	switch {
+	case p.same(a.published):
+	case !a.published.set && startedWith(ctx).set:
+		// The run's first publish. The list shows what the run started
+		// with until the state it goes on in is published, before it
+		// waits: a continued run does so in this same workflow task
+		// (agent.loop), so the "running" of its start is never sent.
+		a.published = startedWith(ctx)
+		if p.same(a.published) {
+			a.published.at = now
+		}
+	case a.published.set && p.status == StatusRunning && now.Sub(a.published.at) < publishEvery:
+		// Busy: sent at a later step, or with the status the run waits in.
+	default:
+		current := p.current
+		if a.opts.Encrypted {
+			current = ""
+		}
+		err := workflow.UpsertTypedSearchAttributes(ctx,
+			TodoTotalKey.ValueSet(p.total),
+			TodoCompletedKey.ValueSet(p.completed),
+			TodoCurrentKey.ValueSet(current),
+			AgentStatusKey.ValueSet(p.status),
+		)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
+		}
+		a.published, a.published.at = p, now
+	}
+	workflow.SetCurrentDetails(ctx, a.details())
+}
+
+// same reports whether p and q hold the same search attributes.
+func (p published) same(q published) bool {
+	p.at, q.at = time.Time{}, time.Time{}
+	return p == q
+}
+
+// details is the markdown the Web UI shows on the run's page.
+func (a *agent) details() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**: %s, turn %d, %d model calls\n\n", a.cfg.agentID, a.status, a.turns, a.modelCalls)
+	b.WriteString(todo.Checklist(a.todo.List()))
+	if a.todo.Paused {
+		fmt.Fprintf(&b, "\n\nPaused: %s", a.todo.PauseReason)
+	}
+	if p := a.plans.Current(); p != nil {
+		b.WriteString("\n\n```\n" + todo.PlanChecklist(p) + "\n```")
+	}
+	subs := a.subagentStates()
+	for _, id := range a.childOrder {
+		st := subs[id]
+		done, total := todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)
+		if st.Live != nil {
+			done, total = st.Live.TodosCompleted, st.Live.TodosTotal
+		}
+		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d/%d todos done", id, st.Status, done, total)
+	}
+	for _, w := range a.waiting() {
+		if w.AgentID != a.cfg.agentID {
+			fmt.Fprintf(&b, "\n\n**waiting**: agent %s (%s): %s", w.AgentID, w.Kind, w.Reason)
+		}
+	}
+	if a.hostQueue != "" {
+		fmt.Fprintf(&b, "\n\nworkspace host: `%s`", a.hostQueue)
+		if a.hostSilent != nil {
+			fmt.Fprintf(&b, ", **not answering** since %s: tool calls fail until it is back", a.hostSilent.UTC().Format(time.RFC3339))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,166 @@
+package workflows
+
+// The tool calls of a model's answer: the workflow's own tools applied
+// here, the worker's run as activities on the workspace's host.
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// runTools answers every tool call of one response, in call order: the todo
+// tools inside the workflow, the others as concurrent activities. Calls
+// past todo.MaxToolCallsPerResponse are answered, not run: a response of
+// thousands would schedule more activities than the server lets a run
+// have pending, and the run would be stuck for good.
+func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
+	if n := len(calls); n > todo.MaxToolCallsPerResponse {
+		a.runSomeTools(ctx, calls[:todo.MaxToolCallsPerResponse])
+		for _, c := range calls[todo.MaxToolCallsPerResponse:] {
+			a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true, Content: todo.TooManyToolCalls(n)})
+		}
+		return
+	}
+	a.runSomeTools(ctx, calls)
+}
+
+// runSomeTools answers the tool calls that run of one response.
+func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
+	var results []*todo.Result
+	if len(a.cfg.approval) > 0 {
+		// Calls that need approval wait for it before any call of the
+		// response runs; the refused ones are left out of the rest.
+		results = a.approveTools(ctx, calls)
+		var tcalls []todo.Call
+		var at []int
+		for i, c := range calls {
+			if results[i] == nil {
+				tcalls = append(tcalls, todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments})
+				at = append(at, i)
+			}
+		}
+		for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.todo) {
+			results[at[j]] = r
+		}
+	} else {
+		tcalls := make([]todo.Call, len(calls))
+		for i, c := range calls {
+			tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
+		}
+		results = todo.Apply(&a.todo, tcalls, a.cfg.todo)
+	}
+	if a.isRoot() {
+		// Wants for the agents this response spawns wait for them rather
+		// than being refused.
+		for i, c := range calls {
+			if c.Name == todo.ToolSpawnSubagent && results[i] == nil {
+				var args SpawnArgs
+				if json.Unmarshal(c.Arguments, &args) == nil && args.AgentID != "" {
+					a.bus.pending = append(a.bus.pending, args.AgentID)
+				}
+			}
+		}
+		// Past the response, what waits for an agent not spawned is
+		// settled when the turn ends (settleUnknown).
+		defer func() { a.bus.pending = nil }()
+	}
+
+	futures := make([]workflow.Future, len(calls))
+	info := workflow.GetInfo(ctx)
+	workspaceOf := info.WorkflowExecution.ID
+	if root := info.RootWorkflowExecution; root != nil {
+		workspaceOf = root.ID // the agents of one tree share a workspace
+	}
+	// The tool activities run on the host of the workspace (host.go).
+	var queue string
+	var hostErr error
+	for i, c := range calls {
+		if results[i] == nil && !a.inWorkflow(c.Name) {
+			queue, hostErr = a.toolQueue(ctx)
+			break
+		}
+	}
+	direct := queue != "" && a.direct
+	tools := make([]toolCall, len(calls))
+	for i, c := range calls {
+		if results[i] != nil || a.inWorkflow(c.Name) {
+			continue
+		}
+		if hostErr != nil {
+			results[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Tool %s was not run: %v", c.Name, hostErr)}
+			continue
+		}
+		tools[i] = toolCall{c: c, from: a.callRef(i, c), workspaceOf: workspaceOf, queue: queue, direct: direct}
+		futures[i] = a.runTool(ctx, tools[i])
+	}
+	for i, c := range calls {
+		msg := model.Message{Role: model.RoleTool, ToolCallID: c.ID}
+		switch r := results[i]; {
+		case r != nil:
+			msg.Content, msg.IsError = r.Content, r.IsError
+		case c.Name == todo.ToolSpawnSubagent && a.cfg.todo.Enabled:
+			r := a.spawn(ctx, c)
+			msg.Content, msg.IsError = r.Content, r.IsError
+		case c.Name == todo.ToolCancelSubagent && a.cfg.todo.Enabled:
+			r := a.cancelSubagent(c)
+			msg.Content, msg.IsError = r.Content, r.IsError
+		case todo.IsPlanTool(c.Name) && a.cfg.todo.Enabled:
+			r := a.planTool(ctx, c)
+			msg.Content, msg.IsError = r.Content, r.IsError
+		default:
+			var out activities.RunToolResult
+			err := futures[i].Get(ctx, &out)
+			if direct && notRun(err) {
+				// Refused by a worker that is not the host, or taken by
+				// none: nothing ran. The host's queue takes it, and this
+				// run's later calls.
+				a.direct = false
+				again := tools[i]
+				again.direct = false
+				err = a.runTool(ctx, again).Get(ctx, &out)
+			}
+			gone := queue != "" && a.hostAnswered(ctx, err)
+			switch {
+			case gone:
+				msg.Content, msg.IsError = a.hostGone(c.Name), true
+			case err != nil:
+				msg.Content, msg.IsError = fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
+			default:
+				msg.Content, msg.IsError = out.Content, out.IsError
+			}
+		}
+		r := todo.Result{Content: msg.Content, IsError: msg.IsError}
+		todo.NoteResult(&a.todo, a.cfg.todo, c.Name, c.Arguments, &r)
+		msg.Content = r.Content
+		a.append(msg)
+	}
+}
+
+// callRef locates call i of the model's answer just appended, for RunTool
+// to read it from the transcript, with its digest, against which a worker
+// checks the copy in its cache.
+func (a *agent) callRef(i int, c model.ToolCall) *activities.CallRef {
+	return &activities.CallRef{Message: len(a.msgs) - 1, Index: i, Digest: activities.CallDigest(c)}
+}
+
+// todoTools names the workflow's own tools for a model call; none when the
+// todo list is disabled.
+func (a *agent) todoTools() *activities.TodoTools {
+	if !a.cfg.todo.Enabled {
+		return nil
+	}
+	return &activities.TodoTools{WriteDescription: a.cfg.todo.ToolDescription}
+}
+
+// inWorkflow reports whether a tool runs as workflow code rather than as an
+// activity: the todo, plan and subagent tools only change workflow state.
+func (a *agent) inWorkflow(name string) bool {
+	return a.cfg.todo.Enabled && (todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent ||
+		name == todo.ToolCancelSubagent)
+}

@@ -1,0 +1,172 @@
+package workflows
+
+// One turn: model calls and the guards' decisions until the turn ends.
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// turn handles one user message: model calls and tools until the model
+// answers without tool calls and the guards let the turn end, the model
+// pauses, or the turn's model calls are spent.
+func (a *agent) turn(ctx workflow.Context, m Inbound) error {
+	if m.Retry {
+		// The same user message again: its failure notice goes, so that
+		// the model does not read it as its own answer.
+		if n := len(a.msgs); n > 0 && a.msgs[n-1].Name == NameModelError {
+			a.msgs = a.msgs[:n-1]
+			if a.sentMsgs > n-1 {
+				// A message the workers may have kept is gone: their
+				// copies of this transcript are void.
+				a.sentMsgs, a.epoch = n-1, a.epoch+1
+			}
+		}
+	} else {
+		a.turns++
+	}
+	todo.NewUserMessage(&a.todo)
+	a.status = StatusRunning
+	a.failedTurn = false
+	if !m.Retry {
+		a.append(model.Message{Role: model.RoleUser, Content: m.Text})
+	}
+	a.publish(ctx)
+
+	reply := ""
+	overflows := 0
+	a.lastCall = false
+	for calls := 0; ; calls++ {
+		if calls >= a.cfg.maxTurns {
+			reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
+			a.append(model.Message{Role: model.RoleAssistant, Content: reply})
+			todo.TurnEnded(&a.todo)
+			break
+		}
+		if err := a.compactOnRequest(ctx); err != nil {
+			return err
+		}
+		resp, err := a.callModel(ctx)
+		if err != nil {
+			err = a.recover(ctx, err, &overflows)
+			var tf *turnFailure
+			if errors.As(err, &tf) {
+				reply = tf.reply
+				a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: reply})
+				a.failedTurn = true
+				todo.TurnEnded(&a.todo)
+				break
+			}
+			if err == nil {
+				continue // compacted: call again
+			}
+		}
+		if err != nil {
+			return err
+		}
+		a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		if a.lastCall {
+			// The guard gave up (todo_blocked): this answer ends the turn,
+			// and a tool it calls anyway is answered, never run.
+			for _, c := range resp.ToolCalls {
+				a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true,
+					Content: "Not run: the turn has ended (todo_blocked). Tell the user what is unfinished and why."})
+			}
+			a.lastCall = false
+			reply = resp.Content
+			break
+		}
+		if len(resp.ToolCalls) == 0 {
+			a.settleUnknown(ctx, true)
+			waited, err := a.waitBlocked(ctx)
+			if err != nil {
+				return err
+			}
+			if waited {
+				continue // a step unblocked: the model hears of it and goes on
+			}
+			inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, a.plans.UnfinishedSteps())
+			if inj.None() {
+				reply = resp.Content
+				break
+			}
+			a.inject(inj)
+			a.lastCall = inj.Name == todo.NameBlocked
+			a.publish(ctx)
+			continue
+		}
+		a.runTools(ctx, resp.ToolCalls)
+		if a.todo.Paused {
+			// A successful todo_pause ends the turn at once: no further
+			// model call, no reminder.
+			reply = "Paused: " + a.todo.PauseReason
+			break
+		}
+		names := make([]string, len(resp.ToolCalls))
+		for i, c := range resp.ToolCalls {
+			names[i] = c.Name
+		}
+		if inj := todo.AfterTools(&a.todo, a.cfg.todo, names); !inj.None() {
+			a.inject(inj)
+		}
+		a.publish(ctx)
+	}
+	if m.Seq != 0 {
+		a.replies[m.Seq] = reply
+	}
+	return nil
+}
+
+// inject adds a guard's message to the transcript, where it stays: a reader
+// of the run (or of a later window) sees why the model was prompted.
+func (a *agent) inject(in todo.Inject) {
+	a.append(model.Message{Role: model.RoleUser, Name: in.Name, Content: in.Text})
+}
+
+// window selects what the next model call receives: the model's view of
+// the transcript (context.go) cut to context.max_messages. It first applies
+// the context-loss rule: when no write_todos call and no todo_reminder is in
+// view while the list is not empty, a todo_reminder with the list is added,
+// so a windowed or compacted model never forgets its checklist.
+func (a *agent) window() []activities.Span {
+	isTool := func(i int) bool { return a.msgs[i].Role == model.RoleTool }
+	start := func() int { return max(todo.Window(len(a.msgs), a.cfg.in.Context.MaxMessages, isTool), a.viewStart()) }
+	from := start()
+	wrote, reminded := false, false
+	for _, sp := range a.view(from) {
+		for _, m := range a.msgs[sp.Start:sp.End] {
+			reminded = reminded || m.Name == todo.NameReminder
+			for _, c := range m.ToolCalls {
+				wrote = wrote || c.Name == todo.ToolWrite
+			}
+		}
+	}
+	if inj := todo.ContextReminder(&a.todo, a.cfg.todo, wrote, reminded); !inj.None() {
+		a.inject(inj)
+		from = start()
+	}
+	return a.view(from)
+}
+
+func (a *agent) append(m model.Message) {
+	if m.ToolCalls == nil {
+		m.ToolCalls = []model.ToolCall{}
+	}
+	a.msgs = append(a.msgs, m)
+}
+
+// lastReply is the content of the last assistant message without tool calls.
+func (a *agent) lastReply() string {
+	for i := len(a.msgs) - 1; i >= 0; i-- {
+		if m := a.msgs[i]; m.Role == model.RoleAssistant && len(m.ToolCalls) == 0 {
+			return m.Content
+		}
+	}
+	return ""
+}
