@@ -54,20 +54,29 @@ const DefaultTranscriptCacheBytes = 64 << 20
 // while a query for a large message costs no more than for a small one.
 const HeldOver = 16 << 10
 
+// NewMessagesBudget bounds the bytes of the messages one model call's input
+// carries (NewMessages): a turn of many tool results (64 of 16 KiB each is
+// 1 MiB) would otherwise make one activity input, an event of history,
+// near the server's 2 MiB limit. Past it the messages are held back too,
+// and read by query where a worker lacks them.
+const NewMessagesBudget = 256 << 10
+
 // NewMessagesOf returns the new messages msgs[from:] of a model call, the
-// large ones held back. It is pure: the workflow builds a call's input
-// with it.
+// large ones, and those past NewMessagesBudget, held back. It is pure: the
+// workflow builds a call's input with it.
 func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
 	nm := &NewMessages{From: from, Epoch: epoch, Messages: make([]model.Message, len(msgs)-from)}
+	total := 0
 	for i, m := range msgs[from:] {
 		n := len(m.Content)
 		for _, tc := range m.ToolCalls {
 			n += len(tc.Arguments)
 		}
-		if n > HeldOver {
+		if n > HeldOver || total+n > NewMessagesBudget {
 			nm.Held = append(nm.Held, i)
 			continue
 		}
+		total += n
 		nm.Messages[i] = m
 	}
 	return nm

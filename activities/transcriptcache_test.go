@@ -381,3 +381,27 @@ func TestTranscriptCacheHeldMessages(t *testing.T) {
 		t.Errorf("the call again: %d queries, %v; want none, the held messages kept", f.reads, err)
 	}
 }
+
+// A model call's input carries the new messages up to NewMessagesBudget in
+// all, each at most HeldOver; the rest are held back, in order, for a query.
+func TestNewMessagesOfStaysInBudget(t *testing.T) {
+	piece := strings.Repeat("x", HeldOver-100)
+	var msgs []model.Message
+	for range 40 { // 40 results of almost 16 KiB: 640 KiB in all
+		msgs = append(msgs, model.Message{Role: model.RoleTool, Content: piece})
+	}
+	msgs = append(msgs, model.Message{Role: model.RoleTool, Content: strings.Repeat("y", HeldOver+1)}, userMessage("small"))
+	nm := NewMessagesOf(msgs, 0, 0)
+	carried := 0
+	for i, m := range nm.Messages {
+		if !slices.Contains(nm.Held, i) {
+			carried += len(m.Content)
+		}
+	}
+	if carried > NewMessagesBudget {
+		t.Errorf("the input carries %d bytes of messages, over the budget of %d", carried, NewMessagesBudget)
+	}
+	if !slices.Contains(nm.Held, 40) || slices.Contains(nm.Held, 41) || len(nm.Held) != 40-NewMessagesBudget/len(piece)+1 {
+		t.Errorf("held %v; want the large one and those past the budget, not the small last one", nm.Held)
+	}
+}

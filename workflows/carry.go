@@ -2,9 +2,12 @@ package workflows
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 )
 
 // What a run hands to its continuation of the transcript. Continue-as-new
@@ -16,6 +19,37 @@ const (
 	carryMessages = 60
 	carryBytes    = 512 << 10
 )
+
+// summariseForCarry compacts the model's view before a handover when the
+// carry could not hold it all (more than carryMessages recent messages, or
+// more than carryBytes): what the carry leaves out is summarised first, so
+// that the continuation wakes up with what was decided, not without it. A
+// summary that cannot be written (the model is down) leaves the view as it
+// is; only the run's own cancellation stops the handover.
+func (a *agent) summariseForCarry(ctx workflow.Context) error {
+	var recent []model.Message
+	for _, sp := range a.view(a.viewStart()) {
+		for _, m := range a.msgs[max(sp.Start, todo.Head):max(sp.End, todo.Head)] {
+			if m.Name != NameContextSummary {
+				recent = append(recent, m)
+			}
+		}
+	}
+	if !a.cfg.summarize || len(recent) <= carryMessages && size(recent) <= carryBytes {
+		return nil
+	}
+	// The recent part kept is what the carry holds: carryBytes, at most
+	// carryMessages messages less one for the summary.
+	_, err := a.compactKeeping(ctx, carryBytes/bytesPerToken*keepShare, carryMessages-1)
+	switch {
+	case err == nil || errors.Is(err, errNothingToCompact):
+		return nil
+	case temporal.IsCanceledError(err) || ctx.Err() != nil:
+		return err
+	}
+	workflow.GetLogger(ctx).Warn("the view was not summarised before the handover; the carry keeps its recent part only", "error", err)
+	return nil
+}
 
 // compact returns the transcript to carry: the head (system prompt, first
 // user message), the context summary, and the longest tail of at most

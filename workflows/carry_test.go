@@ -1,11 +1,15 @@
 package workflows
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 )
 
 func transcript(roles string, content string) []model.Message {
@@ -53,5 +57,39 @@ func TestCompactKeepsTheSummary(t *testing.T) {
 	}
 	if n := len(got) - todo.Head - 1; n != carryMessages && n != carryMessages-1 {
 		t.Errorf("tail of %d messages, want about %d", n, carryMessages)
+	}
+}
+
+// A session whose view is larger than the carry summarises before it hands
+// over: the continuation carries a context summary standing for what the
+// carry leaves out, not only the last carryMessages messages.
+func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var reads []model.ToolCall
+	for i := range carryMessages {
+		reads = append(reads, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
+	}
+	seen := scripted(env, calls(reads...), model.Response{Content: "read them all"})
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
+	var can *workflow.ContinueAsNewError
+	if !asContinueAsNew(env.GetWorkflowError(), &can) {
+		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
+	}
+	var next AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	summaries := 0
+	for _, m := range next.Carry.Messages {
+		if m.Name == NameContextSummary {
+			summaries++
+		}
+	}
+	last := (*seen)[len(*seen)-1]
+	if summaries != 1 || last.Summarize == nil {
+		t.Errorf("the carry of %d messages holds %d summaries, the last model call summarised: %v; want the summary written before the handover and carried",
+			len(next.Carry.Messages), summaries, last.Summarize != nil)
 	}
 }

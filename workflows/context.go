@@ -138,12 +138,18 @@ func (a *agent) budget() int {
 // that were in the view) and never lets the view grow: a summary longer than
 // what it replaces is not used.
 func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
+	return a.compactKeeping(ctx, budget, 0)
+}
+
+// compactKeeping is compact that also keeps at most maxRecent recent
+// messages (0: no such bound), as the carry of a continue-as-new does.
+func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int) (string, error) {
 	from := a.viewStart()
 	keep := budget / keepShare
 	cut, kept := len(a.msgs), 0
 	for cut > from {
 		t := tokens(a.msgs[cut-1])
-		if kept+t > keep {
+		if kept+t > keep || maxRecent > 0 && len(a.msgs)-cut >= maxRecent {
 			break
 		}
 		kept += t

@@ -179,6 +179,9 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 // that comes meanwhile is handled first; the hand-over is tried again after
 // the next turn.
 func (a *agent) handOver(ctx workflow.Context) error {
+	if err := a.summariseForCarry(ctx); err != nil {
+		return err
+	}
 	err := workflow.Await(ctx, func() bool {
 		return (workflow.AllHandlersFinished(ctx) && a.reportersIdle()) || a.interrupted()
 	})
