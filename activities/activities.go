@@ -12,7 +12,7 @@
 // offers the registry's specs, RunTool finds a call's tool there, so the
 // workflow needs to know nothing of where a tool comes from. A run's input
 // may restrict the worker's tools it gets ("tools": names and path.Match
-// patterns, see Allowed): CallModel offers only those, and RunTool checks
+// patterns, see todo.Allowed): CallModel offers only those, and RunTool checks
 // each call against the restriction its workflow passes.
 //
 // # One workspace per session

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // Error types of the application errors RunTool fails with, for retry
@@ -117,7 +118,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		}
 		in.Call = call
 	}
-	if !Allowed(allow, in.Call.Name) {
+	if !todo.Allowed(allow, in.Call.Name) {
 		if _, ok := reg.Lookup(in.Call.Name); ok {
 			label = in.Call.Name
 		}

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // Tool is something a model may call that runs on the worker, as part of the
@@ -270,7 +271,7 @@ func (r *Registry) sourceList() []Source {
 func (r *Registry) Specs(ctx context.Context, allow []string) ([]model.ToolSpec, error) {
 	var specs []model.ToolSpec
 	for _, name := range r.Names() {
-		if !Allowed(allow, name) {
+		if !todo.Allowed(allow, name) {
 			continue
 		}
 		if t, ok := r.Lookup(name); ok {
@@ -282,7 +283,7 @@ func (r *Registry) Specs(ctx context.Context, allow []string) ([]model.ToolSpec,
 	errs := make([]error, len(sources))
 	var wg sync.WaitGroup
 	for i, s := range sources {
-		if mayAllowPrefix(allow, s.Prefix()) {
+		if todo.MayAllowPrefix(allow, s.Prefix()) {
 			wg.Go(func() { found[i], errs[i] = s.Tools(ctx) })
 		}
 	}
@@ -290,7 +291,7 @@ func (r *Registry) Specs(ctx context.Context, allow []string) ([]model.ToolSpec,
 	for i, tools := range found {
 		for _, t := range tools {
 			spec := t.Spec()
-			if strings.HasPrefix(spec.Name, sources[i].Prefix()) && Allowed(allow, spec.Name) {
+			if strings.HasPrefix(spec.Name, sources[i].Prefix()) && todo.Allowed(allow, spec.Name) {
 				specs = append(specs, spec)
 			}
 		}

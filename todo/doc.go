@@ -67,5 +67,14 @@
 //   - plan.go, plan_tools.go, plan_args.go: jaato's plans and steps, their
 //     tools, approval, honest reporting and progress
 //   - plan_deps.go: events, subscriptions and dependencies between agents
+//   - plan_bind.go: a dependency bound to its producer's plan
+//   - plan_prune.go: the events a continuation keeps
 //   - plan_view.go: the user's plan checklist and the task_event text
+//   - subagent_tools.go: the agent tools' names and schemas
+//   - state.go: an agent's todo state and the state keys it shows
+//   - tool_policy.go: the input's "tools" and "approval", both patterns
+//     over tool names
+//   - limits.go: caps on what one agent's model may ask for (tool calls per
+//     response, running subagents, tree depth, list length)
+//   - context_limit.go: the context budget a provider's overflow teaches
 package todo

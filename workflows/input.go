@@ -287,7 +287,7 @@ func resolve(in AgentInput) (config, error) {
 	if in.Model != "" && !strings.HasPrefix(in.Model, "openai:") && !strings.HasPrefix(in.Model, "script:") {
 		return config{}, fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", in.Model)
 	}
-	if err := activities.CheckToolPatterns(in.Tools); err != nil {
+	if err := todo.CheckToolPatterns(in.Tools); err != nil {
 		return config{}, err
 	}
 	for i, r := range in.Reporters {

@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -124,7 +123,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		args.Tools = a.cfg.in.Tools
 	} else if a.cfg.in.Tools != nil {
 		for _, t := range args.Tools {
-			if !activities.Allowed(a.cfg.in.Tools, t) {
+			if !todo.Allowed(a.cfg.in.Tools, t) {
 				return todo.Result{IsError: true, Content: fmt.Sprintf("tools: %q is not among the tools you may use (%s); a subagent gets at most yours", t, strings.Join(a.cfg.in.Tools, ", "))}
 			}
 		}
