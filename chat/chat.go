@@ -11,30 +11,23 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 	"github.com/google/uuid"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/workflows"
 )
 
-// Options configure Run. Client is required; the zero value of the rest
-// opens a new session on the default task queue, on the process's
-// standard input and output.
+// Options configure Run. Client is required (its task queue is where a new
+// session starts; its data converter decodes the streamed reply); the zero
+// value of the rest opens a new session on the process's standard input
+// and output.
 type Options struct {
-	Client client.Client
+	Client *client.Client
 	// ID is the session's workflow id: an existing session is attached to,
 	// a new one is started with it; empty starts one with a fresh id.
 	ID string
 	// Model is a new session's model reference (openai:…, script:…); empty
 	// leaves it to the worker. An existing session keeps its own.
 	Model string
-	// TaskQueue of the todoflow workers; empty means workflows.TaskQueue.
-	TaskQueue string
-	// DataConverter decodes the heartbeat details the reply streams in:
-	// the client's own converter (with TODOFLOW_PAYLOAD_KEY, the sealing
-	// one). nil means the SDK's default.
-	DataConverter converter.DataConverter
 	// In and Out default to os.Stdin and os.Stdout. When either is not a
 	// terminal the client runs in line mode.
 	In  io.Reader
@@ -47,10 +40,11 @@ type Options struct {
 	Poll time.Duration
 }
 
-// DefaultPoll is how often the client looks at its session: one
-// DescribeWorkflowExecution, which the server answers alone, plus the
-// state and messages queries when the history has grown.
-const DefaultPoll = 100 * time.Millisecond
+// DefaultPoll is how often the client looks at its session (see
+// client.Session.Watch): one DescribeWorkflowExecution, which the server
+// answers alone, plus the state and messages queries when the history has
+// grown.
+const DefaultPoll = client.DefaultWatchInterval
 
 // Run opens (or attaches to) a session and talks to it until the user
 // leaves, the input ends (line mode) or the session ends. Leaving never
@@ -58,9 +52,6 @@ const DefaultPoll = 100 * time.Millisecond
 func Run(ctx context.Context, o Options) error {
 	if o.Client == nil {
 		return errors.New("chat: no Temporal client")
-	}
-	if o.TaskQueue == "" {
-		o.TaskQueue = workflows.TaskQueue
 	}
 	if o.In == nil {
 		o.In = os.Stdin
@@ -74,14 +65,13 @@ func Run(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	intro, err := open(ctx, &o)
+	s, intro, err := open(ctx, &o)
 	if err != nil {
 		return err
 	}
 	intro = append(o.Notes, intro...)
-	sess := &session{c: o.Client, id: o.ID}
-	looks := make(chan any)
-	go newWatcher(o.Client, o.ID, o.DataConverter).watch(ctx, o.Poll, looks)
+	sess := &session{s: s, id: s.ID()}
+	looks := s.Watch(ctx, o.Poll)
 
 	if o.Plain || !isTerminal(o.In) || !isTerminal(o.Out) {
 		return runPlain(ctx, sess, looks, o.In, o.Out, intro)
@@ -96,29 +86,27 @@ func Run(ctx context.Context, o Options) error {
 
 // open attaches to the session o.ID, or starts it when there is none (with
 // a fresh id when o.ID is empty), and returns the lines that say which.
-func open(ctx context.Context, o *Options) ([]string, error) {
+func open(ctx context.Context, o *Options) (*client.Session, []string, error) {
 	if o.ID != "" {
-		_, err := o.Client.DescribeWorkflowExecution(ctx, o.ID, "")
+		s, err := o.Client.Attach(ctx, o.ID)
 		if err == nil {
 			lines := []string{fmt.Sprintf("Session %s, attached; its transcript so far:", o.ID)}
 			if o.Model != "" {
 				lines = append(lines, "(--model applies to new sessions; this one keeps its model)")
 			}
-			return lines, nil
+			return s, lines, nil
 		}
-		if _, ok := errors.AsType[*serviceerror.NotFound](err); !ok {
-			return nil, fmt.Errorf("describe session %s: %w", o.ID, err)
+		if !errors.Is(err, client.ErrNoSession) {
+			return nil, nil, err
 		}
 	} else {
 		o.ID = "chat-" + uuid.NewString()
 	}
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: o.ID, TaskQueue: o.TaskQueue,
-		TypedSearchAttributes: workflows.StartSearchAttributes()},
-		workflows.WorkflowName, workflows.AgentInput{Model: o.Model})
+	s, err := o.Client.Start(ctx, workflows.AgentInput{Model: o.Model}, client.StartOptions{ID: o.ID})
 	if err != nil {
-		return nil, fmt.Errorf("start session %s: %w", o.ID, err)
+		return nil, nil, err
 	}
-	return []string{fmt.Sprintf("New session %s; it outlives this client (starter chat --id %s comes back to it).", o.ID, o.ID)}, nil
+	return s, []string{fmt.Sprintf("New session %s; it outlives this client (starter chat --id %s comes back to it).", o.ID, o.ID)}, nil
 }
 
 func isTerminal(v any) bool {

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -89,18 +86,34 @@ func parseLine(s string) (line, error) {
 	return l, nil
 }
 
-// session carries out what the user asks of one session.
+// session carries out what the user asks of one session, through the
+// session's queue (package client): messages and commands reach it in the
+// order they were typed.
 type session struct {
-	c  client.Client
+	s  *client.Session
 	id string
 }
 
-// send delivers a message with the send_message update and waits for the
-// turn's reply (which the watcher shows from the transcript).
-func (s *session) send(ctx context.Context, text string) error {
-	var reply string
-	if err := s.update(ctx, workflows.SendMessageUpdate, text, &reply); err != nil {
+// send queues a message (send_message) and returns at once; the message
+// keeps its place in the order of what was typed. replied waits for its
+// answer.
+func (s *session) send(ctx context.Context, text string) *client.Sent {
+	return s.s.Send(ctx, text)
+}
+
+// replied waits until the turn of a message sent has ended (the watch shows
+// its reply from the transcript) and says what went wrong, if anything: a
+// message never delivered, a message refused, or a message taken whose
+// answer could not be had.
+func replied(ctx context.Context, m *client.Sent) error {
+	if err := m.Accepted(ctx); err != nil {
+		if _, ok := errors.AsType[*client.RefusedError](err); ok {
+			return fmt.Errorf("message refused: %w", err)
+		}
 		return fmt.Errorf("message not sent: %w", err)
+	}
+	if _, err := m.Reply(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("message sent, but its turn did not answer: %w", err)
 	}
 	return nil
 }
@@ -118,11 +131,7 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 		}
 		return todo.Checklist(st.Todos), nil
 	case "plan":
-		var text string
-		v, err := s.c.QueryWorkflow(ctx, s.id, "", workflows.PlanQuery)
-		if err == nil {
-			err = v.Get(&text)
-		}
+		text, err := s.s.Plan(ctx)
 		if err != nil {
 			return "", fmt.Errorf("query the plan: %w", err)
 		}
@@ -138,26 +147,25 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 		if st != nil && !st.Paused && !hasWait(st, workflows.WaitPaused) {
 			return "", fmt.Errorf("no agent is paused (status %s); nothing to resume", st.Status)
 		}
-		if err := s.c.SignalWorkflow(ctx, s.id, "", workflows.ResumeSignal, l.arg); err != nil {
-			return "", fmt.Errorf("resume: %w", refusal(err))
+		if err := s.s.Resume(ctx, l.arg, ""); err != nil {
+			return "", fmt.Errorf("resume: %w", err)
 		}
 		return "resumed", nil
 	case "continuation":
-		on := strings.EqualFold(l.arg, "on")
-		var now bool
-		if err := s.update(ctx, workflows.SetContinuationUpdate, workflows.ContinuationArgs{Enabled: &on}, &now); err != nil {
+		now, err := s.s.SetContinuation(ctx, strings.EqualFold(l.arg, "on"))
+		if err != nil {
 			return "", fmt.Errorf("continuation: %w", err)
 		}
 		return "todo continuation " + map[bool]string{true: "on", false: "off"}[now], nil
 	case "compact":
-		var res workflows.CompactResult
-		if err := s.update(ctx, workflows.CompactContextUpdate, nil, &res); err != nil {
+		res, err := s.s.Compact(ctx)
+		if err != nil {
 			return "", fmt.Errorf("compact: %w", err)
 		}
 		return res.Message, nil
 	case "end":
-		if err := s.c.SignalWorkflow(ctx, s.id, "", workflows.EndSessionSignal, nil); err != nil {
-			return "", fmt.Errorf("end: %w", refusal(err))
+		if err := s.s.End(ctx); err != nil {
+			return "", fmt.Errorf("end: %w", err)
 		}
 		return "ending the session after its current turn", nil
 	}
@@ -166,26 +174,19 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 
 var errNoState = errors.New("the session's state cannot be read yet (is a worker running?)")
 
-// answer approves or rejects whatever waits for approval: a tool call
-// (approve_tool) or a plan (approve_plan).
+// answer approves or rejects whatever waits for approval: the tool call
+// the user was shown (approve_tool with its call_id: if another took its
+// place meanwhile, the workflow refuses), else the plan (approve_plan).
 func (s *session) answer(ctx context.Context, approve bool, feedback string, st *workflows.State) (string, error) {
-	var answer string
-	var err error
-	callID, tool := "", false
+	var a client.Answer
 	if st != nil {
-		callID, tool = st.WaitingCall("")
+		a = client.AnswerTo(*st, "")
 	}
-	if tool {
-		// The call shown is the call answered: if another took its place
-		// meanwhile, the workflow refuses.
-		err = s.update(ctx, workflows.ApproveToolUpdate, workflows.ToolApprovalArgs{Approved: &approve, Feedback: feedback, CallID: callID}, &answer)
-	} else {
-		err = s.update(ctx, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: feedback}, &answer)
+	a.Feedback = feedback
+	if approve {
+		return s.s.Approve(ctx, a)
 	}
-	if err != nil {
-		return "", err
-	}
-	return answer, nil
+	return s.s.Reject(ctx, a)
 }
 
 func hasWait(st *workflows.State, kind string) bool {
@@ -195,36 +196,4 @@ func hasWait(st *workflows.State, kind string) bool {
 		}
 	}
 	return false
-}
-
-// update runs an update to its end. Each carries a fresh id, so that the
-// SDK's retry of a lost answer is answered once.
-func (s *session) update(ctx context.Context, name string, arg, out any) error {
-	var args []any
-	if arg != nil {
-		args = []any{arg}
-	}
-	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		UpdateID:     uuid.NewString(),
-		WorkflowID:   s.id,
-		UpdateName:   name,
-		Args:         args,
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return refusal(err)
-	}
-	if err := h.Get(ctx, out); err != nil {
-		return refusal(err)
-	}
-	return nil
-}
-
-// refusal is the workflow's own message of a refused update or signal,
-// without the SDK's "(type: …, retryable: …)".
-func refusal(err error) error {
-	if ae, ok := errors.AsType[*temporal.ApplicationError](err); ok && ae.Message() != "" {
-		return errors.New(ae.Message())
-	}
-	return err
 }

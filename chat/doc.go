@@ -7,20 +7,18 @@
 //
 // # Watching a session
 //
-// The client learns everything by polling (watch.go), every DefaultPoll:
-//
-//   - DescribeWorkflowExecution, which the server answers alone, gives the
-//     run's status, its history length and its pending activities, with the
-//     running CallModel's heartbeat details: the reply so far
-//     (activities.ReplyStream);
-//   - only when the history has grown (or the last query failed), the
-//     state query (checklist, plan, waits, model errors, subagents) and the
-//     messages query from the first message not yet seen.
+// The client learns everything from client.Session.Watch, every
+// DefaultPoll: a DescribeWorkflowExecution, which the server answers alone
+// (the run's status, its history length, the running CallModel's heartbeat
+// details: the reply so far), and only when the history has grown (or the
+// last query failed) the state query and the messages query from the
+// first message not yet seen. The tracker (tracker.go) turns the watch's
+// events into what is printed once and what changes in place.
 //
 // A quiet session costs one cheap RPC per look and nothing on the worker;
 // a busy one adds two queries per workflow task. After continue-as-new the
-// transcript is compacted, so the client finds its place again by the last
-// message it had shown.
+// transcript is compacted, so the watch finds its place again by the last
+// message it had reported.
 //
 // # Streaming
 //
@@ -63,6 +61,10 @@
 // the model (commands.go): /plan, /todos, /approve, /reject FEEDBACK,
 // /resume [TEXT], /continuation on|off, /agents, /compact, /end, /help,
 // /quit. Everything else is a send_message update; the client does not wait
-// for its reply before taking the next line, and the session answers queued
-// messages in order.
+// for its reply before taking the next line. Messages and commands go
+// through the session's queue (package client), which delivers them in the
+// order typed, each accepted before the next is sent: lines pasted at once
+// reach the transcript in their order. A message whose turn outlasts a
+// worker's restart is still answered; the client reports a message as not
+// sent only when the session never took it.
 package chat

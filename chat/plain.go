@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -21,7 +22,7 @@ import (
 // it has been carried out. At the end of the input the client leaves once
 // the session waits for the user again; the session goes on.
 
-func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader, out io.Writer, intro []string) error {
+func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in io.Reader, out io.Writer, intro []string) error {
 	// Every line may hold what a model, a tool or a file wrote, and a pipe
 	// often ends on a terminal: each is printed cleaned (package termtext).
 	say := func(line string) { fmt.Fprintln(out, termtext.Clean(line)) }
@@ -46,9 +47,10 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 		announced []string
 		lastErr   string
 		sending   int
-		sent      = make(chan error)
+		answers   = make(chan error)
 		acted     time.Time // when the session was last asked to do something
 		eof       bool
+		settled   bool // the last look's events are all in
 	)
 	print := func(entries []entry) {
 		for _, e := range entries {
@@ -60,7 +62,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 		// says the session waits for the user.
 		fresh := tr.st != nil && tr.stateAt > acted.UnixNano()
 		human := fresh && slices.Contains([]string{workflows.StatusAwaitingApproval, workflows.StatusPaused}, tr.st.Status)
-		ready := tr.closed != "" || human || (fresh && sending == 0 && tr.waiting())
+		ready := settled && (tr.closed != "" || human || (fresh && sending == 0 && tr.waiting()))
 		if ready && eof {
 			say(fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id))
 			return nil
@@ -72,16 +74,17 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 		select {
 		case <-ctx.Done():
 			return nil
-		case v := <-looks:
-			if err, ok := v.(error); ok {
-				tr.fail(err)
-				if err.Error() != lastErr {
-					lastErr = err.Error()
-					say("! " + lastErr)
-				}
+		case ev, ok := <-looks:
+			if !ok {
+				looks = nil // the watch is over; the session has ended
 				continue
 			}
-			print(tr.apply(v.(Snapshot)))
+			print(tr.apply(ev))
+			// The rest once a look's events are all in: what waits and what
+			// failed, after the transcript that led there.
+			if _, settled = ev.(client.Looked); !settled {
+				continue
+			}
 			if tr.err != nil && tr.err.Error() != lastErr {
 				lastErr = tr.err.Error()
 				say("! " + lastErr)
@@ -96,7 +99,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 			if tr.closed != "" {
 				return nil
 			}
-		case err := <-sent:
+		case err := <-answers:
 			sending--
 			acted = time.Now()
 			if err != nil {
@@ -120,10 +123,13 @@ func runPlain(ctx context.Context, sess *session, looks <-chan any, in io.Reader
 			case l.message != "":
 				sending++
 				acted = time.Now()
+				// Queued here, in the order read; only the wait for its
+				// answer runs on its own.
+				sent := sess.send(ctx, l.message)
 				go func() {
-					err := sess.send(ctx, l.message)
+					err := replied(ctx, sent)
 					select {
-					case sent <- err:
+					case answers <- err:
 					case <-ctx.Done():
 					}
 				}()

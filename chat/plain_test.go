@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
@@ -21,10 +22,10 @@ const (
 	hostileShown = "hello world!"
 )
 
-// hostileSnapshot is a session whose every part that the client shows
-// holds hostile: the transcript, the checklist, a pause, the subagents and
-// their events, the running tool and the reply being written.
-func hostileSnapshot() Snapshot {
+// hostileLook is one look at a session whose every part that the client
+// shows holds hostile: the transcript, the checklist, a pause, the
+// subagents and their events.
+func hostileLook() []client.Event {
 	st := &workflows.State{
 		AgentID: "main", Status: workflows.StatusPaused, Paused: true, PauseReason: hostile,
 		Waiting:   []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPaused, Reason: hostile}},
@@ -32,12 +33,22 @@ func hostileSnapshot() Snapshot {
 		Events:    []todo.Event{{EventID: 1, AgentID: hostile, Type: "step_completed"}},
 		Subagents: map[string]workflows.State{hostile: {Status: workflows.StatusRunning}},
 	}
-	return Snapshot{State: st, StateAt: time.Now(), NewMessages: []model.Message{
-		{Role: model.RoleUser, Content: "read notes.txt"},
-		{Role: model.RoleAssistant, Content: hostile},
-		{Role: model.RoleTool, Content: hostile + "\nsecond line"},
-		{Role: model.RoleUser, Name: "todo_reminder", Content: hostile},
-	}}
+	return []client.Event{
+		client.StateChanged{State: *st, At: time.Now()},
+		client.NewMessage{Message: model.Message{Role: model.RoleUser, Content: "read notes.txt"}},
+		client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Content: hostile}},
+		client.NewMessage{Message: model.Message{Role: model.RoleTool, Content: hostile + "\nsecond line"}},
+		client.NewMessage{Message: model.Message{Role: model.RoleUser, Name: "todo_reminder", Content: hostile}},
+	}
+}
+
+// applied is what the tracker prints of evs.
+func (t *tracker) applyAll(evs []client.Event) []entry {
+	var out []entry
+	for _, ev := range evs {
+		out = append(out, t.apply(ev)...)
+	}
+	return out
 }
 
 // checkShown fails t unless out holds no control from hostile and shows
@@ -57,11 +68,10 @@ func checkShown(t *testing.T, out string, min int) {
 func TestLineModeCleans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	looks := make(chan any)
+	looks := make(chan client.Event)
 	go func() {
-		closed := hostileSnapshot()
-		closed.Closed, closed.CloseStatus = true, "completed"
-		for _, v := range []any{errors.New(hostile), closed} {
+		evs := append([]client.Event{client.Problem{Err: errors.New(hostile)}}, hostileLook()...)
+		for _, v := range append(evs, client.Closed{Status: client.RunCompleted}, client.Looked{}) {
 			select {
 			case looks <- v:
 			case <-ctx.Done():

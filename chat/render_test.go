@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
@@ -140,21 +140,29 @@ func TestStreamText(t *testing.T) {
 // The tracker keeps a finished call's text until its message is in the
 // transcript, and clears it then.
 func TestTrackerStream(t *testing.T) {
-	running := &workflows.State{Status: workflows.StatusRunning}
+	running := workflows.State{Status: workflows.StatusRunning}
 	at := time.Now()
+	reply := model.Message{Role: model.RoleAssistant, Content: "The fix is in."}
 	var tr tracker
 	steps := []struct {
-		snap Snapshot
-		want string // the stream's text, "-" for none
+		evs   []client.Event
+		want  string // the stream's text, "-" for none
+		print string // what is printed, "" for nothing
 	}{
-		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2}}, ""},
-		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2, Text: "The fix "}}, "The fix "},
-		{Snapshot{State: running, StateAt: at, Stream: &activities.ReplyStream{Call: 2, Text: ""}}, "The fix "}, // a retry that wrote nothing yet
-		{Snapshot{State: running, StateAt: at}, "The fix "},                                                     // completed, not yet in the transcript
-		{Snapshot{State: running, StateAt: at.Add(time.Second), NewMessages: []model.Message{{Role: model.RoleAssistant, Content: "The fix is in."}}}, "-"},
+		{[]client.Event{client.StateChanged{State: running, At: at}, client.StreamChanged{Running: true, Call: 2}}, "", ""},
+		{[]client.Event{client.StreamChanged{Running: true, Call: 2, Text: "The fix "}}, "The fix ", ""},
+		{[]client.Event{client.StreamChanged{Running: true, Call: 2, Text: ""}}, "The fix ", ""}, // a retry that wrote nothing yet
+		{[]client.Event{client.StreamChanged{}}, "The fix ", ""},                                 // completed, not yet in the transcript
+		{[]client.Event{client.StateChanged{State: running, At: at.Add(time.Second)}, client.NewMessage{Message: reply}}, "-", "The fix is in."},
+		// The next call, and in one look its reply and its end.
+		{[]client.Event{client.StreamChanged{Running: true, Call: 3, Text: "Tests "}}, "Tests ", ""},
+		{[]client.Event{client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Content: "Tests pass."}}, client.StreamChanged{}}, "-", "Tests pass."},
 	}
 	for i, s := range steps {
-		out := tr.apply(s.snap)
+		var printed []string
+		for _, e := range tr.applyAll(s.evs) {
+			printed = append(printed, e.text)
+		}
 		got := "-"
 		if tr.stream != nil {
 			got = tr.stream.Text
@@ -162,8 +170,8 @@ func TestTrackerStream(t *testing.T) {
 		if got != s.want {
 			t.Errorf("step %d: stream %q, want %q", i, got, s.want)
 		}
-		if i == 4 && (len(out) != 1 || out[0].text != "The fix is in.") {
-			t.Errorf("step 4 printed %+v, want the reply", out)
+		if p := strings.Join(printed, "|"); p != s.print {
+			t.Errorf("step %d printed %q, want %q", i, p, s.print)
 		}
 	}
 }

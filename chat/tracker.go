@@ -3,60 +3,69 @@ package chat
 import (
 	"slices"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/workflows"
 )
 
-// tracker turns the watcher's snapshots into what the client shows: the
-// blocks to print once (messages, other agents' news, the end of the
-// session) and the live parts that change in place (the reply being
-// written, the running tools, what waits for the user, the progress line).
-// Both the terminal view and the line mode use it.
+// tracker turns the watch's events (client.Session.Watch) into what the
+// client shows: the blocks to print once (messages, other agents' news,
+// the end of the session) and the live parts that change in place (the
+// reply being written, the running tools, what waits for the user, the
+// progress line). Both the terminal view and the line mode use it.
 type tracker struct {
 	st      *workflows.State
-	stateAt int64 // StateAt of st, in ns, to notice a new answer
+	stateAt int64 // the time st was read, in ns, to notice a new answer
 	closed  string
-	stream  *activities.ReplyStream
+	ending  string // the session ended so, not yet told (no state read since)
+	// stream is the reply being written, or the last one until its message
+	// is in the transcript; running says a model call runs now, replied
+	// that an assistant message came since the stream's call started.
+	stream  *client.StreamChanged
+	running bool
+	replied bool
 	tools   []string
 	err     error // why the latest look or query failed; nil when it did not
 }
 
-// apply takes in a snapshot and returns what to print.
-func (t *tracker) apply(s Snapshot) []entry {
+// apply takes in an event and returns what to print.
+func (t *tracker) apply(ev client.Event) []entry {
 	var out []entry
-	if s.State != nil && s.StateAt.UnixNano() != t.stateAt {
-		out = append(out, news(t.st, s.State)...)
-		t.st, t.stateAt = s.State, s.StateAt.UnixNano()
-	}
-	replied := false
-	for _, m := range s.NewMessages {
-		out = append(out, messageEntries(m)...)
-		replied = replied || m.Role == model.RoleAssistant
-	}
-	switch {
-	case s.Stream != nil:
+	switch ev := ev.(type) {
+	case client.StateChanged:
+		out = news(t.st, &ev.State)
+		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
+	case client.NewMessage:
+		out = messageEntries(ev.Message)
+		t.replied = t.replied || ev.Message.Role == model.RoleAssistant
+	case client.StreamChanged:
+		t.running = ev.Running
 		// An empty text is a call that has written nothing yet (or a new
 		// attempt): keep showing the reply so far until it has news.
-		if s.Stream.Text != "" || t.stream == nil || t.stream.Call != s.Stream.Call {
-			t.stream = s.Stream
+		if ev.Running && (ev.Text != "" || t.stream == nil || t.stream.Call != ev.Call) {
+			if t.stream == nil || t.stream.Call != ev.Call {
+				t.replied = false
+			}
+			t.stream = &ev
 		}
-	case replied || s.Closed || (t.st != nil && t.st.Status != workflows.StatusRunning):
-		// The reply is in the transcript now (printed above); until it is,
-		// the finished call's text stays, so that it never blinks out.
+	case client.ToolsChanged:
+		t.tools = ev.Running
+	case client.Closed:
+		t.ending = ev.Status
+	case client.Problem:
+		t.err = ev.Err
+	}
+	// The reply is in the transcript now (printed above); until it is, the
+	// finished call's text stays, so that it never blinks out.
+	if !t.running && (t.replied || t.ending != "" || (t.st != nil && t.st.Status != workflows.StatusRunning)) {
 		t.stream = nil
 	}
-	t.tools = s.Tools
-	t.err = s.StateErr
-	if s.Closed && t.closed == "" && s.State != nil {
-		t.closed = s.CloseStatus
-		out = append(out, entry{kindNote, "The session has ended (" + s.CloseStatus + ")."})
+	if t.ending != "" && t.closed == "" && t.st != nil {
+		t.closed = t.ending
+		out = append(out, entry{kindNote, "The session has ended (" + t.closed + ")."})
 	}
 	return out
 }
-
-// fail records a look that failed (the server may be restarting).
-func (t *tracker) fail(err error) { t.err = err }
 
 // waiting reports whether the session waits for the user: for a message,
 // an approval or a resume, or it has ended.

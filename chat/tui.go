@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
 )
 
@@ -71,7 +72,7 @@ func printed(entries []entry) string {
 
 // Messages of the terminal view.
 type (
-	lookMsg struct{ v any } // a snapshot or an error from the watcher
+	lookMsg struct{ ev client.Event } // what the watch saw
 	sentMsg struct{ err error }
 	doneMsg struct {
 		out string
@@ -82,8 +83,9 @@ type (
 type ui struct {
 	ctx      context.Context
 	sess     *session
-	looks    <-chan any
+	looks    <-chan client.Event
 	tr       tracker
+	pending  []entry // what the current look printed so far
 	input    textinput.Model
 	expanded bool
 	width    int
@@ -93,7 +95,7 @@ type ui struct {
 	intro    []string
 }
 
-func newUI(ctx context.Context, sess *session, looks <-chan any, intro []string) *ui {
+func newUI(ctx context.Context, sess *session, looks <-chan client.Event, intro []string) *ui {
 	in := textinput.New()
 	in.Prompt = "> "
 	in.Placeholder = "a message, or /help"
@@ -104,8 +106,11 @@ func newUI(ctx context.Context, sess *session, looks <-chan any, intro []string)
 func (u *ui) next() tea.Cmd {
 	return func() tea.Msg {
 		select {
-		case v := <-u.looks:
-			return lookMsg{v}
+		case ev, ok := <-u.looks:
+			if !ok {
+				return nil // the watch is over; the session has ended
+			}
+			return lookMsg{ev}
 		case <-u.ctx.Done():
 			return tea.Quit()
 		}
@@ -130,11 +135,14 @@ func (u *ui) print(entries []entry) tea.Cmd {
 func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case lookMsg:
-		if err, ok := msg.v.(error); ok {
-			u.tr.fail(err)
+		// A look's blocks are printed together, once its events are all in:
+		// one print at a time keeps them in order.
+		u.pending = append(u.pending, u.tr.apply(msg.ev)...)
+		if _, ok := msg.ev.(client.Looked); !ok {
 			return u, u.next()
 		}
-		printed := u.print(u.tr.apply(msg.v.(Snapshot)))
+		printed := u.print(u.pending)
+		u.pending = nil
 		if u.tr.closed != "" {
 			return u.leave(printed, "")
 		}
@@ -183,9 +191,11 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 	}
 	switch {
 	case l.message != "":
+		// Queued here, in the order typed; only the wait for its answer
+		// runs on its own.
 		u.sending++
-		ctx, sess := u.ctx, u.sess
-		return u, func() tea.Msg { return sentMsg{sess.send(ctx, l.message)} }
+		ctx, sent := u.ctx, u.sess.send(u.ctx, l.message)
+		return u, func() tea.Msg { return sentMsg{replied(ctx, sent)} }
 	case l.cmd == "quit":
 		return u.leave(nil, fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", u.sess.id, u.sess.id))
 	}

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
+	sdkclient "go.temporal.io/sdk/client"
 
-	"github.com/todoflow/todoflow/internal/patient"
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
@@ -40,17 +39,13 @@ type Output struct {
 // queryPatience bounds how long Collect waits for late answers.
 const queryPatience = 3 * time.Minute
 
-// messagesPage is how many messages one query asks for when the output is
-// collected. The workflow may answer fewer (it bounds each answer in bytes,
-// under the server's 2 MiB cap), so it is a request, not a page size.
-const messagesPage = 100
-
 // Play starts the scenario's run and drives it to its end: it takes the
 // user actions as the run's status asks for them, ends a session that has
 // nothing more to say, and collects the final state and transcript. The
 // returned error says where the run stood when playing failed; Output is
-// filled as far as it could be either way.
-func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Output, error) {
+// filled as far as it could be either way. The run is driven through the
+// client package, over c.
+func Play(ctx context.Context, c sdkclient.Client, sc *Scenario, opts Options) (*Output, error) {
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = workflows.TaskQueue
 	}
@@ -65,25 +60,19 @@ func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Ou
 	}
 	in := sc.RunInput()
 	summary, details := describe(sc, in)
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:            opts.WorkflowID,
-		TaskQueue:     opts.TaskQueue,
-		StaticSummary: summary,
-		StaticDetails: details,
-		// The run need not upsert what it starts with.
-		TypedSearchAttributes: workflows.StartSearchAttributes(),
-	}, workflows.WorkflowName, in)
+	s, err := client.New(c, client.Options{TaskQueue: opts.TaskQueue}).Start(ctx, in,
+		client.StartOptions{ID: opts.WorkflowID, Summary: summary, Details: details})
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	out := &Output{WorkflowID: run.GetID()}
+	out := &Output{WorkflowID: s.ID()}
 	fmt.Fprintf(opts.Progress, "todoflow: run %s started\n", out.WorkflowID)
 
 	done := make(chan error, 1)
-	go func() { done <- run.Get(ctx, nil) }()
+	go func() { _, err := s.Wait(ctx); done <- err }()
 
 	deadline := time.Now().Add(sc.TimeLimit())
-	p := &player{c: c, id: out.WorkflowID, progress: opts.Progress, actions: sc.User}
+	p := &player{s: s, progress: opts.Progress, actions: sc.User}
 	var playErr, runErr error
 	finished := false
 	for !finished && playErr == nil {
@@ -105,11 +94,11 @@ func Play(ctx context.Context, c client.Client, sc *Scenario, opts Options) (*Ou
 	if !finished {
 		// Give up on the run: say so in its history rather than leave it
 		// waiting for a human who will not come.
-		_ = c.TerminateWorkflow(context.WithoutCancel(ctx), out.WorkflowID, "", "scenario could not be played: "+errString(playErr))
+		_ = s.Terminate(context.WithoutCancel(ctx), "scenario could not be played: "+errString(playErr))
 		<-done
 	}
-	out.RunStatus = RunStatus(ctx, c, out.WorkflowID, runErr)
-	collectErr := Collect(ctx, c, out)
+	out.RunStatus = RunStatus(ctx, s, runErr)
+	collectErr := Collect(ctx, s, out)
 	switch {
 	case playErr != nil:
 		out.Error = playErr.Error()
@@ -147,8 +136,7 @@ func errString(err error) string {
 
 // player takes the scenario's user actions as the run asks for them.
 type player struct {
-	c        client.Client
-	id       string
+	s        *client.Session
 	progress io.Writer
 	actions  []Action
 	ended    bool
@@ -180,13 +168,9 @@ func mark(s workflows.State) string {
 }
 
 func (p *player) step(ctx context.Context) error {
-	v, err := p.c.QueryWorkflow(ctx, p.id, "", workflows.StateQuery)
+	st, err := p.s.State(ctx)
 	if err != nil {
 		return nil // not started yet, or between runs of continue-as-new
-	}
-	var st workflows.State
-	if err := v.Get(&st); err != nil {
-		return fmt.Errorf("decode state: %w", err)
 	}
 	p.report(st)
 	p.last, p.seen = st, true
@@ -209,7 +193,7 @@ func (p *player) step(ctx context.Context) error {
 			p.ended = true
 			p.afterMark = mark(st)
 			fmt.Fprintln(p.progress, "todoflow: no user action left; ending the session")
-			return p.c.SignalWorkflow(ctx, p.id, "", workflows.EndSessionSignal, nil)
+			return p.s.End(ctx)
 		}
 		return nil
 	case len(p.actions) == 0:
@@ -223,18 +207,15 @@ func (p *player) step(ctx context.Context) error {
 
 func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
 	fmt.Fprintf(p.progress, "todoflow: run is %s: sending %s\n", a.When, a.name())
-	var arg any
-	if len(a.Args) > 0 {
-		arg = a.Args
-	}
+	args := a.Args
 	if a.Update == workflows.ApproveToolUpdate {
 		var err error
-		if arg, err = withCallID(a.Args, st); err != nil {
+		if args, err = withCallID(a.Args, st); err != nil {
 			return err
 		}
 	}
 	if a.Signal != "" {
-		if err := p.c.SignalWorkflow(ctx, p.id, "", a.Signal, arg); err != nil {
+		if err := p.s.Signal(ctx, a.Signal, args); err != nil {
 			return fmt.Errorf("signal %s: %w", a.Signal, err)
 		}
 		return nil
@@ -242,13 +223,7 @@ func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
 	// Wait only until the workflow accepted the update: the reply to a
 	// send_message comes at the end of the turn, and the player must keep
 	// watching the run meanwhile.
-	_, err := p.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   p.id,
-		UpdateName:   a.Update,
-		Args:         argsOf(arg),
-		WaitForStage: client.WorkflowUpdateStageAccepted,
-	})
-	if err != nil {
+	if err := p.s.Update(ctx, a.Update, args).Accepted(ctx); err != nil {
 		return fmt.Errorf("update %s: %w", a.Update, err)
 	}
 	return nil
@@ -277,13 +252,6 @@ func withCallID(args json.RawMessage, st workflows.State) (json.RawMessage, erro
 	return json.Marshal(fields)
 }
 
-func argsOf(arg any) []any {
-	if arg == nil {
-		return nil
-	}
-	return []any{arg}
-}
-
 // report prints what changed since the last look: the status and the
 // checklist, redrawn when it changes.
 func (p *player) report(st workflows.State) {
@@ -302,62 +270,34 @@ func (p *player) report(st workflows.State) {
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
-// RunStatus names how the run ended, following continue-as-new.
-func RunStatus(ctx context.Context, c client.Client, id string, runErr error) string {
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
-	if err != nil {
-		if runErr != nil {
-			return "failed"
-		}
-		return "unknown"
-	}
-	switch d.GetWorkflowExecutionInfo().GetStatus() {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return "completed"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+// RunStatus names how the run ended, following continue-as-new: a run that
+// cannot be described is "failed" when waiting for it failed, else
+// "unknown".
+func RunStatus(ctx context.Context, s *client.Session, runErr error) string {
+	st, err := s.RunStatus(ctx)
+	switch {
+	case err == nil:
+		return st
+	case runErr != nil:
 		return "failed"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		return "terminated"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return "canceled"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-		return "timed_out"
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return "running"
 	}
-	return strings.ToLower(d.GetWorkflowExecutionInfo().GetStatus().String())
+	return "unknown"
 }
 
 // Collect reads the final state, the whole transcript (paged) and the reply
 // of a run that ended into out. A query answered late is asked again, for
 // queryPatience at most: an ended run's answers do not change, and without
 // any worker there would be none.
-func Collect(ctx context.Context, c client.Client, out *Output) error {
+func Collect(ctx context.Context, s *client.Session, out *Output) error {
 	ctx, cancel := context.WithTimeout(ctx, queryPatience)
 	defer cancel()
-	v, err := patient.Query(ctx, c, out.WorkflowID, "", workflows.StateQuery)
+	rec, err := s.Record(ctx)
+	out.State, out.Messages = rec.State, rec.Messages
+	if out.Messages == nil {
+		out.Messages = []json.RawMessage{}
+	}
 	if err != nil {
-		return fmt.Errorf("read final state: %w", err)
-	}
-	if err := v.Get(&out.State); err != nil {
-		return fmt.Errorf("decode final state: %w", err)
-	}
-	out.Messages = []json.RawMessage{}
-	// A short page is not the end: only an empty one is.
-	for {
-		off := len(out.Messages)
-		v, err := patient.Query(ctx, c, out.WorkflowID, "", workflows.MessagesQuery, off, messagesPage)
-		if err != nil {
-			return fmt.Errorf("read transcript from message %d: %w", off, err)
-		}
-		var page []json.RawMessage
-		if err := v.Get(&page); err != nil {
-			return fmt.Errorf("decode transcript from message %d: %w", off, err)
-		}
-		if len(page) == 0 {
-			break
-		}
-		out.Messages = append(out.Messages, page...)
+		return fmt.Errorf("read the final state and transcript: %w", err)
 	}
 	out.Reply = Reply(out.Messages)
 	return nil

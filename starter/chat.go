@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/chat"
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
@@ -67,7 +68,8 @@ func runChat(c *cmdline, id, modelRef string) error {
 	} else {
 		defer cl.Close()
 	}
-	return chat.Run(ctx, chat.Options{Client: cl, ID: id, Model: modelRef, TaskQueue: c.conn.taskQueue, DataConverter: dc, Notes: notes})
+	tc := tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc})
+	return chat.Run(ctx, chat.Options{Client: tc, ID: id, Model: modelRef, Notes: notes})
 }
 
 // chatServer connects to the server of the state database: `worker --dev`'s

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -56,11 +55,11 @@ func startRun(c *cmdline, id, scenarioFile, modelRef string, pos []string) error
 		return err
 	}
 	defer cl.Close()
-	run, err := cl.ExecuteWorkflow(ctx, startOptions(id, c.conn.taskQueue, in), workflows.WorkflowName, in)
+	s, err := c.conn.client(cl).Start(ctx, in, tfclient.StartOptions{ID: id})
 	if err != nil {
 		return fmt.Errorf("start run: %w", err)
 	}
-	printText(run.GetID())
+	printText(s.ID())
 	return nil
 }
 
@@ -71,28 +70,25 @@ func cmdSend(c *cmdline) action {
 			return c.usageErr("missing the message: starter send ID TEXT")
 		}
 		return nil
-	}, func(ctx context.Context, cl client.Client, id string, rest []string) error {
-		var reply string
-		if err := update(ctx, cl, id, workflows.SendMessageUpdate, strings.TrimSpace(strings.Join(rest, " ")), &reply, *updateID); err != nil {
-			return fmt.Errorf("send to %s: %w", id, err)
+	}, func(ctx context.Context, s *tfclient.Session, rest []string) error {
+		reply, err := s.SendWithID(ctx, *updateID, strings.TrimSpace(strings.Join(rest, " "))).Reply(ctx)
+		if err != nil {
+			return fmt.Errorf("send to %s: %w", s.ID(), err)
 		}
 		printText(reply)
 		return nil
 	})
 }
 
-func queryState(ctx context.Context, cl client.Client, id string) (workflows.State, json.RawMessage, error) {
-	v, err := cl.QueryWorkflow(ctx, id, "", workflows.StateQuery)
+// queryState reads the state query's answer, decoded and as the workflow wrote it.
+func queryState(ctx context.Context, s *tfclient.Session) (workflows.State, json.RawMessage, error) {
+	raw, err := s.RawState(ctx)
 	if err != nil {
-		return workflows.State{}, nil, fmt.Errorf("query state of %s: %w", id, err)
-	}
-	var raw json.RawMessage
-	if err := v.Get(&raw); err != nil {
-		return workflows.State{}, nil, fmt.Errorf("decode state of %s: %w", id, err)
+		return workflows.State{}, nil, err
 	}
 	var st workflows.State
 	if err := json.Unmarshal(raw, &st); err != nil {
-		return workflows.State{}, nil, fmt.Errorf("decode state of %s: %w", id, err)
+		return workflows.State{}, nil, fmt.Errorf("decode state of %s: %w", s.ID(), err)
 	}
 	return st, raw, nil
 }
@@ -106,8 +102,8 @@ func cmdState(c *cmdline) action {
 		}
 		return c.noMoreArgs(rest)
 	}
-	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		st, raw, err := queryState(ctx, cl, id)
+	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		st, raw, err := queryState(ctx, s)
 		if err != nil {
 			return err
 		}
@@ -115,27 +111,23 @@ func cmdState(c *cmdline) action {
 			_, err := os.Stdout.Write(append(raw, '\n'))
 			return err
 		}
-		printState(os.Stdout, id, st)
+		printState(os.Stdout, s.ID(), st)
 		return nil
 	})
 }
 
 func cmdPlan(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		v, err := cl.QueryWorkflow(ctx, id, "", workflows.PlanQuery)
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		text, err := s.Plan(ctx)
 		if err != nil {
-			return fmt.Errorf("query plan of %s: %w", id, err)
+			return err
 		}
-		var text string
-		if err := v.Get(&text); err != nil {
-			return fmt.Errorf("decode plan of %s: %w", id, err)
-		}
-		st, _, err := queryState(ctx, cl, id)
+		st, err := s.State(ctx)
 		if err != nil {
 			return err
 		}
 		printText(text)
-		for _, note := range planNotes(id, st) {
+		for _, note := range planNotes(s.ID(), st) {
 			printText(note)
 		}
 		return nil
@@ -144,31 +136,36 @@ func cmdPlan(c *cmdline) action {
 
 func cmdWatch(c *cmdline) action {
 	every := c.fs.Duration("every", 500*time.Millisecond, "how often to look (a `DURATION`: 500ms, 2s)")
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		last := ""
-		for {
-			st, _, err := queryState(ctx, cl, id)
-			if err != nil {
-				return err
-			}
-			if view := agentTree(id, st); view != last {
-				printText(time.Now().Format(time.TimeOnly) + "\n" + view)
-				last = view
-			}
-			d, err := cl.DescribeWorkflowExecution(ctx, id, "")
-			if err != nil {
-				return fmt.Errorf("describe %s: %w", id, err)
-			}
-			if s := d.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-				fmt.Printf("run %s\n", strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")))
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(*every):
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		last, ended, problem := "", "", ""
+		for ev := range s.Watch(ctx, *every) {
+			switch ev := ev.(type) {
+			case tfclient.StateChanged:
+				if view := agentTree(s.ID(), ev.State); view != last {
+					printText(time.Now().Format(time.TimeOnly) + "\n" + view)
+					last = view
+				}
+			case tfclient.Closed:
+				ended = ev.Status
+			case tfclient.Problem:
+				// A passing fault (a server restarting, no worker answering yet) is
+				// shown and watched through; a session that is not there is the end.
+				if errors.Is(ev.Err, tfclient.ErrNoSession) {
+					return ev.Err
+				}
+				if ev.Err != nil && ev.Err.Error() != problem {
+					fmt.Fprintf(os.Stderr, "starter: %v (still watching)\n", ev.Err)
+				}
+				problem = ""
+				if ev.Err != nil {
+					problem = ev.Err.Error()
+				}
 			}
 		}
+		if ended != "" {
+			fmt.Printf("run %s\n", ended)
+		}
+		return nil
 	})
 }
 
@@ -193,8 +190,8 @@ func cmdHistory(c *cmdline) action {
 		}
 		return c.noMoreArgs(rest)
 	}
-	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		data, n, err := scenario.History(ctx, cl, id, *runID)
+	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		data, n, err := s.History(ctx, *runID)
 		if err != nil {
 			return err
 		}
@@ -205,7 +202,7 @@ func cmdHistory(c *cmdline) action {
 		if err := os.WriteFile(*file, data, 0o644); err != nil {
 			return fmt.Errorf("write history: %w", err)
 		}
-		fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, id, *file)
+		fmt.Fprintf(os.Stderr, "todoflow: %d events of %s written to %s\n", n, s.ID(), *file)
 		return nil
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/worker/telemetry"
@@ -100,9 +101,9 @@ func quietLogger(w io.Writer) sdklog.Logger {
 // the connection flags and -w/--workflow-id, the run's ID (the first positional argument
 // unless -w gives it), then the positional arguments after it. check judges the arguments
 // after the ID before anything is dialled (a bad argument is exit 2 even with no server);
-// then it connects and hands over to do.
+// then it connects and hands the run's session over to do.
 func (c *cmdline) forRun(check func(rest []string) error,
-	do func(ctx context.Context, cl client.Client, id string, rest []string) error) action {
+	do func(ctx context.Context, s *tfclient.Session, rest []string) error) action {
 	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the run's workflow `ID`, instead of the first argument")
 	return func(pos []string) error {
 		id, rest := c.workflowID, pos
@@ -125,17 +126,14 @@ func (c *cmdline) forRun(check func(rest []string) error,
 			return err
 		}
 		defer cl.Close()
-		return do(ctx, cl, id, rest)
+		return do(ctx, c.conn.client(cl).Session(id), rest)
 	}
 }
 
-// startOptions are the options of every run the starter starts: its ID, its task queue,
-// the summary and details that the Web UI shows from its start on (workflows.Describe), and
-// the search attributes of a run that has just started, which it then need not upsert.
-func startOptions(id, taskQueue string, in workflows.AgentInput) client.StartWorkflowOptions {
-	summary, details := workflows.Describe(in)
-	return client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue, StaticSummary: summary, StaticDetails: details,
-		TypedSearchAttributes: workflows.StartSearchAttributes()}
+// client is the todoflow client over cl, on the command's task queue: every run the
+// starter starts or talks to goes through it (package client).
+func (c *conn) client(cl client.Client) *tfclient.Client {
+	return tfclient.New(cl, tfclient.Options{TaskQueue: c.taskQueue})
 }
 
 // newRunID defines --id and its temporal CLI spelling -w/--workflow-id for the commands

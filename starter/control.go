@@ -2,20 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/workflows"
 )
 
 // The commands that steer a running agent: approve and reject (the
-// approve_plan update), resume (the resume signal) and continuation (the
-// set_continuation update).
+// approve_plan or approve_tool update), resume (the resume signal),
+// continuation (the set_continuation update), end, retry and compact; each
+// through the run's session (package client).
 
 func cmdApprove(c *cmdline) action {
 	return approval(c, true)
@@ -47,22 +44,24 @@ func approval(c *cmdline, approve bool) action {
 		}
 		return nil
 	}
-	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		st, _, err := queryState(ctx, cl, id)
+	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		id := s.ID()
+		st, err := s.State(ctx)
 		if err != nil {
 			return err
 		}
+		// The call just read is the call answered: if another took its place
+		// meanwhile, the workflow refuses.
+		a := tfclient.AnswerTo(st, *agent)
+		a.Feedback, a.Remember = *feedback, *remember
+		if a.CallID == "" && *remember {
+			return fmt.Errorf("%s: --remember approves a tool for the session, but no tool call waits", id)
+		}
 		var answer string
-		if callID, ok := st.WaitingCall(*agent); ok {
-			// The call just read is the call answered: if another
-			// took its place meanwhile, the workflow refuses.
-			err = update(ctx, cl, id, workflows.ApproveToolUpdate, workflows.ToolApprovalArgs{
-				Approved: &approve, Feedback: *feedback, Remember: *remember && approve, AgentID: *agent, CallID: callID}, &answer)
+		if approve {
+			answer, err = s.Approve(ctx, a)
 		} else {
-			if *remember {
-				return fmt.Errorf("%s: --remember approves a tool for the session, but no tool call waits", id)
-			}
-			err = update(ctx, cl, id, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: *feedback, AgentID: *agent}, &answer)
+			answer, err = s.Reject(ctx, a)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", id, err)
@@ -74,8 +73,8 @@ func approval(c *cmdline, approve bool) action {
 
 func cmdResume(c *cmdline) action {
 	agent := c.fs.String("agent", "", "the paused `AGENT` of the tree to resume, when several are")
-	return c.forRun(nil, func(ctx context.Context, cl client.Client, id string, rest []string) error {
-		st, _, err := queryState(ctx, cl, id)
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, rest []string) error {
+		st, err := s.State(ctx)
 		if err != nil {
 			return err
 		}
@@ -83,15 +82,10 @@ func cmdResume(c *cmdline) action {
 		// so instead of sending it.
 		who, err := pausedAgent(st, *agent)
 		if err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+			return fmt.Errorf("%s: %w", s.ID(), err)
 		}
-		text := strings.TrimSpace(strings.Join(rest, " "))
-		var arg any = text
-		if *agent != "" {
-			arg = workflows.ResumeArgs{Text: text, AgentID: *agent}
-		}
-		if err := cl.SignalWorkflow(ctx, id, "", workflows.ResumeSignal, arg); err != nil {
-			return fmt.Errorf("%s: %w", id, refusal(err))
+		if err := s.Resume(ctx, strings.TrimSpace(strings.Join(rest, " ")), *agent); err != nil {
+			return fmt.Errorf("%s: %w", s.ID(), err)
 		}
 		printText("resumed " + who)
 		return nil
@@ -124,12 +118,11 @@ func pausedAgent(st workflows.State, agent string) (string, error) {
 
 func cmdContinuation(c *cmdline) action {
 	check := func(rest []string) error { _, err := c.onOff(rest); return err }
-	return c.forRun(check, func(ctx context.Context, cl client.Client, id string, rest []string) error {
+	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, rest []string) error {
 		enabled, _ := c.onOff(rest)
-		var now bool
-		err := update(ctx, cl, id, workflows.SetContinuationUpdate, workflows.ContinuationArgs{Enabled: &enabled}, &now)
+		now, err := s.SetContinuation(ctx, enabled)
 		if err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+			return fmt.Errorf("%s: %w", s.ID(), err)
 		}
 		fmt.Printf("continuation %s\n", map[bool]string{true: "on", false: "off"}[now])
 		return nil
@@ -139,9 +132,9 @@ func cmdContinuation(c *cmdline) action {
 // cmdEnd sends end_session: the session finishes its current turn, waits
 // for its subagents and completes.
 func cmdEnd(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		if err := cl.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
-			return fmt.Errorf("%s: %w", id, refusal(err))
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		if err := s.End(ctx); err != nil {
+			return err
 		}
 		fmt.Println("ending")
 		return nil
@@ -152,10 +145,10 @@ func cmdEnd(c *cmdline) action {
 // cause (a key, a model name, an outage longer than the retry window) is
 // fixed, and prints the turn's reply.
 func cmdRetry(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		var reply string
-		if err := update(ctx, cl, id, workflows.RetryTurnUpdate, nil, &reply); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		reply, err := s.Retry(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.ID(), err)
 		}
 		printText(reply)
 		return nil
@@ -165,10 +158,10 @@ func cmdRetry(c *cmdline) action {
 // cmdCompact asks a session to summarise its older messages now
 // (compact_context) and prints what was done.
 func cmdCompact(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, cl client.Client, id string, _ []string) error {
-		var res workflows.CompactResult
-		if err := update(ctx, cl, id, workflows.CompactContextUpdate, nil, &res); err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		res, err := s.Compact(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.ID(), err)
 		}
 		printText(res.Message)
 		return nil
@@ -191,49 +184,4 @@ func (c *cmdline) onOff(rest []string) (bool, error) {
 		return false, nil
 	}
 	return false, c.usageErr("continuation is on or off, not %q: %s", rest[0], shape)
-}
-
-// update runs an update to completion and decodes its result into out. A
-// validator's rejection comes back from UpdateWorkflow or, with this SDK and
-// server, from the handle's Get; either way it is returned as the workflow's
-// message alone.
-//
-// Every update carries an id (a fresh one unless updateID names one): the
-// server runs an update id once per run, so a call that is retried after a
-// lost answer, by the SDK or by the user with the same --update-id, gets
-// the first call's result instead of a second turn. A nil arg sends none.
-func update(ctx context.Context, cl client.Client, id, name string, arg, out any, updateID ...string) error {
-	var args []any
-	if arg != nil {
-		args = []any{arg}
-	}
-	uid := uuid.NewString()
-	if len(updateID) > 0 && updateID[0] != "" {
-		uid = updateID[0]
-	}
-	h, err := cl.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		UpdateID:     uid,
-		WorkflowID:   id,
-		UpdateName:   name,
-		Args:         args,
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return refusal(err)
-	}
-	if err := h.Get(ctx, out); err != nil {
-		return refusal(err)
-	}
-	return nil
-}
-
-// refusal turns an error the workflow returned (a validator's or a
-// handler's) into its message alone, without the SDK's "(type: …,
-// retryable: …)" suffix; other errors are kept as they are.
-func refusal(err error) error {
-	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) && ae.Message() != "" {
-		return errors.New(ae.Message())
-	}
-	return err
 }

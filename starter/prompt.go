@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
@@ -22,10 +21,9 @@ type runOutput scenario.Output
 
 // promptRun is one `starter run PROMPT`: a one-shot session.
 type promptRun struct {
-	cl        client.Client
-	taskQueue string
-	id        string
-	progress  io.Writer // the progress view
+	c        *tfclient.Client
+	id       string
+	progress io.Writer // the progress view
 	// server is the --address the hints for other commands need ("" for the default
 	// server, which they reach without one).
 	server string
@@ -46,22 +44,17 @@ const (
 // the run winds down (its subagents finish) and completes. Interrupting leaves the run as
 // it is, on its server.
 func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutput, error) {
-	run, err := p.cl.ExecuteWorkflow(ctx, startOptions(p.id, p.taskQueue, in), workflows.WorkflowName, in)
+	s, err := p.c.Start(ctx, in, tfclient.StartOptions{ID: p.id})
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
 	}
-	out := &runOutput{WorkflowID: run.GetID()}
+	out := &runOutput{WorkflowID: s.ID()}
 	fmt.Fprintf(p.progress, "todoflow: run %s started\n", out.WorkflowID)
 
-	type result struct {
-		res workflows.AgentResult
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan error, 1)
 	go func() {
-		var r result
-		r.err = run.Get(ctx, &r.res) // follows continue-as-new to the last run
-		done <- r
+		_, err := s.Wait(ctx) // follows continue-as-new to the last run
+		done <- err
 	}()
 
 	view := &progressView{w: p.progress, id: out.WorkflowID, server: p.server}
@@ -69,16 +62,16 @@ func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutpu
 	poll := minPoll
 	for {
 		select {
-		case r := <-done:
+		case err := <-done:
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return p.finish(ctx, out, r.err)
+			return p.finish(ctx, s, out, err)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(poll):
 		}
-		st, raw, err := queryState(ctx, p.cl, out.WorkflowID)
+		st, raw, err := queryState(ctx, s)
 		if err != nil {
 			continue // not started yet, or between runs of continue-as-new
 		}
@@ -87,7 +80,7 @@ func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutpu
 			poll = minPoll
 		}
 		if st.Status == workflows.StatusWaitingUser && !ended {
-			if err := p.cl.SignalWorkflow(ctx, out.WorkflowID, "", workflows.EndSessionSignal, nil); err != nil {
+			if err := s.End(ctx); err != nil {
 				return nil, fmt.Errorf("end the session of %s: %w", out.WorkflowID, err)
 			}
 			ended = true
@@ -97,12 +90,12 @@ func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutpu
 
 // finish fills the output of a run that ended: its status, reply, final state and whole
 // transcript.
-func (p *promptRun) finish(ctx context.Context, out *runOutput, runErr error) (*runOutput, error) {
-	out.RunStatus = scenario.RunStatus(ctx, p.cl, out.WorkflowID, runErr)
+func (p *promptRun) finish(ctx context.Context, s *tfclient.Session, out *runOutput, runErr error) (*runOutput, error) {
+	out.RunStatus = scenario.RunStatus(ctx, s, runErr)
 	if runErr != nil {
 		out.Error = runErr.Error()
 	}
-	return out, scenario.Collect(ctx, p.cl, (*scenario.Output)(out))
+	return out, scenario.Collect(ctx, s, (*scenario.Output)(out))
 }
 
 // print writes the output: the reply, or the whole object as JSON.

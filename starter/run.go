@@ -95,7 +95,7 @@ func runAgent(c *cmdline, id, scenarioFile string, asJSON, ui bool, pos []string
 		}
 		runErr = err
 	} else {
-		p := &promptRun{cl: cl, taskQueue: c.conn.taskQueue, id: id, progress: os.Stderr}
+		p := &promptRun{c: c.conn.client(cl), id: id, progress: os.Stderr}
 		if emb != nil {
 			p.server = c.conn.address
 		}

@@ -18,6 +18,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
@@ -337,11 +338,10 @@ func TestRunPromptWaitsForAHuman(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		yes := true
-		var answer string
-		approved <- update(ctx, cl, "wait-1", workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &yes}, &answer)
+		_, err := c.client(cl).Session("wait-1").Approve(ctx, tfclient.Answer{})
+		approved <- err
 	}()
-	p := &promptRun{cl: cl, taskQueue: c.taskQueue, id: "wait-1", progress: &progress, server: c.address}
+	p := &promptRun{c: c.client(cl), id: "wait-1", progress: &progress, server: c.address}
 	out, err := p.run(ctx, workflows.AgentInput{Prompt: "Ship it", Model: "script:" + script})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, progress.String())

@@ -83,3 +83,16 @@ const (
 	// when its model call failed for good; a retry_turn removes it.
 	NameModelError = "model_error"
 )
+
+// The activities a client reads progress from in a session's pending
+// activities: a model call's heartbeat carries its reply so far
+// (ReplyStream), a tool call's its tool's name. Named here, so that a client
+// needs the message types of this package and not the worker's internals.
+const (
+	ModelCallActivity  = activities.CallModelName
+	ToolActivity       = activities.RunToolName
+	ToolOnHostActivity = activities.RunToolOnHostName
+)
+
+// ReplyStream is a running model call's heartbeat: its reply so far.
+type ReplyStream = activities.ReplyStream

@@ -1,0 +1,136 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"go.temporal.io/api/serviceerror"
+	sdkclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// Client starts sessions and attaches to them. It wraps a Temporal client
+// that the caller dialled (with its own address, namespace, TLS, codec and
+// interceptors) and closes; it holds no connection of its own. A Client is
+// safe for concurrent use, and one per process is enough.
+type Client struct {
+	tc   sdkclient.Client
+	opts Options
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// Options configure a Client; the zero value serves the default task queue.
+type Options struct {
+	// TaskQueue is the todoflow workers' task queue, where Start starts
+	// sessions; empty means workflows.TaskQueue.
+	TaskQueue string
+	// DataConverter decodes what Watch reads outside the workflow's
+	// answers: the heartbeat details that stream a reply. Give the Temporal
+	// client's own (with TODOFLOW_PAYLOAD_KEY, the sealing one); nil means
+	// the SDK's default.
+	DataConverter converter.DataConverter
+}
+
+// New is a Client over tc.
+func New(tc sdkclient.Client, o Options) *Client {
+	if o.TaskQueue == "" {
+		o.TaskQueue = workflows.TaskQueue
+	}
+	if o.DataConverter == nil {
+		o.DataConverter = converter.GetDefaultDataConverter()
+	}
+	return &Client{tc: tc, opts: o, sessions: map[string]*Session{}}
+}
+
+// Errors of a request to a session the server cannot serve.
+var (
+	// ErrNoSession says a workflow id names no session on the server.
+	ErrNoSession = errors.New("no such session")
+	// ErrEnded says the session has ended and takes no more requests
+	// (its state and transcript can still be read).
+	ErrEnded = errors.New("the session has ended")
+)
+
+// StartOptions tune Start; the zero value starts a session with a fresh id.
+type StartOptions struct {
+	// ID is the session's workflow id; empty means todoflow-<uuid>.
+	ID string
+	// Summary and Details are what the Web UI shows of the run from its
+	// start on; empty means workflows.Describe of the input.
+	Summary, Details string
+}
+
+// Start starts a session (an AgentWorkflow run) with in. A prompt in the
+// input is its first message; without one the session waits for Send.
+func (c *Client) Start(ctx context.Context, in workflows.AgentInput, o StartOptions) (*Session, error) {
+	if o.ID == "" {
+		o.ID = "todoflow-" + uuid.NewString()
+	}
+	summary, details := workflows.Describe(in)
+	if o.Summary != "" {
+		summary = o.Summary
+	}
+	if o.Details != "" {
+		details = o.Details
+	}
+	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
+		ID: o.ID, TaskQueue: c.opts.TaskQueue, StaticSummary: summary, StaticDetails: details,
+		// The run need not upsert what it starts with.
+		TypedSearchAttributes: workflows.StartSearchAttributes(),
+	}, workflows.WorkflowName, in)
+	if err != nil {
+		return nil, fmt.Errorf("start session %s: %w", o.ID, err)
+	}
+	s := c.Session(o.ID)
+	s.mu.Lock()
+	s.run = run
+	s.mu.Unlock()
+	return s, nil
+}
+
+// Attach is the session id, after checking that the server has it (running
+// or ended); an id it does not know is ErrNoSession.
+func (c *Client) Attach(ctx context.Context, id string) (*Session, error) {
+	if _, err := c.tc.DescribeWorkflowExecution(ctx, id, ""); err != nil {
+		return nil, c.Session(id).wrap("describe", err)
+	}
+	return c.Session(id), nil
+}
+
+// Session is the session id, without asking the server: its methods fail
+// with ErrNoSession when there is none. The same id gives the same
+// *Session, so that everything a process sends to one session goes through
+// one queue, in order (see Session.Send).
+func (c *Client) Session(id string) *Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.sessions[id]
+	if !ok {
+		s = &Session{c: c, id: id}
+		c.sessions[id] = s
+	}
+	return s
+}
+
+// wrap words err of what on s: a session the server does not know is
+// ErrNoSession, a refusal by the workflow is a *RefusedError.
+func (s *Session) wrap(what string, err error) error {
+	if nf, ok := errors.AsType[*serviceerror.NotFound](err); ok {
+		if strings.Contains(nf.Message, "already completed") {
+			return fmt.Errorf("%s %s: %w", what, s.id, ErrEnded)
+		}
+		return fmt.Errorf("%s %s: %w", what, s.id, ErrNoSession)
+	}
+	if r := refusal(err); r != nil {
+		return r
+	}
+	return fmt.Errorf("%s %s: %w", what, s.id, err)
+}

@@ -1,0 +1,138 @@
+package client
+
+import (
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// Event is what Watch reports: one of the types below, each a change since
+// the previous look (the first look reports what is).
+type Event interface{ event() }
+
+// StateChanged carries a new answer of the state query, whole, read at At.
+// The changes in it follow as their own events.
+type StateChanged struct {
+	State workflows.State
+	At    time.Time
+}
+
+// StatusChanged: the agent's status (workflows.Status*: running,
+// waiting_user, awaiting_approval, paused, blocked, completed, failed).
+type StatusChanged struct{ Status string }
+
+// TodosChanged: the todo list.
+type TodosChanged struct{ Todos []todo.Item }
+
+// PlanChanged: the plan (nil before the first).
+type PlanChanged struct{ Plan *todo.Plan }
+
+// WaitsChanged: the human waits of the agent tree (a pause, a plan or a
+// tool call to approve); Pending is the root agent's own tool call that
+// waits, whose CallID an approval must name (AnswerTo).
+type WaitsChanged struct {
+	Waiting []workflows.Wait
+	Pending *workflows.PendingApproval
+}
+
+// ModelErrorChanged: a model call is failing and retried, or failed for
+// good and ended the turn (Err, with the provider's message as its cause);
+// Err is nil once that is over.
+type ModelErrorChanged struct{ Err *workflows.ModelError }
+
+// TaskEvent is a plan event of an agent of the tree (step started,
+// completed, blocked, …), new since the previous look.
+type TaskEvent struct{ Event todo.Event }
+
+// NewMessage is a transcript message not reported before, in the order of
+// the transcript: the user's, the agent's replies and tool calls, the
+// tools' results, the reminders the loop injects. The first look reports
+// the whole transcript so far.
+type NewMessage struct{ Message model.Message }
+
+// StreamChanged: the root agent's reply as its model call writes it (from
+// the call's heartbeats: never history). Running is false once no call
+// runs; the reply then comes as a NewMessage. Text is the reply so far (its
+// end, Cut bytes left out before it, when it is long); "" while the call
+// has written nothing.
+type StreamChanged struct {
+	Running bool
+	Call    int
+	Text    string
+	Cut     int
+}
+
+// ToolsChanged: the root agent's tools that are running, by name.
+type ToolsChanged struct{ Running []string }
+
+// Closed: the session's run has ended (after continue-as-new: the last
+// one); Status says how (RunCompleted, RunFailed, …). It is the last event
+// once a state after it was read.
+type Closed struct{ Status string }
+
+// Problem: a look at the session failed (Err, with its cause: the server
+// cannot be reached, no worker answers the queries, no such session), or
+// works again (Err nil). The watch goes on.
+type Problem struct{ Err error }
+
+// Looked ends the events of one look that had news: the events before it
+// tell the session as it stood at one moment, so a client that acts on
+// what it saw (reads its next line, redraws) waits for it.
+type Looked struct{ At time.Time }
+
+func (StateChanged) event()      {}
+func (StatusChanged) event()     {}
+func (TodosChanged) event()      {}
+func (PlanChanged) event()       {}
+func (WaitsChanged) event()      {}
+func (ModelErrorChanged) event() {}
+func (TaskEvent) event()         {}
+func (NewMessage) event()        {}
+func (StreamChanged) event()     {}
+func (ToolsChanged) event()      {}
+func (Closed) event()            {}
+func (Problem) event()           {}
+func (Looked) event()            {}
+
+// changes are the events that tell what changed from prev (nil: nothing
+// seen yet) to cur, StateChanged first.
+func changes(prev *workflows.State, cur workflows.State, at time.Time) []Event {
+	evs := []Event{StateChanged{State: cur, At: at}}
+	if prev == nil {
+		prev = &workflows.State{}
+		evs = append(evs, StatusChanged{cur.Status}) // even "" is news at first
+	} else if cur.Status != prev.Status {
+		evs = append(evs, StatusChanged{cur.Status})
+	}
+	if !todo.Equal(cur.Todos, prev.Todos) {
+		evs = append(evs, TodosChanged{cur.Todos})
+	}
+	if !reflect.DeepEqual(cur.Plan, prev.Plan) {
+		evs = append(evs, PlanChanged{cur.Plan})
+	}
+	if !sameWaits(prev, &cur) {
+		evs = append(evs, WaitsChanged{Waiting: cur.Waiting, Pending: cur.PendingApproval})
+	}
+	if !reflect.DeepEqual(cur.ModelError, prev.ModelError) {
+		evs = append(evs, ModelErrorChanged{cur.ModelError})
+	}
+	last := -1
+	for _, e := range prev.Events {
+		last = max(last, e.EventID)
+	}
+	for _, e := range cur.Events {
+		if e.EventID > last {
+			evs = append(evs, TaskEvent{e})
+		}
+	}
+	return evs
+}
+
+// sameWaits compares the waits, an empty list and none alike.
+func sameWaits(a, b *workflows.State) bool {
+	return slices.Equal(a.Waiting, b.Waiting) && reflect.DeepEqual(a.PendingApproval, b.PendingApproval)
+}

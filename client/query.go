@@ -1,0 +1,122 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/todoflow/todoflow/internal/patient"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// Reading a session: the queries (a worker answers them, from the run's
+// state) and the history (the server answers it alone).
+
+// State is the state query's answer: the list, the plan, the waits, the
+// subagents, the model's errors (CONTRACT.md).
+func (s *Session) State(ctx context.Context) (workflows.State, error) {
+	var st workflows.State
+	err := s.query(ctx, &st, workflows.StateQuery)
+	return st, err
+}
+
+// RawState is the state query's answer as the workflow wrote it (`starter
+// state --json`, the "state" of `starter run --json`).
+func (s *Session) RawState(ctx context.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := s.query(ctx, &raw, workflows.StateQuery)
+	return raw, err
+}
+
+// Plan is the plan checklist, as the `plan` command shows it.
+func (s *Session) Plan(ctx context.Context) (string, error) {
+	var text string
+	err := s.query(ctx, &text, workflows.PlanQuery)
+	return text, err
+}
+
+// Messages reads the transcript from message from on, one page: at most
+// limit messages (the workflow may answer fewer, bounding each answer in
+// bytes); an empty page is the end.
+func (s *Session) Messages(ctx context.Context, from, limit int) ([]model.Message, error) {
+	var page []model.Message
+	err := s.query(ctx, &page, workflows.MessagesQuery, from, limit)
+	return page, err
+}
+
+// messagesPage is how many messages one messages query asks for.
+const messagesPage = 200
+
+func (s *Session) query(ctx context.Context, out any, name string, args ...any) error {
+	v, err := s.c.tc.QueryWorkflow(ctx, s.id, "", name, args...)
+	return s.decode(v, err, out, name)
+}
+
+func (s *Session) decode(v converter.EncodedValue, err error, out any, name string) error {
+	if err != nil {
+		return s.wrap("query "+name+" of", err)
+	}
+	if err := v.Get(out); err != nil {
+		return fmt.Errorf("decode %s of %s: %w", name, s.id, err)
+	}
+	return nil
+}
+
+// Record is a session's state and whole transcript, JSON as the queries
+// answer them: `starter run --json`'s "state" and "messages".
+type Record struct {
+	State    json.RawMessage
+	Messages []json.RawMessage
+}
+
+// Record reads the state and the whole transcript, page by page. An answer
+// that is late (no worker answered in time, a server restarting) is asked
+// for again until ctx ends: for a session that has ended, whose answers do
+// not change, read whenever a worker serves it.
+func (s *Session) Record(ctx context.Context) (Record, error) {
+	var rec Record
+	v, err := patient.Query(ctx, s.c.tc, s.id, "", workflows.StateQuery)
+	if err := s.decode(v, err, &rec.State, workflows.StateQuery); err != nil {
+		return rec, err
+	}
+	rec.Messages = []json.RawMessage{}
+	// A short page is not the end: only an empty one is.
+	for {
+		off := len(rec.Messages)
+		v, err := patient.Query(ctx, s.c.tc, s.id, "", workflows.MessagesQuery, off, messagesPage)
+		var page []json.RawMessage
+		if err := s.decode(v, err, &page, workflows.MessagesQuery); err != nil {
+			return rec, fmt.Errorf("from message %d: %w", off, err)
+		}
+		if len(page) == 0 {
+			return rec, nil
+		}
+		rec.Messages = append(rec.Messages, page...)
+	}
+}
+
+// History is the history of the session's run runID ("" for the latest)
+// as the JSON that `temporal workflow show --output json` prints and the
+// SDK's replayer reads, and its number of events.
+func (s *Session) History(ctx context.Context, runID string) ([]byte, int, error) {
+	hist := &historypb.History{}
+	it := s.c.tc.GetWorkflowHistory(ctx, s.id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, 0, s.wrap("read the history of", err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode the history of %s: %w", s.id, err)
+	}
+	return append(data, '\n'), len(hist.Events), nil
+}

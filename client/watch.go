@@ -1,0 +1,223 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// DefaultWatchInterval is how often Watch looks when no interval is given:
+// what a terminal client needs to show a reply as it is written.
+const DefaultWatchInterval = 100 * time.Millisecond
+
+// Watch looks at the session every interval (0: DefaultWatchInterval) and
+// reports what changed as events, until ctx ends or the session has ended
+// (Closed, once a state after it was read); then the channel is closed.
+// The events of one look come in this order: the state's (StateChanged
+// first), the new messages, the stream, the tools, Closed, Problem, and
+// Looked last. A look that fails is a Problem and the watch goes on: the
+// server may be restarting. Read the channel until it is closed, or cancel
+// ctx to stop watching.
+//
+// Each look is one DescribeWorkflowExecution, which the server answers
+// alone (the run's status, its history length, the running activities with
+// their heartbeats: the reply being written, the tools running); the state
+// and messages queries, which a worker answers, are asked only when the
+// history has grown since the last look, or the last query failed. A quiet
+// session costs one cheap call per look and nothing on the worker.
+func (s *Session) Watch(ctx context.Context, interval time.Duration) <-chan Event {
+	if interval <= 0 {
+		interval = DefaultWatchInterval
+	}
+	out := make(chan Event)
+	go func() {
+		defer close(out)
+		w := &watcher{s: s}
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			evs, done := w.look(lctx)
+			cancel()
+			for _, ev := range evs {
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if done {
+				return
+			}
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// watcher is what Watch remembers between two looks.
+type watcher struct {
+	s *Session
+
+	runID      string
+	historyLen int64
+	stateOK    bool
+	state      *workflows.State
+	offset     int            // the transcript's messages reported
+	last       *model.Message // the last one, to find the place again after continue-as-new
+	closed     bool
+	stream     StreamChanged
+	tools      []string
+	problem    string
+}
+
+// look takes one look and returns what changed, and whether the watch is
+// over.
+func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
+	d, err := w.s.c.tc.DescribeWorkflowExecution(ctx, w.s.id, "")
+	if err != nil {
+		if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
+			err = fmt.Errorf("%w: %s", ErrNoSession, w.s.id)
+		} else {
+			err = fmt.Errorf("describe %s: %w", w.s.id, err)
+		}
+		if evs = w.trouble(nil, err); len(evs) > 0 {
+			evs = append(evs, Looked{time.Now()})
+		}
+		return evs, false
+	}
+	info := d.GetWorkflowExecutionInfo()
+	runID := info.GetExecution().GetRunId()
+	closed := info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+
+	var stream StreamChanged
+	var tools []string
+	for _, pa := range d.GetPendingActivities() {
+		switch pa.GetActivityType().GetName() {
+		case workflows.ModelCallActivity:
+			stream.Running = true
+			var rs workflows.ReplyStream
+			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &rs) == nil {
+				stream.Call, stream.Text, stream.Cut = rs.Call, rs.Text, rs.Cut
+			}
+		case workflows.ToolActivity, workflows.ToolOnHostActivity:
+			var name string
+			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &name) == nil && name != "" {
+				tools = append(tools, name)
+			}
+		}
+	}
+
+	var qerr error
+	if runID != w.runID || info.GetHistoryLength() != w.historyLen || !w.stateOK || (closed && !w.closed) {
+		if runID != w.runID && w.runID != "" {
+			// Continue-as-new: the new run's transcript is the old one
+			// compacted; go on after the last message already reported.
+			w.offset = -1
+		}
+		w.runID, w.historyLen = runID, info.GetHistoryLength()
+		at := time.Now()
+		var st workflows.State
+		st, qerr = w.s.State(ctx)
+		if qerr == nil {
+			evs = append(evs, changes(w.state, st, at)...)
+			w.state = &st
+			var msgs []model.Message
+			msgs, qerr = w.messages(ctx)
+			for _, m := range msgs {
+				evs = append(evs, NewMessage{m})
+			}
+		}
+		w.stateOK = qerr == nil
+	}
+	if stream != w.stream {
+		w.stream = stream
+		evs = append(evs, stream)
+	}
+	if !slices.Equal(tools, w.tools) {
+		w.tools = tools
+		evs = append(evs, ToolsChanged{tools})
+	}
+	if closed && !w.closed {
+		w.closed = true
+		evs = append(evs, Closed{runStatus(info.GetStatus())})
+	}
+	evs = w.trouble(evs, qerr)
+	if len(evs) > 0 {
+		evs = append(evs, Looked{time.Now()})
+	}
+	return evs, w.closed && w.state != nil
+}
+
+// trouble adds a Problem to evs when the latest error (nil: none) is news.
+func (w *watcher) trouble(evs []Event, err error) []Event {
+	text := ""
+	if err != nil {
+		text = err.Error()
+	}
+	if text != w.problem {
+		w.problem = text
+		evs = append(evs, Problem{err})
+	}
+	return evs
+}
+
+// messages reads the messages after the ones reported, page by page.
+func (w *watcher) messages(ctx context.Context) ([]model.Message, error) {
+	from := max(w.offset, 0)
+	var all []model.Message
+	for {
+		page, err := w.s.Messages(ctx, from+len(all), messagesPage)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+	}
+	if w.offset < 0 {
+		// After continue-as-new the whole transcript was read: skip up to
+		// the last message reported, or all of it when that one was
+		// compacted away (then everything in it was reported before).
+		skip := len(all)
+		for i := len(all) - 1; i >= 0 && w.last != nil; i-- {
+			if sameMessage(all[i], *w.last) {
+				skip = i + 1
+				break
+			}
+		}
+		w.offset = len(all)
+		all = all[skip:]
+	} else {
+		w.offset += len(all)
+	}
+	if len(all) > 0 {
+		w.last = &all[len(all)-1]
+	}
+	return all, nil
+}
+
+func sameMessage(a, b model.Message) bool {
+	if a.Role != b.Role || a.Name != b.Name || a.Content != b.Content || a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		if a.ToolCalls[i].ID != b.ToolCalls[i].ID || string(a.ToolCalls[i].Arguments) != string(b.ToolCalls[i].Arguments) {
+			return false
+		}
+	}
+	return true
+}
