@@ -137,6 +137,8 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 			Subagents: map[string]State{}, Reporters: []ReporterStatus{}, Extra: (&todo.State{}).Extra()}
 		_ = workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return failed, nil })
 		_ = workflow.SetQueryHandler(ctx, MessagesQuery, func(int, int) ([]model.Message, error) { return []model.Message{}, nil })
+		// The run list must not show it running for ever.
+		_ = workflow.UpsertTypedSearchAttributes(ctx, AgentStatusKey.ValueSet(StatusFailed))
 		return AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
 	}
 	a := newAgent(cfg)

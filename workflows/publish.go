@@ -5,6 +5,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +103,9 @@ func (p published) same(q published) bool {
 	return p == q
 }
 
+// detailsChildren is how many subagents the run's page lists.
+const detailsChildren = 20
+
 // details is the markdown the Web UI shows on the run's page.
 func (a *agent) details() string {
 	var b strings.Builder
@@ -113,18 +117,36 @@ func (a *agent) details() string {
 	if p := a.plans.Current(); p != nil {
 		b.WriteString("\n\n```\n" + todo.PlanChecklist(p) + "\n```")
 	}
+	// The most recent children, so that the page stays short however many
+	// a session spawned; the state query has the rest.
 	subs := a.subagentStates()
-	for _, id := range a.childOrder {
-		st := subs[id]
+	shown := 0
+	for _, id := range slices.Backward(a.childOrder) {
+		st, ok := subs[id]
+		if !ok || shown == detailsChildren {
+			continue
+		}
+		shown++
 		done, total := todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)
-		if st.Live != nil {
+		switch {
+		case st.Live != nil:
 			done, total = st.Live.TodosCompleted, st.Live.TodosTotal
+		case st.Ended != nil:
+			done, total = st.Ended.TodosCompleted, st.Ended.TodosTotal
 		}
 		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d/%d todos done", id, st.Status, done, total)
 	}
+	if more := len(a.childOrder) + a.childrenPruned - shown; more > 0 {
+		fmt.Fprintf(&b, "\n\nand %d earlier subagents (the state query lists them)", more)
+	}
+	// Every wait a human may answer has its line: the agent's own
+	// approvals too (its pause has one above).
 	for _, w := range a.waiting() {
-		if w.AgentID != a.cfg.agentID {
+		switch {
+		case w.AgentID != a.cfg.agentID:
 			fmt.Fprintf(&b, "\n\n**waiting**: agent %s (%s): %s", w.AgentID, w.Kind, w.Reason)
+		case w.Kind != WaitPaused:
+			fmt.Fprintf(&b, "\n\n**waiting** (%s): %s", w.Kind, w.Reason)
 		}
 	}
 	if a.hostQueue != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,5 +167,30 @@ func TestStartedWith(t *testing.T) {
 				t.Errorf("startedWith = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The run's page has a line for every wait a human may answer, the agent's
+// own tool approval included, and lists at most detailsChildren subagents.
+func TestDetailsShowWaitsAndStayShort(t *testing.T) {
+	cfg, err := resolve(AgentInput{Prompt: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(cfg)
+	a.toolWait = &PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"a"}`)}
+	for i := range detailsChildren + 10 {
+		id := fmt.Sprintf("kid%02d", i)
+		a.children[id] = &child{AgentID: id, Done: true, State: &State{AgentID: id, Status: StatusCompleted}}
+		a.childOrder = append(a.childOrder, id)
+	}
+	d := a.details()
+	for _, want := range []string{"**waiting** (tool_approval): call c7 of write_file", "subagent **kid29**", "and 10 earlier subagents"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("details lack %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d, "subagent **kid09**") {
+		t.Errorf("details list more than the %d most recent subagents:\n%s", detailsChildren, d)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/todoflow/todoflow/todo"
+	"go.temporal.io/sdk/temporal"
 )
 
 // An unknown field anywhere in the input is refused at the start, with the
@@ -77,5 +79,21 @@ func TestAnswersOnlyThroughTheirMessage(t *testing.T) {
 	}
 	if st.Status != StatusPaused {
 		t.Errorf("after a resume with an unknown field: status %s, want still paused", st.Status)
+	}
+}
+
+// A run refused at its start shows failed in the run list, not the
+// "running" it was started with.
+func TestRefusedRunShowsFailed(t *testing.T) {
+	env := newTreeEnv()
+	scripted(env, say("never"))
+	var status string
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		status, _ = sa.GetKeyword(AgentStatusKey)
+	}).Return(nil)
+	env.ExecuteWorkflow(WorkflowName, json.RawMessage(`{"prompt": "x", "aproval": {}}`))
+	if env.GetWorkflowError() == nil || status != StatusFailed {
+		t.Errorf("error %v, AgentStatus %q; want the run failed and shown failed", env.GetWorkflowError(), status)
 	}
 }
