@@ -1,4 +1,6 @@
-// This module exists only to build the Temporal dev server (the `temporal` CLI).
+// This module exists only to build Temporal's binaries: the dev server (the `temporal`
+// CLI), and temporal-server and temporal-sql-tool of the server the CLI embeds (v1.29.1),
+// which deploy/cluster.sh runs as a cluster on PostgreSQL.
 //
 // github.com/temporalio/cli v1.5.1 is the newest release that builds from the Go module
 // proxy alone (later releases replace an unpublished nested module). It must live in its
@@ -8,7 +10,11 @@ module github.com/todoflow/todoflow/tools
 
 go 1.26
 
-tool github.com/temporalio/cli/cmd/temporal
+tool (
+	github.com/temporalio/cli/cmd/temporal
+	go.temporal.io/server/cmd/server
+	go.temporal.io/server/cmd/tools/sql
+)
 
 require (
 	cel.dev/expr v0.23.1 // indirect
@@ -40,6 +46,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cncf/xds/go v0.0.0-20250326154945-ae57f3c0d45f // indirect
 	github.com/coreos/go-oidc/v3 v3.13.0 // indirect
+	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/dgryski/go-farm v0.0.0-20240924180020-3414d57e47da // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
@@ -109,6 +116,7 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/robfig/cron v1.2.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/shopspring/decimal v1.4.0 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/sony/gobreaker v1.0.0 // indirect
@@ -126,8 +134,11 @@ require (
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	github.com/uber-common/bark v1.3.0 // indirect
 	github.com/uber-go/tally/v4 v4.1.17 // indirect
+	github.com/urfave/cli v1.22.16 // indirect
+	github.com/urfave/cli/v2 v2.27.5 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/zeebo/errs v1.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.1.0 // indirect
 	go.opentelemetry.io/contrib/detectors/gcp v1.35.0 // indirect

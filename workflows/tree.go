@@ -1,6 +1,10 @@
 package workflows
 
-import "github.com/todoflow/todoflow/todo"
+import (
+	"slices"
+
+	"github.com/todoflow/todoflow/todo"
+)
 
 // The bus of a run tree, in the files tree*.go: the messages and the bus
 // state here, the broker (tree_broker.go), delivery in order
@@ -140,6 +144,12 @@ type bus struct {
 	starWants    []Want
 	// The keeper's interests, in the order they came.
 	interests []interest
+	// routed are the root's record of which keeper holds which asker's
+	// interests (Want handed on by deliver), so that the asker's end
+	// reaches them and its interests leave their tables. A run continues
+	// as new only when no child runs, when every keeper but the root has
+	// ended, so they are not carried.
+	routed []route
 	// The asker's side: producers whose binding was asked for, and the
 	// number of the last subscription sent (todo.Subscription.Number).
 	asked []string
@@ -161,6 +171,17 @@ type bus struct {
 	briefs int
 	// unborn are signals of children not recorded yet (agent.adopt).
 	unborn []TaskEvent
+}
+
+// route is a Want the root handed to a keeper: the asker's agent id and the
+// keeper's workflow.
+type route struct{ Asker, Keeper string }
+
+// forget drops the interests of an agent that ended: nothing is forwarded
+// to it any more.
+func (b *bus) forget(agentID string) {
+	b.interests = slices.DeleteFunc(b.interests, func(in interest) bool { return in.Agent == agentID })
+	b.starWants = slices.DeleteFunc(b.starWants, func(w Want) bool { return w.Agent == agentID })
 }
 
 func sentKey(producer, workflowID string) string { return producer + "\x00" + workflowID }

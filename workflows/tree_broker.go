@@ -174,6 +174,9 @@ func (a *agent) deliver(ctx workflow.Context, w Want) {
 		return
 	}
 	a.signal(ctx, keeper.WorkflowID, TaskEvent{From: a.cfg.agentID, Want: &w})
+	if r := (route{Asker: w.Agent, Keeper: keeper.WorkflowID}); !slices.Contains(a.bus.routed, r) {
+		a.bus.routed = append(a.bus.routed, r)
+	}
 }
 
 // serve is the keeper's part: it records the interest, and answers with

@@ -152,6 +152,7 @@ func (a *agent) adopt(ctx workflow.Context, ch *child) {
 // takeEnd records that an agent of the tree ended, and fails what waited
 // on it.
 func (a *agent) takeEnd(ctx workflow.Context, e AgentEnd) {
+	a.bus.forget(e.AgentID)
 	a.gone[e.AgentID] = e.How
 	a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
 	a.memberEnded(ctx, e.AgentID, e.How)
@@ -217,4 +218,26 @@ func (a *agent) memberEnded(ctx workflow.Context, id, how string) {
 		m.Ended = how
 		a.settleUnknown(ctx, false)
 	}
+	// The keepers that hold the ended agent's interests drop them: no
+	// event is forwarded to an agent that ended. The root's own table
+	// drops them at once.
+	a.bus.forget(id)
+	var told []string
+	ended := ""
+	if m := a.bus.member(id); m != nil {
+		ended = m.WorkflowID
+	}
+	a.bus.routed = slices.DeleteFunc(a.bus.routed, func(r route) bool {
+		switch {
+		case r.Keeper == ended:
+			return true // the keeper itself ended
+		case r.Asker != id:
+			return false
+		}
+		if !slices.Contains(told, r.Keeper) {
+			told = append(told, r.Keeper)
+			a.signal(ctx, r.Keeper, TaskEvent{From: a.cfg.agentID, Ended: &AgentEnd{AgentID: id, How: how}})
+		}
+		return true
+	})
 }

@@ -8,6 +8,10 @@ import (
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // A child's step that depends on its parent's step unblocks when the parent
@@ -963,4 +967,84 @@ func TestTreeSubscribeAfterUnsubscribe(t *testing.T) {
 	if len(eventsOf(st.Events, "a", "step_completed")) != 1 {
 		t.Errorf("b heard %s of a; want its step_completed through the second subscription", dump(st.Events))
 	}
+}
+
+// No event is signalled to an agent that has ended: the keepers of the
+// producers it subscribed to drop its interests once it ends, the root's
+// own table at once and another keeper's when the root tells it. Before,
+// each later event was signalled to it, and failed.
+func TestTreeNothingReachesAnEndedSubscriber(t *testing.T) {
+	env := newTreeEnv()
+	sub := func(of string) []model.Response {
+		return []model.Response{calls(call("subscribeToTasks", `{"agent_id":"`+of+`","event_types":["step_completed"]}`)), say("subscribed")}
+	}
+	work := func(title string) []model.Response {
+		return []model.Response{
+			calls(call("createPlan", `{"title":"`+title+`","steps":["one"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"did one"}`)),
+			say(title + " done"),
+		}
+	}
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("p", "work", quiet), spawnCall("s", "follow p", quiet), spawnCall("c", "delegate", quiet)), say("spawned")},
+		"p":    work("P"),
+		"s":    sub("p"),
+		// c keeps p2's events; s2 asks the root, which hands the want to c.
+		"c":  {calls(spawnCall("p2", "work", quiet), spawnCall("s2", "follow p2", quiet)), say("delegated")},
+		"p2": work("P2"),
+		"s2": sub("p2"),
+		// The producers work once their subscribers have ended.
+	}, late{"p", 1, time.Hour}, late{"p2", 1, time.Hour})
+	sc := &signalCounter{ended: map[string]bool{}}
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{sc}})
+	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, _ error) {
+		sc.ended[info.WorkflowExecution.ID] = true
+	})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+	if st := stateOf(t, env, childWF("p")); st.Status != StatusCompleted || sc.events == 0 {
+		t.Fatalf("p %s, %d events signalled in all: the test did not run its course", st.Status, sc.events)
+	}
+	if len(sc.toEnded) != 0 {
+		t.Errorf("events signalled to agents that had ended: %v", sc.toEnded)
+	}
+}
+
+// signalCounter counts the task_event signals carrying an event, and
+// records those sent to a workflow that had completed.
+type signalCounter struct {
+	interceptor.WorkerInterceptorBase
+	ended   map[string]bool
+	events  int
+	toEnded []string
+}
+
+func (c *signalCounter) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &countingInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, c: c}
+}
+
+type countingInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	c *signalCounter
+}
+
+func (i *countingInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&countingOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, c: i.c})
+}
+
+type countingOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	c *signalCounter
+}
+
+func (o *countingOutbound) SignalExternalWorkflow(ctx workflow.Context, workflowID, runID, name string, arg any) workflow.Future {
+	if te, ok := arg.(TaskEvent); ok && te.Event != nil {
+		o.c.events++
+		if o.c.ended[workflowID] {
+			o.c.toEnded = append(o.c.toEnded, workflowID+": "+string(te.Event.Type))
+		}
+	}
+	return o.Next.SignalExternalWorkflow(ctx, workflowID, runID, name, arg)
 }

@@ -1,0 +1,219 @@
+package testsuite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/todoflow/todoflow/worker/agentworker"
+	"github.com/todoflow/todoflow/worker/devserver"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// The tests of this file run todoflow on the production topology of deploy/cluster.sh:
+// PostgreSQL and temporal-server as four processes, the configuration docker-compose.yml
+// runs. They are opt-in (TODOFLOW_CLUSTER=1): a cold build of the server takes about ten
+// minutes, and PostgreSQL may have to be installed first.
+
+// cluster is one started by deploy/cluster.sh, in a folder of its own.
+type cluster struct {
+	dir     string
+	address string
+}
+
+const clusterScript = "../deploy/cluster.sh"
+
+// startCluster brings a cluster up for the test and down when it ends. It skips, saying
+// why in one line, unless TODOFLOW_CLUSTER is set, or when this machine cannot run one
+// (cluster.sh's exit code 3: PostgreSQL cannot be installed, no Go).
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	if os.Getenv("TODOFLOW_CLUSTER") == "" {
+		t.Skip("production topology (deploy/cluster.sh): set TODOFLOW_CLUSTER=1 to run it")
+	}
+	if testing.Short() {
+		t.Skip("end-to-end test against a Temporal cluster; skipped with -short")
+	}
+	// Not t.TempDir (0700): run as root, PostgreSQL runs as its own user, which must
+	// reach its folder.
+	dir, err := os.MkdirTemp("", "todoflow-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cl := &cluster{dir: dir}
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(dir, "cluster.env")); err == nil {
+			if out, err := cl.run(context.Background(), t, "down"); err != nil {
+				t.Errorf("cluster.sh down: %v\n%s", err, out)
+			}
+		}
+		if t.Failed() {
+			t.Logf("the cluster's folder is kept for its logs: %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute) // a cold build included
+	defer cancel()
+	start := time.Now()
+	out, err := cl.run(ctx, t, "up")
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == 3:
+		t.Skipf("no cluster on this machine: %s", lastLine(out))
+	case err != nil:
+		t.Fatalf("cluster.sh up: %v: %s", err, lastLine(out))
+	}
+	addr, ok := strings.CutPrefix(lastLine(out), "TEMPORAL_ADDRESS=")
+	if !ok {
+		t.Fatalf("cluster.sh up's last line is %q; want TEMPORAL_ADDRESS=HOST:PORT", lastLine(out))
+	}
+	cl.address = addr
+	t.Logf("cluster up at %s in %s", addr, time.Since(start).Round(100*time.Millisecond))
+	return cl
+}
+
+// run runs cluster.sh COMMAND DIR ARGS..., logging its lines as they come (a build
+// takes minutes); it returns its output, stderr included.
+func (cl *cluster) run(ctx context.Context, t *testing.T, command string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, clusterScript, append([]string{command, cl.dir}, args...)...)
+	// A test killed before its cleanup leaves nothing running: cluster.sh's watchdog
+	// takes the cluster down once this process is gone.
+	cmd.Env = append(os.Environ(), "TODOFLOW_CLUSTER_OWNER_PID="+strconv.Itoa(os.Getpid()))
+	var out bytes.Buffer
+	var mu sync.Mutex
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			t.Log(sc.Text())
+			mu.Lock()
+			out.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+		}
+	}()
+	err := cmd.Run()
+	pw.Close()
+	<-done
+	return out.String(), err
+}
+
+// kill sends SIGKILL to one of the server's services and waits until it is gone.
+func (cl *cluster) kill(t *testing.T, service string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(cl.dir, "run", service+".pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill %s (pid %d): %v", service, pid, err)
+	}
+	waitFor(t, 10*time.Second, service+" to be gone", func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return err != nil || strings.Contains(string(stat), ") Z ")
+	})
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestClusterHistoryRestart plays the plan scenario (05) on the cluster with two
+// workers, SIGKILLs the history service while a model call is in flight, and starts it
+// again a few seconds later: the run finishes as its scenario expects. It logs how long
+// the session took, from the restart, to its next step.
+func TestClusterHistoryRestart(t *testing.T) {
+	cl := startCluster(t)
+	c, err := client.Dial(client.Options{HostPort: cl.address, Namespace: "default", Logger: quiet{}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", cl.address, err)
+	}
+	t.Cleanup(c.Close)
+	// cluster.sh created the search attributes the workflows need: nothing is missing.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := devserver.EnsureSearchAttributes(ctx, c, "default", workflows.SearchAttributes()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Scenario 05, its fourth model call (after the approval) 2 s long: the kill finds
+	// it in flight, and it ends while history is down.
+	sc := scenarioVariant(t, "05_plan_with_approval.json", func(m map[string]any) {
+		m["model"].([]any)[3].(map[string]any)["delay_ms"] = 2000
+	})
+	s := &server{c: c}
+	for range 2 {
+		s.startWorkerWith(t, agentworker.Options{StateDir: t.TempDir(), ScriptDir: filepath.Dir(sc.Path)})
+	}
+	id := "cluster-history-" + time.Now().Format("150405.000000")
+	result := playAsync(t, c, sc, id, 3*time.Minute)
+
+	var before workflows.State
+	waitFor(t, 60*time.Second, "the run's model call after the approval", func() bool {
+		st, ok := queryState(context.Background(), c, id)
+		if ok && st.ModelCalls == 4 && modelCallRunning(c, id) {
+			before = st
+			return true
+		}
+		return false
+	})
+	killed := time.Now()
+	cl.kill(t, "history")
+	t.Logf("history killed (SIGKILL) during model call 4")
+	time.Sleep(4 * time.Second)
+	restart := time.Now()
+	if out, err := cl.run(context.Background(), t, "restart", "history"); err != nil {
+		t.Fatalf("cluster.sh restart history: %v\n%s", err, out)
+	}
+	ready := time.Now()
+
+	step := func(st workflows.State) string {
+		return fmt.Sprintf("%s/%d/%d", st.Status, st.ModelCalls, st.EventsTotal)
+	}
+	var next time.Time
+	waitFor(t, 2*time.Minute, "the session's next step after the restart", func() bool {
+		st, ok := queryState(context.Background(), c, id)
+		if ok && step(st) != step(before) {
+			next = time.Now()
+			return true
+		}
+		return false
+	})
+	t.Logf("history down %s; cluster.sh restart took %s; the session's next step came %s after the restart began (%s after history was up)",
+		restart.Sub(killed).Round(time.Millisecond), ready.Sub(restart).Round(time.Millisecond),
+		next.Sub(restart).Round(time.Millisecond), next.Sub(ready).Round(time.Millisecond))
+
+	res := <-result
+	if res.err != nil {
+		t.Fatalf("play: %v", res.err)
+	}
+	t.Logf("the run completed %s after the restart began; %d model call attempt(s) timed out (a completion lost while history was down)",
+		time.Since(restart).Round(time.Millisecond), interruptedModelCalls(t, c, id))
+	checkExpect(t, sc, res.out)
+}
