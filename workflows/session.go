@@ -192,7 +192,11 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	if !a.settled(ctx) {
 		return nil
 	}
-	return workflow.NewContinueAsNewError(ctx, WorkflowName, a.carry())
+	// A session pinned to the build that started it (worker versioning)
+	// moves to the current build here, at a point where its state is all
+	// in the carry: a new build need not replay the old one's history.
+	opts := workflow.ContinueAsNewErrorOptions{InitialVersioningBehavior: workflow.ContinueAsNewVersioningBehaviorAutoUpgrade}
+	return workflow.NewContinueAsNewErrorWithOptions(ctx, opts, WorkflowName, a.carry())
 }
 
 // settled is the last check before the run ends, made without yielding so
