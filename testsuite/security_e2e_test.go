@@ -186,3 +186,26 @@ func TestModelCannotWriteVCSMetadata(t *testing.T) {
 		t.Error("the model wrote a hook")
 	}
 }
+
+// A typo in the input cannot switch a guard off: {"aproval": ...} once
+// started a run whose writes needed no approval; now the run is refused at
+// its start with the field named, before the model is called. The input is
+// sent as the stock temporal CLI sends it, as raw JSON.
+func TestUnknownInputFieldRefusedEndToEnd(t *testing.T) {
+	s := startServer(t)
+	s.startWorkerWith(t, agentworker.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+		json.RawMessage(`{"prompt": "write the release notes", "aproval": {"*": "required"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run.Get(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "aproval"`) {
+		t.Fatalf("the run ended with %v, want it refused naming the field", err)
+	}
+	if st, ok := queryState(ctx, s.c, run.GetID()); !ok || st.Status != workflows.StatusFailed || st.ModelCalls != 0 {
+		t.Errorf("state %+v (read: %v), want failed before any model call", st, ok)
+	}
+}
