@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/google/uuid"
 
@@ -28,6 +29,9 @@ type Options struct {
 	// Model is a new session's model reference (openai:…, script:…); empty
 	// leaves it to the worker. An existing session keeps its own.
 	Model string
+	// Prompt is a new session's first message, sent as it starts (the
+	// scripted demo's); empty waits for the user's.
+	Prompt string
 	// In and Out default to os.Stdin and os.Stdout. When either is not a
 	// terminal the client runs in line mode.
 	In  io.Reader
@@ -48,7 +52,8 @@ const DefaultPoll = client.DefaultWatchInterval
 
 // Run opens (or attaches to) a session and talks to it until the user
 // leaves, the input ends (line mode) or the session ends. Leaving never
-// ends the session.
+// ends the session. A session that ends other than completed is an
+// *EndedError, once the client has shown why.
 func Run(ctx context.Context, o Options) error {
 	if o.Client == nil {
 		return errors.New("chat: no Temporal client")
@@ -76,12 +81,18 @@ func Run(ctx context.Context, o Options) error {
 	if o.Plain || !isTerminal(o.In) || !isTerminal(o.Out) {
 		return runPlain(ctx, sess, looks, o.In, o.Out, intro)
 	}
-	intro = append(intro, "/help lists the commands · Ctrl+T shows the checklist · Ctrl+C leaves (the session goes on)")
-	p := tea.NewProgram(newUI(ctx, sess, looks, intro), tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
+	intro = append(intro, "/help: commands and keys · Ctrl+T: checklist · Alt+Enter: new line · Up: earlier lines · "+
+		"Ctrl+C twice: leave (the session goes on)")
+	u := newUI(ctx, sess, looks, intro)
+	// What the program prints above its view is not downsampled by it:
+	// the view tones it to the profile the program uses (NO_COLOR, a
+	// terminal of 16 colours).
+	u.profile = colorprofile.Detect(o.Out, os.Environ())
+	p := tea.NewProgram(u, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out), tea.WithColorProfile(u.profile))
 	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
 		return fmt.Errorf("chat: %w", err)
 	}
-	return nil
+	return u.err
 }
 
 // open attaches to the session o.ID, or starts it when there is none (with
@@ -102,7 +113,7 @@ func open(ctx context.Context, o *Options) (*client.Session, []string, error) {
 	} else {
 		o.ID = "chat-" + uuid.NewString()
 	}
-	s, err := o.Client.Start(ctx, workflows.AgentInput{Model: o.Model}, client.StartOptions{ID: o.ID})
+	s, err := o.Client.Start(ctx, workflows.AgentInput{Model: o.Model, Prompt: o.Prompt}, client.StartOptions{ID: o.ID})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -35,7 +35,7 @@ var commands = []struct{ name, args, help string }{
 	{"compact", "", "summarise the older messages now"},
 	{"end", "", "end the session (it completes after its current turn)"},
 	{"help", "", "show this help"},
-	{"quit", "", "leave the client; the session goes on (also Ctrl+C, Ctrl+D)"},
+	{"quit", "", "leave the client; the session goes on (also Ctrl+C twice, Ctrl+D)"},
 }
 
 func helpText() string {
@@ -48,7 +48,13 @@ func helpText() string {
 		}
 		fmt.Fprintf(&b, "  %-22s %s\n", name, c.help)
 	}
-	b.WriteString("Ctrl+T shows or hides the whole checklist and plan. A line starting with // is sent with one /.")
+	b.WriteString("Keys (in a terminal):\n" +
+		"  Enter                  send the message\n" +
+		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message\n" +
+		"  Up, Down               earlier lines: sent from here, and the session's messages\n" +
+		"  Ctrl+T                 show or hide the whole checklist and plan\n" +
+		"  Ctrl+C                 clear the line; twice within 2 s, leave (the session goes on)\n" +
+		"A line starting with // is sent with one /.")
 	return b.String()
 }
 

@@ -37,8 +37,11 @@
 //
 // The terminal view (tui.go, bubbletea) prints what is final above the
 // program, into the terminal's scrollback: the transcript (the user's
-// messages, replies, tool calls with the first line of their results,
-// injected reminders as notes), other agents' plan events, command output.
+// messages, replies, tool calls with the first line of their results),
+// other agents' plan events, command output. What the loop injects to
+// steer the model (the guards' reminders, the summary of older messages)
+// is written for the model: it shows as a dim one-line marker, never as
+// if the user had typed it.
 // At the bottom, in place: the reply being written, running tools, what
 // waits for the user (a paused agent, a plan or a tool call to approve, a
 // model that is being retried), the whole checklist and plan when Ctrl+T
@@ -50,10 +53,29 @@
 // wrapping it in their own styles: a reply cannot set the clipboard, make a
 // link or erase the lines above it.
 //
+// Colours follow the terminal's profile, NO_COLOR included: the program
+// downsamples its view, and the view does the same to what it prints above
+// (tea.Println writes it as it is).
+//
+// A session that ends other than completed (a worker that cannot serve
+// its model fails it) is told with the reason the server keeps, read once
+// (ended.go), and Run returns an *EndedError: `starter chat` exits 1.
+//
 // When the input or output is not a terminal, the line mode (plain.go)
 // prints the same transcript and notices as plain lines and reads its input
 // a line at a time, each once the session has answered the previous one, so
 // that `starter chat < script.txt` plays a conversation.
+//
+// # Keys
+//
+// The prompt (input.go) is a text area: Enter sends, Alt+Enter (Ctrl+J,
+// or a "\" before Enter where the terminal sends no Alt+Enter) starts a
+// new line, and a bracketed paste arrives whole, as one message, however
+// many lines it has. Up and Down on its first and last row recall earlier
+// lines (history.go): those typed here and the user's messages of the
+// transcript, once each. Ctrl+C clears what is typed, and leaves only when
+// pressed again within two seconds: a key pressed to stop something must
+// not lose a half-typed message, and leaving never ends the session.
 //
 // # Commands
 //

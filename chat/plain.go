@@ -97,7 +97,9 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 			}
 			announced = now
 			if tr.closed != "" {
-				return nil
+				line, err := sess.ending(ctx, tr.closed)
+				say(line)
+				return err
 			}
 		case err := <-answers:
 			sending--

@@ -38,7 +38,7 @@ func hostileLook() []client.Event {
 		client.NewMessage{Message: model.Message{Role: model.RoleUser, Content: "read notes.txt"}},
 		client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Content: hostile}},
 		client.NewMessage{Message: model.Message{Role: model.RoleTool, Content: hostile + "\nsecond line"}},
-		client.NewMessage{Message: model.Message{Role: model.RoleUser, Name: "todo_reminder", Content: hostile}},
+		client.NewMessage{Message: model.Message{Role: model.RoleUser, Name: workflows.NameTaskEvent, Content: hostile}},
 	}
 }
 
@@ -83,7 +83,7 @@ func TestLineModeCleans(t *testing.T) {
 	if err := runPlain(ctx, &session{id: "chat-1"}, looks, strings.NewReader(""), &out, []string{hostile}); err != nil {
 		t.Fatal(err)
 	}
-	// The intro, the error, the reply, the result, the reminder, the
+	// The intro, the error, the reply, the result, the task event, the
 	// subagent's event and its start, the pause.
 	checkShown(t, out.String(), 8)
 }

@@ -40,16 +40,21 @@ type entry struct {
 }
 
 // messageEntries is how a transcript message shows: the system prompt not
-// at all, a tool result as its first line, an injected reminder as a note.
+// at all, a tool result as its first line, a reminder the loop injected as
+// a marker, another injected message as a note.
 func messageEntries(m model.Message) []entry {
 	switch m.Role {
 	case model.RoleSystem:
 		return nil
 	case model.RoleUser:
+		if marker, ok := reminders[m.Name]; ok {
+			return []entry{{kindNote, "· " + marker}}
+		}
 		if m.Name != "" {
 			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(firstLine(m.Content), 100))}}
 		}
-		return []entry{{kindUser, "> " + m.Content}}
+		// A message of several lines keeps them under its "> ".
+		return []entry{{kindUser, "> " + strings.ReplaceAll(m.Content, "\n", "\n  ")}}
 	case model.RoleAssistant:
 		var out []entry
 		if text := strings.TrimSpace(m.Content); text != "" {
@@ -74,6 +79,20 @@ func messageEntries(m model.Message) []entry {
 		return []entry{{kindResult, text}}
 	}
 	return []entry{{kindNote, m.Role + ": " + clip(firstLine(m.Content), 120)}}
+}
+
+// reminders are the messages the loop injects to steer the model (its
+// guards, the summary of the older messages), by name, with the marker
+// that stands for each: their text is written for the model, wrapped in
+// <system_reminder>, and says nothing to the user that the checklist and
+// the transcript do not.
+var reminders = map[string]string{
+	todo.NameReminder:            "the agent was reminded of its checklist",
+	todo.NameCompletionReminder:  "the agent was reminded of unfinished items",
+	todo.NameStaleReminder:       "the agent was asked to update its checklist",
+	todo.NameContinuation:        "the agent was asked to go on with its checklist",
+	todo.NameBlocked:             "the agent was told to stop and report what is unfinished",
+	workflows.NameContextSummary: "older messages were summarised",
 }
 
 // callText is a tool call on one line: its name and arguments, shortened;

@@ -20,7 +20,10 @@ func TestMessageEntries(t *testing.T) {
 	}{
 		{"system prompt", model.Message{Role: model.RoleSystem, Content: "You are..."}, nil},
 		{"user", model.Message{Role: model.RoleUser, Content: "fix it"}, []entry{{kindUser, "> fix it"}}},
-		{"injected", model.Message{Role: model.RoleUser, Name: "todo_reminder", Content: "Your list:\n- a"}, []entry{{kindNote, "· todo_reminder: Your list:"}}},
+		{"lines", model.Message{Role: model.RoleUser, Content: "fix it:\n- a\n- b"}, []entry{{kindUser, "> fix it:\n  - a\n  - b"}}},
+		{"task event", model.Message{Role: model.RoleUser, Name: workflows.NameTaskEvent, Content: "Subagent s1 completed step_2.\nDetails"}, []entry{{kindNote, "· task_event: Subagent s1 completed step_2."}}},
+		{"reminder", model.Message{Role: model.RoleUser, Name: todo.NameReminder, Content: "<system_reminder>\nYour checklist\n</system_reminder>"}, []entry{{kindNote, "· the agent was reminded of its checklist"}}},
+		{"summary", model.Message{Role: model.RoleUser, Name: workflows.NameContextSummary, Content: "Summary of the earlier conversation"}, []entry{{kindNote, "· older messages were summarised"}}},
 		{"reply and calls", model.Message{Role: model.RoleAssistant, Content: "Reading.", ToolCalls: []model.ToolCall{
 			{Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)},
 			{Name: "todo_read", Arguments: json.RawMessage(`{}`)},
@@ -172,6 +175,21 @@ func TestTrackerStream(t *testing.T) {
 		}
 		if p := strings.Join(printed, "|"); p != s.print {
 			t.Errorf("step %d printed %q, want %q", i, p, s.print)
+		}
+	}
+}
+
+// What the loop injects to steer the model is written for the model: the
+// transcript shows a one-line marker for it, dim (a note), never its text
+// as if the user had typed it.
+func TestRemindersShowAsMarkers(t *testing.T) {
+	for _, name := range []string{"todo_reminder", "todo_completion_reminder", "todo_stale_reminder",
+		"todo_continuation", "todo_blocked", "context_summary"} {
+		got := messageEntries(model.Message{Role: model.RoleUser, Name: name,
+			Content: "<system_reminder>\nYour checklist:\n- [ ] a\n</system_reminder>"})
+		if len(got) != 1 || got[0].kind != kindNote || strings.Contains(got[0].text, "\n") ||
+			strings.Contains(got[0].text, "system_reminder") || strings.Contains(got[0].text, "checklist:") {
+			t.Errorf("%s shows as %+v, want one note without the message's text", name, got)
 		}
 	}
 }

@@ -9,10 +9,11 @@ import (
 )
 
 // tracker turns the watch's events (client.Session.Watch) into what the
-// client shows: the blocks to print once (messages, other agents' news,
-// the end of the session) and the live parts that change in place (the
-// reply being written, the running tools, what waits for the user, the
-// progress line). Both the terminal view and the line mode use it.
+// client shows: the blocks to print once (messages, other agents' news),
+// the live parts that change in place (the reply being written, the
+// running tools, what waits for the user, the progress line) and whether
+// the session has ended (closed). Both the terminal view and the line mode
+// use it.
 type tracker struct {
 	st      *workflows.State
 	stateAt int64 // the time st was read, in ns, to notice a new answer
@@ -60,9 +61,9 @@ func (t *tracker) apply(ev client.Event) []entry {
 	if !t.running && (t.replied || t.ending != "" || (t.st != nil && t.st.Status != workflows.StatusRunning)) {
 		t.stream = nil
 	}
+	// The end is told by the view, which reads why a run failed (ending).
 	if t.ending != "" && t.closed == "" && t.st != nil {
 		t.closed = t.ending
-		out = append(out, entry{kindNote, "The session has ended (" + t.closed + ")."})
 	}
 	return out
 }

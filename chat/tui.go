@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
-	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
+	"github.com/todoflow/todoflow/model"
 )
 
 // The terminal view (bubbletea, inline like Gemini CLI's): what is final
@@ -78,6 +81,11 @@ type (
 		out string
 		err error
 	}
+	endedMsg struct {
+		line string
+		err  error
+	}
+	disarmMsg struct{ at time.Time } // the window of a Ctrl+C is over
 )
 
 type ui struct {
@@ -86,21 +94,27 @@ type ui struct {
 	looks    <-chan client.Event
 	tr       tracker
 	pending  []entry // what the current look printed so far
-	input    textinput.Model
+	input    textarea.Model
+	hist     history
 	expanded bool
 	width    int
 	height   int
 	sending  int
 	quitting bool
 	intro    []string
+	// profile is the terminal's colours: the program downsamples its view
+	// to it, but not what it prints above (tea.Println), so print does.
+	profile colorprofile.Profile
+	// armed is when Ctrl+C last cleared the prompt: another one within
+	// quitWindow leaves.
+	armed time.Time
+	now   func() time.Time
+	err   error // Run's error: the session ended other than completed
 }
 
 func newUI(ctx context.Context, sess *session, looks <-chan client.Event, intro []string) *ui {
-	in := textinput.New()
-	in.Prompt = "> "
-	in.Placeholder = "a message, or /help"
-	in.Focus()
-	return &ui{ctx: ctx, sess: sess, looks: looks, input: in, width: 80, height: 24, intro: intro}
+	return &ui{ctx: ctx, sess: sess, looks: looks, input: newInput(), width: 80, height: 24, intro: intro,
+		profile: colorprofile.TrueColor, now: time.Now}
 }
 
 func (u *ui) next() tea.Cmd {
@@ -120,7 +134,7 @@ func (u *ui) next() tea.Cmd {
 func (u *ui) Init() tea.Cmd {
 	cmds := []tea.Cmd{u.next()}
 	for _, line := range u.intro {
-		cmds = append(cmds, tea.Println(paint(styleNote, line)))
+		cmds = append(cmds, tea.Println(u.tone(paint(styleNote, line))))
 	}
 	return tea.Sequence(cmds...)
 }
@@ -129,12 +143,27 @@ func (u *ui) print(entries []entry) tea.Cmd {
 	if len(entries) == 0 {
 		return nil
 	}
-	return tea.Println(printed(entries))
+	return tea.Println(u.tone(printed(entries)))
+}
+
+// tone is s in the terminal's colours: none with NO_COLOR (the text's
+// weights stay), fewer on a terminal of 16 or 256.
+func (u *ui) tone(s string) string {
+	if u.profile == colorprofile.TrueColor || u.profile == colorprofile.Unknown {
+		return s
+	}
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: u.profile}
+	_, _ = w.WriteString(s)
+	return b.String()
 }
 
 func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case lookMsg:
+		if m, ok := msg.ev.(client.NewMessage); ok && m.Message.Role == model.RoleUser && m.Message.Name == "" {
+			u.hist.seen(m.Message.Content)
+		}
 		// A look's blocks are printed together, once its events are all in:
 		// one print at a time keeps them in order.
 		u.pending = append(u.pending, u.tr.apply(msg.ev)...)
@@ -144,9 +173,16 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		printed := u.print(u.pending)
 		u.pending = nil
 		if u.tr.closed != "" {
-			return u.leave(printed, "")
+			ctx, sess, status := u.ctx, u.sess, u.tr.closed
+			return u, tea.Sequence(printed, func() tea.Msg {
+				line, err := sess.ending(ctx, status)
+				return endedMsg{line, err}
+			})
 		}
 		return u, tea.Batch(printed, u.next())
+	case endedMsg:
+		u.err = msg.err
+		return u.leave(nil, msg.line)
 	case sentMsg:
 		u.sending--
 		if msg.err != nil {
@@ -158,24 +194,85 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return u, u.print([]entry{{kindError, msg.err.Error()}})
 		}
 		return u, u.print([]entry{{kindNote, msg.out}})
+	case disarmMsg:
+		if msg.at.Equal(u.armed) {
+			u.armed = time.Time{}
+		}
+		return u, nil
+	case tea.ColorProfileMsg:
+		u.profile = msg.Profile
+		return u, nil
 	case tea.WindowSizeMsg:
 		u.width, u.height = msg.Width, msg.Height
-		u.input.SetWidth(max(msg.Width-4, 10))
+		u.input.SetWidth(max(msg.Width-1, 10))
 		return u, nil
+	case tea.PasteMsg:
+		u.armed = time.Time{}
+		var cmd tea.Cmd
+		u.input, cmd = u.input.Update(pasted(msg))
+		return u, cmd
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "ctrl+c", "ctrl+d":
-			return u.leave(nil, fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", u.sess.id, u.sess.id))
+		key := msg.String()
+		if key != "ctrl+c" {
+			u.armed = time.Time{}
+		}
+		switch key {
+		case "ctrl+c":
+			return u.interrupt()
+		case "ctrl+d":
+			if u.input.Value() == "" {
+				return u.leave(nil, u.leftLine())
+			}
 		case "ctrl+t":
 			u.expanded = !u.expanded
 			return u, nil
 		case "enter":
+			if v := u.input.Value(); strings.HasSuffix(v, "\\") {
+				u.input.SetValue(strings.TrimSuffix(v, "\\") + "\n")
+				return u, nil
+			}
 			return u.submit()
+		case "up", "ctrl+p":
+			if atTop(u.input) {
+				if text, ok := u.hist.prev(u.input.Value()); ok {
+					u.input.SetValue(text)
+				}
+				return u, nil
+			}
+		case "down", "ctrl+n":
+			if atBottom(u.input) {
+				if text, ok := u.hist.next(); ok {
+					u.input.SetValue(text)
+					if u.hist.browsing() {
+						// As zsh does: on the first line, so that the next
+						// Down walks through the lines of this one.
+						u.input.MoveToBegin()
+					}
+				}
+				return u, nil
+			}
 		}
 	}
 	var cmd tea.Cmd
 	u.input, cmd = u.input.Update(msg)
 	return u, cmd
+}
+
+// interrupt is Ctrl+C: the first clears the prompt, a second within
+// quitWindow leaves (the session goes on either way).
+func (u *ui) interrupt() (tea.Model, tea.Cmd) {
+	now := u.now()
+	if !u.armed.IsZero() && now.Sub(u.armed) < quitWindow {
+		return u.leave(nil, u.leftLine())
+	}
+	u.input.Reset()
+	u.hist.stop()
+	u.armed = now
+	return u, tea.Tick(quitWindow, func(time.Time) tea.Msg { return disarmMsg{now} })
+}
+
+func (u *ui) leftLine() string {
+	return fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", u.sess.id, u.sess.id)
 }
 
 // submit handles the typed line: a message for the model, or a command.
@@ -185,7 +282,9 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 	if strings.TrimSpace(text) == "" {
 		return u, nil
 	}
+	// Kept even when refused: Up brings a mistyped command back to fix.
 	l, err := parseLine(text)
+	u.hist.typed(strings.TrimSpace(text), l.message)
 	if err != nil {
 		return u, u.print([]entry{{kindError, err.Error()}})
 	}
@@ -197,7 +296,7 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		ctx, sent := u.ctx, u.sess.send(u.ctx, l.message)
 		return u, func() tea.Msg { return sentMsg{replied(ctx, sent)} }
 	case l.cmd == "quit":
-		return u.leave(nil, fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", u.sess.id, u.sess.id))
+		return u.leave(nil, u.leftLine())
 	}
 	ctx, sess, st := u.ctx, u.sess, u.tr.st
 	echo := u.print([]entry{{kindNote, strings.TrimSpace(text)}})
@@ -213,7 +312,7 @@ func (u *ui) leave(printed tea.Cmd, last string) (tea.Model, tea.Cmd) {
 	u.quitting = true
 	cmds := []tea.Cmd{printed}
 	if last != "" {
-		cmds = append(cmds, tea.Println(paint(styleNote, last)))
+		cmds = append(cmds, tea.Println(u.tone(paint(styleNote, last))))
 	}
 	return u, tea.Sequence(append(cmds, tea.Quit)...)
 }
@@ -241,7 +340,10 @@ func (u *ui) View() tea.View {
 	if u.tr.err != nil {
 		progress += " · " + clip(oneLine(u.tr.err.Error()), 80)
 	}
-	if !u.expanded {
+	switch {
+	case !u.armed.IsZero():
+		progress += " · Ctrl+C again to leave (the session goes on)"
+	case !u.expanded:
 		progress += " · Ctrl+T: checklist"
 	}
 	parts = append(parts, paint(styleProgress, progress), u.input.View())

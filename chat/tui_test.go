@@ -19,7 +19,7 @@ func TestTerminalViewCleans(t *testing.T) {
 
 	var tr tracker
 	above := printed(tr.applyAll(look))
-	// The reply, the result, the reminder, the subagent's event and start.
+	// The reply, the result, the task event, the subagent's event and start.
 	checkShown(t, sgr.ReplaceAllString(above, ""), 5)
 
 	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,41 +51,95 @@ func cmdChat(c *cmdline) action {
 // runChat is `starter chat` once its flags are read.
 func runChat(c *cmdline, id, modelRef string) error {
 	var dc converter.DataConverter
-	var err error
 	if sealer, err := codec.FromEnv(); err != nil {
 		return err
 	} else if sealer != nil {
 		dc = sealer.DataConverter()
 	}
+	// The terminal is the chat's: what the SDK, the embedded server and
+	// the in-process worker log goes to a file.
+	logw, logPath, err := openChatLog()
+	if err != nil {
+		return err
+	}
+	defer logw.Close()
+	defer logTo(logw)()
+	c.conn.log = logw
+
 	ctx, stop := interruptible()
 	defer stop()
+	o := chat.Options{ID: id, Model: modelRef}
 	var cl client.Client
-	var notes []string
 	if c.conn.address == "" && os.Getenv("TEMPORAL_ADDRESS") == "" {
-		var shutdown func()
-		if cl, notes, shutdown, err = chatServer(ctx, &c.conn, scriptDirOf(modelRef)); err != nil {
+		// With no model to talk to, a new session plays the scripted demo,
+		// as `starter run` does: the in-process worker serves it.
+		var demo *chatDemo
+		scriptDir := scriptDirOf(modelRef)
+		if modelRef == "" && !modelConfigured() {
+			if demo, err = writeChatDemo(); err != nil {
+				return err
+			}
+			scriptDir = filepath.Dir(demo.path)
+		}
+		var srv *chatServed
+		if srv, err = chatServer(ctx, &c.conn, scriptDir, logw, logPath); err != nil {
 			return err
 		}
-		defer shutdown()
+		defer srv.shutdown()
+		cl, o.Notes = srv.cl, srv.notes
+		if srv.worker {
+			// Asked of the resolver the worker uses, before a session is
+			// started: one on a model the worker cannot serve fails (at
+			// its start, or at its first message with no API key).
+			if modelRef != "" {
+				if _, _, err := agentworker.NewModels("", scriptDir)(modelRef); err != nil {
+					return &exitError{code: 2, err: fmt.Errorf("--model %s: %w", modelRef, err)}
+				}
+			}
+			if demo != nil {
+				o.Model, o.Prompt = "script:"+demo.path, demo.prompt
+				o.Notes = append(o.Notes, "No model is configured (OPENAI_API_KEY and OPENAI_BASE_URL are unset), so this worker answers "+
+					"scripted sessions only: a new session plays the demo, written in advance, whatever you type. "+
+					"Set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) for a model.")
+			}
+		}
 	} else if cl, err = c.conn.dialReady(ctx); err != nil {
 		return err
 	} else {
 		defer cl.Close()
 	}
-	tc := tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc})
-	return chat.Run(ctx, chat.Options{Client: tc, ID: id, Model: modelRef, Notes: notes})
+	o.Client = tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc})
+	err = chat.Run(ctx, o)
+	if _, ok := errors.AsType[*chat.EndedError](err); ok {
+		// The chat has shown why; the exit code tells a script.
+		return &exitError{code: 1}
+	}
+	return err
+}
+
+// chatServed is the server a chat talks to, found or started by
+// chatServer.
+type chatServed struct {
+	cl       client.Client
+	notes    []string
+	worker   bool // an in-process worker serves it (not a `worker --dev`)
+	shutdown func()
 }
 
 // chatServer connects to the server of the state database: `worker --dev`'s
 // when it runs (it holds the database), else the embedded server started
-// here on it, served by an in-process worker.
-func chatServer(ctx context.Context, c *conn, scriptDir string) (cl client.Client, notes []string, shutdown func(), err error) {
+// here on it, served by an in-process worker. The server's output, its
+// progress and the worker's log go to logw (at logPath), never to the
+// terminal, which the chat draws on.
+func chatServer(ctx context.Context, c *conn, scriptDir string, logw io.Writer, logPath string) (*chatServed, error) {
 	db, err := agentworker.ServerDB()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "todoflow: starting the embedded Temporal server (database %s)\n", db)
-	opts := devserver.Options{Port: 7233, UIPort: 8233, DBFile: db, SearchAttributes: workflows.SearchAttributes(), Progress: os.Stderr}
+	// Said before the chat starts: building the server's binary may take a
+	// while the first time.
+	fmt.Fprintf(os.Stderr, "todoflow: starting the embedded Temporal server (database %s, log %s)\n", db, logPath)
+	opts := devserver.Options{Port: 7233, UIPort: 8233, DBFile: db, SearchAttributes: workflows.SearchAttributes(), Log: logw, Progress: logw}
 	srv, err := devserver.Start(ctx, opts)
 	if errors.Is(err, devserver.ErrPortInUse) {
 		opts.Port, opts.UIPort = 0, 0
@@ -90,40 +148,129 @@ func chatServer(ctx context.Context, c *conn, scriptDir string) (cl client.Clien
 	if errors.Is(err, devserver.ErrDBInUse) {
 		// Most likely `worker --dev`, which serves the database on 7233.
 		c.address = client.DefaultHostPort
-		if cl, err = c.dialReady(ctx); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s is in use by another process, and no `worker --dev` answers on %s (%w); "+
+		cl, err := c.dialReady(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s is in use by another process, and no `worker --dev` answers on %s (%w); "+
 				"stop the other `starter run` or `starter chat`, or give --address", db, client.DefaultHostPort, err)
 		}
-		return cl, []string{"Using the `worker --dev` server on " + client.DefaultHostPort + "."}, cl.Close, nil
+		return &chatServed{cl: cl, notes: []string{"Using the `worker --dev` server on " + client.DefaultHostPort + "."}, shutdown: cl.Close}, nil
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("start the embedded Temporal server: %w", err)
+		return nil, fmt.Errorf("start the embedded Temporal server: %w", err)
 	}
 	var undo []func()
-	shutdown = func() {
+	shutdown := func() {
 		for _, f := range slices.Backward(undo) {
 			f()
 		}
 	}
 	undo = append(undo, func() { _ = srv.Stop() })
 	c.address, c.namespace, c.local = srv.Address(), srv.Namespace(), true
-	if cl, err = c.dialReady(ctx); err != nil {
+	cl, err := c.dialReady(ctx)
+	if err != nil {
 		shutdown()
-		return nil, nil, nil, err
+		return nil, err
 	}
 	undo = append(undo, cl.Close)
-	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir})
+	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir, Logger: slog.Default()})
 	if err == nil {
 		err = w.Start()
 	}
 	if err != nil {
 		shutdown()
-		return nil, nil, nil, fmt.Errorf("start the in-process worker: %w", err)
+		return nil, fmt.Errorf("start the in-process worker: %w", err)
 	}
 	undo = append(undo, w.Stop)
-	notes = []string{fmt.Sprintf("Embedded server at %s (Web UI http://%s) with a worker, until this client leaves; "+
-		"`go run ./worker --dev` keeps sessions working without it.", srv.Address(), srv.UIAddress())}
-	return cl, notes, shutdown, nil
+	notes := []string{fmt.Sprintf("Embedded server at %s (Web UI http://%s) with a worker, until this client leaves; "+
+		"`go run ./worker --dev` keeps sessions working without it. Their log: %s", srv.Address(), srv.UIAddress(), logPath)}
+	return &chatServed{cl: cl, notes: notes, worker: true, shutdown: shutdown}, nil
+}
+
+// chatLogMax is the size past which a chat's log starts afresh (the one
+// before kept as chat.log.1): a log kept for looking into the last
+// sessions, not an archive.
+const chatLogMax = 8 << 20
+
+// openChatLog opens <state folder>/chat.log to append to.
+func openChatLog() (*os.File, string, error) {
+	dir, err := agentworker.StateDir()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("create the state folder: %w", err)
+	}
+	path := filepath.Join(dir, "chat.log")
+	if fi, err := os.Stat(path); err == nil && fi.Size() > chatLogMax {
+		_ = os.Rename(path, path+".1")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("open the chat's log: %w", err)
+	}
+	return f, path, nil
+}
+
+// logTo makes w the process's default log (slog's and log's: the
+// reporters and the MCP servers' notes use it) and returns what puts the
+// previous one back.
+func logTo(w io.Writer) (restore func()) {
+	prev, prevOut, prevFlags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	slog.Info("starter chat", "pid", os.Getpid(), "args", strings.Join(os.Args[1:], " "))
+	return func() {
+		slog.SetDefault(prev)
+		log.SetOutput(prevOut)
+		log.SetFlags(prevFlags)
+	}
+}
+
+// chatDemo is the scripted session a chat plays with no model: the demo
+// of `starter run`, then one reply to what the user types after it.
+type chatDemo struct {
+	path   string // the scenario file, in the state folder's demo/
+	prompt string // the first message, sent as the session starts
+}
+
+// demoEnd answers the first message typed after the demo: the script has
+// nothing else to say (later messages are answered with an empty text).
+const demoEnd = "This session is the scripted demo, so no model reads what you type. Set OPENAI_API_KEY " +
+	"(or OPENAI_BASE_URL for a local server) and run `starter chat` again to talk to one; this session stays as it is."
+
+func writeChatDemo() (*chatDemo, error) {
+	var sc struct {
+		Name  string `json:"name"`
+		Input struct {
+			Prompt string `json:"prompt"`
+		} `json:"input"`
+		Model []json.RawMessage `json:"model"`
+	}
+	if err := json.Unmarshal(demo, &sc); err != nil {
+		return nil, fmt.Errorf("the shipped demo: %w", err)
+	}
+	end, err := json.Marshal(map[string]string{"content": demoEnd})
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(map[string]any{"name": "chat " + sc.Name, "model": append(sc.Model, end)}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := agentworker.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	// The demo's own folder: the worker serves script: models from it,
+	// and it holds nothing a run wrote.
+	dir = filepath.Join(dir, "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the demo's folder: %w", err)
+	}
+	path := filepath.Join(dir, "chat-demo.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return nil, fmt.Errorf("write the chat demo: %w", err)
+	}
+	return &chatDemo{path: path, prompt: sc.Input.Prompt}, nil
 }
 
 // scriptDirOf is the folder of a script: model's scenario file, which the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -29,6 +30,9 @@ type conn struct {
 	namespace string
 	taskQueue string
 	local     bool // the embedded server: no cluster configuration applies
+	// log receives the SDK client's warnings; nil means standard error
+	// (the chat draws on the terminal, and logs to a file instead).
+	log io.Writer
 	// tracing, with OpenTelemetry's OTEL_EXPORTER_OTLP_ENDPOINT set, traces
 	// what the command does (see package worker/telemetry); started by the
 	// first dial, its last spans sent by finish.
@@ -54,7 +58,7 @@ func (c *conn) dial(ctx context.Context) (client.Client, error) {
 		c.tracing = tr
 	}
 	cl, ns, err := agentworker.DialWith(ctx, agentworker.DialOptions{
-		Address: c.address, Namespace: c.namespace, Local: c.local, Logger: quietLogger(os.Stderr),
+		Address: c.address, Namespace: c.namespace, Local: c.local, Logger: quietLogger(cmp.Or[io.Writer](c.log, os.Stderr)),
 		Interceptors: c.tracing.Interceptors(),
 	})
 	if err != nil {

@@ -1,0 +1,67 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/todoflow/todoflow/client"
+)
+
+// EndedError is Run's error when the session ended other than completed
+// (failed, terminated, timed out, cancelled) while the client showed it:
+// the client has printed why, and a script that drives `starter chat`
+// must not take the end of a session for its success.
+type EndedError struct {
+	ID     string
+	Status string // client.Run*: how the run ended
+	Reason string // why, as the server keeps it; "" when it could not be read
+}
+
+func (e *EndedError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("session %s ended %s", e.ID, e.Status)
+	}
+	return fmt.Sprintf("session %s ended %s: %s", e.ID, e.Status, e.Reason)
+}
+
+// ending is the line that tells how the session ended, with why when it
+// did not complete, and Run's error then. A failure's reason is in the
+// run's result, which the watch does not read: one more call, once.
+func (s *session) ending(ctx context.Context, status string) (string, error) {
+	if status == client.RunCompleted {
+		return "The session has ended (" + status + ").", nil
+	}
+	e := &EndedError{ID: s.id, Status: status}
+	if s.s != nil {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		// A Wait that fails (the server is away) leaves the reason
+		// unknown; the end is still an end.
+		if _, err := s.s.Wait(ctx); err != nil && ctx.Err() == nil {
+			e.Reason = reason(err)
+		}
+	}
+	if e.Reason == "" {
+		return "The session has ended (" + status + ").", e
+	}
+	return "The session has ended (" + status + "): " + e.Reason, e
+}
+
+// reason is the cause of a run's failure in its own words: the innermost
+// message of the chain (an activity's application error names the model
+// reference a worker could not resolve), without the wrappers' ids and
+// types, which say which run and which activity, not why.
+func reason(err error) string {
+	type messager interface{ Message() string }
+	why := ""
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if m, ok := e.(messager); ok && m.Message() != "" {
+			why = m.Message()
+		} else if errors.Unwrap(e) == nil && why == "" {
+			why = e.Error()
+		}
+	}
+	return oneLine(why)
+}

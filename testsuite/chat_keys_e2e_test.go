@@ -1,0 +1,150 @@
+package testsuite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	tfclient "github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// keysScript answers the one message of TestChatKeysEndToEnd: a list (a
+// tool call, cyan on a colour terminal), then a reply.
+const keysScript = `{"model": [
+  {"tool_calls": [{"name": "write_todos", "arguments": {"todos": [
+    {"content": "Read the four lines", "status": "completed"}]}}]},
+  {"content": "Got it: four lines, one message."}
+]}`
+
+// reporting is argv run so that its pane shows how it exited, "[exit N]"
+// on the last line: tmux's pane_dead_status is not there for every exit.
+func reporting(argv ...string) []string {
+	return append([]string{"sh", "-c", `"$@"; echo "[exit $?]"`, "sh"}, argv...)
+}
+
+// colours is what is on the screen of session name (capture-pane -e: the
+// cells' attributes as SGR sequences) in a colour: the SGR parameters that
+// set one.
+func (m *tmux) colours(name string) []string {
+	m.t.Helper()
+	screen := m.must("capture-pane", "-p", "-e", "-J", "-S", "-", "-t", name)
+	var out []string
+	for _, seq := range regexp.MustCompile(`\x1b\[([0-9;:]*)m`).FindAllStringSubmatch(screen, -1) {
+		for _, p := range strings.FieldsFunc(seq[1], func(r rune) bool { return r == ';' || r == ':' }) {
+			if (len(p) == 2 && strings.ContainsRune("349", rune(p[0])) && p != "39" && p != "49") || (len(p) == 3 && p[0] == '1' && p[1] == '0') {
+				out = append(out, seq[0])
+			}
+		}
+	}
+	return out
+}
+
+// The prompt's keys, in tmux against a real server and worker: Ctrl+C
+// clears a half-typed message and leaves only when pressed again within
+// two seconds (the session goes on, exit 0); a bracketed paste of several
+// lines and a line added with Alt+Enter are one message; Up recalls it;
+// with NO_COLOR nothing on the screen is in colour.
+func TestChatKeysEndToEnd(t *testing.T) {
+	tm := newTmux(t)
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	bin := buildStarter(t)
+	script := filepath.Join(t.TempDir(), "keys.json")
+	if err := os.WriteFile(script, []byte(keysScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const id = "chat-keys"
+	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
+	chat := []string{bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id}
+	const limit = 90 * time.Second
+	ctx := context.Background()
+	sess := tfclient.New(s.c, tfclient.Options{}).Session(id)
+	userMessages := func() []string {
+		msgs, err := sess.Messages(ctx, 0, 100)
+		if err != nil {
+			t.Fatalf("messages: %v", err)
+		}
+		var out []string
+		for _, m := range msgs {
+			if m.Role == model.RoleUser && m.Name == "" {
+				out = append(out, m.Content)
+			}
+		}
+		return out
+	}
+
+	tm.start("first", append(env, "NO_COLOR=1"), reporting(append(chat, "--model", "script:"+script)...)...)
+	tm.waitFor("first", limit, "New session "+id, "your turn")
+
+	// Ctrl+C clears what was typed; the client stays.
+	tm.keys("first", "half a thought")
+	tm.waitFor("first", limit, "> half a thought")
+	tm.keys("first", "C-c")
+	tm.waitScreen("first", limit, "the prompt cleared, and how to leave", func(s string) bool {
+		return !strings.Contains(s, "half a thought") && strings.Contains(s, "Ctrl+C again to leave")
+	})
+	// The hint goes with its two seconds, and the next Ctrl+C only clears.
+	tm.waitScreen("first", limit, "the hint gone", func(s string) bool { return !strings.Contains(s, "Ctrl+C again") })
+	tm.keys("first", "C-c")
+	time.Sleep(2500 * time.Millisecond)
+	tm.keys("first", "C-c")
+	time.Sleep(500 * time.Millisecond)
+	if strings.Contains(tm.screen("first"), "[exit ") {
+		t.Fatalf("Ctrl+C presses 2.5 s apart ended the client:\n%s", tm.screen("first"))
+	}
+
+	// A bracketed paste of three lines waits at the prompt, whole; Alt+Enter
+	// adds a fourth; Enter sends the four as one message.
+	tm.must("set-buffer", "-b", "lines", "first line\nsecond line\nthird line")
+	tm.must("paste-buffer", "-p", "-b", "lines", "-t", "first")
+	tm.waitFor("first", limit, "> first line", "  second line", "  third line")
+	time.Sleep(time.Second)
+	if got := userMessages(); len(got) != 0 {
+		t.Fatalf("the paste was sent before Enter: %q", got)
+	}
+	tm.keys("first", "M-Enter", "typed after")
+	tm.waitFor("first", limit, "  typed after")
+	tm.keys("first", "Enter")
+	tm.waitFor("first", limit, "Got it: four lines, one message.", "1/1 · your turn")
+	want := "first line\nsecond line\nthird line\ntyped after"
+	if got := userMessages(); len(got) != 1 || got[0] != want {
+		t.Fatalf("the session's user messages are %q, want one: %q", got, want)
+	}
+
+	// Up recalls it, whole.
+	tm.keys("first", "Up")
+	tm.waitScreen("first", limit, "the message recalled", func(string) bool {
+		v := tm.visible("first")
+		return strings.Contains(v, "> first line\n  second line\n  third line\n  typed after")
+	})
+
+	// NO_COLOR: weights, no colours, in the transcript printed above and in
+	// the view.
+	if c := tm.colours("first"); len(c) > 0 {
+		t.Errorf("with NO_COLOR the screen has colours %q:\n%q", c, tm.must("capture-pane", "-p", "-e", "-t", "first"))
+	}
+
+	// Two Ctrl+C: the first clears the recalled message, the second leaves.
+	tm.keys("first", "C-c")
+	tm.waitFor("first", limit, "Ctrl+C again to leave")
+	tm.keys("first", "C-c")
+	tm.waitFor("first", limit, "Left session "+id, "[exit 0]")
+	st, ok := queryState(ctx, s.c, id)
+	if !ok || st.Status != workflows.StatusWaitingUser {
+		t.Errorf("after the client left: status %q (read: %v), want %s", st.Status, ok, workflows.StatusWaitingUser)
+	}
+
+	// Without NO_COLOR the same transcript has colours: the check above
+	// can see them.
+	tm.start("second", env, chat...)
+	tm.waitFor("second", limit, "attached", "Got it: four lines")
+	if c := tm.colours("second"); len(c) == 0 {
+		t.Errorf("without NO_COLOR the screen has no colour: the NO_COLOR check proves nothing:\n%q", tm.must("capture-pane", "-p", "-e", "-t", "second"))
+	}
+}
