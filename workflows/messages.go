@@ -69,6 +69,9 @@ const (
 	StatusBlocked          = "blocked"
 	StatusCompleted        = "completed"
 	StatusFailed           = "failed"
+	// StatusContinued is the last status of a run that continued as new:
+	// the session goes on in its next run.
+	StatusContinued = "continued"
 )
 
 // Names of the messages the loop injects into the transcript (role user).

@@ -194,3 +194,27 @@ func TestDetailsShowWaitsAndStayShort(t *testing.T) {
 		t.Errorf("details list more than the %d most recent subagents:\n%s", detailsChildren, d)
 	}
 }
+
+// A run that continues as new says so in the run list: its last AgentStatus
+// is continued, not the running or waiting it said before.
+func TestContinuedRunShowsContinued(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env, model.Response{Content: "done"})
+	var last string
+	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		sa := args.Get(0).(temporal.SearchAttributes)
+		if st, ok := sa.GetKeyword(AgentStatusKey); ok {
+			last = st
+		}
+	}).Return(nil)
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 3600})
+	var can *workflow.ContinueAsNewError
+	if !asContinueAsNew(env.GetWorkflowError(), &can) {
+		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
+	}
+	if last != StatusContinued {
+		t.Errorf("the last AgentStatus upserted is %q, want %q", last, StatusContinued)
+	}
+}

@@ -192,6 +192,11 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	if !a.settled(ctx) {
 		return nil
 	}
+	// The run list shows this run as what it is now, not as the running
+	// or waiting it last said: its continuation takes the session on
+	// (and starts with these attributes, until it publishes its own).
+	a.status = StatusContinued
+	a.publish(ctx)
 	// A session pinned to the build that started it (worker versioning)
 	// moves to the current build here, at a point where its state is all
 	// in the carry: a new build need not replay the old one's history.

@@ -132,7 +132,7 @@ func (a *agent) forgetHanded() {
 // that a user (or a scenario) sees where the tree stands.
 func (a *agent) shownStatus() string {
 	switch a.status {
-	case StatusPaused, StatusAwaitingApproval, StatusCompleted, StatusFailed:
+	case StatusPaused, StatusAwaitingApproval, StatusCompleted, StatusFailed, StatusContinued:
 		return a.status
 	}
 	if !a.isRoot() {
