@@ -134,22 +134,7 @@ func TestChatLineModeEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	const id = "chat-lines"
-	cmd := exec.Command(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+script)
-	cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
-	cmd.Stdin = strings.NewReader("fix the auth test\n/todos\n/bogus\n/approve\n/plan\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("the client did not leave within 2 minutes; its output:\n%s", out)
-	}
+	out, err := chatLines(t, s, bin, id, "script:"+script, "fix the auth test\n/todos\n/bogus\n/approve\n/plan\n")
 	if err != nil {
 		t.Fatalf("starter chat: %v\n%s", err, out)
 	}
@@ -183,4 +168,28 @@ func TestChatLineModeEndToEnd(t *testing.T) {
 	if !ok || st.Status != workflows.StatusWaitingUser {
 		t.Errorf("after the client left: status %q, want %s", st.Status, workflows.StatusWaitingUser)
 	}
+}
+
+// chatLines runs `starter chat` in line mode on s's server with model ref,
+// typing input, and returns what it printed once it has left (failing the
+// test if it does not leave within two minutes).
+func chatLines(t *testing.T, s *server, bin, id, ref, input string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", ref)
+	cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
+	cmd.Stdin = strings.NewReader(input)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the client did not leave within 2 minutes; its output:\n%s", out)
+	}
+	return out, err
 }

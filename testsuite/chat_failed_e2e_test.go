@@ -1,13 +1,10 @@
 package testsuite
 
 import (
-	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // A session that fails while the client shows it: the client says why (a
@@ -19,22 +16,7 @@ func TestChatFailedSessionEndToEnd(t *testing.T) {
 	bin := buildStarter(t)
 	const id = "chat-failed"
 	// Not a model reference the worker knows: it wants openai:NAME.
-	cmd := exec.Command(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "gpt-4o")
-	cmd.Env = append(os.Environ(), "TODOFLOW_STATE_DIR="+t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=")
-	cmd.Stdin = strings.NewReader("hello\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("the client did not leave within 2 minutes; its output:\n%s", out)
-	}
+	out, err := chatLines(t, s, bin, id, "gpt-4o", "hello\n")
 	t.Logf("the client's output:\n%s", out)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {

@@ -7,9 +7,7 @@ import (
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 )
 
 func transcript(roles string, content string) []model.Message {
@@ -73,14 +71,7 @@ func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 	seen := scripted(env, calls(reads...), model.Response{Content: "read them all"})
 	env.SetContinueAsNewSuggested(true)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
-	var can *workflow.ContinueAsNewError
-	if !asContinueAsNew(env.GetWorkflowError(), &can) {
-		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
-	}
-	var next AgentInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedWith(t, env)
 	summaries := 0
 	for _, m := range next.Carry.Messages {
 		if m.Name == NameContextSummary {

@@ -3,8 +3,10 @@ package workflows
 import (
 	"context"
 	"errors"
+	"testing"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -16,6 +18,21 @@ func todoPolicy(p string) todo.Config { return todo.Config{InProgressPolicy: tod
 
 func asContinueAsNew(err error, target **workflow.ContinueAsNewError) bool {
 	return errors.As(err, target)
+}
+
+// continuedWith is the input a run that continued as new handed to its
+// continuation, failing the test when the run did not continue as new.
+func continuedWith(t *testing.T, env *testsuite.TestWorkflowEnvironment) AgentInput {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	if !asContinueAsNew(env.GetWorkflowError(), &can) {
+		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
+	}
+	var next AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		t.Fatal(err)
+	}
+	return next
 }
 
 // testHost is the host queue that the tests' WorkspaceHost answers.

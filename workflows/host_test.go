@@ -11,10 +11,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
@@ -230,14 +228,7 @@ func TestWorkspaceHostCarriedThroughContinueAsNew(t *testing.T) {
 	recordTools(env, "todoflow-host-a", nil)
 	env.SetContinueAsNewSuggested(true)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write", IdleTimeoutS: 3600})
-	var can *workflow.ContinueAsNewError
-	if !asContinueAsNew(env.GetWorkflowError(), &can) {
-		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
-	}
-	var next AgentInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedWith(t, env)
 	if next.WorkspaceHost != "todoflow-host-a" {
 		t.Fatalf("the continuation's workspace_host = %q, want the host of the run", next.WorkspaceHost)
 	}

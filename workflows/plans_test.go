@@ -199,14 +199,7 @@ func TestContinueAsNewCompactsAndReminds(t *testing.T) {
 	in := AgentInput{Prompt: "go", IdleTimeoutS: 60, MaxTurns: 100}
 	in.Todo.StaleThreshold, in.Todo.FinalizationMaxCorrections, in.Todo.ContinuationMax = &zero, &zero, &zero
 	env.ExecuteWorkflow(AgentWorkflow, in)
-	var can *workflow.ContinueAsNewError
-	if !asContinueAsNew(env.GetWorkflowError(), &can) {
-		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
-	}
-	var next AgentInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := continuedWith(t, env)
 	if n := len(next.Carry.Messages); n > 2+carryMessages {
 		t.Fatalf("carried %d messages", n)
 	}
