@@ -30,6 +30,8 @@
 # since initdb refuses root; every folder above DIR must then be searchable by others.
 # With TODOFLOW_CLUSTER_OWNER_PID set, `up` leaves a watchdog that runs `down` once that
 # process is gone (the end-to-end test sets it, so a killed test leaves nothing running).
+# With TODOFLOW_CLUSTER_DYNAMIC_CONFIG=FILE, `up` adds FILE's settings (dynamic config YAML,
+# keys that dynamicconfig.yaml does not set) to the cluster's copy, for this cluster only.
 #
 # Exit codes: 0 done, 1 failed (the reason and the log lines that tell it on stderr), 2 bad
 # arguments, 3 this machine cannot run a cluster (PostgreSQL cannot be installed, no Go to
@@ -520,6 +522,23 @@ probe_history() {
   grep -qi "workflow not found\|not found for ID" <<<"$out"
 }
 
+# add_dynamic_config COPY: TODOFLOW_CLUSTER_DYNAMIC_CONFIG's settings added to COPY (a key
+# both set would make the file one the server cannot read).
+add_dynamic_config() {
+  local extra=${TODOFLOW_CLUSTER_DYNAMIC_CONFIG:-} key
+  [ -n "$extra" ] || return 0
+  [ -f "$extra" ] || die "TODOFLOW_CLUSTER_DYNAMIC_CONFIG=$extra is not a file"
+  while read -r key; do
+    ! grep -qxF "$key" <(grep -o '^[A-Za-z][^:[:space:]]*:' "$here/temporal/dynamicconfig.yaml") ||
+      die "TODOFLOW_CLUSTER_DYNAMIC_CONFIG=$extra sets ${key%:}, which deploy/temporal/dynamicconfig.yaml sets already"
+  done < <(grep -o '^[A-Za-z][^:[:space:]]*:' "$extra")
+  {
+    printf '\n# From TODOFLOW_CLUSTER_DYNAMIC_CONFIG=%s\n' "$extra"
+    cat "$extra"
+  } >>"$1"
+  say "dynamic config: added $(grep -c '^[A-Za-z]' "$extra") setting(s) of $extra"
+}
+
 # ---- commands ----
 
 cmd_up() {
@@ -561,6 +580,7 @@ cmd_up() {
   TEMPORAL_ADDRESS=127.0.0.1:$FRONTEND_GRPC_PORT
   cp "$here/temporal/todoflow.yaml" "$dir/config/todoflow.yaml"
   cp "$here/temporal/dynamicconfig.yaml" "$dir/config/dynamicconfig.yaml"
+  add_dynamic_config "$dir/config/dynamicconfig.yaml"
   write_env
   say "$dir: ports $PORT_BASE-$((PORT_BASE + 9)), temporal-server $server_version, PostgreSQL in $PG_BIN"
 

@@ -33,14 +33,17 @@ import (
 type cluster struct {
 	dir     string
 	address string
+	env     []string // added to cluster.sh's environment
 }
 
 const clusterScript = "../deploy/cluster.sh"
 
 // startCluster brings a cluster up for the test and down when it ends. It skips, saying
 // why in one line, unless TODOFLOW_CLUSTER is set, or when this machine cannot run one
-// (cluster.sh's exit code 3: PostgreSQL cannot be installed, no Go).
-func startCluster(t *testing.T) *cluster {
+// (cluster.sh's exit code 3: PostgreSQL cannot be installed, no Go). dynamic adds server
+// settings to this cluster's dynamic config ("key=value", as devserver.Options.DynamicConfig
+// takes them), through cluster.sh's TODOFLOW_CLUSTER_DYNAMIC_CONFIG.
+func startCluster(t *testing.T, dynamic ...string) *cluster {
 	t.Helper()
 	if os.Getenv("TODOFLOW_CLUSTER") == "" {
 		t.Skip("production topology (deploy/cluster.sh): set TODOFLOW_CLUSTER=1 to run it")
@@ -58,6 +61,21 @@ func startCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	cl := &cluster{dir: dir}
+	if len(dynamic) > 0 {
+		var yaml strings.Builder
+		for _, kv := range dynamic {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				t.Fatalf("dynamic config %q: want key=value", kv)
+			}
+			fmt.Fprintf(&yaml, "%s:\n  - value: %s\n    constraints: {}\n", k, v)
+		}
+		file := filepath.Join(dir, "test-dynamicconfig.yaml")
+		if err := os.WriteFile(file, []byte(yaml.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cl.env = append(cl.env, "TODOFLOW_CLUSTER_DYNAMIC_CONFIG="+file)
+	}
 	t.Cleanup(func() {
 		if _, err := os.Stat(filepath.Join(dir, "cluster.env")); err == nil {
 			if out, err := cl.run(context.Background(), t, "down"); err != nil {
@@ -98,6 +116,7 @@ func (cl *cluster) run(ctx context.Context, t *testing.T, command string, args .
 	// A test killed before its cleanup leaves nothing running: cluster.sh's watchdog
 	// takes the cluster down once this process is gone.
 	cmd.Env = append(os.Environ(), "TODOFLOW_CLUSTER_OWNER_PID="+strconv.Itoa(os.Getpid()))
+	cmd.Env = append(cmd.Env, cl.env...)
 	var out bytes.Buffer
 	var mu sync.Mutex
 	pr, pw := io.Pipe()
@@ -119,14 +138,20 @@ func (cl *cluster) run(ctx context.Context, t *testing.T, command string, args .
 	return out.String(), err
 }
 
-// kill sends SIGKILL to one of the server's services and waits until it is gone.
+// kill sends SIGKILL to one of the server's services, or to PostgreSQL's postmaster
+// ("postgres"), and waits until it is gone.
 func (cl *cluster) kill(t *testing.T, service string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(cl.dir, "run", service+".pid"))
+	pidFile := filepath.Join(cl.dir, "run", service+".pid")
+	if service == "postgres" {
+		pidFile = filepath.Join(cl.dir, "postgres", "data", "postmaster.pid")
+	}
+	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	first, _, _ := strings.Cut(string(b), "\n") // postmaster.pid: the pid, then more lines
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +162,43 @@ func (cl *cluster) kill(t *testing.T, service string) {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return err != nil || strings.Contains(string(stat), ") Z ")
 	})
+}
+
+// dial connects to the cluster's default namespace, which has todoflow's search
+// attributes (cluster.sh created them).
+func (cl *cluster) dial(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: cl.address, Namespace: "default", Logger: quiet{}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", cl.address, err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := devserver.EnsureSearchAttributes(ctx, c, "default", workflows.SearchAttributes()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// temporal runs the stock temporal CLI (the one cluster.sh uses) against the cluster's
+// default namespace, and returns its output, stderr included.
+func (cl *cluster) temporal(ctx context.Context, args ...string) (string, error) {
+	bin := os.Getenv("TODOFLOW_TEMPORAL_CLI")
+	if bin == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		bin = filepath.Join(dir, "todoflow", "temporal-cli-v1.5.1", "temporal")
+	}
+	args = append(args, "--address", cl.address, "--namespace", "default",
+		"--disable-config-file", "--disable-config-env", "--command-timeout", "20s")
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("temporal %s: %w: %s", strings.Join(args[:min(len(args), 3)], " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
 }
 
 func lastLine(s string) string {
@@ -150,17 +212,7 @@ func lastLine(s string) string {
 // the session took, from the restart, to its next step.
 func TestClusterHistoryRestart(t *testing.T) {
 	cl := startCluster(t)
-	c, err := client.Dial(client.Options{HostPort: cl.address, Namespace: "default", Logger: quiet{}})
-	if err != nil {
-		t.Fatalf("dial %s: %v", cl.address, err)
-	}
-	t.Cleanup(c.Close)
-	// cluster.sh created the search attributes the workflows need: nothing is missing.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := devserver.EnsureSearchAttributes(ctx, c, "default", workflows.SearchAttributes()); err != nil {
-		t.Fatal(err)
-	}
+	c := cl.dial(t)
 
 	// Scenario 05, its fourth model call (after the approval) 2 s long: the kill finds
 	// it in flight, and it ends while history is down.

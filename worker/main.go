@@ -20,6 +20,14 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT set it sends traces of its workflows and
 // activities over OTLP (see package worker/telemetry).
 //
+// What a run's input or its model may reach is the operator's to allow
+// (SECURITY.md): --workspace-root (the folders a run's workspace may be
+// in), --allow-vcs-writes, --script-dir (scripted models, for tests and
+// demos), --subagent-model (the models a model may choose for a subagent).
+// With --deployment and --build-id the worker is a version of a worker
+// deployment, and the sessions it starts are pinned to it (README,
+// "Versions and upgrades").
+//
 // It talks to a server on loopback without gRPC compression and to any
 // other with the SDK's gzip; TODOFLOW_GRPC_COMPRESSION (gzip, none, auto)
 // overrides that (see agentworker.Compression).
@@ -90,6 +98,8 @@ func run() error {
 	vcsWrites := fs.Bool("allow-vcs-writes", false, "let write_file write inside .git and other version control metadata (default $"+agentworker.EnvVCSWrites+")")
 	scriptDir := fs.String("script-dir", "", "serve script: models (scenario files) from the files inside `DIR`, for tests and demos (default $"+agentworker.EnvScriptDir+", else none)")
 	mcpConfig := fs.String("mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
+	deployment := fs.String("deployment", "", "run as a version of this worker deployment (Worker Versioning; with --build-id): sessions are pinned to the build that starts them (default $"+agentworker.EnvDeployment+")")
+	buildID := fs.String("build-id", "", "this worker's build id in its --deployment (default $"+agentworker.EnvBuildID+")")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics (the SDK's and todoflow's) on `HOST:PORT` at /metrics; a PORT alone (:9090) binds 127.0.0.1, 0.0.0.0:PORT every interface (default $"+telemetry.EnvMetricsAddr+")")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -187,6 +197,7 @@ func run() error {
 	return agentworker.Run(ctx, c, ns, agentworker.Options{
 		TaskQueue: *taskQueue, HostQueue: *hostQueue, MCPConfig: *mcpConfig, Logger: logger,
 		WorkspaceRoots: roots, SubagentModels: subagentModels, VCSWrites: *vcsWrites, ScriptDir: *scriptDir,
+		Deployment: *deployment, BuildID: *buildID,
 	})
 }
 

@@ -13,6 +13,15 @@
 // "One workspace per session"). A worker restarted with the same state
 // folder polls the same host queue and serves the same sessions' files.
 //
+// # Worker Versioning
+//
+// With Options.Deployment and Options.BuildID (--deployment and --build-id)
+// the worker is one version of a worker deployment, and the sessions it
+// starts are pinned to it: a build whose command sequence differs takes
+// only the sessions started once it is the deployment's current version,
+// and the older build runs its own to their end. Without them the worker
+// is unversioned, as before. The host queue is never versioned.
+//
 // # Your own worker
 //
 // A program of your own can be a todoflow worker with tools of its own, the
@@ -119,6 +128,15 @@ type Options struct {
 	// model may choose for a subagent besides its own; nil means
 	// $TODOFLOW_SUBAGENT_MODELS (comma-separated), else none.
 	SubagentModels []string
+	// Deployment and BuildID make the worker one version of a worker
+	// deployment (Temporal's Worker Versioning): the sessions it starts are
+	// pinned to that build, to their end, and new sessions go to the
+	// deployment's current version (`temporal worker deployment
+	// set-current-version`). Both or neither; empty means $TODOFLOW_DEPLOYMENT
+	// and $TODOFLOW_BUILD_ID, and with neither the worker is unversioned.
+	// The host queue stays unversioned: a tool call goes to the worker that
+	// holds the session's files, whatever its build.
+	Deployment, BuildID string
 }
 
 // Environment variables of the worker's settings.
@@ -170,6 +188,9 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	}
 	outputMax, err := toolOutputMax(opts.ToolOutputMax)
 	if err != nil {
+		return nil, err
+	}
+	if opts.Worker.DeploymentOptions, err = deploymentOptions(opts); err != nil {
 		return nil, err
 	}
 	if opts.Logger == nil {
@@ -244,9 +265,16 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted})
 	hostOpts := opts.Worker
 	hostOpts.DisableWorkflowWorker = true
+	// Unversioned: a pinned session's call to a queue outside its version goes to that
+	// queue's unversioned pollers, so it reaches its files after their worker is restarted
+	// as another build, and the version's task queues do not grow by one per worker.
+	hostOpts.DeploymentOptions = worker.DeploymentOptions{}
 	host := worker.New(c, hostQueue, hostOpts)
 	workflows.RegisterHost(host, acts)
 	opts.Logger.Info("Sessions whose workspace this worker holds run their tools on its host queue", "HostQueue", hostQueue, "WorkspaceRoots", roots.String(), "Sessions", filepath.Join(opts.StateDir, activities.SessionsFolder))
+	if v := opts.Worker.DeploymentOptions.Version; opts.Worker.DeploymentOptions.UseVersioning {
+		opts.Logger.Info("Worker Versioning: sessions are pinned to the version that starts them", "Deployment", v.DeploymentName, "BuildID", v.BuildID, "TaskQueue", opts.TaskQueue)
+	}
 	var w worker.Worker = &hostWorker{Worker: shared, host: host}
 	if servers == nil {
 		return w, nil
