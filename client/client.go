@@ -37,6 +37,9 @@ type Options struct {
 	// client's own (with TODOFLOW_PAYLOAD_KEY, the sealing one); nil means
 	// the SDK's default.
 	DataConverter converter.DataConverter
+	// Namespace is the namespace the Temporal client was dialled with, for
+	// the requests that name it (Rewind's reset); empty means "default".
+	Namespace string
 }
 
 // New is a Client over tc.
@@ -46,6 +49,9 @@ func New(tc sdkclient.Client, o Options) *Client {
 	}
 	if o.DataConverter == nil {
 		o.DataConverter = converter.GetDefaultDataConverter()
+	}
+	if o.Namespace == "" {
+		o.Namespace = sdkclient.DefaultNamespace
 	}
 	return &Client{tc: tc, opts: o, sessions: map[string]*Session{}}
 }

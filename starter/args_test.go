@@ -95,6 +95,9 @@ func TestArgumentErrors(t *testing.T) {
 		{"end", []string{"wf-1", "now"}, `unexpected argument "now"`, true},
 		{"retry", nil, "missing the workflow ID: starter retry ID", true},
 		{"retry", []string{"wf-1", "again"}, `unexpected argument "again"`, true},
+		{"rewind", nil, "missing the workflow ID: starter rewind ID --to-turn N", true},
+		{"rewind", []string{"wf-1"}, "give the turn to go back before: starter rewind ID --to-turn N", true},
+		{"rewind", []string{"wf-1", "--to-turn", "2", "now"}, `unexpected argument "now"`, true},
 		{"compact", nil, "missing the workflow ID: starter compact ID", true},
 		{"compact", []string{"wf-1", "now"}, `unexpected argument "now"`, true},
 		{"chat", []string{"hello"}, `unexpected argument "hello": starter chat [--id ID] [--model REF]`, true},
@@ -205,6 +208,7 @@ func TestParsing(t *testing.T) {
 		{"end", []string{"--", "-w"}, []string{"-w"}, nil, "-w"},
 		{"retry", []string{"wf-1"}, []string{"wf-1"}, nil, ""},
 		{"compact", []string{"wf-1"}, []string{"wf-1"}, nil, ""},
+		{"rewind", []string{"wf-1", "--to-turn", "3"}, []string{"wf-1"}, map[string]string{"to-turn": "3"}, ""},
 		{"chat", []string{"--id", "s-1", "--model=script:x.json"}, nil, map[string]string{"id": "s-1", "model": "script:x.json"}, "s-1"},
 		{"chat", []string{"-w", "s-2"}, nil, nil, "s-2"},
 	}

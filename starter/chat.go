@@ -108,7 +108,7 @@ func runChat(c *cmdline, id, modelRef string) error {
 	} else {
 		defer cl.Close()
 	}
-	o.Client = tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc})
+	o.Client = tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc, Namespace: c.conn.namespace})
 	err = chat.Run(ctx, o)
 	if _, ok := errors.AsType[*chat.EndedError](err); ok {
 		// The chat has shown why; the exit code tells a script.

@@ -137,7 +137,7 @@ func (c *cmdline) forRun(check func(rest []string) error,
 // client is the todoflow client over cl, on the command's task queue: every run the
 // starter starts or talks to goes through it (package client).
 func (c *conn) client(cl client.Client) *tfclient.Client {
-	return tfclient.New(cl, tfclient.Options{TaskQueue: c.taskQueue})
+	return tfclient.New(cl, tfclient.Options{TaskQueue: c.taskQueue, Namespace: c.namespace})
 }
 
 // newRunID defines --id and its temporal CLI spelling -w/--workflow-id for the commands

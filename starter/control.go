@@ -155,6 +155,28 @@ func cmdRetry(c *cmdline) action {
 	})
 }
 
+// cmdRewind takes a session back to just before a turn (Temporal's reset).
+func cmdRewind(c *cmdline) action {
+	turn := c.fs.Int("to-turn", 0, "the `N`th turn (as `state` counts them) to go back to just before")
+	check := func(rest []string) error {
+		if err := c.noMoreArgs(rest); err != nil {
+			return err
+		}
+		if *turn < 1 {
+			return c.usageErr("give the turn to go back before: starter rewind ID --to-turn N")
+		}
+		return nil
+	}
+	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		run, err := s.Rewind(ctx, *turn)
+		if err != nil {
+			return err
+		}
+		printText(fmt.Sprintf("%s is back before turn %d (run %s); the turns after stay in the reset run's history", s.ID(), *turn, run))
+		return nil
+	})
+}
+
 // cmdCompact asks a session to summarise its older messages now
 // (compact_context) and prints what was done.
 func cmdCompact(c *cmdline) action {
