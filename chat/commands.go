@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/todoflow/todoflow/client"
@@ -33,6 +34,7 @@ var commands = []struct{ name, args, help string }{
 	{"continuation", "on|off", "switch todo continuation (todo-continuation)"},
 	{"agents", "", "show the agents of the session and their progress"},
 	{"compact", "", "summarise the older messages now"},
+	{"rewind", "N", "take the session back to just before its turn N (what came after is gone from it)"},
 	{"end", "", "end the session (it completes after its current turn)"},
 	{"help", "", "show this help"},
 	{"quit", "", "leave the client; the session goes on (also Ctrl+C twice, Ctrl+D)"},
@@ -82,6 +84,10 @@ func parseLine(s string) (line, error) {
 	case "continuation":
 		if a := strings.ToLower(l.arg); a != "on" && a != "off" {
 			return line{}, errors.New("/continuation on, or /continuation off")
+		}
+	case "rewind":
+		if n, err := strconv.Atoi(l.arg); err != nil || n < 1 {
+			return line{}, errors.New("/rewind N: the turn to go back before, counted from 1")
 		}
 	case "resume":
 	case "exit":
@@ -163,6 +169,12 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 			return "", fmt.Errorf("continuation: %w", err)
 		}
 		return "todo continuation " + map[bool]string{true: "on", false: "off"}[now], nil
+	case "rewind":
+		n, _ := strconv.Atoi(l.arg) // parseLine checked it
+		if _, err := s.s.Rewind(ctx, n); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("the session is back before turn %d: what is shown after that point is gone from it (it stays in the old run's history)", n), nil
 	case "compact":
 		res, err := s.s.Compact(ctx)
 		if err != nil {

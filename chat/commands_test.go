@@ -27,6 +27,10 @@ func TestParseLine(t *testing.T) {
 		{"/continuation maybe", line{}, "/continuation on, or /continuation off"},
 		{"/agents", line{cmd: "agents"}, ""},
 		{"/compact", line{cmd: "compact"}, ""},
+		{"/rewind 3", line{cmd: "rewind", arg: "3"}, ""},
+		{"/rewind", line{}, "/rewind N: the turn to go back before"},
+		{"/rewind zero", line{}, "/rewind N"},
+		{"/rewind 0", line{}, "/rewind N"},
 		{"/end", line{cmd: "end"}, ""},
 		{"/help", line{cmd: "help"}, ""},
 		{"/exit", line{cmd: "quit"}, ""},
@@ -59,6 +63,8 @@ func TestHelpListsEveryCommand(t *testing.T) {
 			arg = " x"
 		case "continuation":
 			arg = " on"
+		case "rewind":
+			arg = " 2"
 		}
 		if _, err := parseLine("/" + c.name + arg); err != nil {
 			t.Errorf("/%s is in the help but refused: %v", c.name, err)

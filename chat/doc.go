@@ -81,7 +81,7 @@
 //
 // A line that starts with "/" is a command for the client and never reaches
 // the model (commands.go): /plan, /todos, /approve, /reject FEEDBACK,
-// /resume [TEXT], /continuation on|off, /agents, /compact, /end, /help,
+// /resume [TEXT], /continuation on|off, /agents, /compact, /rewind N, /end, /help,
 // /quit. Everything else is a send_message update; the client does not wait
 // for its reply before taking the next line. Messages and commands go
 // through the session's queue (package client), which delivers them in the
