@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -40,28 +39,11 @@ func (s *session) ending(ctx context.Context, status string) (string, error) {
 		// A Wait that fails (the server is away) leaves the reason
 		// unknown; the end is still an end.
 		if _, err := s.s.Wait(ctx); err != nil && ctx.Err() == nil {
-			e.Reason = reason(err)
+			e.Reason = client.Why(err)
 		}
 	}
 	if e.Reason == "" {
 		return "The session has ended (" + status + ").", e
 	}
 	return "The session has ended (" + status + "): " + e.Reason, e
-}
-
-// reason is the cause of a run's failure in its own words: the innermost
-// message of the chain (an activity's application error names the model
-// reference a worker could not resolve), without the wrappers' ids and
-// types, which say which run and which activity, not why.
-func reason(err error) string {
-	type messager interface{ Message() string }
-	why := ""
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if m, ok := e.(messager); ok && m.Message() != "" {
-			why = m.Message()
-		} else if errors.Unwrap(e) == nil && why == "" {
-			why = e.Error()
-		}
-	}
-	return oneLine(why)
 }

@@ -19,10 +19,10 @@ func TestReason(t *testing.T) {
 	app := temporal.NewNonRetryableApplicationError(`model "gpt-4o": want openai:<model name> or script:<scenario file>`, "ModelConfig", nil)
 	err := fmt.Errorf("workflow execution error (type: AgentWorkflow, workflowID: chat-1, runID: r1): %w",
 		fmt.Errorf("activity error (type: CallModel, scheduledEventID: 5): %w", app))
-	if got, want := reason(err), `model "gpt-4o": want openai:<model name> or script:<scenario file>`; got != want {
+	if got, want := client.Why(err), `model "gpt-4o": want openai:<model name> or script:<scenario file>`; got != want {
 		t.Errorf("reason %q, want %q", got, want)
 	}
-	if got := reason(errors.New("terminated")); got != "terminated" {
+	if got := client.Why(errors.New("terminated")); got != "terminated" {
 		t.Errorf("reason of a bare error %q", got)
 	}
 }

@@ -112,6 +112,12 @@ func cmdState(c *cmdline) action {
 			return err
 		}
 		printState(os.Stdout, s.ID(), st)
+		if st.Status == workflows.StatusFailed {
+			// The state says failed; why is in the run's result.
+			if why, err := s.Failure(ctx); err == nil && why != "" {
+				printText("Failed: " + why)
+			}
+		}
 		return nil
 	})
 }
