@@ -66,7 +66,10 @@
 //     continuation), the stale and context-loss reminders, the context window
 //   - plan.go, plan_tools.go, plan_args.go: jaato's plans and steps, their
 //     tools, approval, honest reporting and progress
-//   - plan_deps.go: events, subscriptions and dependencies between agents
+//   - plan_specs.go: the plan and agent tools' names, descriptions, schemas
+//   - plan_deps.go: events and dependencies between agents
+//   - plan_subscriptions.go: subscriptions, the model's notifications and
+//     getTaskEvents
 //   - plan_bind.go: a dependency bound to its producer's plan
 //   - plan_prune.go: the events a continuation keeps
 //   - plan_view.go: the user's plan checklist and the task_event text

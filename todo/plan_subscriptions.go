@@ -1,0 +1,257 @@
+package todo
+
+// Subscriptions to other agents' events, what the model is told of them
+// (TakeNotifications) and what it can ask for (getTaskEvents).
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+func (ps *PlanState) subscribe(a planArgs) Result {
+	agent, err := a.str("agent_id")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	types, err := a.strList("event_types")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	if len(types) == 0 {
+		return argError(ToolSubscribe, fmt.Errorf("%q is missing or empty: name the event types to receive, from %s", "event_types", strings.Join(EventTypes, ", ")))
+	}
+	var clean []string
+	for _, t := range types {
+		if !IsEventType(t) {
+			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
+		}
+		if !contains(clean, t) {
+			clean = append(clean, t)
+		}
+	}
+	planID, err := a.str("plan_id")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	stepID, err := a.str("step_id")
+	if err != nil {
+		return argError(ToolSubscribe, err)
+	}
+	agent = strings.TrimSpace(agent)
+	if agent != "" && agent == ps.AgentID {
+		return planError("%q is your own agent id, and your own events are never delivered to you. "+
+			"Name another agent, or leave agent_id out to follow every other agent.", agent)
+	}
+	sub := Subscription{AgentID: agent, EventTypes: clean, PlanID: strings.TrimSpace(planID), StepID: strings.TrimSpace(stepID)}
+	for _, old := range ps.Subscriptions {
+		if sameFilter(old, sub) {
+			return planOK(struct {
+				SubscriptionID string       `json:"subscription_id"`
+				Subscription   Subscription `json:"subscription"`
+				Message        string       `json:"message"`
+			}{old.ID, old, "You already have this subscription (" + old.ID + "); nothing was added."})
+		}
+	}
+	ps.SubscriptionCount++
+	sub.ID = "sub_" + strconv.Itoa(ps.SubscriptionCount)
+	ps.Subscriptions = append(ps.Subscriptions, sub)
+	past := 0
+	for _, ev := range ps.Events {
+		if ev.AgentID != ps.AgentID && !ps.delivered(ev.EventID) && sub.Matches(ev) {
+			past++
+		}
+	}
+	msg := "Subscribed. Matching events of other agents will be delivered to you as messages."
+	if past > 0 {
+		msg += fmt.Sprintf(" %d earlier event(s) match and will be delivered too.", past)
+	}
+	return planOK(struct {
+		SubscriptionID string       `json:"subscription_id"`
+		Subscription   Subscription `json:"subscription"`
+		Message        string       `json:"message"`
+	}{sub.ID, sub, msg})
+}
+
+// sameFilter reports whether two subscriptions select the same events.
+func sameFilter(a, b Subscription) bool {
+	if (a.AgentID == "*" || a.AgentID == "") != (b.AgentID == "*" || b.AgentID == "") {
+		return false
+	}
+	if a.AgentID != "*" && a.AgentID != "" && a.AgentID != b.AgentID {
+		return false
+	}
+	if a.PlanID != b.PlanID || a.StepID != b.StepID || len(a.EventTypes) != len(b.EventTypes) {
+		return false
+	}
+	for _, t := range a.EventTypes {
+		if !contains(b.EventTypes, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (ps *PlanState) subscriptionIDs() string {
+	if len(ps.Subscriptions) == 0 {
+		return "you have no subscriptions"
+	}
+	ids := make([]string, len(ps.Subscriptions))
+	for i, s := range ps.Subscriptions {
+		ids[i] = s.ID
+	}
+	return "your subscriptions are " + strings.Join(ids, ", ")
+}
+
+func (ps *PlanState) unsubscribe(a planArgs) Result {
+	id, err := a.required("subscription_id", "give the id subscribeToTasks returned, e.g. \"sub_1\"")
+	if err != nil {
+		return argError(ToolUnsubscribe, err)
+	}
+	for i, s := range ps.Subscriptions {
+		if s.ID == id {
+			ps.Subscriptions = append(ps.Subscriptions[:i:i], ps.Subscriptions[i+1:]...)
+			return planOK(map[string]any{"subscription_id": id, "removed": true, "message": "Subscription " + id + " removed."})
+		}
+	}
+	return planError("unknown subscription_id %q: %s (listSubscriptions shows them).", id, ps.subscriptionIDs())
+}
+
+func (ps *PlanState) listSubscriptions() Result {
+	subs := ps.Subscriptions
+	if subs == nil {
+		subs = []Subscription{}
+	}
+	return planOK(struct {
+		Subscriptions []Subscription `json:"subscriptions"`
+		Count         int            `json:"count"`
+	}{subs, len(subs)})
+}
+
+// ownNotice reports whether ev is an event of this agent that the model must
+// hear of although it did not cause it: a step of its plan that a dependency
+// unblocked (step_unblocked) or failed (step_failed with data "dependency").
+func (ps *PlanState) ownNotice(ev Event) bool {
+	if ev.AgentID != ps.AgentID {
+		return false
+	}
+	switch ev.Type {
+	case EventStepUnblocked:
+		return true
+	case EventStepFailed:
+		_, ok := eventData(ev)["dependency"]
+		return ok
+	}
+	return false
+}
+
+// TakeNotifications returns the events not delivered to the model yet, in
+// event_id order, and marks them delivered: the events of other agents that
+// match a subscription, and this agent's own step_unblocked and dependency
+// step_failed events (ownNotice), with or without subscriptions. A new
+// subscription thereby receives the matching events that happened before
+// it; an event is delivered once, whatever the number of subscriptions it
+// matches. Own events that addDependentStep's result already told are
+// marked delivered there.
+func (ps *PlanState) TakeNotifications() []Event {
+	var out []Event
+	for _, ev := range ps.Events {
+		if ps.delivered(ev.EventID) {
+			continue
+		}
+		if ev.AgentID == ps.AgentID {
+			if ps.ownNotice(ev) {
+				out = append(out, ev)
+			}
+			continue
+		}
+		for _, s := range ps.Subscriptions {
+			if s.Matches(ev) {
+				out = append(out, ev)
+				break
+			}
+		}
+	}
+	for _, ev := range out {
+		ps.markDelivered(ev.EventID)
+	}
+	return out
+}
+
+func (ps *PlanState) getTaskEvents(a planArgs) Result {
+	agent, err := a.str("agent_id")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	types, err := a.strList("event_types")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	for _, t := range types {
+		if !IsEventType(t) {
+			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
+		}
+	}
+	limit, ok, err := a.integer("limit")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	if !ok {
+		limit = DefaultTaskEventsLimit
+	}
+	if limit < 1 {
+		return planError("limit must be at least 1 (it is %d); leave it out for the default of %d.", limit, DefaultTaskEventsLimit)
+	}
+	if limit > MaxTaskEventsLimit {
+		limit = MaxTaskEventsLimit
+	}
+	after, _, err := a.integer("after_event")
+	if err != nil {
+		return argError(ToolGetTaskEvents, err)
+	}
+	if after < 0 {
+		return planError("after_event must be 0 or more (it is %d): pass the last event_id you have seen.", after)
+	}
+	agent = strings.TrimSpace(agent)
+	var match []Event
+	for _, ev := range ps.Events {
+		if ev.EventID <= after {
+			continue
+		}
+		if agent != "" && agent != "*" && ev.AgentID != agent {
+			continue
+		}
+		if len(types) > 0 && !contains(types, ev.Type) {
+			continue
+		}
+		match = append(match, ev)
+	}
+	if len(match) > limit {
+		match = match[len(match)-limit:]
+	}
+	if match == nil {
+		match = []Event{}
+	}
+	res := struct {
+		Events      []Event `json:"events"`
+		Count       int     `json:"count"`
+		LastEventID int     `json:"last_event_id,omitempty"`
+		Message     string  `json:"message,omitempty"`
+	}{Events: match, Count: len(match)}
+	if len(match) > 0 {
+		res.LastEventID = match[len(match)-1].EventID
+		res.Message = "Pass last_event_id as after_event next time to read only newer events."
+	} else {
+		res.Message = "No matching events."
+	}
+	return planOK(res)
+}
