@@ -41,6 +41,7 @@ package activities
 
 import (
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -62,6 +63,10 @@ type Activities struct {
 	// Client reads the transcript of the calling workflow (see CallModel),
 	// so that messages enter workflow history once, not on every turn.
 	Client client.Client
+	// DataConverter decodes the payloads of the workflow's history, when
+	// the transcript is read from there: Client's converter (nil means
+	// the SDK's default).
+	DataConverter converter.DataConverter
 	// Models resolves a workflow's model reference to a client.
 	Models ModelResolver
 	// Tools are the tools a model may call besides the workflow's own.

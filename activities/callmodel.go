@@ -271,7 +271,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 
 // callMessages returns the messages a model call sends: the input's own, or
 // the spans of the workflow's transcript, from the worker's cache where it
-// has them and by the transcript query otherwise.
+// has them and from the run's history otherwise.
 func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]model.Message, error) {
 	if in.Messages != nil {
 		return in.Messages, nil
@@ -279,10 +279,10 @@ func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]mod
 	fetch := func(spans []Span) ([]model.Message, error) {
 		return a.readTranscript(ctx, in.WorkflowID, in.RunID, spans)
 	}
-	if in.New == nil || a.Transcripts == nil {
+	if a.Transcripts == nil {
 		return fetch(in.Spans)
 	}
-	return a.Transcripts.Read(in.WorkflowID, in.RunID, *in.New, in.Spans, fetch)
+	return a.Transcripts.Read(in.WorkflowID, in.RunID, in.New, in.Spans, fetch)
 }
 
 func (a *Activities) registry() *Registry {

@@ -99,7 +99,15 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	// What the call came to, for the metric: the tool's name once the
 	// worker knows it, and the outcome of an answer without error.
 	label, outcome := "", OutcomeOK
-	defer func() { countToolCall(ctx, in.Call.Name, label, outcome, err) }()
+	defer func() {
+		countToolCall(ctx, in.Call.Name, label, outcome, err)
+		if err == nil && a.Transcripts != nil && activity.IsActivity(ctx) {
+			// The next model call finds the result here when the
+			// workflow leaves it out of its input (NewMessages).
+			exec := activity.GetInfo(ctx).WorkflowExecution
+			a.Transcripts.Remember(exec.ID, exec.RunID, res.Content)
+		}
+	}()
 
 	// From here on the call may wait: reading the call from the transcript
 	// waits for a worker to answer the query, finding the tool may start
@@ -310,7 +318,8 @@ func (a *Activities) readCall(ctx context.Context, ref CallRef, id string) (mode
 	if err != nil {
 		return model.ToolCall{}, err
 	}
-	if calls := msgs[0].ToolCalls; ref.Index < len(calls) && calls[ref.Index].ID == id {
+	if calls := msgs[0].ToolCalls; ref.Index < len(calls) && calls[ref.Index].ID == id &&
+		(ref.Digest == "" || CallDigest(calls[ref.Index]) == ref.Digest) {
 		return calls[ref.Index], nil
 	}
 	return model.ToolCall{}, temporal.NewNonRetryableApplicationError(

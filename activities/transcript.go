@@ -3,12 +3,12 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
+	"time"
 	"unicode/utf8"
 
-	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/internal/patient"
@@ -274,15 +274,88 @@ func MessagesPage(msgs []model.Message, offset, limit int) ([]model.Message, err
 	return msgs[offset:end], nil
 }
 
-// readTranscript reads the messages of spans from the workflow's transcript
-// with the transcript query, page by page, and puts messages that came in
-// parts back together. A page answered late is asked for again
-// (patient.Query) for as long as the activity runs: the caller heartbeats
-// meanwhile, so that only a lost worker ends the attempt, not a slow answer.
+// readTranscript reads the messages of spans from the workflow's
+// transcript: from its history where that tells them (transcripthistory.go),
+// else with the transcript query.
 func (a *Activities) readTranscript(ctx context.Context, workflowID, runID string, spans []Span) ([]model.Message, error) {
 	if a.Client == nil {
 		return nil, temporal.NewNonRetryableApplicationError("worker has no Temporal client to read the transcript with", ErrTypeModelConfig, nil)
 	}
+	out := make([]model.Message, 0, spanLen(spans))
+	var holes []Span
+	var at []int
+	t, err := a.transcriptFromHistory(ctx, workflowID, runID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Warn("Reading the transcript by query: its history could not be read", "Error", err)
+		}
+		t = &historyTranscript{answerAt: -1}
+	}
+	for _, sp := range spans {
+		for i := sp.Start; i < sp.End; i++ {
+			if m := t.message(i); m != nil {
+				out = append(out, *m)
+				continue
+			}
+			if n := len(holes); n > 0 && holes[n-1].End == i {
+				holes[n-1].End++
+			} else {
+				holes = append(holes, Span{Start: i, End: i + 1})
+				at = append(at, len(out))
+			}
+			out = append(out, model.Message{})
+		}
+	}
+	if len(holes) == 0 {
+		return out, nil
+	}
+	// A wait well inside the activity's timeout: a run no worker answers
+	// for is a failed attempt, retried, rather than a call that hangs.
+	qctx, cancel := context.WithTimeout(ctx, QueryWait)
+	defer cancel()
+	got, err := a.readByQuery(qctx, workflowID, runID, holes)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != spanLen(holes) {
+		return nil, errShortRead(len(got), spanLen(holes))
+	}
+	k := 0
+	for h, sp := range holes {
+		for i := range sp.End - sp.Start {
+			out[at[h]+i] = got[k]
+			k++
+		}
+	}
+	return out, nil
+}
+
+// QueryWait bounds how long a read of the transcript waits for a worker to
+// answer its query.
+const QueryWait = 2 * time.Minute
+
+// transcriptFromHistory reads the run's history and rebuilds its
+// transcript from it.
+func (a *Activities) transcriptFromHistory(ctx context.Context, workflowID, runID string) (*historyTranscript, error) {
+	evs, err := a.historyEvents(ctx, workflowID, runID)
+	if err != nil {
+		return nil, err
+	}
+	dc := a.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	return readHistory(evs, dc)
+}
+
+// readByQuery reads spans of the transcript with the transcript query, page
+// by page, and puts messages that came in parts back together. A page
+// answered late is asked for again (patient.Query) until ctx ends: the
+// caller heartbeats meanwhile.
+func (a *Activities) readByQuery(ctx context.Context, workflowID, runID string, spans []Span) ([]model.Message, error) {
 	mismatch := func(detail string) error {
 		return temporal.NewNonRetryableApplicationError("transcript of "+workflowID+": "+detail, ErrTypeTranscriptMismatch, nil)
 	}
@@ -293,11 +366,6 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 		req := PageRequest{Start: sp.Start, End: sp.End}
 		for req.Start < sp.End {
 			v, err := patient.Query(ctx, a.Client, workflowID, runID, TranscriptQuery, req)
-			if err != nil && len(out) == 0 && pending == nil && unknownQuery(err, TranscriptQuery) {
-				// During a rolling deploy the run may be cached on a
-				// worker built before the transcript query existed.
-				return a.readMessages(ctx, workflowID, runID, spans)
-			}
 			if err != nil {
 				return nil, fmt.Errorf("read transcript of %s [%d,%d) from content byte %d: %w", workflowID, req.Start, sp.End, req.ContentOffset, err)
 			}
@@ -333,44 +401,6 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 					req.Start, sp.End, req.ContentOffset, len(page.Messages), page.Next, page.NextContentOffset))
 			}
 			req.Start, req.ContentOffset = page.Next, page.NextContentOffset
-		}
-	}
-	return out, nil
-}
-
-// unknownQuery reports whether err says that the workflow has no handler
-// for queryType. The SDK words it "unknown queryType NAME. KnownQueryTypes=…";
-// it is not typed, so the text is all there is.
-func unknownQuery(err error, queryType string) bool {
-	var failed *serviceerror.QueryFailed
-	return errors.As(err, &failed) && strings.Contains(failed.Message, "unknown queryType "+queryType)
-}
-
-// readMessages is readTranscript for a run on a worker that predates the
-// transcript query: it pages with the public messages query, which such a
-// worker answers with up to limit whole messages. Its answers are not sized
-// in bytes, so a transcript near the server's cap may fail to be read until
-// the run moves to a current worker; the error is retryable, and it will.
-func (a *Activities) readMessages(ctx context.Context, workflowID, runID string, spans []Span) ([]model.Message, error) {
-	const limit = 100
-	var out []model.Message
-	for _, sp := range spans {
-		for off := sp.Start; off < sp.End; {
-			v, err := patient.Query(ctx, a.Client, workflowID, runID, MessagesQuery, off, min(limit, sp.End-off))
-			if err != nil {
-				return nil, fmt.Errorf("read transcript of %s [%d,%d) with the %s query: %w", workflowID, off, sp.End, MessagesQuery, err)
-			}
-			var page []model.Message
-			if err := v.Get(&page); err != nil {
-				return nil, fmt.Errorf("decode messages of %s at %d: %w", workflowID, off, err)
-			}
-			if len(page) == 0 || len(page) > sp.End-off {
-				return nil, temporal.NewNonRetryableApplicationError(
-					fmt.Sprintf("transcript of %s: the %s query gave %d messages at %d (wanted up to %d)", workflowID, MessagesQuery, len(page), off, sp.End),
-					ErrTypeTranscriptMismatch, nil)
-			}
-			out = append(out, page...)
-			off += len(page)
 		}
 	}
 	return out, nil

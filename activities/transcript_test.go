@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	enums "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -377,9 +379,9 @@ type queryClient struct {
 	answer  func(PageRequest) (Page, error)
 	queries int
 	largest int // bytes of the largest answer
-	// legacy plays a worker built before the transcript query: it answers
-	// only the messages query, with up to limit whole messages.
-	legacy bool
+	// history is the run's history, which GetWorkflowHistory reads
+	// (none: the transcript is read by query).
+	history []*historypb.HistoryEvent
 	// late answers the first late queries with DeadlineExceeded, as the
 	// server does when no worker answered in time; onQuery sees each query.
 	late    int
@@ -403,19 +405,7 @@ func (c *queryClient) QueryWorkflow(_ context.Context, workflowID, runID, queryT
 	if err != nil {
 		return nil, err
 	}
-	if c.legacy && queryType == MessagesQuery {
-		var offset, limit int
-		if err := dc.FromPayloads(in, &offset, &limit); err != nil {
-			return nil, err
-		}
-		end := min(len(c.msgs), offset+limit)
-		out, err := dc.ToPayloads(c.msgs[min(offset, end):end])
-		if err != nil {
-			return nil, err
-		}
-		return client.NewValue(out), nil
-	}
-	if queryType != TranscriptQuery || c.legacy {
+	if queryType != TranscriptQuery {
 		return nil, serviceerror.NewQueryFailed("unknown queryType " + queryType + ". KnownQueryTypes=[__stack_trace messages state]")
 	}
 	var req PageRequest
@@ -440,6 +430,30 @@ func (c *queryClient) QueryWorkflow(_ context.Context, workflowID, runID, queryT
 		return nil, serviceerror.NewInvalidArgument(fmt.Sprintf("Blob data size exceeds limit: %d bytes", size))
 	}
 	return client.NewValue(out), nil
+}
+
+func (c *queryClient) GetWorkflowHistory(_ context.Context, workflowID, runID string, _ bool, _ enums.HistoryEventFilterType) client.HistoryEventIterator {
+	if workflowID != c.workflowID || runID != c.runID {
+		return &events{err: serviceerror.NewNotFound("workflow not found")}
+	}
+	return &events{evs: c.history}
+}
+
+// events is a history event iterator over evs, or failing with err.
+type events struct {
+	evs []*historypb.HistoryEvent
+	err error
+}
+
+func (e *events) HasNext() bool { return e.err != nil || len(e.evs) > 0 }
+
+func (e *events) Next() (*historypb.HistoryEvent, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	ev := e.evs[0]
+	e.evs = e.evs[1:]
+	return ev, nil
 }
 
 func TestReadTranscript(t *testing.T) {
@@ -470,56 +484,6 @@ func TestReadTranscript(t *testing.T) {
 		t.Errorf("%d queries for 3.5 MiB of transcript; pages this large would not fit", c.queries)
 	}
 	t.Logf("%d queries, largest answer %d bytes", c.queries, c.largest)
-}
-
-// A run cached on a worker built before the transcript query existed (a
-// rolling deploy) is read with the messages query instead.
-func TestReadTranscriptFromOlderWorker(t *testing.T) {
-	var msgs []model.Message
-	for i := range 250 {
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: fmt.Sprintf("message %d", i), ToolCalls: []model.ToolCall{}})
-	}
-	c := &queryClient{workflowID: "wf", runID: "run", msgs: msgs, legacy: true}
-	a := &Activities{Client: c}
-	spans := []Span{{Start: 0, End: 2}, {Start: 10, End: 250}}
-	got, err := a.readTranscript(context.Background(), "wf", "run", spans)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sameMessages(got, slices.Concat(msgs[0:2], msgs[10:250])); err != nil {
-		t.Fatal(err)
-	}
-	// One refused transcript query, one messages query for the head and
-	// three of at most 100 for the tail.
-	if c.queries != 5 {
-		t.Errorf("%d queries, want 5", c.queries)
-	}
-
-	c = &queryClient{workflowID: "wf", runID: "run", msgs: msgs[:5], legacy: true}
-	_, err = (&Activities{Client: c}).readTranscript(context.Background(), "wf", "run", []Span{{Start: 0, End: 8}})
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != ErrTypeTranscriptMismatch || !strings.Contains(err.Error(), "gave 0 messages at 5 (wanted up to 8)") {
-		t.Errorf("reading past the end of an older worker's transcript: %v; want a %s", err, ErrTypeTranscriptMismatch)
-	}
-}
-
-func TestUnknownQuery(t *testing.T) {
-	tests := []struct {
-		err  error
-		want bool
-	}{
-		{serviceerror.NewQueryFailed("unknown queryType transcript. KnownQueryTypes=[state]"), true},
-		{fmt.Errorf("wrapped: %w", serviceerror.NewQueryFailed("unknown queryType transcript. KnownQueryTypes=[]")), true},
-		{serviceerror.NewQueryFailed("unknown queryType state. KnownQueryTypes=[]"), false},
-		{serviceerror.NewQueryFailed("transcript page: start 3 is past the end"), false},
-		{errors.New("unknown queryType transcript"), false},
-		{serviceerror.NewNotFound("workflow not found"), false},
-	}
-	for _, tt := range tests {
-		if got := unknownQuery(tt.err, TranscriptQuery); got != tt.want {
-			t.Errorf("unknownQuery(%v) = %v, want %v", tt.err, got, tt.want)
-		}
-	}
 }
 
 // RunTool finds a call by reference in a message that comes in parts, and

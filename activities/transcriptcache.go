@@ -15,30 +15,28 @@ import (
 
 // The worker's copy of the transcripts it has seen.
 //
-// Reading the transcript back with a query costs a round trip through the
-// server and the workflow's worker on every model call and every tool call
-// by reference: on a tuned dev server that was most of what a model call
-// cost over a bare activity. So AgentWorkflow sends each model call the
-// messages added since its previous one
-// (NewMessages), and the worker keeps what it was sent: the call then reads
-// its spans from the cache, and the query is only for what the cache lacks.
-// Each message then enters history at most twice (when it is made, as an
-// activity result or an update's argument, and in the next model call's
-// input), so history still grows linearly with the conversation.
+// AgentWorkflow sends each model call the messages added since its previous
+// one (NewMessages), and the worker keeps what it was sent: a call then
+// reads its spans from the cache, and the run's history only for what the
+// cache lacks (transcripthistory.go).
 //
 // What the cache holds is always what the workflow holds:
 //
-//   - Entries are per run (workflow id and run id): a continued run starts
-//     a new entry, whose first call reads the carried messages by query.
+//   - Entries are per run (workflow id and run id). A continued run's first
+//     call sends the carried messages again, their large fields as digests,
+//     which the cache finds in the entry of the run before.
 //   - A run's transcript only grows, except when a failed turn is run again
 //     and its failure notice is taken back; the workflow then counts a new
 //     epoch, and an entry of another epoch is dropped.
 //   - NewMessages.From is where the added messages start: the cache cuts
 //     its copy there before it appends them, so a retried call never
 //     leaves anything stale behind. A model's answer is kept apart until
-//     it comes back as a new message (see TranscriptCache.Answer). Messages the cache has not seen (another
-//     worker took some calls, the worker restarted) are holes, read by
-//     query when a call needs them.
+//     it comes back as a new message (see TranscriptCache.Answer), and a
+//     tool's result until the next call (TranscriptCache.Remember): each
+//     is found by digest when the workflow left it out of the new
+//     messages. What the cache has not seen (another worker took some
+//     calls, the worker restarted) are holes, read from history when a
+//     call needs them.
 //   - A tool call read from the cache is checked against its digest (the
 //     workflow's hash of its name and arguments, CallRef.Digest), so a
 //     cached answer of an attempt the workflow did not take is never run.
@@ -48,55 +46,6 @@ import (
 // DefaultTranscriptCacheBytes bounds the transcript cache of a worker that
 // sets no bound of its own.
 const DefaultTranscriptCacheBytes = 64 << 20
-
-// HeldOver is the size (content and tool call arguments) over which a
-// message is left out of NewMessages: what is sent twice stays small,
-// while a query for a large message costs no more than for a small one.
-const HeldOver = 16 << 10
-
-// NewMessagesBudget bounds the bytes of the messages one model call's input
-// carries (NewMessages): a turn of many tool results (64 of 16 KiB each is
-// 1 MiB) would otherwise make one activity input, an event of history,
-// near the server's 2 MiB limit. Past it the messages are held back too,
-// and read by query where a worker lacks them.
-const NewMessagesBudget = 256 << 10
-
-// NewMessagesOf returns the new messages msgs[from:] of a model call, the
-// large ones, and those past NewMessagesBudget, held back. It is pure: the
-// workflow builds a call's input with it.
-func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
-	nm := &NewMessages{From: from, Epoch: epoch, Messages: make([]model.Message, len(msgs)-from)}
-	total := 0
-	for i, m := range msgs[from:] {
-		n := len(m.Content)
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Arguments)
-		}
-		if n > HeldOver || total+n > NewMessagesBudget {
-			nm.Held = append(nm.Held, i)
-			continue
-		}
-		total += n
-		nm.Messages[i] = m
-	}
-	return nm
-}
-
-// NewMessages are the messages added to the calling workflow's transcript
-// since its previous model call: messages [From, From+len(Messages)).
-type NewMessages struct {
-	From     int             `json:"from"`
-	Messages []model.Message `json:"messages"`
-	// Held lists the messages left out (indexes into Messages, which holds
-	// an empty message in their place): each is over HeldOver bytes, and
-	// is read by query where a call needs it and the worker has not read
-	// it before. A large tool result or file write then enters history
-	// once, not twice.
-	Held []int `json:"held,omitempty"`
-	// Epoch counts the times the workflow took back a message it had sent
-	// (see the package's transcript cache).
-	Epoch int `json:"epoch,omitempty"`
-}
 
 // TranscriptCache keeps the transcripts the worker's model calls were sent.
 // It is safe for concurrent use.
@@ -120,7 +69,10 @@ type cachedRun struct {
 	// digest are read from it (see Answer).
 	answer   *model.Message
 	answerAt int
-	size     int64
+	// values are large tool results of the run's current turn, by digest
+	// (see Remember), until its next model call.
+	values map[string]string
+	size   int64
 }
 
 // NewTranscriptCache returns a cache of at most maxBytes of messages
@@ -153,7 +105,7 @@ func (c *TranscriptCache) entry(key runKey, epoch int) *cachedRun {
 		r := el.Value.(*cachedRun)
 		if r.epoch != epoch {
 			c.size -= r.size
-			r.msgs, r.answer, r.size, r.epoch = nil, nil, 0, epoch
+			r.msgs, r.answer, r.values, r.size, r.epoch = nil, nil, nil, 0, epoch
 		}
 		return r
 	}
@@ -162,19 +114,15 @@ func (c *TranscriptCache) entry(key runKey, epoch int) *cachedRun {
 	return r
 }
 
-// cut drops r's messages from index n on. c.mu is held.
-func (c *TranscriptCache) cut(r *cachedRun, n int) {
-	if n >= len(r.msgs) {
-		return
+// current returns the run's entry as it is, made the most recent, creating
+// it when there is none (its epoch is then unknown: the next call's new
+// messages start it over). c.mu is held.
+func (c *TranscriptCache) current(key runKey) *cachedRun {
+	if el, ok := c.runs[key]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*cachedRun)
 	}
-	for _, m := range r.msgs[n:] {
-		if m != nil {
-			r.size -= messageSize(m)
-			c.size -= messageSize(m)
-		}
-	}
-	clear(r.msgs[n:])
-	r.msgs = r.msgs[:n]
+	return c.entry(key, -1)
 }
 
 // set stores m as message i of r. c.mu is held.
@@ -218,32 +166,18 @@ func (c *TranscriptCache) evict() {
 }
 
 // Read applies the new messages of a model call of run (workflowID,
-// runID) and returns the messages of spans: from the cache where it has
-// them, and by fetch (the transcript query) for the rest, which it then
-// keeps.
-func (c *TranscriptCache) Read(workflowID, runID string, nm NewMessages, spans []Span, fetch func([]Span) ([]model.Message, error)) ([]model.Message, error) {
+// runID), when the call has them (a retried call does not), and returns
+// the messages of spans: from the cache where it has them, and by fetch
+// for the rest, which it then keeps.
+func (c *TranscriptCache) Read(workflowID, runID string, nm *NewMessages, spans []Span, fetch func([]Span) ([]model.Message, error)) ([]model.Message, error) {
 	key := runKey{workflowID, runID}
 	c.mu.Lock()
-	r := c.entry(key, nm.Epoch)
-	c.setAnswer(r, -1, nil) // appended, or not taken: the new messages say
-	// A held message read before is kept: within an epoch a message, once
-	// made, never changes.
-	held := map[int]*model.Message{} // by index into nm.Messages: the copy read before, or nil
-	for _, h := range nm.Held {
-		held[h] = nil
-		if i := nm.From + h; i >= nm.From && i < len(r.msgs) {
-			held[h] = r.msgs[i]
-		}
-	}
-	c.cut(r, nm.From)
-	for i, m := range nm.Messages {
-		if k, ok := held[i]; ok {
-			if k != nil {
-				c.set(r, nm.From+i, *k)
-			}
-			continue
-		}
-		c.set(r, nm.From+i, m)
+	var r *cachedRun
+	if nm != nil {
+		r = c.entry(key, nm.Epoch)
+		c.apply(r, *nm)
+	} else {
+		r = c.current(key)
 	}
 	out := make([]model.Message, 0, spanLen(spans))
 	var holes []Span // what the cache lacks, in the order of spans
@@ -263,6 +197,7 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm NewMessages, spans [
 			out = append(out, model.Message{}) // filled below
 		}
 	}
+	epoch := r.epoch
 	c.evict()
 	c.mu.Unlock()
 	if len(holes) == 0 {
@@ -281,7 +216,7 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm NewMessages, spans [
 	// The entry may have moved on meanwhile (a later call of the run, or
 	// an eviction); the fetched messages are kept only where they still
 	// belong: inside what the entry knows of this epoch.
-	r = c.entry(key, nm.Epoch)
+	r = c.entry(key, epoch)
 	k := 0
 	for h, sp := range holes {
 		for i := sp.Start; i < sp.End; i++ {
@@ -295,6 +230,98 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm NewMessages, spans [
 	c.evict()
 	c.mu.Unlock()
 	return out, nil
+}
+
+// apply brings r up to date with a call's new messages, finding the fields
+// they left out in r's answer and remembered values, or in the other runs
+// of its workflow (the run it continued). c.mu is held.
+func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
+	find := func(d string) (string, bool) {
+		if v, ok := r.values[d]; ok {
+			return v, true
+		}
+		if r.answer != nil {
+			if v, ok := fieldOf(r.answer, d); ok {
+				return v, true
+			}
+		}
+		for el := c.lru.Front(); el != nil; el = el.Next() {
+			o := el.Value.(*cachedRun)
+			if o == r || o.key.workflowID != r.key.workflowID {
+				continue
+			}
+			for _, m := range o.msgs {
+				if m == nil {
+					continue
+				}
+				if v, ok := fieldOf(m, d); ok {
+					return v, true
+				}
+			}
+		}
+		return "", false
+	}
+	from := min(nm.From, len(r.msgs))
+	for _, m := range r.msgs[from:] {
+		if m != nil {
+			r.size -= messageSize(m)
+			c.size -= messageSize(m)
+		}
+	}
+	r.msgs = apply(r.msgs, nm, find)
+	for _, m := range r.msgs[from:] {
+		if m != nil {
+			r.size += messageSize(m)
+			c.size += messageSize(m)
+		}
+	}
+	c.setAnswer(r, -1, nil) // appended, or not taken: the new messages say
+	for _, v := range r.values {
+		r.size -= int64(len(v))
+		c.size -= int64(len(v))
+	}
+	r.values = nil
+}
+
+// fieldOf returns the field of m (its content, a tool call's arguments)
+// whose digest is d.
+func fieldOf(m *model.Message, d string) (string, bool) {
+	n := digestLen(d)
+	if len(m.Content) == n && Digest(m.Content) == d {
+		return m.Content, true
+	}
+	for _, tc := range m.ToolCalls {
+		// A copy's arguments may not be encoded as the digest's were
+		// (see ArgsDigest): compare what a payload would hold.
+		if len(tc.Arguments) >= n/2 {
+			if b := canonicalArgs(tc.Arguments); len(b) == n && Digest(string(b)) == d {
+				return string(b), true
+			}
+		}
+	}
+	return "", false
+}
+
+// Remember keeps a large tool result of a run's turn (its content as the
+// workflow will get it) until the run's next model call, which finds it
+// there when the workflow left it out of the new messages.
+func (c *TranscriptCache) Remember(workflowID, runID, v string) {
+	if len(v) < minHeld {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.current(runKey{workflowID, runID})
+	if r.values == nil {
+		r.values = map[string]string{}
+	}
+	d := Digest(v)
+	if _, ok := r.values[d]; !ok {
+		r.values[d] = v
+		r.size += int64(len(v))
+		c.size += int64(len(v))
+	}
+	c.evict()
 }
 
 // Answer keeps a model call's answer as the message the workflow is about
@@ -345,13 +372,14 @@ func (c *TranscriptCache) Call(workflowID, runID string, ref CallRef, id string)
 }
 
 // CallDigest is a tool call's fingerprint: a hash of its name and
-// arguments, which a cached copy of the call must match. The workflow
-// computes it too, so it is pure.
+// arguments (as a payload encodes them, so that the model client's copy and
+// the workflow's decoded one agree), which a cached copy of the call must
+// match. The workflow computes it too, so it is pure.
 func CallDigest(tc model.ToolCall) string {
 	h := sha256.New()
 	h.Write([]byte(tc.Name))
 	h.Write([]byte{0})
-	h.Write(tc.Arguments)
+	h.Write(canonicalArgs(tc.Arguments))
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -110,11 +111,11 @@ func TestTranscriptCacheRead(t *testing.T) {
 			c := NewTranscriptCache(0)
 			f := &fetcher{msgs: msgs}
 			for _, nm := range tt.before {
-				if _, err := c.Read("wf", "run", nm, nil, f.fetch); err != nil {
+				if _, err := c.Read("wf", "run", &nm, nil, f.fetch); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := c.Read("wf", "run", tt.nm, tt.spans, f.fetch)
+			got, err := c.Read("wf", "run", &tt.nm, tt.spans, f.fetch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +127,7 @@ func TestTranscriptCacheRead(t *testing.T) {
 			}
 			// What was read is kept: the same call again needs no query.
 			f.reads = 0
-			if _, err := c.Read("wf", "run", tt.nm, tt.spans, f.fetch); err != nil || f.reads != 0 {
+			if _, err := c.Read("wf", "run", &tt.nm, tt.spans, f.fetch); err != nil || f.reads != 0 {
 				t.Errorf("the same call again: %d queries, %v; want none", f.reads, err)
 			}
 		})
@@ -136,11 +137,11 @@ func TestTranscriptCacheRead(t *testing.T) {
 func TestTranscriptCacheReadErrors(t *testing.T) {
 	c := NewTranscriptCache(0)
 	failing := func([]Span) ([]model.Message, error) { return nil, errors.New("query failed") }
-	if _, err := c.Read("wf", "run", NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, failing); err == nil || err.Error() != "query failed" {
+	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, failing); err == nil || err.Error() != "query failed" {
 		t.Errorf("a failed query: %v; want its error", err)
 	}
 	short := func([]Span) ([]model.Message, error) { return []model.Message{userMessage("only one")}, nil }
-	if _, err := c.Read("wf", "run", NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, short); err == nil {
+	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, short); err == nil {
 		t.Error("a query that read fewer messages than asked: no error")
 	}
 }
@@ -187,7 +188,7 @@ func TestTranscriptCacheFollowsTheWorkflow(t *testing.T) {
 			f := &fetcher{msgs: msgs}
 			w := workers[rng.IntN(len(workers))]
 			for range 1 + rng.IntN(2) { // attempts of the same call
-				got, err := w.Read("wf", "run", nm, spans, f.fetch)
+				got, err := w.Read("wf", "run", &nm, spans, f.fetch)
 				if err != nil {
 					t.Fatalf("seed %d step %d: %v", seed, step, err)
 				}
@@ -272,14 +273,14 @@ func TestTranscriptCacheEvictsLeastRecent(t *testing.T) {
 	f := &fetcher{}
 	for _, run := range []string{"a", "b", "a", "c"} {
 		f.msgs = big(0)
-		if _, err := c.Read("wf", run, NewMessages{Messages: big(0)}, nil, f.fetch); err != nil {
+		if _, err := c.Read("wf", run, &NewMessages{Messages: big(0)}, nil, f.fetch); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// b was used least recently: it left when c came.
 	for run, kept := range map[string]bool{"a": true, "b": false, "c": true} {
 		f.reads = 0
-		if _, err := c.Read("wf", run, NewMessages{From: 1}, []Span{{Start: 0, End: 1}}, f.fetch); err != nil {
+		if _, err := c.Read("wf", run, &NewMessages{From: 1}, []Span{{Start: 0, End: 1}}, f.fetch); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.reads == 0; got != kept {
@@ -343,47 +344,78 @@ func TestCallModelAndRunToolReadFromTheCache(t *testing.T) {
 	}
 }
 
-// A message over HeldOver is left out of the new messages and read by
-// query, once: the worker keeps it, and a retried call that holds it back
-// again needs no query.
+// A field over HeldOver is left out of the new messages and found by its
+// digest: in the worker's copy of the model's answer, among the tool results
+// it remembered, or else read once; the worker keeps it, and a retried call
+// that leaves it out again needs no read.
 func TestTranscriptCacheHeldMessages(t *testing.T) {
 	big := strings.Repeat("x", HeldOver+1)
 	msgs := []model.Message{
 		userMessage("read the log"),
 		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"log"}`)}}},
 		{Role: model.RoleTool, ToolCallID: "c1", Content: big},
-		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c2", Name: "write_file", Arguments: json.RawMessage(`{"content":"` + big + `"}`)}}},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c2", Name: "write_file", Arguments: json.RawMessage(`{"content":"<` + big + `>"}`)}}},
 		{Role: model.RoleTool, ToolCallID: "c2", Content: "wrote it"},
 	}
 	first := NewMessagesOf(msgs[:2], 0, 0)
 	nm := NewMessagesOf(msgs, 2, 0)
-	if len(first.Held) != 0 || !slices.Equal(nm.Held, []int{0, 1}) || nm.Messages[0].Content != "" || len(nm.Messages[1].ToolCalls) != 0 || nm.Messages[2].Content != "wrote it" {
-		t.Fatalf("NewMessagesOf: held %v, messages %+v; want the two large ones held, the small one sent", nm.Held, nm.Messages)
+	want := []Held{{Index: 0, Content: Digest(big)}, {Index: 1, Args: []string{ArgsDigest(msgs[3].ToolCalls[0].Arguments)}}}
+	if len(first.Held) != 0 || !reflect.DeepEqual(nm.Held, want) || nm.Messages[0].Content != "" || nm.Messages[1].ToolCalls[0].Arguments != nil || nm.Messages[2].Content != "wrote it" {
+		t.Fatalf("NewMessagesOf: held %+v, messages %+v; want the two large fields left out, the small message sent", nm.Held, nm.Messages)
 	}
-	c := NewTranscriptCache(0)
-	f := &fetcher{msgs: msgs}
+	if msgs[3].ToolCalls[0].Arguments == nil {
+		t.Fatal("NewMessagesOf changed the caller's tool calls")
+	}
 	all := []Span{{Start: 0, End: len(msgs)}}
-	if _, err := c.Read("wf", "run", *first, nil, f.fetch); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name  string
+		prime func(c *TranscriptCache)
+		reads int
+	}{
+		{"neither seen", func(*TranscriptCache) {}, 1},
+		{"answer and result seen", func(c *TranscriptCache) {
+			// The answer as the model's client made it: not HTML-escaped.
+			c.Answer("wf", "run", 0, 3, msgs[3])
+			c.Remember("wf", "run", big)
+		}, 0},
+		{"another run of the workflow has them", func(c *TranscriptCache) {
+			if _, err := c.Read("wf", "before", &NewMessages{Messages: msgs}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, 0},
 	}
-	got, err := c.Read("wf", "run", *nm, all, f.fetch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sameMessages(got, msgs); err != nil {
-		t.Fatal(err)
-	}
-	if f.reads != 1 || f.counts != 2 {
-		t.Errorf("%d queries for %d messages; want one for the two held", f.reads, f.counts)
-	}
-	f.reads = 0
-	if got, err := c.Read("wf", "run", *nm, all, f.fetch); err != nil || f.reads != 0 || sameMessages(got, msgs) != nil {
-		t.Errorf("the call again: %d queries, %v; want none, the held messages kept", f.reads, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewTranscriptCache(0)
+			f := &fetcher{msgs: msgs}
+			if _, err := c.Read("wf", "run", first, nil, f.fetch); err != nil {
+				t.Fatal(err)
+			}
+			tt.prime(c)
+			got, err := c.Read("wf", "run", nm, all, f.fetch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sameMessages(got, msgs); err != nil {
+				t.Fatal(err)
+			}
+			if f.reads != tt.reads {
+				t.Errorf("%d reads, want %d", f.reads, tt.reads)
+			}
+			f.reads = 0
+			if got, err := c.Read("wf", "run", nm, all, f.fetch); err != nil || f.reads != 0 || sameMessages(got, msgs) != nil {
+				t.Errorf("the call again: %d reads, %v; want none, the held messages kept", f.reads, err)
+			}
+			if got, err := c.Read("wf", "run", nil, all, f.fetch); err != nil || f.reads != 0 || sameMessages(got, msgs) != nil {
+				t.Errorf("a retried call (no new messages): %d reads, %v; want none", f.reads, err)
+			}
+		})
 	}
 }
 
-// A model call's input carries the new messages up to NewMessagesBudget in
-// all, each at most HeldOver; the rest are held back, in order, for a query.
+// A model call's input carries the new messages' fields up to
+// NewMessagesBudget in all, each at most HeldOver; the rest are left out,
+// small fields excepted.
 func TestNewMessagesOfStaysInBudget(t *testing.T) {
 	piece := strings.Repeat("x", HeldOver-100)
 	var msgs []model.Message
@@ -393,15 +425,20 @@ func TestNewMessagesOfStaysInBudget(t *testing.T) {
 	msgs = append(msgs, model.Message{Role: model.RoleTool, Content: strings.Repeat("y", HeldOver+1)}, userMessage("small"))
 	nm := NewMessagesOf(msgs, 0, 0)
 	carried := 0
+	var held []int
 	for i, m := range nm.Messages {
-		if !slices.Contains(nm.Held, i) {
-			carried += len(m.Content)
+		carried += len(m.Content)
+		if h, ok := nm.held(i); ok {
+			held = append(held, i)
+			if h.Content != Digest(msgs[i].Content) {
+				t.Errorf("message %d: digest %q, want %q", i, h.Content, Digest(msgs[i].Content))
+			}
 		}
 	}
 	if carried > NewMessagesBudget {
 		t.Errorf("the input carries %d bytes of messages, over the budget of %d", carried, NewMessagesBudget)
 	}
-	if !slices.Contains(nm.Held, 40) || slices.Contains(nm.Held, 41) || len(nm.Held) != 40-NewMessagesBudget/len(piece)+1 {
-		t.Errorf("held %v; want the large one and those past the budget, not the small last one", nm.Held)
+	if !slices.Contains(held, 40) || slices.Contains(held, 41) || len(held) != 40-NewMessagesBudget/len(piece)+1 {
+		t.Errorf("held %v; want the large one and those past the budget, not the small last one", held)
 	}
 }

@@ -94,17 +94,9 @@ type agent struct {
 
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
-	// taken back after they were sent), so that a worker's transcript cache
-	// spares the query (activities.TranscriptCache).
-	//
-	// This changed what the activities' inputs hold, not which commands the
-	// workflow sends, so it needs no version: a replay matches an activity
-	// command by its id and type, never its input (sdk internal
-	// isCommandMatchEvent), and a run that started before it sends, from
-	// its next model call on, what a worker's cache cannot have seen: the
-	// worker reads that by query. A version would cost every run a marker
-	// and an upsert of TemporalChangeVersion, which the benchmark prices at
-	// about what a query costs (BENCHMARKS.md).
+	// taken back after they were sent), so that a worker keeps the
+	// transcript (activities.TranscriptCache) and one that lacks it reads
+	// it from the run's history, never by replaying the run.
 	sentMsgs int
 	epoch    int
 }
@@ -248,9 +240,9 @@ func newAgent(cfg config) *agent {
 			// encrypted worker sent blank.
 			a.published = published{total: p.Total, completed: p.Completed, current: p.Current, status: p.Status, set: true}
 		}
-		// The carried messages are in this run's input already; its first
-		// model call reads them by query rather than send them again.
-		a.sentMsgs = len(a.msgs)
+		// The first model call sends the carried messages as new ones
+		// (sentMsgs is 0), their large fields as digests: a worker finds
+		// those in its copy of the run before, or in this run's input.
 		return a
 	}
 	base := cfg.in.SystemPrompt

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +48,7 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 			w.t.Fatalf("call %d carries no new messages", in.Call)
 		}
 		if !w.recordOnly {
-			msgs, err := w.cache.Read(in.WorkflowID, in.RunID, *in.New, in.Spans, func(spans []activities.Span) ([]model.Message, error) {
+			msgs, err := w.cache.Read(in.WorkflowID, in.RunID, in.New, in.Spans, func(spans []activities.Span) ([]model.Message, error) {
 				w.t.Errorf("call %d: the cache lacks %v", in.Call, spans)
 				return nil, fmt.Errorf("call %d: the cache lacks %v", in.Call, spans)
 			})
@@ -162,16 +163,18 @@ func TestModelCallsCarryTheirNewMessages(t *testing.T) {
 	}
 }
 
-// A continued run's first call sends only what came after the carried
-// messages, which are in the run's input already: the worker reads them by
-// query, once.
-func TestContinuedRunQueriesItsCarriedMessagesOnce(t *testing.T) {
+// A continued run's first call sends the carried messages as new ones, a
+// large field as its digest: a worker finds it in its copy of the run
+// before, or in this run's input, without a query.
+func TestContinuedRunSendsItsCarriedMessages(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	carried := []model.Message{
 		{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}},
 		{Role: model.RoleUser, Content: "first", ToolCalls: []model.ToolCall{}},
 		{Role: model.RoleAssistant, Content: "answered", ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleUser, Content: strings.Repeat("x", activities.HeldOver+1), ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleAssistant, Content: "read it", ToolCalls: []model.ToolCall{}},
 	}
 	var seen []activities.CallModelInput
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
@@ -186,8 +189,9 @@ func TestContinuedRunQueriesItsCarriedMessagesOnce(t *testing.T) {
 		t.Fatalf("%d model calls", len(seen))
 	}
 	nm := seen[0].New
-	if nm == nil || nm.From != 3 || len(nm.Messages) != 1 || nm.Messages[0].Content != "second" {
-		t.Errorf("the continued run's first call carries %+v; want only the new message, from 3", nm)
+	if nm == nil || nm.From != 0 || len(nm.Messages) != 6 || nm.Messages[5].Content != "second" || nm.Messages[3].Content != "" ||
+		len(nm.Held) != 1 || !reflect.DeepEqual(nm.Held[0], activities.Held{Index: 3, Content: activities.Digest(carried[3].Content)}) {
+		t.Errorf("the continued run's first call carries %+v; want the carried messages, the large one by digest, and the new one", nm)
 	}
 }
 
@@ -252,12 +256,12 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 	// again, and sends what the workflow holds, without the notice.
 	cache := activities.NewTranscriptCache(0)
 	for _, in := range w.inputs[:len(w.inputs)-1] {
-		if _, err := cache.Read(in.WorkflowID, in.RunID, *in.New, nil, nil); err != nil {
+		if _, err := cache.Read(in.WorkflowID, in.RunID, in.New, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	queried := 0
-	got, err := cache.Read(last.WorkflowID, last.RunID, *last.New, last.Spans, func(spans []activities.Span) ([]model.Message, error) {
+	got, err := cache.Read(last.WorkflowID, last.RunID, last.New, last.Spans, func(spans []activities.Span) ([]model.Message, error) {
 		queried++
 		return spanned(final, spans), nil
 	})

@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/todoflow/todoflow/activities"
@@ -183,8 +184,16 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.Tools == nil {
 		opts.Tools = activities.DefaultRegistry()
 	}
+	// The activities decode the run's history (the transcript is read
+	// from there) with the converter the client was dialed with.
+	var dc converter.DataConverter
 	if os.Getenv(codec.EnvKey) != "" {
 		opts.Encrypted = true
+		sealer, err := codec.FromEnv()
+		if err != nil {
+			return nil, err
+		}
+		dc = sealer.DataConverter()
 	}
 	outputMax, err := toolOutputMax(opts.ToolOutputMax)
 	if err != nil {
@@ -251,6 +260,7 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	}
 	acts := &activities.Activities{
 		Client:         c,
+		DataConverter:  dc,
 		Models:         NewModels(opts.DefaultModel, opts.ScriptDir),
 		Roots:          roots,
 		VCSWrites:      opts.VCSWrites,

@@ -1,0 +1,206 @@
+package activities
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// What a model call's input carries of the transcript.
+//
+// Each model call's input carries the messages added since the previous one
+// (NewMessages), so that a worker can keep the transcript without reading
+// it back. A large field (a tool's result, a file the model writes) is
+// left out and stands as its digest: its value already entered history
+// once, where it was made (the tool's result, the user's message, the
+// model's answer, the run's input), and a reader finds it there, or in its
+// cache, by the digest. Each message so enters history at most twice, and
+// its large fields once.
+
+// HeldOver is the size over which a field (a message's content, a tool
+// call's arguments) is left out of NewMessages: what is sent twice stays
+// small.
+const HeldOver = 16 << 10
+
+// NewMessagesBudget bounds the bytes of the fields one model call's input
+// carries (NewMessages): a turn of many tool results (64 of 16 KiB each is
+// 1 MiB) would otherwise make one activity input, an event of history,
+// near the server's 2 MiB limit. Past it the fields are left out too.
+const NewMessagesBudget = 256 << 10
+
+// minHeld is the size under which a field is always sent: its digest would
+// be nearly as large, and the budget cannot be spent by fields this small
+// (a response has at most todo.MaxToolCalls calls).
+const minHeld = 64
+
+// NewMessages are the messages added to the calling workflow's transcript
+// since its previous model call: messages [From, From+len(Messages)).
+type NewMessages struct {
+	From     int             `json:"from"`
+	Messages []model.Message `json:"messages"`
+	// Held lists the messages whose large fields were left out: Messages
+	// holds them with those fields empty.
+	Held []Held `json:"held,omitempty"`
+	// Epoch counts the times the workflow took back a message it had sent
+	// (see the package's transcript cache).
+	Epoch int `json:"epoch,omitempty"`
+}
+
+// Held names the fields left out of message Index of a NewMessages (an
+// index into its Messages) by the digests of their values (see Digest).
+type Held struct {
+	Index   int    `json:"i"`
+	Content string `json:"content,omitempty"`
+	// Args has one entry per tool call: the digest of its arguments when
+	// they were left out, else "".
+	Args []string `json:"args,omitempty"`
+}
+
+// NewMessagesOf returns the new messages msgs[from:] of a model call, with
+// the fields over HeldOver, and those past NewMessagesBudget, left out. It
+// is pure: the workflow builds a call's input with it.
+func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
+	nm := &NewMessages{From: from, Epoch: epoch, Messages: make([]model.Message, len(msgs)-from)}
+	total := 0
+	keep := func(n int) bool {
+		if n < minHeld || (n <= HeldOver && total+n <= NewMessagesBudget) {
+			total += n
+			return true
+		}
+		return false
+	}
+	for i, m := range msgs[from:] {
+		h := Held{Index: i}
+		if !keep(len(m.Content)) {
+			h.Content, m.Content = Digest(m.Content), ""
+		}
+		for j, tc := range m.ToolCalls {
+			if keep(len(tc.Arguments)) {
+				continue
+			}
+			if h.Args == nil {
+				h.Args = make([]string, len(m.ToolCalls))
+				m.ToolCalls = append([]model.ToolCall(nil), m.ToolCalls...)
+			}
+			h.Args[j] = ArgsDigest(tc.Arguments)
+			m.ToolCalls[j].Arguments = nil
+		}
+		if h.Content != "" || h.Args != nil {
+			nm.Held = append(nm.Held, h)
+		}
+		nm.Messages[i] = m
+	}
+	return nm
+}
+
+// Digest identifies a value left out of NewMessages: its length and a hash
+// of its bytes. The length comes first so that a reader hashes only values
+// of a length it looks for.
+func Digest(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return strconv.Itoa(len(v)) + ":" + hex.EncodeToString(sum[:12])
+}
+
+// ArgsDigest is the Digest of a tool call's arguments as JSON encodes them
+// (compact, HTML-escaped), which is how every payload of history holds
+// them, whichever copy the caller has.
+func ArgsDigest(args json.RawMessage) string {
+	return Digest(string(canonicalArgs(args)))
+}
+
+func canonicalArgs(args json.RawMessage) []byte {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return args // not JSON: it cannot be in a payload either
+	}
+	return b
+}
+
+// digestLen is the length a digest names, -1 when it names none.
+func digestLen(d string) int {
+	for i := 0; i < len(d); i++ {
+		if d[i] == ':' {
+			n, err := strconv.Atoi(d[:i])
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
+
+// held returns the fields left out of message i of nm, if any.
+func (nm *NewMessages) held(i int) (Held, bool) {
+	for _, h := range nm.Held {
+		if h.Index == i {
+			return h, true
+		}
+	}
+	return Held{}, false
+}
+
+// fill returns m with the fields h left out set from find, which returns
+// the value of a digest; ok is false when find lacks one of them.
+func (h Held) fill(m model.Message, find func(digest string) (string, bool)) (model.Message, bool) {
+	if h.Content != "" {
+		v, ok := find(h.Content)
+		if !ok {
+			return m, false
+		}
+		m.Content = v
+	}
+	if h.Args != nil {
+		if len(h.Args) != len(m.ToolCalls) {
+			return m, false
+		}
+		m.ToolCalls = append([]model.ToolCall(nil), m.ToolCalls...)
+		for j, d := range h.Args {
+			if d == "" {
+				continue
+			}
+			v, ok := find(d)
+			if !ok {
+				return m, false
+			}
+			m.ToolCalls[j].Arguments = json.RawMessage(v)
+		}
+	}
+	return m, true
+}
+
+// apply brings a transcript copy up to date with a model call's new
+// messages: it is cut at nm.From, and each new message set, a held one from
+// the copy's own message at that index when it had one (within an epoch a
+// message never changes once made), else from find, else left a hole (nil).
+// It is shared by the worker's cache and the reader of history, which must
+// rebuild the same transcript.
+func apply(msgs []*model.Message, nm NewMessages, find func(digest string) (string, bool)) []*model.Message {
+	// prev is a copy: out reuses msgs' array, and writes each slot after
+	// prev's message for it was read, but a copy keeps that out of doubt.
+	prev := slices.Clone(msgs[min(nm.From, len(msgs)):])
+	out := msgs[:min(nm.From, len(msgs))]
+	for len(out) < nm.From {
+		out = append(out, nil)
+	}
+	for i, m := range nm.Messages {
+		h, isHeld := nm.held(i)
+		switch {
+		case !isHeld:
+			out = append(out, &m)
+		case i < len(prev) && prev[i] != nil:
+			out = append(out, prev[i])
+		default:
+			if full, ok := h.fill(m, find); ok {
+				out = append(out, &full)
+			} else {
+				out = append(out, nil)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,162 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enums "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	updatepb "go.temporal.io/api/update/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// flipCodec stands for payload encryption: what it encodes is unreadable
+// as JSON until it is decoded.
+type flipCodec struct{}
+
+func (flipCodec) Encode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) { return flip(ps), nil }
+func (flipCodec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) { return flip(ps), nil }
+
+func flip(ps []*commonpb.Payload) []*commonpb.Payload {
+	out := make([]*commonpb.Payload, len(ps))
+	for i, p := range ps {
+		data := make([]byte, len(p.Data))
+		for j, b := range p.Data {
+			data[j] = ^b
+		}
+		out[i] = &commonpb.Payload{Metadata: p.Metadata, Data: data}
+	}
+	return out
+}
+
+// runHistory builds the history of a run as AgentWorkflow makes it: the
+// user's long message by update, a model call that reads a file, the tool's
+// large result, and a model call that writes a large file, whose answer the
+// workflow has not sent yet. It returns the events and the transcript.
+func runHistory(t *testing.T, dc converter.DataConverter) ([]*historypb.HistoryEvent, []model.Message) {
+	t.Helper()
+	long := strings.Repeat("please read the log. ", 1000)
+	log := strings.Repeat("line <of> the log & more\n", 1000)
+	write := json.RawMessage(`{"path":"out","content":"` + strings.Repeat("<b>", 8000) + `"}`)
+	msgs := []model.Message{
+		{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleUser, Content: long, ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file", Arguments: json.RawMessage(`{"path":"log"}`)}}},
+		{Role: model.RoleTool, ToolCallID: "c1", Content: log, ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c2", Name: "write_file", Arguments: write}}},
+	}
+	payloads := func(vs ...any) *commonpb.Payloads {
+		ps, err := dc.ToPayloads(vs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	id := int64(0)
+	var evs []*historypb.HistoryEvent
+	add := func(typ enums.EventType, attrs func(*historypb.HistoryEvent)) int64 {
+		id++
+		ev := &historypb.HistoryEvent{EventId: id, EventType: typ}
+		attrs(ev)
+		evs = append(evs, ev)
+		return id
+	}
+	schedule := func(name string, in any) int64 {
+		return add(enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, func(ev *historypb.HistoryEvent) {
+			ev.Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+				ActivityType: &commonpb.ActivityType{Name: name}, Input: payloads(in)}}
+		})
+	}
+	complete := func(scheduled int64, result any) {
+		add(enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(ev *historypb.HistoryEvent) {
+			ev.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
+				ScheduledEventId: scheduled, Result: payloads(result)}}
+		})
+	}
+	add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, func(ev *historypb.HistoryEvent) {
+		ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
+			Input: payloads(map[string]any{"prompt": ""})}}
+	})
+	add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, func(ev *historypb.HistoryEvent) {
+		ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionUpdateAcceptedEventAttributes{WorkflowExecutionUpdateAcceptedEventAttributes: &historypb.WorkflowExecutionUpdateAcceptedEventAttributes{
+			AcceptedRequest: &updatepb.Request{Input: &updatepb.Input{Name: "send_message", Args: payloads(map[string]string{"text": long})}}}}
+	})
+	first := schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:2], 0, 0)})
+	complete(first, model.Response{ToolCalls: msgs[2].ToolCalls})
+	tool := schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: "c1", Name: "read_file"}})
+	complete(tool, RunToolResult{Content: log})
+	second := schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:4], 2, 0)})
+	complete(second, model.Response{ToolCalls: msgs[4].ToolCalls})
+	return evs, msgs
+}
+
+func TestReadHistory(t *testing.T) {
+	for name, dc := range map[string]converter.DataConverter{
+		"plain":     converter.GetDefaultDataConverter(),
+		"encrypted": converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), flipCodec{}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			evs, msgs := runHistory(t, dc)
+			h, err := readHistory(evs, dc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(h.msgs) != 4 {
+				t.Fatalf("history tells %d messages, want 4", len(h.msgs))
+			}
+			for i := range 5 {
+				m := h.message(i)
+				if m == nil {
+					t.Fatalf("message %d: not told", i)
+				}
+				if err := sameMessages([]model.Message{*m}, msgs[i:i+1]); err != nil {
+					t.Errorf("message %d: %v", i, err)
+				}
+			}
+			if h.message(5) != nil {
+				t.Error("message 5 is told, but there is none")
+			}
+		})
+	}
+}
+
+// What history cannot tell (a field of the workflow's own making, left
+// out for the budget) is read by query, alone.
+func TestReadTranscriptQueriesOnlyWhatHistoryLacks(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	evs, msgs := runHistory(t, dc)
+	// The tool's result as the workflow changed it: not in any payload.
+	msgs[3].Content += " (noted)"
+	evs = evs[:len(evs)-2]
+	second := NewMessagesOf(msgs[:4], 2, 0)
+	ps, err := dc.ToPayloads(CallModelInput{New: second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, &historypb.HistoryEvent{EventId: 99, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+		Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+			ActivityType: &commonpb.ActivityType{Name: CallModelName}, Input: ps}}})
+	c := &queryClient{workflowID: "wf", runID: "run", msgs: msgs[:4], history: evs}
+	got, err := (&Activities{Client: c}).readTranscript(context.Background(), "wf", "run", []Span{{Start: 0, End: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameMessages(got, msgs[:4]); err != nil {
+		t.Fatal(err)
+	}
+	if c.queries != 1 {
+		t.Errorf("%d queries, want 1, for the one message history lacks", c.queries)
+	}
+
+	// Without a history to read (the server refuses it), every message
+	// is read by query.
+	c = &queryClient{workflowID: "wf", runID: "run", msgs: msgs[:4], history: nil}
+	if got, err := (&Activities{Client: c}).readTranscript(context.Background(), "wf", "run", []Span{{Start: 0, End: 4}}); err != nil || sameMessages(got, msgs[:4]) != nil {
+		t.Fatalf("read by query: %v", err)
+	}
+}
