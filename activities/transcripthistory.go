@@ -53,6 +53,15 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 	end := 0
 	for _, ev := range evs {
 		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			// A continued run starts with the messages its input carries;
+			// its first model call sends only those after them.
+			var in startInput
+			if err := decodeFirst(dc, ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err == nil && in.Carry != nil {
+				carried := in.Carry.Messages
+				order = append(order, &NewMessages{Messages: carried})
+				end = len(carried)
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := ev.GetActivityTaskScheduledEventAttributes()
 			if a.GetActivityType().GetName() != CallModelName {
@@ -109,6 +118,15 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 		t.answer, t.answerAt = nil, -1 // answered before the last new messages
 	}
 	return t, nil
+}
+
+// startInput is what the transcript needs of AgentWorkflow's input: the
+// messages a continued run carries (workflows.Carry.Messages, which the
+// run's transcript starts with).
+type startInput struct {
+	Carry *struct {
+		Messages []model.Message `json:"messages"`
+	} `json:"carry"`
 }
 
 // message returns message i as history tells it, or nil.

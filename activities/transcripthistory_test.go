@@ -95,6 +95,44 @@ func runHistory(t *testing.T, dc converter.DataConverter) ([]*historypb.HistoryE
 	return evs, msgs
 }
 
+// A continued run's transcript starts with the messages its input carries,
+// which its first model call does not send.
+func TestReadHistoryOfAContinuedRun(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	carried := []model.Message{
+		{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleUser, Content: "first", ToolCalls: []model.ToolCall{}},
+		{Role: model.RoleAssistant, Content: strings.Repeat("a long answer ", 2000), ToolCalls: []model.ToolCall{}},
+	}
+	msgs := append(carried, model.Message{Role: model.RoleUser, Content: "second", ToolCalls: []model.ToolCall{}})
+	input, err := dc.ToPayloads(map[string]any{"model": "m", "carry": map[string]any{"messages": carried, "turns": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call, err := dc.ToPayloads(CallModelInput{New: NewMessagesOf(msgs, len(carried), 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := []*historypb.HistoryEvent{
+		{EventId: 1, EventType: enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
+			WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{Input: input}}},
+		{EventId: 5, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{
+			ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{ActivityType: &commonpb.ActivityType{Name: CallModelName}, Input: call}}},
+	}
+	h, err := readHistory(evs, dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.msgs) != len(msgs) {
+		t.Fatalf("history tells %d messages, want %d", len(h.msgs), len(msgs))
+	}
+	for i := range msgs {
+		if m := h.message(i); m == nil || sameMessages([]model.Message{*m}, msgs[i:i+1]) != nil {
+			t.Errorf("message %d: %+v, want %+v", i, m, msgs[i])
+		}
+	}
+}
+
 func TestReadHistory(t *testing.T) {
 	for name, dc := range map[string]converter.DataConverter{
 		"plain":     converter.GetDefaultDataConverter(),

@@ -240,9 +240,10 @@ func newAgent(cfg config) *agent {
 			// encrypted worker sent blank.
 			a.published = published{total: p.Total, completed: p.Completed, current: p.Current, status: p.Status, set: true}
 		}
-		// The first model call sends the carried messages as new ones
-		// (sentMsgs is 0), their large fields as digests: a worker finds
-		// those in its copy of the run before, or in this run's input.
+		// The carried messages are in this run's input already; its first
+		// model call does not send them again: a worker reads them from
+		// the run's first event.
+		a.sentMsgs = len(a.msgs)
 		return a
 	}
 	base := cfg.in.SystemPrompt

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -82,5 +83,24 @@ func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 	if summaries != 1 || last.Summarize == nil {
 		t.Errorf("the carry of %d messages holds %d summaries, the last model call summarised: %v; want the summary written before the handover and carried",
 			len(next.Carry.Messages), summaries, last.Summarize != nil)
+	}
+}
+
+// A worker that lacks a continued run's carried messages reads them from
+// the run's input, as carry.messages (activities' reader of history): the
+// names it reads must be the input's.
+func TestCarriedMessagesAreWhereTheReaderLooks(t *testing.T) {
+	in := AgentInput{Carry: &Carry{Messages: []model.Message{{Role: model.RoleUser, Content: "hello"}}}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read struct {
+		Carry struct {
+			Messages []model.Message `json:"messages"`
+		} `json:"carry"`
+	}
+	if err := json.Unmarshal(b, &read); err != nil || len(read.Carry.Messages) != 1 || read.Carry.Messages[0].Content != "hello" {
+		t.Errorf("carry.messages of %s: %+v, %v", b, read, err)
 	}
 }

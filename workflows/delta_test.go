@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -163,18 +162,16 @@ func TestModelCallsCarryTheirNewMessages(t *testing.T) {
 	}
 }
 
-// A continued run's first call sends the carried messages as new ones, a
-// large field as its digest: a worker finds it in its copy of the run
-// before, or in this run's input, without a query.
-func TestContinuedRunSendsItsCarriedMessages(t *testing.T) {
+// A continued run's first call sends only what came after the carried
+// messages, which are in the run's input already: a worker reads them from
+// the run's first event.
+func TestContinuedRunDoesNotSendItsCarriedMessages(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	carried := []model.Message{
 		{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}},
 		{Role: model.RoleUser, Content: "first", ToolCalls: []model.ToolCall{}},
 		{Role: model.RoleAssistant, Content: "answered", ToolCalls: []model.ToolCall{}},
-		{Role: model.RoleUser, Content: strings.Repeat("x", activities.HeldOver+1), ToolCalls: []model.ToolCall{}},
-		{Role: model.RoleAssistant, Content: "read it", ToolCalls: []model.ToolCall{}},
 	}
 	var seen []activities.CallModelInput
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
@@ -189,9 +186,8 @@ func TestContinuedRunSendsItsCarriedMessages(t *testing.T) {
 		t.Fatalf("%d model calls", len(seen))
 	}
 	nm := seen[0].New
-	if nm == nil || nm.From != 0 || len(nm.Messages) != 6 || nm.Messages[5].Content != "second" || nm.Messages[3].Content != "" ||
-		len(nm.Held) != 1 || !reflect.DeepEqual(nm.Held[0], activities.Held{Index: 3, Content: activities.Digest(carried[3].Content)}) {
-		t.Errorf("the continued run's first call carries %+v; want the carried messages, the large one by digest, and the new one", nm)
+	if nm == nil || nm.From != 3 || len(nm.Messages) != 1 || nm.Messages[0].Content != "second" {
+		t.Errorf("the continued run's first call carries %+v; want only the new message, from 3", nm)
 	}
 }
 

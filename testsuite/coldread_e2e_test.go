@@ -1,0 +1,236 @@
+package testsuite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// recordingModel answers every request with "ok" and keeps the messages it
+// was sent.
+type recordingModel struct {
+	mu   sync.Mutex
+	sent [][]model.Message
+}
+
+func (m *recordingModel) Complete(_ context.Context, req model.Request) (model.Response, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sent = append(m.sent, req.Messages)
+	return model.Response{Content: "ok"}, nil
+}
+
+func (m *recordingModel) last() []model.Message {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sent[len(m.sent)-1]
+}
+
+// coldActivities are a worker's activities that have seen nothing of any
+// run: an empty transcript cache, and no workflow worker beside them.
+func coldActivities(c client.Client, m *recordingModel) *activities.Activities {
+	return &activities.Activities{
+		Client:      c,
+		Models:      func(string) (model.Client, string, error) { return m, "test-model", nil },
+		Transcripts: activities.NewTranscriptCache(0),
+	}
+}
+
+// lastModelCall returns the input of the run's last model call.
+func lastModelCall(t *testing.T, c client.Client, id string) activities.CallModelInput {
+	t.Helper()
+	var in activities.CallModelInput
+	found := false
+	for _, ev := range historyOf(t, c, id) {
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || a.GetActivityType().GetName() != activities.CallModelName {
+			continue
+		}
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+			t.Fatal(err)
+		}
+		found = true
+	}
+	if !found {
+		t.Fatal("the run made no model call")
+	}
+	return in
+}
+
+// A model call on a worker that has seen nothing of its run reads the
+// transcript from the run's history: with no workflow worker running at all
+// (a query would find none to answer it), it sends the model what the
+// original call sent, large user messages, tool results and file writes
+// included.
+func TestColdModelCallReadsHistory(t *testing.T) {
+	big := strings.Repeat("a line <with> markup & more\n", 800) // 22 KB, over activities.HeldOver
+	answers := []string{
+		toolCall("call_1", "write_file", map[string]string{"path": "big.txt", "content": big}),
+		`{"role":"assistant","content":"Wrote it."}`,
+		toolCall("call_2", "read_file", map[string]string{"path": "big.txt"}),
+		`{"role":"assistant","content":"Read it."}`,
+		`{"role":"assistant","content":"Fine."}`,
+	}
+	stub := newModelStub(t, answers...)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServerTB(t)
+	stop := s.startWorker(t, t.TempDir())
+
+	ctx := context.Background()
+	id := "cold-read-e2e"
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff()}); err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"write this file:\n" + big, "now read it back", "thanks"} {
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+			Args: []any{text}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			t.Fatalf("turn %d: %v", i+1, err)
+		}
+		var reply string
+		if err := h.Get(ctx, &reply); err != nil {
+			t.Fatalf("turn %d: %v", i+1, err)
+		}
+	}
+	stop() // no workflow worker is left to answer a query
+
+	in := lastModelCall(t, s.c, id)
+	reqs := stub.requests()
+	want := reqs[len(reqs)-1].body["messages"].([]any)
+	for name, call := range map[string]activities.CallModelInput{"as sent": in, "a retry (no new messages)": withoutNew(in)} {
+		t.Run(name, func(t *testing.T) {
+			m := &recordingModel{}
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if _, err := coldActivities(s.c, m).CallModel(cctx, call); err != nil {
+				t.Fatal(err)
+			}
+			got := m.last()
+			if len(got) != len(want) {
+				t.Fatalf("%d messages sent, the original call sent %d", len(got), len(want))
+			}
+			for i := range got {
+				if g, w := storedMessage(got[i]), wireMessage(want[i].(map[string]any)); g != w {
+					t.Fatalf("message %d:\n cold     %.200s\n original %.200s", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func withoutNew(in activities.CallModelInput) activities.CallModelInput {
+	in.New = nil
+	return in
+}
+
+// TestColdModelCallCost measures a model call of a 1,000-message session on
+// a worker that has seen nothing of it (read from history), the same call
+// warm (from the cache), and the read the workers did before, by query on
+// a workflow worker that has not cached the run (each page replays it).
+// Opt-in (TODOFLOW_COLD=1): it prints figures for BENCHMARKS.md and asserts
+// nothing about time.
+func TestColdModelCallCost(t *testing.T) {
+	if os.Getenv("TODOFLOW_COLD") == "" {
+		t.Skip("a measurement; set TODOFLOW_COLD=1")
+	}
+	const turns = 250 // four messages each: 1,000 and the system prompt
+	var answers []string
+	for i := 1; i <= turns; i++ {
+		answers = append(answers,
+			toolCall(fmt.Sprintf("call_%d", i), "list_files", map[string]string{"path": "."}),
+			fmt.Sprintf(`{"role":"assistant","content":"Turn %d done: nothing much to see in this folder, as before."}`, i))
+	}
+	stub := newModelStub(t, answers...)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=1000000", "limit.historySize.suggestContinueAsNew=1000000000")
+	stop := s.startWorker(t, t.TempDir())
+	ctx := context.Background()
+	id := "cold-cost"
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: workflows.ContextConfig{Summarize: new(bool), MaxTokens: 10_000_000}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= turns; i++ {
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+			Args: []any{fmt.Sprintf("message %d: what is in this folder now?", i)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		if err := h.Get(ctx, nil); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	stop()
+	in := withoutNew(lastModelCall(t, s.c, id))
+	evs := historyOf(t, s.c, id)
+	sent := 0
+	for _, sp := range in.Spans {
+		sent += sp.End - sp.Start
+	}
+	t.Logf("session: %d messages sent by the last call, %d events, %d bytes of history", sent, len(evs), historyBytes(evs))
+
+	const reps = 7
+	var cold, warm, query []time.Duration
+	for range reps {
+		m := &recordingModel{}
+		acts := coldActivities(s.c, m)
+		start := time.Now()
+		if _, err := acts.CallModel(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		cold = append(cold, time.Since(start))
+		start = time.Now()
+		if _, err := acts.CallModel(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		warm = append(warm, time.Since(start))
+		if n := len(m.last()); n != sent {
+			t.Fatalf("the call sent %d messages, want %d", n, sent)
+		}
+	}
+	// Before: the same read by query, on a workflow worker that has not
+	// cached the run (a fresh one each time, as after a restart).
+	for range reps {
+		stopW := s.startWorker(t, t.TempDir())
+		start := time.Now()
+		for _, sp := range in.Spans {
+			req := activities.PageRequest{Start: sp.Start, End: sp.End}
+			for req.Start < sp.End {
+				v, err := s.c.QueryWorkflow(ctx, id, in.RunID, activities.TranscriptQuery, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var page activities.Page
+				if err := v.Get(&page); err != nil {
+					t.Fatal(err)
+				}
+				req.Start, req.ContentOffset = page.Next, page.NextContentOffset
+			}
+		}
+		query = append(query, time.Since(start))
+		stopW()
+	}
+	med := func(ds []time.Duration) time.Duration {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	t.Logf("model call, median of %d: cold (history) %v, warm (cache) %v, ratio %.2f; read by query on an uncached worker %v (%.1fx the cold call)",
+		reps, med(cold), med(warm), float64(med(cold))/float64(med(warm)), med(query), float64(med(query))/float64(med(cold)))
+}
