@@ -214,14 +214,15 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm *NewMessages, spans 
 	}
 	c.mu.Lock()
 	// The entry may have moved on meanwhile (a later call of the run, or
-	// an eviction); the fetched messages are kept only where they still
-	// belong: inside what the entry knows of this epoch.
+	// an eviction); the fetched messages are kept where the entry, of
+	// this epoch, lacks them: a message once made never changes within an
+	// epoch.
 	r = c.entry(key, epoch)
 	k := 0
 	for h, sp := range holes {
 		for i := sp.Start; i < sp.End; i++ {
 			out[at[h]+i-sp.Start] = got[k]
-			if i < len(r.msgs) && r.msgs[i] == nil {
+			if i >= len(r.msgs) || r.msgs[i] == nil {
 				c.set(r, i, got[k])
 			}
 			k++

@@ -278,7 +278,12 @@ func TestTranscriptCacheEvictsLeastRecent(t *testing.T) {
 		}
 	}
 	// b was used least recently: it left when c came.
-	for run, kept := range map[string]bool{"a": true, "b": false, "c": true} {
+	// b last: reading it back takes a place again.
+	for _, tt := range []struct {
+		run  string
+		kept bool
+	}{{"a", true}, {"c", true}, {"b", false}} {
+		run, kept := tt.run, tt.kept
 		f.reads = 0
 		if _, err := c.Read("wf", run, &NewMessages{From: 1}, []Span{{Start: 0, End: 1}}, f.fetch); err != nil {
 			t.Fatal(err)
@@ -410,6 +415,30 @@ func TestTranscriptCacheHeldMessages(t *testing.T) {
 				t.Errorf("a retried call (no new messages): %d reads, %v; want none", f.reads, err)
 			}
 		})
+	}
+}
+
+// A retried call carries no new messages; on a worker that has seen nothing
+// of the run it reads the transcript once, and keeps it for the next try.
+func TestTranscriptCacheRetryOnAFreshWorker(t *testing.T) {
+	msgs := []model.Message{userMessage("one"), userMessage("two"), userMessage("three")}
+	c := NewTranscriptCache(0)
+	f := &fetcher{msgs: msgs}
+	all := []Span{{Start: 0, End: len(msgs)}}
+	for try := 1; try <= 2; try++ {
+		got, err := c.Read("wf", "run", nil, all, f.fetch)
+		if err != nil || sameMessages(got, msgs) != nil {
+			t.Fatalf("try %d: %v", try, err)
+		}
+	}
+	if f.reads != 1 {
+		t.Errorf("%d reads for two tries, want 1", f.reads)
+	}
+	// The run's next call, with new messages of its epoch, starts over
+	// only if the epoch is another.
+	f.reads = 0
+	if _, err := c.Read("wf", "run", &NewMessages{From: 3, Messages: []model.Message{userMessage("four")}}, []Span{{Start: 0, End: 4}}, f.fetch); err != nil || f.reads != 1 {
+		t.Errorf("the next call: %d reads, %v; want 1 (the copy of an unknown epoch is dropped)", f.reads, err)
 	}
 }
 

@@ -195,11 +195,17 @@ func TestColdModelCallCost(t *testing.T) {
 			t.Fatal(err)
 		}
 		cold = append(cold, time.Since(start))
-		start = time.Now()
-		if _, err := acts.CallModel(ctx, in); err != nil {
-			t.Fatal(err)
+		for range 3 { // the fastest of three: the first may pay for the cold call's garbage
+			start = time.Now()
+			if _, err := acts.CallModel(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); len(warm) < len(cold) {
+				warm = append(warm, d)
+			} else {
+				warm[len(warm)-1] = min(warm[len(warm)-1], d)
+			}
 		}
-		warm = append(warm, time.Since(start))
 		if n := len(m.last()); n != sent {
 			t.Fatalf("the call sent %d messages, want %d", n, sent)
 		}
