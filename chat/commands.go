@@ -33,6 +33,8 @@ var commands = []struct{ name, args, help string }{
 	{"resume", "[TEXT]", "resume a paused agent (TEXT: what changed)"},
 	{"continuation", "on|off", "switch todo continuation (todo-continuation)"},
 	{"agents", "", "show the agents of the session and their progress"},
+	{"stop", "", "stop the running turn, keeping what it did (also Esc)"},
+	{"retry", "", "run again the turn that failed on the model"},
 	{"compact", "", "summarise the older messages now"},
 	{"rewind", "N", "take the session back to just before its turn N (what came after is gone from it)"},
 	{"end", "", "end the session (it completes after its current turn)"},
@@ -55,6 +57,7 @@ func helpText() string {
 		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message\n" +
 		"  Up, Down               earlier lines: sent from here, and the session's messages\n" +
 		"  Ctrl+T                 show or hide the whole checklist and plan\n" +
+		"  Esc                    stop the running turn (the list and plan stay)\n" +
 		"  Ctrl+C                 clear the line; twice within 2 s, leave (the session goes on)\n" +
 		"A line starting with // is sent with one /.")
 	return b.String()
@@ -73,7 +76,7 @@ func parseLine(s string) (line, error) {
 	name, arg, _ := strings.Cut(s[1:], " ")
 	l := line{cmd: strings.ToLower(name), arg: strings.TrimSpace(arg)}
 	switch l.cmd {
-	case "plan", "todos", "approve", "agents", "compact", "end", "help", "quit":
+	case "plan", "todos", "approve", "agents", "compact", "end", "help", "quit", "stop", "retry":
 		if l.arg != "" {
 			return line{}, fmt.Errorf("/%s takes no argument", l.cmd)
 		}
@@ -175,6 +178,16 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 			return "", err
 		}
 		return fmt.Sprintf("the session is back before turn %d: what is shown after that point is gone from it (it stays in the old run's history)", n), nil
+	case "stop":
+		if _, err := s.s.Interrupt(ctx); err != nil {
+			return "", fmt.Errorf("stop: %w", err)
+		}
+		return "stopped the turn", nil
+	case "retry":
+		if _, err := s.s.Retry(ctx); err != nil {
+			return "", fmt.Errorf("retry: %w", err)
+		}
+		return "the turn ran again", nil
 	case "compact":
 		res, err := s.s.Compact(ctx)
 		if err != nil {

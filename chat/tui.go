@@ -14,6 +14,7 @@ import (
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
 )
 
 // The terminal view (bubbletea, inline like Gemini CLI's): what is final
@@ -226,6 +227,15 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case "ctrl+t":
 			u.expanded = !u.expanded
 			return u, nil
+		case "esc":
+			if u.tr.st == nil || u.tr.st.Status != workflows.StatusRunning {
+				break // nothing to stop: the input takes the key
+			}
+			ctx, sess, st := u.ctx, u.sess, u.tr.st
+			return u, func() tea.Msg {
+				out, err := sess.run(ctx, line{cmd: "stop"}, st)
+				return doneMsg{out, err}
+			}
 		case "enter":
 			if v := u.input.Value(); strings.HasSuffix(v, "\\") {
 				u.input.SetValue(strings.TrimSuffix(v, "\\") + "\n")
@@ -343,6 +353,8 @@ func (u *ui) View() tea.View {
 	switch {
 	case !u.armed.IsZero():
 		progress += " · Ctrl+C again to leave (the session goes on)"
+	case u.tr.st != nil && u.tr.st.Status == workflows.StatusRunning:
+		progress += " · Esc: stop the turn"
 	case !u.expanded:
 		progress += " · Ctrl+T: checklist"
 	}

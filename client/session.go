@@ -120,6 +120,16 @@ func (s *Session) Retry(ctx context.Context) (string, error) {
 	return reply, err
 }
 
+// Interrupt stops the session's running turn (interrupt): its model call
+// is cancelled, a wait for an approval refused, and the turn ends with what
+// it did; the list and plan stay. It returns once the turn has ended, with
+// its reply; with no turn running it is refused.
+func (s *Session) Interrupt(ctx context.Context) (string, error) {
+	var reply string
+	err := s.call(ctx, workflows.InterruptUpdate, nil, &reply)
+	return reply, err
+}
+
 // Compact summarises the session's older messages now (compact_context).
 func (s *Session) Compact(ctx context.Context) (workflows.CompactResult, error) {
 	var res workflows.CompactResult

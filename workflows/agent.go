@@ -54,11 +54,16 @@ type agent struct {
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
 
-	modelError    *ModelError // the model call failing now, or the one that ended the last turn
-	failedTurn    bool        // the last turn ended on a model error; retry_turn may run it again
-	usage         Usage
-	comp          compaction
-	compactAsked  bool // compact_context waits for the loop
+	modelError   *ModelError // the model call failing now, or the one that ended the last turn
+	failedTurn   bool        // the last turn ended on a model error; retry_turn may run it again
+	usage        Usage
+	comp         compaction
+	compactAsked bool // compact_context waits for the loop
+	// inTurn is set while a turn runs, stopTurn once the user interrupts
+	// it (interrupt.go), and cancelCall cancels its model call in flight.
+	inTurn        bool
+	stopTurn      bool
+	cancelCall    workflow.CancelFunc
 	compactAnswer CompactResult
 	sentTokens    int // the estimate of the last model request, for an overflow's new budget
 	// contextLimit is the budget the provider taught the run when it

@@ -27,14 +27,17 @@
 // The transcript lives in workflow state. A CallModel input names which
 // messages to send (spans of the transcript), not the messages themselves;
 // the activity finds them in its worker's transcript cache, or reads them
-// back with the internal transcript query (activities.TranscriptQuery), in
-// pages bounded in bytes so that no answer nears the server's 2 MiB cap, a
-// large message in parts. A call carries the messages added since the
-// previous call in its first attempt only (for the cache of the worker that
-// takes it); later attempts carry none. Each message therefore enters
-// history once as itself (the model's answer, a tool's result or a user's
-// message) and at most once more in a model call's input, and history grows
-// with the conversation, not with its square or its attempts.
+// from the run's history events (activities/transcripthistory.go). A call
+// carries the messages added since the previous call in its first attempt
+// only; later attempts carry none. Large fields are named by digest, not
+// carried: a reader finds them where they entered history. Each message
+// therefore enters history once as itself (the model's answer, a tool's
+// result or a user's message) and at most once more, its large fields
+// left out, in a model call's input, and history grows with the
+// conversation, not with its square or its attempts. The internal
+// transcript query (activities.TranscriptQuery, pages bounded in bytes) is
+// left for what history cannot tell: a field of the workflow's own making
+// left out for the budget of one input.
 // When the server suggests it, the run continues as new between turns with
 // its input, todo state and the model's view of the transcript (the head,
 // the context summary and the recent messages) carried in the Carry field.

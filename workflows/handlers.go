@@ -40,6 +40,7 @@ func (a *agent) register(ctx workflow.Context) error {
 		{RetryTurnUpdate, a.onRetry, a.validateRetry},
 		{ApproveToolUpdate, a.onToolApproval, a.validateToolApproval},
 		{CompactContextUpdate, a.onCompact, a.validateCompact},
+		{InterruptUpdate, a.onInterrupt, a.validateInterrupt},
 	} {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})
 		if err != nil {

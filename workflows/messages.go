@@ -43,6 +43,12 @@ const (
 	// `approval`): an update, so the approver learns at once whether that
 	// call was actually waiting, and a wrong call_id is refused.
 	ApproveToolUpdate = "approve_tool"
+	// InterruptUpdate stops the running turn (a chat's Esc): the model call
+	// in flight is cancelled, a tool approval waiting is refused, and the
+	// turn ends with what it did; the list and plan stay. An update, so
+	// the caller learns whether a turn was running: one that comes
+	// between turns is refused, not kept for the next one.
+	InterruptUpdate = "interrupt"
 	// CompactContextUpdate summarises the older messages now (Gemini CLI's
 	// /compress): an update, so the caller learns what was compacted.
 	CompactContextUpdate = "compact_context"
@@ -85,6 +91,10 @@ const (
 	// NameModelError names the assistant message that a turn ended with
 	// when its model call failed for good; a retry_turn removes it.
 	NameModelError = "model_error"
+	// NameInterrupted names the assistant message that a turn the user
+	// interrupted (InterruptUpdate) ended with: the model reads, in its
+	// next turn, that it was stopped there.
+	NameInterrupted = "interrupted"
 )
 
 // The activities a client reads progress from in a session's pending

@@ -143,6 +143,22 @@ func (a *agent) callSummary() string {
 // finds them in the worker's cache or reads them from the transcript. So
 // an attempt costs history a few hundred bytes, whatever the turn read.
 func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
+	// An interrupt cancels the call, its retries' waits included.
+	cctx, cancel := workflow.WithCancel(ctx)
+	a.cancelCall = cancel
+	defer func() {
+		a.cancelCall = nil
+		cancel()
+	}()
+	resp, err := a.attempts(cctx, in, summary)
+	if err != nil && a.stopTurn && ctx.Err() == nil {
+		return model.Response{}, errInterrupted
+	}
+	return resp, err
+}
+
+// attempts runs a model call's attempts (see execModel).
+func (a *agent) attempts(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
 	actx := workflow.WithActivityOptions(ctx, withSummary(modelActivity, summary))
 	for attempt := 1; ; attempt, in.New = attempt+1, nil {
 		var resp model.Response

@@ -86,12 +86,15 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	}
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
-	// end_session ends the wait too: a session that is told to end must
-	// not wait days for an approval nobody will give.
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended }); err != nil {
+	// end_session and an interrupt end the wait too: a session that is
+	// told to end must not wait days for an approval nobody will give.
+	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn }); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("The approval wait was interrupted: %v", err)}
 	}
 	ans := approval{feedback: "The session ended before the plan was approved."}
+	if a.stopTurn && !a.ended {
+		ans.feedback = "The user interrupted the turn before the plan was approved."
+	}
 	if a.answer != nil {
 		ans = *a.answer
 	}

@@ -320,10 +320,10 @@ func (a *agent) blockedSignature() string {
 // waits on a subagent that is still working, the run waits (durably, no
 // polling) until a step unblocks or fails, and then the turn goes on.
 func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
-	// end_session stops the root's wait: the turn ends, and the wind-down
+	// end_session (or an interrupt) stops the root's wait: the turn ends, and the wind-down
 	// gives the children subagent_grace_s (a child may be waiting on this
 	// very agent). A subagent asked to finish keeps waiting: its grace runs.
-	stop := func() bool { return a.ended && a.isRoot() }
+	stop := func() bool { return (a.ended || a.stopTurn) && a.isRoot() }
 	if len(a.liveBlockers()) == 0 || stop() {
 		return false, nil
 	}

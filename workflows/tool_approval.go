@@ -156,7 +156,7 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) []*to
 		a.toolWait = pendingOf(c)
 		a.status = StatusAwaitingApproval
 		a.publish(ctx)
-		err := workflow.Await(ctx, func() bool { return a.toolAnswer != nil || a.ended })
+		err := workflow.Await(ctx, func() bool { return a.toolAnswer != nil || a.ended || a.stopTurn })
 		ans := a.toolAnswer
 		a.toolWait, a.toolAnswer = nil, nil
 		a.status = StatusRunning
@@ -164,6 +164,8 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) []*to
 		switch {
 		case err != nil:
 			refused[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Not run: the wait for its approval was interrupted (%v).", err)}
+		case ans == nil && a.stopTurn:
+			refused[i] = &todo.Result{IsError: true, Content: "Not run: the user interrupted the turn before this call was approved."}
 		case ans == nil:
 			refused[i] = &todo.Result{IsError: true, Content: "Not run: the session ended before this call was approved."}
 		case !*ans.Approved:

@@ -42,7 +42,13 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	reply := ""
 	overflows := 0
 	a.lastCall = false
+	a.inTurn, a.stopTurn = true, false
+	defer func() { a.inTurn, a.stopTurn = false, false }()
 	for calls := 0; ; calls++ {
+		if a.stopTurn {
+			reply = a.endInterrupted()
+			break
+		}
 		if calls >= a.cfg.maxTurns {
 			reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
 			a.append(model.Message{Role: model.RoleAssistant, Content: reply})
@@ -53,6 +59,10 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			return err
 		}
 		resp, err := a.callModel(ctx)
+		if errors.Is(err, errInterrupted) {
+			reply = a.endInterrupted()
+			break
+		}
 		if err != nil {
 			err = a.recover(ctx, err, &overflows)
 			var tf *turnFailure

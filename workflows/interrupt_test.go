@@ -1,0 +1,167 @@
+package workflows
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// interruptCase is one turn the user interrupts, and what the turn was doing
+// when the interrupt came.
+type interruptCase struct {
+	name string
+	in   AgentInput
+	// answer answers model call n; the call named by block waits for its
+	// cancellation (a model that takes its time) after it sends the
+	// interrupt.
+	answer func(n int) model.Response
+	block  int
+	// interruptAt, when not 0, sends the interrupt at that workflow time
+	// instead (the turn waits for a human, not for a model).
+	interruptAt time.Duration
+	// wantTool is the content of the last tool message, when the turn was
+	// waiting for a tool's approval.
+	wantTool string
+}
+
+func TestInterruptStopsTheTurn(t *testing.T) {
+	list := calls(call(todo.ToolWrite, `{"todos":[{"content":"step one","status":"in_progress"},{"content":"step two","status":"pending"}]}`))
+	tests := []interruptCase{
+		{
+			name:   "a model call in flight",
+			answer: func(int) model.Response { return list },
+			block:  2,
+		},
+		{
+			name: "a tool waiting for its approval",
+			in:   AgentInput{Approval: map[string]string{"run_command": "required"}},
+			answer: func(n int) model.Response {
+				return map[bool]model.Response{true: list, false: calls(call("run_command", `{"command":"make"}`))}[n == 1]
+			},
+			interruptAt: 2 * time.Minute,
+			wantTool:    "Not run: the user interrupted the turn before this call was approved.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			var interrupted, reply string
+			var interruptErr error
+			interrupt := func() {
+				env.UpdateWorkflow(InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
+					OnReject:   func(err error) { interruptErr = err },
+					OnAccept:   func() {},
+					OnComplete: func(r any, err error) { interrupted, _ = r.(string); interruptErr = err },
+				})
+			}
+			// The test environment does not cancel an activity's context;
+			// it tells its listener, and the call's attempt ends there.
+			cancelled := make(chan struct{})
+			var once sync.Once
+			env.SetOnActivityCanceledListener(func(info *activity.Info) {
+				if info.ActivityType.Name == activities.CallModelName {
+					once.Do(func() { close(cancelled) })
+				}
+			})
+			env.RegisterActivityWithOptions(func(ctx context.Context, in activities.CallModelInput) (model.Response, error) {
+				if in.Call == tt.block {
+					interrupt()
+					select {
+					case <-cancelled:
+						return model.Response{}, context.Canceled
+					case <-time.After(20 * time.Second):
+						return model.Response{Content: "never cancelled"}, nil
+					}
+				}
+				r := tt.answer(in.Call)
+				for i := range r.ToolCalls {
+					r.ToolCalls[i].ID = "c" + string(rune('0'+in.Call))
+				}
+				return r, nil
+			}, activity.RegisterOptions{Name: activities.CallModelName})
+			env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+				return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+			}, activity.RegisterOptions{Name: activities.RunToolName})
+			registerHost(env)
+			env.RegisterDelayedCallback(func() {
+				env.UpdateWorkflow(SendMessageUpdate, "m1", &testsuite.TestUpdateCallback{
+					OnReject:   func(err error) { t.Errorf("send rejected: %v", err) },
+					OnAccept:   func() {},
+					OnComplete: func(r any, err error) { reply, _ = r.(string) },
+				}, "do the two steps")
+			}, time.Minute)
+			if tt.interruptAt != 0 {
+				env.RegisterDelayedCallback(interrupt, tt.interruptAt)
+			}
+			var between State
+			var msgs []model.Message
+			env.RegisterDelayedCallback(func() {
+				between = queryState(t, env)
+				msgs = queryMessages(t, env)
+				env.SignalWorkflow(EndSessionSignal, nil)
+			}, time.Hour)
+			in := tt.in
+			in.IdleTimeoutS = 7200
+			env.ExecuteWorkflow(AgentWorkflow, in)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			if interruptErr != nil || interrupted != interruptedReply || reply != interruptedReply {
+				t.Fatalf("interrupt answered %q, %v; the turn replied %q", interrupted, interruptErr, reply)
+			}
+			if tt.block != 0 {
+				select {
+				case <-cancelled:
+				default:
+					t.Error("the model call in flight was not cancelled")
+				}
+			}
+			if between.Status != StatusWaitingUser || len(between.Todos) != 2 || between.Todos[0].Status != todo.InProgress {
+				t.Errorf("after the interrupt: status %s, list %+v; want the session waiting, the list as it was", between.Status, between.Todos)
+			}
+			last := msgs[len(msgs)-1]
+			if last.Name != NameInterrupted || last.Role != model.RoleAssistant {
+				t.Errorf("the transcript ends with %+v, want the interrupted note", last)
+			}
+			if tt.wantTool != "" {
+				tool := msgs[len(msgs)-2]
+				if tool.Role != model.RoleTool || tool.Content != tt.wantTool {
+					t.Errorf("the waiting call was answered %+v, want %q", tool, tt.wantTool)
+				}
+			}
+		})
+	}
+}
+
+// An interrupt with no turn running is refused, not kept for the next turn.
+func TestInterruptWithoutATurnIsRefused(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	seen := scripted(env, model.Response{Content: "hello"})
+	var refused error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { refused = err },
+			OnAccept:   func() { t.Error("an interrupt with no turn running was accepted") },
+			OnComplete: func(any, error) {},
+		})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "hi") }, 2*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 3600})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if refused == nil || len(*seen) != 1 {
+		t.Fatalf("refused: %v; %d model calls, want the next turn to run", refused, len(*seen))
+	}
+}
