@@ -97,7 +97,7 @@ type Activities struct {
 	// must not pick an expensive one, or a scripted one.
 	SubagentModels []string
 	// Transcripts, when set, keeps the transcripts the model calls were
-	// sent, so that CallModel and RunTool read them without a query (see
-	// TranscriptCache); nil reads every message by query.
+	// sent, so that CallModel and RunTool read them without a read of the
+	// run's history (see TranscriptCache); nil reads every message there.
 	Transcripts *TranscriptCache
 }

@@ -16,10 +16,11 @@ import (
 )
 
 // The transcript lives in the workflow; activities that need part of it
-// (CallModel's messages, RunTool's call by reference) read it back with a
-// query, so that each message enters history once. A query answer is capped
-// by the server at 2 MiB ("Blob data size exceeds limit"), and one message
-// can hold a whole file, so answers are sized in bytes, not in messages.
+// (CallModel's messages, RunTool's call by reference) find it in their
+// worker's cache or read it from the run's history (transcripthistory.go),
+// and what history cannot tell with a query. A query answer is capped by
+// the server at 2 MiB ("Blob data size exceeds limit"), and one message can
+// hold a whole file, so answers are sized in bytes, not in messages.
 
 // MessagesQuery is the name of the public workflow query that returns the
 // stored transcript (see MessagesPage). It is declared here, beside the
@@ -27,10 +28,10 @@ import (
 const MessagesQuery = "messages"
 
 // TranscriptQuery is the name of the internal workflow query that the
-// activities read the transcript with (see TranscriptPage). It is a query,
-// not an update or a signal, because reading must be free: a query is
-// read-only and leaves nothing in history, which is the point of reading
-// messages back instead of passing them in activity inputs.
+// activities read what history cannot tell them with (see TranscriptPage).
+// It is a query, not an update or a signal, because reading must leave
+// nothing in history; it is the last resort, because a run that no worker
+// has cached is replayed to answer it.
 const TranscriptQuery = "transcript"
 
 // DefaultPageBytes bounds the JSON of the messages in one query answer. It is
