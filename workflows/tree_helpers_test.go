@@ -13,8 +13,11 @@ import (
 	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
@@ -280,4 +283,87 @@ func withExecutionTimeout(limit *time.Duration) func(workflow.Context, AgentInpu
 		}
 		return AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
 	}
+}
+
+// signalCounter watches the signals the agents of a tree send each other:
+// it counts them and those carrying events, records the events sent to a
+// workflow that had completed, and the signals sent to a workflow before
+// the previous one to it was delivered (the sender's order).
+type signalCounter struct {
+	interceptor.WorkerInterceptorBase
+	mu       sync.Mutex
+	ended    map[string]bool
+	inFlight map[string]int
+	signals  int
+	events   int
+	toEnded  []string
+	overlaps []string
+}
+
+// countSignals installs a signalCounter on env.
+func countSignals(env *testsuite.TestWorkflowEnvironment) *signalCounter {
+	sc := &signalCounter{ended: map[string]bool{}, inFlight: map[string]int{}}
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{sc}})
+	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, _ error) {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		sc.ended[info.WorkflowExecution.ID] = true
+	})
+	return sc
+}
+
+func (c *signalCounter) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &countingInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, c: c}
+}
+
+type countingInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	c *signalCounter
+}
+
+func (i *countingInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&countingOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, c: i.c})
+}
+
+type countingOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	c *signalCounter
+}
+
+func (o *countingOutbound) SignalExternalWorkflow(ctx workflow.Context, workflowID, runID, name string, arg any) workflow.Future {
+	c := o.c
+	c.mu.Lock()
+	c.signals++
+	if c.inFlight[workflowID] > 0 {
+		c.overlaps = append(c.overlaps, workflowID+": "+name)
+	}
+	c.inFlight[workflowID]++
+	if e, ok := arg.(Events); ok && len(e.Events) > 0 {
+		c.events += len(e.Events)
+		if c.ended[workflowID] {
+			c.toEnded = append(c.toEnded, fmt.Sprintf("%s: %d events of %s", workflowID, len(e.Events), e.Of))
+		}
+	}
+	c.mu.Unlock()
+	return &deliveredFuture{Future: o.Next.SignalExternalWorkflow(ctx, workflowID, runID, name, arg), done: func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.inFlight[workflowID]--
+	}}
+}
+
+// deliveredFuture is a signal's future that says when its sender read it.
+type deliveredFuture struct {
+	workflow.Future
+	done func()
+	read bool
+}
+
+func (f *deliveredFuture) Get(ctx workflow.Context, v any) error {
+	err := f.Future.Get(ctx, v)
+	if !f.read {
+		f.read = true
+		f.done()
+	}
+	return err
 }

@@ -8,10 +8,6 @@ import (
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 )
 
 // A child's step that depends on its parent's step unblocks when the parent
@@ -859,10 +855,10 @@ func TestTreeEndSessionBreaksAWaitOnAChild(t *testing.T) {
 	}
 }
 
-// A grandchild's events reach the root through the bus: the root's step
-// that waits on the grandchild's step is handed to the grandchild's parent
-// (its keeper), which binds it and forwards the completion; the grandchild's
-// sibling-less parent keeps its events, and nobody else gets them.
+// A grandchild's events reach the root, which holds the tree's log: the
+// root's step that waits on the grandchild's step, added before the
+// grandchild exists, is bound when it joins and settled by its
+// completion; nobody else gets its events.
 func TestTreeRootDependsOnAGrandchild(t *testing.T) {
 	env := newTreeEnv()
 	scriptTree(env, map[string][]model.Response{
@@ -908,12 +904,11 @@ func TestTreeRootDependsOnAGrandchild(t *testing.T) {
 	if got := len(eventsOf(st.Events, "worker", todo.EventStepCompleted)); got != 1 {
 		t.Errorf("root's log holds %d step_completed of the worker, want 1", got)
 	}
+	// The worker's events went to the root, which holds the tree's log,
+	// and to no one else: its parent did not ask for them.
 	lead := stateOf(t, env, childWF("lead"))
-	if len(eventsOf(lead.Events, "worker", "")) == 0 {
-		t.Error("the lead (the worker's keeper) holds none of its events")
-	}
-	if len(eventsOf(lead.Events, "main", "")) != 0 {
-		t.Errorf("the lead received the root's events without asking: %s", dump(eventsOf(lead.Events, "main", "")))
+	if len(lead.Events) != 0 {
+		t.Errorf("the lead received events without asking: %s", dump(lead.Events))
 	}
 }
 
@@ -996,11 +991,7 @@ func TestTreeNothingReachesAnEndedSubscriber(t *testing.T) {
 		"s2": sub("p2"),
 		// The producers work once their subscribers have ended.
 	}, late{"p", 1, time.Hour}, late{"p2", 1, time.Hour})
-	sc := &signalCounter{ended: map[string]bool{}}
-	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{sc}})
-	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, _ error) {
-		sc.ended[info.WorkflowExecution.ID] = true
-	})
+	sc := countSignals(env)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	completed(t, env)
@@ -1010,41 +1001,4 @@ func TestTreeNothingReachesAnEndedSubscriber(t *testing.T) {
 	if len(sc.toEnded) != 0 {
 		t.Errorf("events signalled to agents that had ended: %v", sc.toEnded)
 	}
-}
-
-// signalCounter counts the task_event signals carrying an event, and
-// records those sent to a workflow that had completed.
-type signalCounter struct {
-	interceptor.WorkerInterceptorBase
-	ended   map[string]bool
-	events  int
-	toEnded []string
-}
-
-func (c *signalCounter) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &countingInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, c: c}
-}
-
-type countingInbound struct {
-	interceptor.WorkflowInboundInterceptorBase
-	c *signalCounter
-}
-
-func (i *countingInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
-	return i.Next.Init(&countingOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, c: i.c})
-}
-
-type countingOutbound struct {
-	interceptor.WorkflowOutboundInterceptorBase
-	c *signalCounter
-}
-
-func (o *countingOutbound) SignalExternalWorkflow(ctx workflow.Context, workflowID, runID, name string, arg any) workflow.Future {
-	if te, ok := arg.(TaskEvent); ok && te.Event != nil {
-		o.c.events++
-		if o.c.ended[workflowID] {
-			o.c.toEnded = append(o.c.toEnded, workflowID+": "+string(te.Event.Type))
-		}
-	}
-	return o.Next.SignalExternalWorkflow(ctx, workflowID, runID, name, arg)
 }

@@ -1,0 +1,177 @@
+package workflows
+
+// Sending in the tree: what an agent tells the root (its join, events,
+// counters, wants and end), and the outboxes that keep each destination's
+// messages in the order they were sent.
+
+import (
+	"encoding/json"
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/todo"
+)
+
+// outbox holds the messages for one destination that are not delivered
+// yet; busy while its coroutine sends them.
+type outbox struct {
+	queue []outgoing
+	busy  bool
+}
+
+type outgoing struct {
+	name string
+	arg  any
+}
+
+// send queues a message for the workflow to, to be signalled after the
+// ones queued before it were delivered.
+func (a *agent) send(ctx workflow.Context, to, name string, arg any) {
+	if a.bus.out == nil {
+		a.bus.out = map[string]*outbox{}
+	}
+	ob := a.bus.out[to]
+	if ob == nil {
+		ob = &outbox{}
+		a.bus.out[to] = ob
+	}
+	ob.queue = append(ob.queue, outgoing{name, arg})
+	a.bus.unsent++
+	if !ob.busy {
+		ob.busy = true
+		workflow.Go(ctx, func(ctx workflow.Context) { a.flush(ctx, to, ob) })
+	}
+}
+
+// flush signals the outbox's messages one at a time, each once the one
+// before it was delivered: Temporal orders one sender's signals to one
+// receiver only so. The run id is empty, so that a message reaches the
+// receiver's current run after a continue-as-new. A receiver that is gone
+// is logged, not fatal.
+func (a *agent) flush(ctx workflow.Context, to string, ob *outbox) {
+	for len(ob.queue) > 0 {
+		m := ob.queue[0]
+		ob.queue = ob.queue[1:]
+		err := workflow.SignalExternalWorkflow(ctx, to, "", m.name, m.arg).Get(ctx, nil)
+		a.bus.unsent--
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("tree message not delivered", "to", to, "signal", m.name, "error", err)
+		}
+	}
+	ob.busy = false
+}
+
+// purge drops what waits in the outbox of a workflow that ended.
+func (a *agent) purge(workflowID string) {
+	if ob := a.bus.out[workflowID]; ob != nil {
+		a.bus.unsent -= len(ob.queue)
+		ob.queue = nil
+	}
+}
+
+// awaitSent waits until every message this run queued was delivered (or
+// failed): a run does not end before what it owes the tree is out.
+func (a *agent) awaitSent(ctx workflow.Context) {
+	_ = workflow.Await(ctx, func() bool { return a.bus.unsent == 0 })
+}
+
+// toRoot hands a message to the root: taken in here at the root, sent
+// elsewhere.
+func (a *agent) toRoot(ctx workflow.Context, name string, arg any) {
+	if !a.isRoot() {
+		a.send(ctx, a.bus.rootID, name, arg)
+		return
+	}
+	switch m := arg.(type) {
+	case todo.Want:
+		a.route(ctx, m)
+	case End:
+		a.endAtRoot(ctx, m)
+	}
+}
+
+// joinTree is a subagent's first message: the root records it in the
+// roster before it takes in anything else of it.
+func (a *agent) joinTree(ctx workflow.Context) {
+	if !a.isRoot() {
+		me := todo.Member{AgentID: a.cfg.agentID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Parent: a.parentID}
+		a.send(ctx, a.bus.rootID, JoinSignal, me)
+	}
+}
+
+// emit publishes the agent's new events: to its reporters, and to the tree
+// (a subagent sends them to the root with its counters; the root forwards
+// them to the agents interested).
+func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
+	if len(events) == 0 {
+		return
+	}
+	plan, _ := json.Marshal(a.plans.Current())
+	for _, ev := range events {
+		a.report(ev, plan)
+	}
+	if a.isRoot() {
+		a.forward(ctx, a.cfg.agentID, events, nil)
+		return
+	}
+	b := a.nextBrief()
+	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Events: events, Brief: &b})
+}
+
+// sendBrief tells the root of a status change that came without an event
+// (a pause, a wait), once per change.
+func (a *agent) sendBrief(ctx workflow.Context) {
+	if a.isRoot() || (a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief())) {
+		return
+	}
+	b := a.nextBrief()
+	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Brief: &b})
+}
+
+// nextBrief is the brief to send now, remembered as the last one sent.
+func (a *agent) nextBrief() Brief {
+	b := a.brief()
+	a.bus.brief = &b
+	return b
+}
+
+// askPeers asks the root for what this agent's plan needs and was not asked
+// for yet: the bindings of new dependencies, and (but at the root, whose
+// log holds every event) the events of new subscriptions. Called after each
+// plan tool and each message taken in.
+func (a *agent) askPeers(ctx workflow.Context) {
+	for _, id := range a.plans.PendingBindings() {
+		if !slices.Contains(a.bus.asked, id) {
+			a.bus.asked = append(a.bus.asked, id)
+			a.ask(ctx, todo.Want{Of: id, MinPlan: a.plans.CurrentPlanOf(id)})
+		}
+	}
+	// Subscriptions are numbered in the order they were made, and an
+	// unsubscribe removes one from the list: what is new is what has a
+	// number past the last one asked for, not what stands past a count.
+	for _, s := range a.plans.Subscriptions {
+		if s.Number() > a.bus.subs && !a.isRoot() {
+			of := s.AgentID
+			if of == "" {
+				of = "*"
+			}
+			a.ask(ctx, todo.Want{Of: of, Filter: &s})
+		}
+	}
+	a.bus.subs = a.plans.SubscriptionCount
+}
+
+func (a *agent) ask(ctx workflow.Context, w todo.Want) {
+	w.Agent, w.WorkflowID = a.cfg.agentID, workflow.GetInfo(ctx).WorkflowExecution.ID
+	a.toRoot(ctx, WantSignal, w)
+}
+
+// sayEnded is a subagent's last message: the run completes once it is
+// delivered, after its events.
+func (a *agent) sayEnded(ctx workflow.Context) {
+	if !a.isRoot() {
+		a.send(ctx, a.bus.rootID, EndSignal, End{AgentID: a.cfg.agentID, How: StatusCompleted})
+		a.awaitSent(ctx)
+	}
+}
