@@ -43,6 +43,8 @@ type treeModel struct {
 	script map[string][]model.Response
 	seen   map[string][]activities.CallModelInput
 	hook   func(in activities.CallModelInput) (model.Response, bool)
+	// fail, when set, fails the calls it returns an error for.
+	fail func(in activities.CallModelInput) error
 }
 
 // late makes call Call of agent Agent take D on the workflow clock (the
@@ -73,8 +75,13 @@ func scriptTree(env *testsuite.TestWorkflowEnvironment, script map[string][]mode
 	answer := func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
 		tm.mu.Lock()
 		tm.seen[in.AgentID] = append(tm.seen[in.AgentID], in)
-		hook := tm.hook
+		hook, fail := tm.hook, tm.fail
 		tm.mu.Unlock()
+		if fail != nil {
+			if err := fail(in); err != nil {
+				return model.Response{}, err
+			}
+		}
 		if hook != nil {
 			if r, ok := hook(in); ok {
 				return r, nil
