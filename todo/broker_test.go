@@ -39,27 +39,6 @@ func types(evs []Event) []string {
 	return out
 }
 
-func TestBrokerRoute(t *testing.T) {
-	tests := []struct {
-		name             string
-		w                Want
-		inTree, maySpawn bool
-		want             Verdict
-		pending          int
-	}{
-		{"in the tree", Want{Agent: "s", Of: "a"}, true, false, Serve, 0},
-		{"every agent", Want{Agent: "s", Of: "*"}, false, false, Serve, 0},
-		{"may be spawned", Want{Agent: "s", Of: "ghost"}, false, true, Wait, 1},
-		{"no one left to spawn it", Want{Agent: "s", Of: "ghost"}, false, false, Refuse, 0},
-	}
-	for _, tt := range tests {
-		var b Broker
-		if got := b.Route(tt.w, tt.inTree, tt.maySpawn); got != tt.want || len(b.Pending) != tt.pending {
-			t.Errorf("%s: %v with %d pending, want %v with %d", tt.name, got, len(b.Pending), tt.want, tt.pending)
-		}
-	}
-}
-
 func TestBrokerServe(t *testing.T) {
 	steps := &Subscription{AgentID: "a", EventTypes: []string{EventStepCompleted, EventStepStarted}}
 	tests := []struct {
@@ -181,10 +160,7 @@ func TestBrokerEnd(t *testing.T) {
 }
 
 func TestBrokerJoinAndSettle(t *testing.T) {
-	b := Broker{Members: []Member{{AgentID: "lead"}}}
-	b.Route(Want{Agent: "main", Of: "worker"}, false, true)
-	b.Route(Want{Agent: "lead", Of: "worker"}, false, true)
-	b.Route(Want{Agent: "main", Of: "ghost"}, false, true)
+	b := Broker{Members: []Member{{AgentID: "lead"}}, Pending: []Want{{Agent: "main", Of: "worker"}, {Agent: "lead", Of: "worker"}, {Agent: "main", Of: "ghost"}}}
 	if got := agents(b.Join(Member{AgentID: "worker", Parent: "lead"})); !slices.Equal(got, []string{"main", "lead"}) {
 		t.Errorf("the join of worker served %v", got)
 	}

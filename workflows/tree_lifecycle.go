@@ -51,8 +51,11 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 		}
 		ch.State = &st
 	}
-	if err != nil || a.isRoot() {
-		a.toRoot(ctx, EndSignal, End{AgentID: ch.AgentID, How: ch.how})
+	switch end := (End{AgentID: ch.AgentID, How: ch.how}); {
+	case a.isRoot():
+		a.endAtRoot(ctx, end)
+	case err != nil:
+		a.send(ctx, a.bus.rootID, EndSignal, end)
 	}
 	a.publish(ctx)
 }

@@ -1,8 +1,7 @@
 package workflows
 
-// Sending in the tree: what an agent tells the root (its join, events,
-// counters, wants and end), and the outboxes that keep each destination's
-// messages in the order they were sent.
+// Sending: what an agent tells the root, through outboxes that keep each
+// destination's messages in the order they were sent.
 
 import (
 	"encoding/json"
@@ -13,8 +12,8 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// outbox holds the messages for one destination that are not delivered
-// yet; busy while its coroutine sends them.
+// outbox holds one destination's messages not delivered yet; busy while its
+// coroutine sends them.
 type outbox struct {
 	queue []outgoing
 	busy  bool
@@ -25,8 +24,7 @@ type outgoing struct {
 	arg  any
 }
 
-// send queues a message for the workflow to, to be signalled after the
-// ones queued before it were delivered.
+// send queues a message for the workflow to.
 func (a *agent) send(ctx workflow.Context, to, name string, arg any) {
 	if a.bus.out == nil {
 		a.bus.out = map[string]*outbox{}
@@ -46,9 +44,7 @@ func (a *agent) send(ctx workflow.Context, to, name string, arg any) {
 
 // flush signals the outbox's messages one at a time, each once the one
 // before it was delivered: Temporal orders one sender's signals to one
-// receiver only so. The run id is empty, so that a message reaches the
-// receiver's current run after a continue-as-new. A receiver that is gone
-// is logged, not fatal.
+// receiver only so. A receiver that is gone is logged, not fatal.
 func (a *agent) flush(ctx workflow.Context, to string, ob *outbox) {
 	for len(ob.queue) > 0 {
 		m := ob.queue[0]
@@ -62,7 +58,7 @@ func (a *agent) flush(ctx workflow.Context, to string, ob *outbox) {
 	ob.busy = false
 }
 
-// purge drops what waits in the outbox of a workflow that ended.
+// purge drops what waits for a workflow that ended.
 func (a *agent) purge(workflowID string) {
 	if ob := a.bus.out[workflowID]; ob != nil {
 		a.bus.unsent -= len(ob.queue)
@@ -70,29 +66,13 @@ func (a *agent) purge(workflowID string) {
 	}
 }
 
-// awaitSent waits until every message this run queued was delivered (or
-// failed): a run does not end before what it owes the tree is out.
+// awaitSent waits until every message queued was delivered (or failed).
 func (a *agent) awaitSent(ctx workflow.Context) {
 	_ = workflow.Await(ctx, func() bool { return a.bus.unsent == 0 })
 }
 
-// toRoot hands a message to the root: taken in here at the root, sent
-// elsewhere.
-func (a *agent) toRoot(ctx workflow.Context, name string, arg any) {
-	if !a.isRoot() {
-		a.send(ctx, a.bus.rootID, name, arg)
-		return
-	}
-	switch m := arg.(type) {
-	case todo.Want:
-		a.route(ctx, m)
-	case End:
-		a.endAtRoot(ctx, m)
-	}
-}
-
-// joinTree is a subagent's first message: the root records it in the
-// roster before it takes in anything else of it.
+// joinTree is a subagent's first message: the root records it before it
+// takes in anything else of it.
 func (a *agent) joinTree(ctx workflow.Context) {
 	if !a.isRoot() {
 		me := todo.Member{AgentID: a.cfg.agentID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Parent: a.parentID}
@@ -101,8 +81,7 @@ func (a *agent) joinTree(ctx workflow.Context) {
 }
 
 // emit publishes the agent's new events: to its reporters, and to the tree
-// (a subagent sends them to the root with its counters; the root forwards
-// them to the agents interested).
+// (a subagent sends them to the root with its counters; the root forwards).
 func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 	if len(events) == 0 {
 		return
@@ -119,27 +98,11 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Events: events, Brief: &b})
 }
 
-// sendBrief tells the root of a status change that came without an event
-// (a pause, a wait), once per change.
-func (a *agent) sendBrief(ctx workflow.Context) {
-	if a.isRoot() || (a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief())) {
-		return
-	}
-	b := a.nextBrief()
-	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Brief: &b})
-}
-
-// nextBrief is the brief to send now, remembered as the last one sent.
-func (a *agent) nextBrief() Brief {
-	b := a.brief()
-	a.bus.brief = &b
-	return b
-}
-
 // askPeers asks the root for what this agent's plan needs and was not asked
 // for yet: the bindings of new dependencies, and (but at the root, whose
-// log holds every event) the events of new subscriptions. Called after each
-// plan tool and each message taken in.
+// log has every event) new subscriptions. Subscriptions are numbered in the
+// order they were made and an unsubscribe removes one: what is new is what
+// has a number past the last one asked for.
 func (a *agent) askPeers(ctx workflow.Context) {
 	for _, id := range a.plans.PendingBindings() {
 		if !slices.Contains(a.bus.asked, id) {
@@ -147,16 +110,13 @@ func (a *agent) askPeers(ctx workflow.Context) {
 			a.ask(ctx, todo.Want{Of: id, MinPlan: a.plans.CurrentPlanOf(id)})
 		}
 	}
-	// Subscriptions are numbered in the order they were made, and an
-	// unsubscribe removes one from the list: what is new is what has a
-	// number past the last one asked for, not what stands past a count.
 	for _, s := range a.plans.Subscriptions {
 		if s.Number() > a.bus.subs && !a.isRoot() {
-			of := s.AgentID
-			if of == "" {
-				of = "*"
+			w := todo.Want{Of: s.AgentID, Filter: &s}
+			if w.Of == "" {
+				w.Of = "*"
 			}
-			a.ask(ctx, todo.Want{Of: of, Filter: &s})
+			a.ask(ctx, w)
 		}
 	}
 	a.bus.subs = a.plans.SubscriptionCount
@@ -164,11 +124,15 @@ func (a *agent) askPeers(ctx workflow.Context) {
 
 func (a *agent) ask(ctx workflow.Context, w todo.Want) {
 	w.Agent, w.WorkflowID = a.cfg.agentID, workflow.GetInfo(ctx).WorkflowExecution.ID
-	a.toRoot(ctx, WantSignal, w)
+	if a.isRoot() {
+		a.route(ctx, w)
+		return
+	}
+	a.send(ctx, a.bus.rootID, WantSignal, w)
 }
 
-// sayEnded is a subagent's last message: the run completes once it is
-// delivered, after its events.
+// sayEnded is a subagent's last message; the run completes once it is
+// delivered.
 func (a *agent) sayEnded(ctx workflow.Context) {
 	if !a.isRoot() {
 		a.send(ctx, a.bus.rootID, EndSignal, End{AgentID: a.cfg.agentID, How: StatusCompleted})

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/todoflow/todoflow/todo"
+	"go.temporal.io/sdk/workflow"
 )
 
 // Brief is what an agent tells the root with each of its events and each
@@ -77,6 +78,23 @@ func (a *agent) brief() Brief {
 		pr := todo.ComputeProgress(p.Steps)
 		b.PlanID, b.PlanStatus, b.StepsTotal, b.StepsCompleted = p.PlanID, p.Status, pr.Total, pr.Completed
 	}
+	return b
+}
+
+// sendBrief tells the root of a status change that came without an event
+// (a pause, a wait), once per change.
+func (a *agent) sendBrief(ctx workflow.Context) {
+	if a.isRoot() || (a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief())) {
+		return
+	}
+	b := a.nextBrief()
+	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Brief: &b})
+}
+
+// nextBrief is the brief to send now, remembered as the last one sent.
+func (a *agent) nextBrief() Brief {
+	b := a.brief()
+	a.bus.brief = &b
 	return b
 }
 
@@ -210,4 +228,35 @@ func (a *agent) waitFor(kind, agentID string) (Wait, error) {
 		return Wait{}, fmt.Errorf("agent %q does not wait for this", agentID)
 	}
 	return Wait{}, fmt.Errorf("no agent of this run tree waits for this")
+}
+
+// handOn sends a human's answer to the agent of the tree it is for.
+func (a *agent) handOn(ctx workflow.Context, agentID string, h Handed) error {
+	m := a.bus.Member(agentID)
+	if m == nil || m.Ended != "" {
+		return fmt.Errorf("agent %q is not running in this run tree", agentID)
+	}
+	h.From = a.cfg.agentID
+	a.send(ctx, m.WorkflowID, HandSignal, h)
+	return nil
+}
+
+// onHanded takes a parent's request to finish, or a human's answer, which
+// only the root hands on (after its update's validator took it): one sent
+// straight to an agent would skip that check.
+func (a *agent) onHanded(ctx workflow.Context, h Handed) {
+	switch {
+	case h.Finish != nil:
+		a.onFinish(*h.Finish)
+	case a.isRoot() || h.From != DefaultAgentID:
+		workflow.GetLogger(ctx).Warn("ignoring a human's answer that did not come from the root of the run tree", "from", h.From)
+	case h.Resume != nil:
+		a.onResume(ctx, ResumeArgs{Text: *h.Resume, AgentID: a.cfg.agentID})
+	case h.Approve != nil && a.plans.AwaitingApproval && a.answer == nil:
+		a.answer = &approval{approved: h.Approve.Approved != nil && *h.Approve.Approved, feedback: h.Approve.Feedback}
+	case h.Approve != nil:
+		workflow.GetLogger(ctx).Warn("ignoring a handed-on plan approval: no plan waits for one")
+	case h.ApproveTool != nil:
+		a.onHandedToolApproval(ctx, *h.ApproveTool)
+	}
 }
