@@ -319,6 +319,17 @@ func countSignals(env *testsuite.TestWorkflowEnvironment) *signalCounter {
 	return sc
 }
 
+// check fails the test for an event signalled to an ended agent, or a
+// signal sent before the previous one to its workflow was delivered.
+func (c *signalCounter) check(t *testing.T) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.signals == 0 || len(c.toEnded) != 0 || len(c.overlaps) != 0 {
+		t.Errorf("%d signals; events to ended agents %v; sent before the previous one to the same workflow was delivered %v", c.signals, c.toEnded, c.overlaps)
+	}
+}
+
 func (c *signalCounter) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
 	return &countingInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, c: c}
 }
