@@ -24,7 +24,7 @@ import (
 //	child  planTool -> PlanState.ApplyPlan (step_completed) -> emit
 //	       -> send(root, task_event Events{Of: child, Events, Brief})
 //	       -> flush: SignalExternalWorkflow, and wait until delivered
-//	root   pollSignals -> drainSignals -> drainTree -> onEvents -> receive
+//	root   pollSignals -> drainSignals -> drainTree -> drain -> onEvents
 //	       -> PlanState.Receive: the step turns pending (step_unblocked),
 //	       and waitBlocked's Await sees it; forward -> send(each interested)
 //

@@ -58,9 +58,18 @@ func drain[T any](ch workflow.ReceiveChannel, take func(T)) {
 
 // onEvents takes in another agent's events, the binding that answers a
 // want, and its counters; at the root, a member's own, then forwards them.
+// Each event joins this agent's log, is reported as logged here (with this
+// log's event_id, so that a reporter's idempotency key never collides with
+// this agent's own events), and what it resolved is emitted.
 func (a *agent) onEvents(ctx workflow.Context, e Events) {
 	for _, ev := range e.Events {
-		a.receive(ctx, ev)
+		n := len(a.plans.Events)
+		own := a.plans.Receive(ev)
+		if len(a.plans.Events) > n {
+			plan, _ := json.Marshal(a.plans.Current())
+			a.report(a.plans.Events[n], plan)
+		}
+		a.emit(ctx, own)
 	}
 	if e.Bind != nil {
 		a.emit(ctx, a.plans.Bind(e.Of, *e.Bind))
@@ -92,20 +101,6 @@ func (a *agent) takeEnd(ctx workflow.Context, e End) {
 	}
 	a.gone[e.AgentID] = e.How
 	a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
-}
-
-// receive records another agent's event in this agent's log, reports it as
-// logged here (with this log's event_id, so that a reporter's idempotency
-// key never collides with this agent's own events) and emits what it
-// resolved.
-func (a *agent) receive(ctx workflow.Context, ev todo.Event) {
-	n := len(a.plans.Events)
-	own := a.plans.Receive(ev)
-	if len(a.plans.Events) > n {
-		plan, _ := json.Marshal(a.plans.Current())
-		a.report(a.plans.Events[n], plan)
-	}
-	a.emit(ctx, own)
 }
 
 // failEnded fails the steps that wait on agents known to have ended: a
