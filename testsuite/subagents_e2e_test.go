@@ -58,7 +58,7 @@ func TestSubagentEdgeCases(t *testing.T) {
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
 
-	// workflows/subagents.go onTaskEvent reports a child's event as the
+	// workflows/tree_receive.go onEvents reports a child's event as the
 	// child numbered it, under the parent's agent id: its Idempotency-Key
 	// <workflow>/main/<n> is the key of the parent's own event n, and it
 	// is not the event_id the state shows.

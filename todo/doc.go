@@ -71,6 +71,8 @@
 //   - plan_subscriptions.go: subscriptions, the model's notifications and
 //     getTaskEvents
 //   - plan_bind.go: a dependency bound to its producer's plan
+//   - broker.go: the run tree's routing table, held by its root (who is
+//     in the tree, who wants whose events, who is told of an end)
 //   - plan_prune.go: the events a continuation keeps
 //   - plan_view.go: the user's plan checklist and the task_event text
 //   - subagent_tools.go: the agent tools' names and schemas

@@ -42,8 +42,6 @@ type agent struct {
 	children   map[string]*child // looked up; childOrder gives the order
 	childOrder []string
 	gone       map[string]string // agents of the tree known to have ended -> how
-	taskEvents workflow.ReceiveChannel
-	sent       []workflow.Future // task_event signals in flight
 
 	reporters []*reporter
 
@@ -153,6 +151,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	if err := a.register(ctx); err != nil {
 		return AgentResult{}, err
 	}
+	a.joinTree(ctx)
 	a.startReporters(ctx)
 	a.publish(ctx)
 

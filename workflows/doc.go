@@ -44,14 +44,17 @@
 //
 // # The agent tree
 //
-// A subagent is a child AgentWorkflow (subagents.go). The agents of one run
-// tree share a bus (tree.go): each agent signals its own plan events to its
-// parent, which keeps them; the root holds the roster and hands an agent's
-// subscriptions and dependencies to the producer's parent, which forwards
-// what matches. Dependencies bind to the producer's current plan
-// (todo.PlanState.Bind). Human waits anywhere in the tree surface in the
-// root's state and status, and the root hands resume, approve_plan and
-// approve_tool on; an agent takes a human's answer only from the root.
+// A subagent is a child AgentWorkflow (subagents.go). The root of a run
+// tree is its only broker (tree.go draws one event's path): every agent
+// signals its own events, wants and end to the root, which keeps the
+// tree's one event log, the roster and the interests (todo.Broker) and
+// forwards each event to the agents that subscribed to it or depend on it.
+// Each agent sends to a destination one message at a time, so order is kept
+// by the sender. Dependencies bind to the producer's current plan, as the
+// root's log knows it (todo.PlanState.Bind). Human waits anywhere in the
+// tree surface in the root's state and status, and the root hands resume,
+// approve_plan and approve_tool on; an agent takes a human's answer only
+// from the root.
 //
 // # One workspace per session
 //

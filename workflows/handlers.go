@@ -47,7 +47,11 @@ func (a *agent) register(ctx workflow.Context) error {
 			return fmt.Errorf("register %s update: %w", u.name, err)
 		}
 	}
-	a.taskEvents = workflow.GetSignalChannel(ctx, TaskEventSignal)
+	a.bus.join = workflow.GetSignalChannel(ctx, JoinSignal)
+	a.bus.want = workflow.GetSignalChannel(ctx, WantSignal)
+	a.bus.events = workflow.GetSignalChannel(ctx, TaskEventSignal)
+	a.bus.end = workflow.GetSignalChannel(ctx, EndSignal)
+	a.bus.hand = workflow.GetSignalChannel(ctx, HandSignal)
 	a.userCh = workflow.GetSignalChannel(ctx, UserMessageSignal)
 	a.endCh = workflow.GetSignalChannel(ctx, EndSessionSignal)
 	a.resumeCh = workflow.GetSignalChannel(ctx, ResumeSignal)
@@ -67,7 +71,7 @@ func (a *agent) pollSignals(ctx workflow.Context) {
 	wait, _ := workflow.NewDisconnectedContext(ctx)
 	for {
 		_ = workflow.Await(wait, func() bool {
-			return a.userCh.Len()+a.resumeCh.Len()+a.taskEvents.Len()+a.endCh.Len() > 0
+			return a.userCh.Len()+a.resumeCh.Len()+a.treeLen()+a.endCh.Len() > 0
 		})
 		a.drainSignals(ctx)
 	}

@@ -52,9 +52,10 @@ const (
 	// CompactContextUpdate summarises the older messages now (Gemini CLI's
 	// /compress): an update, so the caller learns what was compacted.
 	CompactContextUpdate = "compact_context"
-	// TaskEventSignal carries a plan event from another agent of the same
-	// run tree: a signal, because it is sent by workflow code
-	// (SignalExternalWorkflow), which survives the receiver's continue-as-new.
+	// TaskEventSignal carries plan events of an agent of the same run tree
+	// (Events; the tree's other messages are in tree.go): a signal, because
+	// it is sent by workflow code (SignalExternalWorkflow), which survives
+	// the receiver's continue-as-new.
 	TaskEventSignal = "task_event"
 	// PlanQuery returns the user's plan checklist as text, never shown to
 	// the model.

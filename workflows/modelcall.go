@@ -303,8 +303,8 @@ func (a *agent) treeUsage() Usage {
 	for _, id := range a.childOrder {
 		ch := a.children[id]
 		switch {
-		case !ch.Done && ch.Brief != nil:
-			u = u.plus(ch.Brief.TreeUsage.or(ch.Brief.Usage))
+		case !ch.Done && a.bus.briefs[id] != nil:
+			u = u.plus(a.bus.briefs[id].TreeUsage.or(a.bus.briefs[id].Usage))
 		case ch.State != nil:
 			u = u.plus(ch.State.TreeUsage.or(ch.State.Usage))
 		}

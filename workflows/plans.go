@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -62,7 +61,7 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 		return "", err
 	}
 	if w.AgentID != a.cfg.agentID {
-		if err := a.handOn(ctx, w.AgentID, TaskEvent{Approve: &args}); err != nil {
+		if err := a.handOn(ctx, w.AgentID, Handed{Approve: &args}); err != nil {
 			return "", err
 		}
 		a.bus.handed = append(a.bus.handed, w)
@@ -108,23 +107,4 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	a.status = StatusRunning
 	a.publish(ctx)
 	return out.Result
-}
-
-// emit publishes the agent's new events: to its reporters, and to its
-// parent (with its state) when it is a subagent.
-func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
-	if len(events) == 0 {
-		return
-	}
-	plan, _ := json.Marshal(a.plans.Current())
-	for _, ev := range events {
-		a.report(ev, plan)
-		switch {
-		case a.isRoot():
-			a.forward(ctx, ev)
-		default:
-			b := a.nextBrief()
-			a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Event: &ev, Brief: &b})
-		}
-	}
 }

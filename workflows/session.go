@@ -169,6 +169,7 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 	if !a.settled(ctx) {
 		return AgentResult{}, false, nil
 	}
+	a.sayEnded(ctx)
 	// The state query's answer is already bounded (see State).
 	return a.result(a.state()), true, nil
 }
@@ -212,7 +213,7 @@ func (a *agent) handOver(ctx workflow.Context) error {
 // wait for the loop) had their turn.
 func (a *agent) settled(ctx workflow.Context) bool {
 	a.drainSignals(ctx)
-	if a.interrupted() || len(a.sent) > 0 {
+	if a.interrupted() || a.bus.unsent > 0 {
 		return false
 	}
 	if !workflow.AllHandlersFinished(ctx) {
@@ -227,31 +228,22 @@ func (a *agent) settled(ctx workflow.Context) bool {
 //
 // The signals of one workflow task come in one batch, and the order in
 // which they arrived across channels is not known here. A human's answer
-// (resume) is judged against the waits of the tree, which task_events bring
-// (a subagent's pause is a brief), so the tree's news are taken in first:
-// otherwise a resume that shares its task with the brief of the pause it
-// answers finds no wait and is dropped, and the pause shows for good. They
-// share a task when the task that took in the brief is lost and run again,
-// as after the server was killed.
+// (resume) is judged against the waits of the tree, which the tree's
+// messages bring (a subagent's pause is a brief), so the tree's news are
+// taken in first: otherwise a resume that shares its task with the brief of
+// the pause it answers finds no wait and is dropped, and the pause shows
+// for good. They share a task when the task that took in the brief is lost
+// and run again, as after the server was killed.
 func (a *agent) drainSignals(ctx workflow.Context) {
-	for {
-		var te TaskEvent
-		if !a.taskEvents.ReceiveAsync(&te) {
-			break
-		}
-		a.onTaskEvent(ctx, te)
-	}
+	a.drainTree(ctx)
 	for {
 		var text string
-		var te TaskEvent
 		var resume ResumeArgs
 		switch {
 		case a.userCh.ReceiveAsync(&text):
 			a.onUserMessage(ctx, text)
 		case a.resumeCh.ReceiveAsync(&resume):
 			a.onResume(ctx, resume)
-		case a.taskEvents.ReceiveAsync(&te):
-			a.onTaskEvent(ctx, te)
 		case a.endCh.ReceiveAsync(nil):
 			a.ended = true
 		default:
@@ -302,7 +294,7 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 		w, err := a.waitFor(WaitPaused, args.AgentID)
 		switch {
 		case err == nil && w.AgentID != a.cfg.agentID:
-			if err := a.handOn(ctx, w.AgentID, TaskEvent{Resume: &text}); err != nil {
+			if err := a.handOn(ctx, w.AgentID, Handed{Resume: &text}); err != nil {
 				workflow.GetLogger(ctx).Warn("resume not handed on", "agent", w.AgentID, "error", err)
 			} else {
 				a.bus.handed = append(a.bus.handed, w)

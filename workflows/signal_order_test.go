@@ -26,7 +26,7 @@ func TestTreeResumeInTheTaskOfThePause(t *testing.T) {
 	// The kid's brief of its pause, as it sends it, and the human's resume,
 	// in one workflow task.
 	pause := Wait{AgentID: "kid", Kind: WaitPaused, Reason: "The deploy key is missing."}
-	brief := TaskEvent{From: "kid", Brief: &Brief{Status: StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []Wait{pause}}}
+	brief := Events{Of: "kid", Brief: &Brief{Status: StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []Wait{pause}}}
 	var after State
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflowSkippingWorkflowTask(TaskEventSignal, brief)
@@ -42,109 +42,101 @@ func TestTreeResumeInTheTaskOfThePause(t *testing.T) {
 	}
 }
 
-// An end notice that overtakes the events its keeper forwarded before it
-// (Temporal orders one sender's signals only signal by signal) waits for
-// them: the step that depends on the ended agent takes the output it did
-// deliver, instead of failing as never completed. The load test found a
-// consumer of 06c failed so ("agent producer ended (completed) without
-// completing producer:step_1") with the producer's events right behind.
-func TestTreeEndNoticeWaitsForTheEventsBeforeIt(t *testing.T) {
+// An agent's last events and its end reach the root in one workflow task,
+// the end first (across signal names, Temporal keeps no order within a
+// task): the root takes the events in first, so that the step that
+// depends on the agent takes the output it did deliver, instead of failing
+// as never completed. The load test once found a consumer of 06c failed so
+// ("agent producer ended (completed) without completing producer:step_1").
+func TestTreeEventsBeforeTheEndInOneTask(t *testing.T) {
 	env := newTreeEnv()
 	scriptTree(env, map[string][]model.Response{
-		// The root's turn runs for three hours, so that the want for
-		// prod, an agent it may still spawn, stays pending: the keeper's
-		// answers below are the test's.
-		"main": {calls(spawnCall("cons", "consume", quiet)), say("cons works")},
-		"cons": {
+		"main": {
 			calls(call("createPlan", `{"title":"Consume","steps":["prepare"]}`)),
 			calls(call("startPlan", `{}`)),
 			calls(call("addDependentStep", `{"description":"import prod's rows","depends_on":[{"agent_id":"prod","step_id":"step_1"}]}`)),
 			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"ready"}`)),
-			say("waiting for prod"),
-			calls(call("setStepStatus", `{"step_id":"step_2","status":"completed","result":"imported 42 rows"}`)),
-			calls(call("completePlan", `{"status":"completed"}`)),
-			say("cons done"),
+			say("prod delivered"),
 		},
-	}, late{"main", 2, 3 * time.Hour})
+		// The root's turn runs meanwhile: prod, not in the tree yet, may
+		// still be spawned.
+	}, late{"main", 5, 2 * time.Hour})
 	completedStep := todo.Event{EventID: 3, Type: todo.EventStepCompleted, AgentID: "prod", PlanID: "plan_1", StepID: "step_1",
 		Data: json.RawMessage(`{"description":"produce","output":{"rows":42},"result":"42 rows"}`)}
-	send := func(te TaskEvent) {
-		if err := env.SignalWorkflowByID(childWF("cons"), TaskEventSignal, te); err != nil {
-			t.Error(err)
-		}
-	}
-	// The keeper's end notice (it had sent one event of prod) comes first,
-	// its answer to the want (the binding and that event) second.
+	// prod, as if spawned by another agent, joins; an hour later its last
+	// event and its end come in one task, the end first.
 	env.RegisterDelayedCallback(func() {
-		send(TaskEvent{From: "main", Ended: &AgentEnd{AgentID: "prod", How: "completed", Sent: 1}})
+		env.SignalWorkflow(JoinSignal, todo.Member{AgentID: "prod", WorkflowID: childWF("prod"), Parent: childWF("lead")})
+	}, 10*time.Minute)
+	var joined State
+	env.RegisterDelayedCallback(func() { joined = queryState(t, env) }, 20*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflowSkippingWorkflowTask(EndSignal, End{AgentID: "prod", How: StatusCompleted})
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "prod", Events: []todo.Event{completedStep}})
 	}, time.Hour)
-	var held State
-	env.RegisterDelayedCallback(func() { held = stateOf(t, env, childWF("cons")) }, time.Hour+30*time.Second)
-	env.RegisterDelayedCallback(func() {
-		send(TaskEvent{From: "main", Bind: &Binding{Of: "prod", Plan: "plan_1"}, Backlog: []todo.Event{completedStep}})
-	}, time.Hour+time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	completed(t, env)
 
-	if s := step(t, held.Plan, "step_2"); s.Status != todo.StepBlocked {
-		t.Errorf("with the end notice in and prod's event not yet: step_2 = %s, want still blocked", dump(s))
+	if s := step(t, joined.Plan, "step_2"); s.Status != todo.StepBlocked || s.BoundPlans == nil {
+		t.Errorf("once prod joined: step_2 = %s, want blocked and bound", dump(s))
 	}
-	end := queryState(t, env).Subagents["cons"]
-	s := step(t, end.Plan, "step_2")
-	if s.Status != todo.StepCompleted || string(s.ReceivedOutputs["prod:step_1"]) != `{"rows":42}` {
-		t.Errorf("cons step_2 at the end = %s; want completed with prod's output", dump(s))
+	s := step(t, queryState(t, env).Plan, "step_2")
+	if s.Status != todo.StepPending || string(s.ReceivedOutputs["prod:step_1"]) != `{"rows":42}` {
+		t.Errorf("step_2 at the end = %s; want unblocked with prod's output", dump(s))
 	}
 }
 
-// A subagent's signals are taken in in the order it sent them: one that
-// comes before a signal it follows waits for it. Taken in as they came, an
-// older brief would undo the pause a newer one showed (the pause would go
-// unseen for good), and the subagent's events would stand in another order
-// in its parent's log (the load test saw step_blocked before step_added,
-// both sent in one workflow task).
-func TestTreeChildSignalsInOrder(t *testing.T) {
+// A sender keeps its order: it signals a destination only once the
+// previous signal to it was delivered, and an agent's events stand in the
+// root's log in the order it emitted them (step_blocked never before
+// step_added, as the load test once saw with both sent in one task).
+func TestTreeSenderKeepsItsOrder(t *testing.T) {
 	env := newTreeEnv()
-	scriptTree(env, map[string][]model.Response{
-		"main": {calls(spawnCall("kid", "deploy", quiet)), say("kid deploys")},
-		"kid":  {say("deployed")}, // answered two hours in
-	}, late{"kid", 1, 2 * time.Hour})
-	pause := Wait{AgentID: "kid", Kind: WaitPaused, Reason: "The deploy key is missing."}
-	event := func(id int, typ string) *todo.Event {
-		return &todo.Event{EventID: id, Type: typ, AgentID: "kid", PlanID: "plan_1", Data: json.RawMessage(`{"title":"Deploy"}`)}
+	work := []model.Response{
+		calls(call("createPlan", `{"title":"Kid","steps":["one","two","three"]}`)),
+		calls(call("startPlan", `{}`)),
+		calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"did one"}`),
+			call("setStepStatus", `{"step_id":"step_2","status":"completed","result":"did two"}`)),
+		calls(call("addDependentStep", `{"description":"use kid2's","depends_on":[{"agent_id":"kid2","step_id":"step_1"}]}`)),
+		calls(call("setStepStatus", `{"step_id":"step_3","status":"completed","result":"did three"}`)),
+		say("kid done"),
 	}
-	var sent int // the kid's own signals so far
-	var between, after State
-	env.RegisterDelayedCallback(func() {
-		sent = queryState(t, env).Subagents["kid"].Live.Seq
-		// The later signal first: the plan started, and the pause.
-		env.SignalWorkflow(TaskEventSignal, TaskEvent{From: "kid", Event: event(2, todo.EventPlanStarted),
-			Brief: &Brief{Status: StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []Wait{pause}, Seq: sent + 2}})
-	}, 30*time.Minute)
-	env.RegisterDelayedCallback(func() { between = queryState(t, env) }, 31*time.Minute)
-	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(TaskEventSignal, TaskEvent{From: "kid", Event: event(1, todo.EventPlanCreated),
-			Brief: &Brief{Status: StatusRunning, Seq: sent + 1}})
-	}, 32*time.Minute)
-	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "work", quiet), spawnCall("kid2", "follow kid", quiet)), say("spawned")},
+		"kid":  work,
+		"kid2": {
+			calls(call("subscribeToTasks", `{"agent_id":"kid","event_types":["step_completed","step_added","step_blocked","step_started"]}`)),
+			calls(call("createPlan", `{"title":"Kid2","steps":["one"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"did one"}`)),
+			say("kid2 done"),
+		},
+		// kid2 still runs while kid works.
+	}, late{"kid", 1, time.Minute}, late{"kid2", 5, 30 * time.Minute})
+	sc := countSignals(env)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	completed(t, env)
 
-	if sent == 0 {
-		t.Fatal("the kid's signals are not numbered")
+	sc.check(t)
+	var own, atRoot, heard []string
+	for _, ev := range eventsOf(stateOf(t, env, childWF("kid")).Events, "kid", "") {
+		own = append(own, ev.Type)
 	}
-	if n := len(eventsOf(between.Events, "kid", "")); n != 0 || between.Status == StatusPaused {
-		t.Errorf("with only the later signal in: %d of the kid's events taken in, status %s; want it kept for its turn", n, between.Status)
+	for _, ev := range eventsOf(queryState(t, env).Events, "kid", "") {
+		atRoot = append(atRoot, ev.Type)
 	}
-	var types []string
-	for _, ev := range eventsOf(after.Events, "kid", "") {
-		types = append(types, ev.Type)
+	for _, ev := range eventsOf(stateOf(t, env, childWF("kid2")).Events, "kid", "") {
+		heard = append(heard, ev.Type)
 	}
-	if !slices.Equal(types, []string{todo.EventPlanCreated, todo.EventPlanStarted}) {
-		t.Errorf("the kid's events in the root's log: %v; want plan_created, plan_started", types)
+	if len(own) < 8 || !slices.Equal(own, atRoot) {
+		t.Errorf("kid's events: its own log %v, the root's %v", own, atRoot)
 	}
-	if after.Status != StatusPaused || len(after.Waiting) != 1 || after.Waiting[0] != pause {
-		t.Errorf("after both signals: status %s, waiting %s; want the later signal's pause", after.Status, dump(after.Waiting))
+	want := slices.DeleteFunc(slices.Clone(own), func(typ string) bool {
+		return !slices.Contains([]string{todo.EventStepCompleted, todo.EventStepAdded, todo.EventStepBlocked, todo.EventStepStarted}, typ)
+	})
+	if !slices.Equal(heard, want) {
+		t.Errorf("kid2 heard %v of kid, want %v", heard, want)
 	}
 }

@@ -38,7 +38,7 @@ func TestUnknownInputFieldsAreRefused(t *testing.T) {
 	}
 }
 
-// An approval sent as a plain task_event signal, not through approve_tool
+// An approval sent as a plain tree_hand signal, not through approve_tool
 // (whose validator checks the call_id), approves nothing; a resume with an
 // unknown field resumes nothing; set_continuation with one is refused.
 func TestAnswersOnlyThroughTheirMessage(t *testing.T) {
@@ -46,7 +46,7 @@ func TestAnswersOnlyThroughTheirMessage(t *testing.T) {
 	var st State
 	var contErr error
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(TaskEventSignal, TaskEvent{From: DefaultAgentID, ApproveTool: &ToolApprovalArgs{Approved: yes(), CallID: "c1a"}})
+		env.SignalWorkflow(HandSignal, Handed{From: DefaultAgentID, ApproveTool: &ToolApprovalArgs{Approved: yes(), CallID: "c1a"}})
 		env.UpdateWorkflow(SetContinuationUpdate, "", &updateCallback{reject: func(err error) { contErr = err }},
 			json.RawMessage(`{"enabled": false, "enabeld": true}`))
 	}, time.Hour)
@@ -59,7 +59,7 @@ func TestAnswersOnlyThroughTheirMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.Status != StatusAwaitingApproval || len(*ran) != 0 {
-		t.Errorf("after a task_event approval: status %s, tools run %v; want the call still waiting", st.Status, *ran)
+		t.Errorf("after a tree_hand approval: status %s, tools run %v; want the call still waiting", st.Status, *ran)
 	}
 	if contErr == nil || !strings.Contains(contErr.Error(), `unknown field "enabeld"`) {
 		t.Errorf("set_continuation with an unknown field: %v", contErr)

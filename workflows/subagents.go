@@ -3,7 +3,6 @@ package workflows
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -11,48 +10,11 @@ import (
 	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
-
-// TaskEvent is the payload of the task_event signal between the agents of
-// one run tree (tree.go): a plan event, the news that an agent has ended,
-// the sender's counters, and the bus's own messages.
-type TaskEvent struct {
-	From  string      `json:"from"`
-	Event *todo.Event `json:"event,omitempty"`
-	Ended *AgentEnd   `json:"ended,omitempty"`
-	// Backlog and Gone bring an agent that wants another's events up to
-	// date: the events that came before, and whether it already ended.
-	Backlog []todo.Event `json:"backlog,omitempty"`
-	Gone    []AgentEnd   `json:"gone,omitempty"`
-
-	Brief   *Brief    `json:"brief,omitempty"`
-	Want    *Want     `json:"want,omitempty"`
-	Bind    *Binding  `json:"bind,omitempty"`
-	Joined  *Member   `json:"joined,omitempty"`
-	Refused *AgentEnd `json:"refused,omitempty"`
-	// Resume and Approve are a human's answers the root hands on to the
-	// agent of its tree that waits for them.
-	Resume      *string           `json:"resume,omitempty"`
-	Approve     *ApprovalArgs     `json:"approve,omitempty"`
-	ApproveTool *ToolApprovalArgs `json:"approve_tool,omitempty"`
-	// Finish asks a subagent to finish within that many seconds.
-	Finish *int `json:"finish,omitempty"`
-}
-
-// AgentEnd says how an agent's run ended.
-type AgentEnd struct {
-	AgentID string `json:"agent_id"`
-	How     string `json:"how"`
-	// Sent is, in a keeper's end notice, how many of the agent's events the
-	// keeper had sent the receiver: the receiver takes the end in once it
-	// has them all (see agent.holdEnd).
-	Sent int `json:"sent,omitempty"`
-}
 
 // child is a subagent started by this run.
 type child struct {
@@ -60,20 +22,14 @@ type child struct {
 	WorkflowID string `json:"workflow_id"`
 	State      *State `json:"state"`
 	Done       bool   `json:"done"`
-	// Brief is the running child's latest counters (tree protocol).
-	Brief *Brief `json:"brief,omitempty"`
 	// cancel asks the child to stop (cancel_subagent, end_session's grace
 	// over). A child never crosses a continue-as-new, so neither does it.
 	cancel workflow.CancelFunc
 	why    string // why it was cancelled
 	// finishAsked: the child was asked to finish (end_session).
 	finishAsked bool
-	// reply is the head of a finished child's answer.
-	reply string
-	// seq is the Brief.Seq of the child's last signal taken in, and early
-	// its signals that came before one they follow (agent.inOrder).
-	seq   int
-	early []TaskEvent
+	// reply is the head of a finished child's answer, how how it ended.
+	reply, how string
 }
 
 // SpawnArgs are the arguments of spawn_subagent.
@@ -109,7 +65,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case a.children[args.AgentID] != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("a subagent %q already exists in this run; choose another agent_id", args.AgentID)}
-	case a.bus.member(args.AgentID) != nil:
+	case a.bus.Member(args.AgentID) != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case strings.TrimSpace(args.Task) == "":
 		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
@@ -181,12 +137,6 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel}
 	a.children[args.AgentID] = ch
 	a.childOrder = append(a.childOrder, args.AgentID)
-	a.adopt(ctx, ch)
-	if m := (Member{AgentID: args.AgentID, WorkflowID: id, Parent: a.cfg.agentID}); a.isRoot() {
-		a.join(ctx, m)
-	} else {
-		a.signal(ctx, a.bus.rootID, TaskEvent{From: a.cfg.agentID, Joined: &m})
-	}
 	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })
 	a.publish(ctx)
 	return todo.Result{Content: fmt.Sprintf("Subagent %q is working on its task as workflow %s. Its plan events reach you: "+
@@ -194,107 +144,12 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		"You can go on meanwhile; when you answer while a step waits on it, the run waits for the subagent.", args.AgentID, id)}
 }
 
-// awaitChild records how a subagent ended, and fails, visibly, the steps
-// that still waited on it.
-func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWorkflowFuture) {
-	var res AgentResult
-	err := fut.Get(ctx, &res)
-	// The child's last events were signalled before it completed; let the
-	// signal loop take them in first, so that a step it completed is not
-	// failed as never completed.
-	_ = workflow.Await(ctx, func() bool { return a.taskEvents.Len() == 0 })
-	a.flushEarly(ctx, ch)
-	ch.Done = true
-	how := "completed"
-	switch {
-	case err == nil && res.State != nil:
-		ch.State, ch.reply = res.State, cutUTF8(res.Reply, resultHead)
-	case err != nil:
-		how = "failed: " + rootMessage(err)
-		switch {
-		case temporal.IsCanceledError(err):
-			how = "cancelled"
-			if ch.why != "" {
-				how += ": " + ch.why
-			}
-		case errors.As(err, new(*temporal.TimeoutError)):
-			how = fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.subagentTimeout)
-		}
-		st := State{AgentID: ch.AgentID, Status: StatusFailed}
-		if ch.State != nil {
-			st = *ch.State
-			st.Status = StatusFailed
-		}
-		ch.State = &st
-	}
-	a.gone[ch.AgentID] = how
-	a.emit(ctx, a.plans.AgentEnded(ch.AgentID, how))
-	a.announceEnd(ctx, ch.AgentID, how)
-	a.publish(ctx)
-}
-
-// onTaskEvent takes in what another agent of the tree sent.
-func (a *agent) onTaskEvent(ctx workflow.Context, te TaskEvent) {
-	a.onTreeEvent(ctx, te)
-}
-
-// receive records another agent's event in this agent's log, reports it as
-// logged here (with this log's event_id, so that a reporter's idempotency
-// key never collides with this agent's own events) and emits what it
-// resolved.
-func (a *agent) receive(ctx workflow.Context, ev todo.Event) {
-	n := len(a.plans.Events)
-	own := a.plans.Receive(ev)
-	if len(a.plans.Events) > n {
-		plan, _ := json.Marshal(a.plans.Current())
-		a.report(a.plans.Events[n], plan)
-	}
-	a.emit(ctx, own)
-}
-
-// failEnded fails the steps that wait on agents already known to have
-// ended: a dependency added after its agent ended would otherwise wait for
-// an event that can no longer come.
-func (a *agent) failEnded(ctx workflow.Context) {
-	for _, id := range a.plans.BlockedOn() {
-		if how, ok := a.gone[id]; ok {
-			a.emit(ctx, a.plans.AgentEnded(id, how))
-		}
-	}
-}
-
-// signal sends a task_event with an empty run id, so that it reaches the
-// receiver's current run even after it continued as new. Its future is kept:
-// the run does not complete before its signals were delivered.
-func (a *agent) signal(ctx workflow.Context, workflowID string, te TaskEvent) {
-	a.sent = append(a.sent, workflow.SignalExternalWorkflow(ctx, workflowID, "", TaskEventSignal, te))
-}
-
-// awaitSent waits until every signal this run sent was delivered (or
-// failed: a receiver that is gone is logged, not fatal).
-func (a *agent) awaitSent(ctx workflow.Context) {
-	for _, f := range a.sent {
-		if err := f.Get(ctx, nil); err != nil {
-			workflow.GetLogger(ctx).Warn("task_event not delivered", "error", err)
-		}
-	}
-	a.sent = nil
-}
-
 // liveBlockers are the agents that blocked plan steps wait on and that may
-// still deliver: running children, and, for a subagent, siblings not known
-// to have ended (their parent tells when they do).
+// still deliver: those not known to have ended (the root tells, after
+// their events).
 func (a *agent) liveBlockers() []string {
 	var live []string
 	for _, id := range a.plans.BlockedOn() {
-		if ch := a.children[id]; ch != nil {
-			if !ch.Done {
-				live = append(live, id)
-			}
-			continue
-		}
-		// An agent waits on agents that are not its children until it
-		// hears that they ended.
 		if _, ended := a.gone[id]; !ended {
 			live = append(live, id)
 		}
@@ -357,8 +212,8 @@ func (a *agent) subagentStates() map[string]State {
 	for _, id := range slices.Backward(a.childOrder) {
 		ch := a.children[id]
 		switch {
-		case !ch.Done && ch.Brief != nil:
-			out[id] = ch.Brief.state(id)
+		case !ch.Done && a.bus.briefs[id] != nil:
+			out[id] = a.bus.briefs[id].state(id)
 		case !ch.Done || ch.State == nil:
 			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
 		default:

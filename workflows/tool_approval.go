@@ -123,7 +123,7 @@ func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (str
 	if w.AgentID != a.cfg.agentID {
 		// The waiting agent checks call_id itself; an answer that no
 		// longer fits is logged there.
-		if err := a.handOn(ctx, w.AgentID, TaskEvent{ApproveTool: &args}); err != nil {
+		if err := a.handOn(ctx, w.AgentID, Handed{ApproveTool: &args}); err != nil {
 			return "", err
 		}
 		a.bus.handed = append(a.bus.handed, w)

@@ -4,7 +4,6 @@ package workflows
 // here, the worker's run as activities on the workspace's host.
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"go.temporal.io/sdk/workflow"
@@ -55,22 +54,6 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		}
 		results = todo.Apply(&a.todo, tcalls, a.cfg.todo)
 	}
-	if a.isRoot() {
-		// Wants for the agents this response spawns wait for them rather
-		// than being refused.
-		for i, c := range calls {
-			if c.Name == todo.ToolSpawnSubagent && results[i] == nil {
-				var args SpawnArgs
-				if json.Unmarshal(c.Arguments, &args) == nil && args.AgentID != "" {
-					a.bus.pending = append(a.bus.pending, args.AgentID)
-				}
-			}
-		}
-		// Past the response, what waits for an agent not spawned is
-		// settled when the turn ends (settleUnknown).
-		defer func() { a.bus.pending = nil }()
-	}
-
 	futures := make([]workflow.Future, len(calls))
 	info := workflow.GetInfo(ctx)
 	workspaceOf := info.WorkflowExecution.ID

@@ -13,8 +13,11 @@ import (
 	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
@@ -40,6 +43,8 @@ type treeModel struct {
 	script map[string][]model.Response
 	seen   map[string][]activities.CallModelInput
 	hook   func(in activities.CallModelInput) (model.Response, bool)
+	// fail, when set, fails the calls it returns an error for.
+	fail func(in activities.CallModelInput) error
 }
 
 // late makes call Call of agent Agent take D on the workflow clock (the
@@ -70,8 +75,13 @@ func scriptTree(env *testsuite.TestWorkflowEnvironment, script map[string][]mode
 	answer := func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
 		tm.mu.Lock()
 		tm.seen[in.AgentID] = append(tm.seen[in.AgentID], in)
-		hook := tm.hook
+		hook, fail := tm.hook, tm.fail
 		tm.mu.Unlock()
+		if fail != nil {
+			if err := fail(in); err != nil {
+				return model.Response{}, err
+			}
+		}
 		if hook != nil {
 			if r, ok := hook(in); ok {
 				return r, nil
@@ -280,4 +290,98 @@ func withExecutionTimeout(limit *time.Duration) func(workflow.Context, AgentInpu
 		}
 		return AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
 	}
+}
+
+// signalCounter watches the signals the agents of a tree send each other:
+// it counts them and those carrying events, records the events sent to a
+// workflow that had completed, and the signals sent to a workflow before
+// the previous one to it was delivered (the sender's order).
+type signalCounter struct {
+	interceptor.WorkerInterceptorBase
+	mu       sync.Mutex
+	ended    map[string]bool
+	inFlight map[string]int
+	signals  int
+	events   int
+	toEnded  []string
+	overlaps []string
+}
+
+// countSignals installs a signalCounter on env.
+func countSignals(env *testsuite.TestWorkflowEnvironment) *signalCounter {
+	sc := &signalCounter{ended: map[string]bool{}, inFlight: map[string]int{}}
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{sc}})
+	env.SetOnChildWorkflowCompletedListener(func(info *workflow.Info, _ converter.EncodedValue, _ error) {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		sc.ended[info.WorkflowExecution.ID] = true
+	})
+	return sc
+}
+
+// check fails the test for an event signalled to an ended agent, or a
+// signal sent before the previous one to its workflow was delivered.
+func (c *signalCounter) check(t *testing.T) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.signals == 0 || len(c.toEnded) != 0 || len(c.overlaps) != 0 {
+		t.Errorf("%d signals; events to ended agents %v; sent before the previous one to the same workflow was delivered %v", c.signals, c.toEnded, c.overlaps)
+	}
+}
+
+func (c *signalCounter) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &countingInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, c: c}
+}
+
+type countingInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	c *signalCounter
+}
+
+func (i *countingInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&countingOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, c: i.c})
+}
+
+type countingOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	c *signalCounter
+}
+
+func (o *countingOutbound) SignalExternalWorkflow(ctx workflow.Context, workflowID, runID, name string, arg any) workflow.Future {
+	c := o.c
+	c.mu.Lock()
+	c.signals++
+	if c.inFlight[workflowID] > 0 {
+		c.overlaps = append(c.overlaps, workflowID+": "+name)
+	}
+	c.inFlight[workflowID]++
+	if e, ok := arg.(Events); ok && len(e.Events) > 0 {
+		c.events += len(e.Events)
+		if c.ended[workflowID] {
+			c.toEnded = append(c.toEnded, fmt.Sprintf("%s: %d events of %s", workflowID, len(e.Events), e.Of))
+		}
+	}
+	c.mu.Unlock()
+	return &deliveredFuture{Future: o.Next.SignalExternalWorkflow(ctx, workflowID, runID, name, arg), done: func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.inFlight[workflowID]--
+	}}
+}
+
+// deliveredFuture is a signal's future that says when its sender read it.
+type deliveredFuture struct {
+	workflow.Future
+	done func()
+	read bool
+}
+
+func (f *deliveredFuture) Get(ctx workflow.Context, v any) error {
+	err := f.Future.Get(ctx, v)
+	if !f.read {
+		f.read = true
+		f.done()
+	}
+	return err
 }

@@ -1,20 +1,64 @@
 package workflows
 
-// The end of a subagent: asked to finish at end_session, cancelled by its
-// parent (cancel_subagent) or when its grace is over.
+// The end of a subagent: how its parent learns it (the child's future),
+// asked to finish at end_session, cancelled by its parent (cancel_subagent)
+// or when its grace is over.
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
+
+// awaitChild records how a subagent ended. A child that completes said so
+// to the root itself, after its events; one that died cannot, so its
+// parent does (the root takes an end in once). The root's log holds the
+// tree, so the root takes the end in here, after the child's messages.
+func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWorkflowFuture) {
+	var res AgentResult
+	err := fut.Get(ctx, &res)
+	// The child's last messages were delivered before it completed; let
+	// the signal loop take them in first.
+	_ = workflow.Await(ctx, func() bool { return a.treeLen() == 0 })
+	ch.Done, ch.how = true, StatusCompleted
+	switch {
+	case err == nil && res.State != nil:
+		ch.State, ch.reply = res.State, cutUTF8(res.Reply, resultHead)
+	case err != nil:
+		ch.how = "failed: " + rootMessage(err)
+		switch {
+		case temporal.IsCanceledError(err):
+			ch.how = "cancelled"
+			if ch.why != "" {
+				ch.how += ": " + ch.why
+			}
+		case errors.As(err, new(*temporal.TimeoutError)):
+			ch.how = fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.subagentTimeout)
+		}
+		st := State{AgentID: ch.AgentID, Status: StatusFailed}
+		if ch.State != nil {
+			st = *ch.State
+			st.Status = StatusFailed
+		}
+		ch.State = &st
+	}
+	switch end := (End{AgentID: ch.AgentID, How: ch.how}); {
+	case a.isRoot():
+		a.endAtRoot(ctx, end)
+	case err != nil:
+		a.send(ctx, a.bus.rootID, EndSignal, end)
+	}
+	a.publish(ctx)
+}
 
 // finishChildren asks the running children to finish, waits for them for
 // subagent_grace_s, and cancels those still running.
@@ -23,7 +67,7 @@ func (a *agent) finishChildren(ctx workflow.Context) error {
 	for _, id := range a.childOrder {
 		if ch := a.children[id]; !ch.Done && !ch.finishAsked {
 			ch.finishAsked = true
-			a.signal(ctx, ch.WorkflowID, TaskEvent{From: a.cfg.agentID, Finish: &grace})
+			a.send(ctx, ch.WorkflowID, HandSignal, Handed{From: a.cfg.agentID, Finish: &grace})
 		}
 	}
 	done, err := a.awaitOrTimeout(ctx, a.cfg.subagentGrace, "subagent grace", func() bool { return a.runningChildren() == 0 })
@@ -77,7 +121,7 @@ func (a *agent) cancelSubagent(c model.ToolCall) todo.Result {
 	case ch == nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("you have no subagent %q; yours are %s (you can only cancel your own)", args.AgentID, strings.Join(a.childOrder, ", "))}
 	case ch.Done:
-		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q has already ended (%s)", args.AgentID, a.gone[args.AgentID])}
+		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q has already ended (%s)", args.AgentID, ch.how)}
 	}
 	why := strings.TrimSpace(args.Reason)
 	if why == "" {

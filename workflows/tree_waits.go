@@ -1,6 +1,6 @@
 package workflows
 
-// What a parent shows of its subtree (a child's brief, its counters) and
+// What a parent shows of its children (a child's brief, its counters) and
 // the human waits anywhere in the tree, answered at the root and handed on.
 
 import (
@@ -8,9 +8,50 @@ import (
 	"slices"
 	"strings"
 
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/todoflow/todoflow/todo"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Brief is what an agent tells the root with each of its events and each
+// change of its status, and the root its parent: the counters the parent
+// shows (state.subagents[id].live), not its whole state (the agent's own
+// run answers for that).
+type Brief struct {
+	Status           string      `json:"status"`
+	Turns            int         `json:"turns"`
+	ModelCalls       int         `json:"model_calls"`
+	TodosTotal       int         `json:"todos_total"`
+	TodosCompleted   int         `json:"todos_completed"`
+	Current          string      `json:"current,omitempty"`
+	PlanID           string      `json:"plan_id,omitempty"`
+	PlanStatus       string      `json:"plan_status,omitempty"`
+	StepsTotal       int         `json:"steps_total,omitempty"`
+	StepsCompleted   int         `json:"steps_completed,omitempty"`
+	Paused           bool        `json:"paused,omitempty"`
+	PauseReason      string      `json:"pause_reason,omitempty"`
+	AwaitingApproval bool        `json:"awaiting_approval,omitempty"`
+	ModelError       *ModelError `json:"model_error,omitempty"`
+	Usage            Usage       `json:"usage"`
+	TreeUsage        Usage       `json:"tree_usage"`
+	// Waiting are the agent's own human waits (the root gathers every
+	// agent's).
+	Waiting []Wait `json:"waiting,omitempty"`
+}
+
+// Wait is a human wait of an agent of the tree (CONTRACT.md state.waiting).
+type Wait struct {
+	AgentID string `json:"agent_id"`
+	Kind    string `json:"kind"`
+	Reason  string `json:"reason"`
+	// CallID is the call a tool_approval waits for, which approve_tool
+	// must name.
+	CallID string `json:"call_id,omitempty"`
+}
+
+// Kinds of Wait.
+const (
+	WaitPaused       = "paused"
+	WaitPlanApproval = "plan_approval"
 )
 
 // brief is this agent's counters for its parent.
@@ -28,7 +69,7 @@ func (a *agent) brief() Brief {
 		ModelError:       a.modelError,
 		Usage:            a.usage,
 		TreeUsage:        a.treeUsage(),
-		Waiting:          a.waiting(),
+		Waiting:          a.ownWaits(),
 	}
 	if cur, ok := todo.Current(items); ok {
 		b.Current = shorten(cur.Content, 200)
@@ -40,25 +81,19 @@ func (a *agent) brief() Brief {
 	return b
 }
 
-// sendBrief tells the parent of a status change that came without an
-// event (a pause, a wait, a subtree's wait), once per change.
+// sendBrief tells the root of a status change that came without an event
+// (a pause, a wait), once per change.
 func (a *agent) sendBrief(ctx workflow.Context) {
-	if a.isRoot() {
-		return
-	}
-	if a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief()) {
+	if a.isRoot() || (a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief())) {
 		return
 	}
 	b := a.nextBrief()
-	a.signal(ctx, a.parentID, TaskEvent{From: a.cfg.agentID, Brief: &b})
+	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Brief: &b})
 }
 
-// nextBrief is the brief to send the parent now, numbered, and remembered
-// as the last one sent.
+// nextBrief is the brief to send now, remembered as the last one sent.
 func (a *agent) nextBrief() Brief {
 	b := a.brief()
-	a.bus.briefs++
-	b.Seq = a.bus.briefs
 	a.bus.brief = &b
 	return b
 }
@@ -92,20 +127,46 @@ func (b *Brief) state(id string) State {
 	}
 }
 
-// waiting lists the human waits of this agent's subtree, its own first.
-func (a *agent) waiting() []Wait {
-	var ws []Wait
+// ownWaits is the human wait of this agent, if it has one.
+func (a *agent) ownWaits() []Wait {
 	switch {
 	case a.todo.Paused && len(a.inbox) == 0:
-		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: a.todo.PauseReason})
+		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: a.todo.PauseReason}}
 	case a.plans.AwaitingApproval && a.answer == nil:
-		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: a.plans.ApprovalMessage})
+		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: a.plans.ApprovalMessage}}
 	case a.toolWait != nil && a.toolAnswer == nil:
-		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason(), CallID: a.toolWait.CallID})
+		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason(), CallID: a.toolWait.CallID}}
+	}
+	return nil
+}
+
+// under are the running agents whose counters this one holds: at the root
+// every agent of the tree (each tells the root), elsewhere its children.
+func (a *agent) under() []string {
+	var ids []string
+	if a.isRoot() {
+		for _, m := range a.bus.Members {
+			if m.Ended == "" {
+				ids = append(ids, m.AgentID)
+			}
+		}
+		return ids
 	}
 	for _, id := range a.childOrder {
-		if ch := a.children[id]; !ch.Done && ch.Brief != nil {
-			for _, w := range ch.Brief.Waiting {
+		if !a.children[id].Done {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// waiting lists the human waits of this agent and of those under it, its
+// own first, without the ones the root has handed an answer on to.
+func (a *agent) waiting() []Wait {
+	ws := a.ownWaits()
+	for _, id := range a.under() {
+		if b := a.bus.briefs[id]; b != nil {
+			for _, w := range b.Waiting {
 				if !slices.Contains(a.bus.handed, w) {
 					ws = append(ws, w)
 				}
@@ -118,12 +179,8 @@ func (a *agent) waiting() []Wait {
 // forgetHanded drops the handed-on answers whose waits are over.
 func (a *agent) forgetHanded() {
 	a.bus.handed = slices.DeleteFunc(a.bus.handed, func(w Wait) bool {
-		for _, id := range a.childOrder {
-			if ch := a.children[id]; !ch.Done && ch.Brief != nil && slices.Contains(ch.Brief.Waiting, w) {
-				return false
-			}
-		}
-		return true
+		b := a.bus.briefs[w.AgentID]
+		return b == nil || !slices.Contains(b.Waiting, w)
 	})
 }
 
@@ -174,15 +231,32 @@ func (a *agent) waitFor(kind, agentID string) (Wait, error) {
 }
 
 // handOn sends a human's answer to the agent of the tree it is for.
-func (a *agent) handOn(ctx workflow.Context, agentID string, te TaskEvent) error {
-	wfID := ""
-	if m := a.bus.member(agentID); m != nil && m.Ended == "" {
-		wfID = m.WorkflowID
-	}
-	if wfID == "" {
+func (a *agent) handOn(ctx workflow.Context, agentID string, h Handed) error {
+	m := a.bus.Member(agentID)
+	if m == nil || m.Ended != "" {
 		return fmt.Errorf("agent %q is not running in this run tree", agentID)
 	}
-	te.From = a.cfg.agentID
-	a.signal(ctx, wfID, te)
+	h.From = a.cfg.agentID
+	a.send(ctx, m.WorkflowID, HandSignal, h)
 	return nil
+}
+
+// onHanded takes a parent's request to finish, or a human's answer, which
+// only the root hands on (after its update's validator took it): one sent
+// straight to an agent would skip that check.
+func (a *agent) onHanded(ctx workflow.Context, h Handed) {
+	switch {
+	case h.Finish != nil:
+		a.onFinish(*h.Finish)
+	case a.isRoot() || h.From != DefaultAgentID:
+		workflow.GetLogger(ctx).Warn("ignoring a human's answer that did not come from the root of the run tree", "from", h.From)
+	case h.Resume != nil:
+		a.onResume(ctx, ResumeArgs{Text: *h.Resume, AgentID: a.cfg.agentID})
+	case h.Approve != nil && a.plans.AwaitingApproval && a.answer == nil:
+		a.answer = &approval{approved: h.Approve.Approved != nil && *h.Approve.Approved, feedback: h.Approve.Feedback}
+	case h.Approve != nil:
+		workflow.GetLogger(ctx).Warn("ignoring a handed-on plan approval: no plan waits for one")
+	case h.ApproveTool != nil:
+		a.onHandedToolApproval(ctx, *h.ApproveTool)
+	}
 }

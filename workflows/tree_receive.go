@@ -1,0 +1,114 @@
+package workflows
+
+// Taking in the tree's messages.
+
+import (
+	"encoding/json"
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/todo"
+)
+
+func (a *agent) treeLen() int {
+	b := &a.bus
+	return b.join.Len() + b.want.Len() + b.events.Len() + b.end.Len() + b.hand.Len()
+}
+
+// drainTree takes in the tree's messages already delivered. Each sender's
+// messages come in the order sent (flush), but those that reach a run in
+// one workflow task lose their order across signal names; so they are
+// taken in kind by kind, in the order that keeps each sender's where it
+// matters: a member's join before anything else of it, and an agent's
+// events (and the binding that answers a want) before its end. The kinds
+// are otherwise independent: a want concerns other agents' events than the
+// asker's own, a hand-on this agent's own wait.
+func (a *agent) drainTree(ctx workflow.Context) {
+	n, root := a.treeLen(), a.isRoot() // only the root takes joins and wants
+	drain(a.bus.join, func(m todo.Member) {
+		if root {
+			a.onJoin(ctx, m)
+		}
+	})
+	drain(a.bus.want, func(w todo.Want) {
+		if root {
+			a.route(ctx, w)
+		}
+	})
+	drain(a.bus.events, func(e Events) { a.onEvents(ctx, e) })
+	drain(a.bus.end, func(e End) { a.onEnd(ctx, e) })
+	drain(a.bus.hand, func(h Handed) { a.onHanded(ctx, h) })
+	if n > 0 {
+		a.failEnded(ctx)
+		a.askPeers(ctx)
+		a.publish(ctx)
+	}
+}
+
+func drain[T any](ch workflow.ReceiveChannel, take func(T)) {
+	for {
+		var v T
+		if !ch.ReceiveAsync(&v) {
+			return
+		}
+		take(v)
+	}
+}
+
+// onEvents takes in another agent's events, the binding that answers a
+// want, and its counters; at the root, a member's own, then forwards them.
+// Each event joins this agent's log, is reported as logged here (with this
+// log's event_id, so that a reporter's idempotency key never collides with
+// this agent's own events), and what it resolved is emitted.
+func (a *agent) onEvents(ctx workflow.Context, e Events) {
+	for _, ev := range e.Events {
+		n := len(a.plans.Events)
+		own := a.plans.Receive(ev)
+		if len(a.plans.Events) > n {
+			plan, _ := json.Marshal(a.plans.Current())
+			a.report(a.plans.Events[n], plan)
+		}
+		a.emit(ctx, own)
+	}
+	if e.Bind != nil {
+		a.emit(ctx, a.plans.Bind(e.Of, *e.Bind))
+	}
+	if e.Brief != nil {
+		a.bus.briefs[e.Of] = e.Brief
+		a.forgetHanded()
+	}
+	if a.isRoot() {
+		a.forward(ctx, e.Of, e.Events, e.Brief)
+	}
+}
+
+func (a *agent) onEnd(ctx workflow.Context, e End) {
+	if a.isRoot() {
+		a.endAtRoot(ctx, e)
+	} else {
+		a.takeEnd(ctx, e)
+	}
+}
+
+// takeEnd fails what waited on an agent that ended, or that can never
+// appear (then a later dependency on it asks again).
+func (a *agent) takeEnd(ctx workflow.Context, e End) {
+	if e.Never {
+		a.bus.asked = slices.DeleteFunc(a.bus.asked, func(id string) bool { return id == e.AgentID })
+		a.emit(ctx, a.plans.FailDependency(e.AgentID, e.How))
+		return
+	}
+	a.gone[e.AgentID] = e.How
+	a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
+}
+
+// failEnded fails the steps that wait on agents known to have ended: a
+// dependency added after its agent ended would wait for ever.
+func (a *agent) failEnded(ctx workflow.Context) {
+	for _, id := range a.plans.BlockedOn() {
+		if how, ok := a.gone[id]; ok {
+			a.emit(ctx, a.plans.AgentEnded(id, how))
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package workflows
+
+// Sending: what an agent tells the root, through outboxes that keep each
+// destination's messages in the order they were sent.
+
+import (
+	"encoding/json"
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/todo"
+)
+
+// outbox holds one destination's messages not delivered yet; busy while its
+// coroutine sends them.
+type outbox struct {
+	queue []outgoing
+	busy  bool
+}
+
+type outgoing struct {
+	name string
+	arg  any
+}
+
+// send queues a message for the workflow to.
+func (a *agent) send(ctx workflow.Context, to, name string, arg any) {
+	if a.bus.out == nil {
+		a.bus.out = map[string]*outbox{}
+	}
+	ob := a.bus.out[to]
+	if ob == nil {
+		ob = &outbox{}
+		a.bus.out[to] = ob
+	}
+	ob.queue = append(ob.queue, outgoing{name, arg})
+	a.bus.unsent++
+	if !ob.busy {
+		ob.busy = true
+		workflow.Go(ctx, func(ctx workflow.Context) { a.flush(ctx, to, ob) })
+	}
+}
+
+// flush signals the outbox's messages one at a time, each once the one
+// before it was delivered: Temporal orders one sender's signals to one
+// receiver only so. A receiver that is gone is logged, not fatal.
+func (a *agent) flush(ctx workflow.Context, to string, ob *outbox) {
+	for len(ob.queue) > 0 {
+		m := ob.queue[0]
+		ob.queue = ob.queue[1:]
+		err := workflow.SignalExternalWorkflow(ctx, to, "", m.name, m.arg).Get(ctx, nil)
+		a.bus.unsent--
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("tree message not delivered", "to", to, "signal", m.name, "error", err)
+		}
+	}
+	ob.busy = false
+}
+
+// purge drops what waits for a workflow that ended.
+func (a *agent) purge(workflowID string) {
+	if ob := a.bus.out[workflowID]; ob != nil {
+		a.bus.unsent -= len(ob.queue)
+		ob.queue = nil
+	}
+}
+
+// awaitSent waits until every message queued was delivered (or failed).
+func (a *agent) awaitSent(ctx workflow.Context) {
+	_ = workflow.Await(ctx, func() bool { return a.bus.unsent == 0 })
+}
+
+// joinTree is a subagent's first message: the root records it before it
+// takes in anything else of it.
+func (a *agent) joinTree(ctx workflow.Context) {
+	if !a.isRoot() {
+		me := todo.Member{AgentID: a.cfg.agentID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Parent: a.parentID}
+		a.send(ctx, a.bus.rootID, JoinSignal, me)
+	}
+}
+
+// emit publishes the agent's new events: to its reporters, and to the tree
+// (a subagent sends them to the root with its counters; the root forwards).
+func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
+	if len(events) == 0 {
+		return
+	}
+	plan, _ := json.Marshal(a.plans.Current())
+	for _, ev := range events {
+		a.report(ev, plan)
+	}
+	if a.isRoot() {
+		a.forward(ctx, a.cfg.agentID, events, nil)
+		return
+	}
+	b := a.nextBrief()
+	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Events: events, Brief: &b})
+}
+
+// askPeers asks the root for what this agent's plan needs and was not asked
+// for yet: the bindings of new dependencies, and (but at the root, whose
+// log has every event) new subscriptions. Subscriptions are numbered in the
+// order they were made and an unsubscribe removes one: what is new is what
+// has a number past the last one asked for.
+func (a *agent) askPeers(ctx workflow.Context) {
+	for _, id := range a.plans.PendingBindings() {
+		if !slices.Contains(a.bus.asked, id) {
+			a.bus.asked = append(a.bus.asked, id)
+			a.ask(ctx, todo.Want{Of: id, MinPlan: a.plans.CurrentPlanOf(id)})
+		}
+	}
+	for _, s := range a.plans.Subscriptions {
+		if s.Number() > a.bus.subs && !a.isRoot() {
+			w := todo.Want{Of: s.AgentID, Filter: &s}
+			if w.Of == "" {
+				w.Of = "*"
+			}
+			a.ask(ctx, w)
+		}
+	}
+	a.bus.subs = a.plans.SubscriptionCount
+}
+
+func (a *agent) ask(ctx workflow.Context, w todo.Want) {
+	w.Agent, w.WorkflowID = a.cfg.agentID, workflow.GetInfo(ctx).WorkflowExecution.ID
+	if a.isRoot() {
+		a.route(ctx, w)
+		return
+	}
+	a.send(ctx, a.bus.rootID, WantSignal, w)
+}
+
+// sayEnded is a subagent's last message; the run completes once it is
+// delivered.
+func (a *agent) sayEnded(ctx workflow.Context) {
+	if !a.isRoot() {
+		a.send(ctx, a.bus.rootID, EndSignal, End{AgentID: a.cfg.agentID, How: StatusCompleted})
+		a.awaitSent(ctx)
+	}
+}
