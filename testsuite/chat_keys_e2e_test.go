@@ -148,3 +148,41 @@ func TestChatKeysEndToEnd(t *testing.T) {
 		t.Errorf("without NO_COLOR the screen has no colour: the NO_COLOR check proves nothing:\n%q", tm.must("capture-pane", "-p", "-e", "-t", "second"))
 	}
 }
+
+// escScript makes a list, then takes a minute to answer: long enough for
+// Esc to stop it.
+const escScript = `{"model": [
+  {"tool_calls": [{"name": "write_todos", "arguments": {"todos": [
+    {"content": "Think it over", "status": "in_progress"}]}}]},
+  {"content": "A minute later.", "delay_ms": 60000}
+]}`
+
+// Esc stops the running turn: the model call is cancelled, the turn ends
+// with the interrupted note, the list stays, and the prompt is free again.
+func TestChatEscStopsTheTurn(t *testing.T) {
+	tm := newTmux(t)
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	bin := buildStarter(t)
+	script := filepath.Join(t.TempDir(), "esc.json")
+	if err := os.WriteFile(script, []byte(escScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const id = "chat-esc"
+	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
+	const limit = 40 * time.Second
+	tm.start("esc", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+script)...)
+	tm.waitFor("esc", limit, "New session "+id, "your turn")
+	tm.keys("esc", "think it over", "Enter")
+	tm.waitFor("esc", limit, "Think it over", "Esc: stop the turn")
+	start := time.Now()
+	tm.keys("esc", "Escape")
+	tm.waitFor("esc", limit, "Interrupted by the user", "your turn")
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the turn stopped %v after Esc; the model call was not cancelled", d)
+	}
+	st, ok := queryState(context.Background(), s.c, id)
+	if !ok || st.Status != workflows.StatusWaitingUser || len(st.Todos) != 1 {
+		t.Errorf("after Esc: status %q, list %+v (read: %v); want the session waiting with its list", st.Status, st.Todos, ok)
+	}
+}
