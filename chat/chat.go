@@ -42,6 +42,9 @@ type Options struct {
 	Notes []string
 	// Poll is how often the session is looked at; 0 means DefaultPoll.
 	Poll time.Duration
+	// Prices price the session's tokens in the status line (see
+	// LoadPrices); without them it shows the tokens only.
+	Prices Prices
 }
 
 // DefaultPoll is how often the client looks at its session (see
@@ -84,6 +87,7 @@ func Run(ctx context.Context, o Options) error {
 	intro = append(intro, "/help: commands and keys · Ctrl+T: checklist · Alt+Enter: new line · Up: earlier lines · "+
 		"Ctrl+C twice: leave (the session goes on)")
 	u := newUI(ctx, sess, looks, intro)
+	u.prices = o.Prices
 	// What the program prints above its view is not downsampled by it:
 	// the view tones it to the profile the program uses (NO_COLOR, a
 	// terminal of 16 colours).

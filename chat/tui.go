@@ -94,6 +94,7 @@ type ui struct {
 	sess     *session
 	looks    <-chan client.Event
 	tr       tracker
+	prices   Prices
 	pending  []entry // what the current look printed so far
 	input    textarea.Model
 	hist     history
@@ -347,6 +348,9 @@ func (u *ui) View() tea.View {
 		parts = append(parts, paint(styleChecklist, checklist(u.tr.st)))
 	}
 	progress := progressLine(u.tr.st, u.tr.closed)
+	if used := u.prices.usageLine(u.tr.st); used != "" {
+		progress += " · " + used
+	}
 	if u.tr.err != nil {
 		progress += " · " + clip(oneLine(u.tr.err.Error()), 80)
 	}

@@ -68,7 +68,11 @@ func runChat(c *cmdline, id, modelRef string) error {
 
 	ctx, stop := interruptible()
 	defer stop()
-	o := chat.Options{ID: id, Model: modelRef}
+	prices, err := chatPrices()
+	if err != nil {
+		return err
+	}
+	o := chat.Options{ID: id, Model: modelRef, Prices: prices}
 	var cl client.Client
 	if c.conn.address == "" && os.Getenv("TEMPORAL_ADDRESS") == "" {
 		// With no model to talk to, a new session plays the scripted demo,
@@ -288,4 +292,19 @@ func scriptDirOf(ref string) string {
 		return ""
 	}
 	return filepath.Dir(abs)
+}
+
+// chatPrices reads the price table the chat's status line prices tokens
+// with: the file TODOFLOW_PRICES names, else prices.json in the state
+// folder (none is no table).
+func chatPrices() (chat.Prices, error) {
+	path := os.Getenv(chat.EnvPrices)
+	if path == "" {
+		dir, err := agentworker.StateDir()
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(dir, "prices.json")
+	}
+	return chat.LoadPrices(path)
 }

@@ -25,6 +25,9 @@ type State struct {
 	EventsTotal int         `json:"events_total"`
 	ModelError  *ModelError `json:"model_error"`
 	Usage       Usage       `json:"usage"`
+	// Model is the agent's model reference as its input names it (empty:
+	// the worker's default), which a client prices its usage by.
+	Model string `json:"model"`
 	// TreeUsage adds the usage of every agent under this one (see
 	// agent.treeUsage).
 	TreeUsage Usage `json:"tree_usage"`
@@ -109,6 +112,7 @@ func (a *agent) state() State {
 		Reporters:        a.reporterStates(),
 		ModelError:       a.modelError,
 		Usage:            a.usage,
+		Model:            a.cfg.in.Model,
 		TreeUsage:        a.treeUsage(),
 		Compactions:      a.comp.Count,
 		Waiting:          []Wait{},
@@ -158,6 +162,6 @@ func (s State) ended(reply string) State {
 			}
 		}
 	}
-	return State{AgentID: s.AgentID, Status: s.Status, Turns: s.Turns, ModelCalls: s.ModelCalls, Usage: s.Usage, TreeUsage: s.TreeUsage,
+	return State{AgentID: s.AgentID, Status: s.Status, Turns: s.Turns, ModelCalls: s.ModelCalls, Usage: s.Usage, Model: s.Model, TreeUsage: s.TreeUsage,
 		Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}, Ended: e}
 }
