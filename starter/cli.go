@@ -54,6 +54,7 @@ func commandList() []command {
 		{name: "continuation", args: "ID on|off", about: "switch todo continuation on or off (set_continuation)", setup: cmdContinuation, complete: completeOnOff},
 		{name: "end", args: "ID", about: "end a session after its current turn (end_session)", setup: cmdEnd},
 		{name: "retry", args: "ID", about: "run again a turn that failed on the model (retry_turn)", setup: cmdRetry},
+		{name: "stop", args: "ID", about: "stop the running turn, keeping what it did (interrupt)", setup: cmdStop},
 		{name: "rewind", args: "ID --to-turn N", about: "take the session back to just before its turn N (a reset: later turns stay in the old run's history)", setup: cmdRewind},
 		{name: "compact", args: "ID", about: "summarise a session's older messages now (compact_context)", setup: cmdCompact},
 		{name: "chat", args: "[--id ID] [--model REF]", about: "chat with a session in the terminal (a new one, or --id to come back to one)", setup: cmdChat},

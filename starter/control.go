@@ -155,6 +155,19 @@ func cmdRetry(c *cmdline) action {
 	})
 }
 
+// cmdStop stops the session's running turn (interrupt) and prints the
+// turn's reply once it has ended.
+func cmdStop(c *cmdline) action {
+	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		reply, err := s.Interrupt(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.ID(), err)
+		}
+		printText(reply)
+		return nil
+	})
+}
+
 // cmdRewind takes a session back to just before a turn (Temporal's reset).
 func cmdRewind(c *cmdline) action {
 	turn := c.fs.Int("to-turn", 0, "the `N`th turn (as `state` counts them) to go back to just before")
