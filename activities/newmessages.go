@@ -48,6 +48,32 @@ type NewMessages struct {
 	// Epoch counts the times the workflow took back a message it had sent
 	// (see the package's transcript cache).
 	Epoch int `json:"epoch,omitempty"`
+	// Carried, in a continued run's first call, has the MessageDigest of
+	// each message [0, From): the messages the run's input carries, which
+	// a worker finds in its copy of the run before.
+	Carried []string `json:"carried,omitempty"`
+}
+
+// MessageDigests returns the MessageDigest of each message of msgs.
+func MessageDigests(msgs []model.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = MessageDigest(m)
+	}
+	return out
+}
+
+// MessageDigest identifies a whole message: the Digest of its JSON, whose
+// tool call arguments are encoded as every payload holds them.
+func MessageDigest(m model.Message) string {
+	if m.ToolCalls == nil {
+		m.ToolCalls = []model.ToolCall{}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return ""
+	}
+	return Digest(string(b))
 }
 
 // Held names the fields left out of message Index of a NewMessages (an

@@ -23,8 +23,8 @@ import (
 // What the cache holds is always what the workflow holds:
 //
 //   - Entries are per run (workflow id and run id). A continued run's first
-//     call sends the carried messages again, their large fields as digests,
-//     which the cache finds in the entry of the run before.
+//     call names the messages its input carries by digest (Carried), and
+//     the cache takes them from its entry of the run before.
 //   - A run's transcript only grows, except when a failed turn is run again
 //     and its failure notice is taken back; the workflow then counts a new
 //     epoch, and an entry of another epoch is dropped.
@@ -269,6 +269,9 @@ func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
 			c.size -= messageSize(m)
 		}
 	}
+	if nm.Carried != nil {
+		c.fillCarried(r, nm.Carried)
+	}
 	r.msgs = apply(r.msgs, nm, find)
 	for _, m := range r.msgs[from:] {
 		if m != nil {
@@ -282,6 +285,34 @@ func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
 		c.size -= int64(len(v))
 	}
 	r.values = nil
+}
+
+// fillCarried sets the messages a continued run carries, where r lacks
+// them, from the runs of its workflow that the cache holds: carried are
+// their MessageDigests. c.mu is held.
+func (c *TranscriptCache) fillCarried(r *cachedRun, carried []string) {
+	want := map[string]int{}
+	for i, d := range carried {
+		if d != "" && (i >= len(r.msgs) || r.msgs[i] == nil) {
+			want[d] = i
+		}
+	}
+	for el := c.lru.Front(); el != nil && len(want) > 0; el = el.Next() {
+		o := el.Value.(*cachedRun)
+		if o == r || o.key.workflowID != r.key.workflowID {
+			continue
+		}
+		for _, m := range o.msgs {
+			if m == nil {
+				continue
+			}
+			d := MessageDigest(*m)
+			if i, ok := want[d]; ok {
+				c.set(r, i, *m)
+				delete(want, d)
+			}
+		}
+	}
 }
 
 // fieldOf returns the field of m (its content, a tool call's arguments)

@@ -418,6 +418,35 @@ func TestTranscriptCacheHeldMessages(t *testing.T) {
 	}
 }
 
+// A continued run's first call names its carried messages by digest: a
+// worker that had the run before has them, and reads nothing.
+func TestTranscriptCacheContinuedRun(t *testing.T) {
+	before := []model.Message{userMessage("system"), userMessage("first"),
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"content":"<b>"}`)}}},
+		{Role: model.RoleTool, ToolCallID: "c1", Content: "wrote it", ToolCalls: []model.ToolCall{}},
+		userMessage("second")}
+	carried := []model.Message{before[0], before[1], before[3], before[4]} // as compact keeps them
+	c := NewTranscriptCache(0)
+	f := &fetcher{msgs: append(slices.Clone(carried), userMessage("third"))}
+	if _, err := c.Read("wf", "run1", &NewMessages{Messages: before}, nil, f.fetch); err != nil {
+		t.Fatal(err)
+	}
+	nm := NewMessagesOf(f.msgs, len(carried), 0)
+	nm.Carried = MessageDigests(carried)
+	got, err := c.Read("wf", "run2", nm, []Span{{Start: 0, End: len(f.msgs)}}, f.fetch)
+	if err != nil || sameMessages(got, f.msgs) != nil {
+		t.Fatalf("read %v, %v", got, err)
+	}
+	if f.reads != 0 {
+		t.Errorf("%d reads; want none, the run before has the carried messages", f.reads)
+	}
+	// Another workflow's cache entry is no source.
+	f.reads = 0
+	if _, err := c.Read("other", "run2", nm, []Span{{Start: 0, End: len(f.msgs)}}, f.fetch); err != nil || f.reads != 1 {
+		t.Errorf("another workflow: %d reads, %v; want 1", f.reads, err)
+	}
+}
+
 // A retried call carries no new messages; on a worker that has seen nothing
 // of the run it reads the transcript once, and keeps it for the next try.
 func TestTranscriptCacheRetryOnAFreshWorker(t *testing.T) {

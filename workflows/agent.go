@@ -100,8 +100,9 @@ type agent struct {
 	// taken back after they were sent), so that a worker keeps the
 	// transcript (activities.TranscriptCache) and one that lacks it reads
 	// it from the run's history, never by replaying the run.
-	sentMsgs int
-	epoch    int
+	sentMsgs      int
+	epoch         int
+	carriedUnsent bool
 }
 
 // AgentWorkflow runs one agent: a single task from a prompt, or a chat
@@ -245,9 +246,11 @@ func newAgent(cfg config) *agent {
 			a.published = published{total: p.Total, completed: p.Completed, current: p.Current, status: p.Status, set: true}
 		}
 		// The carried messages are in this run's input already; its first
-		// model call does not send them again: a worker reads them from
-		// the run's first event.
+		// model call does not send them again, only their digests: a
+		// worker finds them in its copy of the run before, or reads them
+		// from this run's first event.
 		a.sentMsgs = len(a.msgs)
+		a.carriedUnsent = true
 		return a
 	}
 	base := cfg.in.SystemPrompt

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -188,6 +189,9 @@ func TestContinuedRunDoesNotSendItsCarriedMessages(t *testing.T) {
 	nm := seen[0].New
 	if nm == nil || nm.From != 3 || len(nm.Messages) != 1 || nm.Messages[0].Content != "second" {
 		t.Errorf("the continued run's first call carries %+v; want only the new message, from 3", nm)
+	}
+	if nm != nil && !slices.Equal(nm.Carried, activities.MessageDigests(carried)) {
+		t.Errorf("the carried messages' digests are %q, want %q", nm.Carried, activities.MessageDigests(carried))
 	}
 }
 

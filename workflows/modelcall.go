@@ -126,6 +126,10 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summar
 		WorkerTools: []string{},
 		New:         activities.NewMessagesOf(a.msgs, a.sentMsgs, a.epoch),
 	}
+	if a.carriedUnsent {
+		in.New.Carried = activities.MessageDigests(a.msgs[:a.sentMsgs])
+		a.carriedUnsent = false
+	}
 	a.sentMsgs = len(a.msgs)
 	return in
 }
