@@ -28,7 +28,7 @@ type line struct {
 var commands = []struct{ name, args, help string }{
 	{"plan", "", "show the plan checklist"},
 	{"todos", "", "show the todo checklist"},
-	{"approve", "", "approve the plan or tool call that waits for approval"},
+	{"approve", "[--remember]", "approve the plan or tool call that waits for approval (--remember: that tool from now on)"},
 	{"reject", "FEEDBACK", "reject it, telling the agent why"},
 	{"resume", "[TEXT]", "resume a paused agent (TEXT: what changed)"},
 	{"continuation", "on|off", "switch todo continuation (todo-continuation)"},
@@ -76,7 +76,11 @@ func parseLine(s string) (line, error) {
 	name, arg, _ := strings.Cut(s[1:], " ")
 	l := line{cmd: strings.ToLower(name), arg: strings.TrimSpace(arg)}
 	switch l.cmd {
-	case "plan", "todos", "approve", "agents", "compact", "end", "help", "quit", "stop", "retry":
+	case "approve":
+		if l.arg != "" && l.arg != "--remember" {
+			return line{}, errors.New("/approve, or /approve --remember to approve this tool for the rest of the session")
+		}
+	case "plan", "todos", "agents", "compact", "end", "help", "quit", "stop", "retry":
 		if l.arg != "" {
 			return line{}, fmt.Errorf("/%s takes no argument", l.cmd)
 		}
@@ -156,8 +160,10 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 			return "", errNoState
 		}
 		return agentTree(s.id, *st), nil
-	case "approve", "reject":
-		return s.answer(ctx, l.cmd == "approve", l.arg, st)
+	case "approve":
+		return s.answer(ctx, true, "", l.arg == "--remember", st)
+	case "reject":
+		return s.answer(ctx, false, l.arg, false, st)
 	case "resume":
 		if st != nil && !st.Paused && !hasWait(st, workflows.WaitPaused) {
 			return "", fmt.Errorf("no agent is paused (status %s); nothing to resume", st.Status)
@@ -208,12 +214,15 @@ var errNoState = errors.New("the session's state cannot be read yet (is a worker
 // answer approves or rejects whatever waits for approval: the tool call
 // the user was shown (approve_tool with its call_id: if another took its
 // place meanwhile, the workflow refuses), else the plan (approve_plan).
-func (s *session) answer(ctx context.Context, approve bool, feedback string, st *workflows.State) (string, error) {
+func (s *session) answer(ctx context.Context, approve bool, feedback string, remember bool, st *workflows.State) (string, error) {
 	var a client.Answer
 	if st != nil {
 		a = client.AnswerTo(*st, "")
 	}
-	a.Feedback = feedback
+	if remember && a.CallID == "" {
+		return "", errors.New("--remember approves a tool; what waits is a plan (use /approve)")
+	}
+	a.Feedback, a.Remember = feedback, remember
 	if approve {
 		return s.s.Approve(ctx, a)
 	}
