@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,10 @@ func printed(entries []entry) string {
 // Messages of the terminal view.
 type (
 	lookMsg struct{ ev client.Event } // what the watch saw
-	sentMsg struct{ err error }
+	sentMsg struct {
+		text string
+		err  error
+	}
 	doneMsg struct {
 		out string
 		err error
@@ -102,6 +106,9 @@ type ui struct {
 	width    int
 	height   int
 	sending  int
+	// queued are the messages sent that the transcript does not show yet,
+	// in the order typed: a turn takes them one after the other.
+	queued   []string
 	quitting bool
 	intro    []string
 	// profile is the terminal's colours: the program downsamples its view
@@ -165,6 +172,7 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case lookMsg:
 		if m, ok := msg.ev.(client.NewMessage); ok && m.Message.Role == model.RoleUser && m.Message.Name == "" {
 			u.hist.seen(m.Message.Content)
+			u.dequeue(m.Message.Content)
 		}
 		// A look's blocks are printed together, once its events are all in:
 		// one print at a time keeps them in order.
@@ -188,6 +196,7 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sentMsg:
 		u.sending--
 		if msg.err != nil {
+			u.dequeue(msg.text)
 			return u, u.print([]entry{{kindError, msg.err.Error()}})
 		}
 		return u, nil
@@ -304,8 +313,9 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		// Queued here, in the order typed; only the wait for its answer
 		// runs on its own.
 		u.sending++
-		ctx, sent := u.ctx, u.sess.send(u.ctx, l.message)
-		return u, func() tea.Msg { return sentMsg{replied(ctx, sent)} }
+		u.queued = append(u.queued, l.message)
+		ctx, sent, text := u.ctx, u.sess.send(u.ctx, l.message), l.message
+		return u, func() tea.Msg { return sentMsg{text, replied(ctx, sent)} }
 	case l.cmd == "quit":
 		return u.leave(nil, u.leftLine())
 	}
@@ -315,6 +325,14 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		out, err := sess.run(ctx, l, st)
 		return doneMsg{out, err}
 	})
+}
+
+// dequeue takes the first queued message with this text off the queue: the
+// transcript shows it now, or it was not sent.
+func (u *ui) dequeue(text string) {
+	if i := slices.Index(u.queued, text); i >= 0 {
+		u.queued = slices.Delete(u.queued, i, i+1)
+	}
 }
 
 // leave ends the program (the session goes on), printing what is left to
@@ -337,6 +355,9 @@ func (u *ui) View() tea.View {
 		// Cleaned whole, before its last lines are taken: a cut could
 		// leave half a sequence.
 		parts = append(parts, "● "+streamText(termtext.Clean(s.Text), s.Cut, max(u.height/2, 3)))
+	}
+	for _, q := range u.queued {
+		parts = append(parts, paint(styleNote, "⋯ queued: "+clip(oneLine(q), 70)))
 	}
 	for _, t := range u.tr.tools {
 		parts = append(parts, paint(styleTool, "⏳ running "+t))
