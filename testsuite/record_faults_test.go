@@ -72,6 +72,21 @@ func (env *recordEnv) play(t *testing.T, sc *scenario.Scenario, id string) *scen
 	return out
 }
 
+// firstTurn starts a session with in as workflow id, and returns once its
+// first turn has ended.
+func (env *recordEnv) firstTurn(ctx context.Context, t *testing.T, in workflows.AgentInput, id string) client.WorkflowRun {
+	t.Helper()
+	run, err := env.s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the end of the first turn", func() bool {
+		st, ok := queryState(ctx, env.s.c, id)
+		return ok && st.Turns == 1 && st.Status == workflows.StatusWaitingUser
+	})
+	return run
+}
+
 // inputOf reads an AgentInput as a scenario's input is read (unknown fields
 // refused, the input validated).
 func inputOf(t *testing.T, text string) workflows.AgentInput {
@@ -187,14 +202,7 @@ func recordHostGone(t *testing.T, env *recordEnv, id string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := env.s.c
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the turn with the host gone", func() bool {
-		st, ok := queryState(ctx, c, id)
-		return ok && st.Turns == 1 && st.Status == workflows.StatusWaitingUser
-	})
+	run := env.firstTurn(ctx, t, in, id)
 	if tools := toolMessages(t, c, id); len(tools) == 0 || !tools[len(tools)-1].IsError || !strings.Contains(tools[len(tools)-1].Content, "is not answering") {
 		t.Fatalf("tool messages with the host gone: %+v", tools)
 	}
@@ -250,14 +258,7 @@ func recordReporterDrain(t *testing.T, env *recordEnv, id string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := env.s.c
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the end of the turn", func() bool {
-		st, ok := queryState(ctx, c, id)
-		return ok && st.Turns == 1 && st.Status == workflows.StatusWaitingUser
-	})
+	run := env.firstTurn(ctx, t, in, id)
 	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
