@@ -30,6 +30,7 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a subagent that fails", "child failed", "06d_subagent_fails"},
 	{"pause and resume in a subagent, answered at the root", "task_event resume", "06f_paused_child_resumed_at_root"},
 	{"the runtime continuation setting", "update set_continuation", "07_every_guard"},
+	{"the workspace's host, asked once by a local activity", "local activity WorkspaceHost", "07_every_guard"},
 	{"messages by update and signal, across continue-as-new", "update send_message", "08_chat_continue_as_new"},
 	{"messages by update and signal, across continue-as-new", "signal user_message", "08_chat_continue_as_new"},
 	{"messages by update and signal, across continue-as-new", "continued as new", "08_chat_continue_as_new"},
@@ -46,6 +47,9 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"child cancel (subagent_grace_s over after end_session)", "timer fired: subagent grace", "16_subagent_grace"},
 	{"child cancel (subagent_grace_s over after end_session)", "child canceled", "16_subagent_grace"},
 	{"continue-as-new with a summary written for the carry", "continued as new after a summary", "17_carry_summary"},
+	{"a workspace named by the input, checked on the worker", "local activity CheckWorkspace", "18_shared_workspace"},
+	{"a workspace on shared storage: tools on any worker", "scheduled RunTool on the workflow's queue", "18_shared_workspace"},
+	{"end_session ends a plan-approval wait; the turn goes on", "model call after end_session", "19_end_session_in_plan_wait"},
 	{"model retries with backoff", "failed CallModel: ModelError", "20_model_retry"},
 	{"model retries with backoff", "timer fired: model retry backoff", "20_model_retry"},
 	{"a failed turn and retry_turn", "update retry_turn", "21_failed_turn_retry"},
@@ -54,6 +58,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"host gone", "timed out RunTool: ScheduleToStart", "23_host_gone_and_back"},
 	{"the host back", "completed RunTool", "23_host_gone_and_back"},
 	{"reporter drain at the end of the run", "timer started: reporters drain", "24_reporter_drain"},
+	{"the idle timeout ends a session", "timer fired: idle timeout", "25_idle_timeout"},
+	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 
 // checkPaths fails the test for every path of corpusPaths whose case was
@@ -78,13 +84,10 @@ func marks(data []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	dc := converter.GetDefaultDataConverter()
+	r := &markReader{dc: converter.GetDefaultDataConverter(), activity: map[int64]string{}, timer: map[int64]string{}}
 	set := map[string]bool{}
-	activityType := map[int64]string{} // scheduled event id -> activity type
-	timer := map[int64]string{}        // started event id -> summary
-	lastCall := ""                     // the kind of the latest model call: "agent" or "summary"
 	for _, ev := range hist.GetEvents() {
-		ms, err := markOf(ev, dc, activityType, timer, &lastCall)
+		ms, err := r.read(ev)
 		if err != nil {
 			return nil, fmt.Errorf("event %d (%s): %w", ev.GetEventId(), ev.GetEventType(), err)
 		}
@@ -100,14 +103,28 @@ func marks(data []byte) ([]string, error) {
 	return out, nil
 }
 
-// markOf is what one event says: none, one or more marks.
-func markOf(ev *historypb.HistoryEvent, dc converter.DataConverter, activityType map[int64]string, timer map[int64]string, lastCall *string) ([]string, error) {
+// markReader reads the events of one history in order, remembering what
+// later events refer to.
+type markReader struct {
+	dc       converter.DataConverter
+	activity map[int64]string // scheduled event id -> activity type, "CallModel (summary)" for a summarising call
+	timer    map[int64]string // started event id -> summary
+	lastCall string           // the kind of the latest model call: "agent" or "summary"
+	ended    bool             // end_session was received
+}
+
+// read is what one event says: none, one or more marks.
+func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
+	dc := r.dc
 	switch ev.GetEventType() {
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 		a := ev.GetActivityTaskScheduledEventAttributes()
 		typ := a.GetActivityType().GetName()
-		activityType[ev.GetEventId()] = typ
-		if typ != activities.CallModelName {
+		r.activity[ev.GetEventId()] = typ
+		switch {
+		case typ == activities.RunToolName && a.GetTaskQueue().GetName() == workflows.TaskQueue:
+			return []string{"scheduled RunTool on the workflow's queue"}, nil
+		case typ != activities.CallModelName:
 			return []string{"scheduled " + typ}, nil
 		}
 		// Only the field that tells a summarising call: an activity's
@@ -118,25 +135,38 @@ func markOf(ev *historypb.HistoryEvent, dc converter.DataConverter, activityType
 		if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
 			return nil, err
 		}
-		switch {
-		case in.Summarize == nil:
-			*lastCall = "agent"
+		if in.Summarize == nil {
+			r.lastCall = "agent"
+			if r.ended {
+				return []string{"scheduled CallModel", "model call after end_session"}, nil
+			}
 			return []string{"scheduled CallModel"}, nil
-		case in.Summarize.MaxBytes > 0: // only the parts of a long stretch are bounded
-			*lastCall = "summary"
+		}
+		r.lastCall = "summary"
+		r.activity[ev.GetEventId()] = typ + " (summary)"
+		if in.Summarize.MaxBytes > 0 { // only the parts of a long stretch are bounded
 			return []string{"summary in parts"}, nil
 		}
-		*lastCall = "summary"
 		return []string{"summary in one call"}, nil
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-		return []string{"completed " + activityType[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]}, nil
+		return []string{"completed " + r.activity[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]}, nil
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
 		a := ev.GetActivityTaskFailedEventAttributes()
-		return []string{fmt.Sprintf("failed %s: %s", activityType[a.GetScheduledEventId()], a.GetFailure().GetApplicationFailureInfo().GetType())}, nil
+		return []string{fmt.Sprintf("failed %s: %s", r.activity[a.GetScheduledEventId()], a.GetFailure().GetApplicationFailureInfo().GetType())}, nil
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
 		a := ev.GetActivityTaskTimedOutEventAttributes()
 		kind := a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType() // ScheduleToStart, ...
-		return []string{fmt.Sprintf("timed out %s: %s", activityType[a.GetScheduledEventId()], kind)}, nil
+		return []string{fmt.Sprintf("timed out %s: %s", r.activity[a.GetScheduledEventId()], kind)}, nil
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		m := ev.GetMarkerRecordedEventAttributes()
+		if m.GetMarkerName() != "LocalActivity" {
+			return []string{"marker " + m.GetMarkerName()}, nil
+		}
+		var data struct{ ActivityType string }
+		if err := dc.FromPayloads(m.GetDetails()["data"], &data); err != nil {
+			return nil, err
+		}
+		return []string{"local activity " + data.ActivityType}, nil
 	case enumspb.EVENT_TYPE_TIMER_STARTED:
 		var summary string
 		if p := ev.GetUserMetadata().GetSummary(); p != nil {
@@ -144,14 +174,17 @@ func markOf(ev *historypb.HistoryEvent, dc converter.DataConverter, activityType
 				return nil, err
 			}
 		}
-		timer[ev.GetEventId()] = summary
+		r.timer[ev.GetEventId()] = summary
 		return []string{"timer started: " + summary}, nil
 	case enumspb.EVENT_TYPE_TIMER_FIRED:
-		return []string{"timer fired: " + timer[ev.GetTimerFiredEventAttributes().GetStartedEventId()]}, nil
+		return []string{"timer fired: " + r.timer[ev.GetTimerFiredEventAttributes().GetStartedEventId()]}, nil
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 		return []string{"update " + ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName()}, nil
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 		a := ev.GetWorkflowExecutionSignaledEventAttributes()
+		if a.GetSignalName() == workflows.EndSessionSignal {
+			r.ended = true
+		}
 		if a.GetSignalName() != workflows.TaskEventSignal {
 			return []string{"signal " + a.GetSignalName()}, nil
 		}
@@ -177,7 +210,7 @@ func markOf(ev *historypb.HistoryEvent, dc converter.DataConverter, activityType
 		if c := in.Carry; c != nil && slices.ContainsFunc(c.Messages, func(m model.Message) bool { return m.Name == workflows.NameContextSummary }) {
 			out = append(out, "continued as new with a context_summary")
 		}
-		if *lastCall == "summary" {
+		if r.lastCall == "summary" {
 			// No agent call between the summary and the handover: it was
 			// written for the carry.
 			out = append(out, "continued as new after a summary")

@@ -11,9 +11,9 @@
 // new histories when a change is meant to alter the command sequence. The
 // corpus is recorded from scenario files and, for what a scenario cannot
 // script (a model server's faults, a workspace host that is gone, a
-// reporter still delivering at the end), from runs driven by Go code
-// (record_faults_test.go); corpus_paths_test.go names the path of the
-// command sequence each case covers, which its recording checks.
+// reporter still delivering at the end, the idle timeout), from runs driven
+// by Go code (record_faults_test.go); corpus_paths_test.go names the path
+// of the command sequence each case covers, which its recording checks.
 //
 // Package scenario (top-level scenario/) reads and plays scenario files; the
 // starter's `run --scenario` uses it too.

@@ -25,17 +25,20 @@ import (
 
 // driven are the recorded cases that a scenario file cannot script: faults
 // of the model's server, a workspace host that is gone, a reporter still
-// delivering when the run ends. Each plays its run, as the workflow id it is
-// given, on the worker of TestRecordHistories, whose openai: models are
-// scripted stubs (stubRouter), and checks that the fault happened as meant.
-// Each takes a few seconds: the waits are the run's own settings, lowered
-// through its input.
+// delivering when the run ends, a session left idle (the scenario player
+// ends a session that waits with no action left). Each plays its run, as
+// the workflow id it is given, on the worker of TestRecordHistories, whose
+// openai: models are scripted stubs (stubRouter), and checks that what it
+// drives happened as meant. Each takes a few seconds: the waits are the
+// run's own settings, lowered through its input.
 var driven = []recordedCase{
 	{"20_model_retry", recordModelRetry},
 	{"21_failed_turn_retry", recordFailedTurn},
 	{"22_context_overflow", recordContextOverflow},
 	{"23_host_gone_and_back", recordHostGone},
 	{"24_reporter_drain", recordReporterDrain},
+	{"25_idle_timeout", recordIdleTimeout},
+	{"26_compact_context_overflow", recordCompactOverflow},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests
@@ -273,6 +276,69 @@ func recordReporterDrain(t *testing.T, env *recordEnv, id string) []string {
 	}
 	if rs := res.State.Reporters; len(rs) != 1 || rs[0].Delivered == 0 || rs[0].Failed != 0 || rs[0].Pending != 0 {
 		t.Errorf("reporters at the end: %+v, want every event delivered", rs)
+	}
+	return nil
+}
+
+// recordIdleTimeout: a session that hears nothing for idle_timeout_s
+// completes by itself.
+func recordIdleTimeout(t *testing.T, env *recordEnv, id string) []string {
+	_, ref := env.stubs.add(t, id, assistantText("Hello."))
+	in := inputOf(t, `{"prompt": "Hi.", "idle_timeout_s": 1}`)
+	in.Model = ref
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := env.firstTurn(ctx, t, in, id)
+	var res workflows.AgentResult
+	if err := run.Get(ctx, &res); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Reply != "Hello." || res.Turns != 1 {
+		t.Errorf("result: reply %q after %d turns, want Hello. after 1", res.Reply, res.Turns)
+	}
+	return nil
+}
+
+// recordCompactOverflow: compact_context between turns whose summarising
+// call the provider refuses as too long for its context: the update answers
+// that nothing was compacted, and the session goes on.
+func recordCompactOverflow(t *testing.T, env *recordEnv, id string) []string {
+	// A 36 KB file written: over half of a 20,000-token budget, so that
+	// compact_context has it to summarise.
+	log := strings.Repeat("a line of the deploy log, host h0 answered in 100 ms\n", 700)
+	stub, ref := env.stubs.add(t, id,
+		toolCall("w", "write_file", map[string]string{"path": "deploy.log", "content": log}),
+		assistantText("The deploy log is written."),
+		assistantText("Still here."))
+	in := inputOf(t, `{"prompt": "Write the deploy log.", "context": {"max_tokens": 20000},
+		"todo": {"finalization_max_corrections": 0, "continuation": false}}`)
+	in.Model = ref
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := env.s.c
+	run := env.firstTurn(ctx, t, in, id)
+	stub.contextLimit(10_000)
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.CompactContextUpdate,
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.CompactResult
+	if err := h.Get(ctx, &res); err != nil {
+		t.Fatalf("compact_context: %v", err)
+	}
+	if res.Compacted || !strings.Contains(res.Message, "did not happen") {
+		t.Errorf("compact_context answered %+v, want that nothing was compacted", res)
+	}
+	stub.contextLimit(0)
+	if reply := send(ctx, t, c, id, "Are you there?"); reply != "Still here." {
+		t.Errorf("reply after the refused compaction = %q", reply)
+	}
+	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		t.Fatalf("run: %v", err)
 	}
 	return nil
 }

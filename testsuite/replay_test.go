@@ -26,27 +26,30 @@ import (
 var record = flag.Bool("record", false, "TestRecordHistories: write testdata/histories from fresh runs")
 
 // recorded names the scenario files (testdata/scenarios) whose histories
-// are kept in testdata/histories: with the runs of driven
-// (record_faults_test.go), which a scenario file cannot script, they are
+// are kept in testdata/histories. With the runs of driven
+// (record_faults_test.go), for what a scenario file cannot script, they are
 // the corpus of the one baseline (workflows/doc.go, "Versions"), recorded
-// from the current code. corpusPaths lists the paths of AgentWorkflow's
-// command sequence they cover and which case covers each: the todo loop,
-// every guard, a pause, a plan with approval, subagents that unblock their
-// parent's step, a sibling's and a parent's (parent and child histories
-// both), a child that fails, one cancelled mid-call, one that times out,
-// one cancelled when subagent_grace_s is over, a paused child resumed at
-// the root, a child's plan and tool approvals answered at the root, a chat
-// session that continues as new, one that summarises before it hands over,
-// reporters, tool approvals, compaction (in the loop and by
-// compact_context); driven adds model retries with backoff, a failed turn
-// and retry_turn, a context overflow, a workspace host that refuses, is
-// gone and comes back, and reporters drained at the end of the run.
+// from the current code; corpusPaths (corpus_paths_test.go) lists the path
+// of AgentWorkflow's command sequence each case covers. The scenarios drive
+// the todo loop, every guard, a pause, a plan with approval, subagents that
+// unblock their parent's step, a sibling's and a parent's (parent and child
+// histories both), a child that fails, one cancelled mid-call, one that
+// times out, one cancelled when subagent_grace_s is over, a paused child
+// resumed at the root, a child's plan and tool approvals answered at the
+// root, a chat session that continues as new, one that summarises before it
+// hands over, reporters, tool approvals, compaction (in the loop, in parts,
+// and by compact_context), a named workspace on shared storage, and
+// end_session during a plan-approval wait. driven adds model retries with
+// backoff, a failed turn and retry_turn, a context overflow, a workspace
+// host that refuses, is gone and comes back, reporters drained at the end
+// of a run, the idle timeout, and a compact_context whose summary does not
+// fit.
 var recorded = []string{"01_write_todos_lifecycle", "02_validation_and_parallel", "03_finalization_guard",
 	"04_pause_and_resume", "05_plan_with_approval", "06a_subagent_finishes_first", "06b_subagent_finishes_last",
 	"06c_sibling_dependency", "06d_subagent_fails", "06e_child_depends_on_parent", "06f_paused_child_resumed_at_root",
 	"07_every_guard", "08_chat_continue_as_new", "09_plan_reporters", "10_tool_approval", "11_compaction",
 	"12_compact_context", "13_cancel_subagent", "14_subagent_approvals", "15_subagent_timeout", "16_subagent_grace",
-	"17_carry_summary"}
+	"17_carry_summary", "18_shared_workspace", "19_end_session_in_plan_wait"}
 
 // A recordedCase is one run of the corpus: a scenario file of recorded,
 // played as it is, or a run of driven. drive plays it as workflow id and
