@@ -2,6 +2,9 @@ package testsuite
 
 import (
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -74,6 +77,38 @@ func checkPaths(t *testing.T, recordedMarks map[string][]string) {
 	}
 }
 
+// TestRecordedCorpusShowsItsPaths reads the histories kept in
+// testdata/histories and checks that each case's show the marks of the
+// paths corpusPaths says it covers. It needs no server: a corpus recorded
+// with a case that did not take its path fails here too, not only when it
+// was recorded. A case without histories yet (added since the corpus was
+// last recorded) is named in the log.
+func TestRecordedCorpusShowsItsPaths(t *testing.T) {
+	files, err := filepath.Glob("testdata/histories/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded histories: %v", err)
+	}
+	byCase := map[string][]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := marks(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		name, _, _ := strings.Cut(historyName(f), "@")
+		byCase[name] = append(byCase[name], ms...)
+	}
+	for _, rc := range recordedCases() {
+		if _, ok := byCase[rc.name]; !ok {
+			t.Logf("%s has no recorded history yet: record the corpus again (TestRecordHistories -record)", rc.name)
+		}
+	}
+	checkPaths(t, byCase)
+}
+
 // marks reads a recorded history (JSON, as scenario.History exports it,
 // from a worker that does not encrypt) into the sorted set of what happened
 // in it, in words that corpusPaths can name: "update retry_turn", "timer
@@ -95,12 +130,7 @@ func marks(data []byte) ([]string, error) {
 			set[m] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for m := range set {
-		out = append(out, m)
-	}
-	slices.Sort(out)
-	return out, nil
+	return slices.Sorted(maps.Keys(set)), nil
 }
 
 // markReader reads the events of one history in order, remembering what

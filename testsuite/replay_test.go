@@ -110,16 +110,22 @@ func recordedID(name string) string { return "recorded-" + name }
 // that continued as new is kept run by run, as NAME~1.json, NAME~2.json, …;
 // and a history recorded before a versioned change may carry a -vN suffix.
 func historyID(file string) string {
+	name, agent, child := strings.Cut(historyName(file), "@")
+	if child {
+		return recordedID(name) + "/" + agent
+	}
+	return recordedID(name)
+}
+
+// historyName is a history file's NAME or NAME@AGENT, without its run
+// number or version suffix.
+func historyName(file string) string {
 	base := strings.TrimSuffix(filepath.Base(file), ".json")
 	base, _, _ = strings.Cut(base, "~")
 	if i := strings.LastIndex(base, "-v"); i > 0 && strings.Trim(base[i+2:], "0123456789") == "" && len(base) > i+2 {
 		base = base[:i]
 	}
-	name, agent, child := strings.Cut(base, "@")
-	if child {
-		return recordedID(name) + "/" + agent
-	}
-	return recordedID(name)
+	return base
 }
 
 // runsOf lists the run ids of a workflow id, oldest first: a run that
