@@ -86,27 +86,36 @@ func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
 // A rejected key ends the turn, not the run: the reply says what to do, the
 // session waits, and retry_turn runs the turn again once the key is fixed.
 func TestRejectedKeyEndsTheTurnAndRetryRunsItAgain(t *testing.T) {
-	stub := newModelStub(t, `{"role":"assistant","content":"hello after the fix"}`)
+	stub := newModelStub(t)
 	s := serveWithStub(t, stub, "sk-wrong-key")
+	rejectThenRetry(t, s.c, stub, "openai:test-model", "bad-key-e2e")
+}
+
+// rejectThenRetry runs a session (workflow id, on stub as model) whose first
+// model call is refused for its key (401): the turn ends with a reply that
+// says what to do, retry_turn runs it again, and the session ends.
+func rejectThenRetry(t *testing.T, c client.Client, stub *modelStub, model, id string) {
+	t.Helper()
+	stub.setFinalText("hello after the fix")
 	stub.failNext(1, http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided: sk-wrong-key","type":"invalid_request_error"}}`)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "bad-key-e2e", TaskQueue: workflows.TaskQueue},
-		workflows.WorkflowName, workflows.AgentInput{Prompt: "hi", Model: "openai:test-model"})
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
+		workflows.WorkflowName, workflows.AgentInput{Prompt: "hi", Model: model})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var st workflows.State
 	waitFor(t, time.Minute, "the failed turn", func() bool {
 		var ok bool
-		st, ok = queryState(ctx, s.c, run.GetID())
+		st, ok = queryState(ctx, c, run.GetID())
 		return ok && st.Status == workflows.StatusWaitingUser
 	})
 	if st.ModelError == nil || st.ModelError.Retryable || !strings.Contains(st.ModelError.Message, "OPENAI_API_KEY") || strings.Contains(st.ModelError.Message, "sk-wrong") {
 		t.Fatalf("model_error after a 401 = %+v", st.ModelError)
 	}
-	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.RetryTurnUpdate,
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.RetryTurnUpdate,
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +127,7 @@ func TestRejectedKeyEndsTheTurnAndRetryRunsItAgain(t *testing.T) {
 	if reply != "hello after the fix" {
 		t.Errorf("retry_turn reply = %q", reply)
 	}
-	_ = s.c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil)
+	_ = c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil)
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -128,39 +137,16 @@ func TestRejectedKeyEndsTheTurnAndRetryRunsItAgain(t *testing.T) {
 // the loop compacts (a summary written by a call without tools) and calls
 // again; the stored transcript keeps every message.
 func TestContextLengthExceededCompactsEndToEnd(t *testing.T) {
-	big := strings.Repeat("0123456789abcdef", 1500) // 24 KB
-	stub := newModelStub(t,
-		toolCall("w", "write_file", map[string]string{"path": "big.txt", "content": big}),
-		toolCall("r1", "read_file", map[string]string{"path": "big.txt"}),
-		toolCall("r2", "read_file", map[string]string{"path": "big.txt"}),
-		toolCall("r3", "read_file", map[string]string{"path": "big.txt"}),
-		`{"role":"assistant","content":"read it all"}`,
-	)
-	stub.contextLimit(70_000)
-	stub.setSummaryText("The user asked to read big.txt; it holds a repeated hex pattern.")
+	stub := newModelStub(t, overflowAnswers()...)
 	s := serveWithStub(t, stub, "sk-test-not-a-secret")
-	sc := &scenario.Scenario{Name: "context", Input: workflows.AgentInput{Prompt: "Write and read big.txt.", Model: "openai:test-model"}}
-	out, st := play(t, s.c, sc, 2*time.Minute)
-	if out.RunStatus != "completed" || out.Reply != "read it all" {
-		t.Fatalf("run %s, reply %q, error %s", out.RunStatus, out.Reply, out.Error)
+	out := playOverflow(t, s.c, stub, "openai:test-model", "")
+	if st := decodeState(t, out); st.Compactions == 0 {
+		t.Errorf("state.compactions = 0")
 	}
-	refused := 0
-	for _, r := range stub.requests() {
-		if r.status == http.StatusBadRequest {
-			refused++
-		}
-	}
-	if refused == 0 || len(stub.summaryRequests()) == 0 || st.Compactions == 0 {
-		t.Fatalf("%d refused requests, %d summary calls, %d compactions", refused, len(stub.summaryRequests()), st.Compactions)
-	}
-	var msgs []model.Message
+	tools, summaries := 0, 0
 	for _, raw := range out.Messages {
 		var m model.Message
 		_ = json.Unmarshal(raw, &m)
-		msgs = append(msgs, m)
-	}
-	tools, summaries := 0, 0
-	for _, m := range msgs {
 		if m.Role == model.RoleTool {
 			tools++
 		}
@@ -171,7 +157,50 @@ func TestContextLengthExceededCompactsEndToEnd(t *testing.T) {
 	if tools != 4 || summaries == 0 {
 		t.Errorf("stored transcript: %d tool messages (want all 4), %d summaries", tools, summaries)
 	}
+}
+
+// overflowAnswers are the answers of playOverflow's model: a 24 KB file
+// written, then read three times.
+func overflowAnswers() []string {
+	big := strings.Repeat("0123456789abcdef", 1500) // 24 KB
+	return []string{
+		toolCall("w", "write_file", map[string]string{"path": "big.txt", "content": big}),
+		toolCall("r1", "read_file", map[string]string{"path": "big.txt"}),
+		toolCall("r2", "read_file", map[string]string{"path": "big.txt"}),
+		toolCall("r3", "read_file", map[string]string{"path": "big.txt"}),
+		`{"role":"assistant","content":"read it all"}`,
+	}
+}
+
+// playOverflow plays a run (as workflow id, or a new one when empty) whose
+// model (ref), stub with overflowAnswers, refuses requests over 70,000
+// bytes as too long for its context: the run compacts with summarising
+// calls, calls again, and finishes as scripted.
+func playOverflow(t *testing.T, c client.Client, stub *modelStub, ref, id string) *scenario.Output {
+	t.Helper()
+	stub.contextLimit(70_000)
+	stub.setSummaryText("The user asked to read big.txt; it holds a repeated hex pattern.")
+	sc := &scenario.Scenario{Name: "context", Input: workflows.AgentInput{Prompt: "Write and read big.txt.", Model: ref}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := scenario.Play(ctx, c, sc, scenario.Options{WorkflowID: id, Progress: testWriter{t}})
+	if err != nil {
+		t.Fatalf("play: %v", err)
+	}
+	if out.RunStatus != "completed" || out.Reply != "read it all" {
+		t.Fatalf("run %s, reply %q, error %s", out.RunStatus, out.Reply, out.Error)
+	}
+	refused := 0
+	for _, r := range stub.requests() {
+		if r.status == http.StatusBadRequest {
+			refused++
+		}
+	}
+	if refused == 0 || len(stub.summaryRequests()) == 0 {
+		t.Fatalf("%d refused requests, %d summary calls", refused, len(stub.summaryRequests()))
+	}
 	t.Logf("%d agent requests (%d refused for length), %d summary calls", len(stub.requests()), refused, len(stub.summaryRequests()))
+	return out
 }
 
 // A transcript far over the 2 MiB query cap (a 250 KB file read ten times)

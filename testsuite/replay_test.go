@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -23,20 +25,72 @@ import (
 
 var record = flag.Bool("record", false, "TestRecordHistories: write testdata/histories from fresh runs")
 
-// recorded names the scenarios whose histories are kept in testdata/histories:
+// recorded names the scenario files (testdata/scenarios) whose histories
+// are kept in testdata/histories. With the runs of driven
+// (record_faults_test.go), for what a scenario file cannot script, they are
 // the corpus of the one baseline (workflows/doc.go, "Versions"), recorded
-// from the current code. Together they exercise the paths of AgentWorkflow's
-// command sequence that a scenario can drive: the todo loop, every guard, a
-// pause, a plan with approval, subagents that unblock their parent's step, a
-// sibling's and a parent's (parent and child histories both), a child that
-// fails, one cancelled mid-call, a paused child resumed at the root, a chat
-// session that continues as new, reporters, tool approvals, compaction (in
-// the loop and by compact_context).
+// from the current code; corpusPaths (corpus_paths_test.go) lists the path
+// of AgentWorkflow's command sequence each case covers. The scenarios drive
+// the todo loop, every guard, a pause, a plan with approval, subagents that
+// unblock their parent's step, a sibling's and a parent's (parent and child
+// histories both), a child that fails, one cancelled mid-call, one that
+// times out, one cancelled when subagent_grace_s is over, a paused child
+// resumed at the root, a child's plan and tool approvals answered at the
+// root, a chat session that continues as new, one that summarises before it
+// hands over, reporters, tool approvals, compaction (in the loop, in parts,
+// and by compact_context), a named workspace on shared storage, and
+// end_session during a plan-approval wait. driven adds model retries with
+// backoff, a failed turn and retry_turn, a context overflow, a workspace
+// host that refuses, is gone and comes back, reporters drained at the end
+// of a run, the idle timeout, and a compact_context whose summary does not
+// fit.
 var recorded = []string{"01_write_todos_lifecycle", "02_validation_and_parallel", "03_finalization_guard",
 	"04_pause_and_resume", "05_plan_with_approval", "06a_subagent_finishes_first", "06b_subagent_finishes_last",
 	"06c_sibling_dependency", "06d_subagent_fails", "06e_child_depends_on_parent", "06f_paused_child_resumed_at_root",
 	"07_every_guard", "08_chat_continue_as_new", "09_plan_reporters", "10_tool_approval", "11_compaction",
-	"12_compact_context", "13_cancel_subagent"}
+	"12_compact_context", "13_cancel_subagent", "14_subagent_approvals", "15_subagent_timeout", "16_subagent_grace",
+	"17_carry_summary", "18_shared_workspace", "19_end_session_in_plan_wait"}
+
+// A recordedCase is one run of the corpus: a scenario file of recorded,
+// played as it is, or a run of driven. drive plays it as workflow id and
+// returns the ids of the subagents it spawned, whose histories are kept
+// too.
+type recordedCase struct {
+	name  string
+	drive func(t *testing.T, env *recordEnv, id string) (subagents []string)
+}
+
+// recordedCases are the scenario files of recorded, then driven.
+func recordedCases() []recordedCase {
+	var cases []recordedCase
+	for _, name := range recorded {
+		cases = append(cases, recordedCase{name, playScenarioFile(name)})
+	}
+	return append(cases, driven...)
+}
+
+// playScenarioFile plays testdata/scenarios/NAME.json.
+func playScenarioFile(name string) func(*testing.T, *recordEnv, string) []string {
+	return func(t *testing.T, env *recordEnv, id string) []string {
+		sc, err := scenario.Load(filepath.Join("testdata", "scenarios", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return subagentsOf(t, env.play(t, sc, id))
+	}
+}
+
+// subagentsOf are the ids of the subagents in a played run's final state.
+func subagentsOf(t *testing.T, out *scenario.Output) []string {
+	t.Helper()
+	var st struct {
+		Subagents map[string]json.RawMessage `json:"subagents"`
+	}
+	if err := json.Unmarshal(out.State, &st); err != nil {
+		t.Fatalf("state of %s: %v", out.WorkflowID, err)
+	}
+	return slices.Sorted(maps.Keys(st.Subagents))
+}
 
 // workerOptions are the worker settings of AgentWorkflow the README
 // documents (an encrypted worker, a plain one): a recorded history must
@@ -56,16 +110,22 @@ func recordedID(name string) string { return "recorded-" + name }
 // that continued as new is kept run by run, as NAME~1.json, NAME~2.json, …;
 // and a history recorded before a versioned change may carry a -vN suffix.
 func historyID(file string) string {
+	name, agent, child := strings.Cut(historyName(file), "@")
+	if child {
+		return recordedID(name) + "/" + agent
+	}
+	return recordedID(name)
+}
+
+// historyName is a history file's NAME or NAME@AGENT, without its run
+// number or version suffix.
+func historyName(file string) string {
 	base := strings.TrimSuffix(filepath.Base(file), ".json")
 	base, _, _ = strings.Cut(base, "~")
 	if i := strings.LastIndex(base, "-v"); i > 0 && strings.Trim(base[i+2:], "0123456789") == "" && len(base) > i+2 {
 		base = base[:i]
 	}
-	name, agent, child := strings.Cut(base, "@")
-	if child {
-		return recordedID(name) + "/" + agent
-	}
-	return recordedID(name)
+	return base
 }
 
 // runsOf lists the run ids of a workflow id, oldest first: a run that
@@ -146,62 +206,74 @@ func TestReplayRecordedHistories(t *testing.T) {
 	}
 }
 
-// TestRecordHistories plays the recorded scenarios against a real server and
+// TestRecordHistories plays the recorded cases against a real server,
 // replays each fresh history at once, which catches non-determinism in the
-// current code (map order, time) that an old history cannot. With -record it
-// also writes the histories to testdata/histories: after a change to the
-// command sequence, delete the folder's files and record them all again.
+// current code (map order, time) that an old history cannot, and checks
+// that each case still takes the paths corpusPaths says it covers. With
+// -record it also writes the histories to testdata/histories: after a
+// change to the command sequence, delete the folder's files and record
+// them all again.
 func TestRecordHistories(t *testing.T) {
-	s := startServerTB(t, recordDynamicConfig...)
-	s.startWorker(t, t.TempDir())
-	for _, name := range recorded {
-		t.Run(name, func(t *testing.T) {
-			sc, err := scenario.Load(filepath.Join("testdata", "scenarios", name+".json"))
+	env := newRecordEnv(t)
+	recordedMarks := map[string][]string{}
+	for _, rc := range recordedCases() {
+		t.Run(rc.name, func(t *testing.T) {
+			start := time.Now()
+			subagents := rc.drive(t, env, recordedID(rc.name))
+			took := time.Since(start)
+			recordedMarks[rc.name] = keepHistories(t, env.s.c, rc.name, subagents)
+			t.Logf("%s played in %s; its histories show: %s", rc.name, took.Round(100*time.Millisecond), strings.Join(recordedMarks[rc.name], "; "))
+		})
+	}
+	checkPaths(t, recordedMarks)
+}
+
+// keepHistories exports the histories of a recorded case (its run, and its
+// subagents', each run of a workflow that continued as new apart), replays
+// each, writes it to testdata/histories with -record (else to a temporary
+// folder), and returns the marks they show together.
+func keepHistories(t *testing.T, c client.Client, name string, subagents []string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	files := []string{name + ".json"}
+	for _, agent := range subagents {
+		files = append(files, name+"@"+agent+".json")
+	}
+	sort.Strings(files)
+	dir := t.TempDir()
+	if *record {
+		dir = filepath.Join("testdata", "histories")
+	}
+	var all []string
+	for _, file := range files {
+		id := historyID(file)
+		runs, err := runsOf(ctx, c, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, runID := range runs {
+			data, _, err := scenario.History(ctx, c, id, runID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			out, err := scenario.Play(ctx, s.c, sc, scenario.Options{WorkflowID: recordedID(name)})
+			name := file
+			if len(runs) > 1 {
+				name = fmt.Sprintf("%s~%d.json", strings.TrimSuffix(file, ".json"), i+1)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := replay(data, id); err != nil {
+				t.Fatalf("replay of a fresh history %s: %v", name, err)
+			}
+			ms, err := marks(data)
 			if err != nil {
-				t.Fatalf("play: %v", err)
+				t.Fatalf("marks of %s: %v", name, err)
 			}
-			files := []string{name + ".json"}
-			var st struct {
-				Subagents map[string]json.RawMessage `json:"subagents"`
-			}
-			_ = json.Unmarshal(out.State, &st)
-			for agent := range st.Subagents {
-				files = append(files, name+"@"+agent+".json")
-			}
-			sort.Strings(files)
-			dir := t.TempDir()
-			if *record {
-				dir = filepath.Join("testdata", "histories")
-			}
-			for _, file := range files {
-				id := historyID(file)
-				runs, err := runsOf(ctx, s.c, id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i, runID := range runs {
-					data, _, err := scenario.History(ctx, s.c, id, runID)
-					if err != nil {
-						t.Fatal(err)
-					}
-					name := file
-					if len(runs) > 1 {
-						name = fmt.Sprintf("%s~%d.json", strings.TrimSuffix(file, ".json"), i+1)
-					}
-					if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					if err := replay(data, id); err != nil {
-						t.Fatalf("replay of a fresh history %s: %v", name, err)
-					}
-				}
-			}
-		})
+			all = append(all, ms...)
+		}
 	}
+	slices.Sort(all)
+	return slices.Compact(all)
 }

@@ -1,0 +1,261 @@
+package testsuite
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// corpusPaths are the paths of AgentWorkflow's command sequence that the
+// recorded corpus covers, each with the mark (see marks) that proves it in
+// the histories of the case that records it. TestRecordHistories checks
+// every case it plays against this table, so that a case that stops taking
+// its path (a timing that changed, a scenario edited) fails its recording
+// instead of leaving the corpus with a hole.
+var corpusPaths = []struct{ path, mark, by string }{
+	{"the todo loop, ended by end_session", "signal end_session", "01_write_todos_lifecycle"},
+	{"a pause and its resume", "signal resume", "04_pause_and_resume"},
+	{"a plan approval", "update approve_plan", "05_plan_with_approval"},
+	{"a subagent that finishes", "child completed", "06a_subagent_finishes_first"},
+	{"a subagent that fails", "child failed", "06d_subagent_fails"},
+	{"pause and resume in a subagent, answered at the root", "task_event resume", "06f_paused_child_resumed_at_root"},
+	{"the runtime continuation setting", "update set_continuation", "07_every_guard"},
+	{"the workspace's host, asked once by a local activity", "local activity WorkspaceHost", "07_every_guard"},
+	{"messages by update and signal, across continue-as-new", "update send_message", "08_chat_continue_as_new"},
+	{"messages by update and signal, across continue-as-new", "signal user_message", "08_chat_continue_as_new"},
+	{"messages by update and signal, across continue-as-new", "continued as new", "08_chat_continue_as_new"},
+	{"reporters", "scheduled Report", "09_plan_reporters"},
+	{"tool approvals", "update approve_tool", "10_tool_approval"},
+	{"compaction in parts", "summary in parts", "11_compaction"},
+	{"continue-as-new with a summary", "continued as new with a context_summary", "11_compaction"},
+	{"compaction in one call", "summary in one call", "12_compact_context"},
+	{"compact_context", "update compact_context", "12_compact_context"},
+	{"child cancel (cancel_subagent)", "child canceled", "13_cancel_subagent"},
+	{"a plan approval in a subagent, answered at the root", "task_event approve_plan", "14_subagent_approvals"},
+	{"a tool approval in a subagent, answered at the root", "task_event approve_tool", "14_subagent_approvals"},
+	{"child timeout", "child timed out", "15_subagent_timeout"},
+	{"child cancel (subagent_grace_s over after end_session)", "timer fired: subagent grace", "16_subagent_grace"},
+	{"child cancel (subagent_grace_s over after end_session)", "child canceled", "16_subagent_grace"},
+	{"continue-as-new with a summary written for the carry", "continued as new after a summary", "17_carry_summary"},
+	{"a workspace named by the input, checked on the worker", "local activity CheckWorkspace", "18_shared_workspace"},
+	{"a workspace on shared storage: tools on any worker", "scheduled RunTool on the workflow's queue", "18_shared_workspace"},
+	{"end_session ends a plan-approval wait; the turn goes on", "model call after end_session", "19_end_session_in_plan_wait"},
+	{"model retries with backoff", "failed CallModel: ModelError", "20_model_retry"},
+	{"model retries with backoff", "timer fired: model retry backoff", "20_model_retry"},
+	{"a failed turn and retry_turn", "update retry_turn", "21_failed_turn_retry"},
+	{"a context overflow teaches the limit and compacts", "failed CallModel: ContextLengthExceeded", "22_context_overflow"},
+	{"host refusal", "failed RunToolOnHost: ToolNotHost", "23_host_gone_and_back"},
+	{"host gone", "timed out RunTool: ScheduleToStart", "23_host_gone_and_back"},
+	{"the host back", "completed RunTool", "23_host_gone_and_back"},
+	{"reporter drain at the end of the run", "timer started: reporters drain", "24_reporter_drain"},
+	{"the idle timeout ends a session", "timer fired: idle timeout", "25_idle_timeout"},
+	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
+}
+
+// checkPaths fails the test for every path of corpusPaths whose case was
+// recorded (its marks are in recordedMarks) without showing the path's mark.
+func checkPaths(t *testing.T, recordedMarks map[string][]string) {
+	t.Helper()
+	for _, p := range corpusPaths {
+		got, ok := recordedMarks[p.by]
+		if ok && !slices.Contains(got, p.mark) {
+			t.Errorf("%s: no history of %s shows %q; its marks: %s", p.path, p.by, p.mark, strings.Join(got, "; "))
+		}
+	}
+}
+
+// TestRecordedCorpusShowsItsPaths reads the histories kept in
+// testdata/histories and checks that each case's show the marks of the
+// paths corpusPaths says it covers. It needs no server: a corpus recorded
+// with a case that did not take its path fails here too, not only when it
+// was recorded. A case without histories yet (added since the corpus was
+// last recorded) is named in the log.
+func TestRecordedCorpusShowsItsPaths(t *testing.T) {
+	files, err := filepath.Glob("testdata/histories/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded histories: %v", err)
+	}
+	byCase := map[string][]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := marks(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		name, _, _ := strings.Cut(historyName(f), "@")
+		byCase[name] = append(byCase[name], ms...)
+	}
+	for _, rc := range recordedCases() {
+		if _, ok := byCase[rc.name]; !ok {
+			t.Logf("%s has no recorded history yet: record the corpus again (TestRecordHistories -record)", rc.name)
+		}
+	}
+	checkPaths(t, byCase)
+}
+
+// marks reads a recorded history (JSON, as scenario.History exports it,
+// from a worker that does not encrypt) into the sorted set of what happened
+// in it, in words that corpusPaths can name: "update retry_turn", "timer
+// fired: model retry backoff", "failed RunToolOnHost: ToolNotHost",
+// "child timed out", "summary in parts", "task_event approve_tool", ...
+func marks(data []byte) ([]string, error) {
+	hist, err := client.HistoryFromJSON(strings.NewReader(string(data)), client.HistoryJSONOptions{})
+	if err != nil {
+		return nil, err
+	}
+	r := &markReader{dc: converter.GetDefaultDataConverter(), activity: map[int64]string{}, timer: map[int64]string{}}
+	set := map[string]bool{}
+	for _, ev := range hist.GetEvents() {
+		ms, err := r.read(ev)
+		if err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", ev.GetEventId(), ev.GetEventType(), err)
+		}
+		for _, m := range ms {
+			set[m] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), nil
+}
+
+// markReader reads the events of one history in order, remembering what
+// later events refer to.
+type markReader struct {
+	dc       converter.DataConverter
+	activity map[int64]string // scheduled event id -> activity type, "CallModel (summary)" for a summarising call
+	timer    map[int64]string // started event id -> summary
+	lastCall string           // the kind of the latest model call: "agent" or "summary"
+	ended    bool             // end_session was received
+}
+
+// read is what one event says: none, one or more marks.
+func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
+	dc := r.dc
+	switch ev.GetEventType() {
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		typ := a.GetActivityType().GetName()
+		r.activity[ev.GetEventId()] = typ
+		switch {
+		case typ == activities.RunToolName && a.GetTaskQueue().GetName() == workflows.TaskQueue:
+			return []string{"scheduled RunTool on the workflow's queue"}, nil
+		case typ != activities.CallModelName:
+			return []string{"scheduled " + typ}, nil
+		}
+		// Only the field that tells a summarising call: an activity's
+		// input may change without re-recording (workflows/doc.go).
+		var in struct {
+			Summarize *activities.Summarize `json:"summarize"`
+		}
+		if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
+			return nil, err
+		}
+		if in.Summarize == nil {
+			r.lastCall = "agent"
+			if r.ended {
+				return []string{"scheduled CallModel", "model call after end_session"}, nil
+			}
+			return []string{"scheduled CallModel"}, nil
+		}
+		r.lastCall = "summary"
+		r.activity[ev.GetEventId()] = typ + " (summary)"
+		if in.Summarize.MaxBytes > 0 { // only the parts of a long stretch are bounded
+			return []string{"summary in parts"}, nil
+		}
+		return []string{"summary in one call"}, nil
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+		return []string{"completed " + r.activity[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]}, nil
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+		a := ev.GetActivityTaskFailedEventAttributes()
+		return []string{fmt.Sprintf("failed %s: %s", r.activity[a.GetScheduledEventId()], a.GetFailure().GetApplicationFailureInfo().GetType())}, nil
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+		a := ev.GetActivityTaskTimedOutEventAttributes()
+		kind := a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType() // ScheduleToStart, ...
+		return []string{fmt.Sprintf("timed out %s: %s", r.activity[a.GetScheduledEventId()], kind)}, nil
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		m := ev.GetMarkerRecordedEventAttributes()
+		if m.GetMarkerName() != "LocalActivity" {
+			return []string{"marker " + m.GetMarkerName()}, nil
+		}
+		var data struct{ ActivityType string }
+		if err := dc.FromPayloads(m.GetDetails()["data"], &data); err != nil {
+			return nil, err
+		}
+		return []string{"local activity " + data.ActivityType}, nil
+	case enumspb.EVENT_TYPE_TIMER_STARTED:
+		var summary string
+		if p := ev.GetUserMetadata().GetSummary(); p != nil {
+			if err := dc.FromPayload(p, &summary); err != nil {
+				return nil, err
+			}
+		}
+		r.timer[ev.GetEventId()] = summary
+		return []string{"timer started: " + summary}, nil
+	case enumspb.EVENT_TYPE_TIMER_FIRED:
+		return []string{"timer fired: " + r.timer[ev.GetTimerFiredEventAttributes().GetStartedEventId()]}, nil
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+		return []string{"update " + ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName()}, nil
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+		a := ev.GetWorkflowExecutionSignaledEventAttributes()
+		if a.GetSignalName() == workflows.EndSessionSignal {
+			r.ended = true
+		}
+		if a.GetSignalName() != workflows.TaskEventSignal {
+			return []string{"signal " + a.GetSignalName()}, nil
+		}
+		var te workflows.TaskEvent
+		if err := dc.FromPayloads(a.GetInput(), &te); err != nil {
+			return nil, err
+		}
+		switch {
+		case te.Resume != nil:
+			return []string{"task_event resume"}, nil
+		case te.Approve != nil:
+			return []string{"task_event approve_plan"}, nil
+		case te.ApproveTool != nil:
+			return []string{"task_event approve_tool"}, nil
+		}
+		return []string{"signal task_event"}, nil
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+		var in workflows.AgentInput
+		if err := dc.FromPayloads(ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetInput(), &in); err != nil {
+			return nil, err
+		}
+		out := []string{"continued as new"}
+		if c := in.Carry; c != nil && slices.ContainsFunc(c.Messages, func(m model.Message) bool { return m.Name == workflows.NameContextSummary }) {
+			out = append(out, "continued as new with a context_summary")
+		}
+		if r.lastCall == "summary" {
+			// No agent call between the summary and the handover: it was
+			// written for the carry.
+			out = append(out, "continued as new after a summary")
+		}
+		return out, nil
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
+		return []string{"child completed"}, nil
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
+		return []string{"child failed"}, nil
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED:
+		return []string{"child canceled"}, nil
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT:
+		return []string{"child timed out"}, nil
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+		return []string{"timed out"}, nil
+	}
+	return nil, nil
+}
