@@ -31,7 +31,7 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a plan approval", "update approve_plan", "05_plan_with_approval"},
 	{"a subagent that finishes", "child completed", "06a_subagent_finishes_first"},
 	{"a subagent that fails", "child failed", "06d_subagent_fails"},
-	{"pause and resume in a subagent, answered at the root", "task_event resume", "06f_paused_child_resumed_at_root"},
+	{"pause and resume in a subagent, answered at the root", "tree_hand resume", "06f_paused_child_resumed_at_root"},
 	{"the runtime continuation setting", "update set_continuation", "07_every_guard"},
 	{"the workspace's host, asked once by a local activity", "local activity WorkspaceHost", "07_every_guard"},
 	{"messages by update and signal, across continue-as-new", "update send_message", "08_chat_continue_as_new"},
@@ -44,8 +44,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"compaction in one call", "summary in one call", "12_compact_context"},
 	{"compact_context", "update compact_context", "12_compact_context"},
 	{"child cancel (cancel_subagent)", "child canceled", "13_cancel_subagent"},
-	{"a plan approval in a subagent, answered at the root", "task_event approve_plan", "14_subagent_approvals"},
-	{"a tool approval in a subagent, answered at the root", "task_event approve_tool", "14_subagent_approvals"},
+	{"a plan approval in a subagent, answered at the root", "tree_hand approve_plan", "14_subagent_approvals"},
+	{"a tool approval in a subagent, answered at the root", "tree_hand approve_tool", "14_subagent_approvals"},
 	{"child timeout", "child timed out", "15_subagent_timeout"},
 	{"child cancel (subagent_grace_s over after end_session)", "timer fired: subagent grace", "16_subagent_grace"},
 	{"child cancel (subagent_grace_s over after end_session)", "child canceled", "16_subagent_grace"},
@@ -113,7 +113,7 @@ func TestRecordedCorpusShowsItsPaths(t *testing.T) {
 // from a worker that does not encrypt) into the sorted set of what happened
 // in it, in words that corpusPaths can name: "update retry_turn", "timer
 // fired: model retry backoff", "failed RunToolOnHost: ToolNotHost",
-// "child timed out", "summary in parts", "task_event approve_tool", ...
+// "child timed out", "summary in parts", "tree_hand approve_tool", ...
 func marks(data []byte) ([]string, error) {
 	hist, err := client.HistoryFromJSON(strings.NewReader(string(data)), client.HistoryJSONOptions{})
 	if err != nil {
@@ -215,22 +215,22 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		if a.GetSignalName() == workflows.EndSessionSignal {
 			r.ended = true
 		}
-		if a.GetSignalName() != workflows.TaskEventSignal {
+		if a.GetSignalName() != workflows.HandSignal {
 			return []string{"signal " + a.GetSignalName()}, nil
 		}
-		var te workflows.TaskEvent
-		if err := dc.FromPayloads(a.GetInput(), &te); err != nil {
+		var h workflows.Handed
+		if err := dc.FromPayloads(a.GetInput(), &h); err != nil {
 			return nil, err
 		}
 		switch {
-		case te.Resume != nil:
-			return []string{"task_event resume"}, nil
-		case te.Approve != nil:
-			return []string{"task_event approve_plan"}, nil
-		case te.ApproveTool != nil:
-			return []string{"task_event approve_tool"}, nil
+		case h.Resume != nil:
+			return []string{"tree_hand resume"}, nil
+		case h.Approve != nil:
+			return []string{"tree_hand approve_plan"}, nil
+		case h.ApproveTool != nil:
+			return []string{"tree_hand approve_tool"}, nil
 		}
-		return []string{"signal task_event"}, nil
+		return []string{"signal " + workflows.HandSignal}, nil
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 		var in workflows.AgentInput
 		if err := dc.FromPayloads(ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetInput(), &in); err != nil {
