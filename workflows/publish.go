@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -97,6 +98,16 @@ func (a *agent) publish(ctx workflow.Context) {
 	workflow.SetCurrentDetails(ctx, a.details())
 }
 
+// title is the first line of the session's first user message, or "".
+func (a *agent) title() string {
+	for _, m := range a.msgs[:min(len(a.msgs), todo.Head)] {
+		if m.Role == model.RoleUser && m.Name == "" {
+			return shorten(firstLine(m.Content), summaryMax)
+		}
+	}
+	return ""
+}
+
 // same reports whether p and q hold the same search attributes.
 func (p published) same(q published) bool {
 	p.at, q.at = time.Time{}, time.Time{}
@@ -109,6 +120,13 @@ const detailsChildren = 20
 // details is the markdown the Web UI shows on the run's page.
 func (a *agent) details() string {
 	var b strings.Builder
+	// The session's first message heads the page: the static summary,
+	// set at the start, is "waiting for its first message" for a chat
+	// session, and a continued run has none (continue-as-new carries no
+	// user metadata); the first message is carried, so every run has it.
+	if t := a.title(); t != "" {
+		fmt.Fprintf(&b, "### %s\n\n", t)
+	}
 	fmt.Fprintf(&b, "**%s**: %s, turn %d, %d model calls\n\n", a.cfg.agentID, a.status, a.turns, a.modelCalls)
 	b.WriteString(todo.Checklist(a.todo.List()))
 	if a.todo.Paused {

@@ -184,8 +184,9 @@ func TestDetailsShowWaitsAndStayShort(t *testing.T) {
 		a.children[id] = &child{AgentID: id, Done: true, State: &State{AgentID: id, Status: StatusCompleted}}
 		a.childOrder = append(a.childOrder, id)
 	}
+	a.append(model.Message{Role: model.RoleUser, Content: "Fix the flaky test\nin the parser"})
 	d := a.details()
-	for _, want := range []string{"**waiting** (tool_approval): call c7 of write_file", "subagent **kid29**", "and 10 earlier subagents"} {
+	for _, want := range []string{"### Fix the flaky test\n", "**waiting** (tool_approval): call c7 of write_file", "subagent **kid29**", "and 10 earlier subagents"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("details lack %q:\n%s", want, d)
 		}
