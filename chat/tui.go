@@ -327,6 +327,18 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 	})
 }
 
+// clipLines keeps at most n of lines: the first n-1 and a line that says
+// how many more there are.
+func clipLines(lines []string, n int) []string {
+	switch {
+	case len(lines) <= n:
+		return lines
+	case n <= 0:
+		return nil
+	}
+	return append(lines[:n-1:n-1], fmt.Sprintf("… %d more lines (/todos and /plan show them all)", len(lines)-n+1))
+}
+
 // dequeue takes the first queued message with this text off the queue: the
 // transcript shows it now, or it was not sent.
 func (u *ui) dequeue(text string) {
@@ -365,8 +377,31 @@ func (u *ui) View() tea.View {
 	for _, a := range attention(u.tr.st) {
 		parts = append(parts, paint(styleAttention, a))
 	}
+	var list []string
 	if u.expanded {
-		parts = append(parts, paint(styleChecklist, checklist(u.tr.st)))
+		list = strings.Split(checklist(u.tr.st), "\n")
+	}
+	// The view must fit the window: a taller one scrolls the terminal at
+	// each redraw, pushing the transcript out of its scrollback with
+	// copies of the view. The checklist gives way first, then what is
+	// above it, from the top.
+	room := max(u.height-2-u.input.Height(), 1)
+	above := strings.Split(strings.Join(parts, "\n"), "\n")
+	if len(parts) == 0 {
+		above = nil
+	}
+	const border = 2 // the checklist's box, above and below it
+	list = clipLines(list, room-len(above)-border)
+	boxed := 0
+	if len(list) > 0 {
+		boxed = len(list) + border
+	}
+	if over := len(above) + boxed - room; over > 0 {
+		above = above[min(over, len(above)):]
+	}
+	parts = above
+	if len(list) > 0 {
+		parts = append(parts, paint(styleChecklist, strings.Join(list, "\n")))
 	}
 	progress := progressLine(u.tr.st, u.tr.closed)
 	if used := u.prices.usageLine(u.tr.st); used != "" {
