@@ -36,10 +36,12 @@ const (
 	streamModel = "openai:bench-stream"
 	streamGap   = 200 * time.Millisecond
 	streamLong  = 10 * time.Second
-	// streamSettle is how long after a turn's reply the actions are read:
-	// the workflow task that answered is counted once the server has
-	// handled its completion, and a watcher's last look follows it.
-	streamSettle = time.Second
+	// streamSettle is how long the actions are left to settle before they
+	// are read, before a turn and after its reply: the server reports its
+	// counters once a second (tally), the workflow task that answered is
+	// counted once the server has handled its completion, and a watcher's
+	// last look follows it.
+	streamSettle = 2500 * time.Millisecond
 )
 
 // streamServer is the OpenAI-compatible model of the stream phase.
@@ -262,6 +264,7 @@ func (e *env) streamTurn(ctx context.Context, m *streamServer, s *session, msg s
 		stopWatch = func() { cancel(); <-done }
 	}
 	defer stopWatch()
+	time.Sleep(streamSettle)
 	before, err := scrapeActions(ctx, e.srv.MetricsAddress())
 	if err != nil {
 		return t, err
