@@ -42,6 +42,7 @@ package activities
 import (
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -95,4 +96,9 @@ type Activities struct {
 	// sent, so that CallModel and RunTool read them without a query (see
 	// TranscriptCache); nil reads every message by query.
 	Transcripts *TranscriptCache
+	// Streams, when set, serves the reply of each running CallModel to the
+	// clients that watch it (see stream.go); the worker must run under
+	// Streams.Identity, which tells the clients where. nil: clients see a
+	// preview in the heartbeat details only.
+	Streams *replystream.Server
 }

@@ -227,8 +227,8 @@ func (e *env) measureStream(ctx context.Context, m *streamServer, reps int) erro
 
 // streamTurn sends msg and waits for its reply of pieces pieces; with
 // watch, a client watches the session meanwhile. The actions are counted
-// from once the watcher has taken its first look to streamSettle after the
-// reply.
+// from streamSettle after the watcher's first look to streamSettle after
+// the reply.
 func (e *env) streamTurn(ctx context.Context, m *streamServer, s *session, msg string, pieces int, watch bool) (streamTurn, error) {
 	var t streamTurn
 	type sighting struct {
