@@ -25,7 +25,8 @@ import (
 // worker (after a crash) is followed there.
 
 // refollowAfter is how long Watch waits before it follows again a stream
-// that broke, or was not there yet, while its call still ran.
+// that broke, or was not there yet, while its call still ran; it doubles
+// with each failure of the same call's stream, up to 16 times.
 const refollowAfter = 250 * time.Millisecond
 
 // liveStream is one followed stream.
@@ -33,6 +34,7 @@ type liveStream struct {
 	at     string // the server's URL
 	key    replystream.Key
 	cancel func()
+	tries  int // the streams of this call followed before, that failed
 
 	mu     sync.Mutex
 	reply  replystream.Assembled
@@ -51,22 +53,30 @@ func (w *watcher) follow(execution *workflowpb.WorkflowExecutionInfo, pa *workfl
 		at = replystream.Locate(pa.GetLastWorkerIdentity())
 		key = replystream.Key{WorkflowID: execution.GetExecution().GetWorkflowId(), RunID: execution.GetExecution().GetRunId(), ActivityID: pa.GetActivityId()}
 	}
+	tries := 0
 	if l := w.live; l != nil {
 		l.mu.Lock()
-		again := l.at == at && l.key == key && (!l.over || (!l.failed.IsZero() && time.Since(l.failed) < refollowAfter))
-		stays := l.at == at && l.key == key && l.over && l.failed.IsZero() // ended: nothing more to read
+		same := l.at == at && l.key == key
+		// Following, or ended (nothing more to read), or failed a moment
+		// ago: a stream that keeps failing (a worker that is gone, frames
+		// this client cannot read) is tried again less and less often.
+		wait := refollowAfter << min(l.tries, 4)
+		keep := same && (!l.over || l.failed.IsZero() || time.Since(l.failed) < wait)
 		l.mu.Unlock()
-		if again || stays {
+		if keep {
 			return
 		}
 		l.cancel()
 		w.live = nil
+		if same {
+			tries = l.tries + 1
+		}
 	}
 	if at == "" {
 		return
 	}
 	ctx, cancel := context.WithCancel(w.ctx)
-	l := &liveStream{at: at, key: key, cancel: cancel}
+	l := &liveStream{at: at, key: key, cancel: cancel, tries: tries}
 	w.live = l
 	dc := w.s.c.opts.DataConverter
 	go func() {
