@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"go.temporal.io/api/serviceerror"
@@ -558,6 +559,8 @@ func TestRunToolReadsCallInParts(t *testing.T) {
 // worker is lost: the load test saw a tool call fail its three attempts,
 // each ended by the heartbeat timeout during the read, after a worker kill.
 func TestRunToolWaitsForALateTranscript(t *testing.T) {
+	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
+	heartbeatEvery = 100 * time.Millisecond // the test environment has no heartbeat timeout
 	msgs := []model.Message{
 		{Role: model.RoleUser, Content: "go", ToolCalls: []model.ToolCall{}},
 		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
