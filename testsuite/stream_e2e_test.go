@@ -43,8 +43,9 @@ func streamed(ctx context.Context, c client.Client, id string) string {
 }
 
 // A worker killed in the middle of a streamed reply loses only the
-// preview: the call's next attempt streams again, and the transcript (the
-// history) holds the reply once, whole.
+// preview: the call's next attempt streams again, from its own worker, to
+// the client that watches, and the transcript (the history) holds the
+// reply once, whole.
 func TestStreamSurvivesWorkerCrash(t *testing.T) {
 	s := startServer(t)
 	bin := buildWorker(t)
@@ -58,6 +59,7 @@ func TestStreamSurvivesWorkerCrash(t *testing.T) {
 		workflows.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}); err != nil {
 		t.Fatal(err)
 	}
+	seen := watchStream(ctx, todoclient.New(s.c, todoclient.Options{}), id)
 	var part string
 	waitFor(t, time.Minute, "a part of the reply in the heartbeat details", func() bool {
 		part = streamed(ctx, s.c, id)
@@ -67,11 +69,23 @@ func TestStreamSurvivesWorkerCrash(t *testing.T) {
 		t.Fatalf("streamed %q, not a beginning of the reply", part)
 	}
 	first.kill(t)
+	killed := time.Now()
 	s.startWorker(t, t.TempDir())
 	waitFor(t, 2*time.Minute, "the turn to end", func() bool {
 		st, ok := queryState(ctx, s.c, id)
 		return ok && st.Status == workflows.StatusWaitingUser
 	})
+	// The watcher followed the next attempt's stream, from its own worker:
+	// piece by piece, where the heartbeats alone would show one part.
+	var after []string
+	for _, sg := range seen() {
+		if sg.at.After(killed) && sg.text != reply && !slices.Contains(after, sg.text) {
+			after = append(after, sg.text)
+		}
+	}
+	if len(after) < 3 {
+		t.Errorf("after the crash the watcher showed %q; want the next attempt's reply piece by piece", after)
+	}
 	v, err := s.c.QueryWorkflow(ctx, id, "", workflows.MessagesQuery, 0, 0)
 	if err != nil {
 		t.Fatal(err)
