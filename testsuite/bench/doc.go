@@ -48,7 +48,8 @@
 //     (the server's `action` counter), unwatched and watched, and the
 //     time from a model's first token to a client watching the
 //     session, the model a real OpenAI-compatible server in this process
-//     that streams its reply in timed pieces (stream.go).
+//     that streams its reply in timed pieces (stream.go); with -revs, the
+//     workers of earlier revisions too, in the same run.
 //   - levers: the ratio under other worker settings (eager activities off,
 //     gzip on, more pollers, no transcript cache), each in a fresh worker
 //     process, and under the workers of earlier revisions (-revs).

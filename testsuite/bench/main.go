@@ -70,7 +70,7 @@ func run(args []string, out io.Writer) error {
 	replayProfile := fs.String("replay-cpuprofile", "", "write the CPU profile of the replays to `FILE`")
 	leverConcs := fs.String("lever-conc", "1,100", "comma-separated concurrent runs of the levers phase")
 	onlyRevs := fs.Bool("only-revs", false, "the levers phase compares the worker defaults with the -revs workers only")
-	revsFlag := fs.String("revs", "", "the levers phase also runs the worker of each earlier revision: `NAME=REV,...` (git revisions of this repository, built once)")
+	revsFlag := fs.String("revs", "", "the levers and stream phases also run the worker of each earlier revision: `NAME=REV,...` (git revisions of this repository, built once)")
 	var dc listFlag
 	fs.Var(&dc, "dc", "extra server setting `KEY=VALUE` (repeatable), after the embedded server's own")
 	var cfg workerConfig
@@ -248,8 +248,24 @@ func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
 	if has("stream") {
 		fmt.Fprintf(e.out, "\n## A streamed reply: billable actions, and the first token to a watching client\n\nA model served over HTTP (openai-go, streaming) writes a reply in pieces %v apart, for %v; %d rounds.\n",
 			streamGap, streamLong, pa.streamTurns)
+		// This worker, then each -revs worker, in the same run.
+		fmt.Fprintf(e.out, "\n### This worker\n")
 		if err := e.measureStream(ctx, pa.model, pa.streamTurns); err != nil {
 			return err
+		}
+		for _, r := range pa.revs {
+			fmt.Fprintf(e.out, "\n### The worker of %s (%s)\n", r.name, r.rev)
+			if err := e.restartWorkerOf(ctx, r.bin, e.cfg); err != nil {
+				return err
+			}
+			if err := e.measureStream(ctx, pa.model, pa.streamTurns); err != nil {
+				return err
+			}
+		}
+		if len(pa.revs) > 0 {
+			if err := e.restartWorker(ctx, e.cfg); err != nil {
+				return err
+			}
 		}
 	}
 	if has("levers") {
