@@ -43,6 +43,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -100,4 +101,9 @@ type Activities struct {
 	// sent, so that CallModel and RunTool read them without a read of the
 	// run's history (see TranscriptCache); nil reads every message there.
 	Transcripts *TranscriptCache
+	// Streams, when set, serves the reply of each running CallModel to the
+	// clients that watch it (see stream.go); the worker must run under
+	// Streams.Identity, which tells the clients where. nil: clients see a
+	// preview in the heartbeat details only.
+	Streams *replystream.Server
 }

@@ -214,12 +214,12 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if strings.HasPrefix(in.Model, "script:") {
 		label = "script" // a file's path is no model name, and would be a label per file
 	}
-	// The reply streams to watching clients through the heartbeats (see
-	// stream.go); a summary is no reply, and is only kept alive. They
-	// start before the transcript is read, which may wait too: for a
-	// worker to answer the query (after a worker crash, until the server
-	// gives up on it).
-	stream := streamReply(ctx, in)
+	// The reply streams to watching clients as it is written, and the
+	// heartbeats keep the call alive (see stream.go); a summary is no
+	// reply, and is only kept alive. They start before the transcript is
+	// read, which may wait too: for a worker to answer the query (after a
+	// worker crash, until the server gives up on it).
+	stream := a.streamReply(ctx, in)
 	defer stream.stop()
 
 	msgs, err := a.callMessages(ctx, in)

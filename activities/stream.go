@@ -2,29 +2,32 @@ package activities
 
 import (
 	"context"
-	"strings"
-	"sync"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
+
+	"github.com/todoflow/todoflow/internal/replystream"
 )
 
 // Streaming a reply to watching clients.
 //
-// A running CallModel heartbeats the reply's text so far as its heartbeat
-// details (ReplyStream). The server keeps the latest details in the run's
-// mutable state, not in its history, and shows them as the pending
-// activity's heartbeat details of DescribeWorkflowExecution: a client that
-// polls it sees the text while the model writes it, and one that attaches
-// mid-reply sees all of it so far. History still records the reply once,
-// when the activity completes; a worker that dies mid-stream leaves only a
-// preview behind (in the timed-out attempt's failure, as its last heartbeat
-// details, at most MaxStreamBytes), and the call's next attempt streams
-// again from the start.
+// A running CallModel keeps its reply so far in a replystream.Reply. With a
+// stream server (Activities.Streams) the worker serves it over HTTP to the
+// clients that watch the call, found through the worker's identity, which
+// the Temporal server shows with the running activity (package
+// internal/replystream): a piece of text reaches them as it is written and
+// costs no billable action, whether or not anyone watches. A watcher that
+// comes late gets the reply so far, then the rest.
 //
-// The SDK sends at most one heartbeat per throttle interval (the latest
-// details win), so that interval, the worker's MaxHeartbeatThrottleInterval,
-// is what a watcher waits at most between two updates of the text.
+// The call heartbeats only to say it is alive, at the liveness cadence
+// (heartbeat.go): a 10 s reply costs two heartbeats, not one per piece.
+// Each heartbeat carries a ReplyStream, the text so far, for the clients
+// that cannot reach the worker (a worker that serves no stream, or one on
+// another machine that serves on loopback): they see the reply in steps of
+// seconds. History still records the reply once, when the activity
+// completes; a worker that dies mid-stream leaves only a preview behind (in
+// the timed-out attempt's failure, as its last heartbeat details, at most
+// MaxStreamBytes), and the call's next attempt streams again from the
+// start, from its own worker.
 
 // ReplyStream is the heartbeat detail of a running CallModel.
 type ReplyStream struct {
@@ -38,60 +41,47 @@ type ReplyStream struct {
 	Cut int `json:"cut,omitempty"`
 }
 
-// MaxStreamBytes bounds the text a heartbeat carries: the details are
-// rewritten with every heartbeat, a client shows a reply's last lines only,
-// and a call whose worker dies leaves its last details in history (the
-// attempt's timeout failure carries them as LastHeartbeatDetails).
-const MaxStreamBytes = 16 << 10
+// MaxStreamBytes bounds the text a heartbeat carries and a worker keeps
+// for a call's watchers: a client shows a reply's last lines only, and a
+// call whose worker dies leaves its last details in history (the attempt's
+// timeout failure carries them as LastHeartbeatDetails).
+const MaxStreamBytes = replystream.MaxBytes
 
-// replyStream collects a model call's streamed text and keeps the activity
-// alive with it as its details.
+// replyStream is a model call's reply as it is written, served to its
+// watchers, and the heartbeats that keep the call alive with its preview.
 type replyStream struct {
-	mu     sync.Mutex
-	head   ReplyStream
-	text   strings.Builder
-	record func(ReplyStream) // activity.RecordHeartbeat in an activity
-	stop   func()
+	head  ReplyStream
+	reply *replystream.Reply
+	stop  func()
 }
 
-// streamReply starts heartbeating for a model call; add receives the
-// reply's pieces, stop ends the heartbeats. Outside an activity it records
-// nothing.
-func streamReply(ctx context.Context, in CallModelInput) *replyStream {
-	s := &replyStream{head: ReplyStream{AgentID: in.AgentID, Turn: in.Turn, Call: in.Call}, record: func(ReplyStream) {}}
-	if activity.IsActivity(ctx) {
-		s.record = func(d ReplyStream) { activity.RecordHeartbeat(ctx, d) }
+// streamReply starts keeping a model call's reply and heartbeating; add
+// receives the reply's pieces, stop ends both (and the watchers' streams).
+// Outside an activity it records and serves nothing.
+func (a *Activities) streamReply(ctx context.Context, in CallModelInput) *replyStream {
+	s := &replyStream{head: ReplyStream{AgentID: in.AgentID, Turn: in.Turn, Call: in.Call}}
+	if a.Streams != nil && activity.IsActivity(ctx) {
+		info := activity.GetInfo(ctx)
+		s.reply = a.Streams.Open(replystream.Key{
+			WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, ActivityID: info.ActivityID,
+		}, in.Call)
+	} else {
+		s.reply = replystream.NewReply(in.Call)
 	}
-	s.stop = keepBeating(ctx, s.beat)
+	stopBeats := keepBeating(ctx, func() { activity.RecordHeartbeat(ctx, s.details()) })
+	s.stop = func() {
+		stopBeats()
+		s.reply.End()
+	}
 	return s
 }
 
-// add appends a piece of the reply and heartbeats at once: the SDK sends it
-// now or, within its throttle interval, with the next batch.
-func (s *replyStream) add(delta string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.text.WriteString(delta)
-	s.record(s.details())
-}
+// add appends a piece of the reply; its watchers get it at once.
+func (s *replyStream) add(piece string) { s.reply.Add(piece) }
 
-// beat records the current details. Heartbeats are recorded under the
-// lock, so that an older text can never be sent after a newer one.
-func (s *replyStream) beat() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.record(s.details())
-}
-
+// details are the heartbeat details now: the call and its text so far.
 func (s *replyStream) details() ReplyStream {
 	d := s.head
-	d.Text = s.text.String()
-	if len(d.Text) > MaxStreamBytes {
-		cut := len(d.Text) - MaxStreamBytes
-		for cut < len(d.Text) && !utf8.RuneStart(d.Text[cut]) {
-			cut++
-		}
-		d.Cut, d.Text = cut, d.Text[cut:]
-	}
+	d.Text, d.Cut = s.reply.Text()
 	return d
 }

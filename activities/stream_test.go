@@ -5,120 +5,140 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/model"
 )
 
-// The stream heartbeats the text as it grows, every time, each text a
-// prefix of the next, whoever records it (a piece arriving or the
-// keep-alive ticker).
-func TestReplyStream(t *testing.T) {
-	var mu sync.Mutex
-	var got []ReplyStream
-	s := &replyStream{head: ReplyStream{AgentID: "main", Turn: 2, Call: 5}, record: func(d ReplyStream) {
-		mu.Lock()
-		got = append(got, d)
-		mu.Unlock()
-	}}
-	pieces := []string{"The fix ", "is in ", "auth.go."}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for range 50 {
-			s.beat()
-		}
-	}()
-	for _, p := range pieces {
-		s.add(p)
-	}
-	wg.Wait()
-	s.beat()
-	mu.Lock()
-	defer mu.Unlock()
-	prev := ""
-	for _, d := range got {
-		if d.AgentID != "main" || d.Turn != 2 || d.Call != 5 {
-			t.Errorf("details %+v do not name the call", d)
-		}
-		if !strings.HasPrefix(d.Text, prev) {
-			t.Errorf("text %q recorded after %q", d.Text, prev)
-		}
-		prev = d.Text
-	}
-	if prev != strings.Join(pieces, "") {
-		t.Errorf("last text %q, want the whole reply", prev)
-	}
-}
-
-func TestReplyStreamDetailsCut(t *testing.T) {
-	s := &replyStream{}
-	s.text.WriteString("é" + strings.Repeat("x", MaxStreamBytes))
-	d := s.details()
-	if len(d.Text) != MaxStreamBytes || d.Cut != 2 {
-		t.Errorf("details: %d bytes, cut %d; want %d and 2 (the é whole)", len(d.Text), d.Cut, MaxStreamBytes)
-	}
-	s.text.Reset()
-	s.text.WriteString("short")
-	if d := s.details(); d.Text != "short" || d.Cut != 0 {
-		t.Errorf("details of a short text: %+v", d)
-	}
-}
-
-// streamingModel streams its reply in the pieces given.
+// streamingModel streams its reply in the pieces given, pausing before
+// each piece that follows a "|" (which it does not send), until release is
+// closed when it is set.
 type streamingModel struct {
 	recordingModel
-	pieces []string
+	pieces  []string
+	pause   time.Duration
+	started chan activity.Info // the call's info, once it has written its first piece
+	release chan struct{}
 }
 
 func (m *streamingModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
 	if req.Stream != nil {
-		for _, p := range m.pieces {
+		for i, p := range m.pieces {
 			req.Stream(p)
+			if i == 0 && m.started != nil {
+				m.started <- activity.GetInfo(ctx)
+				<-m.release
+			}
+			time.Sleep(m.pause)
 		}
 	}
 	return m.recordingModel.Complete(ctx, req)
 }
 
-// CallModel's heartbeats carry a ReplyStream that names the call, from the
-// reply's first piece on; a call that streams nothing and ends within the
-// heartbeat interval (a summary here) records none, since each costs an RPC
-// and a write of the run's state on the server. (The test environment
-// holds later heartbeats for its default throttle interval; testsuite's
-// end-to-end test watches the text grow on a server.)
-func TestCallModelHeartbeatsReplyStream(t *testing.T) {
-	m := &streamingModel{pieces: []string{"Hel", "lo"}}
-	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }}
+// beats runs CallModel on m in a test environment and returns the
+// heartbeats it recorded.
+func beats(t *testing.T, a *Activities, in CallModelInput) []ReplyStream {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
 	var mu sync.Mutex
-	var beats []ReplyStream
+	var got []ReplyStream
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
 		var d ReplyStream
 		if err := details.Get(&d); err != nil {
 			t.Errorf("heartbeat details are no ReplyStream: %v", err)
 		}
 		mu.Lock()
-		beats = append(beats, d)
+		got = append(got, d)
 		mu.Unlock()
 	})
-	for _, sum := range []*Summarize{nil, {Instructions: "Summarise."}} {
-		if _, err := env.ExecuteActivity(a.CallModel, CallModelInput{AgentID: "coder", Turn: 1, Call: 3, Model: "x:y", Summarize: sum,
-			Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}); err != nil {
-			t.Fatal(err)
-		}
+	in.Messages = []model.Message{{Role: model.RoleUser, Content: "hi"}}
+	if _, err := env.ExecuteActivity(a.CallModel, in); err != nil {
+		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(beats) != 1 || beats[0] != (ReplyStream{AgentID: "coder", Turn: 1, Call: 3, Text: "Hel"}) {
-		t.Errorf("heartbeats %+v, want one with the first piece, naming the call", beats)
+	return got
+}
+
+// The reply's pieces cost no heartbeat: a call that streams a hundred of
+// them within its liveness interval records none.
+func TestCallModelStreamsWithoutHeartbeats(t *testing.T) {
+	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
+	heartbeatEvery = time.Hour
+	m := &streamingModel{pieces: strings.Split(strings.Repeat("word ", 100), " ")}
+	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }}
+	if got := beats(t, a, CallModelInput{AgentID: "coder", Turn: 1, Call: 3, Model: "x:y"}); len(got) != 0 {
+		t.Errorf("%d heartbeats for a call shorter than its liveness interval, want none", len(got))
 	}
-	if m.reqs[0].Stream == nil || m.reqs[1].Stream != nil {
-		t.Errorf("Stream set: reply %v, summary %v; want the reply's only", m.reqs[0].Stream != nil, m.reqs[1].Stream != nil)
+	if m.reqs[0].Stream == nil {
+		t.Error("the reply was not streamed")
+	}
+}
+
+// The liveness heartbeats carry the reply so far, naming the call: the
+// preview of the clients that cannot reach the worker.
+func TestCallModelHeartbeatsCarryThePreview(t *testing.T) {
+	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
+	heartbeatEvery = 20 * time.Millisecond
+	m := &streamingModel{pieces: []string{"The fix ", "is in ", "auth.go."}, pause: 100 * time.Millisecond}
+	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }}
+	got := beats(t, a, CallModelInput{AgentID: "coder", Turn: 1, Call: 3, Model: "x:y"})
+	if len(got) == 0 {
+		t.Fatal("no heartbeat from a call that ran over ten liveness intervals")
+	}
+	for _, d := range got {
+		if d.AgentID != "coder" || d.Turn != 1 || d.Call != 3 || !strings.HasPrefix("The fix is in auth.go.", d.Text) {
+			t.Errorf("heartbeat %+v: want the call named and a beginning of its reply", d)
+		}
+	}
+}
+
+// With a stream server, a running call's reply is served to a watcher as
+// it is written, and the stream ends when the call does.
+func TestCallModelServesItsReply(t *testing.T) {
+	srv, err := replystream.Listen("127.0.0.1:0", replystream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	m := &streamingModel{pieces: []string{"Hel", "lo"}, started: make(chan activity.Info, 1), release: make(chan struct{})}
+	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }, Streams: srv}
+	done := make(chan []ReplyStream)
+	go func() { done <- beats(t, a, CallModelInput{Call: 2, Model: "x:y"}) }()
+	info := <-m.started
+	k := replystream.Key{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, ActivityID: info.ActivityID}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var got replystream.Assembled
+	followed := make(chan error)
+	go func() {
+		followed <- replystream.Follow(ctx, srv.URL(), k, nil, func(f replystream.Frame) {
+			mu.Lock()
+			defer mu.Unlock()
+			got.Apply(f)
+			if f.Text == "Hel" {
+				close(m.release) // the watcher has the first piece while the call runs
+			}
+		})
+	}()
+	if err := <-followed; err != nil {
+		t.Fatalf("following the call: %v", err)
+	}
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if got.Text != "Hello" || got.Call != 2 || !got.End {
+		t.Errorf("the watcher has %+v; want the whole reply of call 2, ended", got)
+	}
+	if err := replystream.Follow(ctx, srv.URL(), k, nil, func(replystream.Frame) {}); err != replystream.ErrEnded {
+		t.Errorf("following the call after it ended: %v; want ErrEnded", err)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -522,21 +524,29 @@ func TestRunToolReadsCallInParts(t *testing.T) {
 // worker is lost: the load test saw a tool call fail its three attempts,
 // each ended by the heartbeat timeout during the read, after a worker kill.
 func TestRunToolWaitsForALateTranscript(t *testing.T) {
+	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
+	heartbeatEvery = 100 * time.Millisecond // the test environment has no heartbeat timeout
 	msgs := []model.Message{
 		{Role: model.RoleUser, Content: "go", ToolCalls: []model.ToolCall{}},
 		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
 			{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"path":"out.txt","content":"late but there"}`)},
 		}},
 	}
+	var mu sync.Mutex // the queries and the heartbeats come from two goroutines
 	var order []string
+	note := func(what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, what)
+	}
 	c := &queryClient{workflowID: "default-test-workflow-id", runID: "default-test-run-id", msgs: msgs, late: 2,
-		onQuery: func() { order = append(order, "query") }}
+		onQuery: func() { note("query") }}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	ws := t.TempDir()
 	a := &Activities{Client: c, Roots: testRoots(t, filepath.Dir(ws))}
 	env.RegisterActivity(a)
-	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { order = append(order, "heartbeat") })
+	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { note("heartbeat") })
 	val, err := env.ExecuteActivity(a.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: &CallRef{Message: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -548,6 +558,8 @@ func TestRunToolWaitsForALateTranscript(t *testing.T) {
 	if c.queries != 3 {
 		t.Errorf("%d queries; want the two late ones asked again", c.queries)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if i := slices.Index(order, "heartbeat"); i < 0 || i == len(order)-1 {
 		t.Errorf("events %v; want a heartbeat while the transcript is read", order)
 	}

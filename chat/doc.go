@@ -9,8 +9,8 @@
 //
 // The client learns everything from client.Session.Watch, every
 // DefaultPoll: a DescribeWorkflowExecution, which the server answers alone
-// (the run's status, its history length, the running CallModel's heartbeat
-// details: the reply so far), and only when the history has grown (or the
+// (the run's status, its history length, the running CallModel and the
+// worker that serves its reply), and only when the history has grown (or the
 // last query failed) the state query and the messages query from the
 // first message not yet seen. The tracker (tracker.go) turns the watch's
 // events into what is printed once and what changes in place.
@@ -22,13 +22,16 @@
 //
 // # Streaming
 //
-// A reply's text travels as the running model call's heartbeat details:
-// mutable state on the server, never history, rewritten at most every
-// agentworker.StreamInterval (the worker's heartbeat throttle). A client
+// A reply's text comes from the worker that runs the model call, which
+// serves it as it is written (package internal/replystream, through
+// client.Session.Watch): never through the Temporal server, so it costs no
+// billable action. A client that cannot reach that worker shows the
+// preview in the call's heartbeat details, every few seconds. A client
 // that attaches mid-reply sees the text so far; when the call completes,
 // the reply enters history once, as the assistant message, and the client
 // prints that message in place of the preview. A worker that dies
-// mid-stream loses only the preview: the call's next attempt streams again.
+// mid-stream loses only the preview: the call's next attempt streams again,
+// from its own worker.
 // Only the root agent's reply is streamed; a subagent's work shows as its
 // events and status lines (its model calls run in its own workflow, which
 // the client does not poll).

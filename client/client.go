@@ -33,9 +33,9 @@ type Options struct {
 	// sessions; empty means workflows.TaskQueue.
 	TaskQueue string
 	// DataConverter decodes what Watch reads outside the workflow's
-	// answers: the heartbeat details that stream a reply. Give the Temporal
-	// client's own (with TODOFLOW_PAYLOAD_KEY, the sealing one); nil means
-	// the SDK's default.
+	// answers: a reply's stream from its worker and the heartbeat details
+	// that preview it. Give the Temporal client's own (with
+	// TODOFLOW_PAYLOAD_KEY, the sealing one); nil means the SDK's default.
 	DataConverter converter.DataConverter
 	// Namespace is the namespace the Temporal client was dialled with, for
 	// the requests that name it (Rewind's reset); empty means "default".

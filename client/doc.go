@@ -23,9 +23,10 @@
 // workflows.AgentInput, workflows.CompactResult, …), used as they are: the
 // types the workflow decodes strictly are the contract, and a second name
 // for each would be a second thing to keep in step. The client imports
-// nothing else of the worker's, except the heartbeat details that carry a
-// streamed reply (workflows.ReplyStream), which Watch turns into
-// StreamChanged.
+// nothing else of the worker's, except what carries a streamed reply: the
+// stream the worker serves (internal/replystream) and the heartbeat
+// details that preview it (workflows.ReplyStream), which Watch turns into
+// StreamChanged (stream.go).
 //
 // # In order, once
 //

@@ -55,8 +55,8 @@ type TaskEvent struct{ Event todo.Event }
 type NewMessage struct{ Message model.Message }
 
 // StreamChanged: the root agent's reply as its model call writes it (from
-// the call's heartbeats: never history). Running is false once no call
-// runs; the reply then comes as a NewMessage. Text is the reply so far (its
+// the worker that runs the call, or the call's heartbeats: never history).
+// Running is false once no call runs; the reply then comes as a NewMessage. Text is the reply so far (its
 // end, Cut bytes left out before it, when it is long); "" while the call
 // has written nothing.
 type StreamChanged struct {
@@ -79,9 +79,10 @@ type Closed struct{ Status string }
 // works again (Err nil). The watch goes on.
 type Problem struct{ Err error }
 
-// Looked ends the events of one look that had news: the events before it
-// tell the session as it stood at one moment, so a client that acts on
-// what it saw (reads its next line, redraws) waits for it.
+// Looked ends the events of one look that had news, or a StreamChanged
+// that came between two looks: the events before it tell the session as
+// it stood at one moment, so a client that acts on what it saw (reads its
+// next line, redraws) waits for it.
 type Looked struct{ At time.Time }
 
 func (StateChanged) event()      {}

@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/workflows"
@@ -29,10 +30,13 @@ const DefaultWatchInterval = 100 * time.Millisecond
 //
 // Each look is one DescribeWorkflowExecution, which the server answers
 // alone (the run's status, its history length, the running activities with
-// their heartbeats: the reply being written, the tools running); the state
-// and messages queries, which a worker answers, are asked only when the
-// history has grown since the last look, or the last query failed. A quiet
-// session costs one cheap call per look and nothing on the worker.
+// their heartbeats: the tools running, the model call and where its worker
+// serves its reply); the state and messages queries, which a worker
+// answers, are asked only when the history has grown since the last look,
+// or the last query failed. A quiet session costs one cheap call per look
+// and nothing on the worker. A reply being written is followed from its
+// worker between the looks, and each piece is reported as it comes, with a
+// Looked of its own (see stream.go).
 func (s *Session) Watch(ctx context.Context, interval time.Duration) <-chan Event {
 	if interval <= 0 {
 		interval = DefaultWatchInterval
@@ -40,27 +44,40 @@ func (s *Session) Watch(ctx context.Context, interval time.Duration) <-chan Even
 	out := make(chan Event)
 	go func() {
 		defer close(out)
-		w := &watcher{s: s}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel() // and the stream followed with it
+		w := &watcher{s: s, ctx: ctx, streamed: make(chan struct{}, 1)}
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		for {
-			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			evs, done := w.look(lctx)
-			cancel()
+		send := func(evs []Event) bool {
 			for _, ev := range evs {
 				select {
 				case out <- ev:
 				case <-ctx.Done():
-					return
+					return false
 				}
 			}
-			if done {
+			return true
+		}
+		for {
+			lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
+			evs, done := w.look(lctx)
+			lcancel()
+			if !send(evs) || done {
 				return
 			}
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return
+		wait:
+			for {
+				select {
+				case <-t.C:
+					break wait
+				case <-w.streamed:
+					if !send(w.streamEvents()) {
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 	}()
@@ -69,7 +86,9 @@ func (s *Session) Watch(ctx context.Context, interval time.Duration) <-chan Even
 
 // watcher is what Watch remembers between two looks.
 type watcher struct {
-	s *Session
+	s        *Session
+	ctx      context.Context // the watch's
+	streamed chan struct{}   // a frame of the followed stream came
 
 	runID      string
 	historyLen int64
@@ -78,7 +97,9 @@ type watcher struct {
 	offset     int            // the transcript's messages reported
 	last       *model.Message // the last one, to find the place again after continue-as-new
 	closed     bool
-	stream     StreamChanged
+	stream     StreamChanged // as last reported
+	preview    StreamChanged // as the last look's heartbeat details had it
+	live       *liveStream   // the model call's stream, followed
 	tools      []string
 	problem    string
 }
@@ -104,10 +125,11 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 
 	var stream StreamChanged
 	var tools []string
+	var modelCall *workflowpb.PendingActivityInfo
 	for _, pa := range d.GetPendingActivities() {
 		switch pa.GetActivityType().GetName() {
 		case workflows.ModelCallActivity:
-			stream.Running = true
+			stream.Running, modelCall = true, pa
 			var rs workflows.ReplyStream
 			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &rs) == nil {
 				stream.Call, stream.Text, stream.Cut = rs.Call, rs.Text, rs.Cut
@@ -142,7 +164,9 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 		}
 		w.stateOK = qerr == nil
 	}
-	if stream != w.stream {
+	w.preview = stream
+	w.follow(info, modelCall)
+	if stream = w.streamNow(); stream != w.stream {
 		w.stream = stream
 		evs = append(evs, stream)
 	}

@@ -38,7 +38,7 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 	// Heartbeats as often as agentworker's, so that the streamed reply
 	// shows when the model call has read its transcript (see
 	// answerWithSignals).
-	acts := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: agentworker.StreamInterval})
+	acts := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle})
 	a := &activities.Activities{Client: s.c, Models: agentworker.NewModels("", "/"), StateDir: t.TempDir()}
 	acts.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
 	acts.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
@@ -188,7 +188,7 @@ func hasMessage(msgs []model.Message, role, content string) bool {
 func TestSignalInTheTaskBeforeContinueAsNew(t *testing.T) {
 	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=5")
 	sc := writeScenario(t, `{"name": "race", "input": {"prompt": "one", "todo": {"enabled": false}},
-	  "model": [{"content": "reply one", "delay_ms": 2000}, {"content": "reply two"}]}`)
+	  "model": [{"content": "reply one", "delay_ms": 5000}, {"content": "reply two"}]}`)
 	id := "race-continue-as-new"
 	answerWithSignals(t, s, id, sc.RunInput(), func(ctx context.Context) {
 		if err := s.c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, "two"); err != nil {
@@ -232,7 +232,7 @@ func TestSignalInTheTaskBeforeContinueAsNew(t *testing.T) {
 func TestSignalInTheTaskBeforeCompletion(t *testing.T) {
 	s := startServer(t)
 	sc := writeScenario(t, `{"name": "race", "input": {"prompt": "one", "todo": {"enabled": false}},
-	  "model": [{"content": "reply one", "delay_ms": 2000}, {"content": "reply two"}]}`)
+	  "model": [{"content": "reply one", "delay_ms": 5000}, {"content": "reply two"}]}`)
 	id := "race-completion"
 	answerWithSignals(t, s, id, sc.RunInput(), func(ctx context.Context) {
 		if err := s.c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, "two"); err != nil {

@@ -16,6 +16,9 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/todoflow/todoflow/activities"
+	todoclient "github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/internal/replystream"
+	"github.com/todoflow/todoflow/internal/telemetrytest"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/model/script"
 	"github.com/todoflow/todoflow/worker/agentworker"
@@ -40,8 +43,9 @@ func streamed(ctx context.Context, c client.Client, id string) string {
 }
 
 // A worker killed in the middle of a streamed reply loses only the
-// preview: the call's next attempt streams again, and the transcript (the
-// history) holds the reply once, whole.
+// preview: the call's next attempt streams again, from its own worker, to
+// the client that watches, and the transcript (the history) holds the
+// reply once, whole.
 func TestStreamSurvivesWorkerCrash(t *testing.T) {
 	s := startServer(t)
 	bin := buildWorker(t)
@@ -55,6 +59,7 @@ func TestStreamSurvivesWorkerCrash(t *testing.T) {
 		workflows.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}); err != nil {
 		t.Fatal(err)
 	}
+	seen := watchStream(ctx, todoclient.New(s.c, todoclient.Options{}), id)
 	var part string
 	waitFor(t, time.Minute, "a part of the reply in the heartbeat details", func() bool {
 		part = streamed(ctx, s.c, id)
@@ -64,11 +69,23 @@ func TestStreamSurvivesWorkerCrash(t *testing.T) {
 		t.Fatalf("streamed %q, not a beginning of the reply", part)
 	}
 	first.kill(t)
+	killed := time.Now()
 	s.startWorker(t, t.TempDir())
 	waitFor(t, 2*time.Minute, "the turn to end", func() bool {
 		st, ok := queryState(ctx, s.c, id)
 		return ok && st.Status == workflows.StatusWaitingUser
 	})
+	// The watcher followed the next attempt's stream, from its own worker:
+	// piece by piece, where the heartbeats alone would show one part.
+	var after []string
+	for _, sg := range seen() {
+		if sg.at.After(killed) && sg.text != reply && !slices.Contains(after, sg.text) {
+			after = append(after, sg.text)
+		}
+	}
+	if len(after) < 3 {
+		t.Errorf("after the crash the watcher showed %q; want the next attempt's reply piece by piece", after)
+	}
 	v, err := s.c.QueryWorkflow(ctx, id, "", workflows.MessagesQuery, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -115,17 +132,21 @@ func (m *timedModel) Complete(ctx context.Context, req model.Request) (model.Res
 }
 
 // The time from a piece of the reply reaching the worker to its showing
-// on the terminal's screen: the heartbeat throttle (agentworker.StreamInterval),
-// the client's poll (chat.DefaultPoll), the render and tmux. Measured for
-// every piece of a reply streamed over 6 s; the test fails when one takes
-// longer than 2.5 s, which the SDK's default throttle (4 s for a model
-// call) would.
+// on the terminal's screen: the worker's stream, the render and tmux.
+// Measured for every piece of a reply streamed over 6 s; the test fails
+// when one takes longer than 2.5 s, which the heartbeats alone (one every
+// 3.5 s) would.
 func TestChatStreamLatency(t *testing.T) {
 	tm := newTmux(t)
 	s := startServer(t)
 	timed := &timedModel{Client: script.New("/")}
-	w := worker.New(s.c, workflows.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: agentworker.StreamInterval})
-	workflows.RegisterWithOptions(w, &activities.Activities{Client: s.c, StateDir: t.TempDir(),
+	streams, err := replystream.Listen("127.0.0.1:0", replystream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = streams.Close() })
+	w := worker.New(s.c, workflows.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle, Identity: streams.Identity("latency-worker")})
+	workflows.RegisterWithOptions(w, &activities.Activities{Client: s.c, StateDir: t.TempDir(), Streams: streams,
 		Models: func(ref string) (model.Client, string, error) {
 			return timed, strings.TrimPrefix(ref, "script:"), nil
 		}}, workflows.Options{})
@@ -179,7 +200,7 @@ func TestChatStreamLatency(t *testing.T) {
 	t.Logf("piece to screen: first token %v; all pieces %v", lat[0].Round(time.Millisecond), roundAll(lat))
 	sorted := slices.Clone(lat)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	t.Logf("median %v, max %v (throttle %v, client poll 100ms)", sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), agentworker.StreamInterval)
+	t.Logf("median %v, max %v", sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond))
 	for i, l := range lat[:len(lat)-1] { // the last piece ends the call: it shows as the message
 		if l > 2500*time.Millisecond {
 			t.Errorf("piece %d took %v to reach the screen, want at most 2.5s", i, l)
@@ -193,4 +214,112 @@ func roundAll(ds []time.Duration) []time.Duration {
 		out[i] = d.Round(time.Millisecond)
 	}
 	return out
+}
+
+// sighting is a StreamChanged a watcher got, and when.
+type sighting struct {
+	text string
+	at   time.Time
+}
+
+// watchStream watches session id in the background and keeps the texts of
+// the reply being written that it was shown.
+func watchStream(ctx context.Context, c *todoclient.Client, id string) (seen func() []sighting) {
+	var mu sync.Mutex
+	var got []sighting
+	go func() {
+		for ev := range c.Session(id).Watch(ctx, 0) {
+			if sc, ok := ev.(todoclient.StreamChanged); ok && sc.Running && sc.Text != "" {
+				mu.Lock()
+				got = append(got, sighting{sc.Text, time.Now()})
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []sighting {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// heartbeats is how many heartbeats the server has counted (its `action`
+// counter, which it reports once a second).
+func heartbeats(t *testing.T, s *server) float64 {
+	t.Helper()
+	var n float64
+	for _, sm := range telemetrytest.Get(t, "http://"+s.srv.MetricsAddress()+"/metrics") {
+		if (sm.Name == "action" || sm.Name == "action_total") && sm.Labels["action_type"] == "grpc_RecordActivityTaskHeartbeat" {
+			n += sm.Value
+		}
+	}
+	return n
+}
+
+// A client that watches a session sees the reply while the model writes
+// it, piece by piece, from the worker that runs the call, and one that
+// comes late sees the reply so far at once; meanwhile the call heartbeats
+// only to say it is alive: a reply written over 6 s costs one heartbeat,
+// where it cost one per piece and one a second before.
+func TestWatchFollowsTheWorkersStream(t *testing.T) {
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	words := strings.Fields("The token check now runs before the session lookup and the expired-token test passes.")
+	sc := writeScenario(t, `{"model": [{"content": "`+strings.Join(words, " ")+`", "delay_ms": 6000}]}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := todoclient.New(s.c, todoclient.Options{})
+	time.Sleep(1500 * time.Millisecond) // the server's counters, reported once a second
+	before := heartbeats(t, s)
+	const id = "watch-stream"
+	if _, err := c.Start(ctx, workflows.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}, todoclient.StartOptions{ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	early := watchStream(ctx, c, id)
+	waitFor(t, time.Minute, "three parts of the reply shown", func() bool { return len(early()) >= 3 })
+	lateStart := time.Now()
+	late := watchStream(ctx, c, id)
+	waitFor(t, time.Minute, "the late watcher to show the reply", func() bool { return len(late()) > 0 })
+	waitFor(t, time.Minute, "the turn to end", func() bool {
+		st, ok := queryState(ctx, s.c, id)
+		return ok && st.Status == workflows.StatusWaitingUser
+	})
+	time.Sleep(1500 * time.Millisecond)
+	beats := heartbeats(t, s) - before
+
+	whole := strings.Join(words, " ")
+	var parts []string
+	for _, sg := range early() {
+		if !strings.HasPrefix(whole, sg.text) {
+			t.Errorf("the watcher showed %q, not a beginning of the reply", sg.text)
+		}
+		if sg.text != whole && !slices.Contains(parts, sg.text) {
+			parts = append(parts, sg.text)
+		}
+	}
+	if len(parts) < 3 {
+		t.Errorf("the watcher showed the reply in %d parts before its end (%q); want it piece by piece", len(parts), parts)
+	}
+	// The late watcher shows all the early one had when it came (its
+	// first look may show the older preview of the heartbeat details).
+	var had string
+	for _, sg := range early() {
+		if sg.at.Before(lateStart) {
+			had = sg.text
+		}
+	}
+	caughtUp := false
+	for _, sg := range late() {
+		caughtUp = caughtUp || strings.HasPrefix(sg.text, had)
+		if !strings.HasPrefix(whole, sg.text) {
+			t.Errorf("the late watcher showed %q, not a beginning of the reply", sg.text)
+		}
+	}
+	if !caughtUp {
+		t.Errorf("the late watcher showed %+v; never all the early one had when it came, %q", late(), had)
+	}
+	if beats > 2 {
+		t.Errorf("%g heartbeats for one model call of 6 s; want at most 2 (the liveness cadence is 3.5 s)", beats)
+	}
+	t.Logf("%d parts shown, %g heartbeats", len(parts), beats)
 }

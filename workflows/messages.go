@@ -99,8 +99,9 @@ const (
 )
 
 // The activities a client reads progress from in a session's pending
-// activities: a model call's heartbeat carries its reply so far
-// (ReplyStream), a tool call's its tool's name. Named here, so that a client
+// activities: a model call's heartbeat carries a preview of its reply
+// (ReplyStream; the reply itself streams from its worker, whose identity
+// the pending activity shows), a tool call's its tool's name. Named here, so that a client
 // needs the message types of this package and not the worker's internals.
 const (
 	ModelCallActivity  = activities.CallModelName
@@ -108,5 +109,6 @@ const (
 	ToolOnHostActivity = activities.RunToolOnHostName
 )
 
-// ReplyStream is a running model call's heartbeat: its reply so far.
+// ReplyStream is a running model call's heartbeat: its reply so far, as
+// it stood at the last heartbeat.
 type ReplyStream = activities.ReplyStream

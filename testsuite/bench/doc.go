@@ -44,9 +44,12 @@
 //     and the history per model call, agent against bare.
 //   - chat: a session of 500 turns driven by send_message; the history
 //     each of turns 10, 100 and 500 added, continue-as-new included.
-//   - stream: the time from a model's first token to a client watching the
+//   - stream: the billable actions of a turn whose reply streams for 10 s
+//     (the server's `action` counter), unwatched and watched, and the
+//     time from a model's first token to a client watching the
 //     session, the model a real OpenAI-compatible server in this process
-//     that streams its reply in timed pieces (stream.go).
+//     that streams its reply in timed pieces (stream.go); with -revs, the
+//     workers of earlier revisions too, in the same run.
 //   - levers: the ratio under other worker settings (eager activities off,
 //     gzip on, more pollers, no transcript cache), each in a fresh worker
 //     process, and under the workers of earlier revisions (-revs).

@@ -64,13 +64,13 @@ func run(args []string, out io.Writer) error {
 	turns := fs.Int("turns", 0, "turns of the chat phase's session (default 500; with -quick 100)")
 	replayTurns := fs.Int("replay-turns", 1000, "turns of the replayed session")
 	idle := fs.Int("idle", 1000, "sessions of the idle phase")
-	streamTurns := fs.Int("stream-turns", 5, "turns of the stream phase's session")
+	streamTurns := fs.Int("stream-turns", 3, "rounds of the stream phase (a long reply unwatched, watched, and a short one)")
 	saveHistory := fs.String("save-history", "", "write the replayed session's history (JSON) to `FILE`")
 	cpuProfile := fs.String("cpuprofile", "", "write the worker's CPU profile during the ratio phase's highest concurrency to `FILE`")
 	replayProfile := fs.String("replay-cpuprofile", "", "write the CPU profile of the replays to `FILE`")
 	leverConcs := fs.String("lever-conc", "1,100", "comma-separated concurrent runs of the levers phase")
 	onlyRevs := fs.Bool("only-revs", false, "the levers phase compares the worker defaults with the -revs workers only")
-	revsFlag := fs.String("revs", "", "the levers phase also runs the worker of each earlier revision: `NAME=REV,...` (git revisions of this repository, built once)")
+	revsFlag := fs.String("revs", "", "the levers and stream phases also run the worker of each earlier revision: `NAME=REV,...` (git revisions of this repository, built once)")
 	var dc listFlag
 	fs.Var(&dc, "dc", "extra server setting `KEY=VALUE` (repeatable), after the embedded server's own")
 	var cfg workerConfig
@@ -246,10 +246,26 @@ func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
 		}
 	}
 	if has("stream") {
-		fmt.Fprintf(e.out, "\n## First token to a watching client\n\nA model served over HTTP (openai-go, streaming) writes each reply in %d pieces %v apart; a watcher polls DescribeWorkflowExecution every %v, as `starter chat` does every 100 ms. %d turns.\n",
-			streamPieces, streamGap, streamPoll, pa.streamTurns)
+		fmt.Fprintf(e.out, "\n## A streamed reply: billable actions, and the first token to a watching client\n\nA model served over HTTP (openai-go, streaming) writes a reply in pieces %v apart, for %v; %d rounds.\n",
+			streamGap, streamLong, pa.streamTurns)
+		// This worker, then each -revs worker, in the same run.
+		fmt.Fprintf(e.out, "\n### This worker\n")
 		if err := e.measureStream(ctx, pa.model, pa.streamTurns); err != nil {
 			return err
+		}
+		for _, r := range pa.revs {
+			fmt.Fprintf(e.out, "\n### The worker of %s (%s)\n", r.name, r.rev)
+			if err := e.restartWorkerOf(ctx, r.bin, e.cfg); err != nil {
+				return err
+			}
+			if err := e.measureStream(ctx, pa.model, pa.streamTurns); err != nil {
+				return err
+			}
+		}
+		if len(pa.revs) > 0 {
+			if err := e.restartWorker(ctx, e.cfg); err != nil {
+				return err
+			}
 		}
 	}
 	if has("levers") {

@@ -10,38 +10,46 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"go.temporal.io/sdk/converter"
-
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model/openai"
-	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
 
-// The stream phase measures what a user of `starter chat` waits for: the
-// time from a model's first token to a client that watches the session.
+// The stream phase measures what streaming a reply costs and what a user
+// of `starter chat` waits for: the billable actions (the server's `action`
+// counter) of a turn whose one model call streams its reply for
+// streamLong, with nobody watching and with a client watching, and the
+// time from the model's first token to that client.
 //
 // The model is a real OpenAI-compatible server in this process, reached by
 // the worker process through the openai-go client (OPENAI_BASE_URL), that
-// streams its reply in pieces a fixed interval apart and notes when it
-// flushed each. The watcher polls DescribeWorkflowExecution, as the chat
-// client does, and notes when each piece first shows in the running
-// CallModel's heartbeat details: both clocks are this process's. The
-// baseline, measured in the same run, is that poll's own round trip.
+// streams its reply in pieces streamGap apart and notes when it flushed
+// each. The watcher is client.Session.Watch at the chat's interval, as
+// `starter chat` watches; it notes when each piece first shows in a
+// StreamChanged: both clocks are this process's. The baseline, measured in
+// the same run, is one DescribeWorkflowExecution round trip.
 
 const (
-	streamModel  = "openai:bench-stream"
-	streamPieces = 8
-	streamGap    = 200 * time.Millisecond
-	streamPoll   = 10 * time.Millisecond
+	streamModel = "openai:bench-stream"
+	streamGap   = 200 * time.Millisecond
+	streamLong  = 10 * time.Second
+	// streamSettle is how long the actions are left to settle before they
+	// are read, before a turn and after its reply: the server reports its
+	// counters once a second (tally), the workflow task that answered is
+	// counted once the server has handled its completion, and a watcher's
+	// last look follows it.
+	streamSettle = 2500 * time.Millisecond
 )
 
 // streamServer is the OpenAI-compatible model of the stream phase.
 type streamServer struct {
 	srv  *http.Server
 	addr string
+
+	pieces atomic.Int32 // how many pieces the next replies have
 
 	mu      sync.Mutex
 	flushed map[string]time.Time // piece text → when it was flushed
@@ -55,6 +63,7 @@ func startStreamServer() (*streamServer, error) {
 		return nil, err
 	}
 	s := &streamServer{addr: ln.Addr().String(), flushed: map[string]time.Time{}}
+	s.pieces.Store(1)
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
 	go func() { _ = s.srv.Serve(ln) }()
 	os.Setenv(openai.EnvBaseURL, "http://"+s.addr+"/v1")
@@ -93,7 +102,7 @@ func (s *streamServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var pieces []string
-	for i := range streamPieces {
+	for i := range int(s.pieces.Load()) {
 		pieces = append(pieces, piece(last, i))
 	}
 	chunk := func(body string) string {
@@ -139,72 +148,162 @@ func (s *streamServer) flushedAt(p string) (time.Time, bool) {
 	return t, ok
 }
 
-// measureStream runs turns turns of one session on the streaming model and
-// prints how long each piece took from the model to the watcher.
-func (e *env) measureStream(ctx context.Context, m *streamServer, turns int) error {
+// streamTurn is what one turn of the stream phase measured.
+type streamTurn struct {
+	actions       actions
+	first, pieces []time.Duration // watched turns: model → watcher
+}
+
+// measureStream runs reps rounds of one session on the streaming model: a
+// turn whose reply streams for streamLong unwatched, the same watched, and
+// a turn whose reply comes in one piece, unwatched, for reference. It
+// prints the actions each took and how long the pieces took to the
+// watcher.
+func (e *env) measureStream(ctx context.Context, m *streamServer, reps int) error {
 	s, err := e.startSession(ctx, workflows.AgentInput{Model: streamModel, IdleTimeoutS: 600})
 	if err != nil {
 		return err
 	}
 	defer s.end(ctx)
-	dc := converter.GetDefaultDataConverter()
-	var first, all, rtt []time.Duration
-	for turn := 1; turn <= turns; turn++ {
-		msg := fmt.Sprintf("turn %d", turn)
-		done := make(chan error, 1)
-		go func() { done <- s.turn(ctx, msg) }()
-		seen := map[int]time.Time{}
-	watch:
-		for {
-			select {
-			case err := <-done:
-				if err != nil {
-					return err
-				}
-				break watch
-			case <-time.After(streamPoll):
+	long := int(streamLong/streamGap) + 1
+	var unwatched, watched, instant []actions
+	var first, all []time.Duration
+	for rep := 1; rep <= reps; rep++ {
+		for _, kind := range []string{"unwatched", "watched", "instant"} {
+			pieces, watch := long, kind == "watched"
+			if kind == "instant" {
+				pieces = 1
 			}
-			start := time.Now()
-			d, err := e.c.DescribeWorkflowExecution(ctx, s.id, "")
+			m.pieces.Store(int32(pieces))
+			t, err := e.streamTurn(ctx, m, s, fmt.Sprintf("%s %d", kind, rep), pieces, watch)
 			if err != nil {
-				return fmt.Errorf("describe %s: %w", s.id, err)
+				return err
 			}
-			now := time.Now()
-			rtt = append(rtt, now.Sub(start))
-			for _, pa := range d.GetPendingActivities() {
-				var rs activities.ReplyStream
-				if pa.GetActivityType().GetName() != activities.CallModelName || pa.GetHeartbeatDetails() == nil ||
-					dc.FromPayloads(pa.GetHeartbeatDetails(), &rs) != nil {
-					continue
-				}
-				for i := range streamPieces {
-					if _, ok := seen[i]; !ok && strings.Contains(rs.Text, piece(msg, i)) {
-						// Halfway through the poll: the piece arrived
-						// at the server at some point during it.
-						seen[i] = start.Add(now.Sub(start) / 2)
-					}
-				}
-			}
-		}
-		// The last piece ends the call, and shows as the message, not the
-		// stream; the pieces before it are the stream's.
-		for i := range streamPieces - 1 {
-			at, ok := seen[i]
-			sent, sok := m.flushedAt(piece(msg, i))
-			if !ok || !sok {
-				return fmt.Errorf("turn %d: piece %d was never seen streaming (flushed: %v)", turn, i, sok)
-			}
-			all = append(all, at.Sub(sent))
-			if i == 0 {
-				first = append(first, at.Sub(sent))
+			switch kind {
+			case "unwatched":
+				unwatched = append(unwatched, t.actions)
+			case "watched":
+				watched = append(watched, t.actions)
+				first, all = append(first, t.first...), append(all, t.pieces...)
+			default:
+				instant = append(instant, t.actions)
 			}
 		}
 	}
-	fmt.Fprintf(e.out, "\n| | median | max |\n|---|---|---|\n")
+	var rtt []time.Duration
+	for range 20 {
+		start := time.Now()
+		if _, err := e.c.DescribeWorkflowExecution(ctx, s.id, ""); err != nil {
+			return fmt.Errorf("describe %s: %w", s.id, err)
+		}
+		rtt = append(rtt, time.Since(start))
+	}
+
+	fmt.Fprintf(e.out, "\nBillable actions per turn (the server's `action` counter, by action_type; medians of %d turns):\n\n", reps)
+	fmt.Fprintf(e.out, "| action_type | %v reply, unwatched | %v reply, watched | one-piece reply, unwatched |\n|---|---|---|---|\n", streamLong, streamLong)
+	all3 := [][]actions{unwatched, watched, instant}
+	for _, typ := range types(all3...) {
+		fmt.Fprintf(e.out, "| %s |", typ)
+		for _, as := range all3 {
+			fmt.Fprintf(e.out, " %g |", medianOf(as, func(a actions) float64 { return a[typ] }))
+		}
+		fmt.Fprintln(e.out)
+	}
+	fmt.Fprint(e.out, "| **the model call's own** (its scheduling, heartbeats, retries) |")
+	for _, as := range all3 {
+		fmt.Fprintf(e.out, " **%g** |", medianOf(as, actions.modelCall))
+	}
+	fmt.Fprint(e.out, "\n| the whole turn |")
+	for _, as := range all3 {
+		fmt.Fprintf(e.out, " %g |", medianOf(as, actions.total))
+	}
+	fmt.Fprintf(e.out, "\n\nThe watcher: client.Session.Watch every %v (`starter chat`'s interval).\n\n", client.DefaultWatchInterval)
+	fmt.Fprintf(e.out, "| %d watched turns, %d pieces each | median | max |\n|---|---|---|\n", reps, long)
 	fmt.Fprintf(e.out, "| first token: flushed by the model → seen by the watcher | %s | %s |\n", ms(median(first)), ms(slices.Max(first)))
 	fmt.Fprintf(e.out, "| every piece but the last | %s | %s |\n", ms(median(all)), ms(slices.Max(all)))
 	fmt.Fprintf(e.out, "| baseline: one DescribeWorkflowExecution round trip | %s | %s |\n", ms(median(rtt)), ms(slices.Max(rtt)))
-	fmt.Fprintf(e.out, "\nFirst token over the poll's round trip: %.1f (the worker sends heartbeats at most every %v: agentworker.StreamInterval).\n",
-		float64(median(first))/float64(max(median(rtt), time.Microsecond)), agentworker.StreamInterval)
 	return nil
+}
+
+// streamTurn sends msg and waits for its reply of pieces pieces; with
+// watch, a client watches the session meanwhile. The actions are counted
+// from streamSettle after the watcher's first look to streamSettle after
+// the reply.
+func (e *env) streamTurn(ctx context.Context, m *streamServer, s *session, msg string, pieces int, watch bool) (streamTurn, error) {
+	var t streamTurn
+	type sighting struct {
+		text string
+		at   time.Time
+	}
+	var seen []sighting
+	stopWatch := func() {}
+	if watch {
+		wctx, cancel := context.WithCancel(ctx)
+		evs := client.New(e.c, client.Options{}).Session(s.id).Watch(wctx, client.DefaultWatchInterval)
+		ready := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			once := sync.OnceFunc(func() { close(ready) })
+			for ev := range evs {
+				switch ev := ev.(type) {
+				case client.StreamChanged:
+					seen = append(seen, sighting{ev.Text, time.Now()})
+				case client.Looked:
+					once()
+				}
+			}
+			once()
+		}()
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			cancel()
+			return t, ctx.Err()
+		}
+		stopWatch = func() { cancel(); <-done }
+	}
+	defer stopWatch()
+	time.Sleep(streamSettle)
+	before, err := scrapeActions(ctx, e.srv.MetricsAddress())
+	if err != nil {
+		return t, err
+	}
+	if err := s.turn(ctx, msg); err != nil {
+		return t, err
+	}
+	time.Sleep(streamSettle)
+	stopWatch()
+	stopWatch = func() {}
+	after, err := scrapeActions(ctx, e.srv.MetricsAddress())
+	if err != nil {
+		return t, err
+	}
+	t.actions = after.minus(before)
+	if !watch {
+		return t, nil
+	}
+	// The last piece ends the call, and shows as the message, not the
+	// stream; the pieces before it are the stream's.
+	for i := range pieces - 1 {
+		sent, ok := m.flushedAt(piece(msg, i))
+		if !ok {
+			return t, fmt.Errorf("%s: piece %d was never flushed", msg, i)
+		}
+		at := -1
+		for j, sg := range seen {
+			if strings.Contains(sg.text, piece(msg, i)) {
+				at = j
+				break
+			}
+		}
+		if at < 0 {
+			return t, fmt.Errorf("%s: piece %d was never seen streaming", msg, i)
+		}
+		t.pieces = append(t.pieces, seen[at].at.Sub(sent))
+		if i == 0 {
+			t.first = append(t.first, seen[at].at.Sub(sent))
+		}
+	}
+	return t, nil
 }

@@ -91,8 +91,24 @@ type Options struct {
 	Logger *slog.Logger
 	// Worker are the SDK worker's own options (concurrency, interceptors),
 	// passed as they are, except that MaxHeartbeatThrottleInterval 0 means
-	// StreamInterval.
+	// HeartbeatThrottle and that the reply stream server's URL is added to
+	// Identity (the SDK's "pid@host@" when empty).
 	Worker worker.Options
+	// StreamAddr is where the worker serves the replies of its running
+	// model calls to the clients that watch them (HOST:PORT; a PORT alone
+	// binds 127.0.0.1; "off" serves none, and clients see the replies in
+	// steps of seconds, through the heartbeats); empty means
+	// $TODOFLOW_STREAM_ADDR, else a free port on 127.0.0.1. See package
+	// internal/replystream.
+	StreamAddr string
+	// StreamURL is the stream server's address as clients reach it
+	// (http://HOST:PORT), when not the one it listens on; empty means
+	// $TODOFLOW_STREAM_URL, else the address listened on.
+	StreamURL string
+	// DataConverter is c's data converter, which seals the frames of the
+	// reply streams as it seals payloads; nil means the one
+	// TODOFLOW_PAYLOAD_KEY makes (as Dial does), else the SDK's default.
+	DataConverter converter.DataConverter
 	// ToolOutputMax is how many bytes of a tool's output the model reads
 	// (the rest is cut, with a line saying so); 0 means
 	// $TODOFLOW_TOOL_OUTPUT_MAX, else activities.DefaultToolOutputMax.
@@ -148,14 +164,15 @@ const (
 	EnvVCSWrites = "TODOFLOW_VCS_WRITES"
 )
 
-// StreamInterval is the worker's MaxHeartbeatThrottleInterval unless
+// HeartbeatThrottle is the worker's MaxHeartbeatThrottleInterval unless
 // Options.Worker sets one: the SDK sends an activity's heartbeats at most
-// that often, and a model call's heartbeats carry its reply's text so far
-// (activities.ReplyStream), so it is how stale the text a watching client
-// shows may be. The SDK's own bound (80% of the heartbeat timeout, 4 s for
-// a model call) would show a reply in jumps of seconds. Each heartbeat is
-// one small write on the server, and only while a call runs.
-const StreamInterval = 100 * time.Millisecond
+// that often, holding back the ones recorded sooner. It is below the
+// activities' own liveness cadence (3.5 s for their 5 s heartbeat
+// timeout), so that each of their heartbeats leaves when recorded: the
+// SDK's own bound (80% of the timeout, 4 s) would hold some back, leaving
+// 1 s instead of 1.5 s before the timeout. Anything else that records a
+// heartbeat costs at most one billed action per HeartbeatThrottle.
+const HeartbeatThrottle = 3 * time.Second
 
 // EnvToolOutputMax is the environment variable of the worker's tool output
 // limit, in bytes.
@@ -234,7 +251,7 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		return nil, err
 	}
 	if opts.Worker.MaxHeartbeatThrottleInterval == 0 {
-		opts.Worker.MaxHeartbeatThrottleInterval = StreamInterval
+		opts.Worker.MaxHeartbeatThrottleInterval = HeartbeatThrottle
 	}
 	roots, err := workspaceRoots(opts)
 	if err != nil {
@@ -271,6 +288,16 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		HostQueue:      hostQueue,
 		Transcripts:    transcripts,
 	}
+	// Last, once nothing else can fail: the worker's identity names where
+	// it serves its calls' replies.
+	streams, err := serveStreams(&opts)
+	if err != nil {
+		if servers != nil {
+			servers.Close()
+		}
+		return nil, err
+	}
+	acts.Streams = streams
 	shared := worker.New(c, opts.TaskQueue, opts.Worker)
 	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted})
 	hostOpts := opts.Worker
@@ -285,35 +312,46 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if v := opts.Worker.DeploymentOptions.Version; opts.Worker.DeploymentOptions.UseVersioning {
 		opts.Logger.Info("Worker Versioning: sessions are pinned to the version that starts them", "Deployment", v.DeploymentName, "BuildID", v.BuildID, "TaskQueue", opts.TaskQueue)
 	}
-	var w worker.Worker = &hostWorker{Worker: shared, host: host}
-	if servers == nil {
-		return w, nil
+	w := &closing{Worker: &hostWorker{Worker: shared, host: host}, logger: opts.Logger}
+	if servers != nil {
+		w.closers = append(w.closers, closer{"MCP servers", servers.Close})
 	}
-	return &withServers{Worker: w, servers: servers, logger: opts.Logger}, nil
+	if streams != nil {
+		w.closers = append(w.closers, closer{"the reply stream server", streams.Close})
+	}
+	return w, nil
 }
 
-// withServers is a worker that stops its MCP servers when it stops.
-type withServers struct {
+// closing is a worker that closes what it holds (its MCP servers, its
+// reply stream server) when it stops.
+type closing struct {
 	worker.Worker
-	servers *mcp.Servers
+	closers []closer
 	logger  *slog.Logger
 	once    sync.Once
 }
 
-func (w *withServers) Run(interruptCh <-chan any) error {
-	defer w.stopServers()
+type closer struct {
+	what  string
+	close func() error
+}
+
+func (w *closing) Run(interruptCh <-chan any) error {
+	defer w.close()
 	return w.Worker.Run(interruptCh)
 }
 
-func (w *withServers) Stop() {
+func (w *closing) Stop() {
 	w.Worker.Stop()
-	w.stopServers()
+	w.close()
 }
 
-func (w *withServers) stopServers() {
+func (w *closing) close() {
 	w.once.Do(func() {
-		if err := w.servers.Close(); err != nil {
-			w.logger.Warn("MCP servers did not stop cleanly", "error", err)
+		for _, c := range w.closers {
+			if err := c.close(); err != nil {
+				w.logger.Warn(c.what+" did not stop cleanly", "error", err)
+			}
 		}
 	})
 }

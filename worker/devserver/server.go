@@ -31,6 +31,11 @@ type Options struct {
 	Port int
 	// UIPort is the Web UI port; 0 picks a free one, -1 turns the UI off.
 	UIPort int
+	// MetricsPort is the port of the server's Prometheus metrics (/metrics
+	// on 127.0.0.1; its `action` counter is what Temporal Cloud bills); 0
+	// picks a free one. The CLI serves them whether asked or not, on a
+	// random port, so a port is always chosen here to be known.
+	MetricsPort int
 	// DBFile is the SQLite file that keeps the server's state across restarts. Its folder
 	// is created when missing. "" uses a fresh temporary file, removed by Stop. A file
 	// that another server uses fails Start with [ErrDBInUse].
@@ -91,6 +96,7 @@ type Server struct {
 	cmd       *exec.Cmd
 	addr      string
 	uiAddr    string
+	metrics   string
 	namespace string
 	tempDir   string // removed by Stop; "" when the caller chose the database file
 	unlockDB  func() // releases the caller's database file once the server is gone; nil for a temporary one
@@ -109,6 +115,10 @@ func (s *Server) Address() string { return s.addr }
 
 // UIAddress is the Web UI's host:port, or "" when the UI is off.
 func (s *Server) UIAddress() string { return s.uiAddr }
+
+// MetricsAddress is the host:port of the server's Prometheus metrics, at
+// /metrics.
+func (s *Server) MetricsAddress() string { return s.metrics }
 
 // Namespace is the namespace the server was started with.
 func (s *Server) Namespace() string { return s.namespace }
@@ -193,7 +203,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	for _, p := range []int{opts.Port, opts.UIPort} {
+	for _, p := range []int{opts.Port, opts.UIPort, opts.MetricsPort} {
 		if p > 0 {
 			if err := checkPortFree(p); err != nil {
 				return nil, err
@@ -203,7 +213,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 	// Free ports are picked by binding and releasing them, so another process can take one
 	// before the server binds it; such a lost race is retried with fresh ports.
-	autoPorts := opts.Port == 0 || opts.UIPort == 0
+	autoPorts := opts.Port == 0 || opts.UIPort == 0 || opts.MetricsPort == 0
 	for attempt := 1; ; attempt++ {
 		s, err := startOnce(ctx, bin, opts, db)
 		if err == nil {
@@ -220,6 +230,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 // launch is everything that goes on the server's command line.
 type launch struct {
 	port, uiPort int // uiPort -1: headless
+	metricsPort  int // 0: the CLI's choice
 	dbFile       string
 	namespace    string
 	attrs        map[string]string
@@ -237,6 +248,9 @@ func flagArgs(l launch) []string {
 		args = append(args, "--headless")
 	} else {
 		args = append(args, "--ui-port", strconv.Itoa(l.uiPort))
+	}
+	if l.metricsPort > 0 {
+		args = append(args, "--metrics-port", strconv.Itoa(l.metricsPort))
 	}
 	// --namespace is passed even for "default" (which the server always creates, and
 	// creating it twice is a no-op): a value set explicitly cannot be overridden by a
@@ -264,21 +278,21 @@ func flagArgs(l launch) []string {
 }
 
 func startOnce(ctx context.Context, bin string, opts Options, db string) (*Server, error) {
-	l := launch{port: opts.Port, uiPort: opts.UIPort, dbFile: db, namespace: opts.Namespace, attrs: opts.SearchAttributes, dynamic: opts.DynamicConfig}
-	ports, err := freePorts(boolInt(l.port == 0) + boolInt(l.uiPort == 0))
+	l := launch{port: opts.Port, uiPort: opts.UIPort, metricsPort: opts.MetricsPort, dbFile: db, namespace: opts.Namespace, attrs: opts.SearchAttributes, dynamic: opts.DynamicConfig}
+	ports, err := freePorts(boolInt(l.port == 0) + boolInt(l.uiPort == 0) + boolInt(l.metricsPort == 0))
 	if err != nil {
 		return nil, err
 	}
-	if l.port == 0 {
-		l.port, ports = ports[0], ports[1:]
-	}
-	if l.uiPort == 0 {
-		l.uiPort = ports[0]
+	for _, p := range []*int{&l.port, &l.uiPort, &l.metricsPort} {
+		if *p == 0 {
+			*p, ports = ports[0], ports[1:]
+		}
 	}
 
 	s := &Server{
 		cmd:       exec.Command(bin, flagArgs(l)...),
 		addr:      net.JoinHostPort(host, strconv.Itoa(l.port)),
+		metrics:   net.JoinHostPort(host, strconv.Itoa(l.metricsPort)),
 		namespace: l.namespace,
 		throwaway: opts.DBFile == "",
 		log:       newTail(tailLines),

@@ -43,9 +43,9 @@ func TestFlagArgs(t *testing.T) {
 		},
 		{
 			name: "headless, no attributes",
-			in:   launch{port: 1234, uiPort: -1, dbFile: "/x.db", namespace: "ns"},
+			in:   launch{port: 1234, uiPort: -1, metricsPort: 4321, dbFile: "/x.db", namespace: "ns"},
 			want: slices.Concat([]string{"server", "start-dev", "--ip", "127.0.0.1", "--port", "1234", "--headless",
-				"--db-filename", "/x.db", "--namespace", "ns", "--log-level", "warn",
+				"--metrics-port", "4321", "--db-filename", "/x.db", "--namespace", "ns", "--log-level", "warn",
 			}, common),
 		},
 	}

@@ -1,0 +1,203 @@
+package replystream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/todoflow/todoflow/worker/codec"
+)
+
+// follower follows a stream in the background and keeps what it got.
+type follower struct {
+	mu   sync.Mutex
+	a    Assembled
+	err  error
+	done chan struct{}
+}
+
+func follow(t *testing.T, s *Server, k Key, o ...Options) *follower {
+	t.Helper()
+	dc := s.dc
+	if len(o) > 0 {
+		dc = o[0].DataConverter
+	}
+	f := &follower{done: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	go func() {
+		defer close(f.done)
+		err := Follow(ctx, s.URL(), k, dc, func(fr Frame) {
+			f.mu.Lock()
+			f.a.Apply(fr)
+			f.mu.Unlock()
+		})
+		f.mu.Lock()
+		f.err = err
+		f.mu.Unlock()
+	}()
+	return f
+}
+
+func (f *follower) text() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.a.Text
+}
+
+// waitText waits until the follower has want.
+func (f *follower) waitText(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.text() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower has %q, want %q", f.text(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (f *follower) wait(t *testing.T) (Assembled, error) {
+	t.Helper()
+	select {
+	case <-f.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.a, f.err
+}
+
+func listen(t *testing.T, o Options) *Server {
+	t.Helper()
+	s, err := Listen("127.0.0.1:0", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+var call = Key{WorkflowID: "chat/researcher", RunID: "0b7f3c52-9a1e-4d8e-8f6a-2c1d5e4b3a21", ActivityID: "7"}
+
+// A watcher that comes after the call has begun gets the reply so far in
+// its first frame, then the rest as it is written, then the end.
+func TestLateWatcherGetsTheReplySoFar(t *testing.T) {
+	s := listen(t, Options{})
+	r := s.Open(call, 4)
+	r.Add("The fix ")
+	r.Add("is in ")
+	f := follow(t, s, call)
+	f.waitText(t, "The fix is in ")
+	r.Add("auth.go.")
+	f.waitText(t, "The fix is in auth.go.")
+	r.End()
+	a, err := f.wait(t)
+	if err != nil || !a.End || a.Call != 4 || a.Text != "The fix is in auth.go." {
+		t.Errorf("the stream ended with %+v, %v; want the whole reply of call 4, ended", a, err)
+	}
+	// Two watchers at once, one of them late, read the same text.
+	k2 := Key{WorkflowID: "w", RunID: "r", ActivityID: "1"}
+	r2 := s.Open(k2, 1)
+	r2.Add("long ")
+	first := follow(t, s, k2)
+	first.waitText(t, "long ")
+	r2.Add(strings.Repeat("long ", MaxBytes/2-1))
+	second := follow(t, s, k2)
+	for !strings.HasSuffix(second.text(), "long ") {
+		time.Sleep(5 * time.Millisecond)
+	}
+	r2.Add("end")
+	r2.End()
+	a1, err1 := first.wait(t)
+	a2, err2 := second.wait(t)
+	if err1 != nil || err2 != nil || a1 != a2 || !strings.HasSuffix(a1.Text, "long end") || a1.Cut+len(a1.Text) != 5*(MaxBytes/2)+3 {
+		t.Errorf("two watchers: %d bytes cut %d (%v) and %d bytes cut %d (%v); want the same tail of the reply",
+			len(a1.Text), a1.Cut, err1, len(a2.Text), a2.Cut, err2)
+	}
+}
+
+// A caller that does not name a running call exactly gets nothing: a
+// wrong run id, another activity, an ended call, another path or method.
+func TestStreamRefused(t *testing.T) {
+	s := listen(t, Options{})
+	r := s.Open(call, 1)
+	r.Add("secret plans")
+	for name, k := range map[string]Key{
+		"wrong run id":      {WorkflowID: call.WorkflowID, RunID: "0b7f3c52-9a1e-4d8e-8f6a-2c1d5e4b3a22", ActivityID: call.ActivityID},
+		"no run id":         {WorkflowID: call.WorkflowID, ActivityID: call.ActivityID},
+		"another activity":  {WorkflowID: call.WorkflowID, RunID: call.RunID, ActivityID: "8"},
+		"another workflow":  {WorkflowID: "chat", RunID: call.RunID, ActivityID: call.ActivityID},
+		"the run id's case": {WorkflowID: call.WorkflowID, RunID: strings.ToUpper(call.RunID), ActivityID: call.ActivityID},
+	} {
+		_, err := follow(t, s, k).wait(t)
+		if !errors.Is(err, ErrEnded) {
+			t.Errorf("%s: %v; want ErrEnded (404)", name, err)
+		}
+	}
+	for _, tt := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodPost, Path + "?workflow_id=chat%2Fresearcher&run_id=" + call.RunID + "&activity_id=7", http.StatusMethodNotAllowed},
+		{http.MethodGet, "/", http.StatusNotFound},
+		{http.MethodGet, "/v1/reply/x", http.StatusNotFound},
+	} {
+		req, _ := http.NewRequest(tt.method, s.URL()+tt.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s %s: %s, want %d", tt.method, tt.path, resp.Status, tt.status)
+		}
+	}
+	r.End()
+	if _, err := follow(t, s, call).wait(t); !errors.Is(err, ErrEnded) {
+		t.Errorf("an ended call: %v; want ErrEnded (404)", err)
+	}
+}
+
+// With a sealing data converter, the frames are sealed: a follower with
+// the key reads them, one without reads nothing.
+func TestStreamSealed(t *testing.T) {
+	sealer, err := codec.New(bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := listen(t, Options{DataConverter: sealer.DataConverter()})
+	r := s.Open(call, 1)
+	r.Add("secret plans")
+	withKey := follow(t, s, call)
+	withKey.waitText(t, "secret plans")
+	_, err = follow(t, s, call, Options{}).wait(t) // the SDK's default converter
+	if err == nil || !strings.Contains(err.Error(), "cannot read") {
+		t.Errorf("a follower without the key: %v; want a frame it cannot read", err)
+	}
+	r.End()
+}
+
+// The server serves at most MaxWatchers streams at once, and Close ends
+// the ones it serves.
+func TestStreamBounds(t *testing.T) {
+	s := listen(t, Options{MaxWatchers: 1})
+	r := s.Open(call, 1)
+	r.Add("x")
+	first := follow(t, s, call)
+	first.waitText(t, "x")
+	_, err := follow(t, s, call).wait(t)
+	if err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("a second watcher: %v; want 503", err)
+	}
+	_ = s.Close()
+	if _, err := first.wait(t); err == nil {
+		t.Error("a stream cut by Close ended without an error; want one (the call has not ended)")
+	}
+}
