@@ -57,6 +57,7 @@ func helpText() string {
 		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message\n" +
 		"  Up, Down               earlier lines: sent from here, and the session's messages\n" +
 		"  Ctrl+T                 show or hide the whole checklist and plan\n" +
+		"  Ctrl+O                 print the latest tool result whole\n" +
 		"  Esc                    stop the running turn (the list and plan stay)\n" +
 		"  Ctrl+C                 clear the line; twice within 2 s, leave (the session goes on)\n" +
 		"A line starting with // is sent with one /.")

@@ -81,6 +81,28 @@ func messageEntries(m model.Message) []entry {
 	return []entry{{kindNote, m.Role + ": " + clip(firstLine(m.Content), 120)}}
 }
 
+// maxResultLines bounds a tool result printed whole: a listing or a log of
+// thousands of lines would push the transcript out of the scrollback.
+const maxResultLines = 200
+
+// resultEntries print a tool result whole (Ctrl+O), up to maxResultLines.
+func resultEntries(m *model.Message) []entry {
+	if m == nil {
+		return []entry{{kindNote, "no tool has answered yet"}}
+	}
+	lines := strings.Split(strings.TrimRight(m.Content, "\n"), "\n")
+	more := ""
+	if len(lines) > maxResultLines {
+		more = fmt.Sprintf("\n… %d more lines", len(lines)-maxResultLines)
+		lines = lines[:maxResultLines]
+	}
+	k := kindResult
+	if m.IsError {
+		k = kindError
+	}
+	return []entry{{kindNote, "the latest tool result (" + m.ToolCallID + "), whole:"}, {k, strings.Join(lines, "\n") + more}}
+}
+
 // reminders are the messages the loop injects to steer the model (its
 // guards, the summary of the older messages), by name, with the marker
 // that stands for each: their text is written for the model, wrapped in

@@ -193,3 +193,27 @@ func TestRemindersShowAsMarkers(t *testing.T) {
 		}
 	}
 }
+
+func TestResultEntries(t *testing.T) {
+	long := strings.Repeat("line\n", maxResultLines+5)
+	tests := []struct {
+		m    *model.Message
+		kind kind
+		want string
+	}{
+		{nil, kindNote, "no tool has answered yet"},
+		{&model.Message{Role: model.RoleTool, ToolCallID: "c1", Content: "one\ntwo\n"}, kindResult, "one\ntwo"},
+		{&model.Message{Role: model.RoleTool, ToolCallID: "c2", Content: "failed", IsError: true}, kindError, "failed"},
+		{&model.Message{Role: model.RoleTool, ToolCallID: "c3", Content: long}, kindResult, "… 5 more lines"},
+	}
+	for _, tt := range tests {
+		got := resultEntries(tt.m)
+		last := got[len(got)-1]
+		if last.kind != tt.kind || !strings.Contains(last.text, tt.want) {
+			t.Errorf("resultEntries(%+v) ends with %+v, want a %v containing %q", tt.m, last, tt.kind, tt.want)
+		}
+		if tt.m != nil && strings.Count(last.text, "\n") > maxResultLines {
+			t.Errorf("%d lines printed, over %d", strings.Count(last.text, "\n"), maxResultLines)
+		}
+	}
+}

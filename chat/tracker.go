@@ -26,6 +26,9 @@ type tracker struct {
 	running bool
 	replied bool
 	tools   []string
+	// result is the latest tool result, which the transcript shows by its
+	// first line only (Ctrl+O prints it whole).
+	result *model.Message
 	err     error // why the latest look or query failed; nil when it did not
 }
 
@@ -39,6 +42,10 @@ func (t *tracker) apply(ev client.Event) []entry {
 	case client.NewMessage:
 		out = messageEntries(ev.Message)
 		t.replied = t.replied || ev.Message.Role == model.RoleAssistant
+		if ev.Message.Role == model.RoleTool {
+			m := ev.Message
+			t.result = &m
+		}
 	case client.StreamChanged:
 		t.running = ev.Running
 		// An empty text is a call that has written nothing yet (or a new

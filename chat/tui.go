@@ -237,6 +237,8 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case "ctrl+t":
 			u.expanded = !u.expanded
 			return u, nil
+		case "ctrl+o":
+			return u, u.print(resultEntries(u.tr.result))
 		case "esc":
 			if u.tr.st == nil || u.tr.st.Status != workflows.StatusRunning {
 				break // nothing to stop: the input takes the key
