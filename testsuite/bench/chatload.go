@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,10 +46,13 @@ const workflowTasksRPC = "RespondWorkflowTaskCompleted"
 // loadResult is one sample of a load on one server.
 type loadResult struct {
 	turns   int
-	wall    time.Duration   // the first start to the last reply
-	latency []time.Duration // each turn's, from its Send to its reply
-	peakRSS [2]int64        // each worker process's (VmHWM)
-	tasks   [2]int64        // the workflow tasks each worker completed
+	wall    time.Duration     // the first start to the last reply
+	latency []time.Duration   // each turn's, from its Send to its reply
+	byTurn  [][]time.Duration // the same, by turn: [0] the first turns
+	// slowest is each session's slowest turn, by id, for reportSlowOf.
+	slowest map[string]time.Duration
+	peakRSS [2]int64 // each worker process's (VmHWM)
+	tasks   [2]int64 // the workflow tasks each worker completed
 	// CPU time of the server's processes and of the two workers.
 	serverCPU, workerCPU time.Duration
 	loadAvg              string // the machine's, at the sample's end
@@ -95,7 +99,7 @@ func runLoad(ctx context.Context, t *target, l load, prefix string) (res loadRes
 	tc := tfclient.New(t.c, tfclient.Options{Namespace: t.namespace})
 	warm := l
 	warm.sessions, warm.conc = warmSessions, min(l.conc, warmSessions)
-	if _, _, err := playSessions(ctx, tc, warm, prefix+"-warm"); err != nil {
+	if _, err := playSessions(ctx, tc, warm, prefix+"-warm"); err != nil {
 		return res, fmt.Errorf("%s, warming up: %w", t.name, err)
 	}
 
@@ -109,8 +113,7 @@ func runLoad(ctx context.Context, t *target, l load, prefix string) (res loadRes
 			return res, err
 		}
 	}
-	res.latency, res.wall, err = playSessions(ctx, tc, l, prefix)
-	if err != nil {
+	if res, err = playSessions(ctx, tc, l, prefix); err != nil {
 		return res, fmt.Errorf("%s: %w", t.name, err)
 	}
 	cpu1, err := loadCPU(t, workers)
@@ -118,7 +121,6 @@ func runLoad(ctx context.Context, t *target, l load, prefix string) (res loadRes
 		return res, err
 	}
 	res.serverCPU, res.workerCPU = cpu1[0]-cpu0[0], cpu1[1]-cpu0[1]
-	res.turns = len(res.latency)
 	for i, w := range workers {
 		after, err := w.stats(false)
 		if err != nil {
@@ -152,13 +154,13 @@ func loadCPU(t *target, workers []*workerProc) ([2]time.Duration, error) {
 
 // playSessions plays l's sessions, l.conc at a time: each is started, sent
 // its turns one after the other (each reply checked against the script),
-// then ended and waited for. It returns every turn's latency and the time
+// then ended and waited for. It returns the turns' latencies and the time
 // from the first start to the last reply. A session that fails does not
 // stop the others; the error counts them.
-func playSessions(ctx context.Context, tc *tfclient.Client, l load, prefix string) ([]time.Duration, time.Duration, error) {
+func playSessions(ctx context.Context, tc *tfclient.Client, l load, prefix string) (loadResult, error) {
+	res := loadResult{byTurn: make([][]time.Duration, l.turns), slowest: map[string]time.Duration{}}
 	var (
 		mu        sync.Mutex
-		latency   = make([]time.Duration, 0, l.sessions*l.turns)
 		lastReply time.Time
 		errs      []error
 		next      atomic.Int64
@@ -172,9 +174,16 @@ func playSessions(ctx context.Context, tc *tfclient.Client, l load, prefix strin
 				if n > l.sessions {
 					return
 				}
-				lat, last, err := playSession(ctx, tc, l, fmt.Sprintf("%s-%d", prefix, n))
+				id := fmt.Sprintf("%s-%d", prefix, n)
+				lat, last, err := playSession(ctx, tc, l, id)
 				mu.Lock()
-				latency = append(latency, lat...)
+				res.latency = append(res.latency, lat...)
+				for i, d := range lat {
+					res.byTurn[i] = append(res.byTurn[i], d)
+				}
+				if len(lat) > 0 {
+					res.slowest[id] = slices.Max(lat)
+				}
 				if last.After(lastReply) {
 					lastReply = last
 				}
@@ -187,9 +196,10 @@ func playSessions(ctx context.Context, tc *tfclient.Client, l load, prefix strin
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return nil, 0, fmt.Errorf("%d of %d sessions failed; the first: %w", len(errs), l.sessions, errs[0])
+		return res, fmt.Errorf("%d of %d sessions failed; the first: %w", len(errs), l.sessions, errs[0])
 	}
-	return latency, lastReply.Sub(start), nil
+	res.turns, res.wall = len(res.latency), lastReply.Sub(start)
+	return res, nil
 }
 
 // playSession plays one session and returns its turns' latencies and when

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,12 +30,12 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	cl, err := startClusterSh(ctx, os.Stderr)
+	cl, err := startCluster(ctx, os.Stderr)
 	if err != nil {
 		return err
 	}
-	defer cl.close()
-	pids, err := cl.pids()
+	defer stopCluster(cl)
+	pids, err := clusterPIDs(cl)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 
 	dev := &target{name: "dev server", address: srv.Address(), namespace: srv.Namespace(),
 		serverCPU: func() (time.Duration, error) { return treeCPU(srv.PID()) }}
-	clu := &target{name: "cluster", address: cl.address, namespace: "default",
+	clu := &target{name: "cluster", address: cl.Address, namespace: "default",
 		serverCPU: func() (time.Duration, error) { return sumCPU(pids) }}
 	targets := []*target{dev, clu}
 	for _, t := range targets {
@@ -73,6 +74,7 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 				return err
 			}
 			fmt.Fprintf(out, "  %s, sample %d: %s\n", t.name, rep+1, r)
+			reportSlowOf(ctx, out, t.c, "session", r.slowest)
 			results[i] = append(results[i], r)
 		}
 	}
@@ -82,8 +84,12 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 }
 
 func (r loadResult) String() string {
-	return fmt.Sprintf("%s turns in %.1f s (%.1f/s), latency p50 %s, p99 %s, max %s; workers' peak RSS %s / %s, workflow tasks %s / %s; load %s",
-		thousands(int64(r.turns)), r.wall.Seconds(), r.perSecond(), ms(percentile(r.latency, 50)), ms(percentile(r.latency, 99)),
+	var byTurn []string
+	for _, lat := range r.byTurn {
+		byTurn = append(byTurn, ms(percentile(lat, 99)))
+	}
+	return fmt.Sprintf("%s turns in %.1f s (%.1f/s), latency p50 %s, p99 %s (turn by turn %s), max %s; workers' peak RSS %s / %s, workflow tasks %s / %s; load %s",
+		thousands(int64(r.turns)), r.wall.Seconds(), r.perSecond(), ms(percentile(r.latency, 50)), ms(percentile(r.latency, 99)), strings.Join(byTurn, " / "),
 		ms(percentile(r.latency, 100)), mib(r.peakRSS[0]), mib(r.peakRSS[1]), thousands(r.tasks[0]), thousands(r.tasks[1]), r.loadAvg)
 }
 
@@ -109,6 +115,12 @@ func printLoads(out io.Writer, dev, clu []loadResult) {
 		}, dur},
 		{"**turn latency p99**", func(rs []loadResult) float64 {
 			return medianOf(rs, func(r loadResult) float64 { return float64(percentile(r.latency, 99)) })
+		}, dur},
+		{"turn latency p99, a session's first turns", func(rs []loadResult) float64 {
+			return medianOf(rs, func(r loadResult) float64 { return float64(percentile(r.byTurn[0], 99)) })
+		}, dur},
+		{"turn latency p99, its later turns", func(rs []loadResult) float64 {
+			return medianOf(rs, func(r loadResult) float64 { return float64(percentile(slices.Concat(r.byTurn[1:]...), 99)) })
 		}, dur},
 		{"**worker peak RSS** (VmHWM), the larger of the two", func(rs []loadResult) float64 {
 			return medianOf(rs, func(r loadResult) float64 { return float64(max(r.peakRSS[0], r.peakRSS[1])) })
