@@ -26,8 +26,14 @@ type target struct {
 	address   string
 	namespace string
 	c         client.Client // the driver's
-	// serverCPU is the CPU time the server's processes have used so far.
-	serverCPU func() (time.Duration, error)
+	procs     []serverProc  // the server's processes
+}
+
+// serverProc is one of a server's processes, whose CPU time is read with
+// its children's (treeCPU).
+type serverProc struct {
+	name string
+	pid  int
 }
 
 // load is what runLoad runs: sessions sessions of turns turns each (the
@@ -55,7 +61,8 @@ type loadResult struct {
 	tasks   [2]int64 // the workflow tasks each worker completed
 	// CPU time of the server's processes and of the two workers.
 	serverCPU, workerCPU time.Duration
-	loadAvg              string // the machine's, at the sample's end
+	serverCPUBy          []time.Duration // by process, as target.procs
+	loadAvg              string          // the machine's, at the sample's end
 }
 
 func (r loadResult) perSecond() float64 { return float64(r.turns) / r.wall.Seconds() }
@@ -120,7 +127,12 @@ func runLoad(ctx context.Context, t *target, l load, prefix string) (res loadRes
 	if err != nil {
 		return res, err
 	}
-	res.serverCPU, res.workerCPU = cpu1[0]-cpu0[0], cpu1[1]-cpu0[1]
+	res.workerCPU = cpu1.workers - cpu0.workers
+	for i := range cpu1.server {
+		d := cpu1.server[i] - cpu0.server[i]
+		res.serverCPUBy = append(res.serverCPUBy, d)
+		res.serverCPU += d
+	}
 	for i, w := range workers {
 		after, err := w.stats(false)
 		if err != nil {
@@ -135,19 +147,28 @@ func runLoad(ctx context.Context, t *target, l load, prefix string) (res loadRes
 	return res, nil
 }
 
-// loadCPU is the CPU time the server and the workers have used so far.
-func loadCPU(t *target, workers []*workerProc) ([2]time.Duration, error) {
-	var out [2]time.Duration
-	var err error
-	if out[0], err = t.serverCPU(); err != nil {
-		return out, err
+// cpuSoFar is the CPU time the server's processes (as target.procs) and
+// the workers have used so far.
+type cpuSoFar struct {
+	server  []time.Duration
+	workers time.Duration
+}
+
+func loadCPU(t *target, workers []*workerProc) (cpuSoFar, error) {
+	var out cpuSoFar
+	for _, p := range t.procs {
+		c, err := treeCPU(p.pid)
+		if err != nil {
+			return out, fmt.Errorf("%s's %s: %w", t.name, p.name, err)
+		}
+		out.server = append(out.server, c)
 	}
 	for _, w := range workers {
 		c, err := cpuTime(w.pid())
 		if err != nil {
 			return out, err
 		}
-		out[1] += c
+		out.workers += c
 	}
 	return out, nil
 }

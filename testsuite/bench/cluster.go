@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/internal/localcluster"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -35,9 +36,13 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 		return err
 	}
 	defer stopCluster(cl)
-	pids, err := clusterPIDs(cl)
-	if err != nil {
-		return err
+	var procs []serverProc
+	for _, svc := range append([]string{"postgres"}, localcluster.Services...) {
+		pid, err := cl.PID(svc)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, serverProc{svc, pid})
 	}
 	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes(), DynamicConfig: dc, Progress: os.Stderr})
 	if err != nil {
@@ -46,9 +51,8 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 	defer func() { _ = srv.Stop() }()
 
 	dev := &target{name: "dev server", address: srv.Address(), namespace: srv.Namespace(),
-		serverCPU: func() (time.Duration, error) { return treeCPU(srv.PID()) }}
-	clu := &target{name: "cluster", address: cl.Address, namespace: "default",
-		serverCPU: func() (time.Duration, error) { return sumCPU(pids) }}
+		procs: []serverProc{{"temporal server start-dev", srv.PID()}}}
+	clu := &target{name: "cluster", address: cl.Address, namespace: "default", procs: procs}
 	targets := []*target{dev, clu}
 	for _, t := range targets {
 		if t.c, err = dialDriver(t.address, t.namespace); err != nil {
@@ -80,6 +84,15 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 	}
 	fmt.Fprintln(out)
 	printLoads(out, results[0], results[1])
+	fmt.Fprintln(out)
+	for i, t := range targets {
+		var parts []string
+		for j, p := range t.procs {
+			perTurn := medianOf(results[i], func(r loadResult) float64 { return float64(r.serverCPUBy[j]) / float64(r.turns) })
+			parts = append(parts, fmt.Sprintf("%s %s", p.name, ms(time.Duration(perTurn))))
+		}
+		fmt.Fprintf(out, "Server CPU per turn, %s: %s.\n", t.name, strings.Join(parts, ", "))
+	}
 	return nil
 }
 
@@ -154,17 +167,4 @@ func medianOf(rs []loadResult, f func(loadResult) float64) float64 {
 		xs[i] = f(r)
 	}
 	return median(xs)
-}
-
-// sumCPU is the CPU time of processes pids and their children.
-func sumCPU(pids []int) (time.Duration, error) {
-	var total time.Duration
-	for _, pid := range pids {
-		c, err := treeCPU(pid)
-		if err != nil {
-			return 0, err
-		}
-		total += c
-	}
-	return total, nil
 }

@@ -44,20 +44,6 @@ func stopCluster(cl *localcluster.Cluster) {
 	_ = os.RemoveAll(cl.Dir)
 }
 
-// clusterPIDs are the server's processes: the four services and
-// PostgreSQL's postmaster (whose backends are its children: treeCPU).
-func clusterPIDs(cl *localcluster.Cluster) ([]int, error) {
-	var out []int
-	for _, svc := range append([]string{"postgres"}, localcluster.Services...) {
-		pid, err := cl.PID(svc)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pid)
-	}
-	return out, nil
-}
-
 func lineTo(w io.Writer) func(string) {
 	return func(line string) { fmt.Fprintln(w, line) }
 }
