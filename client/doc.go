@@ -77,6 +77,7 @@
 // # Not here yet
 //
 // Rewinding a session to an earlier turn (`starter rewind`) is a later part
-// of this package. The bench (testsuite/bench) still drives its sessions
+// of this package. The bench (testsuite/bench) drives the sessions of its
+// cluster phase through this package, those of its other phases still
 // through the SDK.
 package client

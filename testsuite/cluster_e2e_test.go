@@ -1,24 +1,20 @@
 package testsuite
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/internal/localcluster"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
@@ -30,11 +26,7 @@ import (
 // minutes, and PostgreSQL may have to be installed first.
 
 // cluster is one started by deploy/cluster.sh, in a folder of its own.
-type cluster struct {
-	dir     string
-	address string
-	env     []string // added to cluster.sh's environment
-}
+type cluster struct{ localcluster.Cluster }
 
 const clusterScript = "../deploy/cluster.sh"
 
@@ -51,16 +43,11 @@ func startCluster(t *testing.T, dynamic ...string) *cluster {
 	if testing.Short() {
 		t.Skip("end-to-end test against a Temporal cluster; skipped with -short")
 	}
-	// Not t.TempDir (0700): run as root, PostgreSQL runs as its own user, which must
-	// reach its folder.
-	dir, err := os.MkdirTemp("", "todoflow-cluster-")
+	lc, err := localcluster.New(clusterScript) // not t.TempDir: PostgreSQL's user must reach it
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cl := &cluster{dir: dir}
+	cl, dir := &cluster{*lc}, lc.Dir
 	if len(dynamic) > 0 {
 		var yaml strings.Builder
 		for _, kv := range dynamic {
@@ -74,7 +61,7 @@ func startCluster(t *testing.T, dynamic ...string) *cluster {
 		if err := os.WriteFile(file, []byte(yaml.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cl.env = append(cl.env, "TODOFLOW_CLUSTER_DYNAMIC_CONFIG="+file)
+		cl.Env = append(cl.Env, "TODOFLOW_CLUSTER_DYNAMIC_CONFIG="+file)
 	}
 	t.Cleanup(func() {
 		if _, err := os.Stat(filepath.Join(dir, "cluster.env")); err == nil {
@@ -92,66 +79,28 @@ func startCluster(t *testing.T, dynamic ...string) *cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute) // a cold build included
 	defer cancel()
 	start := time.Now()
-	out, err := cl.run(ctx, t, "up")
-	var exit *exec.ExitError
+	err = cl.Up(ctx, func(line string) { t.Log(line) })
 	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == 3:
-		t.Skipf("no cluster on this machine: %s", lastLine(out))
+	case errors.Is(err, localcluster.ErrUnavailable):
+		t.Skip(err)
 	case err != nil:
-		t.Fatalf("cluster.sh up: %v: %s", err, lastLine(out))
+		t.Fatal(err)
 	}
-	addr, ok := strings.CutPrefix(lastLine(out), "TEMPORAL_ADDRESS=")
-	if !ok {
-		t.Fatalf("cluster.sh up's last line is %q; want TEMPORAL_ADDRESS=HOST:PORT", lastLine(out))
-	}
-	cl.address = addr
-	t.Logf("cluster up at %s in %s", addr, time.Since(start).Round(100*time.Millisecond))
+	t.Logf("cluster up at %s in %s", cl.Address, time.Since(start).Round(100*time.Millisecond))
 	return cl
 }
 
 // run runs cluster.sh COMMAND DIR ARGS..., logging its lines as they come (a build
 // takes minutes); it returns its output, stderr included.
 func (cl *cluster) run(ctx context.Context, t *testing.T, command string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, clusterScript, append([]string{command, cl.dir}, args...)...)
-	// A test killed before its cleanup leaves nothing running: cluster.sh's watchdog
-	// takes the cluster down once this process is gone.
-	cmd.Env = append(os.Environ(), "TODOFLOW_CLUSTER_OWNER_PID="+strconv.Itoa(os.Getpid()))
-	cmd.Env = append(cmd.Env, cl.env...)
-	var out bytes.Buffer
-	var mu sync.Mutex
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			t.Log(sc.Text())
-			mu.Lock()
-			out.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-		}
-	}()
-	err := cmd.Run()
-	pw.Close()
-	<-done
-	return out.String(), err
+	return cl.Run(ctx, func(line string) { t.Log(line) }, command, args...)
 }
 
 // kill sends SIGKILL to one of the server's services, or to PostgreSQL's postmaster
 // ("postgres"), and waits until it is gone.
 func (cl *cluster) kill(t *testing.T, service string) {
 	t.Helper()
-	pidFile := filepath.Join(cl.dir, "run", service+".pid")
-	if service == "postgres" {
-		pidFile = filepath.Join(cl.dir, "postgres", "data", "postmaster.pid")
-	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(b), "\n") // postmaster.pid: the pid, then more lines
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	pid, err := cl.PID(service)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,9 +117,9 @@ func (cl *cluster) kill(t *testing.T, service string) {
 // attributes (cluster.sh created them).
 func (cl *cluster) dial(t *testing.T) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: cl.address, Namespace: "default", Logger: quiet{}})
+	c, err := client.Dial(client.Options{HostPort: cl.Address, Namespace: "default", Logger: quiet{}})
 	if err != nil {
-		t.Fatalf("dial %s: %v", cl.address, err)
+		t.Fatalf("dial %s: %v", cl.Address, err)
 	}
 	t.Cleanup(c.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -192,18 +141,13 @@ func (cl *cluster) temporal(ctx context.Context, args ...string) (string, error)
 		}
 		bin = filepath.Join(dir, "todoflow", "temporal-cli-v1.5.1", "temporal")
 	}
-	args = append(args, "--address", cl.address, "--namespace", "default",
+	args = append(args, "--address", cl.Address, "--namespace", "default",
 		"--disable-config-file", "--disable-config-env", "--command-timeout", "20s")
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("temporal %s: %w: %s", strings.Join(args[:min(len(args), 3)], " "), err, strings.TrimSpace(string(out)))
 	}
 	return string(out), nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // TestClusterHistoryRestart plays the plan scenario (05) on the cluster with two

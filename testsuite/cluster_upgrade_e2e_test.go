@@ -308,7 +308,7 @@ func (cl *cluster) startWorkerBin(t *testing.T, name, bin string, env []string, 
 	t.Helper()
 	w := &workerProc{name: name, done: make(chan struct{})}
 	w.cmd = exec.Command(bin, args...)
-	w.cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+cl.address, "TEMPORAL_NAMESPACE=default",
+	w.cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+cl.Address, "TEMPORAL_NAMESPACE=default",
 		"TODOFLOW_STATE_DIR="+t.TempDir(), "TODOFLOW_SCRIPT_DIR=/", "TODOFLOW_HOST_QUEUE=",
 		agentworker.EnvDeployment+"=", agentworker.EnvBuildID+"=")
 	w.cmd.Env = append(w.cmd.Env, env...)

@@ -92,12 +92,3 @@ func types(as ...[]actions) []string {
 	}
 	return slices.Sorted(maps.Keys(seen))
 }
-
-// medianOf is the median of f over as.
-func medianOf(as []actions, f func(actions) float64) float64 {
-	xs := make([]float64, len(as))
-	for i, a := range as {
-		xs[i] = f(a)
-	}
-	return median(xs)
-}

@@ -58,6 +58,19 @@
 //   - replay: a session of 1,000 turns on a server of its own that does not
 //     suggest continue-as-new, and the time to replay its one history (the
 //     history is generated, not stored; -save-history keeps it).
+//   - cluster (only when -phases names it: it needs PostgreSQL and a build
+//     of temporal-server): 1,000 chat sessions of 3 turns each
+//     (-cluster-sessions, -cluster-turns), 100 at a time (-cluster-conc),
+//     driven through package client on two worker processes with state
+//     folders of their own, against a dev server of its own and against a
+//     cluster that deploy/cluster.sh brings up in a temporary folder and
+//     takes down after (cluster.go, clustersh.go). Both are up throughout
+//     and the samples alternate; each sample has fresh workers, whose peak
+//     RSS (VmHWM) it reads. It reports turns per second, the p50 and p99
+//     of a turn's latency (Send to its reply, as the client sees it), the
+//     workers' peak RSS and the CPU per turn of the server's processes
+//     (PostgreSQL's backends included) and of the workers, with the ratio
+//     cluster / dev server (chatload.go).
 //
 // -cpuprofile writes the worker's CPU profile during the highest
 // concurrency of the ratio phase (go tool pprof -top FILE).

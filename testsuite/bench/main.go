@@ -53,18 +53,27 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-var allPhases = []string{"ratio", "steps", "prices", "chat", "stream", "replay", "idle", "levers"}
+// defaultPhases run when -phases names none; optPhases only when named.
+var (
+	defaultPhases = []string{"ratio", "steps", "prices", "chat", "stream", "replay", "idle", "levers"}
+	optPhases     = []string{"cluster"} // needs PostgreSQL and a build of temporal-server
+	allPhases     = slices.Concat(defaultPhases, optPhases)
+)
 
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "a cheap check: phases ratio, steps and chat; 1 and 20 concurrent runs; 100 chat turns")
-	phases := fs.String("phases", "", "comma-separated `PHASES` to run, of "+strings.Join(allPhases, ", ")+" (default all; with -quick ratio,steps,chat)")
+	phases := fs.String("phases", "", "comma-separated `PHASES` to run, of "+strings.Join(allPhases, ", ")+" (default all but "+strings.Join(optPhases, ", ")+"; with -quick ratio,steps,chat)")
 	concs := fs.String("conc", "", "comma-separated concurrent runs of the ratio phase (default 1,20,100; with -quick 1,20)")
 	reps := fs.Int("reps", 3, "samples per figure; the medians are reported")
 	turns := fs.Int("turns", 0, "turns of the chat phase's session (default 500; with -quick 100)")
 	replayTurns := fs.Int("replay-turns", 1000, "turns of the replayed session")
 	idle := fs.Int("idle", 1000, "sessions of the idle phase")
 	streamTurns := fs.Int("stream-turns", 3, "rounds of the stream phase (a long reply unwatched, watched, and a short one)")
+	var ca clusterArgs
+	fs.IntVar(&ca.sessions, "cluster-sessions", 1000, "chat sessions of the cluster phase, on each server")
+	fs.IntVar(&ca.turns, "cluster-turns", 3, "turns of each session of the cluster phase")
+	fs.IntVar(&ca.conc, "cluster-conc", 100, "sessions of the cluster phase at a time")
 	saveHistory := fs.String("save-history", "", "write the replayed session's history (JSON) to `FILE`")
 	cpuProfile := fs.String("cpuprofile", "", "write the worker's CPU profile during the ratio phase's highest concurrency to `FILE`")
 	replayProfile := fs.String("replay-cpuprofile", "", "write the CPU profile of the replays to `FILE`")
@@ -87,7 +96,11 @@ func run(args []string, out io.Writer) error {
 	if *reps < 1 {
 		return usageError{fmt.Errorf("-reps %d: want 1 or more", *reps)}
 	}
-	want := allPhases
+	if ca.sessions < 1 || ca.turns < 1 || ca.conc < 1 {
+		return usageError{fmt.Errorf("-cluster-sessions %d, -cluster-turns %d, -cluster-conc %d: want 1 or more each", ca.sessions, ca.turns, ca.conc)}
+	}
+	ca.reps = *reps
+	want := defaultPhases
 	if *quick {
 		want = []string{"ratio", "steps", "chat"}
 	}
@@ -169,6 +182,11 @@ func run(args []string, out io.Writer) error {
 		}
 		defer e.close()
 		if err := e.measureReplay(ctx, *replayTurns, *reps, *saveHistory, *replayProfile); err != nil {
+			return err
+		}
+	}
+	if has("cluster") {
+		if err := measureCluster(ctx, filepath.Join(dir, "cluster"), dc, cfg, ca, out); err != nil {
 			return err
 		}
 	}
@@ -294,12 +312,7 @@ func newEnv(ctx context.Context, dir string, dc []string, cfg workerConfig, out 
 		return nil, err
 	}
 	e := &env{srv: srv, dir: dir, out: out, cfg: cfg}
-	// The driver is the starter: it dials as agentworker.DialWith does.
-	e.c, err = client.Dial(client.Options{
-		HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{},
-		ConnectionOptions: client.ConnectionOptions{GrpcCompression: agentworker.Compression(srv.Address(), true)},
-	})
-	if err != nil {
+	if e.c, err = dialDriver(srv.Address(), srv.Namespace()); err != nil {
 		_ = srv.Stop()
 		return nil, err
 	}
@@ -312,6 +325,15 @@ func newEnv(ctx context.Context, dir string, dc []string, cfg workerConfig, out 
 		return nil, err
 	}
 	return e, nil
+}
+
+// dialDriver is the driver's client of the server at address. The driver
+// is the starter: it dials as agentworker.DialWith does.
+func dialDriver(address, namespace string) (client.Client, error) {
+	return client.Dial(client.Options{
+		HostPort: address, Namespace: namespace, Logger: quiet{},
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: agentworker.Compression(address, true)},
+	})
 }
 
 // restartWorker replaces the worker process with a fresh one of cfg.

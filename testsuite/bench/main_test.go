@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/todoflow/todoflow/internal/localcluster"
 )
 
 // TestMain lets the test binary be the benchmark's worker process too, as
@@ -44,6 +47,29 @@ func TestPhasesRun(t *testing.T) {
 	}
 	if err := run([]string{"-phases", "bogus"}, &out); err == nil {
 		t.Error("-phases bogus: no error")
+	}
+}
+
+// The cluster phase runs end to end on a small scale, against a cluster of
+// deploy/cluster.sh, when TODOFLOW_CLUSTER is set as for the cluster tests
+// of package testsuite; a machine that cannot run a cluster skips it.
+func TestClusterPhaseRuns(t *testing.T) {
+	if os.Getenv("TODOFLOW_CLUSTER") == "" || testing.Short() {
+		t.Skip("starts a cluster (deploy/cluster.sh): set TODOFLOW_CLUSTER=1 to run it")
+	}
+	var out bytes.Buffer
+	err := run([]string{"-phases", "cluster", "-cluster-sessions", "6", "-cluster-turns", "2", "-cluster-conc", "3", "-reps", "1"}, &out)
+	if errors.Is(err, localcluster.ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"## Chat sessions on a cluster and on the dev server", "  dev server, sample 1: 12 turns", "  cluster, sample 1: 12 turns",
+		"| **turns per second** |", "Server CPU per turn, cluster: postgres "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		}
 	}
 }
 

@@ -16,20 +16,67 @@ const clockTicks = 100
 
 // cpuTime is the CPU time (user and system) process pid has used so far.
 func cpuTime(pid int) (time.Duration, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	return ticksOf(pid, f[11:13])
+}
+
+// treeCPU is the CPU time process pid and its children have used so far:
+// its own, that of its children still running, and that of the children
+// it has reaped. PostgreSQL's work is done in a backend process per
+// connection, children of its postmaster.
+func treeCPU(pid int) (time.Duration, error) {
+	f, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	total, err := ticksOf(pid, f[11:15]) // utime, stime, cutime, cstime
+	if err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	parent := strconv.Itoa(pid)
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cf, err := statFields(child)
+		if err != nil || cf[1] != parent { // gone meanwhile, or not a child
+			continue
+		}
+		if t, err := ticksOf(child, cf[11:15]); err == nil {
+			total += t
+		}
+	}
+	return total, nil
+}
+
+// statFields are the fields of /proc/PID/stat after the command name (field
+// 2, which may hold spaces): state (field 3) is [0], ppid [1], utime (14)
+// [11], stime [12], cutime [13], cstime [14].
+func statFields(pid int) ([]string, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, fmt.Errorf("cpu time of process %d: %w", pid, err)
+		return nil, fmt.Errorf("cpu time of process %d: %w", pid, err)
 	}
-	// The command name (field 2) may hold spaces; the fields after it
-	// start past its closing parenthesis: state is field 3, utime 14,
-	// stime 15.
 	s := string(b)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("cpu time of process %d: /proc stat has %d fields", pid, len(fields))
+	if len(fields) < 15 {
+		return nil, fmt.Errorf("cpu time of process %d: /proc stat has %d fields", pid, len(fields))
 	}
+	return fields, nil
+}
+
+// ticksOf adds up clock-tick fields of process pid's stat.
+func ticksOf(pid int, fields []string) (time.Duration, error) {
 	var ticks int64
-	for _, f := range fields[11:13] {
+	for _, f := range fields {
 		n, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
 			return 0, fmt.Errorf("cpu time of process %d: %w", pid, err)
@@ -40,13 +87,19 @@ func cpuTime(pid int) (time.Duration, error) {
 }
 
 // rss is the resident set size of process pid, in bytes.
-func rss(pid int) (int64, error) {
+func rss(pid int) (int64, error) { return statusKB(pid, "VmRSS") }
+
+// peakRSS is the largest resident set size process pid has had, in bytes.
+func peakRSS(pid int) (int64, error) { return statusKB(pid, "VmHWM") }
+
+// statusKB reads a figure in kB of /proc/PID/status, in bytes.
+func statusKB(pid int, key string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, fmt.Errorf("memory of process %d: %w", pid, err)
 	}
 	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
 				return 0, fmt.Errorf("memory of process %d: %q: %w", pid, line, err)
@@ -54,7 +107,7 @@ func rss(pid int) (int64, error) {
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("memory of process %d: no VmRSS line", pid)
+	return 0, fmt.Errorf("memory of process %d: no %s line", pid, key)
 }
 
 // loadAverage is the first figure of /proc/loadavg: how busy the machine

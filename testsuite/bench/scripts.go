@@ -44,10 +44,13 @@ func chatScript(turns int) []any {
 	for i := 1; i <= turns; i++ {
 		out = append(out,
 			toolCall("write_todos", map[string]any{"todos": []any{map[string]string{"content": fmt.Sprintf("Answer message %d", i), "status": "completed"}}}),
-			map[string]any{"content": fmt.Sprintf("Answer %d: done.", i)})
+			map[string]any{"content": chatReply(i)})
 	}
 	return out
 }
+
+// chatReply is chatScript's reply to turn n.
+func chatReply(n int) string { return fmt.Sprintf("Answer %d: done.", n) }
 
 // idleScript answers a session's one turn.
 func idleScript() []any {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 )
 
 // A run that takes far longer than the others of its round has waited on
@@ -22,6 +24,10 @@ import (
 // be looked at: more than any queueing at 100 runs at once, less than the
 // 10 s workflow task timeout a lost task waits.
 const slowAfter = 3 * time.Second
+
+// troubleLines is how many slow runs with a timeout or a failure are shown
+// one by one; the rest are counted.
+const troubleLines = 5
 
 // stall is what a slow run's history shows: its timeouts and failures, by
 // event type, and its longest quiet stretch between two events.
@@ -71,21 +77,28 @@ func (s stall) String() string {
 }
 
 // reportSlow summarises the runs that took slowAfter longer than the
-// median of their round: how many waited where (the longest gap of each
-// history, by the two events around it), with the worst of each kind; and
-// each run whose history shows a timeout or a failure, on a line of its own.
+// median of their round (reportSlowOf).
 //
 // At 100 runs at once most slow runs are ones whose first workflow task
 // waited: the worker polls its sticky queue, where the runs under way
 // are, as well as the shared one, where new runs start, so a new run can
 // wait for others to finish. That is queueing, not a stall.
 func (e *env) reportSlow(ctx context.Context, spans map[string]span) {
-	if len(spans) < 2 {
-		return
-	}
 	took := make(map[string]time.Duration, len(spans))
 	for id, sp := range spans {
 		took[id] = sp.done.Sub(sp.called)
+	}
+	reportSlowOf(ctx, e.out, e.c, "run", took)
+}
+
+// reportSlowOf summarises the workflows (what, by id) whose time took
+// exceeds the median by slowAfter: how many waited where (the longest gap
+// of each history, by the two events around it), with the worst of each
+// kind; and each one whose history shows a timeout or a failure, on a line
+// of its own.
+func reportSlowOf(ctx context.Context, out io.Writer, c client.Client, what string, took map[string]time.Duration) {
+	if len(took) < 2 {
+		return
 	}
 	med := median(slices.Collect(maps.Values(took)))
 	type kind struct {
@@ -94,20 +107,26 @@ func (e *env) reportSlow(ctx context.Context, spans map[string]span) {
 		id    string
 	}
 	kinds := map[string]*kind{}
-	slow := 0
+	slow, troubled := 0, 0
+	troubles := map[string]int{} // of all the slow ones
 	for _, id := range slices.Sorted(maps.Keys(took)) {
 		if took[id] <= med+slowAfter {
 			continue
 		}
 		slow++
-		evs, err := e.history(ctx, id)
+		evs, err := history(ctx, c, id)
 		if err != nil {
-			fmt.Fprintf(e.out, "  slow run %s: %s against a median of %s; its history: %v\n", id, took[id].Round(time.Millisecond), med.Round(time.Millisecond), err)
+			fmt.Fprintf(out, "  slow %s %s: %s against a median of %s; its history: %v\n", what, id, took[id].Round(time.Millisecond), med.Round(time.Millisecond), err)
 			continue
 		}
 		st := stallOf(evs)
 		if len(st.troubles) > 0 {
-			fmt.Fprintf(e.out, "  slow run %s: %s against a median of %s; %s\n", id, took[id].Round(time.Millisecond), med.Round(time.Millisecond), st)
+			if troubled++; troubled <= troubleLines {
+				fmt.Fprintf(out, "  slow %s %s: %s against a median of %s; %s\n", what, id, took[id].Round(time.Millisecond), med.Round(time.Millisecond), st)
+			}
+			for k, n := range st.troubles {
+				troubles[k] += n
+			}
 		}
 		if st.from == nil {
 			continue
@@ -126,11 +145,14 @@ func (e *env) reportSlow(ctx context.Context, spans map[string]span) {
 	if slow == 0 {
 		return
 	}
+	if troubled > troubleLines {
+		fmt.Fprintf(out, "  %d more slow %ss with a timeout or a failure; in all: %s\n", troubled-troubleLines, what, stall{troubles: troubles})
+	}
 	var parts []string
 	for _, gap := range slices.Sorted(maps.Keys(kinds)) {
 		k := kinds[gap]
 		parts = append(parts, fmt.Sprintf("%d with the longest gap %s (worst %s, %s)", k.n, gap, k.worst.Round(time.Millisecond), k.id))
 	}
-	fmt.Fprintf(e.out, "  %d of %d runs took over %s more than the median of %s: %s\n",
-		slow, len(took), slowAfter, med.Round(time.Millisecond), strings.Join(parts, "; "))
+	fmt.Fprintf(out, "  %d of %d %ss took over %s more than the median of %s: %s\n",
+		slow, len(took), what, slowAfter, med.Round(time.Millisecond), strings.Join(parts, "; "))
 }

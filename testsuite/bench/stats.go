@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -18,6 +19,20 @@ func median[T int64 | float64 | time.Duration](xs []T) T {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// percentile is the nearest-rank p-th percentile of xs (0 < p <= 100): the
+// smallest x with at least p% of xs at or below it; 0 for none. Unlike
+// median it never averages, so the 50th of an even count is the lower
+// middle.
+func percentile[T int64 | float64 | time.Duration](xs []T, p float64) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	rank := int(math.Ceil(p / 100 * float64(len(s))))
+	return s[min(max(rank, 1), len(s))-1]
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
@@ -43,4 +58,13 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
+}
+
+// medianOf is the median of f over the samples xs.
+func medianOf[T any](xs []T, f func(T) float64) float64 {
+	vs := make([]float64, len(xs))
+	for i, x := range xs {
+		vs[i] = f(x)
+	}
+	return median(vs)
 }

@@ -11,6 +11,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -19,9 +20,9 @@ import (
 // run goes that a bare run does not spend.
 
 // history returns every event of a workflow's runs, oldest first.
-func (e *env) history(ctx context.Context, id string) ([]*historypb.HistoryEvent, error) {
+func history(ctx context.Context, c client.Client, id string) ([]*historypb.HistoryEvent, error) {
 	var out []*historypb.HistoryEvent
-	it := e.c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -206,7 +207,7 @@ func (e *env) measureSteps(ctx context.Context, runs int) error {
 		ivs := map[string][]intervals{}
 		n, b := map[string]int{}, map[string]int{}
 		for _, id := range slices.Sorted(maps.Keys(spans)) {
-			evs, err := e.history(ctx, id)
+			evs, err := history(ctx, e.c, id)
 			if err != nil {
 				return nil, nil, nil, err
 			}

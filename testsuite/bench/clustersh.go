@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/todoflow/todoflow/internal/localcluster"
+)
+
+// startCluster brings up a cluster of this repository's deploy/cluster.sh
+// (package localcluster) in a fresh folder, its lines copied to progress.
+// A cluster that failed to come up has stopped what it started and keeps
+// its folder, for its logs.
+func startCluster(ctx context.Context, progress io.Writer) (*localcluster.Cluster, error) {
+	root, err := gitOutput(ctx, "", "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("the cluster phase runs deploy/cluster.sh of the program's repository (run it from the worktree): %w", err)
+	}
+	cl, err := localcluster.New(filepath.Join(root, "deploy", "cluster.sh"))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 25*time.Minute) // a cold build of the server included
+	defer cancel()
+	if err := cl.Up(ctx, lineTo(progress)); err != nil {
+		return nil, fmt.Errorf("%w (its folder: %s)", err, cl.Dir)
+	}
+	return cl, nil
+}
+
+// stopCluster takes cl down and removes its folder; a cluster that did not
+// stop keeps its folder, for its logs.
+func stopCluster(cl *localcluster.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := cl.Run(ctx, lineTo(os.Stderr), "down"); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: deploy/cluster.sh down: %v: %s (its folder is kept: %s)\n", err, localcluster.LastLine(out), cl.Dir)
+		return
+	}
+	_ = os.RemoveAll(cl.Dir)
+}
+
+func lineTo(w io.Writer) func(string) {
+	return func(line string) { fmt.Fprintln(w, line) }
+}
