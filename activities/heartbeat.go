@@ -13,7 +13,9 @@ import (
 // throttles the actual RPCs). A variable for tests.
 var heartbeatEvery = time.Second
 
-// keepAlive heartbeats until the returned stop is called. The work itself
+// keepBeating calls beat every heartbeatEvery until stop is called; beat
+// records a heartbeat with whatever details are current (a model call's
+// reply so far, stream.go; a tool's progress, toolbeat.go). The work itself
 // (a model thinking, a tool running) cannot heartbeat, but the worker that
 // runs it can, and its death is what the server must notice in seconds, not
 // at StartToClose. Outside an activity (tests, direct calls) it does nothing.
@@ -25,14 +27,6 @@ var heartbeatEvery = time.Second
 // was a synchronous RPC and a write of the run's state on the server for
 // every model call and tool call, a third of what they cost over a bare
 // activity (BENCHMARKS.md).
-func keepAlive(ctx context.Context, details ...any) (stop func()) {
-	return keepBeating(ctx, func() { activity.RecordHeartbeat(ctx, details...) })
-}
-
-// keepBeating calls beat every heartbeatEvery, the first time after one
-// interval (see keepAlive), until stop is called. beat records a heartbeat
-// with whatever details are current (see replyStream, whose details change
-// while it runs).
 func keepBeating(ctx context.Context, beat func()) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
