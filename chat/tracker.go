@@ -25,7 +25,7 @@ type tracker struct {
 	stream  *client.StreamChanged
 	running bool
 	replied bool
-	tools   []string
+	tools   []client.RunningTool
 	err     error // why the latest look or query failed; nil when it did not
 }
 

@@ -328,7 +328,7 @@ func (u *ui) View() tea.View {
 		parts = append(parts, "● "+streamText(termtext.Clean(s.Text), s.Cut, max(u.height/2, 3)))
 	}
 	for _, t := range u.tr.tools {
-		parts = append(parts, paint(styleTool, "⏳ running "+t))
+		parts = append(parts, paint(styleTool, "⏳ "+toolLine(t)))
 	}
 	for _, a := range attention(u.tr.st) {
 		parts = append(parts, paint(styleAttention, a))

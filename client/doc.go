@@ -24,8 +24,9 @@
 // types the workflow decodes strictly are the contract, and a second name
 // for each would be a second thing to keep in step. The client imports
 // nothing else of the worker's, except the heartbeat details that carry a
-// streamed reply (workflows.ReplyStream), which Watch turns into
-// StreamChanged.
+// streamed reply (workflows.ReplyStream) and a running tool's progress
+// (workflows.ToolProgress), which Watch turns into StreamChanged and
+// ToolsChanged.
 //
 // # In order, once
 //
@@ -68,7 +69,8 @@
 // Watch is one stream of typed events from polling: the state (status,
 // list, plan, waits, model errors, other agents' plan events), the
 // transcript's new messages (tool calls and results among them), the reply
-// being written and the tools running (heartbeat details, never history),
+// being written and the tools running with their progress (heartbeat
+// details, never history),
 // the end of the session, and a Problem when a look fails, with its cause;
 // Looked closes the events of one look. It asks the worker's queries only
 // when the run's history has grown. See Session.Watch.

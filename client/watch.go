@@ -79,7 +79,7 @@ type watcher struct {
 	last       *model.Message // the last one, to find the place again after continue-as-new
 	closed     bool
 	stream     StreamChanged
-	tools      []string
+	tools      []RunningTool
 	problem    string
 }
 
@@ -103,7 +103,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 	closed := info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 
 	var stream StreamChanged
-	var tools []string
+	var tools []RunningTool
 	for _, pa := range d.GetPendingActivities() {
 		switch pa.GetActivityType().GetName() {
 		case workflows.ModelCallActivity:
@@ -113,9 +113,9 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 				stream.Call, stream.Text, stream.Cut = rs.Call, rs.Text, rs.Cut
 			}
 		case workflows.ToolActivity, workflows.ToolOnHostActivity:
-			var name string
-			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &name) == nil && name != "" {
-				tools = append(tools, name)
+			var tp workflows.ToolProgress
+			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &tp) == nil && tp.Tool != "" {
+				tools = append(tools, RunningTool{Name: tp.Tool, Progress: tp.Progress, Total: tp.Total, Message: tp.Message})
 			}
 		}
 	}
