@@ -186,20 +186,8 @@ func TestMCPServers(t *testing.T) {
 			"headers": map[string]string{"Authorization": "Bearer ${E2E_BILLING_TOKEN}"},
 		},
 	}}
-	cfgPath := filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(cfgPath, []byte(mustJSON(t, cfg)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
 	s := startServer(t)
-	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: cfgPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	s.startMCPWorker(t, cfg)
 
 	play := func(sc *scenario.Scenario) *scenario.Output {
 		t.Helper()
@@ -310,6 +298,24 @@ func TestMCPServers(t *testing.T) {
 	}
 }
 
+// startMCPWorker starts a worker whose MCP configuration is cfg (the
+// mcpServers file, as JSON); it stops when the test ends.
+func (s *server) startMCPWorker(t *testing.T, cfg map[string]any) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, []byte(mustJSON(t, cfg)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+}
+
 func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
@@ -327,24 +333,11 @@ func TestMCPProgress(t *testing.T) {
 	stub := newModelStub(t, toolCalls(t, [3]string{"call_1", "mcp__orders__import", `{"ms": 8000}`}), assistantText("Imported."))
 	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	dir := t.TempDir()
-	cfg := map[string]any{"mcpServers": map[string]any{"orders": map[string]any{
-		"command": os.Args[0],
-		"env":     map[string]string{mcpServerEnv: "stdio", "E2E_CRASH_MARKER": filepath.Join(dir, "crashed")},
-	}}}
-	cfgPath := filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(cfgPath, []byte(mustJSON(t, cfg)), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	s := startServer(t)
-	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: cfgPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	s.startMCPWorker(t, map[string]any{"mcpServers": map[string]any{"orders": map[string]any{
+		"command": os.Args[0],
+		"env":     map[string]string{mcpServerEnv: "stdio", "E2E_CRASH_MARKER": filepath.Join(t.TempDir(), "crashed")},
+	}}})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
