@@ -24,13 +24,13 @@ import (
 // filled in where a server says nothing (DefaultHints).
 type ToolHints struct {
 	// ReadOnly: the tool does not change its environment.
-	ReadOnly bool `json:"read_only,omitempty"`
+	ReadOnly bool
 	// Destructive: the tool may destroy or overwrite (rather than only
 	// add). Meaningful only when ReadOnly is false.
-	Destructive bool `json:"destructive,omitempty"`
+	Destructive bool
 	// Idempotent: a second call with the same arguments changes nothing
 	// more. Meaningful only when ReadOnly is false.
-	Idempotent bool `json:"idempotent,omitempty"`
+	Idempotent bool
 }
 
 // DefaultHints are MCP's defaults for a tool that gives no annotations: not
