@@ -16,8 +16,10 @@ import (
 // declares hints (HintedTool) again only when its hints allow it, or when
 // the earlier attempt is known not to have reached the tool (Unsent); the
 // model otherwise reads an error tool message saying that the call may or
-// may not have taken effect (UncertainResult). Tools that declare no hints
-// are run again as before: their own Retryable is the tool's word.
+// may not have taken effect (see uncertain). Tools that declare no hints
+// are run again as before: their own Retryable is the tool's word. But a
+// run that asks for approval of destructive calls holds only the calls of
+// tools that declare hints and may destroy (RunToolInput.HoldDestructive).
 
 // ToolHints are what a tool says of its calls: MCP's tool annotations
 // (readOnlyHint, destructiveHint, idempotentHint), with the MCP defaults
