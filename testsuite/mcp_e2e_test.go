@@ -20,6 +20,7 @@ import (
 
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/scenario"
+	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -168,6 +169,9 @@ func TestMCPServers(t *testing.T) {
 		// Run 2, with the HTTP server down.
 		toolCalls(t, [3]string{"call_6", "mcp__billing__invoice", `{"order":"A1"}`}),
 		assistantText("Run 2 done."),
+		// Run 3, asking for approval of destructive calls.
+		toolCalls(t, [3]string{"call_7", "mcp__orders__import", `{"ms":0}`}, [3]string{"call_8", "mcp__orders__lookup", `{"id":"A1"}`}),
+		assistantText("Run 3 done."),
 	)
 	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
@@ -295,6 +299,39 @@ func TestMCPServers(t *testing.T) {
 		if strings.Contains(string(m), token) {
 			t.Error("the transcript holds the billing token")
 		}
+	}
+
+	// Run 3: with approval "destructive", lookup (which says nothing of
+	// itself, so may destroy) waits for the approval the scenario gives;
+	// import (read-only) runs at once. A run whose call waited with no
+	// action left would end with an error.
+	sc := &scenario.Scenario{Name: "mcp destructive", Input: workflows.AgentInput{
+		Prompt: "Import, then look up A1.", Model: "openai:test-model", Tools: []string{"mcp__orders__*"},
+		Approval: todo.ToolApproval{"*": todo.ApprovalDestructive},
+	}, User: []scenario.Action{{When: workflows.StatusAwaitingApproval, Update: workflows.ApproveToolUpdate, Args: json.RawMessage(`{"approved": true}`)}}}
+	if out = play(sc); out.RunStatus != "completed" || out.Reply != "Run 3 done." {
+		t.Fatalf("run 3: %s, reply %q", out.RunStatus, out.Reply)
+	}
+	results := toolResults(stub.requests()[9])
+	if results["call_7"] != "imported 1 orders" || results["call_8"] != "order A1: 2 widgets, shipped" {
+		t.Errorf("run 3's results = %q", results)
+	}
+	// The tool activities: import, lookup held, lookup approved.
+	var held []string
+	it := s.c.GetWorkflowHistory(context.Background(), out.WorkflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && strings.HasPrefix(a.GetActivityType().GetName(), "RunTool") {
+			b, _ := proto.Marshal(a.GetInput())
+			held = append(held, fmt.Sprintf("%s hold=%v", ev.GetUserMetadata().GetSummary().GetData(), strings.Contains(string(b), `"hold_destructive":true`)))
+		}
+	}
+	want := []string{`"main: mcp__orders__import" hold=true`, `"main: mcp__orders__lookup" hold=true`, `"main: mcp__orders__lookup" hold=false`}
+	if !slices.Equal(held, want) {
+		t.Errorf("run 3's tool activities %q, want %q", held, want)
 	}
 }
 
