@@ -32,8 +32,9 @@ func keepBeating(ctx context.Context, beat func()) (stop func()) {
 		return func() {}
 	}
 	hbCtx, cancel := context.WithCancel(ctx)
+	every := heartbeatEvery // read here: a test may set it back while the goroutine starts
 	go func() {
-		t := time.NewTicker(heartbeatEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
