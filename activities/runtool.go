@@ -236,7 +236,9 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 			reached = false
 		case hinted && !hints.Resendable():
 			outcome = OutcomeUncertain
-			return uncertain(in.Call.Name, err.Error()), nil
+			res := uncertain(in.Call.Name, err.Error())
+			res.Content = truncateOutput(in.Call.Name, res.Content, limit)
+			return res, nil
 		}
 		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
 			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
