@@ -27,9 +27,13 @@ import (
 // handed to the pipe, unless the write failed on a pipe whose reader had
 // gone with a message short enough that the pipe takes it whole or not at
 // all (pipeAtomic). For a Streamable HTTP server it is when net/http says
-// the whole request was written: a body cut short is never a whole JSON-RPC
-// request, so no server acts on it. A call whose note is not marked
-// certainly did not reach the server (activities.Unsent).
+// the whole request was written (a body cut short is never a whole JSON-RPC
+// request, so no server acts on it), unless the answer was a client error
+// (4xx: the session is unknown after the server restarted, the token is
+// refused, the rate is limited), by which the server, or what stands
+// before it, says it did not take the request. A call whose note does not
+// say it may have arrived certainly did not reach the tool
+// (activities.Unsent).
 //
 // Which tools must run as tasks: the SDK's Tool has no "execution" (MCP
 // tasks, taskSupport "required"), so a listing carries a note too, and the
@@ -45,6 +49,7 @@ type wireNote struct {
 
 	mu       sync.Mutex
 	written  bool
+	refused  bool // answered with a client error (HTTP 4xx)
 	taskOnly []string
 }
 
@@ -65,12 +70,18 @@ func (n *wireNote) markWritten() {
 	n.mu.Unlock()
 }
 
+func (n *wireNote) markRefused() {
+	n.mu.Lock()
+	n.refused = true
+	n.mu.Unlock()
+}
+
 // mayHaveArrived reports whether the call's request may have reached the
-// server.
+// tool.
 func (n *wireNote) mayHaveArrived() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.written
+	return n.written && !n.refused
 }
 
 // readListing notes the tools of a tools/list result that must run as
@@ -175,7 +186,8 @@ func unwritten(err error, msg jsonrpc.Message) bool {
 
 // wireRoundTripper watches the HTTP requests of the calls that carry a
 // note: it marks the note once net/http has written the whole request, and
-// reads the tool listings of the responses to listing calls.
+// when the answer is a client error; and it reads the tool listings of the
+// responses to listing calls.
 type wireRoundTripper struct{ base http.RoundTripper }
 
 func (t wireRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -190,10 +202,16 @@ func (t wireRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	}}
 	r = r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
 	resp, err := t.base.RoundTrip(r)
-	if err == nil && n.listing {
+	if err != nil {
+		return resp, err
+	}
+	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		n.markRefused()
+	}
+	if n.listing {
 		resp.Body = newListingBody(resp, n)
 	}
-	return resp, err
+	return resp, nil
 }
 
 // maxListing bounds what a listing body keeps to read its tools, as the
