@@ -64,8 +64,9 @@
 // client watching the session shows them. What went wrong reaches the model
 // as an error tool message and the run goes on: a result with isError (its
 // text), a call the server refused (a JSON-RPC error), arguments that do not
-// fit the schema. A server that cannot be reached is a passing problem: the
-// tool returns an activities.Unsent error, RunTool's retry policy tries
+// fit the schema. A server that cannot be reached (or that answers an HTTP
+// client error, as for a session it forgot) is a passing problem: the tool
+// returns an activities.Unsent error, RunTool's retry policy tries
 // again (starting the server again), and after the policy's last attempt the
 // workflow answers the model with the error. A server that broke off after
 // the request may have reached it (wire.go tells, since the SDK's errors do
