@@ -15,6 +15,16 @@
 // patterns, see todo.Allowed): CallModel offers only those, and RunTool checks
 // each call against the restriction its workflow passes.
 //
+// # What a tool says of itself
+//
+// A tool may declare hints (ToolHints: read-only, destructive, idempotent;
+// an MCP tool's annotations): RunTool sends a call that was interrupted
+// after it may have reached the tool again only when they allow it, and
+// holds a call that may destroy when the run asks for approval of those
+// (hints.go). While a tool runs, RunTool heartbeats a ToolProgress with the
+// progress the tool reports (toolbeat.go), which a client watching the
+// session shows.
+//
 // # One workspace per session
 //
 // With several workers on a task queue, a session's tool calls must all see

@@ -43,9 +43,10 @@ const (
 // builtins returns the tools of DefaultRegistry.
 func builtins() []Tool {
 	return []Tool{
-		NewTool(listFilesSpec, listFiles),
-		NewTool(readFileSpec, readFile),
-		NewTool(writeFileSpec, writeFile),
+		WithHints(NewTool(listFilesSpec, listFiles), ToolHints{ReadOnly: true}),
+		WithHints(NewTool(readFileSpec, readFile), ToolHints{ReadOnly: true}),
+		// It may overwrite a file; writing the same again changes nothing.
+		WithHints(NewTool(writeFileSpec, writeFile), ToolHints{Destructive: true, Idempotent: true}),
 	}
 }
 

@@ -234,7 +234,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	} else {
 		onText = stream.add
 		tools = append(in.TodoTools.specs(), in.Tools...)
-		// Listing may start MCP servers, hence after keepAlive. A source
+		// Listing may start MCP servers, hence after the heartbeats start. A source
 		// that cannot list its tools now costs the model those tools for
 		// this call, not the call.
 		worker, err := a.registry().Specs(ctx, in.WorkerTools)

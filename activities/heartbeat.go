@@ -41,10 +41,13 @@ func beatEvery(ctx context.Context) time.Duration {
 	return defaultBeat
 }
 
-// keepAlive heartbeats until the returned stop is called. The work itself
-// (a model thinking, a tool running) cannot heartbeat, but the worker that
-// runs it can, and its death is what the server must notice in seconds, not
-// at StartToClose. Outside an activity (tests, direct calls) it does nothing.
+// keepBeating calls beat at the liveness cadence (beatEvery) until stop is
+// called; beat records a heartbeat with whatever details are current (a
+// model call's reply so far, stream.go; a tool's progress, toolbeat.go).
+// The work itself (a model thinking, a tool running) cannot heartbeat, but
+// the worker that runs it can, and its death is what the server must notice
+// in seconds, not at StartToClose. Outside an activity (tests, direct
+// calls) it does nothing.
 //
 // The first heartbeat comes after one interval, not at once: the server
 // counts the heartbeat timeout from the activity's start, so a worker that
@@ -53,14 +56,6 @@ func beatEvery(ctx context.Context) time.Duration {
 // one was a synchronous RPC and a write of the run's state on the server for
 // every model call and tool call, a third of what they cost over a bare
 // activity (BENCHMARKS.md).
-func keepAlive(ctx context.Context, details ...any) (stop func()) {
-	return keepBeating(ctx, func() { activity.RecordHeartbeat(ctx, details...) })
-}
-
-// keepBeating calls beat at the liveness cadence (beatEvery), the first
-// time after one interval (see keepAlive), until stop is called. beat
-// records a heartbeat with whatever details are current (see replyStream,
-// whose details change while it runs).
 func keepBeating(ctx context.Context, beat func()) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}

@@ -44,7 +44,7 @@ const (
 	MetricModelLatency = "todoflow_model_call_latency"
 	// MetricToolCalls counts the RunTool calls, by tool and outcome
 	// (OutcomeOK, OutcomeError, OutcomeRefused, OutcomeUnknown,
-	// OutcomeFailed, OutcomeCanceled).
+	// OutcomeHeld, OutcomeUncertain, OutcomeFailed, OutcomeCanceled).
 	MetricToolCalls = "todoflow_tool_calls"
 )
 
@@ -71,6 +71,12 @@ const (
 	OutcomeRefused = "refused"
 	// OutcomeUnknown: the worker has no tool of that name.
 	OutcomeUnknown = "unknown"
+	// OutcomeHeld: the tool may destroy and the run wants such calls
+	// approved first (RunToolInput.HoldDestructive); nothing ran.
+	OutcomeHeld = "held"
+	// OutcomeUncertain: the call was interrupted after it may have reached
+	// a tool that is not sent a call twice (hints.go); the model is told.
+	OutcomeUncertain = "uncertain"
 	// OutcomeFailed: the RunTool attempt failed without an answer for the
 	// model (the tool asked for a retry, its MCP server could not be
 	// reached, the workspace or the call could not be read); Temporal runs

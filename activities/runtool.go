@@ -62,6 +62,11 @@ type RunToolInput struct {
 	// Host is the host queue of the worker that holds the workspace, for
 	// RunToolOnHost, which runs the call only on that worker.
 	Host string `json:",omitempty"`
+	// HoldDestructive asks for the call to be held, not run, when its
+	// tool's hints say it may destroy or overwrite (ToolHints.MayDestroy):
+	// the run wants such calls approved first (the input's approval value
+	// "destructive"), and only the worker knows the tools' hints.
+	HoldDestructive bool `json:"hold_destructive,omitempty"`
 }
 
 // CallRef locates a tool call: the index of the assistant message in the
@@ -80,6 +85,11 @@ type RunToolResult struct {
 	// IsError is set when the call failed (unknown tool, bad arguments, a
 	// tool error); Content says why.
 	IsError bool
+	// Held is set when the call was not run because it may destroy and the
+	// input asked to hold such calls (HoldDestructive); Content says why.
+	// The workflow asks for approval and sends the call again without
+	// HoldDestructive, or answers the model with the refusal.
+	Held bool `json:",omitempty"`
 }
 
 // RunTool runs one tool call with the worker's registry (DefaultRegistry if
@@ -92,7 +102,14 @@ type RunToolResult struct {
 // it again can help (the tool returned a Retryable error, its source could
 // not list its tools, or the activity was cancelled or timed out), or when
 // the worker cannot provide the workspace, which the model cannot fix either
-// (non-retryable, type ErrTypeWorkspace).
+// (non-retryable, type ErrTypeWorkspace). A tool that declares hints is not
+// run again after an interruption that may have let the call reach it,
+// unless its hints allow it: the model is told the call may or may not have
+// taken effect (hints.go). A call the input asks to hold (HoldDestructive)
+// is answered Held when the tool may destroy.
+//
+// While the tool runs, the activity heartbeats with its progress
+// (toolbeat.go).
 //
 // Every call is counted by tool and outcome (metrics.go).
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolResult, err error) {
@@ -101,7 +118,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	label, outcome := "", OutcomeOK
 	defer func() {
 		countToolCall(ctx, in.Call.Name, label, outcome, err)
-		if err == nil && a.Transcripts != nil && activity.IsActivity(ctx) {
+		if err == nil && !res.Held && a.Transcripts != nil && activity.IsActivity(ctx) {
 			// The next model call finds the result here when the
 			// workflow leaves it out of its input (NewMessages).
 			exec := activity.GetInfo(ctx).WorkflowExecution
@@ -112,7 +129,17 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	// From here on the call may wait: reading the call from the transcript
 	// waits for a worker to answer the query, finding the tool may start
 	// an MCP server, and the tool itself may take its time.
-	defer keepAlive(ctx, in.Call.Name)()
+	beat := beatTool(ctx, in.Call.Name)
+	defer beat.stop()
+	// An attempt that fails before its call may have reached the tool
+	// says so to the next one (hints.go); reached is set just before the
+	// tool runs, and cleared when it answers Unsent.
+	reached := false
+	defer func() {
+		if err != nil && !reached && activity.IsActivity(ctx) {
+			beat.unsent(attempt(ctx))
+		}
+	}()
 
 	reg := a.Tools
 	if reg == nil {
@@ -165,6 +192,15 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		}, nil
 	}
 	label = in.Call.Name
+	hints, hinted := hintsOf(tool)
+	if hinted && in.HoldDestructive && hints.MayDestroy() {
+		outcome = OutcomeHeld
+		return RunToolResult{Held: true, Content: fmt.Sprintf("%s may destroy or overwrite (it does not say it is read-only or only adds), and this run asks for approval of such calls", in.Call.Name)}, nil
+	}
+	if hinted && !mayResend(hints, attempt(ctx), lastBeat(ctx)) {
+		outcome = OutcomeUncertain
+		return uncertain(in.Call.Name, "an earlier attempt of this call was interrupted (its worker stopped, or it timed out) after the call may have reached the tool"), nil
+	}
 
 	if in.WorkflowID == "" && activity.IsActivity(ctx) {
 		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
@@ -183,7 +219,8 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	root.Close()
 
 	limit := a.toolOutputMax()
-	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites}
+	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites, Progress: beat.progress}
+	reached = true
 	content, err := runSafely(ctx, tool, env, in.Call)
 	if err == nil {
 		return RunToolResult{Content: truncateOutput(in.Call.Name, content, limit)}, nil
@@ -194,6 +231,15 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		return RunToolResult{}, ctxErr
 	}
 	if IsRetryable(err) {
+		switch {
+		case IsUnsent(err):
+			reached = false
+		case hinted && !hints.Resendable():
+			outcome = OutcomeUncertain
+			res := uncertain(in.Call.Name, err.Error())
+			res.Content = truncateOutput(in.Call.Name, res.Content, limit)
+			return res, nil
+		}
 		return RunToolResult{}, temporal.NewApplicationErrorWithCause(
 			fmt.Sprintf("tool %s: %v", in.Call.Name, err), ErrTypeToolRetryable, err)
 	}

@@ -244,11 +244,11 @@ func TestRunToolHeartbeats(t *testing.T) {
 		env := s.NewTestActivityEnvironment()
 		var beats []string
 		env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
-			var tool string
-			if err := details.Get(&tool); err != nil {
+			var d ToolProgress
+			if err := details.Get(&d); err != nil {
 				t.Error(err)
 			}
-			beats = append(beats, tool)
+			beats = append(beats, d.Tool)
 		})
 		a := &Activities{StateDir: t.TempDir(), Tools: reg}
 		env.RegisterActivity(a)

@@ -25,7 +25,10 @@ import (
 // Run receives the arguments exactly as the model sent them (DecodeArgs checks
 // them against the spec) and returns the text the model reads. An error is
 // shown to the model as an error tool message and the run goes on; wrap an
-// error with Retryable to ask Temporal to run the activity again instead.
+// error with Retryable to ask Temporal to run the activity again instead
+// (or with Unsent when the call certainly did not reach what it calls). A
+// tool that declares hints (HintedTool) is run again only as they allow
+// (hints.go).
 type Tool interface {
 	Spec() model.ToolSpec
 	Run(ctx context.Context, env ToolEnv, args json.RawMessage) (string, error)
@@ -48,6 +51,13 @@ type ToolEnv struct {
 	// RunTool cuts the rest (runtool.go). A tool that can page its answer
 	// sizes it to fit, as read_file does. 0: no limit is known.
 	OutputMax int
+
+	// Progress, when not nil, takes what a running tool says of how far it
+	// has come; RunTool puts the latest in its heartbeat, where a client
+	// watching the session sees it (ToolProgress). Safe to call from any
+	// goroutine, as often as the tool likes: the heartbeat carries the
+	// latest at its own cadence.
+	Progress func(Progress)
 }
 
 // ToolFunc is the function of a tool made with NewTool.
@@ -87,7 +97,10 @@ func IsRetryable(err error) bool {
 	return ok
 }
 
-type retryableError struct{ err error }
+type retryableError struct {
+	err    error
+	unsent bool // see Unsent
+}
 
 func (e *retryableError) Error() string { return e.err.Error() }
 func (e *retryableError) Unwrap() error { return e.err }

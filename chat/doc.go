@@ -45,7 +45,8 @@
 // steer the model (the guards' reminders, the summary of older messages)
 // is written for the model: it shows as a dim one-line marker, never as
 // if the user had typed it.
-// At the bottom, in place: the reply being written, running tools, what
+// At the bottom, in place: the reply being written, running tools (with
+// the progress a tool reports: count, total, message), what
 // waits for the user (a paused agent, a plan or a tool call to approve, a
 // model that is being retried), the whole checklist and plan when Ctrl+T
 // has opened them, the progress line (the item in progress and done/total,

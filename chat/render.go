@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -332,6 +333,31 @@ func streamText(text string, cut, maxLines int) string {
 		s = "…" + s
 	}
 	return s
+}
+
+// toolLine says what a running tool is at: its name and, when it reports
+// progress, how far it has come and its latest message.
+func toolLine(t client.RunningTool) string {
+	s := "running " + t.Name
+	switch {
+	case t.Total > 0:
+		s += fmt.Sprintf(" · %s/%s (%.0f%%)", number(t.Progress), number(t.Total), 100*min(t.Progress/t.Total, 1))
+	case t.Progress > 0:
+		s += " · " + number(t.Progress)
+	}
+	if m := oneLine(t.Message); m != "" {
+		s += " · " + clip(m, 80)
+	}
+	return s
+}
+
+// number shows a progress count: whole numbers as they are, others to one
+// decimal.
+func number(f float64) string {
+	if f == float64(int64(f)) {
+		return fmt.Sprint(int64(f))
+	}
+	return fmt.Sprintf("%.1f", f)
 }
 
 func firstLine(s string) string {

@@ -25,11 +25,11 @@ type tracker struct {
 	stream  *client.StreamChanged
 	running bool
 	replied bool
-	tools   []string
+	tools   []client.RunningTool
 	// result is the latest tool result, which the transcript shows by its
 	// first line only (Ctrl+O prints it whole).
 	result *model.Message
-	err     error // why the latest look or query failed; nil when it did not
+	err    error // why the latest look or query failed; nil when it did not
 }
 
 // apply takes in an event and returns what to print.

@@ -374,7 +374,7 @@ func (u *ui) View() tea.View {
 		parts = append(parts, paint(styleNote, "⋯ queued: "+clip(oneLine(q), 70)))
 	}
 	for _, t := range u.tr.tools {
-		parts = append(parts, paint(styleTool, "⏳ running "+t))
+		parts = append(parts, paint(styleTool, "⏳ "+toolLine(t)))
 	}
 	for _, a := range attention(u.tr.st) {
 		parts = append(parts, paint(styleAttention, a))

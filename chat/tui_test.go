@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/todoflow/todoflow/client"
@@ -15,7 +16,7 @@ var sgr = regexp.MustCompile(`\x1b\[[0-9;:]*m`)
 func TestTerminalViewCleans(t *testing.T) {
 	look := append(hostileLook(),
 		client.StreamChanged{Running: true, Call: 1, Text: "Writing:\n" + hostile},
-		client.ToolsChanged{Running: []string{hostile}}, client.Looked{})
+		client.ToolsChanged{Running: []client.RunningTool{{Name: hostile}}}, client.Looked{})
 
 	var tr tracker
 	above := printed(tr.applyAll(look))
@@ -31,4 +32,32 @@ func TestTerminalViewCleans(t *testing.T) {
 	// The reply being written, the running tool, the pause, the checklist,
 	// the progress line.
 	checkShown(t, sgr.ReplaceAllString(view, ""), 5)
+}
+
+// A running tool's progress shows beside it in the live part of the view.
+func TestTerminalViewToolProgress(t *testing.T) {
+	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
+	u.Update(lookMsg{client.ToolsChanged{Running: []client.RunningTool{{Name: "mcp__orders__import", Progress: 2, Total: 3, Message: "rows\n 200-300"}}}})
+	u.Update(lookMsg{client.Looked{}})
+	view := sgr.ReplaceAllString(u.View().Content, "")
+	if want := "⏳ running mcp__orders__import · 2/3 (67%) · rows 200-300"; !strings.Contains(view, want) {
+		t.Errorf("view:\n%s\nwant a line %q", view, want)
+	}
+}
+
+func TestToolLine(t *testing.T) {
+	for _, tt := range []struct {
+		t    client.RunningTool
+		want string
+	}{
+		{client.RunningTool{Name: "slow"}, "running slow"},
+		{client.RunningTool{Name: "crawl", Progress: 12}, "running crawl · 12"},
+		{client.RunningTool{Name: "copy", Progress: 0.5, Total: 1}, "running copy · 0.5/1 (50%)"},
+		{client.RunningTool{Name: "copy", Progress: 7, Total: 4, Message: "past the total"}, "running copy · 7/4 (100%) · past the total"},
+		{client.RunningTool{Name: "say", Message: strings.Repeat("x", 100)}, "running say · " + strings.Repeat("x", 79) + "…"},
+	} {
+		if got := toolLine(tt.t); got != tt.want {
+			t.Errorf("toolLine(%+v) = %q, want %q", tt.t, got, tt.want)
+		}
+	}
 }

@@ -26,7 +26,8 @@
 // nothing else of the worker's, except what carries a streamed reply: the
 // stream the worker serves (internal/replystream) and the heartbeat
 // details that preview it (workflows.ReplyStream), which Watch turns into
-// StreamChanged (stream.go).
+// StreamChanged (stream.go), and a running tool's progress
+// (workflows.ToolProgress), which it turns into ToolsChanged.
 //
 // # In order, once
 //
@@ -69,7 +70,8 @@
 // Watch is one stream of typed events from polling: the state (status,
 // list, plan, waits, model errors, other agents' plan events), the
 // transcript's new messages (tool calls and results among them), the reply
-// being written and the tools running (heartbeat details, never history),
+// being written and the tools running with their progress (heartbeat
+// details, never history),
 // the end of the session, and a Problem when a look fails, with its cause;
 // Looked closes the events of one look. It asks the worker's queries only
 // when the run's history has grown. See Session.Watch.

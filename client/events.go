@@ -66,8 +66,20 @@ type StreamChanged struct {
 	Cut     int
 }
 
-// ToolsChanged: the root agent's tools that are running, by name.
-type ToolsChanged struct{ Running []string }
+// ToolsChanged: the root agent's tools that are running, with what each
+// last said of its progress.
+type ToolsChanged struct{ Running []RunningTool }
+
+// RunningTool is a tool call that runs (from its heartbeat: never
+// history): the tool's name, and its progress when it reports any (an MCP
+// server's progress notifications), as of the latest heartbeat the server
+// has, which the worker sends every few seconds.
+type RunningTool struct {
+	Name     string
+	Progress float64 // grows as the tool works; 0 before its first report
+	Total    float64 // 0 when the tool does not say
+	Message  string  // at most a line
+}
 
 // Closed: the session's run has ended (after continue-as-new: the last
 // one); Status says how (RunCompleted, RunFailed, …). It is the last event

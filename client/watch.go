@@ -100,7 +100,7 @@ type watcher struct {
 	stream     StreamChanged // as last reported
 	preview    StreamChanged // as the last look's heartbeat details had it
 	live       *liveStream   // the model call's stream, followed
-	tools      []string
+	tools      []RunningTool
 	problem    string
 }
 
@@ -124,7 +124,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 	closed := info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 
 	var stream StreamChanged
-	var tools []string
+	var tools []RunningTool
 	var modelCall *workflowpb.PendingActivityInfo
 	for _, pa := range d.GetPendingActivities() {
 		switch pa.GetActivityType().GetName() {
@@ -135,9 +135,9 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 				stream.Call, stream.Text, stream.Cut = rs.Call, rs.Text, rs.Cut
 			}
 		case workflows.ToolActivity, workflows.ToolOnHostActivity:
-			var name string
-			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &name) == nil && name != "" {
-				tools = append(tools, name)
+			var tp workflows.ToolProgress
+			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &tp) == nil && tp.Tool != "" {
+				tools = append(tools, RunningTool{Name: tp.Tool, Progress: tp.Progress, Total: tp.Total, Message: tp.Message})
 			}
 		}
 	}

@@ -15,8 +15,12 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	enumspb "go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/proto"
 
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/scenario"
+	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -34,17 +38,41 @@ func runOrdersServer(ctx context.Context) error {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "order A1: 2 widgets, shipped"}}}, nil, nil
 	})
 	// crash_once dies in the middle of its first call (the marker file
-	// says whether it did already), as a server that crashes does.
-	sdk.AddTool(s, &sdk.Tool{Name: "crash_once", Description: "Crash the first time."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-		marker := os.Getenv("E2E_CRASH_MARKER")
-		if _, err := os.Stat(marker); errors.Is(err, os.ErrNotExist) {
-			if err := os.WriteFile(marker, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
-				return nil, nil, err
+	// says whether it did already), as a server that crashes does; it
+	// says it is idempotent, so the call is sent again. charge_once does
+	// the same and says nothing of itself: it may not be sent a call twice.
+	crashOnce := func(marker string) sdk.ToolHandlerFor[struct{}, any] {
+		return func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			if _, err := os.Stat(marker); errors.Is(err, os.ErrNotExist) {
+				if err := os.WriteFile(marker, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+					return nil, nil, err
+				}
+				os.Exit(3)
 			}
-			os.Exit(3)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("recovered after restart (pid %d)", os.Getpid())}}}, nil, nil
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("recovered after restart (pid %d)", os.Getpid())}}}, nil, nil
-	})
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "crash_once", Description: "Crash the first time.", Annotations: &sdk.ToolAnnotations{IdempotentHint: true}},
+		crashOnce(os.Getenv("E2E_CRASH_MARKER")))
+	sdk.AddTool(s, &sdk.Tool{Name: "charge_once", Description: "Charge a card; crash the first time."}, crashOnce(os.Getenv("E2E_CRASH_MARKER")+".charge"))
+	// import takes ms milliseconds, reporting its progress every 200 ms.
+	type importArgs struct {
+		Ms int `json:"ms"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "import", Description: "Import the orders.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest, in importArgs) (*sdk.CallToolResult, any, error) {
+			steps := max(in.Ms/200, 1)
+			for i := 1; i <= steps; i++ {
+				time.Sleep(200 * time.Millisecond)
+				if token := req.Params.GetProgressToken(); token != nil {
+					p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(steps), Message: fmt.Sprintf("order %d of %d", i, steps)}
+					if err := req.Session.NotifyProgress(ctx, p); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("imported %d orders", steps)}}}, nil, nil
+		})
 	return s.Run(ctx, &sdk.StdioTransport{})
 }
 
@@ -135,11 +163,15 @@ func TestMCPServers(t *testing.T) {
 		toolCalls(t, [3]string{"call_1", "mcp__orders__lookup", `{"id":"A1"}`}, [3]string{"call_2", "mcp__billing__invoice", `{"order":"A1"}`}),
 		toolCalls(t, [3]string{"call_3", "mcp__orders__lookup", `{"id":"B2"}`}),
 		toolCalls(t, [3]string{"call_4", "mcp__orders__crash_once", `{}`}),
+		toolCalls(t, [3]string{"call_4b", "mcp__orders__charge_once", `{}`}),
 		toolCalls(t, [3]string{"call_5", "write_file", `{"path":"x.txt","content":"not allowed"}`}),
 		assistantText("Run 1 done."),
 		// Run 2, with the HTTP server down.
 		toolCalls(t, [3]string{"call_6", "mcp__billing__invoice", `{"order":"A1"}`}),
 		assistantText("Run 2 done."),
+		// Run 3, asking for approval of destructive calls.
+		toolCalls(t, [3]string{"call_7", "mcp__orders__import", `{"ms":0}`}, [3]string{"call_8", "mcp__orders__lookup", `{"id":"A1"}`}),
+		assistantText("Run 3 done."),
 	)
 	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
@@ -158,20 +190,8 @@ func TestMCPServers(t *testing.T) {
 			"headers": map[string]string{"Authorization": "Bearer ${E2E_BILLING_TOKEN}"},
 		},
 	}}
-	cfgPath := filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(cfgPath, []byte(mustJSON(t, cfg)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
 	s := startServer(t)
-	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: cfgPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	s.startMCPWorker(t, cfg)
 
 	play := func(sc *scenario.Scenario) *scenario.Output {
 		t.Helper()
@@ -191,8 +211,8 @@ func TestMCPServers(t *testing.T) {
 		t.Fatalf("run 1: %s, reply %q", out.RunStatus, out.Reply)
 	}
 	reqs := stub.requests()
-	if len(reqs) != 5 {
-		t.Fatalf("run 1 made %d model requests, want 5", len(reqs))
+	if len(reqs) != 6 {
+		t.Fatalf("run 1 made %d model requests, want 6", len(reqs))
 	}
 
 	// The request offers the MCP tools with their schemas, the workflow's
@@ -223,7 +243,9 @@ func TestMCPServers(t *testing.T) {
 		{1, "call_2", "invoice for A1: 20 EUR", false},
 		{2, "call_3", "order B2 does not exist", true},
 		{3, "call_4", "recovered after restart", false},
-		{4, "call_5", `tool "write_file" is not allowed in this run; it may use mcp__*`, true},
+		// The server died in the call; it may have charged: not sent again.
+		{4, "call_4b", "mcp__orders__charge_once may or may not have taken effect", true},
+		{5, "call_5", `tool "write_file" is not allowed in this run; it may use mcp__*`, true},
 	} {
 		if got := toolResults(reqs[tt.req])[tt.call]; !strings.Contains(got, tt.want) {
 			t.Errorf("request %d: result of %s = %q, want %q", tt.req+1, tt.call, got, tt.want)
@@ -235,6 +257,9 @@ func TestMCPServers(t *testing.T) {
 	crashed, err := os.ReadFile(filepath.Join(dir, "crashed"))
 	if err != nil || strings.Contains(toolResults(reqs[3])["call_4"], "pid "+string(crashed)+")") {
 		t.Errorf("the server that crashed (pid %s, %v) answered after the crash: %q", crashed, err, toolResults(reqs[3])["call_4"])
+	}
+	if got := toolResults(reqs[4])["call_4b"]; strings.Contains(got, "recovered") || !strings.Contains(got, "Check whether it took effect") {
+		t.Errorf("charge_once was sent again, or the model is not told to check: %q", got)
 	}
 
 	// Run 2: the HTTP server is down. Its tools are still offered (known
@@ -249,13 +274,13 @@ func TestMCPServers(t *testing.T) {
 		t.Fatalf("run 2: %s, reply %q", out.RunStatus, out.Reply)
 	}
 	reqs = stub.requests()
-	if len(reqs) != 7 {
-		t.Fatalf("%d model requests in all, want 7", len(reqs))
+	if len(reqs) != 8 {
+		t.Fatalf("%d model requests in all, want 8", len(reqs))
 	}
-	if tools := offered(reqs[5]); tools["mcp__billing__invoice"] == nil || tools["write_file"] == nil {
+	if tools := offered(reqs[6]); tools["mcp__billing__invoice"] == nil || tools["write_file"] == nil {
 		t.Errorf("run 2 (no restriction) was offered %v", slices.Sorted(mapsKeys(tools)))
 	}
-	got := toolResults(reqs[6])["call_6"]
+	got := toolResults(reqs[7])["call_6"]
 	if !strings.Contains(got, "mcp__billing__invoice failed") || !strings.Contains(got, "MCP server billing") || !strings.Contains(got, "connection refused") {
 		t.Errorf("result of a call to the server that is down = %q", got)
 	}
@@ -275,6 +300,57 @@ func TestMCPServers(t *testing.T) {
 			t.Error("the transcript holds the billing token")
 		}
 	}
+
+	// Run 3: with approval "destructive", lookup (which says nothing of
+	// itself, so may destroy) waits for the approval the scenario gives;
+	// import (read-only) runs at once. A run whose call waited with no
+	// action left would end with an error.
+	sc := &scenario.Scenario{Name: "mcp destructive", Input: workflows.AgentInput{
+		Prompt: "Import, then look up A1.", Model: "openai:test-model", Tools: []string{"mcp__orders__*"},
+		Approval: todo.ToolApproval{"*": todo.ApprovalDestructive},
+	}, User: []scenario.Action{{When: workflows.StatusAwaitingApproval, Update: workflows.ApproveToolUpdate, Args: json.RawMessage(`{"approved": true}`)}}}
+	if out = play(sc); out.RunStatus != "completed" || out.Reply != "Run 3 done." {
+		t.Fatalf("run 3: %s, reply %q", out.RunStatus, out.Reply)
+	}
+	results := toolResults(stub.requests()[9])
+	if results["call_7"] != "imported 1 orders" || results["call_8"] != "order A1: 2 widgets, shipped" {
+		t.Errorf("run 3's results = %q", results)
+	}
+	// The tool activities: import, lookup held, lookup approved.
+	var held []string
+	it := s.c.GetWorkflowHistory(context.Background(), out.WorkflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && strings.HasPrefix(a.GetActivityType().GetName(), "RunTool") {
+			b, _ := proto.Marshal(a.GetInput())
+			held = append(held, fmt.Sprintf("%s hold=%v", ev.GetUserMetadata().GetSummary().GetData(), strings.Contains(string(b), `"hold_destructive":true`)))
+		}
+	}
+	want := []string{`"main: mcp__orders__import" hold=true`, `"main: mcp__orders__lookup" hold=true`, `"main: mcp__orders__lookup" hold=false`}
+	if !slices.Equal(held, want) {
+		t.Errorf("run 3's tool activities %q, want %q", held, want)
+	}
+}
+
+// startMCPWorker starts a worker whose MCP configuration is cfg (the
+// mcpServers file, as JSON); it stops when the test ends.
+func (s *server) startMCPWorker(t *testing.T, cfg map[string]any) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, []byte(mustJSON(t, cfg)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
 }
 
 func mapsKeys[V any](m map[string]V) func(func(string) bool) {
@@ -283,6 +359,64 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 			if !yield(k) {
 				return
 			}
+		}
+	}
+}
+
+// An MCP tool's progress notifications reach the running call's heartbeat,
+// where a client watching the session sees them (ToolsChanged), and never
+// the run's history.
+func TestMCPProgress(t *testing.T) {
+	stub := newModelStub(t, toolCalls(t, [3]string{"call_1", "mcp__orders__import", `{"ms": 8000}`}), assistantText("Imported."))
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServer(t)
+	s.startMCPWorker(t, map[string]any{"mcpServers": map[string]any{"orders": map[string]any{
+		"command": os.Args[0],
+		"env":     map[string]string{mcpServerEnv: "stdio", "E2E_CRASH_MARKER": filepath.Join(t.TempDir(), "crashed")},
+	}}})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const id = "mcp-progress"
+	played := make(chan error, 1)
+	var out *scenario.Output
+	go func() {
+		var err error
+		out, err = scenario.Play(ctx, s.c, &scenario.Scenario{Name: "progress", Input: workflows.AgentInput{
+			Prompt: "Import the orders.", Model: "openai:test-model", Tools: []string{"mcp__*"},
+		}}, scenario.Options{WorkflowID: id})
+		played <- err
+	}()
+
+	wctx, stop := context.WithCancel(ctx)
+	var seen []tfclient.RunningTool
+	for ev := range tfclient.New(s.c, tfclient.Options{}).Session(id).Watch(wctx, 100*time.Millisecond) {
+		if tc, ok := ev.(tfclient.ToolsChanged); ok && len(tc.Running) > 0 {
+			seen = append(seen, tc.Running...)
+			if tc.Running[0].Progress > 0 {
+				stop()
+			}
+		}
+	}
+	stop()
+	if err := <-played; err != nil || out.Reply != "Imported." {
+		t.Fatalf("run: %v, reply %q", err, out.Reply)
+	}
+	last := seen[len(seen)-1]
+	if last.Name != "mcp__orders__import" || last.Total != 40 || last.Progress < 1 || !strings.HasPrefix(last.Message, "order ") {
+		t.Fatalf("tools seen running %+v; want mcp__orders__import with its progress of 40", seen)
+	}
+	t.Logf("the watch saw %+v", last)
+
+	it := s.c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := proto.Marshal(ev); strings.Contains(string(b), "order 1 of 40") { // payloads as they are, not base64
+			t.Fatalf("history event %d holds a progress message", ev.GetEventId())
 		}
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -123,24 +122,11 @@ func TestSecretsStayOutOfHistory(t *testing.T) {
 	t.Setenv("E2E_VAULT_SECRET", secrets["MCP env"])
 	dir := t.TempDir()
 	seen := filepath.Join(dir, "vault-seen")
-	cfgPath := filepath.Join(dir, "mcp.json")
-	cfg := map[string]any{"mcpServers": map[string]any{"vault": map[string]any{
+	s := startServer(t)
+	s.startMCPWorker(t, map[string]any{"mcpServers": map[string]any{"vault": map[string]any{
 		"command": os.Args[0],
 		"env":     map[string]string{mcpServerEnv: "vault", vaultTokenEnv: "${E2E_VAULT_SECRET}", vaultSeenEnv: seen},
-	}}}
-	if err := os.WriteFile(cfgPath, []byte(mustJSON(t, cfg)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	s := startServer(t)
-	w, err := agentworker.New(s.c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir(), MCPConfig: cfgPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	}}})
 
 	const prompt = "Open the vault and report."
 	sc := &scenario.Scenario{Name: "secrets", Input: workflows.AgentInput{

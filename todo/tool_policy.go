@@ -13,12 +13,21 @@ import (
 
 // ToolApproval is the input's `approval` setting: which tool calls wait for
 // a human's approve_tool before they run. Keys are tool names or patterns
-// (path.Match syntax: `mcp__orders__*`, `*`), values ApprovalRequired or
-// ApprovalAuto. The most specific key decides: a tool's own name before any
-// pattern, then the longest pattern (the one that says the most about the
-// name), then the first in byte order, so that the decision never depends
-// on a map's order.
+// (path.Match syntax: `mcp__orders__*`, `*`), values ApprovalRequired,
+// ApprovalAuto or ApprovalDestructive. The most specific key decides: a
+// tool's own name before any pattern, then the longest pattern (the one
+// that says the most about the name), then the first in byte order, so
+// that the decision never depends on a map's order.
 type ToolApproval map[string]string
+
+// ApprovalDestructive, as a value of ToolApproval, makes the calls of the
+// matching tools wait for approval when the tool may destroy or overwrite:
+// its hints say so (MCP's destructiveHint, which a tool that says nothing
+// of itself has, unless it is read-only). Only the worker knows a tool's
+// hints, so such a call is sent to it marked, and the worker holds it
+// rather than running it; the wait then comes from that recorded answer.
+// `{"*": "destructive"}` asks for every such call.
+const ApprovalDestructive = "destructive"
 
 // Validate checks every key's pattern and every value, naming the first
 // wrong key (in byte order, so that the message is the same every time).
@@ -31,18 +40,26 @@ func (p ToolApproval) Validate() error {
 			return fmt.Errorf("approval %q: not a valid pattern (%v); write a tool name, or a pattern such as mcp__orders__* or *", key, err)
 		}
 		switch v := p[key]; v {
-		case ApprovalRequired, ApprovalAuto:
+		case ApprovalRequired, ApprovalAuto, ApprovalDestructive:
 		default:
-			return fmt.Errorf("approval %q is %q: want %q or %q", key, v, ApprovalRequired, ApprovalAuto)
+			return fmt.Errorf("approval %q is %q: want %q, %q or %q", key, v, ApprovalRequired, ApprovalAuto, ApprovalDestructive)
 		}
 	}
 	return nil
 }
 
 // Required reports whether a call of tool waits for approval.
-func (p ToolApproval) Required(tool string) bool {
+func (p ToolApproval) Required(tool string) bool { return p.decide(tool) == ApprovalRequired }
+
+// Destructive reports whether a call of tool waits for approval if the
+// tool may destroy (ApprovalDestructive).
+func (p ToolApproval) Destructive(tool string) bool { return p.decide(tool) == ApprovalDestructive }
+
+// decide returns the value of the most specific key that matches tool; ""
+// when none does.
+func (p ToolApproval) decide(tool string) string {
 	if v, ok := p[tool]; ok {
-		return v == ApprovalRequired
+		return v
 	}
 	best := ""
 	for _, key := range p.keys() {
@@ -50,7 +67,10 @@ func (p ToolApproval) Required(tool string) bool {
 			best = key
 		}
 	}
-	return best != "" && p[best] == ApprovalRequired
+	if best == "" {
+		return ""
+	}
+	return p[best]
 }
 
 func (p ToolApproval) keys() []string { return sortedKeys(p) }

@@ -39,13 +39,40 @@ func TestToolApprovalRequired(t *testing.T) {
 	}
 }
 
+// "destructive" leaves the decision to the tool's hints: Destructive says
+// to ask the worker, Required stays false.
+func TestToolApprovalDestructive(t *testing.T) {
+	p := ToolApproval{"*": ApprovalDestructive, "mcp__orders__*": ApprovalAuto, "mcp__orders__refund": ApprovalRequired}
+	tests := []struct {
+		tool                  string
+		required, destructive bool
+	}{
+		{"write_file", false, true},
+		{"mcp__billing__void", false, true},
+		{"mcp__orders__lookup", false, false},
+		{"mcp__orders__refund", true, false},
+	}
+	for _, tt := range tests {
+		if got := p.Required(tt.tool); got != tt.required {
+			t.Errorf("Required(%q) = %v, want %v", tt.tool, got, tt.required)
+		}
+		if got := p.Destructive(tt.tool); got != tt.destructive {
+			t.Errorf("Destructive(%q) = %v, want %v", tt.tool, got, tt.destructive)
+		}
+	}
+	if (ToolApproval(nil)).Destructive("write_file") {
+		t.Error("no policy holds destructive calls")
+	}
+}
+
 func TestToolApprovalValidate(t *testing.T) {
 	tests := []struct {
 		p    ToolApproval
 		want string
 	}{
 		{ToolApproval{"write_file": "required", "*": "auto"}, ""},
-		{ToolApproval{"write_file": "yes"}, `approval "write_file" is "yes": want "required" or "auto"`},
+		{ToolApproval{"write_file": "yes"}, `approval "write_file" is "yes": want "required", "auto" or "destructive"`},
+		{ToolApproval{"*": "destructive", "mcp__orders__refund": "required"}, ""},
 		{ToolApproval{"mcp__[x": "required"}, `approval "mcp__[x": not a valid pattern`},
 		{ToolApproval{"": "required"}, "approval: a tool name or pattern is empty"},
 		{ToolApproval{"b": "no", "a": "no"}, `approval "a" is "no"`},

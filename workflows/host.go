@@ -159,6 +159,9 @@ type toolCall struct {
 	// direct sends a call for the host on the workflow's own queue, as
 	// RunToolOnHost.
 	direct bool
+	// approved: a human approved the call after the worker held it (see
+	// holdsDestructive); it is not held again.
+	approved bool
 }
 
 // runTool schedules a tool activity for t.
@@ -179,9 +182,10 @@ func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 		Workspace:  a.cfg.in.Workspace,
 		// The arguments are in the transcript already (the answer just
 		// appended); the activity reads them from there.
-		Call:        model.ToolCall{ID: t.c.ID, Name: t.c.Name},
-		From:        t.from,
-		WorkerTools: a.cfg.in.Tools,
+		Call:            model.ToolCall{ID: t.c.ID, Name: t.c.Name},
+		From:            t.from,
+		WorkerTools:     a.cfg.in.Tools,
+		HoldDestructive: !t.approved && a.holdsDestructive(t.c.Name),
 	}
 	name := activities.RunToolName
 	if t.direct {

@@ -101,8 +101,9 @@ const (
 // The activities a client reads progress from in a session's pending
 // activities: a model call's heartbeat carries a preview of its reply
 // (ReplyStream; the reply itself streams from its worker, whose identity
-// the pending activity shows), a tool call's its tool's name. Named here, so that a client
-// needs the message types of this package and not the worker's internals.
+// the pending activity shows), a tool call's its tool's name and progress
+// (ToolProgress). Named here, so that a client needs the message types of
+// this package and not the worker's internals.
 const (
 	ModelCallActivity  = activities.CallModelName
 	ToolActivity       = activities.RunToolName
@@ -112,3 +113,7 @@ const (
 // ReplyStream is a running model call's heartbeat: its reply so far, as
 // it stood at the last heartbeat.
 type ReplyStream = activities.ReplyStream
+
+// ToolProgress is a running tool call's heartbeat: the tool, and how far
+// it says it has come (an MCP server's progress notifications).
+type ToolProgress = activities.ToolProgress

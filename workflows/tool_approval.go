@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -21,6 +22,15 @@ import (
 // the tool for the rest of the session (carried through continue-as-new).
 // In a run tree the wait surfaces at the root (state.waiting, kind
 // tool_approval), whose approve_tool is handed on to the waiting agent.
+//
+// A tool the policy marks "destructive" waits only if it may destroy,
+// which its hints tell and only the worker knows them: its call is sent
+// with HoldDestructive, and a worker that finds the tool may destroy
+// answers Held without running it. The wait starts from that recorded
+// answer (so replay takes the same path), when the response's results are
+// read in call order; the response's other calls may have run by then. An
+// approved call is sent again, not held; a rejected one is answered as
+// above.
 
 // ToolApprovalArgs is the argument of the approve_tool update.
 type ToolApprovalArgs struct {
@@ -150,33 +160,59 @@ func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs
 func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) []*todo.Result {
 	refused := make([]*todo.Result, len(calls))
 	for i, c := range calls {
-		if !a.cfg.approval.Required(c.Name) || slices.Contains(a.remembered, c.Name) {
-			continue
-		}
-		a.toolWait = pendingOf(c)
-		a.status = StatusAwaitingApproval
-		a.publish(ctx)
-		err := workflow.Await(ctx, func() bool { return a.toolAnswer != nil || a.ended || a.stopTurn })
-		ans := a.toolAnswer
-		a.toolWait, a.toolAnswer = nil, nil
-		a.status = StatusRunning
-		a.publish(ctx)
-		switch {
-		case err != nil:
-			refused[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Not run: the wait for its approval was interrupted (%v).", err)}
-		case ans == nil && a.stopTurn:
-			refused[i] = &todo.Result{IsError: true, Content: "Not run: the user interrupted the turn before this call was approved."}
-		case ans == nil:
-			refused[i] = &todo.Result{IsError: true, Content: "Not run: the session ended before this call was approved."}
-		case !*ans.Approved:
-			text := "Not run: the user rejected this call of " + c.Name + "."
-			if ans.Feedback != "" {
-				text += " Their feedback: " + ans.Feedback
-			}
-			refused[i] = &todo.Result{IsError: true, Content: text}
-		case ans.Remember:
-			a.remembered = append(a.remembered, c.Name)
+		if a.cfg.approval.Required(c.Name) && !slices.Contains(a.remembered, c.Name) {
+			refused[i] = a.askApproval(ctx, c)
 		}
 	}
 	return refused
+}
+
+// askApproval waits for the answer to call c, and returns the refusal (nil
+// when approved).
+func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) *todo.Result {
+	a.toolWait = pendingOf(c)
+	a.status = StatusAwaitingApproval
+	a.publish(ctx)
+	err := workflow.Await(ctx, func() bool { return a.toolAnswer != nil || a.ended || a.stopTurn })
+	ans := a.toolAnswer
+	a.toolWait, a.toolAnswer = nil, nil
+	a.status = StatusRunning
+	a.publish(ctx)
+	switch {
+	case err != nil:
+		return &todo.Result{IsError: true, Content: fmt.Sprintf("Not run: the wait for its approval was interrupted (%v).", err)}
+	case ans == nil && a.stopTurn:
+		return &todo.Result{IsError: true, Content: "Not run: the user interrupted the turn before this call was approved."}
+	case ans == nil:
+		return &todo.Result{IsError: true, Content: "Not run: the session ended before this call was approved."}
+	case !*ans.Approved:
+		text := "Not run: the user rejected this call of " + c.Name + "."
+		if ans.Feedback != "" {
+			text += " Their feedback: " + ans.Feedback
+		}
+		return &todo.Result{IsError: true, Content: text}
+	case ans.Remember:
+		a.remembered = append(a.remembered, c.Name)
+	}
+	return nil
+}
+
+// holdsDestructive reports whether a call of tool is sent for the worker
+// to hold if the tool may destroy: the policy says "destructive" for it,
+// and the user has not approved the tool for the session.
+func (a *agent) holdsDestructive(tool string) bool {
+	return a.cfg.approval.Destructive(tool) && !slices.Contains(a.remembered, tool)
+}
+
+// heldTool answers a call the worker held (the tool may destroy): it waits
+// for approval, then sends the call again, not to be held; or returns the
+// refusal.
+func (a *agent) heldTool(ctx workflow.Context, t toolCall) (activities.RunToolResult, error) {
+	if refused := a.askApproval(ctx, t.c); refused != nil {
+		return activities.RunToolResult{Content: refused.Content, IsError: true}, nil
+	}
+	t.direct, t.approved = false, true
+	var out activities.RunToolResult
+	err := a.runTool(ctx, t).Get(ctx, &out)
+	return out, err
 }

@@ -212,7 +212,7 @@ func TestToolApprovalBadPolicyFailsTheRun(t *testing.T) {
 	env, _ := approvalEnv(say("never"))
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_file": "ask"}))
 	err := env.GetWorkflowError()
-	if err == nil || !strings.Contains(err.Error(), `approval "write_file" is "ask": want "required" or "auto"`) {
+	if err == nil || !strings.Contains(err.Error(), `approval "write_file" is "ask": want "required", "auto" or "destructive"`) {
 		t.Errorf("run error = %v", err)
 	}
 }

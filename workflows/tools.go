@@ -108,6 +108,9 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 				again.direct = false
 				err = a.runTool(ctx, again).Get(ctx, &out)
 			}
+			if err == nil && out.Held {
+				out, err = a.heldTool(ctx, tools[i])
+			}
 			gone := queue != "" && a.hostAnswered(ctx, err)
 			switch {
 			case gone:

@@ -44,17 +44,37 @@
 // needs it; meanwhile the model is still offered the tools it knows. When the
 // worker stops, Servers.Close stops every server that runs.
 //
+// A server's tools that must run as tasks (MCP tasks: execution.taskSupport
+// "required") are not offered, since todoflow calls tools directly; one log
+// line per listing names them.
+//
+// # Hints
+//
+// A tool's annotations are its activities.ToolHints, with MCP's defaults
+// where the server says nothing (not read-only, destructive, not
+// idempotent): RunTool reads them to decide whether a call that was
+// interrupted may be sent again, and whether a run that asks for approval
+// of destructive calls must hold it.
+//
 // # Calls and their errors
 //
-// A call runs inside the RunTool activity, which heartbeats while it waits.
-// What went wrong reaches the model as an error tool message and the run goes
-// on: a result with isError (its text), a call the server refused (a JSON-RPC
-// error), arguments that do not fit the schema. A server that cannot be
-// reached or broke off mid-call is a passing problem: the tool returns an
-// activities.Retryable error, RunTool's retry policy tries again (starting
-// the server again), and after the policy's last attempt the workflow answers
-// the model with the error. Error texts carry the configured references, not
-// the values they gave, since they enter history.
+// A call runs inside the RunTool activity, which heartbeats while it waits;
+// it carries a progress token, and the server's progress notifications for
+// it go out with the activity's heartbeat (activities.ToolProgress), where a
+// client watching the session shows them. What went wrong reaches the model
+// as an error tool message and the run goes on: a result with isError (its
+// text), a call the server refused (a JSON-RPC error), arguments that do not
+// fit the schema. A server that cannot be reached (or that answers an HTTP
+// client error, as for a session it forgot) is a passing problem: the tool
+// returns an activities.Unsent error, RunTool's retry policy tries
+// again (starting the server again), and after the policy's last attempt the
+// workflow answers the model with the error. A server that broke off after
+// the request may have reached it (wire.go tells, since the SDK's errors do
+// not) may have acted: the call is sent again only if the tool says it is
+// read-only or idempotent; otherwise the model reads that it may or may not
+// have taken effect, and checks before it calls again. Error texts carry
+// the configured references, not the values they gave, since they enter
+// history.
 //
 // Content that is not text (images, audio, binary resources) is described in
 // brackets, "[image: image/png, 12.0 KiB, not shown]", so that the model

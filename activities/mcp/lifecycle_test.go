@@ -72,12 +72,13 @@ func TestStdioServerRestarts(t *testing.T) {
 		t.Fatalf("pid %d after the kill, the same as before", second)
 	}
 
-	// Dead in the middle of a call: that call is to be tried again (the
-	// call may or may not have done its work, as with any crash); the
-	// next attempt gets a new process.
+	// Dead in the middle of a call: the call may or may not have done its
+	// work, as with any crash, so it is Retryable but not Unsent (RunTool
+	// sends it again only if the tool's hints allow: hints_test.go); the
+	// next call gets a new process.
 	_, err := f.call(t, "mcp__orders__exit", "")
-	if !activities.IsRetryable(err) || !strings.Contains(err.Error(), "MCP server orders") {
-		t.Fatalf("call during which the server died: %v, want a retryable error naming the server", err)
+	if !activities.IsRetryable(err) || activities.IsUnsent(err) || !strings.Contains(err.Error(), "MCP server orders") {
+		t.Fatalf("call during which the server died: %v, want a retryable error naming the server, not Unsent", err)
 	}
 	third := f.pid(t)
 	if third == second {
@@ -137,7 +138,7 @@ func startHTTP(t *testing.T, addr, token string) *httpServer {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		handler.ServeHTTP(w, r)
+		handler.ServeHTTP(taskMarkerResponse{w}, r)
 	}))
 	if addr != "" {
 		l, err := net.Listen("tcp", addr)
@@ -239,13 +240,14 @@ func TestHTTPServer(t *testing.T) {
 	}
 
 	// Restarted between two calls, forgetting its sessions: the first call
-	// after it may fail, retryably, and the next works.
+	// after it may fail, as not sent (the server answered 404 for a session
+	// it does not know: it did not take the call), and the next works.
 	back.stop()
 	startHTTP(t, addr, "s3cret-token")
 	out, err := f.call(t, "mcp__billing__echo", `{"text": "again"}`)
 	if err != nil {
-		if !activities.IsRetryable(err) {
-			t.Fatalf("first call after a restart: %v, want a result or a retryable error", err)
+		if !activities.IsUnsent(err) {
+			t.Fatalf("first call after a restart: %v, want a result or an Unsent error", err)
 		}
 		out = f.mustCall(t, "mcp__billing__echo", `{"text": "again"}`)
 	}

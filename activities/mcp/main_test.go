@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"testing"
@@ -28,7 +30,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "stdio", "stdio-stubborn":
 		fmt.Fprintln(os.Stderr, "test server ready")
-		if err := testServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		t := &sdk.IOTransport{Reader: os.Stdin, Writer: taskMarker{os.Stdout}}
+		if err := testServer().Run(context.Background(), t); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}
@@ -95,10 +98,32 @@ func testServer() *sdk.Server {
 			return nil, nil, ctx.Err()
 		}
 	})
-	// exit ends the process in the middle of the call, as a crash would.
-	sdk.AddTool(s, &sdk.Tool{Name: "exit", Description: "Crash."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+	// exit ends the process in the middle of the call, as a crash would;
+	// it says nothing of itself, so it may not be sent a call twice.
+	// exit_idempotent says it may.
+	crash := func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "exit", Description: "Crash."}, crash)
+	sdk.AddTool(s, &sdk.Tool{Name: "exit_idempotent", Description: "Crash, again and again.",
+		Annotations: &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false)}}, crash)
+	// count reports its progress, three steps, before it answers.
+	sdk.AddTool(s, &sdk.Tool{Name: "count", Description: "Count to three, saying so.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= 3 && token != nil; i++ {
+				if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 3, Message: fmt.Sprintf("counted %d", i)}); err != nil {
+					return nil, nil, err
+				}
+			}
+			// Notifications and the answer may be handled in any order.
+			time.Sleep(100 * time.Millisecond)
+			return text(fmt.Sprintf("counted to 3 (progress token %v)", token)), nil, nil
+		})
+	// background must run as a task (taskMarker says so in the listing).
+	sdk.AddTool(s, &sdk.Tool{Name: "background", Description: "A long job, as a task."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		return text("ran without a task"), nil, nil
 	})
 	// Two names that are one once made fit for a model: the second listed
 	// is left out.
@@ -109,6 +134,35 @@ func testServer() *sdk.Server {
 	}
 	return s
 }
+
+// taskMarker writes what a server writes, saying in its tool listings that
+// the tool background must run as a task (MCP tasks: execution.taskSupport
+// "required"), which the SDK's Tool cannot say.
+type taskMarker struct{ w io.Writer }
+
+func (m taskMarker) Write(p []byte) (int, error) {
+	out := p
+	if bytes.Contains(p, []byte(`"tools":[`)) {
+		out = bytes.ReplaceAll(p, []byte(`"name":"background"`), []byte(`"execution":{"taskSupport":"required"},"name":"background"`))
+	}
+	if _, err := m.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (m taskMarker) Close() error { return nil }
+
+// taskMarkerResponse is taskMarker for a Streamable HTTP server.
+type taskMarkerResponse struct{ http.ResponseWriter }
+
+func (m taskMarkerResponse) Write(p []byte) (int, error) {
+	return taskMarker{m.ResponseWriter}.Write(p)
+}
+
+func (m taskMarkerResponse) Flush() { http.NewResponseController(m.ResponseWriter).Flush() }
+
+func (m taskMarkerResponse) Unwrap() http.ResponseWriter { return m.ResponseWriter }
 
 // runWorker is the test binary as a worker that starts a stubborn stdio
 // server, prints the server's process id and waits to be killed.

@@ -43,6 +43,11 @@ type server struct {
 	// not under mu, because the SDK calls the handler that sets it from
 	// the session's reader, which a listing under mu may be waiting on.
 	stale atomic.Bool
+	// progress holds, by progress token, what takes the progress of a call
+	// that runs (see call); the SDK calls onProgress from the session's
+	// reader.
+	progress  sync.Map // string → func(activities.Progress)
+	lastToken atomic.Int64
 
 	mu      sync.Mutex
 	session *sdk.ClientSession // nil while the server is not running
@@ -100,15 +105,18 @@ func (s *server) Tools(ctx context.Context) ([]activities.Tool, error) {
 	return nil, err
 }
 
-// call calls the server's tool remote with args (a JSON object).
+// call calls the server's tool remote with args (a JSON object); progress,
+// when not nil, takes the server's progress notifications for the call.
 //
 // What the model can act on is a plain error: the server refused the call
 // (a JSON-RPC error: no such tool, bad arguments) or the tool reported an
-// error (isError). A server that cannot be reached, or that broke off, is a
-// Retryable error, so that RunTool's retry policy tries again (and the next
-// attempt starts the server again); after the last attempt the workflow
-// answers the model with the error.
-func (s *server) call(ctx context.Context, remote string, args json.RawMessage) (string, error) {
+// error (isError). A server that cannot be reached is an activities.Unsent
+// error, so that RunTool's retry policy tries again (and the next attempt
+// starts the server again); one that broke off after the request may have
+// reached it (wire.go) is Retryable, and RunTool runs the call again only if
+// the tool's hints allow it. After the last attempt the workflow answers
+// the model with the error.
+func (s *server) call(ctx context.Context, remote string, args json.RawMessage, progress func(activities.Progress)) (string, error) {
 	s.mu.Lock()
 	cs, err := s.connectLocked(ctx)
 	s.mu.Unlock()
@@ -116,9 +124,17 @@ func (s *server) call(ctx context.Context, remote string, args json.RawMessage) 
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", activities.Retryable(err)
+		return "", activities.Unsent(err)
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+	params := &sdk.CallToolParams{Name: remote, Arguments: args}
+	if progress != nil {
+		token := fmt.Sprintf("todoflow-%d", s.lastToken.Add(1))
+		s.progress.Store(token, progress)
+		defer s.progress.Delete(token)
+		params.SetProgressToken(token)
+	}
+	note := &wireNote{}
+	res, err := cs.CallTool(withNote(ctx, note), params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
@@ -131,6 +147,9 @@ func (s *server) call(ctx context.Context, remote string, args json.RawMessage) 
 		s.dropLocked(cs)
 		err = s.flatLocked("call "+remote, err)
 		s.mu.Unlock()
+		if !note.mayHaveArrived() {
+			return "", activities.Unsent(err)
+		}
 		return "", activities.Retryable(err)
 	}
 	text, err := result(res)
@@ -168,9 +187,23 @@ func (s *server) hide(text string) string {
 }
 
 // codeRejected is the code of the JSON-RPC error the SDK's transports wrap
-// around a request they could not send (an HTTP server that is down): not
-// the server's answer, so not the model's to act on.
+// around a request that failed below the protocol (an HTTP server that is
+// down, a 502 or 503 on the way): not the server's answer, so not the
+// model's to act on. It does not prove that the request was not sent (the
+// SDK also gives it when the connection broke after the request was
+// written), which is the wire note's to tell (wire.go).
 const codeRejected = -32005
+
+// onProgress hands a progress notification to the call it is for; one for
+// a call that has ended is dropped.
+func (s *server) onProgress(p *sdk.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	if f, ok := s.progress.Load(fmt.Sprint(p.ProgressToken)); ok {
+		f.(func(activities.Progress))(activities.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
+}
 
 // connectLocked returns the session with the server, starting the server
 // (and listing its tools) when it is not running.
@@ -191,7 +224,8 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 	}
 	s.redact = redact
 	client := sdk.NewClient(&sdk.Implementation{Name: "todoflow", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.stale.Store(true) },
+		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { s.stale.Store(true) },
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) { s.onProgress(r.Params) },
 	})
 	started := time.Now()
 	cs, err := client.Connect(ctx, t, nil)
@@ -211,21 +245,30 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 
 // listLocked lists the server's tools and makes them tools for the model:
 // named mcp__<server>__<tool> (see names.go), described and with the input
-// schema the server gave. A tool that cannot be offered (its name clashes
-// with another's once made fit, its schema is not an object) is left out
-// and logged; it does not cost the server's other tools.
+// schema the server gave, and with its annotations as hints (see hints). A
+// tool that cannot be offered (its name clashes with another's once made
+// fit, its schema is not an object) is left out and logged; it does not
+// cost the server's other tools. Tools that must run as tasks (MCP tasks,
+// taskSupport "required"; the client does not run tools as tasks) are left
+// out with one log line for the listing.
 func (s *server) listLocked(ctx context.Context, cs *sdk.ClientSession) error {
 	// Cleared before listing, so that a change announced meanwhile is
 	// listed next time.
 	s.stale.Store(false)
 	var tools []activities.Tool
+	var taskOnly []string
 	remoteOf := make(map[string]string)
-	for t, err := range cs.Tools(ctx, nil) {
+	note := &wireNote{listing: true}
+	for t, err := range cs.Tools(withNote(ctx, note), nil) {
 		if err != nil {
 			return s.flatLocked("list tools", err)
 		}
 		if t.Name == "" {
 			s.opts.Logger.Error("MCP server lists a tool without a name; it is not offered", "server", s.name)
+			continue
+		}
+		if note.needsTask(t.Name) {
+			taskOnly = append(taskOnly, t.Name)
 			continue
 		}
 		name := toolName(s.prefix, t.Name)
@@ -247,7 +290,10 @@ func (s *server) listLocked(ctx context.Context, cs *sdk.ClientSession) error {
 			continue
 		}
 		remoteOf[name] = t.Name
-		tools = append(tools, &tool{srv: s, spec: spec, remote: t.Name})
+		tools = append(tools, &tool{srv: s, spec: spec, remote: t.Name, hints: hints(t.Annotations)})
+	}
+	if taskOnly != nil {
+		s.opts.Logger.Warn("MCP server's tools that must run as tasks are not offered (todoflow calls tools directly, not as tasks)", "server", s.name, "tools", taskOnly)
 	}
 	slices.SortFunc(tools, func(a, b activities.Tool) int { return strings.Compare(a.Spec().Name, b.Spec().Name) })
 	if tools == nil {
@@ -365,7 +411,7 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 		}
 		return &sdk.StreamableClientTransport{
 			Endpoint:   endpoint,
-			HTTPClient: &http.Client{Transport: &headerTransport{header: header, origin: origin(u), base: http.DefaultTransport}},
+			HTTPClient: &http.Client{Transport: wireRoundTripper{base: &headerTransport{header: header, origin: origin(u), base: http.DefaultTransport}}},
 		}, replacer(), nil
 	}
 
@@ -401,7 +447,7 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 	cmd.Stderr = &prefixWriter{w: s.opts.Stderr, prefix: "mcp " + s.name + ": "}
 	// A grandchild holding stderr open must not keep the worker waiting.
 	cmd.WaitDelay = time.Second
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, replacer(), nil
+	return wireTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, replacer(), nil
 }
 
 // headerTransport adds the configured headers to the requests for a
@@ -473,17 +519,37 @@ type tool struct {
 	srv    *server
 	spec   model.ToolSpec
 	remote string // the name the server knows it by
+	hints  activities.ToolHints
 }
 
 func (t *tool) Spec() model.ToolSpec { return t.spec }
 
+// Hints are the tool's annotations: RunTool sends a call again after an
+// interruption only as they allow, and holds a call that may destroy when
+// the run asks for approval of those.
+func (t *tool) Hints() activities.ToolHints { return t.hints }
+
+// hints reads a tool's annotations with MCP's defaults for what a server
+// leaves out: not read-only, destructive, not idempotent. (The SDK reads
+// an absent readOnlyHint or idempotentHint as false, their default.)
+func hints(a *sdk.ToolAnnotations) activities.ToolHints {
+	if a == nil {
+		return activities.DefaultHints
+	}
+	return activities.ToolHints{
+		ReadOnly:    a.ReadOnlyHint,
+		Destructive: a.DestructiveHint == nil || *a.DestructiveHint,
+		Idempotent:  a.IdempotentHint,
+	}
+}
+
 // Run checks the arguments against the tool's schema, as far as DecodeArgs
 // reads schemas, so that a malformed call gets a clear error without a
 // round trip; the server checks them fully.
-func (t *tool) Run(ctx context.Context, _ activities.ToolEnv, args json.RawMessage) (string, error) {
+func (t *tool) Run(ctx context.Context, env activities.ToolEnv, args json.RawMessage) (string, error) {
 	var obj json.RawMessage
 	if err := activities.DecodeArgs(t.spec, args, &obj); err != nil {
 		return "", err
 	}
-	return t.srv.call(ctx, t.remote, obj)
+	return t.srv.call(ctx, t.remote, obj, env.Progress)
 }

@@ -130,8 +130,9 @@ func TestStdioServer(t *testing.T) {
 			}
 		}
 	})
-	want := []string{"mcp__orders__cwd", "mcp__orders__echo", "mcp__orders__env", "mcp__orders__exit", "mcp__orders__fail",
-		"mcp__orders__get_order", "mcp__orders__picture", "mcp__orders__pid", "mcp__orders__slow"}
+	// Not background, which must run as a task.
+	want := []string{"mcp__orders__count", "mcp__orders__cwd", "mcp__orders__echo", "mcp__orders__env", "mcp__orders__exit",
+		"mcp__orders__exit_idempotent", "mcp__orders__fail", "mcp__orders__get_order", "mcp__orders__picture", "mcp__orders__pid", "mcp__orders__slow"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools offered: %q\nwant %q", names, want)
 	}
