@@ -16,11 +16,11 @@ import (
 // A cluster that failed to come up has stopped what it started and keeps
 // its folder, for its logs.
 func startCluster(ctx context.Context, progress io.Writer) (*localcluster.Cluster, error) {
-	root, err := gitOutput(ctx, "", "rev-parse", "--show-toplevel")
+	script, err := clusterScript()
 	if err != nil {
-		return nil, fmt.Errorf("the cluster phase runs deploy/cluster.sh of the program's repository (run it from the worktree): %w", err)
+		return nil, err
 	}
-	cl, err := localcluster.New(filepath.Join(root, "deploy", "cluster.sh"))
+	cl, err := localcluster.New(script)
 	if err != nil {
 		return nil, err
 	}
@@ -30,6 +30,28 @@ func startCluster(ctx context.Context, progress io.Writer) (*localcluster.Cluste
 		return nil, fmt.Errorf("%w (its folder: %s)", err, cl.Dir)
 	}
 	return cl, nil
+}
+
+// clusterScript finds deploy/cluster.sh in the working directory or a
+// folder above it: the bench runs from the repository's root (go run
+// ./testsuite/bench), its test from testsuite/bench, in a checkout or in a
+// copy without git.
+func clusterScript() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("the cluster phase: %w", err)
+	}
+	for {
+		p := filepath.Join(dir, "deploy", "cluster.sh")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("the cluster phase runs deploy/cluster.sh of this repository: none in the working directory or above it (run the bench from the repository)")
+		}
+		dir = up
+	}
 }
 
 // stopCluster takes cl down and removes its folder; a cluster that did not
