@@ -42,7 +42,6 @@ type historyTranscript struct {
 func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*historyTranscript, error) {
 	// Which model call each completion answers, and what the calls sent.
 	type call struct {
-		new   *NewMessages
 		at    int // the transcript's length after the call's new messages
 		reply bool
 	}
@@ -81,7 +80,7 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 					}
 				}
 			}
-			calls[ev.GetEventId()] = &call{new: in.New, at: end, reply: in.Summarize == nil}
+			calls[ev.GetEventId()] = &call{at: end, reply: in.Summarize == nil}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			a := ev.GetActivityTaskCompletedEventAttributes()
 			c, ok := calls[a.GetScheduledEventId()]
