@@ -29,7 +29,8 @@ const screenshotPath = "../docs/webui-run.png"
 // TestWebUIShowsTheRun loads a finished run's page in the dev server's Web UI with a
 // headless chromium, as a person would open it, and finds there what todoflow puts on it:
 // the static summary (the task's first line), the static details (model, limits) and the
-// checklist, which the workflow keeps as its current details. The UI shows the three on
+// checklist, which the workflow keeps as its current details, headed by the session's first
+// message (the heading a continued run, which has no summary, still shows). The UI shows the three on
 // the run's User Metadata tab, each rendered from markdown in a frame of its own whose
 // address carries the markdown (/render?content=…); the test reads both the addresses and
 // the frames' text. -update-screenshot writes the page's screenshot to docs/ for the
@@ -126,7 +127,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	for what, want := range map[string][]string{
 		"the summary":         {"Draft the release notes for v0.3", summary},
 		"the details":         {details, "- **Model:** `script:" + sc.Path + "`", "- **Scenario:** release notes"},
-		"the current details": {"**main**: completed", "- [x] " + items[0], "- [x] " + items[1], "- [x] " + items[2], "Done: 3/3"},
+		"the current details": {"### Draft the release notes for v0.3", "**main**: completed", "- [x] " + items[0], "- [x] " + items[1], "- [x] " + items[2], "Done: 3/3"},
 	} {
 		if !hasFrame(frames, want...) {
 			t.Errorf("no frame of the page shows %s (%q); frames: %+v", what, want, frames)
