@@ -253,6 +253,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if err != nil {
 		return model.Response{}, classify(err)
 	}
+	if n := answerSize(resp); n > MaxAnswerBytes {
+		// The answer is the activity's result, an event of history: one
+		// over the server's 2 MiB would fail the call at every attempt.
+		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the model's answer is %d bytes, over the %d a model call may return; ask for the work in smaller pieces (a large file in several write_file calls)",
+			n, MaxAnswerBytes), ErrTypeModel, nil)
+	}
 	for i := range resp.ToolCalls {
 		if resp.ToolCalls[i].ID == "" {
 			// Tool messages answer calls by id; a server that sends none
@@ -267,6 +274,19 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 	}
 	return resp, nil
+}
+
+// MaxAnswerBytes bounds a model's answer (its text and its tool calls'
+// arguments), which is the model call's result, an event of history.
+const MaxAnswerBytes = 1 << 20
+
+// answerSize is what an answer's text and arguments take.
+func answerSize(r model.Response) int {
+	n := len(r.Content)
+	for _, tc := range r.ToolCalls {
+		n += len(tc.Name) + len(tc.Arguments)
+	}
+	return n
 }
 
 // callMessages returns the messages a model call sends: the input's own, or

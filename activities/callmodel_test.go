@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"go.temporal.io/sdk/temporal"
 )
 
 // recordingModel answers every call with a text and keeps the requests.
@@ -156,6 +158,36 @@ func TestTodoToolsSpecs(t *testing.T) {
 		}
 		if len(got) > 0 {
 			got[0].Description = "changed by a caller"
+		}
+	}
+}
+
+// An answer over MaxAnswerBytes, the call's result and an event of
+// history, fails the call for good with what to do, rather than at the
+// server at every attempt.
+func TestCallModelRefusesAnAnswerTooLarge(t *testing.T) {
+	tests := []struct {
+		name string
+		resp model.Response
+		ok   bool
+	}{
+		{"text at the cap", model.Response{Content: strings.Repeat("x", MaxAnswerBytes)}, true},
+		{"text over it", model.Response{Content: strings.Repeat("x", MaxAnswerBytes+1)}, false},
+		{"a write over it", model.Response{ToolCalls: []model.ToolCall{{ID: "c1", Name: "write_file",
+			Arguments: json.RawMessage(`{"content":"` + strings.Repeat("x", MaxAnswerBytes) + `"}`)}}}, false},
+	}
+	for _, tt := range tests {
+		a := &Activities{Models: func(string) (model.Client, string, error) { return answering{resp: tt.resp}, "m", nil }}
+		_, err := a.CallModel(context.Background(), CallModelInput{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}, WorkerTools: []string{}})
+		if tt.ok {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != ErrTypeModel || !strings.Contains(err.Error(), "smaller pieces") {
+			t.Errorf("%s: %v; want a non-retryable %s that says what to do", tt.name, err, ErrTypeModel)
 		}
 	}
 }

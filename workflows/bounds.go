@@ -1,0 +1,34 @@
+package workflows
+
+// What crosses the workflow's boundary, and the cap on each.
+//
+// The server refuses a payload over 2 MiB and terminates a run whose history
+// passes 50 MiB: a run that grows one of them with its conversation's
+// square, its attempts or its number of agents dies with its list, plan and
+// transcript. Each payload the workflow sends or answers is therefore
+// bounded where it is made (the budgets named below), and these caps, each
+// well under 2 MiB, say what each kind may take in all. TestBoundsHoldByConstruction
+// checks that every budget fits its cap, and TestCorpusPayloadsWithinCaps
+// (testsuite) measures every payload of every recorded history against them.
+const (
+	// MaxActivityInputBytes caps an activity's input: a model call's new
+	// messages (activities.NewMessagesBudget, their large fields left out
+	// as digests), its spans and the digests of a continued run's carried
+	// messages; a tool call's input carries a reference, not its arguments.
+	MaxActivityInputBytes = 1 << 20
+	// MaxActivityResultBytes caps an activity's result: a tool's output is
+	// at most activities.MaxToolOutputMax, a model's answer at most
+	// activities.MaxAnswerBytes (a larger one fails the call).
+	MaxActivityResultBytes = 3 << 19
+	// MaxCarryBytes caps the continue-as-new input: at most carryBytes of
+	// messages, the todo list (todo.MaxItems), the plan's events
+	// (carryEvents) and at most maxChildren subagents' summaries.
+	MaxCarryBytes = 3 << 19
+	// MaxSignalBytes caps a signal between the agents of a tree: a batch
+	// of plan events with the sender's counters.
+	MaxSignalBytes = 256 << 10
+	// MaxQueryAnswerBytes caps an answer of the state, messages or
+	// transcript query (pages of activities.DefaultPageBytes; the state
+	// with maxStateEvents events and maxChildren subagents).
+	MaxQueryAnswerBytes = 1 << 20
+)

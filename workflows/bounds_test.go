@@ -1,0 +1,68 @@
+package workflows
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// The budgets that bound each payload fit the caps of bounds.go, in the
+// worst cases they allow.
+func TestBoundsHoldByConstruction(t *testing.T) {
+	// A model call after the largest turn: an answer of the most tool calls,
+	// each writing the most a call may write, each answered with the most
+	// a tool may return, in a continued run whose carried messages are named
+	// by digest.
+	big := strings.Repeat("x", activities.MaxToolOutputMax)
+	var msgs []model.Message
+	for range carryMessages + todo.Head {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: "carried", ToolCalls: []model.ToolCall{}})
+	}
+	from := len(msgs)
+	calls := make([]model.ToolCall, todo.MaxToolCallsPerResponse)
+	for i := range calls {
+		args, _ := json.Marshal(map[string]string{"path": "f", "content": big})
+		calls[i] = model.ToolCall{ID: "call", Name: "write_file", Arguments: args}
+	}
+	msgs = append(msgs, model.Message{Role: model.RoleAssistant, ToolCalls: calls})
+	for range calls {
+		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: "call", Content: big})
+	}
+	for range 10 { // the guards' reminders, a task event per subagent
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Name: todo.NameReminder, Content: strings.Repeat("r", activities.HeldOver)})
+	}
+	nm := activities.NewMessagesOf(msgs, from, 0)
+	nm.Carried = activities.MessageDigests(msgs[:from])
+	in := activities.CallModelInput{WorkflowID: strings.Repeat("w", 1000), RunID: "run", AgentID: "root", Model: "openai:gpt",
+		Spans: []activities.Span{{Start: 0, End: 2}, {Start: 2, End: len(msgs)}}, New: nm, WorkerTools: []string{}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxActivityInputBytes {
+		t.Errorf("the largest model call input is %d bytes, over MaxActivityInputBytes (%d)", len(b), MaxActivityInputBytes)
+	}
+	t.Logf("the largest model call input: %d bytes (cap %d)", len(b), MaxActivityInputBytes)
+
+	// A tool's result and a model's answer.
+	for name, n := range map[string]int{"tool output": activities.MaxToolOutputMax, "model answer": activities.MaxAnswerBytes} {
+		if n+64<<10 > MaxActivityResultBytes {
+			t.Errorf("%s: %d bytes and its envelope pass MaxActivityResultBytes (%d)", name, n, MaxActivityResultBytes)
+		}
+	}
+	// A query's page, and the carry's messages.
+	if activities.DefaultPageBytes+64<<10 > MaxQueryAnswerBytes {
+		t.Errorf("a transcript page of %d bytes passes MaxQueryAnswerBytes (%d)", activities.DefaultPageBytes, MaxQueryAnswerBytes)
+	}
+	var long []model.Message
+	for range 500 {
+		long = append(long, model.Message{Role: model.RoleTool, Content: strings.Repeat("y", 60<<10)})
+	}
+	if n := size(compact(long)); n > carryBytes+size(long[:todo.Head]) || n > MaxCarryBytes {
+		t.Errorf("the carried messages of a long transcript take %d bytes, over carryBytes (%d) or MaxCarryBytes (%d)", n, carryBytes, MaxCarryBytes)
+	}
+}
