@@ -79,7 +79,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	intro = append(o.Notes, intro...)
 	sess := &session{s: s, id: s.ID()}
-	looks := s.Watch(ctx, o.Poll)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer func() { stopWatch() }()
+	looks := s.Watch(wctx, o.Poll)
 
 	if o.Plain || !isTerminal(o.In) || !isTerminal(o.Out) {
 		return runPlain(ctx, sess, looks, o.In, o.Out, intro)
@@ -88,6 +90,7 @@ func Run(ctx context.Context, o Options) error {
 		"Ctrl+C twice: leave (the session goes on)")
 	u := newUI(ctx, sess, looks, intro)
 	u.prices = o.Prices
+	u.client, u.model, u.poll, u.stopWatch = o.Client, o.Model, o.Poll, stopWatch
 	// What the program prints above its view is not downsampled by it:
 	// the view tones it to the profile the program uses (NO_COLOR, a
 	// terminal of 16 colours).

@@ -36,6 +36,8 @@ var commands = []struct{ name, args, help string }{
 	{"stop", "", "stop the running turn, keeping what it did (also Esc)"},
 	{"retry", "", "run again the turn that failed on the model"},
 	{"compact", "", "summarise the older messages now"},
+	{"clear", "", "start a new session here (this one goes on; starter chat --id comes back to it)"},
+	{"model", "[NAME]", "show the models in use; with NAME, the model of the sessions /clear starts"},
 	{"rewind", "N", "take the session back to just before its turn N (what came after is gone from it)"},
 	{"end", "", "end the session (it completes after its current turn)"},
 	{"help", "", "show this help"},
@@ -81,7 +83,7 @@ func parseLine(s string) (line, error) {
 		if l.arg != "" && l.arg != "--remember" {
 			return line{}, errors.New("/approve, or /approve --remember to approve this tool for the rest of the session")
 		}
-	case "plan", "todos", "agents", "compact", "end", "help", "quit", "stop", "retry":
+	case "plan", "todos", "agents", "compact", "end", "help", "quit", "stop", "retry", "clear":
 		if l.arg != "" {
 			return line{}, fmt.Errorf("/%s takes no argument", l.cmd)
 		}
@@ -97,7 +99,7 @@ func parseLine(s string) (line, error) {
 		if n, err := strconv.Atoi(l.arg); err != nil || n < 1 {
 			return line{}, errors.New("/rewind N: the turn to go back before, counted from 1")
 		}
-	case "resume":
+	case "resume", "model":
 	case "exit":
 		l.cmd = "quit"
 	default:
@@ -206,6 +208,9 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 			return "", fmt.Errorf("end: %w", err)
 		}
 		return "ending the session after its current turn", nil
+	}
+	if l.cmd == "clear" || l.cmd == "model" {
+		return "", fmt.Errorf("/%s works in the terminal view, not in line mode (start another session with starter chat)", l.cmd)
 	}
 	return "", fmt.Errorf("/%s is not a command the session carries out", l.cmd)
 }

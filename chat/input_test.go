@@ -121,8 +121,8 @@ func TestPasteIsOneMessage(t *testing.T) {
 // here; within a message of several lines they move between its lines.
 func TestUpRecallsHistory(t *testing.T) {
 	u, a, _ := testUI(t)
-	u.Update(lookMsg{client.NewMessage{Message: model.Message{Role: model.RoleUser, Content: "from the transcript"}}})
-	u.Update(lookMsg{client.NewMessage{Message: model.Message{Role: model.RoleUser, Name: "todo_reminder", Content: "not the user's"}}})
+	u.Update(lookMsg{ev: client.NewMessage{Message: model.Message{Role: model.RoleUser, Content: "from the transcript"}}})
+	u.Update(lookMsg{ev: client.NewMessage{Message: model.Message{Role: model.RoleUser, Name: "todo_reminder", Content: "not the user's"}}})
 	u.Update(tea.PasteMsg{Content: "two\nlines"})
 	u.Update(keyEnter)
 	a.waitFor(t, 1)

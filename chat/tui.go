@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/google/uuid"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
@@ -77,7 +78,18 @@ func printed(entries []entry) string {
 
 // Messages of the terminal view.
 type (
-	lookMsg struct{ ev client.Event } // what the watch saw
+	// lookMsg is what the watch of session generation gen saw (a /clear
+	// starts the next generation; what the previous watch still sends is
+	// dropped).
+	lookMsg struct {
+		ev  client.Event
+		gen int
+	}
+	// clearedMsg is the session a /clear started, or why it did not.
+	clearedMsg struct {
+		s   *client.Session
+		err error
+	}
 	sentMsg struct {
 		text string
 		err  error
@@ -119,6 +131,15 @@ type ui struct {
 	armed time.Time
 	now   func() time.Time
 	err   error // Run's error: the session ended other than completed
+
+	// A /clear starts a new session with client and model (a /model
+	// changes it), and watches it every poll, in place of the session of
+	// the previous generation, whose watch stopWatch ends.
+	client    *client.Client
+	model     string
+	poll      time.Duration
+	gen       int
+	stopWatch context.CancelFunc
 }
 
 func newUI(ctx context.Context, sess *session, looks <-chan client.Event, intro []string) *ui {
@@ -127,13 +148,14 @@ func newUI(ctx context.Context, sess *session, looks <-chan client.Event, intro 
 }
 
 func (u *ui) next() tea.Cmd {
+	looks, gen := u.looks, u.gen
 	return func() tea.Msg {
 		select {
-		case ev, ok := <-u.looks:
+		case ev, ok := <-looks:
 			if !ok {
 				return nil // the watch is over; the session has ended
 			}
-			return lookMsg{ev}
+			return lookMsg{ev: ev, gen: gen}
 		case <-u.ctx.Done():
 			return tea.Quit()
 		}
@@ -170,6 +192,9 @@ func (u *ui) tone(s string) string {
 func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case lookMsg:
+		if msg.gen != u.gen {
+			return u, nil // the session before a /clear
+		}
 		if m, ok := msg.ev.(client.NewMessage); ok && m.Message.Role == model.RoleUser && m.Message.Name == "" {
 			u.hist.seen(m.Message.Content)
 			u.dequeue(m.Message.Content)
@@ -190,6 +215,11 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			})
 		}
 		return u, tea.Batch(printed, u.next())
+	case clearedMsg:
+		if msg.err != nil {
+			return u, u.print([]entry{{kindError, "clear: " + msg.err.Error()}})
+		}
+		return u, u.switchTo(msg.s)
 	case endedMsg:
 		u.err = msg.err
 		return u.leave(nil, msg.line)
@@ -320,6 +350,17 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		return u, func() tea.Msg { return sentMsg{text, replied(ctx, sent)} }
 	case l.cmd == "quit":
 		return u.leave(nil, u.leftLine())
+	case l.cmd == "clear":
+		if u.client == nil {
+			return u, u.print([]entry{{kindError, "/clear needs a client to start the new session with"}})
+		}
+		ctx, c, model := u.ctx, u.client, u.model
+		return u, func() tea.Msg {
+			s, err := c.Start(ctx, workflows.AgentInput{Model: model}, client.StartOptions{ID: "chat-" + uuid.NewString()})
+			return clearedMsg{s, err}
+		}
+	case l.cmd == "model":
+		return u, u.print([]entry{{kindNote, u.modelText(l.arg)}})
 	}
 	ctx, sess, st := u.ctx, u.sess, u.tr.st
 	echo := u.print([]entry{{kindNote, strings.TrimSpace(text)}})
@@ -327,6 +368,40 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		out, err := sess.run(ctx, l, st)
 		return doneMsg{out, err}
 	})
+}
+
+// switchTo makes s the session shown: the previous one goes on, unwatched.
+func (u *ui) switchTo(s *client.Session) tea.Cmd {
+	prev := u.sess.id
+	if u.stopWatch != nil {
+		u.stopWatch()
+	}
+	wctx, stop := context.WithCancel(u.ctx)
+	u.gen++
+	u.stopWatch, u.looks = stop, s.Watch(wctx, u.poll)
+	u.sess = &session{s: s, id: s.ID()}
+	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
+	note := fmt.Sprintf("New session %s; the previous one, %s, goes on (starter chat --id %s comes back to it).", s.ID(), prev, prev)
+	return tea.Batch(u.print([]entry{{kindNote, note}}), u.next())
+}
+
+// modelText answers /model: with a name, it sets the model of the sessions
+// /clear starts (a session keeps the model it started with); without, it
+// says which models are in use.
+func (u *ui) modelText(name string) string {
+	if name != "" {
+		u.model = name
+		return fmt.Sprintf("sessions that /clear starts will use %s; this one keeps its model", name)
+	}
+	current := "the worker's default"
+	if u.tr.st != nil && u.tr.st.Model != "" {
+		current = u.tr.st.Model
+	}
+	next := "the worker's default"
+	if u.model != "" {
+		next = u.model
+	}
+	return fmt.Sprintf("this session: %s; sessions that /clear starts: %s (/model NAME changes it)", current, next)
 }
 
 // clipLines keeps at most n of lines: the first n-1 and a line that says

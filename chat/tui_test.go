@@ -26,7 +26,7 @@ func TestTerminalViewCleans(t *testing.T) {
 	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
 	u.expanded = true
 	for _, ev := range look {
-		u.Update(lookMsg{ev})
+		u.Update(lookMsg{ev: ev})
 	}
 	view := u.View().Content
 	// The reply being written, the running tool, the pause, the checklist,
@@ -37,8 +37,8 @@ func TestTerminalViewCleans(t *testing.T) {
 // A running tool's progress shows beside it in the live part of the view.
 func TestTerminalViewToolProgress(t *testing.T) {
 	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
-	u.Update(lookMsg{client.ToolsChanged{Running: []client.RunningTool{{Name: "mcp__orders__import", Progress: 2, Total: 3, Message: "rows\n 200-300"}}}})
-	u.Update(lookMsg{client.Looked{}})
+	u.Update(lookMsg{ev: client.ToolsChanged{Running: []client.RunningTool{{Name: "mcp__orders__import", Progress: 2, Total: 3, Message: "rows\n 200-300"}}}})
+	u.Update(lookMsg{ev: client.Looked{}})
 	view := sgr.ReplaceAllString(u.View().Content, "")
 	if want := "⏳ running mcp__orders__import · 2/3 (67%) · rows 200-300"; !strings.Contains(view, want) {
 		t.Errorf("view:\n%s\nwant a line %q", view, want)

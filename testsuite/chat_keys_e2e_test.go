@@ -186,3 +186,53 @@ func TestChatEscStopsTheTurn(t *testing.T) {
 		t.Errorf("after Esc: status %q, list %+v (read: %v); want the session waiting with its list", st.Status, st.Todos, ok)
 	}
 }
+
+// /clear starts a new session in place: the next message goes to it, with
+// the model /model chose, and the previous session goes on, unchanged.
+func TestChatClearStartsANewSession(t *testing.T) {
+	tm := newTmux(t)
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	bin := buildStarter(t)
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first.json"), filepath.Join(dir, "second.json")
+	for path, reply := range map[string]string{first: "From the first session.", second: "From the second session."} {
+		if err := os.WriteFile(path, []byte(`{"model": [{"content": "`+reply+`"}]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const id = "chat-clear"
+	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
+	const limit = 60 * time.Second
+	tm.start("clear", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+first)...)
+	tm.waitFor("clear", limit, "New session "+id, "your turn")
+	tm.keys("clear", "hello", "Enter")
+	tm.waitFor("clear", limit, "From the first session.")
+	tm.keys("clear", "/model script:"+second, "Enter")
+	tm.waitFor("clear", limit, "sessions that /clear starts will use script:"+second)
+	tm.keys("clear", "/clear", "Enter")
+	screen := tm.waitFor("clear", limit, "the previous one, "+id+", goes on")
+	newID := regexp.MustCompile(`New session (chat-[0-9a-f-]+); the previous one`).FindStringSubmatch(screen)
+	if newID == nil {
+		t.Fatalf("no new session id on the screen:\n%s", screen)
+	}
+	tm.keys("clear", "hello again", "Enter")
+	tm.waitFor("clear", limit, "From the second session.")
+	ctx := context.Background()
+	c := tfclient.New(s.c, tfclient.Options{})
+	for sid, want := range map[string]string{id: "From the first session.", newID[1]: "From the second session."} {
+		msgs, err := c.Session(sid).Messages(ctx, 0, 100)
+		if err != nil {
+			t.Fatalf("%s: %v", sid, err)
+		}
+		var replies []string
+		for _, m := range msgs {
+			if m.Role == model.RoleAssistant && m.Content != "" {
+				replies = append(replies, m.Content)
+			}
+		}
+		if len(replies) != 1 || replies[0] != want {
+			t.Errorf("session %s replied %q, want only %q", sid, replies, want)
+		}
+	}
+}
