@@ -2,7 +2,9 @@ package workflows
 
 import (
 	"context"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,10 @@ type interruptCase struct {
 	// interrupt.
 	answer func(n int) model.Response
 	block  int
+	// blockSummary blocks the first summarising call instead; toolResult
+	// is what the tools answer.
+	blockSummary bool
+	toolResult   string
 	// interruptAt, when not 0, sends the interrupt at that workflow time
 	// instead (the turn waits for a human, not for a model).
 	interruptAt time.Duration
@@ -41,6 +47,15 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 			block:  2,
 		},
 		{
+			name: "a compaction's summarising call in flight",
+			in:   AgentInput{Context: ContextConfig{MaxTokens: 8000}},
+			answer: func(n int) model.Response {
+				return map[bool]model.Response{true: list, false: calls(call("read_file", `{"path":"big"}`))}[n == 1]
+			},
+			blockSummary: true,
+			toolResult:   strings.Repeat("a long file line\n", 4000),
+		},
+		{
 			name: "a tool waiting for its approval",
 			in:   AgentInput{Approval: map[string]string{"run_command": "required"}},
 			answer: func(n int) model.Response {
@@ -56,7 +71,10 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			var interrupted, reply string
 			var interruptErr error
+			var sent atomic.Bool   // the interrupt was sent
+			var after atomic.Int32 // model calls that started after it
 			interrupt := func() {
+				sent.Store(true)
 				env.UpdateWorkflow(InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
 					OnReject:   func(err error) { interruptErr = err },
 					OnAccept:   func() {},
@@ -73,7 +91,10 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 				}
 			})
 			env.RegisterActivityWithOptions(func(ctx context.Context, in activities.CallModelInput) (model.Response, error) {
-				if in.Call == tt.block {
+				if sent.Load() {
+					after.Add(1)
+				}
+				if (tt.block != 0 && in.Call == tt.block && in.Summarize == nil) || (tt.blockSummary && in.Summarize != nil) {
 					interrupt()
 					select {
 					case <-cancelled:
@@ -89,6 +110,9 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 				return r, nil
 			}, activity.RegisterOptions{Name: activities.CallModelName})
 			env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+				if tt.toolResult != "" {
+					return activities.RunToolResult{Content: tt.toolResult}, nil
+				}
 				return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
 			}, activity.RegisterOptions{Name: activities.RunToolName})
 			registerHost(env)
@@ -118,12 +142,15 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 			if interruptErr != nil || interrupted != interruptedReply || reply != interruptedReply {
 				t.Fatalf("interrupt answered %q, %v; the turn replied %q", interrupted, interruptErr, reply)
 			}
-			if tt.block != 0 {
+			if tt.block != 0 || tt.blockSummary {
 				select {
 				case <-cancelled:
 				default:
 					t.Error("the model call in flight was not cancelled")
 				}
+			}
+			if n := after.Load(); n > 0 {
+				t.Errorf("%d model calls started after the interrupt", n)
 			}
 			if between.Status != StatusWaitingUser || len(between.Todos) != 2 || between.Todos[0].Status != todo.InProgress {
 				t.Errorf("after the interrupt: status %s, list %+v; want the session waiting, the list as it was", between.Status, between.Todos)

@@ -147,6 +147,9 @@ func (a *agent) callSummary() string {
 // finds them in the worker's cache or reads them from the transcript. So
 // an attempt costs history a few hundred bytes, whatever the turn read.
 func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
+	if a.stopTurn {
+		return model.Response{}, errInterrupted // no call after an interrupt
+	}
 	// An interrupt cancels the call, its retries' waits included.
 	cctx, cancel := workflow.WithCancel(ctx)
 	a.cancelCall = cancel

@@ -65,6 +65,11 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 		}
 		if err != nil {
 			err = a.recover(ctx, err, &overflows)
+			if errors.Is(err, errInterrupted) {
+				// Interrupted in the compaction an overflow asked for.
+				reply = a.endInterrupted()
+				break
+			}
 			var tf *turnFailure
 			if errors.As(err, &tf) {
 				reply = tf.reply
