@@ -48,9 +48,13 @@
 // At the bottom, in place: the reply being written, running tools (with
 // the progress a tool reports: count, total, message), what
 // waits for the user (a paused agent, a plan or a tool call to approve, a
-// model that is being retried), the whole checklist and plan when Ctrl+T
-// has opened them, the progress line (the item in progress and done/total,
-// like Gemini CLI's indicator) and the prompt.
+// model that is being retried), the messages sent but not yet taken (as
+// queued), the whole checklist and plan when Ctrl+T has opened them, the
+// progress line (the item in progress and done/total, like Gemini CLI's
+// indicator, and the tokens used, priced by the user's table: cost.go) and
+// the prompt. The view always fits the window, the checklist giving way
+// first: a view taller than the window scrolls the terminal at each
+// redraw, pushing the transcript out of the scrollback.
 //
 // Most of it is text that a model, a tool or a file wrote, so both views
 // clean what they print of terminal controls (internal/termtext) before
@@ -79,14 +83,18 @@
 // lines (history.go): those typed here and the user's messages of the
 // transcript, once each. Ctrl+C clears what is typed, and leaves only when
 // pressed again within two seconds: a key pressed to stop something must
-// not lose a half-typed message, and leaving never ends the session.
+// not lose a half-typed message, and leaving never ends the session. Esc
+// stops the running turn (the interrupt update); Ctrl+O prints the latest
+// tool result whole.
 //
 // # Commands
 //
 // A line that starts with "/" is a command for the client and never reaches
-// the model (commands.go): /plan, /todos, /approve, /reject FEEDBACK,
-// /resume [TEXT], /continuation on|off, /agents, /compact, /rewind N, /end, /help,
-// /quit. Everything else is a send_message update; the client does not wait
+// the model (commands.go): /plan, /todos, /approve [--remember], /reject
+// FEEDBACK, /resume [TEXT], /continuation on|off, /agents, /stop, /retry,
+// /compact, /rewind N, /clear, /model [NAME], /end, /help, /quit. /clear
+// starts a new session in place and watches it instead (the previous one
+// goes on); /model NAME is the model of the sessions /clear starts. Everything else is a send_message update; the client does not wait
 // for its reply before taking the next line. Messages and commands go
 // through the session's queue (package client), which delivers them in the
 // order typed, each accepted before the next is sent: lines pasted at once
