@@ -282,9 +282,6 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 	if a.Client == nil {
 		return nil, temporal.NewNonRetryableApplicationError("worker has no Temporal client to read the transcript with", ErrTypeModelConfig, nil)
 	}
-	out := make([]model.Message, 0, spanLen(spans))
-	var holes []Span
-	var at []int
 	t, err := a.transcriptFromHistory(ctx, workflowID, runID)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -295,21 +292,7 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 		}
 		t = &historyTranscript{answerAt: -1}
 	}
-	for _, sp := range spans {
-		for i := sp.Start; i < sp.End; i++ {
-			if m := t.message(i); m != nil {
-				out = append(out, *m)
-				continue
-			}
-			if n := len(holes); n > 0 && holes[n-1].End == i {
-				holes[n-1].End++
-			} else {
-				holes = append(holes, Span{Start: i, End: i + 1})
-				at = append(at, len(out))
-			}
-			out = append(out, model.Message{})
-		}
-	}
+	out, holes, at := gather(spans, t.message)
 	if len(holes) == 0 {
 		return out, nil
 	}
@@ -321,15 +304,8 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 	if err != nil {
 		return nil, err
 	}
-	if len(got) != spanLen(holes) {
-		return nil, errShortRead(len(got), spanLen(holes))
-	}
-	k := 0
-	for h, sp := range holes {
-		for i := range sp.End - sp.Start {
-			out[at[h]+i] = got[k]
-			k++
-		}
+	if err := fillHoles(out, holes, at, got, func(int, model.Message) {}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -50,11 +50,14 @@ const DefaultTranscriptCacheBytes = 64 << 20
 // TranscriptCache keeps the transcripts the worker's model calls were sent.
 // It is safe for concurrent use.
 type TranscriptCache struct {
-	max          int64
-	mu           sync.Mutex
-	size         int64
-	runs         map[runKey]*list.Element // of *cachedRun
-	lru          *list.List               // most recently used first
+	max  int64
+	mu   sync.Mutex
+	size int64
+	runs map[runKey]*list.Element // of *cachedRun
+	// byWorkflow holds the runs of each workflow id: a continued run finds
+	// what it carries in the run before, without a walk of every entry.
+	byWorkflow   map[string]map[*cachedRun]bool
+	lru          *list.List // most recently used first
 	hits, misses atomic.Int64
 }
 
@@ -81,7 +84,7 @@ func NewTranscriptCache(maxBytes int64) *TranscriptCache {
 	if maxBytes == 0 {
 		maxBytes = DefaultTranscriptCacheBytes
 	}
-	return &TranscriptCache{max: maxBytes, runs: map[runKey]*list.Element{}, lru: list.New()}
+	return &TranscriptCache{max: maxBytes, runs: map[runKey]*list.Element{}, byWorkflow: map[string]map[*cachedRun]bool{}, lru: list.New()}
 }
 
 // Stats reports the spans read from the cache whole (hits) and those that
@@ -111,6 +114,10 @@ func (c *TranscriptCache) entry(key runKey, epoch int) *cachedRun {
 	}
 	r := &cachedRun{key: key, epoch: epoch}
 	c.runs[key] = c.lru.PushFront(r)
+	if c.byWorkflow[key.workflowID] == nil {
+		c.byWorkflow[key.workflowID] = map[*cachedRun]bool{}
+	}
+	c.byWorkflow[key.workflowID][r] = true
 	return r
 }
 
@@ -161,6 +168,9 @@ func (c *TranscriptCache) evict() {
 		r := el.Value.(*cachedRun)
 		c.lru.Remove(el)
 		delete(c.runs, r.key)
+		if delete(c.byWorkflow[r.key.workflowID], r); len(c.byWorkflow[r.key.workflowID]) == 0 {
+			delete(c.byWorkflow, r.key.workflowID)
+		}
 		c.size -= r.size
 	}
 }
@@ -179,24 +189,12 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm *NewMessages, spans 
 	} else {
 		r = c.current(key)
 	}
-	out := make([]model.Message, 0, spanLen(spans))
-	var holes []Span // what the cache lacks, in the order of spans
-	var at []int     // where each hole's messages go in out
-	for _, sp := range spans {
-		for i := sp.Start; i < sp.End; i++ {
-			if i < len(r.msgs) && r.msgs[i] != nil {
-				out = append(out, *r.msgs[i])
-				continue
-			}
-			if n := len(holes); n > 0 && holes[n-1].End == i {
-				holes[n-1].End++
-			} else {
-				holes = append(holes, Span{Start: i, End: i + 1})
-				at = append(at, len(out))
-			}
-			out = append(out, model.Message{}) // filled below
+	out, holes, at := gather(spans, func(i int) *model.Message {
+		if i < len(r.msgs) {
+			return r.msgs[i]
 		}
-	}
+		return nil
+	})
 	epoch := r.epoch
 	c.evict()
 	c.mu.Unlock()
@@ -209,27 +207,22 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm *NewMessages, spans 
 	if err != nil {
 		return nil, err
 	}
-	if len(got) != spanLen(holes) {
-		return nil, errShortRead(len(got), spanLen(holes))
-	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	// The entry may have moved on meanwhile (a later call of the run, or
 	// an eviction); the fetched messages are kept where the entry, of
 	// this epoch, lacks them: a message once made never changes within an
 	// epoch.
 	r = c.entry(key, epoch)
-	k := 0
-	for h, sp := range holes {
-		for i := sp.Start; i < sp.End; i++ {
-			out[at[h]+i-sp.Start] = got[k]
-			if i >= len(r.msgs) || r.msgs[i] == nil {
-				c.set(r, i, got[k])
-			}
-			k++
+	err = fillHoles(out, holes, at, got, func(i int, m model.Message) {
+		if i >= len(r.msgs) || r.msgs[i] == nil {
+			c.set(r, i, m)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.evict()
-	c.mu.Unlock()
 	return out, nil
 }
 
@@ -241,26 +234,18 @@ func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
 		if v, ok := r.values[d]; ok {
 			return v, true
 		}
-		if r.answer != nil {
-			if v, ok := fieldOf(r.answer, d); ok {
+		for _, m := range append([]*model.Message{r.answer}, c.siblingMessages(r)...) {
+			if m == nil {
+				continue
+			}
+			if v, ok := fieldOf(m, d); ok {
 				return v, true
 			}
 		}
-		for el := c.lru.Front(); el != nil; el = el.Next() {
-			o := el.Value.(*cachedRun)
-			if o == r || o.key.workflowID != r.key.workflowID {
-				continue
-			}
-			for _, m := range o.msgs {
-				if m == nil {
-					continue
-				}
-				if v, ok := fieldOf(m, d); ok {
-					return v, true
-				}
-			}
-		}
 		return "", false
+	}
+	if nm.Carried != nil {
+		c.fillCarried(r, nm.Carried)
 	}
 	from := min(nm.From, len(r.msgs))
 	for _, m := range r.msgs[from:] {
@@ -268,9 +253,6 @@ func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
 			r.size -= messageSize(m)
 			c.size -= messageSize(m)
 		}
-	}
-	if nm.Carried != nil {
-		c.fillCarried(r, nm.Carried)
 	}
 	r.msgs = apply(r.msgs, nm, find)
 	for _, m := range r.msgs[from:] {
@@ -287,31 +269,40 @@ func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
 	r.values = nil
 }
 
+// siblingMessages are the messages the cache holds of the other runs of
+// r's workflow. c.mu is held.
+func (c *TranscriptCache) siblingMessages(r *cachedRun) []*model.Message {
+	var out []*model.Message
+	for o := range c.byWorkflow[r.key.workflowID] {
+		if o != r {
+			out = append(out, o.msgs...)
+		}
+	}
+	return out
+}
+
 // fillCarried sets the messages a continued run carries, where r lacks
 // them, from the runs of its workflow that the cache holds: carried are
 // their MessageDigests. c.mu is held.
 func (c *TranscriptCache) fillCarried(r *cachedRun, carried []string) {
-	want := map[string]int{}
+	want := map[string][]int{} // a message may be carried more than once
 	for i, d := range carried {
 		if d != "" && (i >= len(r.msgs) || r.msgs[i] == nil) {
-			want[d] = i
+			want[d] = append(want[d], i)
 		}
 	}
-	for el := c.lru.Front(); el != nil && len(want) > 0; el = el.Next() {
-		o := el.Value.(*cachedRun)
-		if o == r || o.key.workflowID != r.key.workflowID {
+	if len(want) == 0 {
+		return
+	}
+	for _, m := range c.siblingMessages(r) {
+		if m == nil {
 			continue
 		}
-		for _, m := range o.msgs {
-			if m == nil {
-				continue
-			}
-			d := MessageDigest(*m)
-			if i, ok := want[d]; ok {
-				c.set(r, i, *m)
-				delete(want, d)
-			}
+		d := MessageDigest(*m)
+		for _, i := range want[d] {
+			c.set(r, i, *m)
 		}
+		delete(want, d)
 	}
 }
 
@@ -325,7 +316,7 @@ func fieldOf(m *model.Message, d string) (string, bool) {
 	for _, tc := range m.ToolCalls {
 		// A copy's arguments may not be encoded as the digest's were
 		// (see ArgsDigest): compare what a payload would hold.
-		if len(tc.Arguments) >= n/2 {
+		if len(tc.Arguments) > 0 {
 			if b := canonicalArgs(tc.Arguments); len(b) == n && Digest(string(b)) == d {
 				return string(b), true
 			}
@@ -336,14 +327,20 @@ func fieldOf(m *model.Message, d string) (string, bool) {
 
 // Remember keeps a large tool result of a run's turn (its content as the
 // workflow will get it) until the run's next model call, which finds it
-// there when the workflow left it out of the new messages.
+// there when the workflow left it out of the new messages. Only a worker
+// that keeps the run's transcript (it took the run's model calls) keeps
+// it: another would hold it for a call it does not take.
 func (c *TranscriptCache) Remember(workflowID, runID, v string) {
 	if len(v) < minHeld {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := c.current(runKey{workflowID, runID})
+	el, ok := c.runs[runKey{workflowID, runID}]
+	if !ok {
+		return
+	}
+	r := el.Value.(*cachedRun)
 	if r.values == nil {
 		r.values = map[string]string{}
 	}
@@ -413,14 +410,6 @@ func CallDigest(tc model.ToolCall) string {
 	h.Write([]byte{0})
 	h.Write(canonicalArgs(tc.Arguments))
 	return hex.EncodeToString(h.Sum(nil)[:8])
-}
-
-func spanLen(spans []Span) int {
-	n := 0
-	for _, sp := range spans {
-		n += max(sp.End-sp.Start, 0)
-	}
-	return n
 }
 
 func errShortRead(got, want int) error {
