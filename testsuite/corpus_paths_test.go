@@ -62,6 +62,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"the host back", "completed RunTool", "23_host_gone_and_back"},
 	{"reporter drain at the end of the run", "timer started: reporters drain", "24_reporter_drain"},
 	{"the idle timeout ends a session", "timer fired: idle timeout", "25_idle_timeout"},
+	{"a wait with a child running hands over; the continuation adopts the child", "continued as new with children running", "27_child_adopted"},
+	{"an adopted child's end reaches the continuation", "signal tree_end", "27_child_adopted"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 
@@ -239,6 +241,9 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		out := []string{"continued as new"}
 		if c := in.Carry; c != nil && slices.ContainsFunc(c.Messages, func(m model.Message) bool { return m.Name == workflows.NameContextSummary }) {
 			out = append(out, "continued as new with a context_summary")
+		}
+		if c := in.Carry; c != nil && len(c.Running) > 0 {
+			out = append(out, "continued as new with children running")
 		}
 		if r.lastCall == "summary" {
 			// No agent call between the summary and the handover: it was

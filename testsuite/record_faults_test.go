@@ -39,6 +39,7 @@ var driven = []recordedCase{
 	{"24_reporter_drain", recordReporterDrain},
 	{"25_idle_timeout", recordIdleTimeout},
 	{"26_compact_context_overflow", recordCompactOverflow},
+	{"27_child_adopted", recordChildAdopted},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests

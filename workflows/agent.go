@@ -153,44 +153,15 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 		return AgentResult{}, err
 	}
 	a.joinTree(ctx)
+	a.adoptChildren(ctx)
 	a.startReporters(ctx)
 	a.publish(ctx)
 
-	return a.loop(ctx)
-}
-
-// finish completes the run: it waits for the running subagents and records
-// their final states, lets the reporters catch up (for a bounded time), and
-// delivers its own last signals, so that nothing it owes anyone is lost.
-func (a *agent) finish(ctx workflow.Context) (AgentResult, error) {
-	if a.runningChildren() > 0 {
-		a.status = StatusBlocked
-		a.publish(ctx)
-		if err := workflow.Await(ctx, func() bool { return a.runningChildren() == 0 }); err != nil {
-			return AgentResult{}, err
-		}
+	res, err := a.loop(ctx)
+	if err != nil {
+		a.endTree(ctx, err)
 	}
-	if !a.reportersIdle() {
-		// Only then: an idle run must not start a timer, or the command
-		// sequence of runs without reporters would change.
-		idle, err := workflow.AwaitWithTimeout(ctx, drainTimeout, a.reportersIdle)
-		if err != nil {
-			return AgentResult{}, err
-		}
-		if !idle {
-			a.abandonReports()
-		}
-	}
-	a.status = StatusCompleted
-	a.publish(ctx)
-	final := a.state()
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-		return AgentResult{}, err
-	}
-	// A parent records a child's last events from its signals and its final
-	// state from its result: the signals must be delivered first.
-	a.awaitSent(ctx)
-	return a.result(final), nil
+	return res, err
 }
 
 // result is what a finished run returns, with its final state.
@@ -227,6 +198,10 @@ func newAgent(cfg config) *agent {
 			a.children[id] = &child{AgentID: id, State: &st, Done: true}
 			a.gone[id] = st.Status
 			a.childOrder = append(a.childOrder, id)
+		}
+		for _, r := range c.Running {
+			a.children[r.AgentID] = &child{AgentID: r.AgentID, WorkflowID: r.WorkflowID, deadline: r.Deadline, adopted: true}
+			a.childOrder = append(a.childOrder, r.AgentID)
 		}
 		a.msgs = c.Messages
 		a.todo = c.Todo

@@ -25,10 +25,15 @@ const (
 	// (carryEvents) and at most maxChildren subagents' summaries.
 	MaxCarryBytes = 3 << 19
 	// MaxSignalBytes caps a signal between the agents of a tree: a batch
-	// of plan events with the sender's counters.
+	// of plan events (at most signalEventsBudget of them, split by send)
+	// with the sender's counters, or an end with its final summary.
 	MaxSignalBytes = 256 << 10
 	// MaxQueryAnswerBytes caps an answer of the state, messages or
 	// transcript query (pages of activities.DefaultPageBytes; the state
 	// with maxStateEvents events and maxChildren subagents).
 	MaxQueryAnswerBytes = 1 << 20
 )
+
+// signalEventsBudget is what the events of one tree message may take; the
+// rest of MaxSignalBytes is for the counters and a binding.
+const signalEventsBudget = MaxSignalBytes / 2

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,23 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 	// A query's page, and the carry's messages.
 	if activities.DefaultPageBytes+64<<10 > MaxQueryAnswerBytes {
 		t.Errorf("a transcript page of %d bytes passes MaxQueryAnswerBytes (%d)", activities.DefaultPageBytes, MaxQueryAnswerBytes)
+	}
+	// A tree message: events of a plan of many large steps, split by send.
+	var events []todo.Event
+	for i := range 1000 {
+		events = append(events, todo.Event{EventID: i, Type: todo.EventStepAdded, AgentID: "a", PlanID: "plan_1",
+			Data: json.RawMessage(strconv.Quote(strings.Repeat("d", 2<<10)))})
+	}
+	brief := Brief{Status: StatusRunning, Current: strings.Repeat("c", 1<<10), PauseReason: strings.Repeat("p", 4<<10)}
+	parts := todo.Batches(events, signalEventsBudget)
+	for _, p := range parts {
+		b, _ := json.Marshal(Events{Of: "a", Events: p, Brief: &brief})
+		if len(b) > MaxSignalBytes {
+			t.Errorf("a tree message of %d events is %d bytes, over MaxSignalBytes (%d)", len(p), len(b), MaxSignalBytes)
+		}
+	}
+	if len(parts) < 2 {
+		t.Errorf("%d events of 2 KiB went in %d message", len(events), len(parts))
 	}
 	var long []model.Message
 	for range 500 {

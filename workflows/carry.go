@@ -110,6 +110,13 @@ func (a *agent) carry() AgentInput {
 		msgs = append(msgs, a.msgs[sp.Start:sp.End]...)
 	}
 	a.eventsPruned += a.plans.Prune(carryEvents)
+	// The running children are handed over by name (Running); only the
+	// finished ones stand in Subagents, by their final states.
+	running := a.runningChildList()
+	ended := a.subagentStates()
+	for _, r := range running {
+		delete(ended, r.AgentID)
+	}
 	in.Carry = &Carry{
 		Messages:     compact(msgs),
 		Todo:         a.todo,
@@ -121,10 +128,11 @@ func (a *agent) carry() AgentInput {
 		Inbox:        a.inbox,
 		Ended:        a.ended,
 		Plans:        a.plans,
-		Subagents:    a.subagentStates(),
+		Subagents:    ended,
 		// The children left out of Subagents are left out of the next
 		// run's count too, but still counted as pruned.
 		SubagentsPruned: a.childrenPruned + max(0, a.finishedChildren()-maxChildren),
+		Running:         running,
 		FailedTurn:      a.failedTurn,
 		ModelError:      a.modelError,
 		Usage:           a.usage,

@@ -38,9 +38,12 @@
 // transcript query (activities.TranscriptQuery, pages bounded in bytes) is
 // left for what history cannot tell: a field of the workflow's own making
 // left out for the budget of one input.
-// When the server suggests it, the run continues as new between turns with
-// its input, todo state and the model's view of the transcript (the head,
-// the context summary and the recent messages) carried in the Carry field.
+// When the server suggests it, the run continues as new between turns, or
+// in the middle of a wait between them (session.go, handOverDue), with its
+// input, todo state and the model's view of the transcript (the head, the
+// context summary and the recent messages) carried in the Carry field. Its
+// running subagents cross too: the continuation adopts them by workflow id
+// (tree_lifecycle.go).
 //
 // # The agent tree
 //

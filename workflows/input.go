@@ -134,11 +134,14 @@ type Carry struct {
 	Inbox        []Inbound       `json:"inbox,omitempty"`
 	Ended        bool            `json:"ended,omitempty"`
 	Plans        *todo.PlanState `json:"plans,omitempty"`
-	// Subagents are the final states of the children of earlier runs (a
-	// run continues as new only when none is running), as summaries, at
-	// most maxChildren of them; SubagentsPruned counts those left out.
+	// Subagents are the final states of the children of earlier runs, as
+	// summaries, at most maxChildren of them; SubagentsPruned counts those
+	// left out.
 	Subagents       map[string]State `json:"subagents,omitempty"`
 	SubagentsPruned int              `json:"subagents_pruned,omitempty"`
+	// Running are the children still working, in the order they were
+	// spawned: the continuation adopts them (tree_lifecycle.go).
+	Running []RunningChild `json:"running,omitempty"`
 	// FailedTurn: the last turn ended on a model error; ModelError says which.
 	FailedTurn bool        `json:"failed_turn,omitempty"`
 	ModelError *ModelError `json:"model_error,omitempty"`
@@ -152,6 +155,15 @@ type Carry struct {
 	// Published are the search attributes the run last sent, which the
 	// continuation inherits.
 	Published *PublishedAttrs `json:"published,omitempty"`
+}
+
+// RunningChild is a running subagent handed to a continuation: its end
+// reaches the continuation as its tree_end, or, if it dies without one, as
+// its deadline (when the server ends it) passing.
+type RunningChild struct {
+	AgentID    string    `json:"agent_id"`
+	WorkflowID string    `json:"workflow_id"`
+	Deadline   time.Time `json:"deadline"`
 }
 
 // PublishedAttrs are the search attributes a run sent last, as the run

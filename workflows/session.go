@@ -33,12 +33,20 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		if err := a.compactOnRequest(ctx); err != nil {
 			return a.fail(ctx, err)
 		}
+		if a.handOverDue(ctx) {
+			if err := a.handOver(ctx); err != nil {
+				return AgentResult{}, err
+			}
+		}
+		// Each wait below also ends when a handover is due: what grows a
+		// waiting run's history is its children's news, and a tree that
+		// works for days must not take its root past the server's limits.
 		if len(a.inbox) == 0 && a.todo.Paused && !a.ended {
 			// A pause waits as long as it takes: the human may need a day
 			// to fix what blocked the agent, so no idle timeout applies.
 			a.status = StatusPaused
 			a.publish(ctx)
-			if err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended }); err != nil {
+			if err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) }); err != nil {
 				return AgentResult{}, err
 			}
 			continue
@@ -47,7 +55,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 			if !a.cfg.subagent && !a.ended {
 				a.status = StatusWaitingUser
 				a.publish(ctx)
-				woken, err := a.awaitOrTimeout(ctx, a.cfg.idleTimeout, "idle timeout", func() bool { return a.interrupted() || a.ended })
+				woken, err := a.awaitOrTimeout(ctx, a.cfg.idleTimeout, "idle timeout", func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) })
 				if err != nil {
 					return AgentResult{}, err
 				}
@@ -58,7 +66,9 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 					// An agent of the tree waits for a human: like a pause,
 					// that wait takes as long as it takes, and the session
 					// stays open for the messages that may follow.
-					err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended || len(a.waiting()) == 0 })
+					err := workflow.Await(ctx, func() bool {
+						return a.interrupted() || a.ended || len(a.waiting()) == 0 || a.handOverDue(ctx)
+					})
 					if err != nil {
 						return AgentResult{}, err
 					}
@@ -84,12 +94,15 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 				workflow.GetLogger(ctx).Warn("ignoring a resume signal: the turn ended without a pause")
 			}
 		}
-		if workflow.GetInfo(ctx).GetContinueAsNewSuggested() && len(a.inbox) == 0 && a.runningChildren() == 0 {
-			if err := a.handOver(ctx); err != nil {
-				return AgentResult{}, err
-			}
-		}
 	}
+}
+
+// handOverDue reports whether the run should continue as new now: the
+// server suggests it, and nothing waits for the loop. Children may be
+// running: the continuation adopts them. A run winding down after
+// end_session does not hand over: its wait is bounded by subagent_grace_s.
+func (a *agent) handOverDue(ctx workflow.Context) bool {
+	return !a.interrupted() && !a.ended && workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 }
 
 func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
@@ -142,10 +155,10 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 				return AgentResult{}, false, err
 			}
 		}
-		if err := workflow.Await(ctx, func() bool { return a.runningChildren() == 0 || a.interrupted() }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return a.runningChildren() == 0 || a.interrupted() || a.handOverDue(ctx) }); err != nil {
 			return AgentResult{}, false, err
 		}
-		if a.interrupted() {
+		if a.interrupted() || a.runningChildren() > 0 {
 			return AgentResult{}, false, nil
 		}
 	}

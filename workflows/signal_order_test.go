@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -75,8 +76,16 @@ func TestTreeEventsBeforeTheEndInOneTask(t *testing.T) {
 		env.SignalWorkflow(TaskEventSignal, Events{Of: "prod", Events: []todo.Event{completedStep}})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
+	// prod's parent, below the root, is told of its end: a parent that
+	// adopted prod from an earlier run has no future to learn it from.
+	var toldLead []End
+	env.OnSignalExternalWorkflow(mock.Anything, childWF("lead"), "", EndSignal, mock.Anything).Return(
+		func(_, _, _, _ string, e any) error { toldLead = append(toldLead, e.(End)); return nil })
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	completed(t, env)
+	if len(toldLead) != 1 || toldLead[0].AgentID != "prod" {
+		t.Errorf("prod's parent was told %v, want prod's end once", toldLead)
+	}
 
 	if s := step(t, joined.Plan, "step_2"); s.Status != todo.StepBlocked || s.BoundPlans == nil {
 		t.Errorf("once prod joined: step_2 = %s, want blocked and bound", dump(s))

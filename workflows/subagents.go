@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -16,16 +17,22 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// child is a subagent started by this run.
+// child is a subagent started by this run, or by an earlier run of this
+// workflow and still running at its continue-as-new (adopted).
 type child struct {
 	AgentID    string `json:"agent_id"`
 	WorkflowID string `json:"workflow_id"`
 	State      *State `json:"state"`
 	Done       bool   `json:"done"`
-	// cancel asks the child to stop (cancel_subagent, end_session's grace
-	// over). A child never crosses a continue-as-new, so neither does it.
-	cancel workflow.CancelFunc
-	why    string // why it was cancelled
+	// deadline is when the server ends the child (subagent_timeout_s).
+	deadline time.Time
+	// cancel asks a child this run started to stop (cancel_subagent,
+	// end_session's grace over); nil for an adopted child, which is asked
+	// by a cancel request to its workflow id.
+	cancel      workflow.CancelFunc
+	adopted     bool
+	cancelAsked bool
+	why         string // why it was cancelled
 	// finishAsked: the child was asked to finish (end_session).
 	finishAsked bool
 	// reply is the head of a finished child's answer, how how it ended.
@@ -43,12 +50,14 @@ type SpawnArgs struct {
 
 var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// childPolicy: a subagent is part of its parent's work. If the parent run is
-// cancelled, terminated or fails, its children are asked to cancel rather
-// than left running with no one to report to (ABANDON) or killed without a
-// chance to stop their activities (TERMINATE). The parent never continues
-// as new while children run, so the policy never fires on a handover.
-const childPolicy = enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
+// childPolicy: a subagent outlives the run that started it, because the
+// server applies a parent close policy when the parent continues as new
+// too, and a long wait on children is where a parent's history grows (their
+// events reach it) and must be handed over. The parent's continuation adopts
+// its running children (Carry.Running); a parent that fails or is cancelled
+// asks its children to cancel itself (endTree). Only a parent terminated by
+// hand leaves its children running, until they end or time out.
+const childPolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
 
 // spawn starts a subagent as a child workflow without waiting for it.
 func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
@@ -134,7 +143,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, rootMessage(err))}
 	}
-	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel}
+	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel, deadline: workflow.Now(ctx).Add(a.cfg.subagentTimeout)}
 	a.children[args.AgentID] = ch
 	a.childOrder = append(a.childOrder, args.AgentID)
 	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })

@@ -91,7 +91,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 			r := a.spawn(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
 		case c.Name == todo.ToolCancelSubagent && a.cfg.todo.Enabled:
-			r := a.cancelSubagent(c)
+			r := a.cancelSubagent(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
 		case todo.IsPlanTool(c.Name) && a.cfg.todo.Enabled:
 			r := a.planTool(ctx, c)

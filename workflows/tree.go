@@ -63,6 +63,9 @@ type End struct {
 	AgentID string `json:"agent_id"`
 	How     string `json:"how"`
 	Never   bool   `json:"never,omitempty"`
+	// Final is the ended agent's own bounded summary (State.ended), sent
+	// with its end: a parent that adopted it keeps it as its result.
+	Final *State `json:"final,omitempty"`
 }
 
 // Handed is a human's answer the root hands on to the agent that waits for
@@ -75,13 +78,16 @@ type Handed struct {
 	Finish      *int              `json:"finish,omitempty"`
 }
 
-// TreeCarry is the tree's state a run hands to its continuation (only when
-// no child runs, so every other agent has ended): the root's roster, and
-// what this agent asked for.
+// TreeCarry is the tree's state a run hands to its continuation: the
+// root's roster and interests, what this agent asked for, and what it knows
+// of the agents still running (their last briefs, the waits whose answer
+// it handed on).
 type TreeCarry struct {
-	Broker todo.Broker `json:"broker"`
-	Asked  []string    `json:"asked,omitempty"`
-	Subs   int         `json:"subs,omitempty"`
+	Broker todo.Broker       `json:"broker"`
+	Asked  []string          `json:"asked,omitempty"`
+	Subs   int               `json:"subs,omitempty"`
+	Briefs map[string]*Brief `json:"briefs,omitempty"`
+	Handed []Wait            `json:"handed,omitempty"`
 }
 
 // bus is an agent's part of the tree. Its maps are looked up, never ranged.
@@ -106,13 +112,16 @@ type bus struct {
 func (a *agent) isRoot() bool { return a.parentID == "" }
 
 func (a *agent) carryTree() *TreeCarry {
-	return &TreeCarry{Broker: a.bus.Broker, Asked: a.bus.asked, Subs: a.bus.subs}
+	return &TreeCarry{Broker: a.bus.Broker, Asked: a.bus.asked, Subs: a.bus.subs, Briefs: a.bus.briefs, Handed: a.bus.handed}
 }
 
 func (b *bus) restore(tc *TreeCarry) {
 	b.briefs = map[string]*Brief{}
 	if tc != nil {
-		b.Broker, b.asked, b.subs = tc.Broker, tc.Asked, tc.Subs
+		b.Broker, b.asked, b.subs, b.handed = tc.Broker, tc.Asked, tc.Subs, tc.Handed
+		if tc.Briefs != nil {
+			b.briefs = tc.Briefs
+		}
 	}
 }
 

@@ -129,11 +129,17 @@ func (a *agent) endAtRoot(ctx workflow.Context, e End) {
 	if !first {
 		return
 	}
-	a.purge(a.bus.Member(e.AgentID).WorkflowID)
-	delete(a.bus.briefs, e.AgentID)
+	m := a.bus.Member(e.AgentID)
+	a.purge(m.WorkflowID)
 	a.takeEnd(ctx, e)
+	delete(a.bus.briefs, e.AgentID)
 	for _, in := range tell {
 		a.send(ctx, in.WorkflowID, EndSignal, e)
+	}
+	// Its parent below the root learns it too: a parent that adopted it
+	// from an earlier run has no future to learn it from.
+	if p := m.Parent; p != "" && p != a.bus.rootID && !slices.ContainsFunc(tell, func(w todo.Want) bool { return w.WorkflowID == p }) {
+		a.send(ctx, p, EndSignal, e)
 	}
 	for _, id := range orphans {
 		a.endAtRoot(ctx, End{AgentID: id, How: fmt.Sprintf("cancelled: its parent %s ended (%s)", e.AgentID, e.How)})

@@ -1,8 +1,10 @@
 package workflows
 
-// The end of a subagent: how its parent learns it (the child's future),
+// The end of a subagent: how its parent learns it (the child's future, or
+// for a child adopted from an earlier run its tree_end and its deadline),
 // asked to finish at end_session, cancelled by its parent (cancel_subagent)
-// or when its grace is over.
+// or when its grace is over, and the end of a run that fails or is
+// cancelled, which takes its children with it.
 
 import (
 	"bytes"
@@ -76,7 +78,7 @@ func (a *agent) finishChildren(ctx workflow.Context) error {
 	}
 	for _, id := range a.childOrder {
 		if ch := a.children[id]; !ch.Done {
-			a.stop(ch, fmt.Sprintf("the session ended and it did not finish within subagent_grace_s (%ds)", grace))
+			a.stop(ctx, ch, fmt.Sprintf("the session ended and it did not finish within subagent_grace_s (%ds)", grace))
 		}
 	}
 	return nil
@@ -91,12 +93,28 @@ func (a *agent) onFinish(grace int) {
 		"Finish now: complete, fail or skip your remaining steps with what you have, and give your final answer.", grace)
 }
 
-// stop cancels a running child.
-func (a *agent) stop(ch *child, why string) {
+// stop cancels a running child. A child this run started is cancelled
+// through its context. An adopted one is asked by its workflow id; a
+// request that finds it closed means it ended without a word (terminated
+// by hand), and its parent records that now rather than at its deadline.
+func (a *agent) stop(ctx workflow.Context, ch *child, why string) {
 	if ch.why == "" {
 		ch.why = why
 	}
-	ch.cancel()
+	if ch.cancel != nil {
+		ch.cancel()
+		return
+	}
+	if ch.cancelAsked {
+		return
+	}
+	ch.cancelAsked = true
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		err := workflow.RequestCancelExternalWorkflow(ctx, ch.WorkflowID, "").Get(ctx, nil)
+		if err != nil && !ch.Done {
+			a.childDied(ctx, ch, "cancelled: "+ch.why)
+		}
+	})
 }
 
 // CancelArgs are the arguments of cancel_subagent.
@@ -107,7 +125,7 @@ type CancelArgs struct {
 
 // cancelSubagent is the cancel_subagent tool: a parent stops one of its
 // children; the steps that wait on it fail once it has stopped.
-func (a *agent) cancelSubagent(c model.ToolCall) todo.Result {
+func (a *agent) cancelSubagent(ctx workflow.Context, c model.ToolCall) todo.Result {
 	var args CancelArgs
 	dec := json.NewDecoder(bytes.NewReader(c.Arguments))
 	dec.DisallowUnknownFields()
@@ -127,6 +145,119 @@ func (a *agent) cancelSubagent(c model.ToolCall) todo.Result {
 	if why == "" {
 		why = "cancelled by its parent"
 	}
-	a.stop(ch, why)
+	a.stop(ctx, ch, why)
 	return todo.Result{Content: fmt.Sprintf("Subagent %q is being cancelled. The steps that wait on it fail once it has stopped; its final state is kept.", args.AgentID)}
+}
+
+// runningChildList is Carry.Running: the children still working, which the
+// continuation adopts.
+func (a *agent) runningChildList() []RunningChild {
+	var out []RunningChild
+	for _, id := range a.childOrder {
+		if ch := a.children[id]; !ch.Done {
+			out = append(out, RunningChild{AgentID: id, WorkflowID: ch.WorkflowID, Deadline: ch.deadline})
+		}
+	}
+	return out
+}
+
+// deadlineSlack is how long after an adopted child's deadline its parent
+// takes it as timed out: the server ends it at the deadline, and the few
+// seconds let a tree_end sent just before arrive first.
+const deadlineSlack = time.Minute
+
+// adoptChildren watches the children an earlier run of this workflow handed
+// over. A child's tree_end reaches this run by workflow id like any tree
+// message, and ends it (adoptedEnded); one the server ends at its
+// deadline says nothing, so the deadline is the backstop that the child
+// future is for the children this run starts.
+func (a *agent) adoptChildren(ctx workflow.Context) {
+	for _, id := range a.childOrder {
+		ch := a.children[id]
+		if !ch.adopted || ch.Done {
+			continue
+		}
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			wait := max(ch.deadline.Sub(workflow.Now(ctx))+deadlineSlack, time.Second)
+			ended, err := a.awaitOrTimeout(ctx, wait, "deadline of subagent "+ch.AgentID, func() bool { return ch.Done })
+			if err == nil && !ended {
+				a.childDied(ctx, ch, fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.subagentTimeout))
+			}
+		})
+	}
+}
+
+// adoptedEnded records the end of an adopted child from its tree_end (or
+// the root's forward of it): its final summary, which the child sent with
+// its end, stands for the result this run has no future for.
+func (a *agent) adoptedEnded(e End) {
+	ch := a.children[e.AgentID]
+	if ch == nil || !ch.adopted || ch.Done {
+		return
+	}
+	ch.Done, ch.how = true, e.How
+	switch {
+	case e.Final != nil:
+		st := *e.Final
+		ch.State = &st
+	case a.bus.briefs[e.AgentID] != nil:
+		st := a.bus.briefs[e.AgentID].state(e.AgentID)
+		ch.State = &st
+	default:
+		ch.State = &State{AgentID: e.AgentID}
+	}
+	if e.How != StatusCompleted {
+		ch.State.Status = StatusFailed
+	}
+}
+
+// childDied records the end of an adopted child that could not say it
+// itself, and tells the tree as awaitChild does.
+func (a *agent) childDied(ctx workflow.Context, ch *child, how string) {
+	end := End{AgentID: ch.AgentID, How: how}
+	a.adoptedEnded(end)
+	if a.isRoot() {
+		a.endAtRoot(ctx, end)
+	} else {
+		a.send(ctx, a.bus.rootID, EndSignal, end)
+	}
+	a.publish(ctx)
+}
+
+// endTree is the last act of a run that fails or is cancelled (not one
+// that continues as new): its running children are asked to cancel, since
+// no policy of the server does it (childPolicy), and a subagent tells the
+// root how it ended, which its parent may have no future to learn from.
+func (a *agent) endTree(ctx workflow.Context, err error) {
+	if errors.As(err, new(*workflow.ContinueAsNewError)) {
+		return
+	}
+	how := "failed: " + rootMessage(err)
+	if temporal.IsCanceledError(err) {
+		how = "cancelled"
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	var asked []workflow.Future
+	for _, id := range a.childOrder {
+		if ch := a.children[id]; !ch.Done {
+			asked = append(asked, workflow.RequestCancelExternalWorkflow(dctx, ch.WorkflowID, ""))
+		}
+	}
+	if !a.isRoot() {
+		a.send(dctx, a.bus.rootID, EndSignal, a.endMessage(how))
+	}
+	for _, f := range asked {
+		_ = f.Get(dctx, nil) // a child that ended meanwhile is no error here
+	}
+	a.awaitSent(dctx)
+}
+
+// endMessage is a subagent's tree_end: how it ended, with the bounded
+// summary of its final state that a parent which adopted it keeps.
+func (a *agent) endMessage(how string) End {
+	final := a.state().ended(a.lastReply())
+	if how != StatusCompleted {
+		final.Status = StatusFailed
+	}
+	return End{AgentID: a.cfg.agentID, How: how, Final: &final}
 }

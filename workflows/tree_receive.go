@@ -84,6 +84,11 @@ func (a *agent) onEvents(ctx workflow.Context, e Events) {
 }
 
 func (a *agent) onEnd(ctx workflow.Context, e End) {
+	// A child cancelled by this agent says only "cancelled"; its parent
+	// knows why, and says so to the steps that waited on it.
+	if ch := a.children[e.AgentID]; ch != nil && ch.why != "" && e.How == "cancelled" {
+		e.How += ": " + ch.why
+	}
 	if a.isRoot() {
 		a.endAtRoot(ctx, e)
 	} else {
@@ -100,6 +105,7 @@ func (a *agent) takeEnd(ctx workflow.Context, e End) {
 		return
 	}
 	a.gone[e.AgentID] = e.How
+	a.adoptedEnded(e)
 	a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
 }
 

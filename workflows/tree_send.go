@@ -24,8 +24,23 @@ type outgoing struct {
 	arg  any
 }
 
-// send queues a message for the workflow to.
+// send queues a message for the workflow to. Events too many for one
+// signal (a plan of many steps, a long backlog) go as several, in order,
+// the counters and the binding with the last.
 func (a *agent) send(ctx workflow.Context, to, name string, arg any) {
+	if e, ok := arg.(Events); ok {
+		if parts := todo.Batches(e.Events, signalEventsBudget); len(parts) > 1 {
+			for _, p := range parts[:len(parts)-1] {
+				a.queue(ctx, to, name, Events{Of: e.Of, Events: p})
+			}
+			e.Events = parts[len(parts)-1]
+			arg = e
+		}
+	}
+	a.queue(ctx, to, name, arg)
+}
+
+func (a *agent) queue(ctx workflow.Context, to, name string, arg any) {
 	if a.bus.out == nil {
 		a.bus.out = map[string]*outbox{}
 	}
@@ -135,7 +150,7 @@ func (a *agent) ask(ctx workflow.Context, w todo.Want) {
 // delivered.
 func (a *agent) sayEnded(ctx workflow.Context) {
 	if !a.isRoot() {
-		a.send(ctx, a.bus.rootID, EndSignal, End{AgentID: a.cfg.agentID, How: StatusCompleted})
+		a.send(ctx, a.bus.rootID, EndSignal, a.endMessage(StatusCompleted))
 		a.awaitSent(ctx)
 	}
 }

@@ -1,0 +1,179 @@
+package workflows
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+
+	"github.com/todoflow/todoflow/model"
+)
+
+// handedOverWithKid plays a root that spawns kid, whose work takes a day,
+// on a server that suggests continuing as new: the root hands over at the
+// end of its turn with kid running, and the carry names kid for the
+// continuation to adopt.
+func handedOverWithKid(t *testing.T) AgentInput {
+	t.Helper()
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "work for a day", quiet)), say("kid is on it")},
+		"kid":  {say("done")},
+	}, late{"kid", 1, 24 * time.Hour})
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	next := continuedWith(t, env)
+	c := next.Carry
+	if c == nil || len(c.Running) != 1 || c.Running[0].AgentID != "kid" || c.Running[0].WorkflowID != childWF("kid") {
+		t.Fatalf("carry.running = %v, want kid", dump(c))
+	}
+	if c.Running[0].Deadline.IsZero() {
+		t.Fatalf("kid's deadline was not carried")
+	}
+	if c.Subagents["kid"].Status != "" {
+		t.Fatalf("kid is carried as finished: %v", dump(c.Subagents["kid"]))
+	}
+	return next
+}
+
+// TestChildCrossesContinueAsNew: a root that waits with a child running
+// continues as new when the server suggests it (before, it did only with
+// no child running, so a tree that worked for days grew its root's history
+// without bound); the continuation adopts the child and learns its end
+// from its tree_end, with the summary the child sent.
+func TestChildCrossesContinueAsNew(t *testing.T) {
+	next := handedOverWithKid(t)
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{"main": {say("kid finished")}})
+	var running State
+	env.RegisterDelayedCallback(func() { running = queryState(t, env) }, time.Minute)
+	final := State{AgentID: "kid", Status: StatusCompleted, Ended: &EndedChild{Result: "the day's work"}}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: StatusCompleted, Final: &final})
+	}, 2*time.Hour)
+	var ended State
+	env.RegisterDelayedCallback(func() { ended = queryState(t, env) }, 3*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, next)
+	completed(t, env)
+
+	if kid := running.Subagents["kid"]; kid.Status != StatusRunning {
+		t.Errorf("adopted kid before its end = %s, want running", dump(kid))
+	}
+	kid := ended.Subagents["kid"]
+	if kid.Status != StatusCompleted || kid.Ended == nil || kid.Ended.Result != "the day's work" {
+		t.Errorf("adopted kid after its tree_end = %s, want completed with its result", dump(kid))
+	}
+}
+
+// TestAdoptedChildThatDiesSilently: an adopted child that the server ends
+// at its deadline sends nothing; its parent takes it as timed out once the
+// deadline passed, and the wind-down does not wait for it for ever.
+func TestAdoptedChildThatDiesSilently(t *testing.T) {
+	next := handedOverWithKid(t)
+	env := newTreeEnv()
+	scriptTree(env, nil)
+	var before, after State
+	deadline := next.Carry.Running[0].Deadline
+	env.SetStartTime(deadline.Add(-30 * time.Minute))
+	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 29*time.Minute)
+	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 32*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 40*time.Minute)
+	env.ExecuteWorkflow(WorkflowName, next)
+	completed(t, env)
+
+	if kid := before.Subagents["kid"]; kid.Status != StatusRunning {
+		t.Errorf("kid before its deadline = %s, want running", dump(kid))
+	}
+	if kid := after.Subagents["kid"]; kid.Status != StatusFailed {
+		t.Errorf("kid after its deadline = %s, want failed", dump(kid))
+	}
+}
+
+// TestAdoptedChildCancelledAtGrace: end_session asks an adopted child to
+// finish and, at subagent_grace_s, cancels it by its workflow id; a child
+// that cannot be found (terminated by hand) is recorded as ended at once
+// instead of holding the wind-down until its deadline.
+func TestAdoptedChildCancelledAtGrace(t *testing.T) {
+	next := handedOverWithKid(t)
+	env := newTreeEnv()
+	scriptTree(env, nil)
+	var finishAsked int
+	env.OnSignalExternalWorkflow(mock.Anything, childWF("kid"), "", HandSignal, mock.Anything).Return(
+		func(_, _, _, _ string, h any) error {
+			if h.(Handed).Finish != nil {
+				finishAsked++
+			}
+			return nil
+		})
+	var cancelAsked int
+	env.OnRequestCancelExternalWorkflow(mock.Anything, childWF("kid"), "").Return(func(_, _, _ string) error {
+		cancelAsked++
+		return errors.New("workflow not found")
+	})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, next)
+	completed(t, env)
+
+	if finishAsked != 1 || cancelAsked != 1 {
+		t.Errorf("kid was asked to finish %d times and cancelled %d times, want 1 and 1", finishAsked, cancelAsked)
+	}
+	if kid := queryState(t, env).Subagents["kid"]; kid.Status != StatusFailed {
+		t.Errorf("kid = %s, want failed", dump(kid))
+	}
+}
+
+// TestCancelledRunCancelsItsChildren: with children outliving the run that
+// started them (childPolicy), a run that is cancelled asks its running
+// children, adopted ones included, to cancel itself.
+func TestCancelledRunCancelsItsChildren(t *testing.T) {
+	next := handedOverWithKid(t)
+	env := newTreeEnv()
+	scriptTree(env, nil)
+	var cancelAsked int
+	env.OnRequestCancelExternalWorkflow(mock.Anything, childWF("kid"), "").Return(func(_, _, _ string) error {
+		cancelAsked++
+		return nil
+	})
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(WorkflowName, next)
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "canceled") {
+		t.Fatalf("run ended with %v, want cancelled", err)
+	}
+	if cancelAsked != 1 {
+		t.Errorf("kid was cancelled %d times, want 1", cancelAsked)
+	}
+}
+
+// TestHandOverInTheMiddleOfAWait: a root waiting for its user while its
+// child works hands over as soon as the server suggests it, in the middle
+// of the wait, not at the next turn, which may never come.
+func TestHandOverInTheMiddleOfAWait(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "work for a day", quiet)), say("kid is on it")},
+		"kid":  {say("done")},
+	}, late{"kid", 1, 24 * time.Hour})
+	var waiting State
+	env.RegisterDelayedCallback(func() {
+		waiting = queryState(t, env)
+		env.SetContinueAsNewSuggested(true)
+		// What made the history long: the child's news.
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "kid", Brief: &Brief{Status: StatusRunning, Turns: 1}})
+	}, time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	next := continuedWith(t, env)
+
+	if waiting.Status != StatusWaitingUser {
+		t.Fatalf("before the suggestion the root is %s, want waiting_user", waiting.Status)
+	}
+	c := next.Carry
+	if c.Turns != 1 || len(c.Inbox) != 0 || len(c.Running) != 1 {
+		t.Errorf("carry: %d turns, inbox %v, running %v; want the one turn, no message, kid running", c.Turns, c.Inbox, c.Running)
+	}
+	if b := c.Tree.Briefs["kid"]; b == nil || b.Status != StatusRunning {
+		t.Errorf("kid's last brief was not carried: %s", dump(c.Tree.Briefs))
+	}
+}
