@@ -245,6 +245,9 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		if c := in.Carry; c != nil && len(c.Running) > 0 {
 			out = append(out, "continued as new with children running")
 		}
+		if c := in.Carry; c != nil && len(c.Inbox) > 0 && c.Inbox[0].Blocked != nil {
+			out = append(out, "continued as new in a turn's blocked wait")
+		}
 		if r.lastCall == "summary" {
 			// No agent call between the summary and the handover: it was
 			// written for the carry.

@@ -50,13 +50,18 @@ type recordEnv struct {
 	stubs *stubRouter
 }
 
-// newRecordEnv starts the server, the stubs and the worker. Not for a
-// parallel test: the worker reads its OpenAI settings from the environment.
-func newRecordEnv(t *testing.T) *recordEnv {
+// newRecordEnv starts the server (with recordDynamicConfig unless late),
+// the stubs and the worker. Not for a parallel test: the worker reads its
+// OpenAI settings from the environment.
+func newRecordEnv(t *testing.T, late bool) *recordEnv {
 	stubs := newStubRouter(t)
 	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-recorded-not-a-secret")
-	s := startServerTB(t, recordDynamicConfig...)
+	config := recordDynamicConfig
+	if late {
+		config = nil
+	}
+	s := startServerTB(t, config...)
 	s.startWorker(t, t.TempDir())
 	return &recordEnv{s: s, stubs: stubs}
 }

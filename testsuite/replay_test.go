@@ -101,6 +101,12 @@ var workerOptions = []workflows.Options{{}, {Encrypted: true}}
 // after a few dozen events, so that a short chat session crosses it.
 var recordDynamicConfig = []string{"limit.historyCount.suggestContinueAsNew=30"}
 
+// recordedLate are the cases recorded on a server that suggests
+// continue-as-new only at its default limits, as in production: their
+// subagents end in the run that started them, whose child future takes the
+// end in (on the early server the root hands over first and adopts them).
+var recordedLate = map[string]bool{"06d_subagent_fails": true, "13_cancel_subagent": true}
+
 // recordedID is the workflow id a recorded scenario runs under. A subagent's
 // id derives from its parent's, so replay must use the same ids.
 func recordedID(name string) string { return "recorded-" + name }
@@ -214,9 +220,14 @@ func TestReplayRecordedHistories(t *testing.T) {
 // change to the command sequence, delete the folder's files and record
 // them all again.
 func TestRecordHistories(t *testing.T) {
-	env := newRecordEnv(t)
+	envs := map[bool]*recordEnv{}
 	recordedMarks := map[string][]string{}
 	for _, rc := range recordedCases() {
+		late := recordedLate[rc.name]
+		if envs[late] == nil {
+			envs[late] = newRecordEnv(t, late)
+		}
+		env := envs[late]
 		t.Run(rc.name, func(t *testing.T) {
 			start := time.Now()
 			subagents := rc.drive(t, env, recordedID(rc.name))

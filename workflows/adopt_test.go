@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/mock"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // handedOverWithKid plays a root that spawns kid, whose work takes a day,
@@ -175,5 +177,61 @@ func TestHandOverInTheMiddleOfAWait(t *testing.T) {
 	}
 	if b := c.Tree.Briefs["kid"]; b == nil || b.Status != StatusRunning {
 		t.Errorf("kid's last brief was not carried: %s", dump(c.Tree.Briefs))
+	}
+}
+
+// TestBlockedTurnCrossesContinueAsNew: a turn that waits on a plan step
+// blocked by a subagent's work is handed over in the middle of that wait
+// (its model calls counted), and the continuation takes it up: when the
+// step fails with the subagent's end, the model hears of it and the turn
+// ends with its answer.
+func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {
+			calls(call("createPlan", `{"title":"Review","steps":["delegate"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(spawnCall("kid", "work for a day", quiet)),
+			calls(call("addDependentStep", `{"description":"review kid's work","depends_on":[{"agent_id":"kid","step_id":"step_1"}]}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"delegated"}`)),
+			say("Waiting for kid."),
+		},
+		"kid": {say("done")},
+	}, late{"kid", 1, 24 * time.Hour})
+	env.RegisterDelayedCallback(func() {
+		if st := queryState(t, env); st.Status != StatusBlocked {
+			t.Errorf("after an hour the root is %s, want blocked", st.Status)
+		}
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "kid", Brief: &Brief{Status: StatusRunning}})
+	}, time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	next := continuedWith(t, env)
+	c := next.Carry
+	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || c.Inbox[0].Blocked.Calls != 5 || c.Turns != 1 {
+		t.Fatalf("carry: inbox %s, %d turns; want the blocked turn after 5 calls, 1 turn", dump(c.Inbox), c.Turns)
+	}
+
+	env = newTreeEnv()
+	tm := scriptTree(env, nil)
+	tm.hook = func(in activities.CallModelInput) (model.Response, bool) {
+		return say("kid failed; the review is off."), true
+	}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk"})
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, next)
+	completed(t, env)
+	st := queryState(t, env)
+	if st.Turns != 1 || st.ModelCalls != 7 {
+		t.Errorf("after the handed turn: %d turns, %d model calls; want 1 and 7 (6, then 1 once the step failed)", st.Turns, st.ModelCalls)
+	}
+	if s := step(t, st.Plan, "step_2"); s.Status != todo.StepFailed {
+		t.Errorf("the step on kid = %s, want failed", dump(s))
+	}
+	var res AgentResult
+	if err := env.GetWorkflowResult(&res); err != nil || res.Reply != "kid failed; the review is off." {
+		t.Errorf("reply %q (%v), want the answer after the step failed", res.Reply, err)
 	}
 }

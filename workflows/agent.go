@@ -38,7 +38,12 @@ type agent struct {
 	toolAnswer *ToolApprovalArgs
 	remembered []string
 
-	parentID   string            // the parent's workflow id; "" for the root
+	parentID string // the parent's workflow id; "" for the root
+	// turnSeq is the send_message update the running turn answers (0:
+	// none); handedTurn the turn a handover in its wait leaves for the
+	// continuation.
+	turnSeq    int
+	handedTurn *Inbound
 	children   map[string]*child // looked up; childOrder gives the order
 	childOrder []string
 	gone       map[string]string // agents of the tree known to have ended -> how

@@ -117,6 +117,11 @@ func (a *agent) carry() AgentInput {
 	for _, r := range running {
 		delete(ended, r.AgentID)
 	}
+	// A turn handed over in its wait goes on first in the continuation.
+	inbox := a.inbox
+	if a.handedTurn != nil {
+		inbox = append([]Inbound{*a.handedTurn}, inbox...)
+	}
 	in.Carry = &Carry{
 		Messages:     compact(msgs),
 		Todo:         a.todo,
@@ -125,7 +130,7 @@ func (a *agent) carry() AgentInput {
 		SummaryCalls: a.summaryCalls,
 		ContextLimit: a.contextLimit,
 		Continuation: a.continuation,
-		Inbox:        a.inbox,
+		Inbox:        inbox,
 		Ended:        a.ended,
 		Plans:        a.plans,
 		Subagents:    ended,

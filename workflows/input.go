@@ -183,6 +183,15 @@ type Inbound struct {
 	Seq int `json:"seq,omitempty"`
 	// Retry runs the failed last turn again instead of a new message.
 	Retry bool `json:"retry,omitempty"`
+	// Blocked is a turn handed over in its wait on blocked plan steps,
+	// which the continuation takes up first.
+	Blocked *BlockedTurn `json:"blocked,omitempty"`
+}
+
+// BlockedTurn is where a turn handed over in its wait stood: the model
+// calls it had made (max_turns counts on).
+type BlockedTurn struct {
+	Calls int `json:"calls"`
 }
 
 // AgentResult is what a finished run returns.

@@ -83,7 +83,15 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		}
 		next := a.inbox[0]
 		a.inbox = a.inbox[1:]
-		if err := a.turn(ctx, next); err != nil {
+		if err := a.turn(ctx, next); errors.Is(err, errHandOver) {
+			if err := a.handOver(ctx); err != nil {
+				return AgentResult{}, err
+			}
+			// Something came meanwhile: the turn goes on in this run.
+			a.inbox = append([]Inbound{*a.handedTurn}, a.inbox...)
+			a.handedTurn = nil
+			continue
+		} else if err != nil {
 			return a.fail(ctx, err)
 		}
 		if r := a.earlyResume; r != nil {
@@ -101,6 +109,9 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 // server suggests it, and nothing waits for the loop. Children may be
 // running: the continuation adopts them. A run winding down after
 // end_session does not hand over: its wait is bounded by subagent_grace_s.
+// errHandOver ends a turn whose wait is handed over (a.handedTurn).
+var errHandOver = errors.New("handed over to the continuation")
+
 func (a *agent) handOverDue(ctx workflow.Context) bool {
 	return !a.interrupted() && !a.ended && workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 }

@@ -32,7 +32,10 @@ type child struct {
 	cancel      workflow.CancelFunc
 	adopted     bool
 	cancelAsked bool
-	why         string // why it was cancelled
+	// end is the tree_end of a child this run started, taken in before
+	// its future resolved.
+	end *End
+	why string // why it was cancelled
 	// finishAsked: the child was asked to finish (end_session).
 	finishAsked bool
 	// reply is the head of a finished child's answer, how how it ended.
@@ -194,7 +197,17 @@ func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
 	before := a.blockedSignature()
 	a.status = StatusBlocked
 	a.publish(ctx)
-	err := workflow.Await(ctx, func() bool { return a.blockedSignature() != before || len(a.liveBlockers()) == 0 || stop() })
+	// The wait may last as long as the agents it waits on work, and their
+	// news grow this run's history: when a handover is due, the turn is
+	// handed over with the run, unless a send_message caller waits for
+	// its reply (an update cannot cross continue-as-new).
+	handOver := func() bool { return a.turnSeq == 0 && a.handOverDue(ctx) }
+	err := workflow.Await(ctx, func() bool {
+		return a.blockedSignature() != before || len(a.liveBlockers()) == 0 || stop() || handOver()
+	})
+	if err == nil && a.blockedSignature() == before && len(a.liveBlockers()) > 0 && !stop() {
+		return false, errHandOver
+	}
 	a.status = StatusRunning
 	return err == nil, err
 }

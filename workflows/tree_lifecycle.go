@@ -154,7 +154,11 @@ func (a *agent) cancelSubagent(ctx workflow.Context, c model.ToolCall) todo.Resu
 func (a *agent) runningChildList() []RunningChild {
 	var out []RunningChild
 	for _, id := range a.childOrder {
-		if ch := a.children[id]; !ch.Done {
+		ch := a.children[id]
+		if !ch.Done && ch.end != nil {
+			a.endFrom(ch, *ch.end) // its future will not resolve in this run
+		}
+		if !ch.Done {
 			out = append(out, RunningChild{AgentID: id, WorkflowID: ch.WorkflowID, Deadline: ch.deadline})
 		}
 	}
@@ -187,14 +191,26 @@ func (a *agent) adoptChildren(ctx workflow.Context) {
 	}
 }
 
-// adoptedEnded records the end of an adopted child from its tree_end (or
-// the root's forward of it): its final summary, which the child sent with
-// its end, stands for the result this run has no future for.
+// adoptedEnded records the end of a child from its tree_end (or the root's
+// forward of it). An adopted child ends here: its final summary, which it
+// sent with its end, stands for the result this run has no future for. A
+// child this run started ends when its future resolves, with its whole
+// state; its end is kept meanwhile, so that a handover in between hands it
+// on as ended, not as running (the root takes an end in only once).
 func (a *agent) adoptedEnded(e End) {
 	ch := a.children[e.AgentID]
-	if ch == nil || !ch.adopted || ch.Done {
+	switch {
+	case ch == nil || ch.Done:
+		return
+	case !ch.adopted:
+		ch.end = &e
 		return
 	}
+	a.endFrom(ch, e)
+}
+
+// endFrom marks a child ended by its tree_end.
+func (a *agent) endFrom(ch *child, e End) {
 	ch.Done, ch.how = true, e.How
 	switch {
 	case e.Final != nil:

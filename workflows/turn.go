@@ -17,7 +17,13 @@ import (
 // answers without tool calls and the guards let the turn end, the model
 // pauses, or the turn's model calls are spent.
 func (a *agent) turn(ctx workflow.Context, m Inbound) error {
-	if m.Retry {
+	first := 0
+	switch {
+	case m.Blocked != nil:
+		// The turn the run before handed over in its wait on blocked
+		// steps: it goes on where it stood, with its model calls counted.
+		first = m.Blocked.Calls
+	case m.Retry:
 		// The same user message again: its failure notice goes, so that
 		// the model does not read it as its own answer.
 		if n := len(a.msgs); n > 0 && a.msgs[n-1].Name == NameModelError {
@@ -28,13 +34,15 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 				a.sentMsgs, a.epoch = n-1, a.epoch+1
 			}
 		}
-	} else {
+	default:
 		a.turns++
 	}
-	todo.NewUserMessage(&a.todo)
+	if m.Blocked == nil {
+		todo.NewUserMessage(&a.todo)
+	}
 	a.status = StatusRunning
 	a.failedTurn = false
-	if !m.Retry {
+	if !m.Retry && m.Blocked == nil {
 		a.append(model.Message{Role: model.RoleUser, Content: m.Text})
 	}
 	a.publish(ctx)
@@ -43,11 +51,25 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	overflows := 0
 	a.lastCall = false
 	a.inTurn, a.stopTurn = true, false
+	a.turnSeq = m.Seq
 	defer func() { a.inTurn, a.stopTurn = false, false }()
-	for calls := 0; ; calls++ {
+	resumed := m.Blocked != nil
+	for calls := first; ; calls++ {
 		if a.stopTurn {
 			reply = a.endInterrupted()
 			break
+		}
+		if resumed {
+			resumed = false
+			r, end, err := a.answered(ctx, a.lastReply(), calls)
+			if err != nil {
+				return err
+			}
+			if end {
+				reply = r
+				break
+			}
+			continue
 		}
 		if calls >= a.cfg.maxTurns {
 			reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
@@ -98,22 +120,14 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			break
 		}
 		if len(resp.ToolCalls) == 0 {
-			a.settleUnknown(ctx, true)
-			waited, err := a.waitBlocked(ctx)
+			r, end, err := a.answered(ctx, resp.Content, calls)
 			if err != nil {
 				return err
 			}
-			if waited {
-				continue // a step unblocked: the model hears of it and goes on
-			}
-			inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, a.plans.UnfinishedSteps())
-			if inj.None() {
-				reply = resp.Content
+			if end {
+				reply = r
 				break
 			}
-			a.inject(inj)
-			a.lastCall = inj.Name == todo.NameBlocked
-			a.publish(ctx)
 			continue
 		}
 		a.runTools(ctx, resp.ToolCalls)
@@ -136,6 +150,31 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 		a.replies[m.Seq] = reply
 	}
 	return nil
+}
+
+// answered follows an answer without tool calls: while a plan step waits
+// on a live agent, the turn waits (waitBlocked) and the model hears what
+// unblocked it; then the guards decide whether the turn ends, with reply,
+// or the model is prompted again. A wait that a handover interrupts
+// (errHandOver) leaves the turn in a.handedTurn, to go on in the
+// continuation.
+func (a *agent) answered(ctx workflow.Context, content string, calls int) (reply string, end bool, err error) {
+	a.settleUnknown(ctx, true)
+	waited, err := a.waitBlocked(ctx)
+	if errors.Is(err, errHandOver) {
+		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls}}
+	}
+	if err != nil || waited {
+		return "", false, err // waited: a step unblocked, the model goes on
+	}
+	inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, a.plans.UnfinishedSteps())
+	if inj.None() {
+		return content, true, nil
+	}
+	a.inject(inj)
+	a.lastCall = inj.Name == todo.NameBlocked
+	a.publish(ctx)
+	return "", false, nil
 }
 
 // inject adds a guard's message to the transcript, where it stays: a reader
