@@ -56,6 +56,15 @@
 // first: a view taller than the window scrolls the terminal at each
 // redraw, pushing the transcript out of the scrollback.
 //
+// A reply shows as markdown (markdown.go): the markup a model writes
+// becomes styles, code and tables stay as written, every word stays on the
+// screen, and every line is wrapped at the view's width, so that the view
+// counts its lines right, the reply being written too (its latest
+// rendering is kept: the view redraws it at every key). Without colours
+// there is no escape sequence at all. The line mode prints a reply as the
+// model wrote it: a pipe or a log has no width to wrap at, and markdown is
+// already the plain text form of what it says.
+//
 // Most of it is text that a model, a tool or a file wrote, so both views
 // clean what they print of terminal controls (internal/termtext) before
 // wrapping it in their own styles: a reply cannot set the clipboard, make a

@@ -156,7 +156,7 @@ func TestUpRecallsHistory(t *testing.T) {
 // colour; its weights stay.
 func TestToneHonoursNoColor(t *testing.T) {
 	u, _, _ := testUI(t)
-	block := printed([]entry{{kindUser, "> fix it"}, {kindTool, "⏺ read_file"}, {kindError, "failed"}, {kindEvent, "◆ s1"}})
+	block := printed([]entry{{kindUser, "> fix it"}, {kindTool, "⏺ read_file"}, {kindError, "failed"}, {kindEvent, "◆ s1"}}, &replyView{width: 80, colour: true})
 	if !strings.Contains(block, "\x1b[3") && !strings.Contains(block, "\x1b[9") {
 		t.Fatalf("the styles set no colour to begin with: %q", block)
 	}

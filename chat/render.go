@@ -319,20 +319,18 @@ func agentLine(st workflows.State) string {
 	return fmt.Sprintf("%s, %d model calls, todos %d/%d", st.Status, st.ModelCalls, done, total)
 }
 
-// streamText is the running reply as it shows below the transcript: its
-// last lines, at most max of them.
-func streamText(text string, cut, maxLines int) string {
-	text = strings.TrimLeft(text, "\n")
-	lines := strings.Split(text, "\n")
-	if len(lines) > maxLines {
-		lines = lines[len(lines)-maxLines:]
-		cut++
+// streamText is the running reply as it shows below the transcript, from
+// its rendered lines: the last of them, at most maxLines, under a "● …"
+// when some are left out (or the stream itself was cut, cut > 0).
+func streamText(lines []string, cut, maxLines int) string {
+	if len(lines) > maxLines || cut > 0 {
+		keep := slices.Clone(lines[max(len(lines)-maxLines+1, 0):])
+		if len(keep) > 0 && strings.HasPrefix(keep[0], "● ") {
+			keep[0] = "  " + strings.TrimPrefix(keep[0], "● ")
+		}
+		lines = append([]string{"● …"}, keep...)
 	}
-	s := strings.Join(lines, "\n")
-	if cut > 0 {
-		s = "…" + s
-	}
-	return s
+	return strings.Join(lines, "\n")
 }
 
 // toolLine says what a running tool is at: its name and, when it reports

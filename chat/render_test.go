@@ -129,11 +129,20 @@ func TestNews(t *testing.T) {
 }
 
 func TestStreamText(t *testing.T) {
-	if got := streamText("\none\ntwo\nthree", 0, 2); got != "…two\nthree" {
-		t.Errorf("%q", got)
-	}
-	if got := streamText("short", 5, 3); got != "…short" {
-		t.Errorf("a cut text: %q", got)
+	for _, tt := range []struct {
+		lines    []string
+		cut, max int
+		want     string
+	}{
+		{[]string{"● one", "  two"}, 0, 3, "● one\n  two"},
+		{[]string{"● one", "  two", "  three", "  four"}, 0, 3, "● …\n  three\n  four"},
+		{[]string{"● one", "  two", "  three"}, 0, 3, "● one\n  two\n  three"},
+		// The stream itself was cut: the marker, the lines that fit.
+		{[]string{"● short"}, 5, 3, "● …\n  short"},
+	} {
+		if got := streamText(tt.lines, tt.cut, tt.max); got != tt.want {
+			t.Errorf("streamText(%q, %d, %d) = %q, want %q", tt.lines, tt.cut, tt.max, got, tt.want)
+		}
 	}
 	if got := clip("héllo wörld", 6); got != "héllo…" {
 		t.Errorf("clip: %q", got)

@@ -45,12 +45,12 @@ func paint(s lipgloss.Style, text string) string {
 	return s.Render(termtext.Clean(text))
 }
 
-func styled(e entry) string {
+func styled(e entry, replies *replyView) string {
 	switch e.kind {
 	case kindUser:
 		return paint(styleUser, e.text)
 	case kindReply:
-		return "● " + termtext.Clean(e.text)
+		return strings.Join(replies.lines(e.text), "\n")
 	case kindTool:
 		return paint(styleTool, e.text)
 	case kindResult:
@@ -67,11 +67,12 @@ func styled(e entry) string {
 	return termtext.Clean(e.text)
 }
 
-// printed is the block that entries print above the program.
-func printed(entries []entry) string {
+// printed is the block that entries print above the program, replies
+// rendered as markdown by replies.
+func printed(entries []entry, replies *replyView) string {
 	lines := make([]string, len(entries))
 	for i, e := range entries {
-		lines[i] = styled(e)
+		lines[i] = styled(e, replies)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -114,6 +115,7 @@ type ui struct {
 	pending  []entry // what the current look printed so far
 	input    textarea.Model
 	hist     history
+	rv       replyView // the replies' markdown, the latest kept
 	expanded bool
 	width    int
 	height   int
@@ -174,7 +176,7 @@ func (u *ui) print(entries []entry) tea.Cmd {
 	if len(entries) == 0 {
 		return nil
 	}
-	return tea.Println(u.tone(printed(entries)))
+	return tea.Println(u.tone(printed(entries, u.replies())))
 }
 
 // tone is s in the terminal's colours: none with NO_COLOR (the text's
@@ -441,9 +443,9 @@ func (u *ui) View() tea.View {
 	}
 	var parts []string
 	if s := u.tr.stream; s != nil && s.Text != "" {
-		// Cleaned whole, before its last lines are taken: a cut could
-		// leave half a sequence.
-		parts = append(parts, "● "+streamText(termtext.Clean(s.Text), s.Cut, max(u.height/2, 3)))
+		// Rendered (and cleaned) whole, before its last lines are taken:
+		// a cut could leave half a sequence or half a code block.
+		parts = append(parts, streamText(u.replies().lines(s.Text), s.Cut, max(u.height/2, 3)))
 	}
 	for _, q := range u.queued {
 		parts = append(parts, paint(styleNote, "⋯ queued: "+clip(oneLine(q), 70)))

@@ -19,7 +19,7 @@ func TestTerminalViewCleans(t *testing.T) {
 		client.ToolsChanged{Running: []client.RunningTool{{Name: hostile}}}, client.Looked{})
 
 	var tr tracker
-	above := printed(tr.applyAll(look))
+	above := printed(tr.applyAll(look), &replyView{width: 80, colour: true})
 	// The reply, the result, the task event, the subagent's event and start.
 	checkShown(t, sgr.ReplaceAllString(above, ""), 5)
 
