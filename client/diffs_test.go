@@ -57,7 +57,9 @@ func TestWatchDiffs(t *testing.T) {
 	w := &watcher{s: New(f, Options{}).Session("s")}
 	answer := model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{
 		{ID: "t1", Name: "write_todos"}, {ID: "w1", Name: "write_file"}, {ID: "r1", Name: "read_file"}, {ID: "e1", Name: "write_file"}}}
-	result := func(id string) model.Message { return model.Message{Role: model.RoleTool, ToolCallID: id, Content: "ok"} }
+	result := func(id string) model.Message {
+		return model.Message{Role: model.RoleTool, ToolCallID: id, Content: "ok"}
+	}
 	failed := model.Message{Role: model.RoleTool, ToolCallID: "e1", Content: "refused", IsError: true}
 
 	got := w.diffs(context.Background(), []model.Message{answer, result("t1"), result("w1")})
