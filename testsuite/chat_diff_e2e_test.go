@@ -1,12 +1,20 @@
 package testsuite
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/todoflow/todoflow/activities"
 )
 
 // diffScript writes notes.txt, then rewrites it: one line changed and nine
@@ -59,5 +67,44 @@ func TestChatShowsWriteDiff(t *testing.T) {
 	tm.waitFor("plain", limit, "attached", "    +three", "    -two", "    +2", "Changed notes.txt.")
 	if c := tm.colours("plain"); len(c) > 0 {
 		t.Errorf("with NO_COLOR the screen has colours %q", c)
+	}
+
+	// What the diffs cost in history: each is in its tool activity's
+	// result, once, and in nothing else.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tools := map[int64]bool{} // scheduled event ids of tool activities
+	hunk := 0
+	it := s.c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Payloads hold their bytes as they are in the event's encoding.
+		b, _ := proto.Marshal(ev)
+		hunk += strings.Count(string(b), "@@ -1,3 +1,12 @@")
+		switch a := ev.GetAttributes().(type) {
+		case *historypb.HistoryEvent_ActivityTaskScheduledEventAttributes:
+			name := a.ActivityTaskScheduledEventAttributes.GetActivityType().GetName()
+			tools[ev.GetEventId()] = name == activities.RunToolName || name == activities.RunToolOnHostName
+		case *historypb.HistoryEvent_ActivityTaskCompletedEventAttributes:
+			at := a.ActivityTaskCompletedEventAttributes
+			if !tools[at.GetScheduledEventId()] {
+				continue
+			}
+			var res activities.RunToolResult
+			if err := converter.GetDefaultDataConverter().FromPayloads(at.GetResult(), &res); err != nil {
+				t.Fatal(err)
+			}
+			without := res
+			without.Diff = ""
+			p, _ := converter.GetDefaultDataConverter().ToPayload(without)
+			total := proto.Size(at.GetResult())
+			t.Logf("history: a write_file result of %d bytes, %d of them its diff (%d bytes of diff text)", total, total-proto.Size(p)-2, len(res.Diff))
+		}
+	}
+	if hunk != 1 {
+		t.Errorf("the second diff is in history %d times, want once", hunk)
 	}
 }
