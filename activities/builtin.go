@@ -411,8 +411,17 @@ func writeFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	if fi, err := root.Stat(name); err == nil && !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s: %q leads to a %s, not a regular file", tool, args.Path, fileKind(fi.Mode()))
 	}
+	// The diff is of the file as it was just before the write, shown only
+	// once the write is done.
+	var diff string
+	if env.ShowDiff != nil {
+		diff = writeDiff(root, name, args.Content)
+	}
 	if err := root.WriteFile(name, []byte(args.Content), 0o644); err != nil {
 		return "", pathError(tool, args.Path, err)
+	}
+	if env.ShowDiff != nil {
+		env.ShowDiff(diff)
 	}
 	return fmt.Sprintf("wrote %d bytes to %s", len(args.Content), filepath.ToSlash(name)), nil
 }

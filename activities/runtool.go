@@ -90,6 +90,10 @@ type RunToolResult struct {
 	// The workflow asks for approval and sends the call again without
 	// HoldDestructive, or answers the model with the refusal.
 	Held bool `json:",omitempty"`
+	// Diff is what the call changed, for the user, never the model: the
+	// hunks of a unified diff (write_file's; ToolEnv.ShowDiff), at most
+	// MaxDiffBytes. Empty when the tool shows none or the call failed.
+	Diff string `json:",omitempty"`
 }
 
 // RunTool runs one tool call with the worker's registry (DefaultRegistry if
@@ -219,11 +223,13 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	root.Close()
 
 	limit := a.toolOutputMax()
-	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites, Progress: beat.progress}
+	var diff diffTaker
+	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites,
+		Progress: beat.progress, ShowDiff: diff.show}
 	reached = true
 	content, err := runSafely(ctx, tool, env, in.Call)
 	if err == nil {
-		return RunToolResult{Content: truncateOutput(in.Call.Name, content, limit)}, nil
+		return RunToolResult{Content: truncateOutput(in.Call.Name, content, limit), Diff: diff.bounded()}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		// Cancelled or timed out: the tool did not fail, the attempt did;

@@ -80,7 +80,7 @@ func TestRunTool(t *testing.T) {
 		want RunToolResult
 	}{
 		{"write", toolCall("write_file", `{"path": "notes/todo.md", "content": "- ship it"}`),
-			RunToolResult{Content: "wrote 9 bytes to notes/todo.md"}},
+			RunToolResult{Content: "wrote 9 bytes to notes/todo.md", Diff: "@@ -0,0 +1 @@\n+- ship it\n\\ No newline at end of file"}},
 		{"read what was written", toolCall("read_file", `{"path": "notes/todo.md"}`),
 			RunToolResult{Content: "- ship it"}},
 		{"list", toolCall("list_files", `{"recursive": true}`),

@@ -58,6 +58,13 @@ type ToolEnv struct {
 	// goroutine, as often as the tool likes: the heartbeat carries the
 	// latest at its own cadence.
 	Progress func(Progress)
+
+	// ShowDiff, when not nil, takes a diff of what the call changed, for
+	// the user and never the model (write_file hands one): the lines of a
+	// unified diff's hunks, as package internal/linediff writes them.
+	// RunTool returns the last one beside the result (RunToolResult.Diff),
+	// cut to MaxDiffBytes. Safe to call from any goroutine.
+	ShowDiff func(diff string)
 }
 
 // ToolFunc is the function of a tool made with NewTool.

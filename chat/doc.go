@@ -94,7 +94,8 @@
 // pressed again within two seconds: a key pressed to stop something must
 // not lose a half-typed message, and leaving never ends the session. Esc
 // stops the running turn (the interrupt update); Ctrl+O prints the latest
-// tool result whole.
+// tool result whole, and the latest diff (diff.go: what a write_file call
+// changed, shown collapsed under its line).
 //
 // # Commands
 //

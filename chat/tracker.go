@@ -29,7 +29,10 @@ type tracker struct {
 	// result is the latest tool result, which the transcript shows by its
 	// first line only (Ctrl+O prints it whole).
 	result *model.Message
-	err    error // why the latest look or query failed; nil when it did not
+	// diff is the latest diff a tool call showed, of call diffCall: under
+	// its result by its first lines only (diff.go; Ctrl+O prints it whole).
+	diff, diffCall string
+	err            error // why the latest look or query failed; nil when it did not
 }
 
 // apply takes in an event and returns what to print.
@@ -45,6 +48,10 @@ func (t *tracker) apply(ev client.Event) []entry {
 		if ev.Message.Role == model.RoleTool {
 			m := ev.Message
 			t.result = &m
+			if ev.Diff != "" {
+				t.diff, t.diffCall = ev.Diff, m.ToolCallID
+				out = append(out, diffEntries(ev.Diff, diffCollapsed)...)
+			}
 		}
 	case client.StreamChanged:
 		t.running = ev.Running

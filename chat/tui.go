@@ -63,6 +63,8 @@ func styled(e entry, replies *replyView) string {
 		return paint(styleEvent, e.text)
 	case kindAttention:
 		return paint(styleAttention, e.text)
+	case kindDiff:
+		return diffStyled(e.text)
 	}
 	return termtext.Clean(e.text)
 }
@@ -270,7 +272,7 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			u.expanded = !u.expanded
 			return u, nil
 		case "ctrl+o":
-			return u, u.print(resultEntries(u.tr.result))
+			return u, u.print(append(resultEntries(u.tr.result), latestDiffEntries(&u.tr)...))
 		case "esc":
 			if u.tr.st == nil || u.tr.st.Status != workflows.StatusRunning {
 				break // nothing to stop: the input takes the key

@@ -69,7 +69,8 @@
 //
 // Watch is one stream of typed events from polling: the state (status,
 // list, plan, waits, model errors, other agents' plan events), the
-// transcript's new messages (tool calls and results among them), the reply
+// transcript's new messages (tool calls and results among them, a result
+// with the diff its call showed the user: diffs.go), the reply
 // being written and the tools running with their progress (heartbeat
 // details, never history),
 // the end of the session, and a Problem when a look fails, with its cause;

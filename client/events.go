@@ -52,7 +52,16 @@ type TaskEvent struct{ Event todo.Event }
 // the transcript: the user's, the agent's replies and tool calls, the
 // tools' results, the reminders the loop injects. The first look reports
 // the whole transcript so far.
-type NewMessage struct{ Message model.Message }
+type NewMessage struct {
+	Message model.Message
+	// Diff, on a tool's result, is what the call changed, for the user
+	// and never in the message the model reads: write_file's diff of the
+	// file, as the hunks of a unified diff ('@' headers, ' ' context, '-'
+	// removed, '+' added, '\' notes), at most 16 KiB. Empty when the tool
+	// shows none, or when the result is older than the latest few diffs
+	// the session keeps (a client attaching late sees those only).
+	Diff string
+}
 
 // StreamChanged: the root agent's reply as its model call writes it (from
 // the worker that runs the call, or the call's heartbeats: never history).

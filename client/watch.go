@@ -102,6 +102,7 @@ type watcher struct {
 	live       *liveStream   // the model call's stream, followed
 	tools      []RunningTool
 	problem    string
+	calls      map[string]string // the tool calls of the latest answer, id → name (diffs.go)
 }
 
 // look takes one look and returns what changed, and whether the watch is
@@ -158,8 +159,12 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 			w.state = &st
 			var msgs []model.Message
 			msgs, qerr = w.messages(ctx)
+			var diffs map[string]string
+			if qerr == nil {
+				diffs = w.diffs(ctx, msgs)
+			}
 			for _, m := range msgs {
-				evs = append(evs, NewMessage{m})
+				evs = append(evs, NewMessage{Message: m, Diff: diffs[m.ToolCallID]})
 			}
 		}
 		w.stateOK = qerr == nil

@@ -108,6 +108,9 @@ type agent struct {
 	sentMsgs      int
 	epoch         int
 	carriedUnsent bool
+
+	// diffs are the latest tool calls' diffs, for the user (diffs.go).
+	diffs toolDiffs
 }
 
 // AgentWorkflow runs one agent: a single task from a prompt, or a chat

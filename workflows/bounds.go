@@ -17,7 +17,8 @@ const (
 	// messages; a tool call's input carries a reference, not its arguments.
 	MaxActivityInputBytes = 1 << 20
 	// MaxActivityResultBytes caps an activity's result: a tool's output is
-	// at most activities.MaxToolOutputMax, a model's answer at most
+	// at most activities.MaxToolOutputMax and its diff for the user
+	// activities.MaxDiffBytes, a model's answer at most
 	// activities.MaxAnswerBytes (a larger one fails the call).
 	MaxActivityResultBytes = 3 << 19
 	// MaxCarryBytes caps the continue-as-new input: at most carryBytes of
@@ -28,9 +29,10 @@ const (
 	// of plan events (at most signalEventsBudget of them, split by send)
 	// with the sender's counters, or an end with its final summary.
 	MaxSignalBytes = 256 << 10
-	// MaxQueryAnswerBytes caps an answer of the state, messages or
-	// transcript query (pages of activities.DefaultPageBytes; the state
-	// with maxStateEvents events and maxChildren subagents).
+	// MaxQueryAnswerBytes caps an answer of the state, messages,
+	// transcript or tool_diffs query (pages of activities.DefaultPageBytes;
+	// the state with maxStateEvents events and maxChildren subagents; at
+	// most maxKeptDiffs diffs).
 	MaxQueryAnswerBytes = 1 << 20
 )
 

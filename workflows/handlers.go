@@ -25,6 +25,9 @@ func (a *agent) register(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, activities.TranscriptQuery, a.transcriptPage); err != nil {
 		return fmt.Errorf("register %s query: %w", activities.TranscriptQuery, err)
 	}
+	if err := workflow.SetQueryHandler(ctx, ToolDiffsQuery, a.diffs.answer); err != nil {
+		return fmt.Errorf("register %s query: %w", ToolDiffsQuery, err)
+	}
 	if err := workflow.SetQueryHandler(ctx, PlanQuery, func() (string, error) { return todo.PlanChecklist(a.plans.Current()), nil }); err != nil {
 		return fmt.Errorf("register %s query: %w", PlanQuery, err)
 	}

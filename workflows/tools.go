@@ -119,6 +119,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 				msg.Content, msg.IsError = fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
 			default:
 				msg.Content, msg.IsError = out.Content, out.IsError
+				a.diffs.keep(c.ID, out.Diff) // for the user, not in the message
 			}
 		}
 		r := todo.Result{Content: msg.Content, IsError: msg.IsError}

@@ -1,0 +1,106 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/todoflow/todoflow/internal/linediff"
+)
+
+// What a write_file call changed, for the user.
+//
+// The model reads "wrote N bytes"; the user, watching the session, sees
+// what the call did to the file: a diff of its previous content and the
+// new one. The diff travels beside the tool's result (RunToolResult.Diff),
+// never in the tool message, so the model's transcript is what it was, and
+// it is bounded, since it enters the run's history once, in the activity's
+// result.
+
+// Bounds of the diff a call shows its user.
+const (
+	// MaxDiffBytes is the most bytes of a call's diff (RunToolResult.Diff);
+	// a tool that hands a longer one has it cut, with a note.
+	MaxDiffBytes = 16 << 10
+	// maxDiffLines is the most lines of the diff write_file makes.
+	maxDiffLines = 200
+	// maxDiffFile is the largest previous content write_file compares:
+	// what one call may write.
+	maxDiffFile = MaxWriteBytes
+)
+
+// writeDiff is the diff of writing content to name in root, read before
+// the write; name has passed write_file's checks (a regular file, or none).
+func writeDiff(root *os.Root, name, content string) string {
+	old, note := previousText(root, name)
+	if note != "" {
+		return note
+	}
+	if problem := textProblem([]byte(content), 0); problem != "" {
+		return fmt.Sprintf("\\ the new content (%d bytes) is not text, so it is not compared: it %s", len(content), problem)
+	}
+	diff, _ := linediff.Unified(old, content, linediff.Options{MaxLines: maxDiffLines, MaxBytes: MaxDiffBytes})
+	if diff == "" {
+		return "\\ no change: the file already had this content"
+	}
+	return diff
+}
+
+// previousText is the file's content before the write ("" for a new file),
+// or a note that says why it is not compared: too large, not text, not
+// readable.
+func previousText(root *os.Root, name string) (string, string) {
+	f, err := root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", ""
+	}
+	if err != nil {
+		return "", "\\ the previous content could not be read, so it is not compared"
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDiffFile+1))
+	switch {
+	case err != nil:
+		return "", "\\ the previous content could not be read, so it is not compared"
+	case len(data) > maxDiffFile:
+		return "", fmt.Sprintf("\\ the previous content is over %d bytes, too large to compare", maxDiffFile)
+	}
+	if problem := textProblem(data, 0); problem != "" {
+		return "", fmt.Sprintf("\\ the previous content (%d bytes) is not text, so it is not compared: it %s", len(data), problem)
+	}
+	return string(data), ""
+}
+
+// diffTaker keeps the diff a tool hands over (ToolEnv.ShowDiff), from any
+// goroutine; the last one counts.
+type diffTaker struct {
+	mu   sync.Mutex
+	diff string
+}
+
+func (d *diffTaker) show(diff string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.diff = diff
+}
+
+// bounded is the diff taken, as valid UTF-8 and at most MaxDiffBytes: cut
+// after its last whole line that fits, with a note.
+func (d *diffTaker) bounded() string {
+	d.mu.Lock()
+	diff := strings.ToValidUTF8(d.diff, "\uFFFD")
+	d.mu.Unlock()
+	if len(diff) <= MaxDiffBytes {
+		return diff
+	}
+	const room = 100 // for the note
+	kept := diff[:cutRunes(diff, MaxDiffBytes-room)]
+	if i := strings.LastIndexByte(kept, '\n'); i > 0 {
+		kept = kept[:i]
+	}
+	return kept + fmt.Sprintf("\n\\ %d more bytes of the diff not shown", len(diff)-len(kept))
+}

@@ -1,0 +1,81 @@
+package chat
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+)
+
+// What a tool call changed: the diff a write_file call shows the user
+// (client.NewMessage.Diff), under the call's result line. Collapsed to its
+// first diffCollapsed lines there; Ctrl+O prints the latest diff whole.
+// Added lines are green, removed ones red; with NO_COLOR the view's
+// profile drops the colours and the lines read as plain "+"/"-" text, as
+// they do in the line mode.
+
+// kindDiff is one line of a diff, styled by its first character. Its value
+// is apart from render.go's kinds, which count up from zero.
+const kindDiff kind = 100
+
+// diffCollapsed is how many lines of a diff show under its result.
+const diffCollapsed = 8
+
+// diffIndent puts a diff's lines under its result's "  ⎿ ".
+const diffIndent = "    "
+
+var (
+	styleDiffAdd  = lipgloss.NewStyle().Foreground(lipgloss.Green)
+	styleDiffDel  = lipgloss.NewStyle().Foreground(lipgloss.Red)
+	styleDiffMeta = lipgloss.NewStyle().Faint(true)
+)
+
+// diffEntries are the lines of diff, at most limit of them (0: all), the
+// last then saying how many more Ctrl+O shows.
+func diffEntries(diff string, limit int) []entry {
+	if diff == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(diff, "\n"), "\n")
+	more := 0
+	if limit > 0 && len(lines) > limit {
+		more = len(lines) - (limit - 1)
+		lines = lines[:limit-1]
+	}
+	out := make([]entry, 0, len(lines)+1)
+	for _, l := range lines {
+		out = append(out, entry{kindDiff, diffIndent + l})
+	}
+	if more > 0 {
+		out = append(out, entry{kindDiff, diffIndent + fmt.Sprintf("… %d more lines of the diff (Ctrl+O shows it whole)", more)})
+	}
+	return out
+}
+
+// latestDiffEntries are Ctrl+O's diff: the latest one whole, named by its
+// call when that is not the latest result's (printed just above it).
+func latestDiffEntries(t *tracker) []entry {
+	if t.diff == "" {
+		return nil
+	}
+	var out []entry
+	if t.result == nil || t.result.ToolCallID != t.diffCall {
+		out = append(out, entry{kindNote, "the latest diff (" + t.diffCall + "), whole:"})
+	}
+	return append(out, diffEntries(t.diff, 0)...)
+}
+
+// diffStyled is a diff's line in its colour: by the character after the
+// indent.
+func diffStyled(line string) string {
+	body := strings.TrimPrefix(line, diffIndent)
+	switch {
+	case strings.HasPrefix(body, "+"):
+		return paint(styleDiffAdd, line)
+	case strings.HasPrefix(body, "-"):
+		return paint(styleDiffDel, line)
+	case strings.HasPrefix(body, "@"), strings.HasPrefix(body, "\\"), strings.HasPrefix(body, "…"):
+		return paint(styleDiffMeta, line)
+	}
+	return paint(styleResult, line)
+}
