@@ -442,7 +442,7 @@ func (u *ui) clear() tea.Cmd {
 	u.watch(nil)
 	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}}
 	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
-	note := fmt.Sprintf("A new session: it starts with your first message. The previous one, %s, goes on (starter chat --id %s comes back to it).", prev, prev)
+	note := fmt.Sprintf("A new session, which starts with your first message; the previous one, %s, goes on (starter chat --id %s comes back to it).", prev, prev)
 	return u.print([]entry{{kindNote, note}})
 }
 
