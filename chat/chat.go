@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/google/uuid"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/workflows"
@@ -155,7 +156,18 @@ type newSession struct {
 // start starts session id with prompt as its first message: its first turn
 // answers it, as it would a message sent.
 func (n newSession) start(ctx context.Context, id, prompt string) (*client.Session, error) {
-	return n.c.Start(ctx, workflows.AgentInput{Model: n.model, Prompt: prompt}, client.StartOptions{ID: id})
+	s, err := n.c.Start(ctx, workflows.AgentInput{Model: n.model, Prompt: prompt}, client.StartOptions{ID: id})
+	if unanswered(err) {
+		// The SDK's words ("context deadline exceeded") do not say whose.
+		return nil, fmt.Errorf("the Temporal server did not answer (%w)", err)
+	}
+	return s, err
+}
+
+// unanswered says err is the server's silence: it is down, or unreachable.
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*serviceerror.DeadlineExceeded)) ||
+		errors.As(err, new(*serviceerror.Unavailable))
 }
 
 // startedLine says that session id now exists, and how to come back to it.

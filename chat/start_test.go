@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -194,5 +195,25 @@ func TestLineModeLeavesNothingUnsent(t *testing.T) {
 	}
 	if f.count() != 0 || !strings.Contains(out.String(), errNotStarted.Error()) || !strings.Contains(out.String(), leftUnstarted) {
 		t.Errorf("%d sessions started; the output:\n%s", f.count(), out.String())
+	}
+}
+
+// The server's silence is told as such, whatever the SDK calls it; other
+// errors keep their own words.
+func TestUnanswered(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("start session x: %w", context.DeadlineExceeded), true},
+		{serviceerror.NewDeadlineExceeded("context deadline exceeded"), true},
+		{serviceerror.NewUnavailable("connection refused"), true},
+		{serviceerror.NewWorkflowExecutionAlreadyStarted("started", "", ""), false},
+		{context.Canceled, false},
+		{nil, false},
+	} {
+		if got := unanswered(tc.err); got != tc.want {
+			t.Errorf("unanswered(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +94,21 @@ func TestChatSessionStartsWithItsFirstMessage(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("the session's user messages are %q, want %q, in that order", got, want)
+	}
+
+	// The server goes away before the first message: the start fails, says
+	// so, and the message waits at the prompt to be sent again.
+	tm.start("down", env, reporting(chat...)...)
+	tm.waitFor("down", limit, askFirst)
+	if err := s.srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	tm.keys("down", "are you there", "Enter")
+	tm.waitFor("down", limit, "The session did not start: the Temporal server did not answer", "back at the prompt")
+	v := tm.visible("down")
+	t.Logf("the failed start was shown %s after Enter:\n%s", time.Since(start).Round(100*time.Millisecond), v)
+	if !strings.Contains(v, "> are you there") || !strings.Contains(v, askFirst) {
+		t.Errorf("after the failed start the prompt lost the message, or the status changed:\n%s", v)
 	}
 }
