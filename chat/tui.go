@@ -374,7 +374,11 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 	case l.cmd == "model":
 		return u, u.print([]entry{{kindNote, u.modelText(l.arg)}})
 	case u.sess.pending != nil && needs(l.cmd):
-		return u, u.print([]entry{{kindError, fmt.Sprintf("/%s: %v", l.cmd, errNotStarted)}})
+		why := errNotStarted.Error()
+		if u.starting {
+			why = "the session is starting; try again once it has"
+		}
+		return u, u.print([]entry{{kindError, fmt.Sprintf("/%s: %s", l.cmd, why)}})
 	}
 	ctx, sess, st := u.ctx, u.sess, u.tr.st
 	echo := u.print([]entry{{kindNote, strings.TrimSpace(text)}})
