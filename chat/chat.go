@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/google/uuid"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/workflows"
@@ -24,13 +25,15 @@ import (
 type Options struct {
 	Client *client.Client
 	// ID is the session's workflow id: an existing session is attached to,
-	// a new one is started with it; empty starts one with a fresh id.
+	// a new one is started with it at its first message; empty gives a new
+	// one a fresh id.
 	ID string
 	// Model is a new session's model reference (openai:…, script:…); empty
 	// leaves it to the worker. An existing session keeps its own.
 	Model string
-	// Prompt is a new session's first message, sent as it starts (the
-	// scripted demo's); empty waits for the user's.
+	// Prompt is a new session's first message, which starts it when the
+	// chat opens (the scripted demo's); empty starts the session with the
+	// user's first message.
 	Prompt string
 	// In and Out default to os.Stdin and os.Stdout. When either is not a
 	// terminal the client runs in line mode.
@@ -73,15 +76,17 @@ func Run(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	s, intro, err := open(ctx, &o)
+	sess, intro, err := open(ctx, &o)
 	if err != nil {
 		return err
 	}
 	intro = append(o.Notes, intro...)
-	sess := &session{s: s, id: s.ID()}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer func() { stopWatch() }()
-	looks := s.Watch(wctx, o.Poll)
+	var looks <-chan client.Event
+	if sess.s != nil {
+		looks = sess.s.Watch(wctx, o.Poll)
+	}
 
 	if o.Plain || !isTerminal(o.In) || !isTerminal(o.Out) {
 		return runPlain(ctx, sess, looks, o.In, o.Out, intro)
@@ -102,9 +107,11 @@ func Run(ctx context.Context, o Options) error {
 	return u.err
 }
 
-// open attaches to the session o.ID, or starts it when there is none (with
-// a fresh id when o.ID is empty), and returns the lines that say which.
-func open(ctx context.Context, o *Options) (*client.Session, []string, error) {
+// open attaches to the session o.ID when the server has it. Otherwise the
+// session is new (with a fresh id when o.ID is empty): started now when
+// o.Prompt is its first message, else left to start with the user's first
+// message (see session.pending). It returns the lines that say which.
+func open(ctx context.Context, o *Options) (*session, []string, error) {
 	if o.ID != "" {
 		s, err := o.Client.Attach(ctx, o.ID)
 		if err == nil {
@@ -112,19 +119,77 @@ func open(ctx context.Context, o *Options) (*client.Session, []string, error) {
 			if o.Model != "" {
 				lines = append(lines, "(--model applies to new sessions; this one keeps its model)")
 			}
-			return s, lines, nil
+			return &session{s: s, id: o.ID}, lines, nil
 		}
 		if !errors.Is(err, client.ErrNoSession) {
 			return nil, nil, err
 		}
 	} else {
-		o.ID = "chat-" + uuid.NewString()
+		o.ID = newID()
 	}
-	s, err := o.Client.Start(ctx, workflows.AgentInput{Model: o.Model, Prompt: o.Prompt}, client.StartOptions{ID: o.ID})
+	sess := &session{id: o.ID, pending: &newSession{c: o.Client, model: o.Model, poll: o.Poll}}
+	if o.Prompt == "" {
+		return sess, []string{"A new session: it starts with your first message."}, nil
+	}
+	s, err := sess.pending.start(ctx, sess.id, o.Prompt)
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, []string{fmt.Sprintf("New session %s; it outlives this client (starter chat --id %s comes back to it).", o.ID, o.ID)}, nil
+	sess.s, sess.pending = s, nil
+	return sess, []string{startedLine(o.ID)}, nil
+}
+
+// newID is the workflow id of a new chat session.
+func newID() string { return "chat-" + uuid.NewString() }
+
+// newSession is what starts a session that does not exist yet. A new chat
+// session is started by its first message, as the run's prompt, not when
+// the chat opens: the run's summary in the Web UI (client.Start makes it
+// of the prompt's first line) tells it from the others, and a chat left
+// before anything was sent leaves nothing on the server.
+type newSession struct {
+	c     *client.Client
+	model string        // its model reference; empty leaves it to the worker
+	poll  time.Duration // how often the line mode watches it once started
+}
+
+// start starts session id with prompt as its first message: its first turn
+// answers it, as it would a message sent.
+func (n newSession) start(ctx context.Context, id, prompt string) (*client.Session, error) {
+	s, err := n.c.Start(ctx, workflows.AgentInput{Model: n.model, Prompt: prompt}, client.StartOptions{ID: id})
+	if unanswered(err) {
+		// The SDK's words ("context deadline exceeded") do not say whose.
+		return nil, fmt.Errorf("the Temporal server did not answer (%w)", err)
+	}
+	return s, err
+}
+
+// unanswered says err is the server's silence: it is down, or unreachable.
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, new(*serviceerror.DeadlineExceeded)) ||
+		errors.As(err, new(*serviceerror.Unavailable))
+}
+
+// startedLine says that session id now exists, and how to come back to it.
+func startedLine(id string) string {
+	return fmt.Sprintf("New session %s; it outlives this client (starter chat --id %s comes back to it).", id, id)
+}
+
+// leftUnstarted is the last line of a chat left before its first message.
+const leftUnstarted = "Left; nothing was sent, so no session was started."
+
+// errNotStarted is what a command that needs the session says before its
+// first message.
+var errNotStarted = errors.New("no session yet: it starts with your first message")
+
+// needs says whether command cmd needs the session to exist (to read it or
+// to act on it).
+func needs(cmd string) bool {
+	switch cmd {
+	case "help", "quit", "clear", "model":
+		return false
+	}
+	return true
 }
 
 func isTerminal(v any) bool {

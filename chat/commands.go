@@ -114,6 +114,9 @@ func parseLine(s string) (line, error) {
 type session struct {
 	s  *client.Session
 	id string
+	// pending starts the session while it does not exist yet (s is nil
+	// then): a new chat session starts with its first message.
+	pending *newSession
 }
 
 // send queues a message (send_message) and returns at once; the message

@@ -5,6 +5,22 @@
 // closing or killing the terminal leaves the session where it is, and
 // `starter chat --id ID` comes back to it with its transcript and checklist.
 //
+// # Starting a session
+//
+// A new session is started by the user's first message, not when the
+// chat opens (chat.go, newSession): that message is the run's prompt, so
+// the run's summary in the Web UI (client.Start makes it of the prompt's
+// first line, shortened) tells the session from the others, and its first
+// turn answers it as it would a message sent. Until then the chat shows
+// its usual screen, the status line asks for the first message, and
+// nothing exists on the server: leaving first leaves nothing behind.
+// Lines typed while the start is under way are queued and sent after the
+// first, in order, once the session exists; then its id is printed. A
+// start that fails is shown, and what was typed goes back to the prompt.
+// The scripted demo (Options.Prompt) starts at once, with its own first
+// message; attaching to an existing session (an --id the server has)
+// starts nothing.
+//
 // # Watching a session
 //
 // The client learns everything from client.Session.Watch, every
@@ -103,8 +119,10 @@
 // the model (commands.go): /plan, /todos, /approve [--remember], /reject
 // FEEDBACK, /resume [TEXT], /continuation on|off, /agents, /stop, /retry,
 // /compact, /rewind N, /clear, /model [NAME], /end, /help, /quit. /clear
-// starts a new session in place and watches it instead (the previous one
-// goes on); /model NAME is the model of the sessions /clear starts. Everything else is a send_message update; the client does not wait
+// makes a new session in place, started by its first message, and watches
+// it instead (the previous one goes on); /model NAME is the model of the
+// sessions /clear makes (and of this one before its first message).
+// Everything else is a send_message update; the client does not wait
 // for its reply before taking the next line. Messages and commands go
 // through the session's queue (package client), which delivers them in the
 // order typed, each accepted before the next is sent: lines pasted at once

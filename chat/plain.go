@@ -63,8 +63,10 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 		fresh := tr.st != nil && tr.stateAt > acted.UnixNano()
 		human := fresh && slices.Contains([]string{workflows.StatusAwaitingApproval, workflows.StatusPaused}, tr.st.Status)
 		ready := settled && (tr.closed != "" || human || (fresh && sending == 0 && tr.waiting()))
+		// A session not started yet waits for its first message.
+		ready = ready || sess.pending != nil
 		if ready && eof {
-			say(fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id))
+			say(left(sess))
 			return nil
 		}
 		var next <-chan string
@@ -120,8 +122,21 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 			case err != nil:
 				say("! " + err.Error())
 			case l.cmd == "quit":
-				say(fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id))
+				say(left(sess))
 				return nil
+			case l.message != "" && sess.pending != nil:
+				// The first message starts the session, as its prompt; the
+				// next line is read once its turn has answered it.
+				s, err := sess.pending.start(ctx, sess.id, l.message)
+				if err != nil {
+					return fmt.Errorf("the session did not start: %w", err)
+				}
+				looks = s.Watch(ctx, sess.pending.poll)
+				sess.s, sess.pending = s, nil
+				acted = time.Now()
+				say(startedLine(sess.id))
+			case sess.pending != nil && needs(l.cmd):
+				say(fmt.Sprintf("! /%s: %v", l.cmd, errNotStarted))
 			case l.message != "":
 				sending++
 				acted = time.Now()
@@ -149,6 +164,14 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 			}
 		}
 	}
+}
+
+// left is the line mode's last line.
+func left(sess *session) string {
+	if sess.pending != nil {
+		return leftUnstarted
+	}
+	return fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id)
 }
 
 // changes reports whether a command asks the session to do something (and

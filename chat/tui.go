@@ -11,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
-	"github.com/google/uuid"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
@@ -88,10 +87,12 @@ type (
 		ev  client.Event
 		gen int
 	}
-	// clearedMsg is the session a /clear started, or why it did not.
-	clearedMsg struct {
-		s   *client.Session
-		err error
+	// startedMsg is the new session its first message started, or why it
+	// did not start.
+	startedMsg struct {
+		s      *client.Session
+		prompt string
+		err    error
 	}
 	sentMsg struct {
 		text string
@@ -124,7 +125,11 @@ type ui struct {
 	sending  int
 	// queued are the messages sent that the transcript does not show yet,
 	// in the order typed: a turn takes them one after the other.
-	queued   []string
+	queued []string
+	// starting says a new session's first message is starting it; early
+	// are the messages typed meanwhile, sent in order once it has.
+	starting bool
+	early    []string
 	quitting bool
 	intro    []string
 	// profile is the terminal's colours: the program downsamples its view
@@ -136,9 +141,10 @@ type ui struct {
 	now   func() time.Time
 	err   error // Run's error: the session ended other than completed
 
-	// A /clear starts a new session with client and model (a /model
-	// changes it), and watches it every poll, in place of the session of
-	// the previous generation, whose watch stopWatch ends.
+	// A /clear makes a new session, started by its first message with
+	// client and model (a /model changes it), and watched every poll in
+	// place of the session of the previous generation, whose watch
+	// stopWatch ends.
 	client    *client.Client
 	model     string
 	poll      time.Duration
@@ -153,6 +159,9 @@ func newUI(ctx context.Context, sess *session, looks <-chan client.Event, intro 
 
 func (u *ui) next() tea.Cmd {
 	looks, gen := u.looks, u.gen
+	if looks == nil {
+		return nil // a session not started yet: nothing to watch
+	}
 	return func() tea.Msg {
 		select {
 		case ev, ok := <-looks:
@@ -219,11 +228,8 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			})
 		}
 		return u, tea.Batch(printed, u.next())
-	case clearedMsg:
-		if msg.err != nil {
-			return u, u.print([]entry{{kindError, "clear: " + msg.err.Error()}})
-		}
-		return u, u.switchTo(msg.s)
+	case startedMsg:
+		return u, u.started(msg)
 	case endedMsg:
 		u.err = msg.err
 		return u.leave(nil, msg.line)
@@ -328,6 +334,12 @@ func (u *ui) interrupt() (tea.Model, tea.Cmd) {
 }
 
 func (u *ui) leftLine() string {
+	switch {
+	case u.starting:
+		return fmt.Sprintf("Left while session %s was starting; if it started, it goes on (starter chat --id %s).", u.sess.id, u.sess.id)
+	case u.sess.pending != nil:
+		return leftUnstarted
+	}
 	return fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", u.sess.id, u.sess.id)
 }
 
@@ -346,25 +358,31 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 	}
 	switch {
 	case l.message != "":
-		// Queued here, in the order typed; only the wait for its answer
-		// runs on its own.
-		u.sending++
 		u.queued = append(u.queued, l.message)
-		ctx, sent, text := u.ctx, u.sess.send(u.ctx, l.message), l.message
-		return u, func() tea.Msg { return sentMsg{text, replied(ctx, sent)} }
+		if u.sess.pending != nil {
+			return u, u.begin(l.message)
+		}
+		return u, u.send(l.message)
 	case l.cmd == "quit":
 		return u.leave(nil, u.leftLine())
 	case l.cmd == "clear":
-		if u.client == nil {
+		switch {
+		case u.starting:
+			return u, u.print([]entry{{kindError, "/clear: the session is starting; /clear once it has"}})
+		case u.sess.pending != nil:
+			return u, u.print([]entry{{kindNote, "This session is new already: it starts with your first message."}})
+		case u.client == nil:
 			return u, u.print([]entry{{kindError, "/clear needs a client to start the new session with"}})
 		}
-		ctx, c, model := u.ctx, u.client, u.model
-		return u, func() tea.Msg {
-			s, err := c.Start(ctx, workflows.AgentInput{Model: model}, client.StartOptions{ID: "chat-" + uuid.NewString()})
-			return clearedMsg{s, err}
-		}
+		return u, u.clear()
 	case l.cmd == "model":
 		return u, u.print([]entry{{kindNote, u.modelText(l.arg)}})
+	case u.sess.pending != nil && needs(l.cmd):
+		why := errNotStarted.Error()
+		if u.starting {
+			why = "the session is starting; try again once it has"
+		}
+		return u, u.print([]entry{{kindError, fmt.Sprintf("/%s: %s", l.cmd, why)}})
 	}
 	ctx, sess, st := u.ctx, u.sess, u.tr.st
 	echo := u.print([]entry{{kindNote, strings.TrimSpace(text)}})
@@ -374,19 +392,82 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 	})
 }
 
-// switchTo makes s the session shown: the previous one goes on, unwatched.
-func (u *ui) switchTo(s *client.Session) tea.Cmd {
+// send queues a message on the session, in the order typed; only the wait
+// for its answer runs on its own.
+func (u *ui) send(text string) tea.Cmd {
+	u.sending++
+	ctx, sent := u.ctx, u.sess.send(u.ctx, text)
+	return func() tea.Msg { return sentMsg{text, replied(ctx, sent)} }
+}
+
+// begin starts the new session with text as its first message (the run's
+// prompt); while the start is under way, it keeps text to send once the
+// session exists, after the messages typed before it.
+func (u *ui) begin(text string) tea.Cmd {
+	if u.starting {
+		u.early = append(u.early, text)
+		return nil
+	}
+	u.starting = true
+	ctx, n, id := u.ctx, *u.sess.pending, u.sess.id
+	return func() tea.Msg {
+		s, err := n.start(ctx, id, text)
+		return startedMsg{s: s, prompt: text, err: err}
+	}
+}
+
+// started ends the new session's start. The session is watched from now
+// on, and the messages typed during its start are sent, in order, after
+// its first. A start that failed puts what was typed back at the prompt,
+// the first message first: nothing typed is lost, and Enter tries again.
+func (u *ui) started(msg startedMsg) tea.Cmd {
+	early := u.early
+	u.starting, u.early = false, nil
+	if msg.err != nil {
+		unsent := append([]string{msg.prompt}, early...)
+		for _, m := range unsent {
+			u.dequeue(m)
+		}
+		if v := u.input.Value(); v != "" {
+			unsent = append(unsent, v)
+		}
+		u.input.SetValue(strings.Join(unsent, "\n"))
+		return u.print([]entry{{kindError, "The session did not start: " + msg.err.Error() +
+			"\nWhat you typed is back at the prompt; Enter sends it again."}})
+	}
+	u.sess = &session{s: msg.s, id: msg.s.ID()}
+	cmds := []tea.Cmd{u.print([]entry{{kindNote, startedLine(u.sess.id)}}), u.watch(msg.s)}
+	for _, m := range early {
+		cmds = append(cmds, u.send(m))
+	}
+	return tea.Batch(cmds...)
+}
+
+// clear makes a new session, which its first message will start, the one
+// shown: the previous one goes on, unwatched.
+func (u *ui) clear() tea.Cmd {
 	prev := u.sess.id
+	u.watch(nil)
+	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}}
+	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
+	note := fmt.Sprintf("A new session, which starts with your first message; the previous one, %s, goes on (starter chat --id %s comes back to it).", prev, prev)
+	return u.print([]entry{{kindNote, note}})
+}
+
+// watch makes the watch of s (none for nil) the one the view follows,
+// ending the previous one, whose looks still on their way are dropped.
+func (u *ui) watch(s *client.Session) tea.Cmd {
 	if u.stopWatch != nil {
 		u.stopWatch()
 	}
-	wctx, stop := context.WithCancel(u.ctx)
 	u.gen++
+	u.looks, u.stopWatch = nil, nil
+	if s == nil {
+		return nil
+	}
+	wctx, stop := context.WithCancel(u.ctx)
 	u.stopWatch, u.looks = stop, s.Watch(wctx, u.poll)
-	u.sess = &session{s: s, id: s.ID()}
-	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
-	note := fmt.Sprintf("New session %s; the previous one, %s, goes on (starter chat --id %s comes back to it).", s.ID(), prev, prev)
-	return tea.Batch(u.print([]entry{{kindNote, note}}), u.next())
+	return u.next()
 }
 
 // modelText answers /model: with a name, it sets the model of the sessions
@@ -395,10 +476,17 @@ func (u *ui) switchTo(s *client.Session) tea.Cmd {
 func (u *ui) modelText(name string) string {
 	if name != "" {
 		u.model = name
+		if u.sess.pending != nil && !u.starting {
+			u.sess.pending.model = name
+			return fmt.Sprintf("this session (it starts with your first message) and those /clear starts will use %s", name)
+		}
 		return fmt.Sprintf("sessions that /clear starts will use %s; this one keeps its model", name)
 	}
 	current := "the worker's default"
-	if u.tr.st != nil && u.tr.st.Model != "" {
+	switch {
+	case u.sess.pending != nil && u.sess.pending.model != "":
+		current = u.sess.pending.model
+	case u.tr.st != nil && u.tr.st.Model != "":
 		current = u.tr.st.Model
 	}
 	next := "the worker's default"
@@ -485,6 +573,12 @@ func (u *ui) View() tea.View {
 		parts = append(parts, paint(styleChecklist, strings.Join(list, "\n")))
 	}
 	progress := progressLine(u.tr.st, u.tr.closed)
+	switch {
+	case u.starting:
+		progress = "starting the session…"
+	case u.sess.pending != nil:
+		progress = "new session · type your first message to start it"
+	}
 	if used := u.prices.usageLine(u.tr.st); used != "" {
 		progress += " · " + used
 	}

@@ -30,7 +30,7 @@ import (
 // database (on worker --dev's ports when they are free) with an
 // in-process worker, both stopped when the client leaves.
 func cmdChat(c *cmdline) action {
-	id := c.fs.String("id", "", "the session's workflow `ID`: attach to it, or start it when there is none (default: a new chat-<uuid>)")
+	id := c.fs.String("id", "", "the session's workflow `ID`: attach to it, or start it with your first message when there is none (default: a new chat-<uuid>)")
 	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the same as --id")
 	modelRef := c.fs.String("model", "", "a new session's model `REF`erence, e.g. openai:gpt-4o-mini or script:FILE (default: the worker's)")
 	return func(pos []string) error {

@@ -81,7 +81,7 @@ func TestChatSmallWindowDoesNotScroll(t *testing.T) {
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
 	tm.start("small", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", "chat-small", "--model", "script:"+script)...)
 	tm.must("resize-window", "-t", "small", "-x", "60", "-y", "12")
-	tm.waitFor("small", 60*time.Second, "New session chat-small")
+	tm.waitFor("small", 60*time.Second, askFirst)
 	tm.keys("small", "make the list", "Enter")
 	tm.waitFor("small", 60*time.Second, "0/12")
 	tm.keys("small", "C-t")

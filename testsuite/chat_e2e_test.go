@@ -33,6 +33,10 @@ const chatScript = `{"model": [
   {"content": "All three done: the check moved and the tests pass."}
 ]}`
 
+// askFirst is what the status line of a new chat session says until its
+// first message starts it: nothing exists on the server before.
+const askFirst = "type your first message"
+
 // buildStarter builds ../starter into t's temporary folder.
 func buildStarter(t *testing.T) string {
 	t.Helper()
@@ -67,8 +71,9 @@ func TestChatTerminalEndToEnd(t *testing.T) {
 	const limit = 90 * time.Second
 
 	tm.start("first", env, append(chat, "--model", "script:"+script)...)
-	tm.waitFor("first", limit, "New session "+id, "your turn")
+	tm.waitFor("first", limit, askFirst)
 	tm.keys("first", "fix the auth test", "Enter")
+	tm.waitFor("first", limit, "New session "+id)
 
 	// The indicator: the item in progress and done/total.
 	tm.waitFor("first", limit, "▶ Read the failing test · 0/3")

@@ -46,7 +46,7 @@ func TestChatEmbeddedEndToEnd(t *testing.T) {
 	logLike := []string{"level=", `"level":`, "RecordActivityHeartbeat", "context canceled", "Failed to poll"}
 
 	tm.start("stream", env, reporting(bin, "chat", "--model", "script:"+script)...)
-	tm.waitFor("stream", limit, "Embedded server at", "log: "+logPath, "your turn")
+	tm.waitFor("stream", limit, "Embedded server at", "log: "+logPath, askFirst)
 	tm.keys("stream", "stream a reply", "Enter")
 	tm.waitFor("stream", limit, "while the worker heartbeats what it has so far.", "your turn")
 	time.Sleep(time.Second) // what the worker logs once the call is over

@@ -2,6 +2,7 @@ package testsuite
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,7 +81,7 @@ func TestChatKeysEndToEnd(t *testing.T) {
 	}
 
 	tm.start("first", append(env, "NO_COLOR=1"), reporting(append(chat, "--model", "script:"+script)...)...)
-	tm.waitFor("first", limit, "New session "+id, "your turn")
+	tm.waitFor("first", limit, askFirst)
 
 	// Ctrl+C clears what was typed; the client stays.
 	tm.keys("first", "half a thought")
@@ -105,8 +106,8 @@ func TestChatKeysEndToEnd(t *testing.T) {
 	tm.must("paste-buffer", "-p", "-b", "lines", "-t", "first")
 	tm.waitFor("first", limit, "> first line", "  second line", "  third line")
 	time.Sleep(time.Second)
-	if got := userMessages(); len(got) != 0 {
-		t.Fatalf("the paste was sent before Enter: %q", got)
+	if _, err := sess.State(ctx); !errors.Is(err, tfclient.ErrNoSession) {
+		t.Fatalf("before Enter the session exists (%v): the paste was sent", err)
 	}
 	tm.keys("first", "M-Enter", "typed after")
 	tm.waitFor("first", limit, "  typed after")
@@ -172,7 +173,7 @@ func TestChatEscStopsTheTurn(t *testing.T) {
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
 	const limit = 40 * time.Second
 	tm.start("esc", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+script)...)
-	tm.waitFor("esc", limit, "New session "+id, "your turn")
+	tm.waitFor("esc", limit, askFirst)
 	tm.keys("esc", "think it over", "Enter")
 	tm.waitFor("esc", limit, "Think it over", "Esc: stop the turn")
 	start := time.Now()
@@ -205,19 +206,20 @@ func TestChatClearStartsANewSession(t *testing.T) {
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
 	const limit = 60 * time.Second
 	tm.start("clear", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+first)...)
-	tm.waitFor("clear", limit, "New session "+id, "your turn")
+	tm.waitFor("clear", limit, askFirst)
 	tm.keys("clear", "hello", "Enter")
 	tm.waitFor("clear", limit, "From the first session.")
 	tm.keys("clear", "/model script:"+second, "Enter")
 	tm.waitFor("clear", limit, "sessions that /clear starts will use script:"+second)
 	tm.keys("clear", "/clear", "Enter")
-	screen := tm.waitFor("clear", limit, "the previous one, "+id+", goes on")
-	newID := regexp.MustCompile(`New session (chat-[0-9a-f-]+); the previous one`).FindStringSubmatch(screen)
+	tm.waitFor("clear", limit, "the previous one, "+id+", goes on", askFirst)
+	// The new session starts with its first message, and its id shows then.
+	tm.keys("clear", "hello again", "Enter")
+	screen := tm.waitFor("clear", limit, "From the second session.")
+	newID := regexp.MustCompile(`New session (chat-[0-9a-f-]{36}); it outlives`).FindStringSubmatch(screen)
 	if newID == nil {
 		t.Fatalf("no new session id on the screen:\n%s", screen)
 	}
-	tm.keys("clear", "hello again", "Enter")
-	tm.waitFor("clear", limit, "From the second session.")
 	ctx := context.Background()
 	c := tfclient.New(s.c, tfclient.Options{})
 	for sid, want := range map[string]string{id: "From the first session.", newID[1]: "From the second session."} {

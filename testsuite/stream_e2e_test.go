@@ -162,7 +162,7 @@ func TestChatStreamLatency(t *testing.T) {
 	}
 	tm.start("c", []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TERM=xterm-256color"},
 		bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", "latency", "--model", "script:"+path)
-	tm.waitFor("c", time.Minute, "your turn")
+	tm.waitFor("c", time.Minute, askFirst)
 	tm.keys("c", "go", "Enter")
 
 	// Poll the screen often, noting when each piece's end first shows.
