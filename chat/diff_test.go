@@ -51,7 +51,7 @@ func TestTrackerShowsDiff(t *testing.T) {
 		client.NewMessage{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "w1", Name: "write_file", Arguments: []byte(`{"path":"a.txt"}`)}}}},
 		client.NewMessage{Message: model.Message{Role: model.RoleTool, ToolCallID: "w1", Content: "wrote 20 bytes to a.txt"}, Diff: twelveLines},
 	})
-	text := printed(out)
+	text := printed(out, &replyView{width: 80, colour: true})
 	lines := strings.Split(sgr.ReplaceAllString(text, ""), "\n")
 	if len(lines) != 2+diffCollapsed || !strings.HasPrefix(lines[0], "⏺ write_file") || lines[1] != "  ⎿ wrote 20 bytes to a.txt" ||
 		lines[2] != "    @@ -1,5 +1,5 @@" || !strings.Contains(lines[len(lines)-1], "more lines of the diff (Ctrl+O") {
@@ -72,7 +72,7 @@ func TestTrackerShowsDiff(t *testing.T) {
 // Added lines are green and removed ones red; with NO_COLOR (the profile
 // the program then reports) they are plain "+"/"-" text.
 func TestDiffColours(t *testing.T) {
-	above := printed(diffEntries("@@ -1 +1 @@\n-gone\n+here", 0))
+	above := printed(diffEntries("@@ -1 +1 @@\n-gone\n+here", 0), &replyView{width: 80, colour: true})
 	for _, want := range []string{"\x1b[31m    -gone", "\x1b[32m    +here"} {
 		if !strings.Contains(above, want) {
 			t.Errorf("printed %q, want %q in it", above, want)
@@ -98,5 +98,5 @@ func TestDiffCleaned(t *testing.T) {
 		Message: model.Message{Role: model.RoleTool, ToolCallID: "w1", Content: "wrote"},
 		Diff:    "@@ -0,0 +1 @@\n+" + hostile,
 	}})
-	checkShown(t, sgr.ReplaceAllString(printed(out), ""), 1)
+	checkShown(t, sgr.ReplaceAllString(printed(out, &replyView{width: 80, colour: true}), ""), 1)
 }

@@ -140,8 +140,8 @@ func (p *inlineParser) parse(s string, b bits) []span {
 	return p.out
 }
 
-// run is the length of the run of s[i] at i.
-func run(s string, i int) int {
+// repeats is how many times s[i] repeats from i on (a delimiter run).
+func repeats(s string, i int) int {
 	n := 1
 	for i+n < len(s) && s[i+n] == s[i] {
 		n++
@@ -152,7 +152,7 @@ func run(s string, i int) int {
 // code is a code span: n backticks, its text, n backticks. Without
 // colour the backticks stay: they are what says it is code.
 func (p *inlineParser) code(s string, i int, b bits) (int, bool, func()) {
-	n := run(s, i)
+	n := repeats(s, i)
 	delim := s[i : i+n]
 	if !p.failed[delim] {
 		for j := i + n; j < len(s); {
@@ -161,8 +161,8 @@ func (p *inlineParser) code(s string, i int, b bits) (int, bool, func()) {
 				break
 			}
 			j += k
-			if run(s, j) != n {
-				j += run(s, j)
+			if repeats(s, j) != n {
+				j += repeats(s, j)
 				continue
 			}
 			text := s[i+n : j]
@@ -183,7 +183,7 @@ func (p *inlineParser) code(s string, i int, b bits) (int, bool, func()) {
 // opening run followed by a non-space, closed on the same line by a run as
 // long preceded by one; "_" only between words (snake_case stays).
 func (p *inlineParser) emphasis(s string, i int, b bits) (int, bool, func()) {
-	n := run(s, i)
+	n := repeats(s, i)
 	delim := s[i : i+n]
 	literal := func() { p.text(delim, b) }
 	var style bits
@@ -209,7 +209,7 @@ func (p *inlineParser) emphasis(s string, i int, b bits) (int, bool, func()) {
 			j++
 			continue
 		case '`': // a code span hides its stars
-			m := run(s, j)
+			m := repeats(s, j)
 			if k := strings.Index(s[j+m:], s[j:j+m]); k >= 0 {
 				j += m + k
 			}
@@ -219,7 +219,7 @@ func (p *inlineParser) emphasis(s string, i int, b bits) (int, bool, func()) {
 		default:
 			continue
 		}
-		m := run(s, j)
+		m := repeats(s, j)
 		if m != n || s[j-1] == ' ' || under && j+m < len(s) && isWordByte(s[j+m]) {
 			j += m - 1
 			continue

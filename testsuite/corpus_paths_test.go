@@ -64,6 +64,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"the idle timeout ends a session", "timer fired: idle timeout", "25_idle_timeout"},
 	{"a wait with a child running hands over; the continuation adopts the child", "continued as new with children running", "27_child_adopted"},
 	{"an adopted child's end reaches the continuation", "signal tree_end", "27_child_adopted"},
+	{"a turn handed over in its wait on a blocked step", "continued as new in a turn's blocked wait", "06b_subagent_finishes_last"},
+	{"an adopted child that the server ends at its deadline", "timer fired: deadline of subagent importer", "28_adopted_child_timeout"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 

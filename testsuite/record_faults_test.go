@@ -40,6 +40,9 @@ var driven = []recordedCase{
 	{"25_idle_timeout", recordIdleTimeout},
 	{"26_compact_context_overflow", recordCompactOverflow},
 	{"27_child_adopted", recordChildAdopted},
+	// Scenario 15 on the early server: its root hands over in its wait on
+	// the subagent, which the server ends at its deadline, silently.
+	{"28_adopted_child_timeout", playScenarioFile("15_subagent_timeout")},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests
@@ -50,11 +53,10 @@ type recordEnv struct {
 	stubs *stubRouter
 }
 
-// newRecordEnv starts the server (with recordDynamicConfig unless late),
-// the stubs and the worker. Not for a parallel test: the worker reads its
+// newRecordEnv starts the server (with recordDynamicConfig unless late)
+// and a worker whose openai: models are stubs's. Not for a parallel test: the worker reads its
 // OpenAI settings from the environment.
-func newRecordEnv(t *testing.T, late bool) *recordEnv {
-	stubs := newStubRouter(t)
+func newRecordEnv(t *testing.T, stubs *stubRouter, late bool) *recordEnv {
 	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-recorded-not-a-secret")
 	config := recordDynamicConfig

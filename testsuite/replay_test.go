@@ -105,7 +105,7 @@ var recordDynamicConfig = []string{"limit.historyCount.suggestContinueAsNew=30"}
 // continue-as-new only at its default limits, as in production: their
 // subagents end in the run that started them, whose child future takes the
 // end in (on the early server the root hands over first and adopts them).
-var recordedLate = map[string]bool{"06d_subagent_fails": true, "13_cancel_subagent": true}
+var recordedLate = map[string]bool{"06d_subagent_fails": true, "13_cancel_subagent": true, "15_subagent_timeout": true}
 
 // recordedID is the workflow id a recorded scenario runs under. A subagent's
 // id derives from its parent's, so replay must use the same ids.
@@ -220,12 +220,15 @@ func TestReplayRecordedHistories(t *testing.T) {
 // change to the command sequence, delete the folder's files and record
 // them all again.
 func TestRecordHistories(t *testing.T) {
+	// One model stub router for both servers' workers: a worker reads
+	// OPENAI_BASE_URL, which is the process's, at each call.
+	stubs := newStubRouter(t)
 	envs := map[bool]*recordEnv{}
 	recordedMarks := map[string][]string{}
 	for _, rc := range recordedCases() {
 		late := recordedLate[rc.name]
 		if envs[late] == nil {
-			envs[late] = newRecordEnv(t, late)
+			envs[late] = newRecordEnv(t, stubs, late)
 		}
 		env := envs[late]
 		t.Run(rc.name, func(t *testing.T) {

@@ -166,9 +166,11 @@ func (a *agent) runningChildList() []RunningChild {
 }
 
 // deadlineSlack is how long after an adopted child's deadline its parent
-// takes it as timed out: the server ends it at the deadline, and the few
-// seconds let a tree_end sent just before arrive first.
-const deadlineSlack = time.Minute
+// takes it as timed out. The deadline was reckoned from the workflow task
+// that started the child, a little before the child's own start, from
+// which the server counts; a tree_end the child sent before that is
+// delivered before it closes.
+const deadlineSlack = 10 * time.Second
 
 // adoptChildren watches the children an earlier run of this workflow handed
 // over. A child's tree_end reaches this run by workflow id like any tree
