@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
@@ -234,4 +238,59 @@ func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil || res.Reply != "kid failed; the review is off." {
 		t.Errorf("reply %q (%v), want the answer after the step failed", res.Reply, err)
 	}
+}
+
+// TestSubagentStopsWhenItsRootIsGone: subagents outlive a root terminated
+// by hand (childPolicy); one whose message to the root finds it gone stops,
+// as if cancelled, instead of working on for no one until its timeout.
+func TestSubagentStopsWhenItsRootIsGone(t *testing.T) {
+	env := newTreeEnv()
+	tm := scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "work for a day", quiet)), say("kid is on it")},
+		"kid":  {say("done")},
+	}, late{"kid", 1, 24 * time.Hour})
+	// Every message of kid to the root finds no root (the root's own run,
+	// which the test environment cannot terminate, goes on to see kid end).
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&rootGone{}}})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 48*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+	st := queryState(t, env)
+	if kid := st.Subagents["kid"]; kid.Status != StatusFailed {
+		t.Errorf("kid = %s, want failed (stopped)", dump(kid))
+	}
+	if n := len(tm.inputs("kid")); n > 1 {
+		t.Errorf("kid made %d model calls after its root was gone, want at most the one in flight", n)
+	}
+}
+
+// rootGone makes every subagent's signal to the root fail as a signal to a
+// closed workflow does.
+type rootGone struct {
+	interceptor.WorkerInterceptorBase
+}
+
+func (*rootGone) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &rootGoneInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
+}
+
+type rootGoneInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+}
+
+func (i *rootGoneInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&rootGoneOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}})
+}
+
+type rootGoneOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+}
+
+func (o *rootGoneOutbound) SignalExternalWorkflow(ctx workflow.Context, workflowID, runID, name string, arg any) workflow.Future {
+	if workflowID != treeRoot || workflow.GetInfo(ctx).WorkflowExecution.ID == treeRoot {
+		return o.Next.SignalExternalWorkflow(ctx, workflowID, runID, name, arg)
+	}
+	f, set := workflow.NewFuture(ctx)
+	set.SetError(&temporal.UnknownExternalWorkflowExecutionError{})
+	return f
 }

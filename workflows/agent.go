@@ -44,6 +44,8 @@ type agent struct {
 	// continuation.
 	turnSeq    int
 	handedTurn *Inbound
+	// leaveTree stops the run's loop: its root is gone (tree_send.go).
+	leaveTree  workflow.CancelFunc
 	children   map[string]*child // looked up; childOrder gives the order
 	childOrder []string
 	gone       map[string]string // agents of the tree known to have ended -> how
@@ -165,7 +167,11 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	a.startReporters(ctx)
 	a.publish(ctx)
 
-	res, err := a.loop(ctx)
+	// A subagent whose root is gone (terminated by hand: its children
+	// outlive it, see childPolicy) stops its loop as if cancelled.
+	lctx, leave := workflow.WithCancel(ctx)
+	a.leaveTree = leave
+	res, err := a.loop(lctx)
 	if err != nil {
 		a.endTree(ctx, err)
 	}

@@ -58,8 +58,9 @@ var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // too, and a long wait on children is where a parent's history grows (their
 // events reach it) and must be handed over. The parent's continuation adopts
 // its running children (Carry.Running); a parent that fails or is cancelled
-// asks its children to cancel itself (endTree). Only a parent terminated by
-// hand leaves its children running, until they end or time out.
+// asks its children to cancel itself (endTree). A root terminated by hand
+// cancels no one: its subagents stop when a message to it finds it gone
+// (tree_send.go), or at their own end or timeout.
 const childPolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
 
 // spawn starts a subagent as a child workflow without waiting for it.

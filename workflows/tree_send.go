@@ -5,8 +5,10 @@ package workflows
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/todo"
@@ -68,6 +70,13 @@ func (a *agent) flush(ctx workflow.Context, to string, ob *outbox) {
 		a.bus.unsent--
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("tree message not delivered", "to", to, "signal", m.name, "error", err)
+		}
+		if gone := new(temporal.UnknownExternalWorkflowExecutionError); errors.As(err, &gone) && to == a.bus.rootID && !a.isRoot() {
+			// The root has ended without cancelling this agent (it was
+			// terminated): no one will read this agent's work, so it
+			// stops, and its own children with it (endTree).
+			workflow.GetLogger(ctx).Warn("the root of the tree is gone; this subagent stops", "root", to)
+			a.leaveTree()
 		}
 	}
 	ob.busy = false
