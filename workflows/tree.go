@@ -34,8 +34,9 @@ import (
 // workflow task come in no known order, so drainTree takes them in kind by
 // kind: joins, wants, events, ends, hand-ons. A child's end is its last
 // signal; its parent's child-workflow future is the backstop for a child
-// that dies without one. Messages go with an empty run id, so they reach
-// the receiver's run after a continue-as-new.
+// that dies without one, or, for a child adopted from an earlier run of the
+// parent, its deadline (tree_lifecycle.go). Messages go with an empty run
+// id, so they reach the receiver's run after a continue-as-new.
 
 // The tree's signals besides TaskEventSignal (Events, messages.go).
 const (
