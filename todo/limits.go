@@ -11,6 +11,10 @@ const (
 	// MaxItems is the most items a todo list holds: write_todos with
 	// more is refused. The list is in every state query and reminder.
 	MaxItems = 100
+	// MaxItemBytes is the longest an item's content or id may be: an item
+	// is a short description, and the list, in every state query, carry
+	// and reminder, stays bounded (MaxItems of them) by construction.
+	MaxItemBytes = 2000
 	// MaxToolCallsPerResponse is the most tool calls of one model
 	// response that run; the rest are answered with an error. Each call
 	// is an activity, and the server allows a run 2,000 pending ones.

@@ -59,6 +59,14 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 	if activities.DefaultPageBytes+64<<10 > MaxQueryAnswerBytes {
 		t.Errorf("a transcript page of %d bytes passes MaxQueryAnswerBytes (%d)", activities.DefaultPageBytes, MaxQueryAnswerBytes)
 	}
+	// The todo list, carried with the transcript's tail, in every state.
+	list := make([]todo.Item, todo.MaxItems)
+	for i := range list {
+		list[i] = todo.Item{ID: strings.Repeat("i", todo.MaxItemBytes), Content: strings.Repeat("c", todo.MaxItemBytes), Status: todo.Pending}
+	}
+	if b, _ := json.Marshal(list); len(b)+carryBytes > MaxCarryBytes {
+		t.Errorf("the largest todo list (%d bytes) and the carried messages pass MaxCarryBytes (%d)", len(b), MaxCarryBytes)
+	}
 	// A tree message: events of a plan of many large steps, split by send.
 	var events []todo.Event
 	for i := range 1000 {
