@@ -45,8 +45,9 @@ func TestChatShowsWriteDiff(t *testing.T) {
 	const limit = 90 * time.Second
 
 	tm.start("first", env, append(chat, "--model", "script:"+script)...)
-	tm.waitFor("first", limit, "New session "+id, "your turn")
+	tm.waitFor("first", limit, askFirst)
 	tm.keys("first", "write the notes", "Enter")
+	tm.waitFor("first", limit, "New session "+id)
 	tm.waitFor("first", limit, "⎿ wrote 14 bytes to notes.txt", "    @@ -0,0 +1,3 @@", "    +one", "    +two", "    +three", "Wrote notes.txt.")
 	tm.keys("first", "change them", "Enter")
 	screen := tm.waitFor("first", limit, "    @@ -1,3 +1,12 @@", "    -two", "    +2", "more lines of the diff (Ctrl+O shows it whole)", "Changed notes.txt.")

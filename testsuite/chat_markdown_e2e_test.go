@@ -43,8 +43,9 @@ func TestChatMarkdownEndToEnd(t *testing.T) {
 	const limit = 90 * time.Second
 
 	tm.start("colour", env, append(chat, "--model", "script:"+script)...)
-	tm.waitFor("colour", limit, "New session "+id, "your turn")
+	tm.waitFor("colour", limit, askFirst)
 	tm.keys("colour", "fix the check", "Enter")
+	tm.waitFor("colour", limit, "New session "+id)
 	screen := tm.waitFor("colour", limit, "Done.", "your turn")
 	for _, want := range []string{
 		"● Fixing the check\n",

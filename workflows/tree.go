@@ -64,9 +64,11 @@ type End struct {
 	AgentID string `json:"agent_id"`
 	How     string `json:"how"`
 	Never   bool   `json:"never,omitempty"`
-	// Final is the ended agent's own bounded summary (State.ended), sent
-	// with its end: a parent that adopted it keeps it as its result.
+	// Final is the ended agent's own bounded summary, and Reply the head
+	// of its answer, sent with its end: a parent that adopted it keeps
+	// them as its result (endMessage).
 	Final *State `json:"final,omitempty"`
+	Reply string `json:"reply,omitempty"`
 }
 
 // Handed is a human's answer the root hands on to the agent that waits for

@@ -213,7 +213,7 @@ func (a *agent) adoptedEnded(e End) {
 
 // endFrom marks a child ended by its tree_end.
 func (a *agent) endFrom(ch *child, e End) {
-	ch.Done, ch.how = true, e.How
+	ch.Done, ch.how, ch.reply = true, e.How, e.Reply
 	switch {
 	case e.Final != nil:
 		st := *e.Final
@@ -270,12 +270,20 @@ func (a *agent) endTree(ctx workflow.Context, err error) {
 	a.awaitSent(dctx)
 }
 
-// endMessage is a subagent's tree_end: how it ended, with the bounded
-// summary of its final state that a parent which adopted it keeps.
+// endMessage is a subagent's tree_end: how it ended, with what a parent
+// that adopted it keeps of it, as one whose future resolved does: its
+// state's summary and the head of its answer. A summary too large for the
+// message (a long list of long items) gives way to the shorter form that
+// older children are kept in.
 func (a *agent) endMessage(how string) End {
-	final := a.state().ended(a.lastReply())
+	st := a.state()
 	if how != StatusCompleted {
-		final.Status = StatusFailed
+		st.Status = StatusFailed
 	}
-	return End{AgentID: a.cfg.agentID, How: how, Final: &final}
+	reply := cutUTF8(a.lastReply(), resultHead)
+	final := st.summary()
+	if b, _ := json.Marshal(final); len(b) > signalEventsBudget {
+		final = st.ended(reply)
+	}
+	return End{AgentID: a.cfg.agentID, How: how, Final: &final, Reply: reply}
 }
