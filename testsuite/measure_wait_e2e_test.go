@@ -56,8 +56,8 @@ func TestMeasureRootWaitingOnItsChildren(t *testing.T) {
 		agents[id] = script
 	}
 	sc := writeScenario(t, mustJSON(t, map[string]any{"name": "a root waiting on its children",
-		"input": map[string]any{"prompt": "Delegate.", "todo": quiet},
-		"model": []any{map[string]any{"tool_calls": spawns}, map[string]any{"content": "They are at work."}},
+		"input":  map[string]any{"prompt": "Delegate.", "todo": quiet},
+		"model":  []any{map[string]any{"tool_calls": spawns}, map[string]any{"content": "They are at work."}},
 		"agents": agents}))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
