@@ -214,7 +214,7 @@ func newAgent(cfg config) *agent {
 			a.childOrder = append(a.childOrder, id)
 		}
 		for _, r := range c.Running {
-			a.children[r.AgentID] = &child{AgentID: r.AgentID, WorkflowID: r.WorkflowID, deadline: r.Deadline, adopted: true}
+			a.children[r.AgentID] = &child{AgentID: r.AgentID, WorkflowID: r.WorkflowID, deadline: r.Deadline}
 			a.childOrder = append(a.childOrder, r.AgentID)
 		}
 		a.msgs = c.Messages

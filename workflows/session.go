@@ -105,13 +105,13 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 	}
 }
 
+// errHandOver ends a turn whose wait is handed over (a.handedTurn).
+var errHandOver = errors.New("handed over to the continuation")
+
 // handOverDue reports whether the run should continue as new now: the
 // server suggests it, and nothing waits for the loop. Children may be
 // running: the continuation adopts them. A run winding down after
 // end_session does not hand over: its wait is bounded by subagent_grace_s.
-// errHandOver ends a turn whose wait is handed over (a.handedTurn).
-var errHandOver = errors.New("handed over to the continuation")
-
 func (a *agent) handOverDue(ctx workflow.Context) bool {
 	return !a.interrupted() && !a.ended && workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 }

@@ -27,10 +27,9 @@ type child struct {
 	// deadline is when the server ends the child (subagent_timeout_s).
 	deadline time.Time
 	// cancel asks a child this run started to stop (cancel_subagent,
-	// end_session's grace over); nil for an adopted child, which is asked
-	// by a cancel request to its workflow id.
+	// end_session's grace over); nil for a child of an earlier run (adopted,
+	// or finished), which is asked by a cancel request to its workflow id.
 	cancel      workflow.CancelFunc
-	adopted     bool
 	cancelAsked bool
 	// end is the tree_end of a child this run started, taken in before
 	// its future resolved.
@@ -212,6 +211,10 @@ func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
 	a.status = StatusRunning
 	return err == nil, err
 }
+
+// adopted reports whether an earlier run of this workflow started the
+// child: this run has no future for it.
+func (c *child) adopted() bool { return c.cancel == nil }
 
 // runningChildren counts the subagents still working.
 func (a *agent) runningChildren() int {

@@ -180,7 +180,7 @@ const deadlineSlack = 10 * time.Second
 func (a *agent) adoptChildren(ctx workflow.Context) {
 	for _, id := range a.childOrder {
 		ch := a.children[id]
-		if !ch.adopted || ch.Done {
+		if !ch.adopted() || ch.Done {
 			continue
 		}
 		workflow.Go(ctx, func(ctx workflow.Context) {
@@ -204,7 +204,7 @@ func (a *agent) adoptedEnded(e End) {
 	switch {
 	case ch == nil || ch.Done:
 		return
-	case !ch.adopted:
+	case !ch.adopted():
 		ch.end = &e
 		return
 	}
