@@ -212,15 +212,16 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 
 	// Free ports are picked by binding and releasing them, so another process can take one
-	// before the server binds it; such a lost race is retried with fresh ports.
-	autoPorts := opts.Port == 0 || opts.UIPort == 0 || opts.MetricsPort == 0
+	// before the server binds it: ours (when not given) and the CLI's own for the services
+	// inside the server (history, matching, worker), which it does not check before use.
+	// Such a lost race is retried, with fresh ports.
 	for attempt := 1; ; attempt++ {
 		s, err := startOnce(ctx, bin, opts, db)
 		if err == nil {
 			s.tempDir, s.unlockDB, started = tempDir, unlock, true
 			return s, nil
 		}
-		if autoPorts && attempt < 3 && errors.Is(err, ErrPortInUse) && ctx.Err() == nil {
+		if attempt < 3 && errors.Is(err, ErrPortInUse) && ctx.Err() == nil {
 			continue
 		}
 		return nil, err

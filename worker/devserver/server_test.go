@@ -122,6 +122,17 @@ func TestStartFailsFastWhenTheServerExits(t *testing.T) {
 			want:   []string{"exited during startup", "exit status 3", "starting up", "fatal: database is corrupt", "server start-dev --ip 127.0.0.1"},
 		},
 		{
+			// The CLI's own ports for the services inside the server are not checked
+			// before use: the listener's error is logged, and a nil listener panics later,
+			// its stack pushing the log line out of the tail.
+			name: "internal port taken, then a panic",
+			script: `echo 'time=t level=ERROR msg="Failed to start gRPC listener" error="listen tcp 127.0.0.1:41000: bind: address already in use"' >&2
+echo "panic: runtime error: invalid memory address or nil pointer dereference" >&2
+i=0; while [ $i -lt 80 ]; do echo "	frame $i" >&2; i=$((i+1)); done; exit 2`,
+			want:   []string{"Failed to start gRPC listener", "panic: runtime error", "frame 79", "exit status 2"},
+			wantIs: ErrPortInUse,
+		},
+		{
 			name:   "port taken under us",
 			script: `echo "Error: can't set frontend port 7233: listen tcp 127.0.0.1:7233: bind: address already in use" >&2; exit 1`,
 			want:   []string{"address already in use"},

@@ -19,6 +19,14 @@ func TestTail(t *testing.T) {
 		{"lines split across writes", 3, []string{"hel", "lo\nwor", "ld\n"}, "hello\nworld"},
 		{"unfinished last line shown", 2, []string{"a\nb\nparti"}, "b\nparti"},
 		{"CRLF", 3, []string{"a\r\nb\r\n"}, "a\nb"},
+		{"a panic's message kept before its stack", 2, []string{"warn\npanic: bind: address already in use\n\ngoroutine 1\nmain.main()\n"},
+			"panic: bind: address already in use\n…\ngoroutine 1\nmain.main()"},
+		{"a panic still in the tail is not repeated", 3, []string{"a\npanic: boom\n\ngoroutine 1\n"}, "panic: boom\n\ngoroutine 1"},
+		{"the first causes only", 1, []string{"fatal error: 1\npanic: 2\npanic: 3\npanic: 4\nx\n"}, "fatal error: 1\npanic: 2\npanic: 3\n…\nx"},
+		{"a cause pushed out by an unfinished line", 2, []string{"panic: p\nb\nparti"}, "panic: p\n…\nb\nparti"},
+		{"a line merely mentioning panic", 1, []string{"x panic: no\ny\n"}, "y"},
+		{"the logged error before the panic", 1, []string{"t=1 level=ERROR msg=\"Failed to start gRPC listener\"\nt=2 level=WARN msg=w\npanic: nil\nstack\n"},
+			"t=1 level=ERROR msg=\"Failed to start gRPC listener\"\npanic: nil\n…\nstack"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
