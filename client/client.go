@@ -76,7 +76,13 @@ type StartOptions struct {
 
 // Start starts a session (an AgentWorkflow run) with in. A prompt in the
 // input is its first message; without one the session waits for Send.
+//
+// An input the workflow would refuse is refused here, before a run starts
+// and fails on it.
 func (c *Client) Start(ctx context.Context, in workflows.AgentInput, o StartOptions) (*Session, error) {
+	if err := in.Validate(); err != nil {
+		return nil, fmt.Errorf("session input: %w", err)
+	}
 	if o.ID == "" {
 		o.ID = "todoflow-" + uuid.NewString()
 	}

@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"testing"
 )
@@ -31,5 +32,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// The workers these tests run in process log to slog.Default: at INFO,
+	// a line or three for each of the hundreds of workers, which bury the
+	// report of a failing test in the package's output. Warnings stay.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	os.Exit(m.Run())
 }

@@ -24,3 +24,19 @@ func Batches(events []Event, budget int) [][]Event {
 	}
 	return out
 }
+
+// Latest is the longest tail of events of at most n events and budget bytes
+// of JSON: what a state or a carry shows of a log whose events, each bounded
+// by the plan's caps, could together pass the payload's cap.
+func Latest(events []Event, n, budget int) []Event {
+	start, size := len(events), 0
+	for start > 0 && len(events)-start < n {
+		b, _ := json.Marshal(events[start-1])
+		if size+len(b)+1 > budget {
+			break
+		}
+		size += len(b) + 1
+		start--
+	}
+	return events[start:]
+}

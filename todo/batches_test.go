@@ -57,3 +57,36 @@ func TestBatches(t *testing.T) {
 		})
 	}
 }
+
+func TestLatest(t *testing.T) {
+	ev := func(n, size int) Event {
+		return Event{EventID: n, Type: EventStepAdded, AgentID: "a", Data: json.RawMessage(fmt.Sprintf("%q", strings.Repeat("x", size)))}
+	}
+	one, _ := json.Marshal(ev(1, 100))
+	per := len(one) + 1
+	many := []Event{ev(1, 100), ev(2, 100), ev(3, 100), ev(4, 100)}
+	tests := []struct {
+		name      string
+		events    []Event
+		n, budget int
+		want      []int // event ids
+	}{
+		{"none", nil, 10, per, nil},
+		{"all", many, 10, 10 * per, []int{1, 2, 3, 4}},
+		{"by count", many, 2, 10 * per, []int{3, 4}},
+		{"by bytes", many, 10, 3*per - 1, []int{3, 4}},
+		{"a large event stops the tail", []Event{ev(1, 100), ev(2, 5*per), ev(3, 100)}, 10, 3 * per, []int{3}},
+		{"the last alone over the budget", []Event{ev(1, 100), ev(2, 5*per)}, 10, 3 * per, []int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []int
+			for _, e := range Latest(tt.events, tt.n, tt.budget) {
+				got = append(got, e.EventID)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("Latest = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package todo
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Caps on what one agent's model may ask for. The model is not trusted: a
 // file it reads can tell it to do anything, and each of these grows the
@@ -11,10 +14,12 @@ const (
 	// MaxItems is the most items a todo list holds: write_todos with
 	// more is refused. The list is in every state query and reminder.
 	MaxItems = 100
-	// MaxItemBytes is the longest an item's content or id may be: an item
-	// is a short description, and the list, in every state query, carry
-	// and reminder, stays bounded (MaxItems of them) by construction.
-	MaxItemBytes = 2000
+	// MaxItemBytes is the longest an item's content may be, and
+	// MaxItemIDBytes its id: an item is a short description, and the list,
+	// in every state query, carry and reminder, stays bounded (MaxItems of
+	// them) by construction.
+	MaxItemBytes   = 2000
+	MaxItemIDBytes = 128
 	// MaxToolCallsPerResponse is the most tool calls of one model
 	// response that run; the rest are answered with an error. Each call
 	// is an activity, and the server allows a run 2,000 pending ones.
@@ -29,6 +34,39 @@ const (
 	// at depth 0, its subagents at 1. An agent at this depth cannot spawn.
 	MaxTreeDepth = 2
 )
+
+// Caps on what whoever starts or talks to a run may hand it. The prompt
+// stays in the transcript's head, so in every carry; messages wait in the
+// inbox, which a continuation carries too; a resume text may be handed on
+// to another agent in a signal. Each is refused where it can be (the start,
+// an update, a tool call) and cut, visibly, where it cannot (a signal).
+const (
+	// MaxMessageBytes is the longest a prompt, a user message, a resume
+	// text or a subagent's task may be. Longer material belongs in a file
+	// the agent reads.
+	MaxMessageBytes = 128 << 10
+	// MaxSystemPromptBytes is the longest a system prompt may be.
+	MaxSystemPromptBytes = 32 << 10
+	// MaxQueuedBytes is what the messages waiting for their turn may take
+	// in all.
+	MaxQueuedBytes = 256 << 10
+)
+
+// CutMessage fits a message that came by signal, which cannot be refused,
+// into room bytes: the longest head that fits, at a rune boundary, and a note
+// for the model and the user saying what was left out. room below the
+// note's length leaves the note alone.
+func CutMessage(text string, room int) string {
+	if len(text) <= room {
+		return text
+	}
+	note := fmt.Sprintf("\n\n[This message was %d bytes; only its first %%d were kept (at most %d per message, %d queued in all). Ask for the rest, or put it in a file.]", len(text), MaxMessageBytes, MaxQueuedBytes)
+	keep := max(0, room-len(note)-8)
+	for keep > 0 && !utf8.RuneStart(text[keep]) {
+		keep--
+	}
+	return text[:keep] + fmt.Sprintf(note, keep)
+}
 
 // TooManyToolCalls is the tool message of a call past
 // MaxToolCallsPerResponse in a response of n calls.

@@ -76,6 +76,9 @@ func (a planArgs) str(name string) (string, error) {
 	if json.Unmarshal(a.m[name], &s) != nil {
 		return "", fmt.Errorf("%q must be a string", name)
 	}
+	if len(s) > MaxPlanTextBytes {
+		return "", tooLong(name, len(s))
+	}
 	return s, nil
 }
 
@@ -102,6 +105,14 @@ func (a planArgs) strList(name string) ([]string, error) {
 	var list []string
 	if json.Unmarshal(a.m[name], &list) != nil {
 		return nil, fmt.Errorf("%q must be an array of strings", name)
+	}
+	if len(list) > MaxPlanSteps {
+		return nil, fmt.Errorf("%q has %d entries: at most %d", name, len(list), MaxPlanSteps)
+	}
+	for i, s := range list {
+		if len(s) > MaxPlanTextBytes {
+			return nil, tooLong(fmt.Sprintf("%s[%d]", name, i), len(s))
+		}
 	}
 	return list, nil
 }
@@ -132,6 +143,9 @@ func (a planArgs) object(name string) (json.RawMessage, error) {
 	if json.Compact(&buf, raw) != nil {
 		return nil, fmt.Errorf("%q must be a JSON object", name)
 	}
+	if buf.Len() > MaxStepOutputBytes {
+		return nil, fmt.Errorf("%q is %d bytes of JSON: at most %d; hand on what the waiting agents need, and put the rest in a file", name, buf.Len(), MaxStepOutputBytes)
+	}
 	return json.RawMessage(buf.Bytes()), nil
 }
 
@@ -146,6 +160,9 @@ func (a planArgs) refs(name string) ([]Ref, error) {
 	}
 	if len(raws) == 0 {
 		return nil, fmt.Errorf("%q is empty: name at least one {\"agent_id\", \"step_id\"} to wait for", name)
+	}
+	if len(raws) > MaxStepDeps {
+		return nil, fmt.Errorf("%q names %d steps: a step may wait on at most %d", name, len(raws), MaxStepDeps)
 	}
 	var out []Ref
 	for i, raw := range raws {

@@ -606,7 +606,7 @@ func TestPruneKeepsBindingsNeeds(t *testing.T) {
 					ps.Plan.PlanID = "plan_7"
 				}
 			}
-			ps.Prune(1)
+			ps.Prune(1, 1<<30)
 			var ids []int
 			for _, e := range ps.Events {
 				ids = append(ids, e.EventID)
@@ -632,7 +632,7 @@ func TestPruneKeepsBindingsNeeds(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		ps.Receive(Event{Type: EventStepStarted, AgentID: "impl", PlanID: "plan_2", StepID: "step_2"})
 	}
-	ps.Prune(3)
+	ps.Prune(3, 1<<30)
 	if got := planTypes(ps.Bind("impl", "plan_1")); !slices.Equal(got, []string{EventStepFailed}) {
 		t.Errorf("Bind after prune emitted %v", got)
 	}

@@ -85,7 +85,13 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		case StepCompleted, StepFailed, StepSkipped:
 			return planError("%s is already %s, so it cannot wait on anything. Add a new step with description instead.", stepID, st)
 		}
+		if n := len(unionRefs(p.Steps[i].DependsOn, refs)); n > MaxStepDeps {
+			return planError("%s would wait on %d steps, and a step may wait on at most %d. Add another step for the rest.", stepID, n, MaxStepDeps)
+		}
 	} else {
+		if bad := fullPlan(p); bad != nil {
+			return *bad
+		}
 		if after != "" {
 			if _, bad := findStep(p, after); bad != nil {
 				return *bad

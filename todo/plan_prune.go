@@ -1,7 +1,8 @@
 package todo
 
 // Prune bounds the event log that a run carries into its continuation: it
-// keeps the last keep events and, of the older ones, only what is still read:
+// keeps the last keep events that fit in keepBytes of JSON (Latest) and, of
+// the older ones, only what is still read:
 //
 //   - by binding-aware dependency resolution (outcomeInLog, Bind): of each
 //     other agent, the latest step_completed, step_failed or step_skipped of
@@ -17,10 +18,8 @@ package todo
 //
 // Event ids are kept, so ids go on increasing after a prune. It returns how
 // many events it removed.
-func (ps *PlanState) Prune(keep int) int {
-	if keep < 0 {
-		keep = 0
-	}
+func (ps *PlanState) Prune(keep, keepBytes int) int {
+	keep = len(Latest(ps.Events, max(keep, 0), keepBytes))
 	n := len(ps.Events)
 	if n <= keep {
 		return 0

@@ -1,7 +1,10 @@
 package todo
 
 import (
+	"encoding/json"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -36,7 +39,7 @@ func TestPrune(t *testing.T) {
 		ps := NewPlanState("main")
 		ps.Events = slices.Clone(log)
 		ps.Delivered = slices.Clone(tt.delivered)
-		gone := ps.Prune(tt.keep)
+		gone := ps.Prune(tt.keep, 1<<30)
 		var ids []int
 		for _, e := range ps.Events {
 			ids = append(ids, e.EventID)
@@ -61,12 +64,31 @@ func TestPruneKeepsWhatDependenciesRead(t *testing.T) {
 	for i := 2; i <= 50; i++ {
 		ps.Events = append(ps.Events, Event{EventID: i, AgentID: "main", Type: EventStepStarted, StepID: "step_1"})
 	}
-	ps.Prune(10)
+	ps.Prune(10, 1<<30)
 	bound := &Step{BoundPlans: map[string]string{"impl": ""}}
 	if oc, _, _ := ps.outcomeInLog(bound, Ref{AgentID: "impl", StepID: "step_1"}); oc != outcomeCompleted {
 		t.Fatalf("outcome after prune = %v, want completed", oc)
 	}
 	if len(ps.Events) != 11 {
 		t.Fatalf("%d events kept, want 11", len(ps.Events))
+	}
+}
+
+// The recent part kept is bounded by bytes too: a log of large events is
+// carried in keepBytes, besides what dependencies read.
+func TestPruneKeepsRecentEventsWithinBytes(t *testing.T) {
+	ps := NewPlanState("main")
+	data := json.RawMessage(strconv.Quote(strings.Repeat("d", 1000)))
+	ps.Events = []Event{{EventID: 1, AgentID: "impl", Type: EventStepCompleted, StepID: "step_1", Data: data}}
+	for i := 2; i <= 50; i++ {
+		ps.Events = append(ps.Events, Event{EventID: i, AgentID: "main", Type: EventStepStarted, StepID: "step_1", Data: data})
+	}
+	gone := ps.Prune(100, 2500)
+	var ids []int
+	for _, e := range ps.Events {
+		ids = append(ids, e.EventID)
+	}
+	if !slices.Equal(ids, []int{1, 49, 50}) || gone != 47 {
+		t.Errorf("kept %v, removed %d; want the needed event 1 and the two latest that fit 2,500 bytes", ids, gone)
 	}
 }

@@ -127,7 +127,7 @@ const refSchema = `{"type":"object","properties":{"agent_id":{"type":"string"},"
 
 const createPlanSchema = `{"type":"object","properties":{` +
 	`"title":{"type":"string","description":"What the plan achieves."},` +
-	`"steps":{"type":"array","minItems":1,"items":{"type":"string"},"description":"The steps in order, one short sentence each."}},` +
+	`"steps":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"string"},"description":"The steps in order, one short sentence each."}},` +
 	`"required":["title","steps"]}`
 
 const startPlanSchema = `{"type":"object","properties":{"message":{"type":"string","description":"A note for the user who approves the plan."}}}`
@@ -161,7 +161,7 @@ const addDependentStepSchema = `{"type":"object","properties":{` +
 	`"description":{"type":"string","description":"A new step to add (leave out step_id)."},` +
 	`"step_id":{"type":"string","description":"An existing step to make wait (leave out description)."},` +
 	`"after_step_id":{"type":"string","description":"Where to insert the new step; at the end when left out."},` +
-	`"depends_on":{"type":"array","minItems":1,"items":` + refSchema + `,"description":"The other agents' steps to wait for."},` +
+	`"depends_on":{"type":"array","minItems":1,"maxItems":16,"items":` + refSchema + `,"description":"The other agents' steps to wait for."},` +
 	`"provides":{"type":"string","description":"A name for this step's output, for agents that wait on it."}},` +
 	`"required":["depends_on"]}`
 

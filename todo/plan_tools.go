@@ -39,6 +39,9 @@ func (ps *PlanState) ApplyPlan(c Call, approvalRequired bool) PlanOutcome {
 	if err != nil {
 		return PlanOutcome{Result: argError(c.Name, err)}
 	}
+	if bad := ps.planRoom(c, a); bad != nil {
+		return PlanOutcome{Result: *bad}
+	}
 	before := len(ps.Events)
 	var out PlanOutcome
 	switch c.Name {
@@ -160,7 +163,9 @@ func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
 	data := make([]map[string]any, len(p.Steps))
 	for i, s := range p.Steps {
 		briefs[i] = brief(s)
-		data[i] = map[string]any{"step_id": s.StepID, "sequence": s.Sequence, "description": s.Description}
+		// Every agent that hears of the plan keeps this event, so its
+		// descriptions are short; getPlanStatus of the plan has them whole.
+		data[i] = map[string]any{"step_id": s.StepID, "sequence": s.Sequence, "description": clipRunes(s.Description, eventDescriptionRunes, "…")}
 	}
 	ps.emit(EventPlanCreated, "", map[string]any{"title": p.Title, "steps": data})
 	msg := "Plan created. Call startPlan to ask the user to approve it; do not report on steps before it has started."
@@ -194,6 +199,9 @@ func planSteps(a planArgs) ([]string, error) {
 	if len(raws) == 0 {
 		return nil, fmt.Errorf("%q is empty: %s", "steps", hint)
 	}
+	if len(raws) > MaxPlanSteps {
+		return nil, fmt.Errorf("%q has %d steps: a plan has at most %d; group them into larger steps, or plan in stages", "steps", len(raws), MaxPlanSteps)
+	}
 	out := make([]string, 0, len(raws))
 	for i, raw := range raws {
 		var s string
@@ -208,6 +216,9 @@ func planSteps(a planArgs) ([]string, error) {
 		}
 		if strings.TrimSpace(s) == "" {
 			return nil, fmt.Errorf("steps[%d] is blank: every step needs a description", i)
+		}
+		if len(s) > MaxPlanTextBytes {
+			return nil, tooLong(fmt.Sprintf("steps[%d]", i), len(s))
 		}
 		out = append(out, strings.TrimSpace(s))
 	}
@@ -490,6 +501,9 @@ func (ps *PlanState) addStep(a planArgs) Result {
 		if _, bad := findStep(p, after); bad != nil {
 			return *bad
 		}
+	}
+	if bad := fullPlan(p); bad != nil {
+		return *bad
 	}
 	s := ps.insertStep(p, strings.TrimSpace(desc), after)
 	return planOK(struct {

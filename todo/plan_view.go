@@ -116,10 +116,12 @@ func NotificationText(ev Event) string {
 }
 
 // clip shortens s to maxNotificationValue characters.
-func clip(s string) string {
-	if utf8.RuneCountInString(s) <= maxNotificationValue {
+func clip(s string) string { return clipRunes(s, maxNotificationValue, "… (cut; getTaskEvents shows it all)") }
+
+// clipRunes shortens s to n characters, then adds more.
+func clipRunes(s string, n int, more string) string {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:maxNotificationValue]) + "… (cut; getTaskEvents shows it all)"
+	return string([]rune(s)[:n]) + more
 }

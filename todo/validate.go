@@ -164,8 +164,11 @@ func Validate(old, next []Item, s Settings) ([]Item, error) {
 		if strings.TrimSpace(it.Content) == "" {
 			return nil, fmt.Errorf("todos[%d]: content is blank; every item needs a short description", i)
 		}
-		if n := max(len(it.Content), len(it.ID)); n > MaxItemBytes {
-			return nil, fmt.Errorf("todos[%d]: an item's content or id is %d bytes, over %d; keep each item a short description, and put the details in your messages or in files", i, n, MaxItemBytes)
+		if n := len(it.Content); n > MaxItemBytes {
+			return nil, fmt.Errorf("todos[%d]: an item's content is %d bytes, over %d; keep each item a short description, and put the details in your messages or in files", i, n, MaxItemBytes)
+		}
+		if n := len(it.ID); n > MaxItemIDBytes {
+			return nil, fmt.Errorf("todos[%d]: an item's id is %d bytes, over %d; an id is a short name, such as \"tests\"", i, n, MaxItemIDBytes)
 		}
 		if j, dup := seen[it.ID]; dup {
 			return nil, fmt.Errorf("todos[%d]: id %q is already used by todos[%d]; ids must be unique", i, it.ID, j)

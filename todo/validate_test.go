@@ -98,8 +98,9 @@ func TestValidate(t *testing.T) {
 		{"blank content refused", ExactlyOne, false, nil, items("in_progress:a", "pending:   "), nil, "todos[1]: content is blank"},
 		{"blank beats policy", ExactlyOne, false, nil, items("pending: "), nil, "content is blank"},
 		{"content at the cap ok", Any, false, nil, []Item{{ID: "1", Content: strings.Repeat("c", MaxItemBytes), Status: Pending}}, nil, ""},
-		{"content over the cap refused", Any, false, nil, []Item{{ID: "1", Content: strings.Repeat("c", MaxItemBytes+1), Status: Pending}}, nil, "todos[0]: an item's content or id is 2001 bytes, over 2000"},
-		{"id over the cap refused", Any, false, nil, []Item{{ID: strings.Repeat("i", MaxItemBytes+1), Content: "a", Status: Pending}}, nil, "2001 bytes"},
+		{"content over the cap refused", Any, false, nil, []Item{{ID: "1", Content: strings.Repeat("c", MaxItemBytes+1), Status: Pending}}, nil, "todos[0]: an item's content is 2001 bytes, over 2000"},
+		{"id at the cap ok", Any, false, nil, []Item{{ID: strings.Repeat("i", MaxItemIDBytes), Content: "a", Status: Pending}}, nil, ""},
+		{"id over the cap refused", Any, false, nil, []Item{{ID: strings.Repeat("i", MaxItemIDBytes+1), Content: "a", Status: Pending}}, nil, "todos[0]: an item's id is 129 bytes, over 128"},
 		{"duplicate ids refused", Any, false, nil, []Item{{ID: "1", Content: "a", Status: Pending}, {ID: "1", Content: "b", Status: Pending}}, nil, "already used"},
 
 		{"exactly_one: one ok", ExactlyOne, false, nil, items("in_progress:a", "pending:b"), nil, ""},

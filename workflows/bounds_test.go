@@ -62,7 +62,7 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 	// The todo list, carried with the transcript's tail, in every state.
 	list := make([]todo.Item, todo.MaxItems)
 	for i := range list {
-		list[i] = todo.Item{ID: strings.Repeat("i", todo.MaxItemBytes), Content: strings.Repeat("c", todo.MaxItemBytes), Status: todo.Pending}
+		list[i] = todo.Item{ID: strings.Repeat("i", todo.MaxItemIDBytes), Content: strings.Repeat("c", todo.MaxItemBytes), Status: todo.Pending}
 	}
 	if b, _ := json.Marshal(list); len(b)+carryBytes > MaxCarryBytes {
 		t.Errorf("the largest todo list (%d bytes) and the carried messages pass MaxCarryBytes (%d)", len(b), MaxCarryBytes)

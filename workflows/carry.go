@@ -109,7 +109,7 @@ func (a *agent) carry() AgentInput {
 	for _, sp := range a.view(a.viewStart()) {
 		msgs = append(msgs, a.msgs[sp.Start:sp.End]...)
 	}
-	a.eventsPruned += a.plans.Prune(carryEvents)
+	a.eventsPruned += a.plans.Prune(carryEvents, carryEventBytes)
 	// The running children are handed over by name (Running); only the
 	// finished ones stand in Subagents, by their final states.
 	running := a.runningChildList()

@@ -88,6 +88,10 @@ func (a *agent) validateSendMessage(text string) error {
 		return errors.New("the session has ended")
 	case strings.TrimSpace(text) == "":
 		return errors.New("the message is empty")
+	case len(text) > todo.MaxMessageBytes:
+		return fmt.Errorf("the message is %d bytes: at most %d are taken; put longer material in a file the agent reads", len(text), todo.MaxMessageBytes)
+	case a.queuedBytes()+len(text) > todo.MaxQueuedBytes:
+		return fmt.Errorf("%d messages (%d bytes) already wait for their turn, and at most %d bytes may: send this one after the agent answers", len(a.inbox), a.queuedBytes(), todo.MaxQueuedBytes)
 	}
 	return nil
 }

@@ -296,6 +296,12 @@ func resolve(in AgentInput) (config, error) {
 	if in.Context.Summarize != nil {
 		c.summarize = *in.Context.Summarize
 	}
+	switch {
+	case len(in.Prompt) > todo.MaxMessageBytes:
+		return config{}, fmt.Errorf("prompt is %d bytes: at most %d are taken (it stays in every continuation); put longer material in a file the agent reads", len(in.Prompt), todo.MaxMessageBytes)
+	case len(in.SystemPrompt) > todo.MaxSystemPromptBytes:
+		return config{}, fmt.Errorf("system_prompt is %d bytes: at most %d are taken", len(in.SystemPrompt), todo.MaxSystemPromptBytes)
+	}
 	if in.Depth < 0 || in.Depth > todo.MaxTreeDepth {
 		return config{}, fmt.Errorf("depth is %d: want 0 (the root) to %d", in.Depth, todo.MaxTreeDepth)
 	}

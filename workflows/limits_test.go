@@ -242,3 +242,74 @@ func TestManySubagentsStayBounded(t *testing.T) {
 		t.Errorf("the result is %d bytes, want at most 256 KiB", len(rb))
 	}
 }
+
+// What whoever starts or talks to a run hands it is capped where it
+// enters: refused by the start and the send_message update, cut visibly
+// when it comes by signal, refused to the model as a subagent's task.
+func TestUserTextIsCapped(t *testing.T) {
+	long := strings.Repeat("x", todo.MaxMessageBytes+1)
+	for _, tt := range []struct {
+		in   AgentInput
+		want string
+	}{
+		{AgentInput{Prompt: long}, fmt.Sprintf("prompt is %d bytes: at most %d", len(long), todo.MaxMessageBytes)},
+		{AgentInput{Prompt: "hi", SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes+1)}, "system_prompt is"},
+		{AgentInput{Prompt: long[1:], SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes)}, ""},
+	} {
+		if err := tt.in.Validate(); (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate(prompt of %d bytes, system prompt of %d) = %v, want %q", len(tt.in.Prompt), len(tt.in.SystemPrompt), err, tt.want)
+		}
+	}
+
+	t.Run("send_message", func(t *testing.T) {
+		half := strings.Repeat("q", todo.MaxMessageBytes)
+		for _, tt := range []struct {
+			queued []Inbound
+			text   string
+			want   string
+		}{
+			{nil, long, "at most 131072 are taken"},
+			{nil, long[1:], ""},
+			{[]Inbound{{Text: half}}, half, ""},
+			{[]Inbound{{Text: half}, {Text: half}}, "one more", "2 messages (262144 bytes) already wait"},
+		} {
+			a := &agent{inbox: tt.queued}
+			if err := a.validateSendMessage(tt.text); (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("send_message of %d bytes after %d queued = %v, want %q", len(tt.text), len(tt.queued), err, tt.want)
+			}
+		}
+	})
+
+	t.Run("user_message signal and task", func(t *testing.T) {
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		scripted(env,
+			calls(call("spawn_subagent", fmt.Sprintf(`{"agent_id": "helper", "task": %q}`, long))),
+			model.Response{Content: "ready"},
+			model.Response{Content: "read it"})
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(UserMessageSignal, strings.Repeat("é", todo.MaxQueuedBytes)) // 512 KiB
+		}, time.Minute)
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
+		env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 600})
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		var task, user *model.Message
+		msgs := queryMessages(t, env)
+		for i := range msgs {
+			switch m := &msgs[i]; {
+			case m.Role == model.RoleTool:
+				task = m
+			case m.Role == model.RoleUser && i > todo.Head:
+				user = m
+			}
+		}
+		if task == nil || !task.IsError || !strings.Contains(task.Content, "task is 131073 bytes: at most 131072") {
+			t.Errorf("the spawn with a long task was answered %+v", task)
+		}
+		if user == nil || len(user.Content) > todo.MaxMessageBytes || !strings.Contains(user.Content, "[This message was 524288 bytes; only its first") {
+			t.Errorf("the long user_message signal reached the model as %d bytes", len(user.Content))
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -281,7 +282,20 @@ func (a *agent) onUserMessage(ctx workflow.Context, text string) {
 		workflow.GetLogger(ctx).Warn("ignoring an empty user_message signal")
 		return
 	}
+	if room := min(todo.MaxMessageBytes, todo.MaxQueuedBytes-a.queuedBytes()); len(text) > room {
+		workflow.GetLogger(ctx).Warn("a user_message signal was cut to fit the inbox", "bytes", len(text), "room", room)
+		text = todo.CutMessage(text, room)
+	}
 	a.inbox = append(a.inbox, Inbound{Text: text})
+}
+
+// queuedBytes is what the messages waiting for their turn take.
+func (a *agent) queuedBytes() int {
+	n := 0
+	for _, in := range a.inbox {
+		n += len(in.Text)
+	}
+	return n
 }
 
 // ResumeArgs is the resume signal's argument: a JSON string (the text the
@@ -313,7 +327,8 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 		workflow.GetLogger(ctx).Warn("resume refused", "error", unknownField(ResumeSignal, args.unknown))
 		return
 	}
-	text := args.Text
+	// A resume text may be handed on in a signal, or queued.
+	text := todo.CutMessage(args.Text, min(todo.MaxMessageBytes, todo.MaxQueuedBytes-a.queuedBytes()))
 	if (args.AgentID != "" && args.AgentID != a.cfg.agentID) || !a.todo.Paused {
 		w, err := a.waitFor(WaitPaused, args.AgentID)
 		switch {

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"encoding/json"
+
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -69,15 +71,20 @@ type EndedChild struct {
 // task_event, the carry): whatever the run's length and the tree's size,
 // they stay far below the 2 MiB payload limit.
 const (
-	// maxStateEvents is how many of the latest events a state shows; the
-	// whole log is in the run's history and in getTaskEvents.
-	maxStateEvents = 100
+	// maxStateEvents is how many of the latest events a state shows, in at
+	// most stateEventBytes; the whole log is in the run's history and in
+	// getTaskEvents.
+	maxStateEvents  = 100
+	stateEventBytes = 64 << 10
 	// childEvents is how many of a child's latest events its parent shows.
 	childEvents = 20
 	// fullChildren is how many of the finished children, the most recent,
-	// a state shows with their list, plan and latest events (summary);
-	// older ones show their bounded summary (ended), about 300 bytes.
-	fullChildren = 20
+	// a state shows with their list, plan and latest events (summary), in
+	// at most fullChildrenBytes together (a child's list and plan may each
+	// take hundreds of KB); older ones, and those past the bytes, show
+	// their bounded summary (ended), about 300 bytes.
+	fullChildren      = 20
+	fullChildrenBytes = 128 << 10
 	// maxChildren is how many finished children a state and a carry keep
 	// at most; older ones are counted in subagents_pruned. A session of
 	// any number of subagents therefore carries at most about
@@ -85,9 +92,11 @@ const (
 	maxChildren = 200
 	// resultHead is how much of a finished child's answer its summary keeps.
 	resultHead = 200
-	// carryEvents is how many of the latest events a continuation carries
-	// besides what dependency resolution needs (todo.PlanState.Prune).
-	carryEvents = 200
+	// carryEvents is how many of the latest events a continuation carries,
+	// in at most carryEventBytes, besides what dependency resolution needs
+	// (todo.PlanState.Prune).
+	carryEvents     = 200
+	carryEventBytes = 128 << 10
 )
 
 func (a *agent) state() State {
@@ -105,7 +114,7 @@ func (a *agent) state() State {
 		Plan:             a.plans.Current(),
 		AwaitingApproval: a.plans.AwaitingApproval || a.toolWait != nil,
 		PendingApproval:  a.toolWait,
-		Events:           events[max(0, len(events)-maxStateEvents):],
+		Events:           todo.Latest(events, maxStateEvents, stateEventBytes),
 		EventsTotal:      a.eventsPruned + len(events),
 		Subagents:        a.subagentStates(),
 		SubagentsPruned:  a.childrenPruned + max(0, a.finishedChildren()-maxChildren),
@@ -130,9 +139,7 @@ func (a *agent) state() State {
 // subagents (each agent's run answers for those), so that a parent's state
 // grows with its children, not with its whole tree's history.
 func (s State) summary() State {
-	if len(s.Events) > childEvents {
-		s.Events = s.Events[len(s.Events)-childEvents:]
-	}
+	s.Events = todo.Latest(s.Events, childEvents, stateEventBytes/4)
 	if s.Events == nil {
 		s.Events = []todo.Event{}
 	}
@@ -164,4 +171,14 @@ func (s State) ended(reply string) State {
 	}
 	return State{AgentID: s.AgentID, Status: s.Status, Turns: s.Turns, ModelCalls: s.ModelCalls, Usage: s.Usage, Model: s.Model, TreeUsage: s.TreeUsage,
 		Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}, Ended: e}
+}
+
+// fits takes what s takes, as JSON, from room if it is there.
+func fits(s State, room *int) bool {
+	b, _ := json.Marshal(s)
+	if len(b) > *room {
+		return false
+	}
+	*room -= len(b)
+	return true
 }

@@ -81,6 +81,8 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case strings.TrimSpace(args.Task) == "":
 		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
+	case len(args.Task) > todo.MaxMessageBytes:
+		return todo.Result{IsError: true, Content: fmt.Sprintf("task is %d bytes: at most %d; write the material to a file and name it in the task", len(args.Task), todo.MaxMessageBytes)}
 	}
 	if why := todo.SpawnRefusal(a.cfg.in.Depth, a.runningChildren()); why != "" {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q was not spawned: %s", args.AgentID, why)}
@@ -234,7 +236,7 @@ func (a *agent) runningChildren() int {
 // however many a session spawns.
 func (a *agent) subagentStates() map[string]State {
 	out := make(map[string]State, len(a.children))
-	finished := 0
+	finished, room := 0, fullChildrenBytes
 	for _, id := range slices.Backward(a.childOrder) {
 		ch := a.children[id]
 		switch {
@@ -244,11 +246,14 @@ func (a *agent) subagentStates() map[string]State {
 			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
 		default:
 			finished++
-			switch {
-			case finished <= fullChildren && ch.State.Ended == nil:
-				out[id] = ch.State.summary()
-			case finished <= maxChildren:
-				out[id] = ch.State.ended(ch.reply)
+			if finished > maxChildren {
+				continue
+			}
+			out[id] = ch.State.ended(ch.reply)
+			if finished <= fullChildren && ch.State.Ended == nil {
+				if sum := ch.State.summary(); fits(sum, &room) {
+					out[id] = sum
+				}
 			}
 		}
 	}

@@ -64,7 +64,7 @@ func (a *agent) brief() Brief {
 		TodosTotal:       len(items),
 		TodosCompleted:   todo.CountStatus(items, todo.Completed),
 		Paused:           a.todo.Paused,
-		PauseReason:      a.todo.PauseReason,
+		PauseReason:      reasonHead(a.todo.PauseReason),
 		AwaitingApproval: a.plans.AwaitingApproval || a.toolWait != nil,
 		ModelError:       a.modelError,
 		Usage:            a.usage,
@@ -131,13 +131,25 @@ func (b *Brief) state(id string) State {
 func (a *agent) ownWaits() []Wait {
 	switch {
 	case a.todo.Paused && len(a.inbox) == 0:
-		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: a.todo.PauseReason}}
+		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: reasonHead(a.todo.PauseReason)}}
 	case a.plans.AwaitingApproval && a.answer == nil:
-		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: a.plans.ApprovalMessage}}
+		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: reasonHead(a.plans.ApprovalMessage)}}
 	case a.toolWait != nil && a.toolAnswer == nil:
-		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: a.toolWait.reason(), CallID: a.toolWait.CallID}}
+		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: reasonHead(a.toolWait.reason()), CallID: a.toolWait.CallID}}
 	}
 	return nil
+}
+
+// waitReasonBytes is how much of a wait's reason a wait and a brief carry:
+// the root gathers the waits of every agent of its tree (up to 272), in its
+// state and its carry. The agent's own state has the reason whole.
+const waitReasonBytes = 300
+
+func reasonHead(s string) string {
+	if len(s) <= waitReasonBytes {
+		return s
+	}
+	return cutUTF8(s, waitReasonBytes) + "…"
 }
 
 // under are the running agents whose counters this one holds: at the root
