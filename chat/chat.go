@@ -127,6 +127,10 @@ func open(ctx context.Context, o *Options) (*session, []string, error) {
 	} else {
 		o.ID = newID()
 	}
+	// A model no session can run is said now, not at the first message.
+	if err := workflows.CheckModel(o.Model); err != nil {
+		return nil, nil, err
+	}
 	sess := &session{id: o.ID, pending: &newSession{c: o.Client, model: o.Model, poll: o.Poll}}
 	if o.Prompt == "" {
 		return sess, []string{"A new session: it starts with your first message."}, nil

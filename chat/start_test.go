@@ -97,8 +97,16 @@ func TestFirstMessageStartsTheSession(t *testing.T) {
 	if cmds := typed(u, "/todos", "/model script:y.json"); len(cmds) != 2 || f.count() != 0 {
 		t.Fatalf("commands before the first message: %d commands, %d sessions started", len(cmds), f.count())
 	}
+	// A model no session can run is refused, and the one set stays.
+	cmds := typed(u, "/model gpt-4o")
+	if len(cmds) != 1 || u.sess.pending.model != "script:y.json" {
+		t.Fatalf("/model gpt-4o: %d commands, model %q", len(cmds), u.sess.pending.model)
+	}
+	if said := fmt.Sprint(cmds[0]()); !strings.Contains(said, `/model: model \"gpt-4o\": want openai:<model name>`) && !strings.Contains(said, `/model: model "gpt-4o": want openai:<model name>`) {
+		t.Errorf("/model gpt-4o printed %s", said)
+	}
 
-	cmds := typed(u, "first message\nwith a second line", "m2", "m3", "m4")
+	cmds = typed(u, "first message\nwith a second line", "m2", "m3", "m4")
 	if len(cmds) != 1 {
 		t.Fatalf("%d commands for four messages typed during the start, want one: the start", len(cmds))
 	}

@@ -376,6 +376,9 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		}
 		return u, u.clear()
 	case l.cmd == "model":
+		if err := workflows.CheckModel(l.arg); err != nil {
+			return u, u.print([]entry{{kindError, "/model: " + err.Error()}})
+		}
 		return u, u.print([]entry{{kindNote, u.modelText(l.arg)}})
 	case u.sess.pending != nil && needs(l.cmd):
 		why := errNotStarted.Error()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	sdkclient "go.temporal.io/sdk/client"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -18,7 +20,19 @@ func TestFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := client.New(e.tc, client.Options{})
-	bad, err := c.Start(ctx, workflows.AgentInput{Model: "gpt-4o"}, client.StartOptions{ID: "failure-e2e"})
+	in := workflows.AgentInput{Model: "gpt-4o"}
+	// Start refuses what the workflow would; a run started otherwise (the
+	// temporal CLI) fails, and Failure says why.
+	if _, err := c.Start(ctx, in, client.StartOptions{ID: "refused-e2e"}); err == nil || !strings.Contains(err.Error(), `session input: model "gpt-4o"`) {
+		t.Errorf("Start of a bad input = %v, want it refused before a run starts", err)
+	}
+	if _, err := e.tc.DescribeWorkflowExecution(ctx, "refused-e2e", ""); err == nil {
+		t.Error("the refused input started a run")
+	}
+	if _, err := e.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: "failure-e2e", TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := c.Attach(ctx, "failure-e2e")
 	if err != nil {
 		t.Fatal(err)
 	}

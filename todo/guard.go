@@ -39,7 +39,7 @@ func NewUserMessage(st *State) {
 	st.GuardRetries = map[string]int{}
 	st.GuardBlocked = nil
 	st.GuardSuppressed = false
-	st.ContinuationSnapshot = nil
+	st.ContinuationDigest = ""
 	st.Paused, st.PauseReason = false, ""
 	st.FinalizationCorrection = nil // a new turn has had no correction yet
 }
@@ -112,9 +112,9 @@ func endOfTurn(st *State, s Settings, continuation bool, pendingSteps []string) 
 	if n >= s.ContinuationMax {
 		return Inject{}
 	}
-	firm := n > 0 && Equal(st.Todos, st.ContinuationSnapshot)
+	firm := n > 0 && ListDigest(st.Todos) == st.ContinuationDigest
 	st.GuardRetries[RetryContinuation] = n + 1
-	st.ContinuationSnapshot = Clone(st.Todos)
+	st.ContinuationDigest = ListDigest(st.Todos)
 	return Inject{Name: NameContinuation, Text: continuationMessage(next, firm)}
 }
 

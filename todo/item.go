@@ -1,6 +1,11 @@
 package todo
 
-import "strings"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+)
 
 // Status is the state of one todo item.
 type Status string
@@ -128,3 +133,11 @@ func Clone(items []Item) []Item {
 // oneLine collapses whitespace so that an item's content fits on one line of a
 // markdown list whatever the model put in it.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// ListDigest names a list by its content: two lists have the same digest
+// when they are Equal.
+func ListDigest(items []Item) string {
+	b, _ := json.Marshal(items)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

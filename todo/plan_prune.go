@@ -1,5 +1,10 @@
 package todo
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // Prune bounds the event log that a run carries into its continuation: it
 // keeps the last keep events that fit in keepBytes of JSON (Latest) and, of
 // the older ones, only what is still read:
@@ -111,4 +116,42 @@ func (ps *PlanState) readableFrom() map[string]int {
 		}
 	}
 	return floor
+}
+
+// Thin bounds what the log's events take, the ones Prune keeps because
+// dependency resolution reads them included, to at most budget bytes of
+// JSON, for a carry at every bound at once: from the oldest on, an event's
+// data is cut to its provides name, its step's description (short) and a
+// result that says what was left out and where it is. A dependency that
+// resolves on a thinned event then hands the waiting step that note, not
+// the output. It returns how many events it thinned.
+func (ps *PlanState) Thin(budget int) int {
+	total := 0
+	sizes := make([]int, len(ps.Events))
+	for i, ev := range ps.Events {
+		b, _ := json.Marshal(ev)
+		sizes[i] = len(b) + 1
+		total += sizes[i]
+	}
+	thinned := 0
+	for i := 0; i < len(ps.Events) && total > budget; i++ {
+		ev := &ps.Events[i]
+		d := eventData(*ev)
+		thin := map[string]any{"result": fmt.Sprintf("(left out of the log this run carried; %s's plan %s has it: ask that agent)", ev.AgentID, ev.PlanID)}
+		if s := dataString(d, "description"); s != "" {
+			thin["description"] = clipRunes(s, eventDescriptionRunes, "…")
+		}
+		if s := dataString(d, "provides"); s != "" {
+			thin["provides"] = s
+		}
+		data := dataJSON(thin)
+		if len(data) >= len(ev.Data) {
+			continue
+		}
+		ev.Data = data
+		b, _ := json.Marshal(*ev)
+		total -= sizes[i] - (len(b) + 1)
+		thinned++
+	}
+	return thinned
 }

@@ -2,6 +2,7 @@ package todo
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,5 +91,44 @@ func TestPruneKeepsRecentEventsWithinBytes(t *testing.T) {
 	}
 	if !slices.Equal(ids, []int{1, 49, 50}) || gone != 47 {
 		t.Errorf("kept %v, removed %d; want the needed event 1 and the two latest that fit 2,500 bytes", ids, gone)
+	}
+}
+
+// Thin bounds the log's bytes from its oldest events on; a dependency that
+// resolves on a thinned event gets a note that says where the output is.
+func TestThin(t *testing.T) {
+	big := strings.Repeat("o", MaxStepOutputBytes-16)
+	out := func(id int, agent string) Event {
+		data, _ := json.Marshal(map[string]any{"description": strings.Repeat("d", 1000), "result": "done", "output": map[string]string{"o": big}, "provides": "report"})
+		return Event{EventID: id, AgentID: agent, Type: EventStepCompleted, PlanID: "plan_1", StepID: "step_1", Data: data}
+	}
+	ps := NewPlanState("main")
+	for i := range 10 {
+		ps.Events = append(ps.Events, out(i+1, fmt.Sprintf("a%d", i)))
+	}
+	size := func() int { b, _ := json.Marshal(ps.Events); return len(b) }
+	if n := ps.Thin(1 << 30); n != 0 {
+		t.Errorf("Thin within the budget thinned %d events", n)
+	}
+	budget := size() / 2
+	n := ps.Thin(budget)
+	if size() > budget || n == 0 || n == 10 {
+		t.Fatalf("Thin(%d) thinned %d events and left %d bytes", budget, n, size())
+	}
+	if d := eventData(ps.Events[9]); dataString(d, "result") != "done" {
+		t.Errorf("the newest event was thinned: %s", ps.Events[9].Data)
+	}
+	d := eventData(ps.Events[0])
+	if r := dataString(d, "result"); !strings.Contains(r, "a0's plan plan_1 has it") || dataString(d, "provides") != "report" || len(dataString(d, "description")) > 4*eventDescriptionRunes+3 {
+		t.Errorf("a thinned event: %s", ps.Events[0].Data)
+	}
+
+	// A step that waits on a0's thinned step resolves, with the note.
+	dep := planStarted(t, "main", "use the report")
+	dep.Events = append(dep.Events, ps.Events[0])
+	planOKCall(t, dep, ToolAddDependentStep, `{"step_id":"step_1","depends_on":[{"agent_id":"a0","step_id":"step_1"}]}`)
+	got := string(dep.Plan.Steps[0].ReceivedOutputs["a0:step_1"])
+	if dep.Plan.Steps[0].Status != StepPending || !strings.Contains(got, "ask that agent") {
+		t.Errorf("the dependency on a thinned event: status %s, received %s", dep.Plan.Steps[0].Status, got)
 	}
 }

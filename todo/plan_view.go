@@ -116,7 +116,9 @@ func NotificationText(ev Event) string {
 }
 
 // clip shortens s to maxNotificationValue characters.
-func clip(s string) string { return clipRunes(s, maxNotificationValue, "… (cut; getTaskEvents shows it all)") }
+func clip(s string) string {
+	return clipRunes(s, maxNotificationValue, "… (cut; getTaskEvents shows it all)")
+}
 
 // clipRunes shortens s to n characters, then adds more.
 func clipRunes(s string, n int, more string) string {

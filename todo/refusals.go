@@ -2,6 +2,8 @@ package todo
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -122,14 +124,28 @@ func canonical(args json.RawMessage) string {
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) != nil {
-		return string(t)
+		return digestLong(string(t))
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return string(t) // trailing data after the value
+		return digestLong(string(t)) // trailing data after the value
 	}
 	b, err := json.Marshal(v) // maps marshal with sorted keys
 	if err != nil {
-		return string(t)
+		return digestLong(string(t))
 	}
-	return string(b)
+	return digestLong(string(b))
 }
+
+// digestLong keeps a long key as its digest: the key is in the state, so in
+// every carry and state query, and a refused call may be as long as a
+// model's answer.
+func digestLong(key string) string {
+	if len(key) <= maxRefusalKey {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// maxRefusalKey is the longest key kept as it is.
+const maxRefusalKey = 256

@@ -209,12 +209,17 @@ func TestCanonical(t *testing.T) {
 		{"invalid JSON: trimmed bytes", ` {"a": `, `{"a": `, true},
 		{"trailing data is not the same value", `{"a":1} x`, `{"a":1}`, false},
 		{"empty and null differ", ``, `null`, false},
+		{"long: the same by digest", `{"c":"` + strings.Repeat("x", 1<<20) + `","d":1}`, `{"d":1, "c":"` + strings.Repeat("x", 1<<20) + `"}`, true},
+		{"long: different by digest", `{"c":"` + strings.Repeat("x", 1<<20) + `"}`, `{"c":"` + strings.Repeat("x", 1<<20-1) + `y"}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := canonical(json.RawMessage(tt.a)), canonical(json.RawMessage(tt.b))
 			if (a == b) != tt.same {
-				t.Errorf("canonical(%q) = %q, canonical(%q) = %q, same = %v, want %v", tt.a, a, tt.b, b, a == b, tt.same)
+				t.Errorf("canonical(%.40q) = %.40q, canonical(%.40q) = %.40q, same = %v, want %v", tt.a, a, tt.b, b, a == b, tt.same)
+			}
+			if len(a) > maxRefusalKey || len(b) > maxRefusalKey {
+				t.Errorf("a key of %d and %d bytes is kept in the state; want at most %d", len(a), len(b), maxRefusalKey)
 			}
 		})
 	}

@@ -39,9 +39,11 @@ type State struct {
 	RefusedTool string `json:"refused_tool,omitempty"`
 	LastRefused string `json:"last_refused,omitempty"`
 	Refusals    int    `json:"refusals,omitempty"`
-	// ContinuationSnapshot is the list when the last continuation prompt
-	// was sent, to word the next one more firmly if nothing changed.
-	ContinuationSnapshot []Item `json:"continuation_snapshot,omitempty"`
+	// ContinuationDigest is the digest of the list (ListDigest) when the
+	// last continuation prompt was sent, to word the next one more firmly
+	// if nothing changed: a digest, not a copy, since the state is in
+	// every carry and the list may take 200 KB.
+	ContinuationDigest string `json:"continuation_digest,omitempty"`
 }
 
 // GuardBlocked is the escalation payload of the finalization guard.

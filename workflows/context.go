@@ -43,6 +43,10 @@ const (
 	// minPartTokens is the least a summarising call carries of the
 	// conversation, however small the budget.
 	minPartTokens = 2_000
+	// maxSummaryBytes is the most of a summary kept: a model asked for
+	// summaryWords words may answer with a megabyte, and the summary is in
+	// every carry.
+	maxSummaryBytes = 64 << 10
 )
 
 // NameContextSummary names the message that stands for the compacted older
@@ -203,7 +207,7 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int) (str
 	a.comp.From, a.comp.Count = cut, a.comp.Count+1
 	a.comp.Summary = 0
 	msg := model.Message{Role: model.RoleUser, Name: NameContextSummary,
-		Content: "Summary of the earlier conversation, which no longer fits the context:\n\n" + summary}
+		Content: "Summary of the earlier conversation, which no longer fits the context:\n\n" + cutUTF8(summary, maxSummaryBytes)}
 	if summary != "" && tokens(msg) < replaced {
 		a.append(msg)
 		a.comp.Summary = len(a.msgs) - 1

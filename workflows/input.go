@@ -311,8 +311,8 @@ func resolve(in AgentInput) (config, error) {
 	if err := checkWorkspace(in); err != nil {
 		return config{}, err
 	}
-	if in.Model != "" && !strings.HasPrefix(in.Model, "openai:") && !strings.HasPrefix(in.Model, "script:") {
-		return config{}, fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", in.Model)
+	if err := CheckModel(in.Model); err != nil {
+		return config{}, err
 	}
 	if err := todo.CheckToolPatterns(in.Tools); err != nil {
 		return config{}, err
@@ -332,6 +332,15 @@ func resolve(in AgentInput) (config, error) {
 	}
 	c.todo = ts
 	return c, nil
+}
+
+// CheckModel checks the form of a model reference ("" is the worker's
+// default); whether a worker serves it is the worker's to say.
+func CheckModel(ref string) error {
+	if ref != "" && !strings.HasPrefix(ref, "openai:") && !strings.HasPrefix(ref, "script:") {
+		return fmt.Errorf("model %q: want openai:<model name> or script:<scenario file>", ref)
+	}
+	return nil
 }
 
 // checkWorkspace checks the settings of where the tools run.

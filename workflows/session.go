@@ -227,7 +227,11 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	// moves to the current build here, at a point where its state is all
 	// in the carry: a new build need not replay the old one's history.
 	opts := workflow.ContinueAsNewErrorOptions{InitialVersioningBehavior: workflow.ContinueAsNewVersioningBehaviorAutoUpgrade}
-	return workflow.NewContinueAsNewErrorWithOptions(ctx, opts, WorkflowName, a.carry())
+	in := a.carry()
+	if shed, over := fitCarry(&in); len(shed) > 0 {
+		workflow.GetLogger(ctx).Warn("the carry shed parts to fit its cap", "shed", shed, "bytes", carrySize(in), "cap", MaxCarryBytes, "over", over)
+	}
+	return workflow.NewContinueAsNewErrorWithOptions(ctx, opts, WorkflowName, in)
 }
 
 // settled is the last check before the run ends, made without yielding so

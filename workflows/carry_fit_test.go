@@ -1,0 +1,108 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// worstCarry is a carry at every bound at once: the longest system prompt
+// and prompt, a long summary, a full tail, a full list, queue and plan, the
+// events of a busy tree, the most finished subagents kept and a full tree
+// of running agents, each paused with the longest reasons.
+func worstCarry() AgentInput {
+	text := func(c string, n int) string { return strings.Repeat(c, n) }
+	msgs := []model.Message{
+		{Role: model.RoleSystem, Content: text("s", todo.MaxSystemPromptBytes+8<<10)},
+		{Role: model.RoleUser, Content: text("p", todo.MaxMessageBytes)},
+		{Role: model.RoleUser, Name: NameContextSummary, Content: text("m", maxSummaryBytes+100)},
+	}
+	for i := range carryMessages {
+		role := model.RoleAssistant
+		if i%2 == 1 {
+			role = model.RoleTool
+		}
+		msgs = append(msgs, model.Message{Role: role, Content: text("t", carryBytes/carryMessages-200)})
+	}
+	list := make([]todo.Item, todo.MaxItems)
+	for i := range list {
+		list[i] = todo.Item{ID: fmt.Sprintf("%0*d", todo.MaxItemIDBytes, i), Content: text("c", todo.MaxItemBytes), Status: todo.Pending}
+	}
+	// The list, and its unfinished items when the guard gave up.
+	st := todo.State{Todos: list, ContinuationDigest: todo.ListDigest(list), GuardBlocked: &todo.GuardBlocked{Reason: text("g", 500), Unfinished: list}}
+	plans := todo.NewPlanState("root")
+	plan := &todo.Plan{PlanID: "plan_1", Title: "T", Status: todo.PlanActive, Started: true}
+	for i := range todo.MaxPlanSteps {
+		plan.Steps = append(plan.Steps, todo.Step{StepID: "step_" + strconv.Itoa(i+1), Sequence: i + 1, Description: text("d", 1000),
+			Status: todo.StepCompleted, Result: text("r", 1200)})
+	}
+	plans.Plan = plan
+	for i := range 300 {
+		data, _ := json.Marshal(map[string]string{"result": text("r", todo.MaxPlanTextBytes), "output": text("o", todo.MaxStepOutputBytes)})
+		plans.Events = append(plans.Events, todo.Event{EventID: i + 1, Type: todo.EventStepCompleted, AgentID: fmt.Sprintf("a%d", i%50),
+			PlanID: "plan_1", StepID: fmt.Sprintf("step_%d", i), Data: data})
+	}
+	ended := map[string]State{}
+	for i := range maxChildren {
+		ended[fmt.Sprintf("done%03d", i)] = State{AgentID: fmt.Sprintf("done%03d", i), Status: StatusCompleted, Todos: []todo.Item{}, Events: []todo.Event{},
+			Subagents: map[string]State{}, Ended: &EndedChild{Result: text("h", resultHead)}}
+	}
+	tree := &TreeCarry{Briefs: map[string]*Brief{}}
+	for i := range todo.MaxSubagents * (1 + todo.MaxSubagents) {
+		id := fmt.Sprintf("agent-%0*d", 58, i) // 64 bytes, the longest id
+		w := Wait{AgentID: id, Kind: WaitPaused, Reason: text("w", waitReasonBytes)}
+		tree.Broker.Members = append(tree.Broker.Members, todo.Member{AgentID: id, WorkflowID: "root/" + id, Parent: "root"})
+		tree.Briefs[id] = &Brief{Status: StatusPaused, Current: text("c", 200), Paused: true, PauseReason: text("p", waitReasonBytes),
+			ModelError: &ModelError{Message: text("e", 500)}, Waiting: []Wait{w}}
+		tree.Handed = append(tree.Handed, w)
+	}
+	return AgentInput{Model: "openai:gpt", Carry: &Carry{Messages: msgs, Todo: st, Plans: plans, Subagents: ended, Tree: tree,
+		Inbox: []Inbound{{Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}}}}
+}
+
+// A carry at every bound at once fits MaxCarryBytes once it has shed, and
+// sheds no more than it must: its head, summary, last message, list, queue,
+// plan and waits stay.
+func TestCarryFitsItsCap(t *testing.T) {
+	in := worstCarry()
+	before := carrySize(in)
+	shed, over := fitCarry(&in)
+	after := carrySize(in)
+	t.Logf("the worst carry: %d bytes; after shedding %v: %d (cap %d)", before, shed, after, MaxCarryBytes)
+	if before <= MaxCarryBytes {
+		t.Fatalf("the worst carry takes %d bytes, within the cap: the test does not reach it", before)
+	}
+	if over != 0 || after > MaxCarryBytes {
+		t.Errorf("after shedding %v the carry takes %d bytes, over MaxCarryBytes (%d)", shed, after, MaxCarryBytes)
+	}
+	c := in.Carry
+	if len(c.Messages) < todo.Head+1 || c.Messages[todo.Head].Name != NameContextSummary {
+		t.Errorf("the carried messages lost their head or summary")
+	}
+	if len(c.Messages) > todo.Head+1 && c.Messages[todo.Head+1].Role == model.RoleTool {
+		t.Errorf("the tail starts on a tool result")
+	}
+	if len(c.Todo.List()) != todo.MaxItems || len(c.Inbox) != 2 || len(c.Plans.Plan.Steps) != todo.MaxPlanSteps || len(c.Tree.Handed) != len(c.Tree.Briefs) {
+		t.Errorf("the carry shed what it must keep: list, queue, plan or waits")
+	}
+	for _, b := range c.Tree.Briefs {
+		if len(b.Waiting) != 1 {
+			t.Fatalf("a brief lost its wait")
+		}
+	}
+	want := []string{"older messages", "details of the briefs"}
+	if !slices.Equal(shed[:min(2, len(shed))], want) {
+		t.Errorf("shed %v, want %v first", shed, want)
+	}
+
+	small := AgentInput{Carry: &Carry{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}}
+	if shed, _ := fitCarry(&small); shed != nil {
+		t.Errorf("a small carry shed %v", shed)
+	}
+}
