@@ -73,13 +73,18 @@
 //   - plan_bind.go: a dependency bound to its producer's plan
 //   - broker.go: the run tree's routing table, held by its root (who is
 //     in the tree, who wants whose events, who is told of an end)
-//   - plan_prune.go: the events a continuation keeps
+//   - plan_prune.go: the events a continuation keeps, and their data thinned
+//     when they pass a budget
+//   - plan_budget.go: caps on what a model writes into a plan (steps, texts,
+//     outputs, dependencies, subscriptions, the plan's bytes)
+//   - batches.go: events split or cut to a budget of bytes
 //   - plan_view.go: the user's plan checklist and the task_event text
 //   - subagent_tools.go: the agent tools' names and schemas
 //   - state.go: an agent's todo state and the state keys it shows
 //   - tool_policy.go: the input's "tools" and "approval", both patterns
 //     over tool names
 //   - limits.go: caps on what one agent's model may ask for (tool calls per
-//     response, running subagents, tree depth, list length)
+//     response, running subagents, tree depth, list length), and on what
+//     whoever starts or talks to a run hands it (messages, the queue)
 //   - context_limit.go: the context budget a provider's overflow teaches
 package todo

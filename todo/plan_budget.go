@@ -21,6 +21,10 @@ const (
 	MaxStepOutputBytes = 4 << 10
 	// MaxStepDeps is the most steps of other agents one step may wait on.
 	MaxStepDeps = 16
+	// MaxSubscriptions is the most subscriptions an agent may hold at once
+	// (subscribeToTasks); each is in its state, and the root keeps it as a
+	// want of the tree.
+	MaxSubscriptions = 32
 	// MaxPlanBytes is what a plan may take in all, as JSON, counting what
 	// the outputs its steps still wait for may add: a call that could take
 	// it further is refused.

@@ -138,3 +138,13 @@ func TestPlanSchemasStateTheCaps(t *testing.T) {
 		}
 	}
 }
+
+func TestSubscriptionsAreCapped(t *testing.T) {
+	ps := NewPlanState("main")
+	for i := range MaxSubscriptions {
+		planOKCall(t, ps, ToolSubscribe, fmt.Sprintf(`{"event_types":["step_completed"],"agent_id":"a%d"}`, i))
+	}
+	planRefused(t, ps, ToolSubscribe, `{"event_types":["step_completed"],"agent_id":"one-more"}`, "you have 32 subscriptions, the most an agent may have")
+	planOKCall(t, ps, ToolUnsubscribe, `{"subscription_id":"sub_1"}`)
+	planOKCall(t, ps, ToolSubscribe, `{"event_types":["step_completed"],"agent_id":"one-more"}`)
+}

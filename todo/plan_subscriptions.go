@@ -53,6 +53,9 @@ func (ps *PlanState) subscribe(a planArgs) Result {
 			}{old.ID, old, "You already have this subscription (" + old.ID + "); nothing was added."})
 		}
 	}
+	if len(ps.Subscriptions) >= MaxSubscriptions {
+		return planError("you have %d subscriptions, the most an agent may have. Unsubscribe from one you no longer need (listSubscriptions shows them), or subscribe to more at once: one subscription takes several event types, and every agent when agent_id is left out.", len(ps.Subscriptions))
+	}
 	ps.SubscriptionCount++
 	sub.ID = "sub_" + strconv.Itoa(ps.SubscriptionCount)
 	ps.Subscriptions = append(ps.Subscriptions, sub)

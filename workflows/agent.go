@@ -41,9 +41,17 @@ type agent struct {
 	parentID string // the parent's workflow id; "" for the root
 	// turnSeq is the send_message update the running turn answers (0:
 	// none); handedTurn the turn a handover in its wait leaves for the
-	// continuation.
-	turnSeq    int
-	handedTurn *Inbound
+	// continuation; approvalHanded that the response's startPlan handed
+	// its wait for approval over, so the turn does too once the
+	// response's calls are answered.
+	// toolsHanded, that a wait for a tool call's approval was handed over
+	// before any call of the response ran, with verdicts the answers the
+	// response's calls had so far.
+	turnSeq        int
+	handedTurn     *Inbound
+	approvalHanded bool
+	toolsHanded    bool
+	verdicts       []CallVerdict
 	// leaveTree stops the run's loop: its root is gone (tree_send.go).
 	leaveTree  workflow.CancelFunc
 	children   map[string]*child // looked up; childOrder gives the order
@@ -180,7 +188,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 
 // result is what a finished run returns, with its final state.
 func (a *agent) result(final State) AgentResult {
-	return AgentResult{
+	res := AgentResult{
 		AgentID:    a.cfg.agentID,
 		Reply:      a.lastReply(),
 		Turns:      a.turns,
@@ -188,6 +196,8 @@ func (a *agent) result(final State) AgentResult {
 		Todos:      a.todo.List(),
 		State:      &final,
 	}
+	fitResult(&res)
+	return res
 }
 
 func newAgent(cfg config) *agent {

@@ -25,15 +25,20 @@ const (
 	// messages, the todo list (todo.MaxItems), the plan's events
 	// (carryEvents) and at most maxChildren subagents' summaries.
 	MaxCarryBytes = 3 << 19
+	// MaxResultBytes caps a run's result: its final state gives way to
+	// its summary, then its answer to the answer's head (fitResult).
+	MaxResultBytes = 3 << 19
 	// MaxSignalBytes caps a signal between the agents of a tree: a batch
 	// of plan events (at most signalEventsBudget of them, split by send)
 	// with the sender's counters, or an end with its final summary.
 	MaxSignalBytes = 256 << 10
 	// MaxQueryAnswerBytes caps an answer of the state, messages,
 	// transcript or tool_diffs query (pages of activities.DefaultPageBytes;
-	// the state with maxStateEvents events and maxChildren subagents; at
-	// most maxKeptDiffs diffs).
-	MaxQueryAnswerBytes = 1 << 20
+	// the state with stateEventBytes of events, fullChildrenBytes of
+	// finished subagents' summaries and maxChildren in all, its list shown
+	// twice by contract (todos, extra.todos); at most maxKeptDiffs diffs).
+	// TestStateWithinItsCap builds the largest state: 1.42 MB.
+	MaxQueryAnswerBytes = 3 << 19
 )
 
 // signalEventsBudget is what the events of one tree message may take; the

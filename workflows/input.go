@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -189,9 +190,17 @@ type Inbound struct {
 }
 
 // BlockedTurn is where a turn handed over in its wait stood: the model
-// calls it had made (max_turns counts on).
+// calls it had made (max_turns counts on), and what it waits for: blocked
+// steps; its plan's approval (the continuation waits for approve_plan,
+// tells the model the verdict, then calls it); or its tool calls' approval
+// (the continuation asks again, runs them, then calls the model).
 type BlockedTurn struct {
-	Calls int `json:"calls"`
+	Calls    int  `json:"calls"`
+	Approval bool `json:"approval,omitempty"`
+	// Tools: the turn's last response waits for its calls' approval; none
+	// of its calls has run. Verdicts are the answers some already had.
+	Tools    bool          `json:"tools,omitempty"`
+	Verdicts []CallVerdict `json:"verdicts,omitempty"`
 }
 
 // AgentResult is what a finished run returns.
@@ -302,6 +311,12 @@ func resolve(in AgentInput) (config, error) {
 	case len(in.SystemPrompt) > todo.MaxSystemPromptBytes:
 		return config{}, fmt.Errorf("system_prompt is %d bytes: at most %d are taken", len(in.SystemPrompt), todo.MaxSystemPromptBytes)
 	}
+	// The settings go with every continuation and every subagent's input.
+	settings := in
+	settings.Prompt, settings.SystemPrompt, settings.Carry = "", "", nil
+	if b, _ := json.Marshal(settings); len(b) > maxSettingsBytes {
+		return config{}, fmt.Errorf("the input's settings (all but prompt and system_prompt) take %d bytes of JSON: at most %d are taken", len(b), maxSettingsBytes)
+	}
 	if in.Depth < 0 || in.Depth > todo.MaxTreeDepth {
 		return config{}, fmt.Errorf("depth is %d: want 0 (the root) to %d", in.Depth, todo.MaxTreeDepth)
 	}
@@ -372,6 +387,10 @@ func CheckHostQueue(name string) error {
 	}
 	return nil
 }
+
+// maxSettingsBytes is what an input may take besides its prompt, system
+// prompt and carry: tool patterns, reporters, todo settings, names.
+const maxSettingsBytes = 64 << 10
 
 // maxQueueName is the longest task queue name the server takes.
 const maxQueueName = 1000

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,6 +256,7 @@ func TestUserTextIsCapped(t *testing.T) {
 		{AgentInput{Prompt: long}, fmt.Sprintf("prompt is %d bytes: at most %d", len(long), todo.MaxMessageBytes)},
 		{AgentInput{Prompt: "hi", SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes+1)}, "system_prompt is"},
 		{AgentInput{Prompt: long[1:], SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes)}, ""},
+		{AgentInput{Prompt: "hi", Tools: slices.Repeat([]string{"mcp__server__" + strings.Repeat("t", 100)}, 1000)}, "the input's settings (all but prompt and system_prompt) take"},
 	} {
 		if err := tt.in.Validate(); (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Validate(prompt of %d bytes, system prompt of %d) = %v, want %q", len(tt.in.Prompt), len(tt.in.SystemPrompt), err, tt.want)
@@ -277,6 +279,16 @@ func TestUserTextIsCapped(t *testing.T) {
 			if err := a.validateSendMessage(tt.text); (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("send_message of %d bytes after %d queued = %v, want %q", len(tt.text), len(tt.queued), err, tt.want)
 			}
+		}
+	})
+
+	t.Run("approval feedback", func(t *testing.T) {
+		a := &agent{}
+		if err := a.validateApproval(ApprovalArgs{Approved: new(true), Feedback: long}); err == nil || !strings.Contains(err.Error(), "the feedback is 131073 bytes") {
+			t.Errorf("approve_plan with long feedback: %v", err)
+		}
+		if err := a.validateToolApproval(ToolApprovalArgs{Approved: new(true), CallID: "c", Feedback: long}); err == nil || !strings.Contains(err.Error(), "the feedback is 131073 bytes") {
+			t.Errorf("approve_tool with long feedback: %v", err)
 		}
 	})
 

@@ -96,6 +96,10 @@ const (
 	// interrupted (InterruptUpdate) ended with: the model reads, in its
 	// next turn, that it was stopped there.
 	NameInterrupted = "interrupted"
+	// NamePlanVerdict names the user's answer to a startPlan whose wait for
+	// approval was handed over to a continuation: the tool call was
+	// answered that the verdict comes in a message, and this is it.
+	NamePlanVerdict = "plan_verdict"
 )
 
 // The activities a client reads progress from in a session's pending

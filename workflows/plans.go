@@ -33,6 +33,8 @@ func (a *agent) validateApproval(args ApprovalArgs) error {
 		return unknownField(ApprovePlanUpdate, args.unknown)
 	case args.Approved == nil:
 		return errors.New(`approve_plan takes {"approved": true|false, "feedback": "...", "agent_id"?: "..."}`)
+	case len(args.Feedback) > todo.MaxMessageBytes:
+		return fmt.Errorf("the feedback is %d bytes: at most %d", len(args.Feedback), todo.MaxMessageBytes)
 	}
 	_, err := a.approvalFor(args.AgentID)
 	return err
@@ -86,10 +88,24 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
 	// end_session and an interrupt end the wait too: a session that is
-	// told to end must not wait days for an approval nobody will give.
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn }); err != nil {
+	// told to end must not wait days for an approval nobody will give. A
+	// handover ends it as well, in a turn no update waits on: the call is
+	// answered that the verdict comes later, the response's other calls
+	// run, and the turn goes on in the continuation (turn.go).
+	handOver := func() bool { return a.turnSeq == 0 && a.handOverDue(ctx) }
+	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn || handOver() }); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("The approval wait was interrupted: %v", err)}
 	}
+	if a.answer == nil && !a.ended && !a.stopTurn {
+		a.approvalHanded = true
+		return todo.Result{Content: "The plan waits for the user's approval, which may take a while: the answer comes in a message of its own. Do not start the plan's steps before it."}
+	}
+	return a.verdict(ctx)
+}
+
+// verdict applies the answer a startPlan waited for (or the end of the
+// session, or an interrupt, when no answer came) and says it.
+func (a *agent) verdict(ctx workflow.Context) todo.Result {
 	ans := approval{feedback: "The session ended before the plan was approved."}
 	if a.stopTurn && !a.ended {
 		ans.feedback = "The user interrupted the turn before the plan was approved."
@@ -98,6 +114,7 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 		ans = *a.answer
 	}
 	a.answer = nil
+	var out todo.PlanOutcome
 	if ans.approved {
 		out = a.plans.Approve(ans.feedback)
 	} else {
@@ -107,4 +124,26 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	a.status = StatusRunning
 	a.publish(ctx)
 	return out.Result
+}
+
+// awaitHandedApproval is the wait of a turn handed over while its plan
+// waited for approval: the same wait, in the continuation (or again in
+// this run, when the handover found something to do first). The verdict
+// reaches the model as a message; a handover due again hands the turn on.
+func (a *agent) awaitHandedApproval(ctx workflow.Context, calls int) error {
+	if !a.plans.AwaitingApproval {
+		return nil // answered meanwhile by an earlier run's end
+	}
+	a.status = StatusAwaitingApproval
+	a.publish(ctx)
+	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn || a.handOverDue(ctx) }); err != nil {
+		return err
+	}
+	if a.answer == nil && !a.ended && !a.stopTurn {
+		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Approval: true}}
+		return errHandOver
+	}
+	r := a.verdict(ctx)
+	a.append(model.Message{Role: model.RoleUser, Name: NamePlanVerdict, Content: "The user's answer to your startPlan: " + r.Content})
+	return nil
 }

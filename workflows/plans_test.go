@@ -247,3 +247,72 @@ func TestEndSessionEndsAPlanApprovalWait(t *testing.T) {
 		t.Errorf("after end_session: status %s, plan %s", st.Status, dump(st.Plan))
 	}
 }
+
+// A plan's wait for approval that outlasts its run's history crosses
+// continue-as-new: startPlan is answered that the verdict comes later, the
+// response's other calls run, and the continuation waits for approve_plan,
+// tells the model the verdict and goes on with the turn.
+func TestApprovalWaitCrossesContinueAsNew(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env,
+		calls(call("createPlan", `{"title":"Refactor","steps":["Read"]}`)),
+		calls(call("startPlan", `{"message":"Ready?"}`), call("write_todos", `{"todos":[{"content":"Read","status":"in_progress"}]}`)),
+	)
+	env.RegisterDelayedCallback(func() {
+		if st := queryState(t, env); st.Status != StatusAwaitingApproval {
+			t.Errorf("after a day: %s, want awaiting approval", st.Status)
+		}
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+	}, 24*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
+	next := continuedWith(t, env)
+	c := next.Carry
+	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || !c.Inbox[0].Blocked.Approval || c.Inbox[0].Blocked.Calls != 2 || c.Turns != 1 {
+		t.Fatalf("carry: inbox %s, %d turns; want the turn waiting for approval before its third call", dump(c.Inbox), c.Turns)
+	}
+	if !c.Plans.AwaitingApproval || len(c.Todo.Todos) != 1 {
+		t.Errorf("carry: awaiting approval %v, list %s; want the plan waiting, the list written", c.Plans.AwaitingApproval, dump(c.Todo.Todos))
+	}
+	var answered bool
+	for _, m := range c.Messages {
+		answered = answered || m.Role == model.RoleTool && strings.Contains(m.Content, "the answer comes in a message of its own")
+	}
+	if !answered {
+		t.Errorf("startPlan was not answered that its verdict comes later: %s", dump(c.Messages))
+	}
+
+	env = s.NewTestWorkflowEnvironment()
+	seen := scripted(env,
+		say("(call 1, of the first run)"), say("(call 2, of the first run)"),
+		calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"read it"}`)),
+		calls(call("write_todos", `{"todos":[{"content":"Read","status":"completed"}]}`), call("completePlan", `{"status":"completed"}`)),
+		model.Response{Content: "Done."},
+	)
+	env.RegisterDelayedCallback(func() {
+		if st := queryState(t, env); st.Status != StatusAwaitingApproval || len(st.Waiting) != 1 || st.Waiting[0].Kind != WaitPlanApproval {
+			t.Errorf("the continuation: %s, waiting %s; want the plan's approval", st.Status, dump(st.Waiting))
+		}
+		approve(env, t, true, "go ahead", nil)
+	}, 24*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, next)
+	var res AgentResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	st := queryState(t, env)
+	if st.Turns != 1 || st.ModelCalls != 5 || res.Reply != "Done." || st.Plan.Status != todo.PlanCompleted {
+		t.Errorf("after the approval: %d turns, %d calls, reply %q, plan %s", st.Turns, st.ModelCalls, res.Reply, st.Plan.Status)
+	}
+	first := (*seen)[0]
+	var verdict string
+	for _, m := range first.New.Messages {
+		if m.Name == NamePlanVerdict {
+			verdict = m.Content
+		}
+	}
+	if !strings.Contains(verdict, "The user's answer to your startPlan") || !strings.Contains(verdict, "go ahead") {
+		t.Errorf("the model's first call in the continuation did not carry the verdict: %q", verdict)
+	}
+}

@@ -96,6 +96,8 @@ func (a *agent) validateToolApproval(args ToolApprovalArgs) error {
 		return unknownField(ApproveToolUpdate, args.unknown)
 	case args.Approved == nil:
 		return errors.New(`approve_tool takes {"approved": true|false, "feedback": "...", "call_id": "...", "remember"?: bool, "agent_id"?: "..."}`)
+	case len(args.Feedback) > todo.MaxMessageBytes:
+		return fmt.Errorf("the feedback is %d bytes: at most %d", len(args.Feedback), todo.MaxMessageBytes)
 	case args.CallID == "":
 		// A second approval without it would approve a call nobody was
 		// shown.
@@ -156,28 +158,64 @@ func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs
 // approveTools asks, in call order, for the approval of each call the
 // policy requires, and returns the refusals: a result for each call that
 // must not run (rejected, or its wait ended with the session), nil for the
-// others.
-func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) []*todo.Result {
-	refused := make([]*todo.Result, len(calls))
+// others. A handover due in a wait, in a turn no update waits on, ends it
+// with handed: none of the calls has run, and the turn goes on in the
+// continuation with the verdicts given so far (a.verdicts).
+func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refused []*todo.Result, handed bool) {
+	refused = make([]*todo.Result, len(calls))
 	for i, c := range calls {
-		if a.cfg.approval.Required(c.Name) && !slices.Contains(a.remembered, c.Name) {
-			refused[i] = a.askApproval(ctx, c)
+		if !a.cfg.approval.Required(c.Name) || slices.Contains(a.remembered, c.Name) {
+			continue
 		}
+		if j := slices.IndexFunc(a.verdicts, func(v CallVerdict) bool { return v.ID == c.ID }); j >= 0 {
+			if r := a.verdicts[j].Refusal; r != "" {
+				refused[i] = &todo.Result{IsError: true, Content: r}
+			}
+			continue
+		}
+		r, handed := a.askApproval(ctx, c, a.turnSeq == 0)
+		if handed {
+			return nil, true
+		}
+		refused[i] = r
+		v := CallVerdict{ID: c.ID}
+		if r != nil {
+			v.Refusal = r.Content
+		}
+		a.verdicts = append(a.verdicts, v)
 	}
-	return refused
+	a.verdicts = nil
+	return refused, false
+}
+
+// CallVerdict is the answer a tool call of a handed-over response already
+// had: approved (no Refusal), or not run, and why.
+type CallVerdict struct {
+	ID      string `json:"id"`
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // askApproval waits for the answer to call c, and returns the refusal (nil
-// when approved).
-func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) *todo.Result {
+// when approved); or handed, when mayHandOver and a handover came first.
+func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall, mayHandOver bool) (*todo.Result, bool) {
 	a.toolWait = pendingOf(c)
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
-	err := workflow.Await(ctx, func() bool { return a.toolAnswer != nil || a.ended || a.stopTurn })
+	err := workflow.Await(ctx, func() bool {
+		return a.toolAnswer != nil || a.ended || a.stopTurn || mayHandOver && a.handOverDue(ctx)
+	})
 	ans := a.toolAnswer
 	a.toolWait, a.toolAnswer = nil, nil
+	if err == nil && ans == nil && !a.ended && !a.stopTurn {
+		return nil, true // the continuation asks again
+	}
 	a.status = StatusRunning
 	a.publish(ctx)
+	return a.refusal(c, ans, err), false
+}
+
+// refusal is what an answer (or its absence) makes of call c: nil to run it.
+func (a *agent) refusal(c model.ToolCall, ans *ToolApprovalArgs, err error) *todo.Result {
 	switch {
 	case err != nil:
 		return &todo.Result{IsError: true, Content: fmt.Sprintf("Not run: the wait for its approval was interrupted (%v).", err)}
@@ -208,7 +246,9 @@ func (a *agent) holdsDestructive(tool string) bool {
 // for approval, then sends the call again, not to be held; or returns the
 // refusal.
 func (a *agent) heldTool(ctx workflow.Context, t toolCall) (activities.RunToolResult, error) {
-	if refused := a.askApproval(ctx, t.c); refused != nil {
+	// Other calls of the response may be running: this wait is not handed
+	// over (their results would reach no one).
+	if refused, _ := a.askApproval(ctx, t.c, false); refused != nil {
 		return activities.RunToolResult{Content: refused.Content, IsError: true}, nil
 	}
 	t.direct, t.approved = false, true

@@ -245,3 +245,62 @@ func TestWaitingCall(t *testing.T) {
 		}
 	}
 }
+
+// A wait for a tool call's approval that outlasts its run's history
+// crosses continue-as-new: no call of the response has run; the
+// continuation keeps the verdicts given so far, asks for the rest, runs
+// the approved calls and calls the model once they are answered.
+func TestToolApprovalWaitCrossesContinueAsNew(t *testing.T) {
+	response := calls(call("write_file", `{"path":"a","content":"x"}`), call("list_files", `{}`), call("write_file", `{"path":"b","content":"y"}`))
+	env, ran := approvalEnv(response)
+	env.RegisterDelayedCallback(func() {
+		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "not a", CallID: "c1a"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		if st := queryState(t, env); st.PendingApproval == nil || st.PendingApproval.CallID != "c1c" {
+			t.Errorf("the second wait: %s", dump(st.PendingApproval))
+		}
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+	}, 24*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired}))
+	next := continuedWith(t, env)
+	if len(*ran) != 0 {
+		t.Errorf("tools ran before the handover: %v", *ran)
+	}
+	c := next.Carry
+	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || !c.Inbox[0].Blocked.Tools || c.Inbox[0].Blocked.Calls != 0 ||
+		len(c.Inbox[0].Blocked.Verdicts) != 1 || !strings.Contains(c.Inbox[0].Blocked.Verdicts[0].Refusal, "not a") {
+		t.Fatalf("carry: inbox %s; want the response waiting, with c1a's refusal", dump(c.Inbox))
+	}
+	if last := c.Messages[len(c.Messages)-1]; len(last.ToolCalls) != 3 {
+		t.Fatalf("the carried transcript ends with %s, not the waiting response", dump(last))
+	}
+
+	env, ran = approvalEnv(say("(call 1, of the first run)"), say("done"))
+	var waiting State
+	env.RegisterDelayedCallback(func() {
+		waiting = queryState(t, env)
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1c"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, next)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if waiting.PendingApproval == nil || waiting.PendingApproval.CallID != "c1c" || waiting.Status != StatusAwaitingApproval {
+		t.Errorf("the continuation waits for %s (%s); want c1c, asked again", dump(waiting.PendingApproval), waiting.Status)
+	}
+	if strings.Join(*ran, ",") != "c1b,c1c" {
+		t.Errorf("tools run = %v; want the list and the approved write, never the refused one", *ran)
+	}
+	msgs := queryMessages(t, env)
+	for id, want := range map[string]string{"c1a": "not a", "c1b": "ran list_files", "c1c": "ran write_file"} {
+		if m, ok := toolAnswer(msgs, id); !ok || !strings.Contains(m.Content, want) {
+			t.Errorf("%s answered %+v, want %q", id, m, want)
+		}
+	}
+	if st := queryState(t, env); st.ModelCalls != 2 || st.Turns != 1 {
+		t.Errorf("%d model calls in %d turns; want 2 in 1", st.ModelCalls, st.Turns)
+	}
+}

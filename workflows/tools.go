@@ -21,6 +21,9 @@ import (
 func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 	if n := len(calls); n > todo.MaxToolCallsPerResponse {
 		a.runSomeTools(ctx, calls[:todo.MaxToolCallsPerResponse])
+		if a.toolsHanded {
+			return // none ran; the continuation answers them all
+		}
 		for _, c := range calls[todo.MaxToolCallsPerResponse:] {
 			a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true, Content: todo.TooManyToolCalls(n)})
 		}
@@ -35,7 +38,11 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 	if len(a.cfg.approval) > 0 {
 		// Calls that need approval wait for it before any call of the
 		// response runs; the refused ones are left out of the rest.
-		results = a.approveTools(ctx, calls)
+		var handed bool
+		if results, handed = a.approveTools(ctx, calls); handed {
+			a.toolsHanded = true
+			return
+		}
 		var tcalls []todo.Call
 		var at []int
 		for i, c := range calls {

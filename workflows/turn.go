@@ -53,11 +53,33 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	a.inTurn, a.stopTurn = true, false
 	a.turnSeq = m.Seq
 	defer func() { a.inTurn, a.stopTurn = false, false }()
-	resumed := m.Blocked != nil
+	resumed := m.Blocked != nil && !m.Blocked.Approval && !m.Blocked.Tools
+	if m.Blocked != nil && m.Blocked.Approval {
+		if err := a.awaitHandedApproval(ctx, first); err != nil {
+			return err
+		}
+	}
+	// A response whose calls waited for approval when the turn was handed
+	// over: they are answered first, with the verdicts they already had.
+	var pending []model.ToolCall
+	if m.Blocked != nil && m.Blocked.Tools {
+		pending, a.verdicts = a.lastCalls(ctx), m.Blocked.Verdicts
+	}
 	for calls := first; ; calls++ {
 		if a.stopTurn {
 			reply = a.endInterrupted()
 			break
+		}
+		if pending != nil {
+			resp := model.Response{ToolCalls: pending}
+			pending = nil
+			if end, err := a.afterResponse(ctx, resp, calls); err != nil || end {
+				if err == nil {
+					reply = "Paused: " + a.todo.PauseReason
+				}
+				return a.endTurn(m, reply, err)
+			}
+			continue
 		}
 		if resumed {
 			resumed = false
@@ -130,25 +152,71 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			}
 			continue
 		}
-		a.runTools(ctx, resp.ToolCalls)
-		if a.todo.Paused {
-			// A successful todo_pause ends the turn at once: no further
-			// model call, no reminder.
+		end, err := a.afterResponse(ctx, resp, calls)
+		if err != nil {
+			return err
+		}
+		if end {
 			reply = "Paused: " + a.todo.PauseReason
 			break
 		}
-		names := make([]string, len(resp.ToolCalls))
-		for i, c := range resp.ToolCalls {
-			names[i] = c.Name
-		}
-		if inj := todo.AfterTools(&a.todo, a.cfg.todo, names); !inj.None() {
-			a.inject(inj)
-		}
-		a.publish(ctx)
 	}
-	if m.Seq != 0 {
+	return a.endTurn(m, reply, nil)
+}
+
+// endTurn records the reply of a turn an update waits on.
+func (a *agent) endTurn(m Inbound, reply string, err error) error {
+	if err == nil && m.Seq != 0 {
 		a.replies[m.Seq] = reply
 	}
+	return err
+}
+
+// afterResponse runs the tool calls of a model response (the call-th of
+// the turn) and what follows them: end reports a successful todo_pause,
+// which ends the turn at once (no further model call, no reminder);
+// errHandOver, a wait for approval handed over to the continuation
+// (a.handedTurn).
+func (a *agent) afterResponse(ctx workflow.Context, resp model.Response, calls int) (end bool, err error) {
+	a.runTools(ctx, resp.ToolCalls)
+	switch {
+	case a.toolsHanded:
+		// A wait for a call's approval was handed over before any call
+		// ran: the continuation answers the response, then calls the
+		// model.
+		a.toolsHanded = false
+		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Tools: true, Verdicts: a.verdicts}}
+		a.verdicts = nil
+		return false, errHandOver
+	case a.approvalHanded:
+		// startPlan handed its wait over: the turn goes on in the
+		// continuation, with the verdict, at its next model call.
+		a.approvalHanded = false
+		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls + 1, Approval: true}}
+		return false, errHandOver
+	case a.todo.Paused:
+		return true, nil
+	}
+	names := make([]string, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		names[i] = c.Name
+	}
+	if inj := todo.AfterTools(&a.todo, a.cfg.todo, names); !inj.None() {
+		a.inject(inj)
+	}
+	a.publish(ctx)
+	return false, nil
+}
+
+// lastCalls are the tool calls of the transcript's last message, the
+// response a handed-over turn answers first; none when the carry could not
+// keep that message (an answer over its budget), and the model is then
+// called again.
+func (a *agent) lastCalls(ctx workflow.Context) []model.ToolCall {
+	if n := len(a.msgs); n > 0 && a.msgs[n-1].Role == model.RoleAssistant && len(a.msgs[n-1].ToolCalls) > 0 {
+		return a.msgs[n-1].ToolCalls
+	}
+	workflow.GetLogger(ctx).Warn("a handed-over turn's response is not in the carried transcript; the model is called again")
 	return nil
 }
 

@@ -106,3 +106,91 @@ func TestCarryFitsItsCap(t *testing.T) {
 		t.Errorf("a small carry shed %v", shed)
 	}
 }
+
+// A state at every bound at once (the root of a full tree of paused
+// agents, with a full list, plan and event log, the guard's copy of the
+// list, the most finished subagents) answers within MaxQueryAnswerBytes.
+func TestStateWithinItsCap(t *testing.T) {
+	in := worstCarry()
+	c := in.Carry
+	list := c.Todo.Todos
+	st := State{AgentID: "root", Status: StatusPaused, Todos: list, Plan: c.Plans.Plan,
+		Extra:       todo.Extra{Todos: list, GuardBlocked: c.Todo.GuardBlocked},
+		Paused:      true,
+		PauseReason: strings.Repeat("é", todo.MaxPauseReason),
+		Events:      todo.Latest(c.Plans.Events, maxStateEvents, stateEventBytes),
+		Subagents:   map[string]State{},
+		ModelError:  &ModelError{Message: strings.Repeat("e", 500)},
+		PendingApproval: &PendingApproval{CallID: "call", Tool: strings.Repeat("t", 64),
+			Arguments: json.RawMessage(strconv.Quote(strings.Repeat("a", previewBytes)))},
+	}
+	if n := todo.PlanBytes(st.Plan); n > todo.MaxPlanBytes {
+		t.Fatalf("the plan takes %d bytes, over MaxPlanBytes: not one a run can have", n)
+	}
+	// The finished subagents: full summaries in fullChildrenBytes, the
+	// rest ended; and the running children's briefs.
+	room := fullChildrenBytes
+	for id, s := range c.Subagents {
+		full := s
+		full.Todos = list[:10]
+		if fits(full.summary(), &room) {
+			st.Subagents[id] = full.summary()
+		} else {
+			st.Subagents[id] = s
+		}
+	}
+	for i := range todo.MaxSubagents {
+		id := fmt.Sprintf("agent-%0*d", 58, i)
+		st.Subagents["running-"+id] = c.Tree.Briefs[id].state("running-" + id)
+	}
+	for _, b := range c.Tree.Briefs {
+		st.Waiting = append(st.Waiting, b.Waiting...)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the largest state: %d bytes (cap %d)", len(b), MaxQueryAnswerBytes)
+	if len(b) > MaxQueryAnswerBytes {
+		t.Errorf("the largest state takes %d bytes, over MaxQueryAnswerBytes (%d)", len(b), MaxQueryAnswerBytes)
+	}
+}
+
+// The largest state with the longest answer still makes a result the
+// server takes: the state gives way to its summary, then the answer to its
+// head.
+func TestResultFitsItsCap(t *testing.T) {
+	in := worstCarry()
+	st := State{AgentID: "root", Todos: in.Carry.Todo.Todos, Extra: todo.Extra{Todos: in.Carry.Todo.Todos}, Plan: in.Carry.Plans.Plan,
+		Events: in.Carry.Plans.Events, Subagents: in.Carry.Subagents}
+	reply := strings.Repeat("r", 1<<20)
+	for _, tt := range []struct {
+		name        string
+		reply       string
+		wantSummary bool
+		wantCut     bool
+	}{
+		{"small", "done", false, false},
+		{"the largest state", "done", true, false},
+		{"and the longest answer", reply, true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := st
+			if tt.name == "small" {
+				s = State{AgentID: "root"}
+			}
+			res := AgentResult{AgentID: "root", Reply: tt.reply, Todos: s.Todos, State: &s}
+			fitResult(&res)
+			b, _ := json.Marshal(res)
+			if len(b) > MaxResultBytes {
+				t.Errorf("the result takes %d bytes, over MaxResultBytes (%d)", len(b), MaxResultBytes)
+			}
+			if summarised := len(res.State.Subagents) == 0 && len(st.Subagents) > 0 && tt.name != "small"; summarised != tt.wantSummary {
+				t.Errorf("state summarised: %v, want %v", summarised, tt.wantSummary)
+			}
+			if cut := res.Reply != tt.reply; cut != tt.wantCut || cut && !strings.Contains(res.Reply, "the whole of it is in the transcript") {
+				t.Errorf("reply cut: %v (%d bytes), want %v", cut, len(res.Reply), tt.wantCut)
+			}
+		})
+	}
+}

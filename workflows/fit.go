@@ -2,11 +2,16 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
 
+// The two payloads a run ends with, its continuation's input and its
+// result, are measured before they go: each could gather every bound at
+// once.
+//
 // The carry is measured before it is handed over. Each of its parts is
 // bounded where it is made (the caps of todo/limits.go and todo/plan_budget.go,
 // the budgets of carry.go and state.go), but a session that is at every
@@ -90,20 +95,25 @@ func fitCarry(in *AgentInput) (shed []string, over int) {
 }
 
 // shedTail drops the oldest messages after the head and the summary, at
-// least over bytes of them; a tail never starts on a tool result. It
-// returns how many it dropped.
+// least over bytes of them; a tail never starts on a tool result. The last
+// message stays when the handed-over turn answers its calls first.
+// It returns how many it dropped.
 func shedTail(c *Carry, over int) int {
 	msgs := c.Messages
 	keep := min(todo.Head, len(msgs))
 	if keep < len(msgs) && msgs[keep].Name == NameContextSummary {
 		keep++
 	}
+	end := len(msgs)
+	if len(c.Inbox) > 0 && c.Inbox[0].Blocked != nil && c.Inbox[0].Blocked.Tools {
+		end--
+	}
 	i := keep
-	for over > 0 && i < len(msgs) {
+	for over > 0 && i < end {
 		over -= size(msgs[i:i+1]) + 1 // and its comma
 		i++
 	}
-	for i < len(msgs) && msgs[i].Role == model.RoleTool {
+	for i < end && msgs[i].Role == model.RoleTool {
 		i++ // a result without its call is refused by providers
 	}
 	if i == keep {
@@ -119,4 +129,24 @@ func (b *Brief) counters() *Brief {
 	out := *b
 	out.Current, out.PauseReason, out.ModelError = "", "", nil
 	return &out
+}
+
+// fitResult makes a run's result fit MaxResultBytes. The largest state and
+// the longest answer together could pass the server's limit, and a result
+// the server refuses is lost with the run. The state gives way first to its
+// summary (what a parent keeps of a child), then the reply to its head, with
+// a note: the whole answer stays in the transcript.
+func fitResult(res *AgentResult) {
+	fits := func() bool { b, _ := json.Marshal(res); return len(b) <= MaxResultBytes }
+	if fits() {
+		return
+	}
+	if res.State != nil {
+		sum := res.State.summary()
+		res.State = &sum
+	}
+	if b, _ := json.Marshal(res); len(b) > MaxResultBytes {
+		keep := max(0, len(res.Reply)-(len(b)-MaxResultBytes)-256)
+		res.Reply = cutUTF8(res.Reply, keep) + fmt.Sprintf("\n\n[The answer was %d bytes; its first %d are here, and the whole of it is in the transcript.]", len(res.Reply), keep)
+	}
 }
