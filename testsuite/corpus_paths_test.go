@@ -65,6 +65,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a wait with a child running hands over; the continuation adopts the child", "continued as new with children running", "27_child_adopted"},
 	{"an adopted child's end reaches the continuation", "signal tree_end", "27_child_adopted"},
 	{"a turn handed over in its wait on a blocked step", "continued as new in a turn's blocked wait", "06b_subagent_finishes_last"},
+	{"a tool call's wait for approval handed over, none of its response's calls run", "continued as new in a tool call's approval wait", "10_tool_approval"},
+	{"a plan's wait for approval handed over; the verdict comes as a message", "continued as new in a plan's approval wait", "14_subagent_approvals"},
 	{"an adopted child that the server ends at its deadline", "timer fired: deadline of subagent importer", "28_adopted_child_timeout"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
@@ -248,7 +250,14 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 			out = append(out, "continued as new with children running")
 		}
 		if c := in.Carry; c != nil && len(c.Inbox) > 0 && c.Inbox[0].Blocked != nil {
-			out = append(out, "continued as new in a turn's blocked wait")
+			switch b := c.Inbox[0].Blocked; {
+			case b.Approval:
+				out = append(out, "continued as new in a plan's approval wait")
+			case b.Tools:
+				out = append(out, "continued as new in a tool call's approval wait")
+			default:
+				out = append(out, "continued as new in a turn's blocked wait")
+			}
 		}
 		if r.lastCall == "summary" {
 			// No agent call between the summary and the handover: it was
