@@ -23,13 +23,19 @@ func worstCarry() AgentInput {
 		{Role: model.RoleUser, Content: text("p", todo.MaxMessageBytes)},
 		{Role: model.RoleUser, Name: NameContextSummary, Content: text("m", maxSummaryBytes+100)},
 	}
-	for i := range carryMessages {
+	for i := range carryMessages - 1 {
 		role := model.RoleAssistant
 		if i%2 == 1 {
 			role = model.RoleTool
 		}
 		msgs = append(msgs, model.Message{Role: role, Content: text("t", carryBytes/carryMessages-200)})
 	}
+	// The response whose calls wait for approval (the handed turn below).
+	waiting := model.Message{Role: model.RoleAssistant}
+	for i := range todo.MaxToolCallsPerResponse {
+		waiting.ToolCalls = append(waiting.ToolCalls, model.ToolCall{ID: fmt.Sprintf("call_%060d", i), Name: "write_file", Arguments: []byte(`{"path":"a","content":"x"}`)})
+	}
+	msgs = append(msgs, waiting)
 	list := make([]todo.Item, todo.MaxItems)
 	for i := range list {
 		list[i] = todo.Item{ID: fmt.Sprintf("%0*d", todo.MaxItemIDBytes, i), Content: text("c", todo.MaxItemBytes), Status: todo.Pending}
@@ -62,8 +68,15 @@ func worstCarry() AgentInput {
 			ModelError: &ModelError{Message: text("e", 500)}, Waiting: []Wait{w}}
 		tree.Handed = append(tree.Handed, w)
 	}
+	// A turn handed over in its wait for the approval of the most calls,
+	// each refused with long feedback, and a full queue behind it.
+	var verdicts []CallVerdict
+	for i := range todo.MaxToolCallsPerResponse {
+		verdicts = append(verdicts, CallVerdict{ID: fmt.Sprintf("call_%060d", i), Refusal: text("f", verdictBytes)})
+	}
+	handed := Inbound{Blocked: &BlockedTurn{Calls: 10, Tools: true, Verdicts: verdicts}}
 	return AgentInput{Model: "openai:gpt", Carry: &Carry{Messages: msgs, Todo: st, Plans: plans, Subagents: ended, Tree: tree,
-		Inbox: []Inbound{{Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}}}}
+		Inbox: []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}}}}
 }
 
 // A carry at every bound at once fits MaxCarryBytes once it has shed, and
@@ -88,7 +101,10 @@ func TestCarryFitsItsCap(t *testing.T) {
 	if len(c.Messages) > todo.Head+1 && c.Messages[todo.Head+1].Role == model.RoleTool {
 		t.Errorf("the tail starts on a tool result")
 	}
-	if len(c.Todo.List()) != todo.MaxItems || len(c.Inbox) != 2 || len(c.Plans.Plan.Steps) != todo.MaxPlanSteps || len(c.Tree.Handed) != len(c.Tree.Briefs) {
+	if last := c.Messages[len(c.Messages)-1]; len(last.ToolCalls) != todo.MaxToolCallsPerResponse {
+		t.Errorf("the carry lost the response its handed turn answers first")
+	}
+	if len(c.Todo.List()) != todo.MaxItems || len(c.Inbox) != 3 || len(c.Plans.Plan.Steps) != todo.MaxPlanSteps || len(c.Tree.Handed) != len(c.Tree.Briefs) {
 		t.Errorf("the carry shed what it must keep: list, queue, plan or waits")
 	}
 	for _, b := range c.Tree.Briefs {

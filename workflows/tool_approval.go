@@ -180,13 +180,18 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refu
 		refused[i] = r
 		v := CallVerdict{ID: c.ID}
 		if r != nil {
-			v.Refusal = r.Content
+			// Carried if the turn is handed over: up to 64 of them, each
+			// with a human's feedback.
+			v.Refusal = cutUTF8(r.Content, verdictBytes)
 		}
 		a.verdicts = append(a.verdicts, v)
 	}
 	a.verdicts = nil
 	return refused, false
 }
+
+// verdictBytes is the most of a refusal a verdict keeps.
+const verdictBytes = 1 << 10
 
 // CallVerdict is the answer a tool call of a handed-over response already
 // had: approved (no Refusal), or not run, and why.
