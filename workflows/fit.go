@@ -10,10 +10,7 @@ import (
 
 // The two payloads a run ends with, its continuation's input and its
 // result, are measured before they go: each could gather every bound at
-// once.
-//
-// The carry is measured before it is handed over. Each of its parts is
-// bounded where it is made (the caps of todo/limits.go and todo/plan_budget.go,
+// once. Each part of the carry is bounded where it is made (the caps of todo/limits.go and todo/plan_budget.go,
 // the budgets of carry.go and state.go), but a session that is at every
 // bound at once (a full list, plan, queue and tree, a long summary) could
 // still pass MaxCarryBytes. Then the carry sheds, in this order, until it

@@ -149,7 +149,7 @@ func TestStateWithinItsCap(t *testing.T) {
 	for id, s := range c.Subagents {
 		full := s
 		full.Todos = list[:10]
-		if fits(full.summary(), &room) {
+		if takeRoom(full.summary(), &room) {
 			st.Subagents[id] = full.summary()
 		} else {
 			st.Subagents[id] = s

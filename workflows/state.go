@@ -173,8 +173,8 @@ func (s State) ended(reply string) State {
 		Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}, Ended: e}
 }
 
-// fits takes what s takes, as JSON, from room if it is there.
-func fits(s State, room *int) bool {
+// takeRoom takes what s takes, as JSON, from room if it is there.
+func takeRoom(s State, room *int) bool {
 	b, _ := json.Marshal(s)
 	if len(b) > *room {
 		return false

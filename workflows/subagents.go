@@ -251,7 +251,7 @@ func (a *agent) subagentStates() map[string]State {
 			}
 			out[id] = ch.State.ended(ch.reply)
 			if finished <= fullChildren && ch.State.Ended == nil {
-				if sum := ch.State.summary(); fits(sum, &room) {
+				if sum := ch.State.summary(); takeRoom(sum, &room) {
 					out[id] = sum
 				}
 			}
