@@ -52,6 +52,9 @@ type agent struct {
 	approvalHanded bool
 	toolsHanded    bool
 	verdicts       []CallVerdict
+	// earlyTool is a tool approval the root handed on that crossed the
+	// handover of the wait it answers (onHandedToolApproval).
+	earlyTool *ToolApprovalArgs
 	// leaveTree stops the run's loop: its root is gone (tree_send.go).
 	leaveTree  workflow.CancelFunc
 	children   map[string]*child // looked up; childOrder gives the order

@@ -242,7 +242,7 @@ func (a *agent) handOver(ctx workflow.Context) error {
 // wait for the loop) had their turn.
 func (a *agent) settled(ctx workflow.Context) bool {
 	a.drainSignals(ctx)
-	if a.interrupted() || a.bus.unsent > 0 {
+	if a.interrupted() || a.bus.unsent > 0 || a.answerWaits() {
 		return false
 	}
 	if !workflow.AllHandlersFinished(ctx) {
@@ -250,6 +250,14 @@ func (a *agent) settled(ctx workflow.Context) bool {
 		return false
 	}
 	return true
+}
+
+// answerWaits reports a human's answer (approve_plan, approve_tool, or one
+// the root handed on) that came for a wait this run handed over before it
+// could hand over itself: it is not carried, so the turn goes on in this
+// run, where the wait takes it at once.
+func (a *agent) answerWaits() bool {
+	return a.answer != nil || a.toolAnswer != nil || a.earlyTool != nil
 }
 
 // drainSignals takes in every signal already delivered to the run, in the

@@ -146,8 +146,14 @@ func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (str
 	return fmt.Sprintf("%s: %s", verdict, a.toolWait.reason()), nil
 }
 
-// onHandedToolApproval takes an answer the root handed on.
+// onHandedToolApproval takes an answer the root handed on. One that crossed
+// a handover (the wait it answers was handed over, and the continuation has
+// not asked again yet) is kept for that ask.
 func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs) {
+	if a.toolWait == nil && a.toolAnswer == nil && a.unanswered(args.CallID) {
+		a.earlyTool = &args
+		return
+	}
 	if a.toolWait == nil || a.toolAnswer != nil || args.CallID != a.toolWait.CallID {
 		workflow.GetLogger(ctx).Warn("ignoring a handed-on tool approval: no call waits for it", "call_id", args.CallID)
 		return
@@ -203,6 +209,10 @@ type CallVerdict struct {
 // askApproval waits for the answer to call c, and returns the refusal (nil
 // when approved); or handed, when mayHandOver and a handover came first.
 func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall, mayHandOver bool) (*todo.Result, bool) {
+	if e := a.earlyTool; e != nil && e.CallID == c.ID {
+		a.earlyTool = nil
+		return a.refusal(c, e, nil), false
+	}
 	a.toolWait = pendingOf(c)
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
@@ -210,10 +220,13 @@ func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall, mayHandOver 
 		return a.toolAnswer != nil || a.ended || a.stopTurn || mayHandOver && a.handOverDue(ctx)
 	})
 	ans := a.toolAnswer
-	a.toolWait, a.toolAnswer = nil, nil
 	if err == nil && ans == nil && !a.ended && !a.stopTurn {
-		return nil, true // the continuation asks again
+		// The continuation asks again. The wait stays shown until the run
+		// hands over, so that an answer meanwhile is taken, and keeps the
+		// turn in this run (answerWaits).
+		return nil, true
 	}
+	a.toolWait, a.toolAnswer = nil, nil
 	a.status = StatusRunning
 	a.publish(ctx)
 	return a.refusal(c, ans, err), false
@@ -260,4 +273,13 @@ func (a *agent) heldTool(ctx workflow.Context, t toolCall) (activities.RunToolRe
 	var out activities.RunToolResult
 	err := a.runTool(ctx, t).Get(ctx, &out)
 	return out, err
+}
+
+// unanswered reports whether call id is one of the transcript's last
+// response, none of whose calls has an answer yet: a response whose wait
+// for approval was handed over.
+func (a *agent) unanswered(id string) bool {
+	n := len(a.msgs)
+	return n > 0 && a.msgs[n-1].Role == model.RoleAssistant &&
+		slices.ContainsFunc(a.msgs[n-1].ToolCalls, func(c model.ToolCall) bool { return c.ID == id })
 }

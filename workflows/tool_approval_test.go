@@ -304,3 +304,36 @@ func TestToolApprovalWaitCrossesContinueAsNew(t *testing.T) {
 		t.Errorf("%d model calls in %d turns; want 2 in 1", st.ModelCalls, st.Turns)
 	}
 }
+
+// An answer the root hands on can cross the handover of the wait it
+// answers: it reaches the continuation before the continuation asks again.
+// It is kept for that ask, not dropped (which would leave the call waiting
+// for an answer the root thinks it gave).
+func TestToolApprovalThatCrossedTheHandover(t *testing.T) {
+	calls := []model.ToolCall{{ID: "c1", Name: "write_file"}, {ID: "c2", Name: "write_file"}}
+	for _, tt := range []struct {
+		name    string
+		args    ToolApprovalArgs
+		refusal string // "" for approved
+	}{
+		{"approved", ToolApprovalArgs{Approved: yes(), CallID: "c2"}, ""},
+		{"rejected", ToolApprovalArgs{Approved: no(), CallID: "c2", Feedback: "not that file"}, "not that file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &agent{msgs: []model.Message{{Role: model.RoleUser, Content: "go"}, {Role: model.RoleAssistant, ToolCalls: calls}}}
+			a.onHandedToolApproval(nil, tt.args)
+			if a.earlyTool == nil {
+				t.Fatal("the answer that crossed the handover was not kept")
+			}
+			r, handed := a.askApproval(nil, calls[1], true)
+			switch {
+			case handed || a.earlyTool != nil:
+				t.Errorf("the kept answer was not used: handed %v, still kept %v", handed, a.earlyTool != nil)
+			case tt.refusal == "" && r != nil:
+				t.Errorf("an approved call was refused: %s", r.Content)
+			case tt.refusal != "" && (r == nil || !strings.Contains(r.Content, tt.refusal)):
+				t.Errorf("a rejected call was answered %+v", r)
+			}
+		})
+	}
+}
