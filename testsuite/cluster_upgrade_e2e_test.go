@@ -37,7 +37,7 @@ const (
 	deployName  = "todoflow"
 	buildA      = "build-a"
 	buildB      = "build-b"
-	upgradeWait = 2 * time.Minute
+	upgradeWait = 4 * time.Minute
 )
 
 func init() {
@@ -137,7 +137,7 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 		if onA {
 			gate = answer
 		}
-		s.done = cl.playCLI(t, c, s.sc, s.id, 3*time.Minute, gate)
+		s.done = cl.playCLI(t, c, s.sc, s.id, 5*time.Minute, gate)
 		sessions = append(sessions, s)
 		return s
 	}
@@ -158,7 +158,7 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 	waiting := map[string]string{"paused": workflows.StatusPaused, "approval": workflows.StatusAwaitingApproval,
 		"chat": workflows.StatusWaitingUser, "files": workflows.StatusWaitingUser, "tree": workflows.StatusWaitingUser}
 	for _, s := range old {
-		waitFor(t, time.Minute, s.kind+" waiting for its user", func() bool {
+		waitFor(t, 2*time.Minute, s.kind+" waiting for its user", func() bool {
 			st, ok := queryState(context.Background(), c, s.id)
 			return ok && st.Status == waiting[s.kind]
 		})
@@ -177,9 +177,12 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 	// The sessions that keep A draining, as the README lists them.
 	query := fmt.Sprintf("TemporalWorkerDeploymentVersion=%q AND ExecutionStatus=%q", deployName+":"+buildA, "Running")
 	var count string
-	waitFor(t, 30*time.Second, "the old sessions listed as running on "+buildA, func() bool {
+	waitFor(t, 2*time.Minute, "the old sessions listed as running on "+buildA, func() bool {
 		out, err := cl.temporal(context.Background(), "workflow", "count", "--query", query)
-		count = strings.TrimSpace(out)
+		if c := strings.TrimSpace(out); c != count || err != nil {
+			t.Logf("temporal workflow count: %s (%v)", c, err) // each change, for a failure's report
+			count = c
+		}
 		return err == nil && count == fmt.Sprintf("Total: %d", len(old))
 	})
 	t.Logf("temporal workflow count --query '%s': %s", query, count)
@@ -392,7 +395,7 @@ func (cl *cluster) describeVersion(t *testing.T, build string) (v versionInfo, o
 // version that lacks a task queue of the current one.
 func (cl *cluster) waitVersion(t *testing.T, build string) {
 	t.Helper()
-	waitFor(t, time.Minute, "version "+build+" of the deployment, polling todoflow's workflows and activities", func() bool {
+	waitFor(t, 2*time.Minute, "version "+build+" of the deployment, polling todoflow's workflows and activities", func() bool {
 		v, ok := cl.describeVersion(t, build)
 		n := 0
 		for _, q := range v.TaskQueues {
