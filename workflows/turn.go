@@ -20,8 +20,8 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	first := 0
 	switch {
 	case m.Blocked != nil:
-		// The turn the run before handed over in its wait on blocked
-		// steps: it goes on where it stood, with its model calls counted.
+		// The turn the run before handed over in one of its waits: it
+		// goes on where it stood, with its model calls counted.
 		first = m.Blocked.Calls
 	case m.Retry:
 		// The same user message again: its failure notice goes, so that
@@ -53,93 +53,83 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	a.inTurn, a.stopTurn = true, false
 	a.turnSeq = m.Seq
 	defer func() { a.inTurn, a.stopTurn = false, false }()
-	resumed := m.Blocked != nil && !m.Blocked.Approval && !m.Blocked.Tools
-	if m.Blocked != nil && m.Blocked.Approval {
-		if err := a.awaitHandedApproval(ctx, first); err != nil {
-			return err
+	resumed, pending := false, []model.ToolCall(nil)
+	if b := m.Blocked; b != nil {
+		switch {
+		case b.Approval:
+			if err := a.awaitHandedApproval(ctx, first); err != nil {
+				return err
+			}
+		case b.Tools:
+			// The response whose calls waited for approval is answered
+			// first, with the verdicts its calls already had.
+			pending, a.verdicts = a.lastCalls(ctx), b.Verdicts
+		default:
+			resumed = true // on blocked steps: the last answer again
 		}
 	}
-	// A response whose calls waited for approval when the turn was handed
-	// over: they are answered first, with the verdicts they already had.
-	var pending []model.ToolCall
-	if m.Blocked != nil && m.Blocked.Tools {
-		pending, a.verdicts = a.lastCalls(ctx), m.Blocked.Verdicts
-	}
+	// Each round has a response: the pending one, the last one again (a
+	// resumed turn), or the model's next.
+turn:
 	for calls := first; ; calls++ {
 		if a.stopTurn {
 			reply = a.endInterrupted()
 			break
 		}
-		if pending != nil {
-			resp := model.Response{ToolCalls: pending}
-			pending = nil
-			if end, err := a.afterResponse(ctx, resp, calls); err != nil || end {
-				if err == nil {
-					reply = "Paused: " + a.todo.PauseReason
-				}
-				return a.endTurn(m, reply, err)
+		var resp model.Response
+		switch {
+		case pending != nil:
+			resp, pending = model.Response{ToolCalls: pending}, nil
+		case resumed:
+			resp, resumed = model.Response{Content: a.lastReply()}, false
+		default:
+			if calls >= a.cfg.maxTurns {
+				reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
+				a.append(model.Message{Role: model.RoleAssistant, Content: reply})
+				todo.TurnEnded(&a.todo)
+				break turn
 			}
-			continue
-		}
-		if resumed {
-			resumed = false
-			r, end, err := a.answered(ctx, a.lastReply(), calls)
-			if err != nil {
+			if err := a.compactOnRequest(ctx); err != nil {
 				return err
 			}
-			if end {
-				reply = r
-				break
-			}
-			continue
-		}
-		if calls >= a.cfg.maxTurns {
-			reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
-			a.append(model.Message{Role: model.RoleAssistant, Content: reply})
-			todo.TurnEnded(&a.todo)
-			break
-		}
-		if err := a.compactOnRequest(ctx); err != nil {
-			return err
-		}
-		resp, err := a.callModel(ctx)
-		if errors.Is(err, errInterrupted) {
-			reply = a.endInterrupted()
-			break
-		}
-		if err != nil {
-			err = a.recover(ctx, err, &overflows)
+			r, err := a.callModel(ctx)
 			if errors.Is(err, errInterrupted) {
-				// Interrupted in the compaction an overflow asked for.
 				reply = a.endInterrupted()
-				break
+				break turn
 			}
-			var tf *turnFailure
-			if errors.As(err, &tf) {
-				reply = tf.reply
-				a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: reply})
-				a.failedTurn = true
-				todo.TurnEnded(&a.todo)
-				break
+			if err != nil {
+				err = a.recover(ctx, err, &overflows)
+				if errors.Is(err, errInterrupted) {
+					// Interrupted in the compaction an overflow asked for.
+					reply = a.endInterrupted()
+					break turn
+				}
+				var tf *turnFailure
+				if errors.As(err, &tf) {
+					reply = tf.reply
+					a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: reply})
+					a.failedTurn = true
+					todo.TurnEnded(&a.todo)
+					break turn
+				}
+				if err == nil {
+					continue // compacted: call again
+				}
+				return err
 			}
-			if err == nil {
-				continue // compacted: call again
+			resp = r
+			a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+			if a.lastCall {
+				// The guard gave up (todo_blocked): this answer ends the
+				// turn, and a tool it calls anyway is answered, never run.
+				for _, c := range resp.ToolCalls {
+					a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true,
+						Content: "Not run: the turn has ended (todo_blocked). Tell the user what is unfinished and why."})
+				}
+				a.lastCall = false
+				reply = resp.Content
+				break turn
 			}
-		}
-		if err != nil {
-			return err
-		}
-		a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
-		if a.lastCall {
-			// The guard gave up (todo_blocked): this answer ends the turn,
-			// and a tool it calls anyway is answered, never run.
-			for _, c := range resp.ToolCalls {
-				a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true,
-					Content: "Not run: the turn has ended (todo_blocked). Tell the user what is unfinished and why."})
-			}
-			a.lastCall = false
-			reply = resp.Content
-			break
 		}
 		if len(resp.ToolCalls) == 0 {
 			r, end, err := a.answered(ctx, resp.Content, calls)
@@ -161,15 +151,10 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			break
 		}
 	}
-	return a.endTurn(m, reply, nil)
-}
-
-// endTurn records the reply of a turn an update waits on.
-func (a *agent) endTurn(m Inbound, reply string, err error) error {
-	if err == nil && m.Seq != 0 {
+	if m.Seq != 0 {
 		a.replies[m.Seq] = reply
 	}
-	return err
+	return nil
 }
 
 // afterResponse runs the tool calls of a model response (the call-th of
