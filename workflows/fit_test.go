@@ -149,8 +149,8 @@ func TestStateWithinItsCap(t *testing.T) {
 	for id, s := range c.Subagents {
 		full := s
 		full.Todos = list[:10]
-		if takeRoom(full.summary(), &room) {
-			st.Subagents[id] = full.summary()
+		if b, _ := json.Marshal(full.summary()); len(b) <= room {
+			st.Subagents[id], room = full.summary(), room-len(b)
 		} else {
 			st.Subagents[id] = s
 		}

@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
-
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -171,14 +169,4 @@ func (s State) ended(reply string) State {
 	}
 	return State{AgentID: s.AgentID, Status: s.Status, Turns: s.Turns, ModelCalls: s.ModelCalls, Usage: s.Usage, Model: s.Model, TreeUsage: s.TreeUsage,
 		Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}, Ended: e}
-}
-
-// takeRoom takes what s takes, as JSON, from room if it is there.
-func takeRoom(s State, room *int) bool {
-	b, _ := json.Marshal(s)
-	if len(b) > *room {
-		return false
-	}
-	*room -= len(b)
-	return true
 }

@@ -39,6 +39,23 @@ type child struct {
 	finishAsked bool
 	// reply is the head of a finished child's answer, how how it ended.
 	reply, how string
+	// sum is the summary of State, and sumBytes what it takes as JSON,
+	// made once per State (fullSummary).
+	sum      *State
+	sumOf    *State
+	sumBytes int
+}
+
+// fullSummary is a finished child's summary and its size as JSON, made
+// once for each final state the child gets: every state query and every
+// publish show it.
+func (ch *child) fullSummary() (State, int) {
+	if ch.sumOf != ch.State {
+		s := ch.State.summary()
+		b, _ := json.Marshal(s)
+		ch.sum, ch.sumOf, ch.sumBytes = &s, ch.State, len(b)
+	}
+	return *ch.sum, ch.sumBytes
 }
 
 // SpawnArgs are the arguments of spawn_subagent.
@@ -251,8 +268,8 @@ func (a *agent) subagentStates() map[string]State {
 			}
 			out[id] = ch.State.ended(ch.reply)
 			if finished <= fullChildren && ch.State.Ended == nil {
-				if sum := ch.State.summary(); takeRoom(sum, &room) {
-					out[id] = sum
+				if sum, n := ch.fullSummary(); n <= room {
+					out[id], room = sum, room-n
 				}
 			}
 		}
