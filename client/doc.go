@@ -17,7 +17,9 @@
 //
 // The session's messages are the public contract (DESIGN.md, Message
 // names): the updates send_message, approve_plan, approve_tool,
-// set_continuation, retry_turn and compact_context, the signals resume and
+// set_continuation, retry_turn, compact_context and turn_reply (which
+// Sent.Result sends by itself to follow a turn handed over to a later
+// run), the signals resume and
 // end_session, the queries state, plan and messages. Their argument and
 // answer types are those of package workflows (workflows.State,
 // workflows.AgentInput, workflows.CompactResult, …), used as they are: the

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/internal/patient"
+	"github.com/todoflow/todoflow/workflows"
 )
 
 // How a session's queue delivers: one request at a time, in the order they
@@ -73,9 +74,30 @@ func (m *Sent) Reply(ctx context.Context) (string, error) {
 // Result waits until the update is answered and decodes the answer into
 // out (nil to drop it). An answer that is late, because a worker or the
 // server restarted meanwhile, is asked for again under the same update id
-// until ctx ends: an accepted update is durable and answered once. A
-// signal's Result is its Accepted.
+// until ctx ends: an accepted update is durable and answered once. A turn
+// handed over to the session's next run before it answered (a wait of
+// days) is followed there with turn_reply, as often as it is handed on,
+// so that a message's Result is always its turn's reply. A signal's
+// Result is its Accepted.
 func (m *Sent) Result(ctx context.Context, out any) error {
+	err := m.result(ctx, out)
+	for n := 1; ; n++ {
+		id, ok := goesOn(err, m.r.updateID)
+		if !ok {
+			return err
+		}
+		// The run that answered so may still be handing over: ask its
+		// successor, after a pause that grows if the answer comes again.
+		if !sleep(ctx, min(time.Duration(n)*firstRetry, maxRetry)) {
+			return fmt.Errorf("%s to %s: its turn went on in a later run, not answered yet: %w", m.r.name, m.s.id, ctx.Err())
+		}
+		next := m.s.post(ctx, workflows.TurnReplyUpdate, workflows.TurnReplyArgs{UpdateID: id}, fmt.Sprintf("%s/reply-%d", id, n))
+		err = next.result(ctx, out)
+	}
+}
+
+// result is Result for this request alone.
+func (m *Sent) result(ctx context.Context, out any) error {
 	if err := m.Accepted(ctx); err != nil || m.r.signal {
 		return err
 	}
@@ -104,10 +126,28 @@ func (m *Sent) Result(ctx context.Context, out any) error {
 	}
 }
 
+// goesOn reports whether err says the turn an update started goes on in a
+// later run, and the update id whose reply turn_reply gives (the failure
+// names it; updateID when it does not).
+func goesOn(err error, updateID string) (string, bool) {
+	ae, ok := errors.AsType[*temporal.ApplicationError](err)
+	if !ok || ae.Type() != workflows.ErrTypeTurnGoesOn {
+		return "", false
+	}
+	var d workflows.TurnGoesOn
+	if ae.HasDetails() && ae.Details(&d) == nil && d.UpdateID != "" {
+		return d.UpdateID, true
+	}
+	return updateID, true
+}
+
 // answerErr words the error that came in place of an update's answer.
 func (s *Session) answerErr(name string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if _, ok := goesOn(err, ""); ok {
+		return err // not a refusal: Result follows the turn
 	}
 	if r := refusal(err); r != nil {
 		return r

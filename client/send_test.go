@@ -34,12 +34,15 @@ type fakeTemporal struct {
 	refuse   func(name, arg string) string  // a validator's refusal
 	lostOnce map[string]bool                // args whose first UpdateWorkflow answer is lost
 	lateGets map[string][]error             // errors the answer's first polls return, by arg
+	// goesOn names the update whose turn went on in a later run, when the
+	// update (name, arg, id) is answered so; "" to answer it.
+	goesOn func(name, arg, id string) string
 }
 
 // fakeRun is one update the workflow took.
 type fakeRun struct {
-	arg     string
-	refusal string
+	name, arg string
+	refusal   string
 }
 
 func newFake() *fakeTemporal { return &fakeTemporal{known: map[string]*fakeRun{}} }
@@ -78,7 +81,7 @@ func (f *fakeTemporal) UpdateWorkflow(ctx context.Context, o sdkclient.UpdateWor
 	defer f.mu.Unlock()
 	run, ok := f.known[o.UpdateID]
 	if !ok {
-		run = &fakeRun{arg: arg}
+		run = &fakeRun{name: o.UpdateName, arg: arg}
 		if f.refuse != nil {
 			run.refusal = f.refuse(o.UpdateName, arg)
 		}
@@ -147,6 +150,11 @@ func (h *fakeHandle) Get(ctx context.Context, out any) error {
 		return errs[0]
 	}
 	h.f.mu.Unlock()
+	if h.f.goesOn != nil {
+		if id := h.f.goesOn(h.run.name, h.run.arg, h.id); id != "" {
+			return temporal.NewNonRetryableApplicationError("the turn goes on", workflows.ErrTypeTurnGoesOn, nil, workflows.TurnGoesOn{UpdateID: id})
+		}
+	}
 	if out == nil {
 		return nil
 	}
@@ -333,6 +341,28 @@ func TestAnswers(t *testing.T) {
 	}
 	if got := f.taken(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the session took\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A message whose turn was handed over to a later run, twice, gets the
+// turn's reply: Reply follows it with turn_reply, under ids of its own, as
+// often as it goes on.
+func TestReplyFollowsAHandedOverTurn(t *testing.T) {
+	f := newFake()
+	f.goesOn = func(name, arg, id string) string {
+		if name == workflows.SendMessageUpdate || id == "u1/reply-1" {
+			return "u1"
+		}
+		return ""
+	}
+	s := New(f, Options{}).Session("s")
+	reply, err := s.SendWithID(testCtx(t), "u1", "hello").Reply(testCtx(t))
+	const follow = `turn_reply:{"update_id":"u1"}`
+	if err != nil || reply != `reply to {"update_id":"u1"}` {
+		t.Fatalf("reply %q, %v; want the turn_reply's answer", reply, err)
+	}
+	if got := strings.Join(f.taken(), " "); got != "send_message:hello "+follow+" "+follow {
+		t.Errorf("sent %s; want the message, then turn_reply twice", got)
 	}
 }
 

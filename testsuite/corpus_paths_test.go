@@ -68,6 +68,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a tool call's wait for approval handed over, none of its response's calls run", "continued as new in a tool call's approval wait", "10_tool_approval"},
 	{"a plan's wait for approval handed over; the verdict comes as a message", "continued as new in a plan's approval wait", "14_subagent_approvals"},
 	{"an adopted child that the server ends at its deadline", "timer fired: deadline of subagent importer", "28_adopted_child_timeout"},
+	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "continued as new owing a turn's reply", "29_chat_turn_reply"},
+	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "update turn_reply", "29_chat_turn_reply"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 
@@ -258,6 +260,9 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 			default:
 				out = append(out, "continued as new in a turn's blocked wait")
 			}
+		}
+		if c := in.Carry; c != nil && len(c.Inbox) > 0 && c.Inbox[0].ReplyTo != "" {
+			out = append(out, "continued as new owing a turn's reply")
 		}
 		if r.lastCall == "summary" {
 			// No agent call between the summary and the handover: it was

@@ -43,6 +43,7 @@ var driven = []recordedCase{
 	// Scenario 15 on the early server: its root hands over in its wait on
 	// the subagent, which the server ends at its deadline, silently.
 	{"28_adopted_child_timeout", playScenarioFile("15_subagent_timeout")},
+	{"29_chat_turn_reply", recordChatTurnReply},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests

@@ -39,16 +39,20 @@ type agent struct {
 	remembered []string
 
 	parentID string // the parent's workflow id; "" for the root
-	// turnSeq is the send_message update the running turn answers (0:
+	// turnReplyTo is the id of the update the running turn answers ("":
 	// none); handedTurn the turn a handover in its wait leaves for the
-	// continuation; approvalHanded that the response's startPlan handed
-	// its wait for approval over, so the turn does too once the
+	// continuation, and handing that its callers are being answered so
+	// (replies.go); kept the replies of handed-over turns, until
+	// turn_reply takes them. approvalHanded: the response's startPlan
+	// handed its wait for approval over, so the turn does too once the
 	// response's calls are answered.
 	// toolsHanded, that a wait for a tool call's approval was handed over
 	// before any call of the response ran, with verdicts the answers the
 	// response's calls had so far.
-	turnSeq        int
+	turnReplyTo    string
 	handedTurn     *Inbound
+	handing        bool
+	kept           []KeptReply
 	approvalHanded bool
 	toolsHanded    bool
 	verdicts       []CallVerdict
@@ -241,6 +245,7 @@ func newAgent(cfg config) *agent {
 		a.eventsPruned = c.EventsPruned
 		a.childrenPruned = c.SubagentsPruned
 		a.remembered = c.Remembered
+		a.kept = c.Replies
 		if p := c.Published; p != nil {
 			// What the previous run last sent, which this run inherits:
 			// read from the carry, not from the attributes, which an

@@ -95,8 +95,10 @@ func size(msgs []model.Message) int {
 }
 
 // carry is the input of the continuation: the same settings, with this
-// run's state and its transcript compacted. Updates still waiting on a reply never cross the boundary
-// (AgentWorkflow waits for all handlers first), so seqs restart safely.
+// run's state and its transcript compacted. Updates still waiting on a
+// reply never cross the boundary (AgentWorkflow waits for all handlers
+// first, and a handed-over turn's callers were answered: replies.go), so
+// seqs restart safely.
 func (a *agent) carry() AgentInput {
 	in := a.cfg.in
 	in.Prompt = ""
@@ -144,6 +146,7 @@ func (a *agent) carry() AgentInput {
 		EventsPruned:    a.eventsPruned,
 		Tree:            a.carryTree(),
 		Remembered:      a.remembered,
+		Replies:         a.carriedReplies(),
 		Published: &PublishedAttrs{Total: a.published.total, Completed: a.published.completed,
 			Current: a.published.current, Status: a.published.status},
 	}

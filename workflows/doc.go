@@ -43,9 +43,12 @@
 // input, todo state and the model's view of the transcript (the head, the
 // context summary and the recent messages) carried in the Carry field. Its
 // running subagents cross too: the continuation adopts them by workflow id
-// (tree_lifecycle.go). The carry is measured before it goes, and a carry
+// (tree_lifecycle.go). A turn handed over in a wait answers the update that
+// started it that it goes on (TurnGoesOn), and keeps its reply for
+// turn_reply (replies.go): no caller waits on a run that has ended, and no
+// reply is lost. The carry is measured before it goes, and a carry
 // past MaxCarryBytes sheds its least needed parts in a fixed order
-// (carry_fit.go); bounds.go names the cap of each kind of payload.
+// (fit.go); bounds.go names the cap of each kind of payload.
 //
 // # The agent tree
 //

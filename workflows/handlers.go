@@ -44,6 +44,7 @@ func (a *agent) register(ctx workflow.Context) error {
 		{ApproveToolUpdate, a.onToolApproval, a.validateToolApproval},
 		{CompactContextUpdate, a.onCompact, a.validateCompact},
 		{InterruptUpdate, a.onInterrupt, a.validateInterrupt},
+		{TurnReplyUpdate, a.onTurnReply, a.validateTurnReply},
 	} {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})
 		if err != nil {

@@ -153,6 +153,9 @@ type Carry struct {
 	Tree *TreeCarry `json:"tree,omitempty"`
 	// Remembered are the tools approved for the rest of the session.
 	Remembered []string `json:"remembered,omitempty"`
+	// Replies are the replies of handed-over turns that turn_reply has
+	// not taken yet (replies.go).
+	Replies []KeptReply `json:"replies,omitempty"`
 	// Published are the search attributes the run last sent, which the
 	// continuation inherits.
 	Published *PublishedAttrs `json:"published,omitempty"`
@@ -179,9 +182,13 @@ type PublishedAttrs struct {
 // Inbound is a user message waiting for its turn.
 type Inbound struct {
 	Text string `json:"text"`
-	// Seq identifies a send_message update waiting for its reply; 0 for
-	// signals and the prompt.
+	// Seq identifies a send_message update waiting for its reply in this
+	// run; 0 for signals, the prompt, and a turn whose update was
+	// answered that it goes on in a later run.
 	Seq int `json:"seq,omitempty"`
+	// ReplyTo is the id of the update that started the turn: a turn
+	// handed over keeps its reply under it for turn_reply (replies.go).
+	ReplyTo string `json:"reply_to,omitempty"`
 	// Retry runs the failed last turn again instead of a new message.
 	Retry bool `json:"retry,omitempty"`
 	// Blocked is a turn handed over in its wait on blocked plan steps,

@@ -49,6 +49,10 @@ const (
 	// the caller learns whether a turn was running: one that comes
 	// between turns is refused, not kept for the next one.
 	InterruptUpdate = "interrupt"
+	// TurnReplyUpdate waits for the reply of a turn that was handed over to
+	// a later run (TurnReplyArgs, replies.go): an update, because its
+	// caller waits for that reply, and an id no turn answers is refused.
+	TurnReplyUpdate = "turn_reply"
 	// CompactContextUpdate summarises the older messages now (Gemini CLI's
 	// /compress): an update, so the caller learns what was compacted.
 	CompactContextUpdate = "compact_context"

@@ -89,11 +89,10 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	a.publish(ctx)
 	// end_session and an interrupt end the wait too: a session that is
 	// told to end must not wait days for an approval nobody will give. A
-	// handover ends it as well, in a turn no update waits on: the call is
-	// answered that the verdict comes later, the response's other calls
-	// run, and the turn goes on in the continuation (turn.go).
-	handOver := func() bool { return a.turnSeq == 0 && a.handOverDue(ctx) }
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn || handOver() }); err != nil {
+	// handover ends it as well: the call is answered that the verdict
+	// comes later, the response's other calls run, and the turn goes on
+	// in the continuation (turn.go; its caller is answered so, replies.go).
+	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn || a.handOverDue(ctx) }); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("The approval wait was interrupted: %v", err)}
 	}
 	if a.answer == nil && !a.ended && !a.stopTurn {

@@ -85,6 +85,8 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		next := a.inbox[0]
 		a.inbox = a.inbox[1:]
 		if err := a.turn(ctx, next); errors.Is(err, errHandOver) {
+			// The turn keeps whom it answers (replies.go).
+			a.handedTurn.Seq, a.handedTurn.ReplyTo = next.Seq, next.ReplyTo
 			if err := a.handOver(ctx); err != nil {
 				return AgentResult{}, err
 			}
@@ -208,6 +210,11 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	if err := a.summariseForCarry(ctx); err != nil {
 		return err
 	}
+	// The callers of a handed-over turn are answered that it goes on
+	// (replies.go), so that their handlers finish. Should the handover
+	// not happen, the turn goes on here, and its reply is kept for them.
+	a.handing = true
+	defer func() { a.handing = false }()
 	err := workflow.Await(ctx, func() bool {
 		return (workflow.AllHandlersFinished(ctx) && a.reportersIdle()) || a.interrupted()
 	})
@@ -369,20 +376,6 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 		text = "Go on: the blocker you reported is resolved."
 	}
 	a.inbox = append(a.inbox, Inbound{Text: text})
-}
-
-// enqueue puts a message (or a retry) in the inbox and waits for the reply
-// of its turn: the body of the send_message and retry_turn updates.
-func (a *agent) enqueue(ctx workflow.Context, in Inbound) (string, error) {
-	a.nextSeq++
-	in.Seq = a.nextSeq
-	a.inbox = append(a.inbox, in)
-	if err := workflow.Await(ctx, func() bool { _, ok := a.replies[in.Seq]; return ok }); err != nil {
-		return "", err
-	}
-	reply := a.replies[in.Seq]
-	delete(a.replies, in.Seq)
-	return reply, nil
 }
 
 func (a *agent) validateRetry() error {

@@ -218,11 +218,10 @@ func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
 	a.publish(ctx)
 	// The wait may last as long as the agents it waits on work, and their
 	// news grow this run's history: when a handover is due, the turn is
-	// handed over with the run, unless a send_message caller waits for
-	// its reply (an update cannot cross continue-as-new).
-	handOver := func() bool { return a.turnSeq == 0 && a.handOverDue(ctx) }
+	// handed over with the run (a caller waiting for its reply is told
+	// where it will come from: replies.go).
 	err := workflow.Await(ctx, func() bool {
-		return a.blockedSignature() != before || len(a.liveBlockers()) == 0 || stop() || handOver()
+		return a.blockedSignature() != before || len(a.liveBlockers()) == 0 || stop() || a.handOverDue(ctx)
 	})
 	if err == nil && a.blockedSignature() == before && len(a.liveBlockers()) > 0 && !stop() {
 		return false, errHandOver

@@ -179,7 +179,7 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refu
 			}
 			continue
 		}
-		r, handed := a.askApproval(ctx, c, a.turnSeq == 0)
+		r, handed := a.askApproval(ctx, c, true)
 		if handed {
 			return nil, true
 		}

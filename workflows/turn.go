@@ -51,8 +51,8 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	overflows := 0
 	a.lastCall = false
 	a.inTurn, a.stopTurn = true, false
-	a.turnSeq = m.Seq
-	defer func() { a.inTurn, a.stopTurn = false, false }()
+	a.turnReplyTo = m.ReplyTo
+	defer func() { a.inTurn, a.stopTurn, a.turnReplyTo = false, false, "" }()
 	resumed, pending := false, []model.ToolCall(nil)
 	if b := m.Blocked; b != nil {
 		switch {
@@ -151,9 +151,7 @@ turn:
 			break
 		}
 	}
-	if m.Seq != 0 {
-		a.replies[m.Seq] = reply
-	}
+	a.replied(m, reply)
 	return nil
 }
 

@@ -1,0 +1,110 @@
+package testsuite
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	tfclient "github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/workflows"
+	"go.temporal.io/sdk/client"
+)
+
+// A chat message whose turn waits for an approval while the server asks the
+// run to continue as new gets its reply all the same: the run hands the
+// turn over, answers the update that the turn goes on, and the typed client
+// follows the turn (turn_reply) into the run that ends it. The caller sees
+// nothing of it but the reply.
+func TestChatReplyFollowsTheTurnAcrossRuns(t *testing.T) {
+	stub := newModelStub(t, writeThenReply()...)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=20")
+	s.startWorker(t, t.TempDir())
+	runs := chatReplyAcrossRuns(t, s.c, "openai:test-model", "chat-turn-reply")
+	t.Logf("the turn's reply came after %d runs", runs)
+}
+
+// writeThenReply are the model's answers of chatReplyAcrossRuns: a write
+// that waits for approval, then the turn's reply.
+func writeThenReply() []string {
+	return []string{
+		toolCall("call_1", "write_file", map[string]string{"path": "a.txt", "content": "x"}),
+		`{"role":"assistant","content":"Wrote a.txt."}`,
+	}
+}
+
+// chatReplyAcrossRuns plays a chat session of one message with model ref
+// (answering writeThenReply) as workflow id: the turn waits for the write's
+// approval until its wait was handed over, and the message's reply must come
+// through. It ends the session and returns how many runs it took.
+func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sess, err := tfclient.New(c, tfclient.Options{}).Start(ctx, workflows.AgentInput{
+		Model: ref, Todo: todoOff(), Approval: todo.ToolApproval{"write_file": todo.ApprovalRequired},
+	}, tfclient.StartOptions{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		reply string
+		err   error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		reply, err := sess.Send(ctx, "write a.txt").Reply(ctx)
+		got <- answer{reply, err}
+	}()
+
+	// While the turn waits, what grows the run's history (a child's news
+	// in real sessions; here updates that change nothing) makes the server
+	// suggest continuing as new. The approval is given once the wait was
+	// handed over at least once.
+	var st workflows.State
+	waitFor(t, 2*time.Minute, "the write's approval wait in a later run", func() bool {
+		st, err = sess.State(ctx)
+		if err != nil || st.PendingApproval == nil {
+			return false
+		}
+		if runs, err := runsOf(ctx, c, id); err != nil || len(runs) < 2 {
+			if _, err := sess.SetContinuation(ctx, false); err != nil {
+				t.Logf("set_continuation: %v", err)
+			}
+			return false
+		}
+		return true
+	})
+	if _, err := sess.Approve(ctx, tfclient.AnswerTo(st, "")); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	select {
+	case a := <-got:
+		if a.err != nil || a.reply != "Wrote a.txt." {
+			t.Fatalf("the message's reply: %q, %v; want the turn's reply", a.reply, a.err)
+		}
+	case <-ctx.Done():
+		t.Fatal("no reply")
+	}
+	if err := sess.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Wait(ctx); err != nil {
+		t.Fatalf("the session's end: %v", err)
+	}
+	runs, err := runsOf(ctx, c, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(runs)
+}
+
+// recordChatTurnReply: a chat turn handed over in its approval wait; its
+// caller follows it with turn_reply.
+func recordChatTurnReply(t *testing.T, env *recordEnv, id string) []string {
+	_, ref := env.stubs.add(t, id, writeThenReply()...)
+	chatReplyAcrossRuns(t, env.s.c, ref, id)
+	return nil
+}

@@ -1,0 +1,130 @@
+package workflows
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/todoflow/todoflow/todo"
+)
+
+// sendUpdate sends update name with id and args; its answer goes to reply
+// and err, a refusal to refused.
+type sent struct {
+	reply   string
+	err     error
+	refused error
+	done    bool
+}
+
+func sendUpdate(env testEnv, name, id string, arg any) *sent {
+	s := &sent{}
+	env.UpdateWorkflow(name, id, &updateCallback{
+		reject: func(err error) { s.refused, s.done = err, true },
+		complete: func(v any, err error) {
+			s.err, s.done = err, true
+			if r, ok := v.(string); ok {
+				s.reply = r
+			}
+		},
+	}, arg)
+	return s
+}
+
+// A chat turn (started by send_message) that waits for an approval past
+// the run's history limits is handed over like any other: its update is
+// answered that the turn goes on, naming the update's id, and the
+// continuation answers turn_reply with the turn's reply once the approval
+// came. An id no turn answers is refused, and so is one already taken.
+func TestChatTurnCrossesContinueAsNew(t *testing.T) {
+	chat := approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired})
+	chat.Prompt = ""
+	env, ran := approvalEnv(calls(call("write_file", `{"path":"a","content":"x"}`)))
+	var msg *sent
+	env.RegisterDelayedCallback(func() { msg = sendUpdate(env, SendMessageUpdate, "msg-1", "write a") }, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		if st := queryState(t, env); st.PendingApproval == nil {
+			t.Errorf("the turn does not wait for its approval: %s", st.Status)
+		}
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+	}, time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, chat)
+	next := continuedWith(t, env)
+
+	var app *temporal.ApplicationError
+	if msg == nil || !msg.done || !errors.As(msg.err, &app) || app.Type() != ErrTypeTurnGoesOn {
+		t.Fatalf("send_message answered %+v; want a %s failure", msg, ErrTypeTurnGoesOn)
+	}
+	var d TurnGoesOn
+	if err := app.Details(&d); err != nil || d.UpdateID != "msg-1" || !strings.Contains(app.Message(), TurnReplyUpdate) {
+		t.Errorf("the failure names %+v (%v) and says %q; want msg-1 and where the reply comes from", d, err, app.Message())
+	}
+	if len(*ran) != 0 {
+		t.Errorf("tools ran before the approval: %v", *ran)
+	}
+	in := next.Carry.Inbox
+	if len(in) != 1 || in[0].ReplyTo != "msg-1" || in[0].Seq != 0 || in[0].Blocked == nil || !in[0].Blocked.Tools {
+		t.Fatalf("carry: inbox %s; want the waiting turn, answering msg-1, with no seq of the run before", dump(in))
+	}
+
+	env, ran = approvalEnv(say("(call 1, of the first run)"), say("wrote a"))
+	var unknown, early, again *sent
+	env.RegisterDelayedCallback(func() {
+		unknown = sendUpdate(env, TurnReplyUpdate, "r0", TurnReplyArgs{UpdateID: "msg-9"})
+		early = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		if early.done {
+			t.Errorf("turn_reply answered before the turn ended: %+v", early)
+		}
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		again = sendUpdate(env, TurnReplyUpdate, "r2", TurnReplyArgs{UpdateID: "msg-1"})
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, next)
+	completed(t, env)
+	if unknown.refused == nil || !strings.Contains(unknown.refused.Error(), "msg-9") {
+		t.Errorf("turn_reply for an unknown id: %+v; want refused", unknown)
+	}
+	if early.err != nil || early.reply != "wrote a" {
+		t.Errorf("turn_reply answered %+v; want the turn's reply", early)
+	}
+	if again.refused == nil {
+		t.Errorf("turn_reply for a reply already taken: %+v; want refused", again)
+	}
+	if strings.Join(*ran, ",") != "c1a" {
+		t.Errorf("tools run = %v; want the approved write", *ran)
+	}
+}
+
+// A reply no one asked for yet is carried, cut to its bound, and the oldest
+// give way when more are kept than the bound allows.
+func TestKeptRepliesStayBounded(t *testing.T) {
+	a := &agent{replies: map[int]string{}}
+	long := strings.Repeat("é", keptReplyBytes)
+	for i := range maxKeptReplies + 2 {
+		a.replied(Inbound{ReplyTo: string(rune('a' + i))}, long)
+	}
+	a.replied(Inbound{Seq: 3, ReplyTo: "waits-here"}, "to the update")
+	if len(a.kept) != maxKeptReplies || a.kept[0].UpdateID != "c" {
+		t.Fatalf("kept %d replies from %q; want %d, the oldest dropped", len(a.kept), a.kept[0].UpdateID, maxKeptReplies)
+	}
+	if a.replies[3] != "to the update" || a.keptReply("waits-here") >= 0 {
+		t.Errorf("a turn whose update waits in this run answers it, not the kept replies")
+	}
+	for _, k := range a.carriedReplies() {
+		if len(k.Reply) > keptReplyBytes || !strings.Contains(k.Reply, "messages query") || !utf8.ValidString(k.Reply) {
+			t.Fatalf("a carried reply of %d bytes (bound %d), note or runes lost: %.80q", len(k.Reply), keptReplyBytes, k.Reply[len(k.Reply)-80:])
+		}
+	}
+	if len(a.kept[0].Reply) != len(long) {
+		t.Errorf("the run's own copy was cut: %d bytes", len(a.kept[0].Reply))
+	}
+}
