@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -23,7 +24,8 @@ import (
 //  3. the older plan events, but those dependency resolution reads, and
 //     then the data of the oldest of those (todo.PlanState.Thin);
 //  4. the guard's copy of the unfinished items (todo_guard_blocked);
-//  5. the finished subagents: counted as pruned.
+//  5. the kept replies of handed-over turns, but their heads (replies.go);
+//  6. the finished subagents: counted as pruned.
 //
 // A carry that still does not fit is handed over as it is (the server takes
 // up to 2 MiB) and the log says by how much it passed the cap.
@@ -82,6 +84,16 @@ func fitCarry(in *AgentInput) (shed []string, over int) {
 		gb.Unfinished = nil
 		c.Todo.GuardBlocked = &gb
 		shed = append(shed, "the guard's copy of the unfinished items")
+	}
+	if !fits() && len(c.Replies) > 0 {
+		// A reply's head still answers its caller, and says where the
+		// whole reply is.
+		replies := slices.Clone(c.Replies)
+		for i, r := range replies {
+			replies[i].Reply = cutReply(r.Reply, shortReplyBytes)
+		}
+		c.Replies = replies
+		shed = append(shed, "the kept replies but their heads")
 	}
 	if !fits() && len(c.Subagents) > 0 {
 		c.SubagentsPruned += len(c.Subagents)

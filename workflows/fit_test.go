@@ -74,10 +74,21 @@ func worstCarry() AgentInput {
 	for i := range todo.MaxToolCallsPerResponse {
 		verdicts = append(verdicts, CallVerdict{ID: fmt.Sprintf("call_%060d", i), Refusal: text("f", verdictBytes)})
 	}
-	handed := Inbound{Blocked: &BlockedTurn{Calls: 10, Tools: true, Verdicts: verdicts}}
+	// It answers an update of the longest id the server takes, and the
+	// most replies of turns like it wait for turn_reply.
+	handed := Inbound{Blocked: &BlockedTurn{Calls: 10, Tools: true, Verdicts: verdicts}, ReplyTo: text("u", maxUpdateIDBytes)}
+	kept := &agent{}
+	for range maxKeptReplies {
+		kept.kept = append(kept.kept, KeptReply{UpdateID: text("u", maxUpdateIDBytes), Reply: text("r", 1<<20)})
+	}
 	return AgentInput{Model: "openai:gpt", Carry: &Carry{Messages: msgs, Todo: st, Plans: plans, Subagents: ended, Tree: tree,
-		Inbox: []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}}}}
+		Inbox:   []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}},
+		Replies: kept.carriedReplies()}}
 }
+
+// maxUpdateIDBytes is the longest id the server takes for an update (its
+// limit.maxIDLength, 1,000 by default).
+const maxUpdateIDBytes = 1000
 
 // A carry at every bound at once fits MaxCarryBytes once it has shed, and
 // sheds no more than it must: its head, summary, last message, list, queue,
@@ -104,7 +115,7 @@ func TestCarryFitsItsCap(t *testing.T) {
 	if last := c.Messages[len(c.Messages)-1]; len(last.ToolCalls) != todo.MaxToolCallsPerResponse {
 		t.Errorf("the carry lost the response its handed turn answers first")
 	}
-	if len(c.Todo.List()) != todo.MaxItems || len(c.Inbox) != 3 || len(c.Plans.Plan.Steps) != todo.MaxPlanSteps || len(c.Tree.Handed) != len(c.Tree.Briefs) {
+	if len(c.Todo.List()) != todo.MaxItems || len(c.Inbox) != 3 || len(c.Replies) != maxKeptReplies || len(c.Plans.Plan.Steps) != todo.MaxPlanSteps || len(c.Tree.Handed) != len(c.Tree.Briefs) {
 		t.Errorf("the carry shed what it must keep: list, queue, plan or waits")
 	}
 	for _, b := range c.Tree.Briefs {

@@ -61,8 +61,9 @@ type KeptReply struct {
 // that never asks must not grow the carry), and the most of each a carry
 // holds. A reply cut says where the whole one is.
 const (
-	maxKeptReplies = 4
-	keptReplyBytes = 16 << 10
+	maxKeptReplies  = 4
+	keptReplyBytes  = 16 << 10
+	shortReplyBytes = 2 << 10 // a carry past its cap (fit.go)
 )
 
 // enqueue puts a message (or a retry) in the inbox and waits for the reply
@@ -160,18 +161,19 @@ func (a *agent) onTurnReply(ctx workflow.Context, args TurnReplyArgs) (string, e
 func (a *agent) carriedReplies() []KeptReply {
 	out := slices.Clone(a.kept)
 	for i, k := range out {
-		if len(k.Reply) > keptReplyBytes {
-			out[i].Reply = cutReply(k.Reply)
-		}
+		out[i].Reply = cutReply(k.Reply, keptReplyBytes)
 	}
 	return out
 }
 
-// cutReply is the head of a reply too long to carry, with a note that says
-// where the whole one is.
-func cutReply(reply string) string {
+// cutReply fits a reply into n bytes: the reply, or its head with a note
+// that says where the whole one is.
+func cutReply(reply string, n int) string {
+	if len(reply) <= n {
+		return reply
+	}
 	note := fmt.Sprintf("\n\n[This reply was %d bytes; its first %%d are kept here. The whole reply is the transcript's assistant message (messages query).]", len(reply))
-	head := cutUTF8(reply, keptReplyBytes-len(note)-8)
+	head := cutUTF8(reply, n-len(note)-8)
 	return head + fmt.Sprintf(note, len(head))
 }
 
