@@ -154,9 +154,23 @@ func TestCancelledRunCancelsItsChildren(t *testing.T) {
 }
 
 // TestHandOverInTheMiddleOfAWait: a root waiting for its user while its
-// child works hands over as soon as the server suggests it, in the middle
-// of the wait, not at the next turn, which may never come.
+// child works hands over as soon as the server suggests it, or its history
+// reaches its caps on a server that does not suggest it, in the middle of
+// the wait, not at the next turn, which may never come.
 func TestHandOverInTheMiddleOfAWait(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		grow func(testEnv)
+	}{
+		{"suggested", func(env testEnv) { env.SetContinueAsNewSuggested(true) }},
+		{"events", func(env testEnv) { env.SetCurrentHistoryLength(MaxHistoryEvents) }},
+		{"bytes", func(env testEnv) { env.SetCurrentHistorySize(MaxHistoryBytes) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) { handOverInAWait(t, tt.grow) })
+	}
+}
+
+func handOverInAWait(t *testing.T, grow func(testEnv)) {
 	env := newTreeEnv()
 	scriptTree(env, map[string][]model.Response{
 		"main": {calls(spawnCall("kid", "work for a day", quiet)), say("kid is on it")},
@@ -165,7 +179,7 @@ func TestHandOverInTheMiddleOfAWait(t *testing.T) {
 	var waiting State
 	env.RegisterDelayedCallback(func() {
 		waiting = queryState(t, env)
-		env.SetContinueAsNewSuggested(true)
+		grow(env)
 		// What made the history long: the child's news.
 		env.SignalWorkflow(TaskEventSignal, Events{Of: "kid", Brief: &Brief{Status: StatusRunning, Turns: 1}})
 	}, time.Hour)

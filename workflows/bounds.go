@@ -1,5 +1,7 @@
 package workflows
 
+import "go.temporal.io/sdk/workflow"
+
 // What crosses the workflow's boundary, and the cap on each.
 //
 // The server refuses a payload over 2 MiB and terminates a run whose history
@@ -40,6 +42,22 @@ const (
 	// TestStateWithinItsCap builds the largest state: 1.42 MB.
 	MaxQueryAnswerBytes = 3 << 19
 )
+
+// A run's history: the run hands over when the server suggests it, and, on
+// a server whose suggestion is set high or off, before it reaches 80% of
+// the server's default hard limits (51,200 events, 50 MiB), where it would
+// be terminated with the session. The fifth left over is room for what
+// a turn adds between two of its waits.
+const (
+	MaxHistoryEvents = 40 << 10
+	MaxHistoryBytes  = 40 << 20
+)
+
+// historyFull reports whether the run's history, as of this workflow task,
+// has reached a cap the server's suggestion may not have.
+func historyFull(info *workflow.Info) bool {
+	return info.GetCurrentHistoryLength() >= MaxHistoryEvents || info.GetCurrentHistorySize() >= MaxHistoryBytes
+}
 
 // signalEventsBudget is what the events of one tree message may take; the
 // rest of MaxSignalBytes is for the counters and a binding.

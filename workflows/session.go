@@ -112,11 +112,16 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 var errHandOver = errors.New("handed over to the continuation")
 
 // handOverDue reports whether the run should continue as new now: the
-// server suggests it, and nothing waits for the loop. Children may be
-// running: the continuation adopts them. A run winding down after
-// end_session does not hand over: its wait is bounded by subagent_grace_s.
+// server suggests it, or the history reached its caps (bounds.go), and
+// nothing waits for the loop. Children may be running: the continuation
+// adopts them. A run winding down after end_session does not hand over:
+// its wait is bounded by subagent_grace_s.
 func (a *agent) handOverDue(ctx workflow.Context) bool {
-	return !a.interrupted() && !a.ended && workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	if a.interrupted() || a.ended {
+		return false
+	}
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || historyFull(info)
 }
 
 func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
