@@ -74,6 +74,10 @@ type Activities struct {
 	// Client reads the transcript of the calling workflow (see CallModel),
 	// so that messages enter workflow history once, not on every turn.
 	Client client.Client
+	// Namespace is the namespace whose runs' histories are read when a
+	// method is called outside an activity (an activity reads its own
+	// run's); "" reads them whole, page after page from the start.
+	Namespace string
 	// DataConverter decodes the payloads of the workflow's history, when
 	// the transcript is read from there: Client's converter (nil means
 	// the SDK's default).

@@ -282,7 +282,7 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 	if a.Client == nil {
 		return nil, temporal.NewNonRetryableApplicationError("worker has no Temporal client to read the transcript with", ErrTypeModelConfig, nil)
 	}
-	t, err := a.transcriptFromHistory(ctx, workflowID, runID)
+	t, err := a.transcriptFromHistory(ctx, workflowID, runID, spans)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -314,18 +314,14 @@ func (a *Activities) readTranscript(ctx context.Context, workflowID, runID strin
 // answer its query.
 const QueryWait = 2 * time.Minute
 
-// transcriptFromHistory reads the run's history and rebuilds its
-// transcript from it.
-func (a *Activities) transcriptFromHistory(ctx context.Context, workflowID, runID string) (*historyTranscript, error) {
-	evs, err := a.historyEvents(ctx, workflowID, runID)
-	if err != nil {
-		return nil, err
-	}
+// transcriptFromHistory reads what the run's history tells of the messages
+// of spans (historyread.go).
+func (a *Activities) transcriptFromHistory(ctx context.Context, workflowID, runID string, spans []Span) (*historyTranscript, error) {
 	dc := a.DataConverter
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
-	return readHistory(evs, dc)
+	return a.historyFor(ctx, workflowID, runID, spans, dc)
 }
 
 // readByQuery reads spans of the transcript with the transcript query, page

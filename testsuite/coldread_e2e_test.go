@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/grpc"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
@@ -40,10 +42,12 @@ func (m *recordingModel) last() []model.Message {
 }
 
 // coldActivities are a worker's activities that have seen nothing of any
-// run: an empty transcript cache, and no workflow worker beside them.
+// run: an empty transcript cache, and no workflow worker beside them. They
+// read histories of the dev server's namespace.
 func coldActivities(c client.Client, m *recordingModel) *activities.Activities {
 	return &activities.Activities{
 		Client:      c,
+		Namespace:   "default",
 		Models:      func(string) (model.Client, string, error) { return m, "test-model", nil },
 		Transcripts: activities.NewTranscriptCache(0),
 	}
@@ -239,4 +243,105 @@ func TestColdModelCallCost(t *testing.T) {
 	}
 	t.Logf("model call, median of %d: cold (history) %v, warm (cache) %v, ratio %.2f; read by query on an uncached worker %v (%.1fx the cold call)",
 		reps, med(cold), med(warm), float64(med(cold))/float64(med(warm)), med(query), float64(med(query))/float64(med(cold)))
+}
+
+// historyReads counts the history pages a client asks for.
+type historyReads struct{ pages atomic.Int64 }
+
+func (h *historyReads) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if strings.HasSuffix(method, "/GetWorkflowExecutionHistory") || strings.HasSuffix(method, "/GetWorkflowExecutionHistoryReverse") {
+		h.pages.Add(1)
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// A worker that lacks only the messages another worker's calls sent since
+// its own last call reads the run's first history page and its last pages,
+// not the whole run; one that lacks the whole view reads every page once.
+// Both send the model what the original calls sent.
+func TestColdReadFollowsWhatIsMissing(t *testing.T) {
+	const turns = 120 // about 3,000 events
+	var answers []string
+	for i := 1; i <= turns; i++ {
+		answers = append(answers,
+			toolCall(fmt.Sprintf("call_%d", i), "list_files", map[string]string{"path": "."}),
+			fmt.Sprintf(`{"role":"assistant","content":"Turn %d done."}`, i))
+	}
+	stub := newModelStub(t, answers...)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServerTB(t)
+	stop := s.startWorker(t, t.TempDir())
+	ctx := context.Background()
+	id := "cold-partial"
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: workflows.ContextConfig{Summarize: new(bool), MaxTokens: 10_000_000}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= turns; i++ {
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+			Args: []any{fmt.Sprintf("message %d", i)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		if err := h.Get(ctx, nil); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	stop()
+	evs := historyOf(t, s.c, id)
+	var calls []activities.CallModelInput
+	for _, ev := range evs {
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || a.GetActivityType().GetName() != activities.CallModelName {
+			continue
+		}
+		var in activities.CallModelInput
+		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, in)
+	}
+	if len(evs) < 8*256 {
+		t.Fatalf("the run has %d events: too few pages to tell a bounded read", len(evs))
+	}
+	reqs := stub.requests()
+	if len(reqs) != len(calls) {
+		t.Fatalf("%d model requests, %d calls in history", len(reqs), len(calls))
+	}
+
+	reads := &historyReads{}
+	c, err := client.Dial(client.Options{HostPort: s.srv.Address(), Namespace: s.srv.Namespace(), Logger: quiet{},
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(reads.intercept)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m := &recordingModel{}
+	acts := coldActivities(c, m)
+	acts.Namespace = s.srv.Namespace()
+	// The worker's last call was the one before last but one: another
+	// worker took the one between.
+	n := len(calls)
+	for _, k := range []int{n - 3, n - 1} {
+		before := reads.pages.Load()
+		if _, err := acts.CallModel(ctx, calls[k]); err != nil {
+			t.Fatal(err)
+		}
+		pages := reads.pages.Load() - before
+		want := reqs[k].body["messages"].([]any)
+		got := m.last()
+		if len(got) != len(want) {
+			t.Fatalf("call %d: %d messages sent, the original call sent %d", k+1, len(got), len(want))
+		}
+		for i := range got {
+			if g, w := storedMessage(got[i]), wireMessage(want[i].(map[string]any)); g != w {
+				t.Fatalf("call %d, message %d:\n read     %.200s\n original %.200s", k+1, i, g, w)
+			}
+		}
+		t.Logf("call %d of %d (%d messages, %d events in the run): %d history pages read", k+1, n, len(got), len(evs), pages)
+		if k == n-1 && pages > 3 {
+			t.Errorf("the call that lacked one call's messages read %d pages; want the first and one or two from the end", pages)
+		}
+	}
 }
