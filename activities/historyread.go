@@ -15,8 +15,9 @@ import (
 
 // Which events of a run's history a read needs.
 //
-// The server answers a history in pages of at most 256 events, one round
-// trip each, and a run may hold thousands of events before it continues as
+// The server answers a history in pages, one round trip each (at most 256
+// batches of events, a workflow task's worth each: about 500 events of a
+// chat), and a run may hold thousands of events before it continues as
 // new. A worker rarely lacks all of a run: most often it lacks the few
 // messages another worker's calls sent since its own last call. So a read
 // takes the first page (the run's input and its first calls, where the
@@ -26,7 +27,7 @@ import (
 // run's start still reads every page, once.
 
 // historyPageEvents is the page size asked for: the server's own cap
-// (primitives.GetHistoryMaxPageSize).
+// (primitives.GetHistoryMaxPageSize), which it counts in batches.
 const historyPageEvents = 256
 
 // historyFor reads the run's history events that tell the messages of
