@@ -16,7 +16,8 @@ import (
 // Reading the transcript from the run's history.
 //
 // A worker that lacks messages of a run (it restarted, or another worker
-// took the run's earlier calls) reads them from the run's history events:
+// took the run's earlier calls) reads them from the run's history events
+// (historyread.go says which pages):
 // every message is in the new messages of some model call's input, and
 // every field left out there is, verbatim, in a payload of an earlier event
 // (a tool's result, the user's message, the model's answer, the run's
