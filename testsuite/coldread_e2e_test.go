@@ -160,34 +160,9 @@ func TestColdModelCallCost(t *testing.T) {
 		t.Skip("a measurement; set TODOFLOW_COLD=1")
 	}
 	const turns = 250 // four messages each: 1,000 and the system prompt
-	var answers []string
-	for i := 1; i <= turns; i++ {
-		answers = append(answers,
-			toolCall(fmt.Sprintf("call_%d", i), "list_files", map[string]string{"path": "."}),
-			fmt.Sprintf(`{"role":"assistant","content":"Turn %d done: nothing much to see in this folder, as before."}`, i))
-	}
-	stub := newModelStub(t, answers...)
-	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=1000000", "limit.historySize.suggestContinueAsNew=1000000000")
-	stop := s.startWorker(t, t.TempDir())
-	ctx := context.Background()
 	id := "cold-cost"
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: workflows.ContextConfig{Summarize: new(bool), MaxTokens: 10_000_000}}); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= turns; i++ {
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
-			Args: []any{fmt.Sprintf("message %d: what is in this folder now?", i)}, WaitForStage: client.WorkflowUpdateStageCompleted})
-		if err != nil {
-			t.Fatalf("turn %d: %v", i, err)
-		}
-		if err := h.Get(ctx, nil); err != nil {
-			t.Fatalf("turn %d: %v", i, err)
-		}
-	}
-	stop()
+	s, _ := toolSession(t, id, turns, "limit.historyCount.suggestContinueAsNew=1000000", "limit.historySize.suggestContinueAsNew=1000000000")
+	ctx := context.Background()
 	calls := modelCalls(t, s.c, id)
 	in := withoutNew(calls[len(calls)-1])
 	evs := historyOf(t, s.c, id)
@@ -266,6 +241,42 @@ func TestColdModelCallCost(t *testing.T) {
 		reps, med(cold), med(warm), float64(med(cold))/float64(med(warm)), med(partial), med(query), float64(med(query))/float64(med(cold)))
 }
 
+// toolSession plays a session of turns turns as workflow id, each a user
+// message, a list_files call, its result and a reply, all in the model's
+// view, on a server with the dynamic settings given; its worker is stopped
+// once the turns are done.
+func toolSession(t *testing.T, id string, turns int, dynamic ...string) (*server, *modelStub) {
+	t.Helper()
+	var answers []string
+	for i := 1; i <= turns; i++ {
+		answers = append(answers,
+			toolCall(fmt.Sprintf("call_%d", i), "list_files", map[string]string{"path": "."}),
+			fmt.Sprintf(`{"role":"assistant","content":"Turn %d done: nothing much to see in this folder, as before."}`, i))
+	}
+	stub := newModelStub(t, answers...)
+	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServerTB(t, dynamic...)
+	stop := s.startWorker(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: workflows.ContextConfig{Summarize: new(bool), MaxTokens: 10_000_000}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= turns; i++ {
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+			Args: []any{fmt.Sprintf("message %d: what is in this folder now?", i)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+		if err := h.Get(ctx, nil); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	stop()
+	return s, stub
+}
+
 // historyReads counts the history pages a client asks for.
 type historyReads struct{ pages atomic.Int64 }
 
@@ -282,34 +293,9 @@ func (h *historyReads) intercept(ctx context.Context, method string, req, reply 
 // Both send the model what the original calls sent.
 func TestColdReadFollowsWhatIsMissing(t *testing.T) {
 	const turns = 120 // about 3,000 events
-	var answers []string
-	for i := 1; i <= turns; i++ {
-		answers = append(answers,
-			toolCall(fmt.Sprintf("call_%d", i), "list_files", map[string]string{"path": "."}),
-			fmt.Sprintf(`{"role":"assistant","content":"Turn %d done."}`, i))
-	}
-	stub := newModelStub(t, answers...)
-	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	s := startServerTB(t)
-	stop := s.startWorker(t, t.TempDir())
-	ctx := context.Background()
 	id := "cold-partial"
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: workflows.ContextConfig{Summarize: new(bool), MaxTokens: 10_000_000}}); err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= turns; i++ {
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
-			Args: []any{fmt.Sprintf("message %d", i)}, WaitForStage: client.WorkflowUpdateStageCompleted})
-		if err != nil {
-			t.Fatalf("turn %d: %v", i, err)
-		}
-		if err := h.Get(ctx, nil); err != nil {
-			t.Fatalf("turn %d: %v", i, err)
-		}
-	}
-	stop()
+	s, stub := toolSession(t, id, turns)
+	ctx := context.Background()
 	evs := historyOf(t, s.c, id)
 	calls := modelCalls(t, s.c, id)
 	if len(evs) < 8*256 {
