@@ -25,7 +25,10 @@ import (
 //   - the turn_reply update {"update_id"} waits for that reply and returns
 //     it, or is itself answered TurnGoesOn when the turn is handed over
 //     again. The typed client (client.Sent.Reply) does this for its
-//     caller: a chat sees its reply, whatever the runs in between.
+//     caller: a chat sees its reply, whatever the runs in between;
+//   - a session that ends with a reply not taken waits for its caller as
+//     long as for its reporters (windDown), then completes: the result
+//     has the reply.
 //
 // The same caller is never left waiting and no reply is lost: it is either
 // the update's answer or kept under the update's id, and a turn_reply for

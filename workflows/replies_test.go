@@ -41,6 +41,83 @@ func sendUpdate(env testEnv, name, id string, arg any) *sent {
 // continuation answers turn_reply with the turn's reply once the approval
 // came. An id no turn answers is refused, and so is one already taken.
 func TestChatTurnCrossesContinueAsNew(t *testing.T) {
+	next := handedChatTurn(t)
+	env, ran := approvalEnv(say("(call 1, of the first run)"), say("wrote a"))
+	var unknown, early, again *sent
+	env.RegisterDelayedCallback(func() {
+		unknown = sendUpdate(env, TurnReplyUpdate, "r0", TurnReplyArgs{UpdateID: "msg-9"})
+		early = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		if early.done {
+			t.Errorf("turn_reply answered before the turn ended: %+v", early)
+		}
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		again = sendUpdate(env, TurnReplyUpdate, "r2", TurnReplyArgs{UpdateID: "msg-1"})
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, next)
+	completed(t, env)
+	if unknown.refused == nil || !strings.Contains(unknown.refused.Error(), "msg-9") {
+		t.Errorf("turn_reply for an unknown id: %+v; want refused", unknown)
+	}
+	if early.err != nil || early.reply != "wrote a" {
+		t.Errorf("turn_reply answered %+v; want the turn's reply", early)
+	}
+	if again.refused == nil {
+		t.Errorf("turn_reply for a reply already taken: %+v; want refused", again)
+	}
+	if strings.Join(*ran, ",") != "c1a" {
+		t.Errorf("tools run = %v; want the approved write", *ran)
+	}
+}
+
+// A session that ends before the caller of its handed-over turn asked for
+// the reply waits for that ask (as long as it waits for its reporters),
+// then completes with the reply in its result.
+func TestKeptReplyOutlivesEndSession(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		asked bool
+	}{{"asked after the end", true}, {"never asked", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			next := handedChatTurn(t)
+			env, _ := approvalEnv(say("(call 1, of the first run)"), say("wrote a"))
+			var late *sent
+			var openAfterEnd bool
+			env.RegisterDelayedCallback(func() {
+				approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+				env.SignalWorkflow(EndSessionSignal, nil)
+			}, time.Hour)
+			env.RegisterDelayedCallback(func() {
+				openAfterEnd = true
+				if tt.asked {
+					late = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
+				}
+			}, time.Hour+time.Minute)
+			env.ExecuteWorkflow(AgentWorkflow, next)
+			completed(t, env)
+			if !openAfterEnd {
+				t.Fatal("the run completed before its caller could ask for the reply")
+			}
+			if tt.asked && (late == nil || late.err != nil || late.reply != "wrote a") {
+				t.Errorf("turn_reply after end_session: %+v; want the reply", late)
+			}
+			var res AgentResult
+			if err := env.GetWorkflowResult(&res); err != nil || res.Reply != "wrote a" {
+				t.Errorf("result reply %q (%v)", res.Reply, err)
+			}
+		})
+	}
+}
+
+// handedChatTurn plays a chat turn whose write waits for approval until the
+// run hands it over, and returns the continuation's input; the
+// send_message (id msg-1) must have been answered that the turn goes on.
+func handedChatTurn(t *testing.T) AgentInput {
+	t.Helper()
 	chat := approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired})
 	chat.Prompt = ""
 	env, ran := approvalEnv(calls(call("write_file", `{"path":"a","content":"x"}`)))
@@ -71,37 +148,7 @@ func TestChatTurnCrossesContinueAsNew(t *testing.T) {
 	if len(in) != 1 || in[0].ReplyTo != "msg-1" || in[0].Seq != 0 || in[0].Blocked == nil || !in[0].Blocked.Tools {
 		t.Fatalf("carry: inbox %s; want the waiting turn, answering msg-1, with no seq of the run before", dump(in))
 	}
-
-	env, ran = approvalEnv(say("(call 1, of the first run)"), say("wrote a"))
-	var unknown, early, again *sent
-	env.RegisterDelayedCallback(func() {
-		unknown = sendUpdate(env, TurnReplyUpdate, "r0", TurnReplyArgs{UpdateID: "msg-9"})
-		early = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
-	}, time.Minute)
-	env.RegisterDelayedCallback(func() {
-		if early.done {
-			t.Errorf("turn_reply answered before the turn ended: %+v", early)
-		}
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
-	}, time.Hour)
-	env.RegisterDelayedCallback(func() {
-		again = sendUpdate(env, TurnReplyUpdate, "r2", TurnReplyArgs{UpdateID: "msg-1"})
-		env.SignalWorkflow(EndSessionSignal, nil)
-	}, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, next)
-	completed(t, env)
-	if unknown.refused == nil || !strings.Contains(unknown.refused.Error(), "msg-9") {
-		t.Errorf("turn_reply for an unknown id: %+v; want refused", unknown)
-	}
-	if early.err != nil || early.reply != "wrote a" {
-		t.Errorf("turn_reply answered %+v; want the turn's reply", early)
-	}
-	if again.refused == nil {
-		t.Errorf("turn_reply for a reply already taken: %+v; want refused", again)
-	}
-	if strings.Join(*ran, ",") != "c1a" {
-		t.Errorf("tools run = %v; want the approved write", *ran)
-	}
+	return next
 }
 
 // A reply no one asked for yet is carried, cut to its bound, and the oldest

@@ -193,6 +193,17 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 			a.abandonReports()
 		}
 	}
+	if len(a.kept) > 0 {
+		// A caller told that its turn went on may not have asked for the
+		// reply yet: it gets as long as the reporters do, then the reply
+		// stays in the result and the transcript.
+		if _, err := a.awaitOrTimeout(ctx, drainTimeout, "replies drain", func() bool { return len(a.kept) == 0 || a.interrupted() }); err != nil {
+			return AgentResult{}, false, err
+		}
+		if a.interrupted() {
+			return AgentResult{}, false, nil
+		}
+	}
 	a.status = StatusCompleted
 	a.publish(ctx)
 	// A parent records a child's last events from its signals and its final
