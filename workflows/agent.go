@@ -42,8 +42,8 @@ type agent struct {
 	// turnReplyTo is the id of the update the running turn answers ("":
 	// none); handedTurn the turn a handover in its wait leaves for the
 	// continuation, and handing that its callers are being answered so
-	// (replies.go); kept the replies of handed-over turns, until
-	// turn_reply takes them. approvalHanded: the response's startPlan
+	// (replies.go); kept the replies of handed-over turns, for
+	// turn_reply. approvalHanded: the response's startPlan
 	// handed its wait for approval over, so the turn does too once the
 	// response's calls are answered.
 	// toolsHanded, that a wait for a tool call's approval was handed over

@@ -21,7 +21,7 @@ import (
 //     caller's own update id, and the turn is carried with that id
 //     (Inbound.ReplyTo);
 //   - the run that ends the turn keeps its reply under that id, carried
-//     (cut to keptReplyBytes) to later runs if no one asked for it yet;
+//     (cut to keptReplyBytes) to later runs until someone took it;
 //   - the turn_reply update {"update_id"} waits for that reply and returns
 //     it, or is itself answered TurnGoesOn when the turn is handed over
 //     again. The typed client (client.Sent.Reply) does this for its
@@ -53,11 +53,14 @@ type TurnReplyArgs struct {
 	unknown string // strict.go
 }
 
-// KeptReply is the reply of a handed-over turn, kept until turn_reply takes
-// it.
+// KeptReply is the reply of a handed-over turn. It is kept while newer ones
+// leave it room: a second caller following the same turn (two clients, a
+// lost answer asked again) gets it too.
 type KeptReply struct {
 	UpdateID string `json:"update_id"`
 	Reply    string `json:"reply"`
+	// Taken: a turn_reply has returned it; it is carried no more.
+	Taken bool `json:"taken,omitempty"`
 }
 
 // Bounds of the kept replies: the most kept, oldest dropped first (a caller
@@ -138,7 +141,7 @@ func (a *agent) validateTurnReply(args TurnReplyArgs) error {
 	case args.UpdateID == "":
 		return fmt.Errorf(`%s takes {"update_id": "..."}: the id a %s failure named`, TurnReplyUpdate, ErrTypeTurnGoesOn)
 	case a.keptReply(args.UpdateID) < 0 && !a.answers(args.UpdateID):
-		return fmt.Errorf("no turn of this session answers update %q: its reply was taken already, was dropped after %d later ones, or never went on here; the messages query has every reply", args.UpdateID, maxKeptReplies)
+		return fmt.Errorf("no turn of this session answers update %q: its reply was dropped for %d later ones or left behind in an earlier run once taken, or the turn never went on here; the messages query has every reply", args.UpdateID, maxKeptReplies)
 	}
 	return nil
 }
@@ -154,17 +157,23 @@ func (a *agent) onTurnReply(ctx workflow.Context, args TurnReplyArgs) (string, e
 	if i < 0 {
 		return "", turnGoesOn(id)
 	}
-	reply := a.kept[i].Reply
-	a.kept = slices.Delete(a.kept, i, i+1)
-	return reply, nil
+	a.kept[i].Taken = true
+	return a.kept[i].Reply, nil
 }
 
-// carriedReplies are the kept replies as a carry holds them: each cut to
-// keptReplyBytes.
+// untaken reports whether a kept reply waits for its caller.
+func (a *agent) untaken() bool {
+	return slices.ContainsFunc(a.kept, func(k KeptReply) bool { return !k.Taken })
+}
+
+// carriedReplies are the kept replies as a carry holds them: those not
+// taken yet, each cut to keptReplyBytes.
 func (a *agent) carriedReplies() []KeptReply {
-	out := slices.Clone(a.kept)
-	for i, k := range out {
-		out[i].Reply = cutReply(k.Reply, keptReplyBytes)
+	var out []KeptReply
+	for _, k := range a.kept {
+		if !k.Taken {
+			out = append(out, KeptReply{UpdateID: k.UpdateID, Reply: cutReply(k.Reply, keptReplyBytes)})
+		}
 	}
 	return out
 }

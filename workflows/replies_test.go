@@ -39,7 +39,7 @@ func sendUpdate(env testEnv, name, id string, arg any) *sent {
 // the run's history limits is handed over like any other: its update is
 // answered that the turn goes on, naming the update's id, and the
 // continuation answers turn_reply with the turn's reply once the approval
-// came. An id no turn answers is refused, and so is one already taken.
+// came, to a second caller too. An id no turn answers is refused.
 func TestChatTurnCrossesContinueAsNew(t *testing.T) {
 	next := handedChatTurn(t)
 	env, ran := approvalEnv(say("(call 1, of the first run)"), say("wrote a"))
@@ -66,8 +66,8 @@ func TestChatTurnCrossesContinueAsNew(t *testing.T) {
 	if early.err != nil || early.reply != "wrote a" {
 		t.Errorf("turn_reply answered %+v; want the turn's reply", early)
 	}
-	if again.refused == nil {
-		t.Errorf("turn_reply for a reply already taken: %+v; want refused", again)
+	if again.err != nil || again.reply != "wrote a" {
+		t.Errorf("turn_reply for a reply taken once: %+v; want it again", again)
 	}
 	if strings.Join(*ran, ",") != "c1a" {
 		t.Errorf("tools run = %v; want the approved write", *ran)
@@ -173,5 +173,9 @@ func TestKeptRepliesStayBounded(t *testing.T) {
 	}
 	if len(a.kept[0].Reply) != len(long) {
 		t.Errorf("the run's own copy was cut: %d bytes", len(a.kept[0].Reply))
+	}
+	a.kept[0].Taken = true
+	if n := len(a.carriedReplies()); n != maxKeptReplies-1 || !a.untaken() {
+		t.Errorf("with one reply taken, %d are carried; want the %d others", n, maxKeptReplies-1)
 	}
 }

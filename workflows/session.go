@@ -193,11 +193,11 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 			a.abandonReports()
 		}
 	}
-	if len(a.kept) > 0 {
+	if a.untaken() {
 		// A caller told that its turn went on may not have asked for the
 		// reply yet: it gets as long as the reporters do, then the reply
 		// stays in the result and the transcript.
-		if _, err := a.awaitOrTimeout(ctx, drainTimeout, "replies drain", func() bool { return len(a.kept) == 0 || a.interrupted() }); err != nil {
+		if _, err := a.awaitOrTimeout(ctx, drainTimeout, "replies drain", func() bool { return !a.untaken() || a.interrupted() }); err != nil {
 			return AgentResult{}, false, err
 		}
 		if a.interrupted() {
