@@ -70,6 +70,7 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"an adopted child that the server ends at its deadline", "timer fired: deadline of subagent importer", "28_adopted_child_timeout"},
 	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "continued as new owing a turn's reply", "29_chat_turn_reply"},
 	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "update turn_reply", "29_chat_turn_reply"},
+	{"a session that ends with a handed-over turn's reply not taken waits for its caller", "timer started: replies drain", "30_late_turn_reply"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 

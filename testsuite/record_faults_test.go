@@ -44,6 +44,7 @@ var driven = []recordedCase{
 	// the subagent, which the server ends at its deadline, silently.
 	{"28_adopted_child_timeout", playScenarioFile("15_subagent_timeout")},
 	{"29_chat_turn_reply", recordChatTurnReply},
+	{"30_late_turn_reply", recordLateTurnReply},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests

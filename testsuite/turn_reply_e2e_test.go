@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,21 +11,27 @@ import (
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 )
 
 // A chat message whose turn waits for an approval while the server asks the
 // run to continue as new gets its reply all the same: the run hands the
 // turn over, answers the update that the turn goes on, and the typed client
 // follows the turn (turn_reply) into the run that ends it. The caller sees
-// nothing of it but the reply.
+// nothing of it but the reply. A caller that asks for the reply late, after
+// the session was told to end, still gets it.
 func TestChatReplyFollowsTheTurnAcrossRuns(t *testing.T) {
-	stub := newModelStub(t, writeThenReply()...)
-	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
+	stubs := newStubRouter(t)
+	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
 	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=20")
 	s.startWorker(t, t.TempDir())
-	runs := chatReplyAcrossRuns(t, s.c, "openai:test-model", "chat-turn-reply")
-	t.Logf("the turn's reply came after %d runs", runs)
+	for _, late := range []bool{false, true} {
+		id := fmt.Sprintf("chat-turn-reply-late-%v", late)
+		_, ref := stubs.add(t, id, writeThenReply()...)
+		runs := chatReplyAcrossRuns(t, s.c, ref, id, late)
+		t.Logf("late %v: the turn's reply came after %d runs", late, runs)
+	}
 }
 
 // writeThenReply are the model's answers of chatReplyAcrossRuns: a write
@@ -39,8 +46,11 @@ func writeThenReply() []string {
 // chatReplyAcrossRuns plays a chat session of one message with model ref
 // (answering writeThenReply) as workflow id: the turn waits for the write's
 // approval until its wait was handed over, and the message's reply must come
-// through. It ends the session and returns how many runs it took.
-func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string) int {
+// through. The typed client follows the turn by itself; a late caller (the
+// stock CLI's way) is answered that the turn goes on, and asks turn_reply
+// only after the session was told to end, which waits for it. It ends the
+// session and returns how many runs it took.
+func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string, late bool) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -55,8 +65,19 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string) int {
 		err   error
 	}
 	got := make(chan answer, 1)
+	const lateID = "late-message"
 	go func() {
-		reply, err := sess.Send(ctx, "write a.txt").Reply(ctx)
+		if !late {
+			reply, err := sess.Send(ctx, "write a.txt").Reply(ctx)
+			got <- answer{reply, err}
+			return
+		}
+		var reply string
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: lateID, UpdateName: workflows.SendMessageUpdate,
+			Args: []any{"write a.txt"}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, &reply)
+		}
 		got <- answer{reply, err}
 	}()
 
@@ -99,16 +120,34 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string) int {
 	if refused != nil {
 		t.Logf("an approval between two runs was refused: %v", refused)
 	}
+	var a answer
 	select {
-	case a := <-got:
-		if a.err != nil || a.reply != "Wrote a.txt." {
-			t.Fatalf("the message's reply: %q, %v; want the turn's reply", a.reply, a.err)
-		}
+	case a = <-got:
 	case <-ctx.Done():
-		t.Fatal("no reply")
+		t.Fatal("no answer to the message")
 	}
-	if err := sess.End(ctx); err != nil {
-		t.Fatal(err)
+	if late {
+		if app, ok := errors.AsType[*temporal.ApplicationError](a.err); !ok || app.Type() != workflows.ErrTypeTurnGoesOn {
+			t.Fatalf("send_message answered %q, %v; want %s", a.reply, a.err, workflows.ErrTypeTurnGoesOn)
+		}
+		if err := sess.End(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "the session waiting for the late caller", func() bool { return timerStarted(ctx, t, c, id, "replies drain") })
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.TurnReplyUpdate,
+			Args: []any{workflows.TurnReplyArgs{UpdateID: lateID}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, &a.reply)
+		}
+		a.err = err
+	}
+	if a.err != nil || a.reply != "Wrote a.txt." {
+		t.Fatalf("the message's reply: %q, %v; want the turn's reply", a.reply, a.err)
+	}
+	if !late {
+		if err := sess.End(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := sess.Wait(ctx); err != nil {
 		t.Fatalf("the session's end: %v", err)
@@ -124,6 +163,14 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string) int {
 // caller follows it with turn_reply.
 func recordChatTurnReply(t *testing.T, env *recordEnv, id string) []string {
 	_, ref := env.stubs.add(t, id, writeThenReply()...)
-	chatReplyAcrossRuns(t, env.s.c, ref, id)
+	chatReplyAcrossRuns(t, env.s.c, ref, id, false)
+	return nil
+}
+
+// recordLateTurnReply: the same turn, whose caller asks for the reply only
+// once the session was told to end: the session waits for it.
+func recordLateTurnReply(t *testing.T, env *recordEnv, id string) []string {
+	_, ref := env.stubs.add(t, id, writeThenReply()...)
+	chatReplyAcrossRuns(t, env.s.c, ref, id, true)
 	return nil
 }
