@@ -1,12 +1,17 @@
 package activities
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enums "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	updatepb "go.temporal.io/api/update/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/model"
@@ -104,5 +109,138 @@ func TestNewFrom(t *testing.T) {
 		if from, ok := newFrom(tt.ev, dc); from != tt.from || ok != tt.exists {
 			t.Errorf("%s: %d, %v; want %d, %v", tt.name, from, ok, tt.from, tt.exists)
 		}
+	}
+}
+
+// longHistory builds a run of turns turns as AgentWorkflow records them:
+// each a user message by update, a model call that calls read_file, the
+// tool's result (the last one over HeldOver, so that the call after it
+// names it by digest), and a model call that answers, with filler events
+// (workflow tasks) between them so that the run spans many pages, and gap
+// more between the last tool's result and the call that sends it.
+func longHistory(t *testing.T, turns, filler, gap int) ([]*historypb.HistoryEvent, []model.Message) {
+	t.Helper()
+	dc := converter.GetDefaultDataConverter()
+	payloads := func(v any) *commonpb.Payloads {
+		ps, err := dc.ToPayloads(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	var evs []*historypb.HistoryEvent
+	add := func(typ enums.EventType, attrs func(*historypb.HistoryEvent)) int64 {
+		ev := &historypb.HistoryEvent{EventId: int64(len(evs) + 1), EventType: typ}
+		if attrs != nil {
+			attrs(ev)
+		}
+		evs = append(evs, ev)
+		return ev.EventId
+	}
+	fill := func() {
+		for range filler {
+			add(enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, nil)
+		}
+	}
+	schedule := func(name string, in any) int64 {
+		return add(enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, func(ev *historypb.HistoryEvent) {
+			ev.Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+				ActivityType: &commonpb.ActivityType{Name: name}, Input: payloads(in)}}
+		})
+	}
+	complete := func(scheduled int64, result any) {
+		add(enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(ev *historypb.HistoryEvent) {
+			ev.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
+				ScheduledEventId: scheduled, Result: payloads(result)}}
+		})
+	}
+	add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, func(ev *historypb.HistoryEvent) {
+		ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
+			Input: payloads(map[string]any{"prompt": ""})}}
+	})
+	msgs := []model.Message{{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}}}
+	sent := 0
+	call := func(resp model.Response) {
+		id := schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs, sent, 0)})
+		sent = len(msgs)
+		fill()
+		complete(id, resp)
+		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+	}
+	for i := 1; i <= turns; i++ {
+		text := fmt.Sprintf("message %d", i)
+		add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, func(ev *historypb.HistoryEvent) {
+			ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionUpdateAcceptedEventAttributes{WorkflowExecutionUpdateAcceptedEventAttributes: &historypb.WorkflowExecutionUpdateAcceptedEventAttributes{
+				AcceptedRequest: &updatepb.Request{Input: &updatepb.Input{Name: "send_message", Args: payloads(text)}}}}
+		})
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: text, ToolCalls: []model.ToolCall{}})
+		callID := fmt.Sprintf("c%d", i)
+		call(model.Response{ToolCalls: []model.ToolCall{{ID: callID, Name: "read_file", Arguments: json.RawMessage(`{"path":"log"}`)}}})
+		result := fmt.Sprintf("log of turn %d", i)
+		if i == turns {
+			result = strings.Repeat("a long log line\n", HeldOver/8)
+		}
+		tool := schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: callID, Name: "read_file"}})
+		fill()
+		complete(tool, RunToolResult{Content: result})
+		if i == turns {
+			for range gap {
+				add(enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, nil)
+			}
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: callID, Content: result, ToolCalls: []model.ToolCall{}})
+		call(model.Response{Content: fmt.Sprintf("turn %d done", i)})
+	}
+	return evs, msgs
+}
+
+// A read of a long run's history takes its first page and pages from its
+// end until the calls read tell what is asked for: a view's recent tail
+// costs a few pages whatever the run's length; the whole view costs every
+// page, once. Both read exactly the transcript.
+func TestHistoryReadFollowsWhatIsMissing(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		gap      int // events between the last tool's result and the call that sends it
+		spans    func(n int) []Span
+		maxPages int // with -1 for every page, +1
+	}{
+		{"the whole view", 0, func(n int) []Span { return []Span{{0, n - 1}} }, -1},
+		{"the head and the last turn", 0, func(n int) []Span { return []Span{{0, 2}, {n - 5, n - 1}} }, 3},
+		{"the last message, the answer no call sent yet", 0, func(n int) []Span { return []Span{{n - 1, n}} }, 3},
+		{"a result found pages before the call that names it", 3 * historyPageEvents, func(n int) []Span { return []Span{{0, 2}, {n - 3, n - 1}} }, 7},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, msgs := longHistory(t, 60, 10, tt.gap)
+			n := len(msgs)
+			all := (len(evs) + historyPageEvents - 1) / historyPageEvents
+			if all < 6 {
+				t.Fatalf("the run has %d pages; the test needs a long one", all)
+			}
+			if tt.maxPages < 0 {
+				tt.maxPages = all + 1
+			}
+			c := &queryClient{workflowID: "wf", runID: "run", msgs: msgs, history: evs}
+			a := &Activities{Client: c, Namespace: "ns"}
+			spans := tt.spans(n)
+			got, err := a.readTranscript(context.Background(), "wf", "run", spans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []model.Message
+			for _, sp := range spans {
+				want = append(want, msgs[sp.Start:sp.End]...)
+			}
+			if err := sameMessages(got, want); err != nil {
+				t.Fatal(err)
+			}
+			if c.queries != 0 {
+				t.Errorf("%d queries: history told less than it holds", c.queries)
+			}
+			t.Logf("%d of %d pages read", c.pages, all)
+			if c.pages > tt.maxPages {
+				t.Errorf("%d pages read, want at most %d", c.pages, tt.maxPages)
+			}
+		})
 	}
 }

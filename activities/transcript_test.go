@@ -384,6 +384,8 @@ type queryClient struct {
 	// history is the run's history, which GetWorkflowHistory reads
 	// (none: the transcript is read by query).
 	history []*historypb.HistoryEvent
+	// pages counts the history pages read (historyservice_test.go).
+	pages int
 	// late answers the first late queries with DeadlineExceeded, as the
 	// server does when no worker answered in time; onQuery sees each query.
 	late    int
