@@ -11,7 +11,6 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enums "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	updatepb "go.temporal.io/api/update/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/model"
@@ -120,59 +119,25 @@ func TestNewFrom(t *testing.T) {
 // more between the last tool's result and the call that sends it.
 func longHistory(t *testing.T, turns, filler, gap int) ([]*historypb.HistoryEvent, []model.Message) {
 	t.Helper()
-	dc := converter.GetDefaultDataConverter()
-	payloads := func(v any) *commonpb.Payloads {
-		ps, err := dc.ToPayloads(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ps
-	}
-	var evs []*historypb.HistoryEvent
-	add := func(typ enums.EventType, attrs func(*historypb.HistoryEvent)) int64 {
-		ev := &historypb.HistoryEvent{EventId: int64(len(evs) + 1), EventType: typ}
-		if attrs != nil {
-			attrs(ev)
-		}
-		evs = append(evs, ev)
-		return ev.EventId
-	}
-	fill := func() {
-		for range filler {
-			add(enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, nil)
+	h := &eventLog{t: t, dc: converter.GetDefaultDataConverter()}
+	fill := func(n int) {
+		for range n {
+			h.add(enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, nil)
 		}
 	}
-	schedule := func(name string, in any) int64 {
-		return add(enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, func(ev *historypb.HistoryEvent) {
-			ev.Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
-				ActivityType: &commonpb.ActivityType{Name: name}, Input: payloads(in)}}
-		})
-	}
-	complete := func(scheduled int64, result any) {
-		add(enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(ev *historypb.HistoryEvent) {
-			ev.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
-				ScheduledEventId: scheduled, Result: payloads(result)}}
-		})
-	}
-	add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, func(ev *historypb.HistoryEvent) {
-		ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
-			Input: payloads(map[string]any{"prompt": ""})}}
-	})
+	h.start(map[string]any{"prompt": ""})
 	msgs := []model.Message{{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}}}
 	sent := 0
 	call := func(resp model.Response) {
-		id := schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs, sent, 0)})
+		id := h.schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs, sent, 0)})
 		sent = len(msgs)
-		fill()
-		complete(id, resp)
+		fill(filler)
+		h.complete(id, resp)
 		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 	}
 	for i := 1; i <= turns; i++ {
 		text := fmt.Sprintf("message %d", i)
-		add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, func(ev *historypb.HistoryEvent) {
-			ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionUpdateAcceptedEventAttributes{WorkflowExecutionUpdateAcceptedEventAttributes: &historypb.WorkflowExecutionUpdateAcceptedEventAttributes{
-				AcceptedRequest: &updatepb.Request{Input: &updatepb.Input{Name: "send_message", Args: payloads(text)}}}}
-		})
+		h.update("send_message", text)
 		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: text, ToolCalls: []model.ToolCall{}})
 		callID := fmt.Sprintf("c%d", i)
 		call(model.Response{ToolCalls: []model.ToolCall{{ID: callID, Name: "read_file", Arguments: json.RawMessage(`{"path":"log"}`)}}})
@@ -180,18 +145,16 @@ func longHistory(t *testing.T, turns, filler, gap int) ([]*historypb.HistoryEven
 		if i == turns {
 			result = strings.Repeat("a long log line\n", HeldOver/8)
 		}
-		tool := schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: callID, Name: "read_file"}})
-		fill()
-		complete(tool, RunToolResult{Content: result})
+		tool := h.schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: callID, Name: "read_file"}})
+		fill(filler)
+		h.complete(tool, RunToolResult{Content: result})
 		if i == turns {
-			for range gap {
-				add(enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, nil)
-			}
+			fill(gap)
 		}
 		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: callID, Content: result, ToolCalls: []model.ToolCall{}})
 		call(model.Response{Content: fmt.Sprintf("turn %d done", i)})
 	}
-	return evs, msgs
+	return h.evs, msgs
 }
 
 // A read of a long run's history takes its first page and pages from its

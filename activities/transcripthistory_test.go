@@ -50,49 +50,71 @@ func runHistory(t *testing.T, dc converter.DataConverter) ([]*historypb.HistoryE
 		{Role: model.RoleTool, ToolCallID: "c1", Content: log, ToolCalls: []model.ToolCall{}},
 		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c2", Name: "write_file", Arguments: write}}},
 	}
-	payloads := func(vs ...any) *commonpb.Payloads {
-		ps, err := dc.ToPayloads(vs...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ps
+	h := &eventLog{t: t, dc: dc}
+	h.start(map[string]any{"prompt": ""})
+	h.update("send_message", map[string]string{"text": long})
+	first := h.schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:2], 0, 0)})
+	h.complete(first, model.Response{ToolCalls: msgs[2].ToolCalls})
+	tool := h.schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: "c1", Name: "read_file"}})
+	h.complete(tool, RunToolResult{Content: log})
+	second := h.schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:4], 2, 0)})
+	h.complete(second, model.Response{ToolCalls: msgs[4].ToolCalls})
+	return h.evs, msgs
+}
+
+// eventLog builds a run's history as the server records it, its payloads
+// encoded with dc.
+type eventLog struct {
+	t   *testing.T
+	dc  converter.DataConverter
+	evs []*historypb.HistoryEvent
+}
+
+func (h *eventLog) payloads(v any) *commonpb.Payloads {
+	ps, err := h.dc.ToPayloads(v)
+	if err != nil {
+		h.t.Fatal(err)
 	}
-	id := int64(0)
-	var evs []*historypb.HistoryEvent
-	add := func(typ enums.EventType, attrs func(*historypb.HistoryEvent)) int64 {
-		id++
-		ev := &historypb.HistoryEvent{EventId: id, EventType: typ}
+	return ps
+}
+
+// add appends an event of type typ, set up by attrs (nil for none), and
+// returns its id.
+func (h *eventLog) add(typ enums.EventType, attrs func(*historypb.HistoryEvent)) int64 {
+	ev := &historypb.HistoryEvent{EventId: int64(len(h.evs) + 1), EventType: typ}
+	if attrs != nil {
 		attrs(ev)
-		evs = append(evs, ev)
-		return id
 	}
-	schedule := func(name string, in any) int64 {
-		return add(enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, func(ev *historypb.HistoryEvent) {
-			ev.Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
-				ActivityType: &commonpb.ActivityType{Name: name}, Input: payloads(in)}}
-		})
-	}
-	complete := func(scheduled int64, result any) {
-		add(enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(ev *historypb.HistoryEvent) {
-			ev.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
-				ScheduledEventId: scheduled, Result: payloads(result)}}
-		})
-	}
-	add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, func(ev *historypb.HistoryEvent) {
+	h.evs = append(h.evs, ev)
+	return ev.EventId
+}
+
+func (h *eventLog) start(in any) {
+	h.add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, func(ev *historypb.HistoryEvent) {
 		ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
-			Input: payloads(map[string]any{"prompt": ""})}}
+			Input: h.payloads(in)}}
 	})
-	add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, func(ev *historypb.HistoryEvent) {
+}
+
+func (h *eventLog) update(name string, arg any) {
+	h.add(enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, func(ev *historypb.HistoryEvent) {
 		ev.Attributes = &historypb.HistoryEvent_WorkflowExecutionUpdateAcceptedEventAttributes{WorkflowExecutionUpdateAcceptedEventAttributes: &historypb.WorkflowExecutionUpdateAcceptedEventAttributes{
-			AcceptedRequest: &updatepb.Request{Input: &updatepb.Input{Name: "send_message", Args: payloads(map[string]string{"text": long})}}}}
+			AcceptedRequest: &updatepb.Request{Input: &updatepb.Input{Name: name, Args: h.payloads(arg)}}}}
 	})
-	first := schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:2], 0, 0)})
-	complete(first, model.Response{ToolCalls: msgs[2].ToolCalls})
-	tool := schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: "c1", Name: "read_file"}})
-	complete(tool, RunToolResult{Content: log})
-	second := schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:4], 2, 0)})
-	complete(second, model.Response{ToolCalls: msgs[4].ToolCalls})
-	return evs, msgs
+}
+
+func (h *eventLog) schedule(name string, in any) int64 {
+	return h.add(enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, func(ev *historypb.HistoryEvent) {
+		ev.Attributes = &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+			ActivityType: &commonpb.ActivityType{Name: name}, Input: h.payloads(in)}}
+	})
+}
+
+func (h *eventLog) complete(scheduled int64, result any) {
+	h.add(enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(ev *historypb.HistoryEvent) {
+		ev.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
+			ScheduledEventId: scheduled, Result: h.payloads(result)}}
+	})
 }
 
 // A continued run's transcript starts with the messages its input carries,
