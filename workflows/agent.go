@@ -56,6 +56,9 @@ type agent struct {
 	approvalHanded bool
 	toolsHanded    bool
 	verdicts       []CallVerdict
+	// heldHanded are the calls the worker held whose approval waits were
+	// handed over; the response's other calls were answered.
+	heldHanded []string
 	// earlyTool is a tool approval the root handed on that crossed the
 	// handover of the wait it answers (onHandedToolApproval).
 	earlyTool *ToolApprovalArgs

@@ -105,7 +105,8 @@ func fitCarry(in *AgentInput) (shed []string, over int) {
 
 // shedTail drops the oldest messages after the head and the summary, at
 // least over bytes of them; a tail never starts on a tool result. The last
-// message stays when the handed-over turn answers its calls first.
+// message stays when the handed-over turn answers its calls first, and the
+// response from on when it asks for its held calls again.
 // It returns how many it dropped.
 func shedTail(c *Carry, over int) int {
 	msgs := c.Messages
@@ -114,8 +115,16 @@ func shedTail(c *Carry, over int) int {
 		keep++
 	}
 	end := len(msgs)
-	if len(c.Inbox) > 0 && c.Inbox[0].Blocked != nil && c.Inbox[0].Blocked.Tools {
-		end--
+	if len(c.Inbox) > 0 && c.Inbox[0].Blocked != nil {
+		switch b := c.Inbox[0].Blocked; {
+		case b.Tools:
+			end--
+		case len(b.Held) > 0:
+			// The response and its answers so far stay.
+			if i := responseWith(msgs, b.Held[0]); i >= 0 {
+				end = i
+			}
+		}
 	}
 	i := keep
 	for over > 0 && i < end {

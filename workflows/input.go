@@ -208,6 +208,10 @@ type BlockedTurn struct {
 	// of its calls has run. Verdicts are the answers some already had.
 	Tools    bool          `json:"tools,omitempty"`
 	Verdicts []CallVerdict `json:"verdicts,omitempty"`
+	// Held: the calls the worker held (their tools may destroy) whose
+	// approval waits were handed over, in call order; the response's
+	// other calls have their answers in the transcript.
+	Held []string `json:"held,omitempty"`
 }
 
 // AgentResult is what a finished run returns.

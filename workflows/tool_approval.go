@@ -179,7 +179,7 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refu
 			}
 			continue
 		}
-		r, handed := a.askApproval(ctx, c, true)
+		r, handed := a.askApproval(ctx, c)
 		if handed {
 			return nil, true
 		}
@@ -207,8 +207,8 @@ type CallVerdict struct {
 }
 
 // askApproval waits for the answer to call c, and returns the refusal (nil
-// when approved); or handed, when mayHandOver and a handover came first.
-func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall, mayHandOver bool) (*todo.Result, bool) {
+// when approved); or handed, when a handover came first.
+func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) (*todo.Result, bool) {
 	if e := a.earlyTool; e != nil && e.CallID == c.ID {
 		a.earlyTool = nil
 		return a.refusal(c, e, nil), false
@@ -217,7 +217,7 @@ func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall, mayHandOver 
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
 	err := workflow.Await(ctx, func() bool {
-		return a.toolAnswer != nil || a.ended || a.stopTurn || mayHandOver && a.handOverDue(ctx)
+		return a.toolAnswer != nil || a.ended || a.stopTurn || a.handOverDue(ctx)
 	})
 	ans := a.toolAnswer
 	if err == nil && ans == nil && !a.ended && !a.stopTurn {
@@ -262,17 +262,81 @@ func (a *agent) holdsDestructive(tool string) bool {
 
 // heldTool answers a call the worker held (the tool may destroy): it waits
 // for approval, then sends the call again, not to be held; or returns the
-// refusal.
-func (a *agent) heldTool(ctx workflow.Context, t toolCall) (activities.RunToolResult, error) {
-	// Other calls of the response may be running: this wait is not handed
-	// over (their results would reach no one).
-	if refused, _ := a.askApproval(ctx, t.c, false); refused != nil {
-		return activities.RunToolResult{Content: refused.Content, IsError: true}, nil
+// refusal. A handover due in the wait ends it with handed: the response's
+// other calls are answered in this run (they may be running), and the
+// continuation asks again (answerHeld). Once one held call was handed
+// over, the later ones are too, unasked, so that the wait shown until
+// the handover is the one the continuation asks first.
+func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunToolResult, handed bool, err error) {
+	if len(a.heldHanded) > 0 {
+		return out, true, nil
+	}
+	refused, handed := a.askApproval(ctx, t.c)
+	switch {
+	case handed:
+		return out, true, nil
+	case refused != nil:
+		return activities.RunToolResult{Content: refused.Content, IsError: true}, false, nil
 	}
 	t.direct, t.approved = false, true
-	var out activities.RunToolResult
-	err := a.runTool(ctx, t).Get(ctx, &out)
-	return out, err
+	err = a.runTool(ctx, t).Get(ctx, &out)
+	return out, false, err
+}
+
+// answerHeld answers, in a handed-over turn, the calls the worker held
+// whose approval waits were handed over (ids, in call order): each is
+// asked again, then run or refused. The response's other calls have their
+// answers already. A handover due again hands the ones left on
+// (a.heldHanded). It returns the response, nil when the carry could not
+// keep it (the model is then called again).
+func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
+	at := responseWith(a.msgs, ids[0])
+	if at < 0 {
+		workflow.GetLogger(ctx).Warn("a handed-over turn's held calls are not in the carried transcript; the model is called again")
+		return nil
+	}
+	calls := a.msgs[at].ToolCalls
+	var queue string
+	var hostErr error
+	asked := false
+	for _, id := range ids {
+		j := slices.IndexFunc(calls, func(c model.ToolCall) bool { return c.ID == id })
+		if j < 0 {
+			continue
+		}
+		c := calls[j]
+		t := toolCall{c: c, from: &activities.CallRef{Message: at, Index: j, Digest: activities.CallDigest(c)}, workspaceOf: workspaceOf(ctx)}
+		if !asked {
+			queue, hostErr = a.toolQueue(ctx)
+			asked = true
+		}
+		if hostErr != nil {
+			a.appendAnswer(c, model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true, Content: fmt.Sprintf("Tool %s was not run: %v", c.Name, hostErr)})
+			continue
+		}
+		t.queue = queue
+		out, handed, err := a.heldTool(ctx, t)
+		if handed {
+			a.heldHanded = append(a.heldHanded, id)
+			continue
+		}
+		msg := model.Message{Role: model.RoleTool, ToolCallID: c.ID}
+		msg.Content, msg.IsError = a.activityAnswer(ctx, c, queue, out, err)
+		a.appendAnswer(c, msg)
+	}
+	return &model.Response{ToolCalls: calls}
+}
+
+// responseWith is the index in msgs of the response with call id, the
+// last assistant message that has it; -1 when msgs have none.
+func responseWith(msgs []model.Message, id string) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role == model.RoleAssistant && slices.ContainsFunc(m.ToolCalls, func(c model.ToolCall) bool { return c.ID == id }) {
+			return i
+		}
+	}
+	return -1
 }
 
 // unanswered reports whether call id is one of the transcript's last

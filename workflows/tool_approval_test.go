@@ -325,7 +325,7 @@ func TestToolApprovalThatCrossedTheHandover(t *testing.T) {
 			if a.earlyTool == nil {
 				t.Fatal("the answer that crossed the handover was not kept")
 			}
-			r, handed := a.askApproval(nil, calls[1], true)
+			r, handed := a.askApproval(nil, calls[1])
 			switch {
 			case handed || a.earlyTool != nil:
 				t.Errorf("the kept answer was not used: handed %v, still kept %v", handed, a.earlyTool != nil)

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -75,5 +76,95 @@ func TestToolApprovalDestructive(t *testing.T) {
 		if m, ok := toolAnswer(msgs, id); !ok || m.Content != want {
 			t.Errorf("answer to %s = %+v, want %q", id, m, want)
 		}
+	}
+}
+
+// holdingEnv is an approval environment whose worker holds every call of
+// drop sent to be held, and records what it is sent ("id hold").
+func holdingEnv(responses ...model.Response) (testEnv, func() string) {
+	env, _ := approvalEnv(responses...)
+	var mu sync.Mutex
+	var sent []string
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, fmt.Sprintf("%s %v", in.Call.ID, in.HoldDestructive))
+		if in.HoldDestructive && in.Call.Name == "drop" {
+			return activities.RunToolResult{Held: true, Content: "drop may destroy"}, nil
+		}
+		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
+	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	return env, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(sent)
+		return strings.Join(sent, ", ")
+	}
+}
+
+// A wait for the approval of a call the worker held crosses
+// continue-as-new: the response's other calls run and are answered in the
+// run, the held calls are carried by id, and the continuation asks for
+// each again, in call order, and runs or refuses it before it calls the
+// model.
+func TestHeldCallWaitCrossesContinueAsNew(t *testing.T) {
+	policy := todo.ToolApproval{"*": todo.ApprovalDestructive, "count": todo.ApprovalAuto}
+	env, sent := holdingEnv(calls(call("drop", `{"table":"a"}`), call("lookup", `{}`), call("drop", `{"table":"b"}`), call("count", `{}`)))
+	env.RegisterDelayedCallback(func() {
+		if st := queryState(t, env); st.PendingApproval == nil || st.PendingApproval.CallID != "c1a" {
+			t.Errorf("the held wait: %s", dump(st.PendingApproval))
+		}
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+	}, time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(policy))
+	next := continuedWith(t, env)
+	if got, want := sent(), "c1a true, c1b true, c1c true, c1d false"; got != want {
+		t.Errorf("the first run sent %s; want %s", got, want)
+	}
+	c := next.Carry
+	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || strings.Join(c.Inbox[0].Blocked.Held, ",") != "c1a,c1c" {
+		t.Fatalf("carry: inbox %s; want the turn with c1a and c1c held", dump(c.Inbox))
+	}
+	answered := map[string]bool{}
+	for _, m := range c.Messages {
+		if m.Role == model.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	if !answered["c1b"] || !answered["c1d"] || answered["c1a"] || answered["c1c"] {
+		t.Fatalf("carried answers %v; want c1b and c1d only", answered)
+	}
+
+	env, sent = holdingEnv(say("(call 1, of the first run)"), say("done"))
+	var first, second State
+	env.RegisterDelayedCallback(func() {
+		first = queryState(t, env)
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		second = queryState(t, env)
+		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "keep b", CallID: "c1c"}, nil)
+	}, 2*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, next)
+	completed(t, env)
+	if first.PendingApproval == nil || first.PendingApproval.CallID != "c1a" || second.PendingApproval == nil || second.PendingApproval.CallID != "c1c" {
+		t.Errorf("the continuation asked for %s, then %s; want c1a, then c1c", dump(first.PendingApproval), dump(second.PendingApproval))
+	}
+	if got := sent(); got != "c1a false" {
+		t.Errorf("the continuation sent %s; want the approved drop only, not to be held", got)
+	}
+	msgs := queryMessages(t, env)
+	for id, want := range map[string]string{
+		"c1a": "ran drop", "c1b": "ran lookup", "c1d": "ran count",
+		"c1c": "Not run: the user rejected this call of drop. Their feedback: keep b",
+	} {
+		if m, ok := toolAnswer(msgs, id); !ok || m.Content != want {
+			t.Errorf("answer to %s = %+v, want %q", id, m, want)
+		}
+	}
+	if st := queryState(t, env); st.ModelCalls != 2 || st.Turns != 1 {
+		t.Errorf("%d model calls in %d turns; want 2 in 1", st.ModelCalls, st.Turns)
 	}
 }

@@ -62,11 +62,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		results = todo.Apply(&a.todo, tcalls, a.cfg.todo)
 	}
 	futures := make([]workflow.Future, len(calls))
-	info := workflow.GetInfo(ctx)
-	workspaceOf := info.WorkflowExecution.ID
-	if root := info.RootWorkflowExecution; root != nil {
-		workspaceOf = root.ID // the agents of one tree share a workspace
-	}
+	workspaceOf := workspaceOf(ctx)
 	// The tool activities run on the host of the workspace (host.go).
 	var queue string
 	var hostErr error
@@ -116,24 +112,50 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 				err = a.runTool(ctx, again).Get(ctx, &out)
 			}
 			if err == nil && out.Held {
-				out, err = a.heldTool(ctx, tools[i])
+				var handed bool
+				if out, handed, err = a.heldTool(ctx, tools[i]); handed {
+					// Its wait was handed over: the continuation asks
+					// again, and answers it (answerHeld).
+					a.heldHanded = append(a.heldHanded, c.ID)
+					continue
+				}
 			}
-			gone := queue != "" && a.hostAnswered(ctx, err)
-			switch {
-			case gone:
-				msg.Content, msg.IsError = a.hostGone(c.Name), true
-			case err != nil:
-				msg.Content, msg.IsError = fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
-			default:
-				msg.Content, msg.IsError = out.Content, out.IsError
-				a.diffs.keep(c.ID, out.Diff) // for the user, not in the message
-			}
+			msg.Content, msg.IsError = a.activityAnswer(ctx, c, queue, out, err)
 		}
-		r := todo.Result{Content: msg.Content, IsError: msg.IsError}
-		todo.NoteResult(&a.todo, a.cfg.todo, c.Name, c.Arguments, &r)
-		msg.Content = r.Content
-		a.append(msg)
+		a.appendAnswer(c, msg)
 	}
+}
+
+// workspaceOf is the workflow whose workspace the run's tools work in: the
+// agents of one tree share their root's.
+func workspaceOf(ctx workflow.Context) string {
+	info := workflow.GetInfo(ctx)
+	if root := info.RootWorkflowExecution; root != nil {
+		return root.ID
+	}
+	return info.WorkflowExecution.ID
+}
+
+// activityAnswer is what the tool message of call c says of its activity's
+// outcome (out, or err; queue is the host's, "" for none).
+func (a *agent) activityAnswer(ctx workflow.Context, c model.ToolCall, queue string, out activities.RunToolResult, err error) (string, bool) {
+	switch {
+	case queue != "" && a.hostAnswered(ctx, err):
+		return a.hostGone(c.Name), true
+	case err != nil:
+		return fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
+	}
+	a.diffs.keep(c.ID, out.Diff) // for the user, not in the message
+	return out.Content, out.IsError
+}
+
+// appendAnswer appends msg, the tool message answering c, once the guard
+// has noted its result.
+func (a *agent) appendAnswer(c model.ToolCall, msg model.Message) {
+	r := todo.Result{Content: msg.Content, IsError: msg.IsError}
+	todo.NoteResult(&a.todo, a.cfg.todo, c.Name, c.Arguments, &r)
+	msg.Content = r.Content
+	a.append(msg)
 }
 
 // callRef locates call i of the model's answer just appended, for RunTool

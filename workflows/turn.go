@@ -54,6 +54,7 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	a.turnReplyTo = m.ReplyTo
 	defer func() { a.inTurn, a.stopTurn, a.turnReplyTo = false, false, "" }()
 	resumed, pending := false, []model.ToolCall(nil)
+	var held []string
 	if b := m.Blocked; b != nil {
 		switch {
 		case b.Approval:
@@ -64,6 +65,8 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			// The response whose calls waited for approval is answered
 			// first, with the verdicts its calls already had.
 			pending, a.verdicts = a.lastCalls(ctx), b.Verdicts
+		case len(b.Held) > 0:
+			held = b.Held // the held calls of its response, asked again
 		default:
 			resumed = true // on blocked steps: the last answer again
 		}
@@ -78,6 +81,21 @@ turn:
 		}
 		var resp model.Response
 		switch {
+		case held != nil:
+			r := a.answerHeld(ctx, held)
+			held = nil
+			if r == nil {
+				continue // the model is called again
+			}
+			end, err := a.afterTools(ctx, *r, calls)
+			if err != nil {
+				return err
+			}
+			if end {
+				reply = "Paused: " + a.todo.PauseReason
+				break turn
+			}
+			continue
 		case pending != nil:
 			resp, pending = model.Response{ToolCalls: pending}, nil
 		case resumed:
@@ -162,6 +180,12 @@ turn:
 // (a.handedTurn).
 func (a *agent) afterResponse(ctx workflow.Context, resp model.Response, calls int) (end bool, err error) {
 	a.runTools(ctx, resp.ToolCalls)
+	return a.afterTools(ctx, resp, calls)
+}
+
+// afterTools follows the answers of a response's tool calls (see
+// afterResponse).
+func (a *agent) afterTools(ctx workflow.Context, resp model.Response, calls int) (end bool, err error) {
 	switch {
 	case a.toolsHanded:
 		// A wait for a call's approval was handed over before any call
@@ -170,6 +194,12 @@ func (a *agent) afterResponse(ctx workflow.Context, resp model.Response, calls i
 		a.toolsHanded = false
 		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Tools: true, Verdicts: a.verdicts}}
 		a.verdicts = nil
+		return false, errHandOver
+	case len(a.heldHanded) > 0:
+		// Calls the worker held wait for approval in the continuation;
+		// the response's other calls have their answers.
+		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Held: a.heldHanded}}
+		a.heldHanded = nil
 		return false, errHandOver
 	case a.approvalHanded:
 		// startPlan handed its wait over: the turn goes on in the
