@@ -67,6 +67,7 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a turn handed over in its wait on a blocked step", "continued as new in a turn's blocked wait", "06b_subagent_finishes_last"},
 	{"a tool call's wait for approval handed over, none of its response's calls run", "continued as new in a tool call's approval wait", "10_tool_approval"},
 	{"a plan's wait for approval handed over; the verdict comes as a message", "continued as new in a plan's approval wait", "14_subagent_approvals"},
+	{"a held call's wait for approval handed over, the response's other calls answered", "continued as new in a held call's approval wait", "31_held_call_handover"},
 	{"an adopted child that the server ends at its deadline", "timer fired: deadline of subagent importer", "28_adopted_child_timeout"},
 	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "continued as new owing a turn's reply", "29_chat_turn_reply"},
 	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "update turn_reply", "29_chat_turn_reply"},
@@ -258,6 +259,8 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 				out = append(out, "continued as new in a plan's approval wait")
 			case b.Tools:
 				out = append(out, "continued as new in a tool call's approval wait")
+			case len(b.Held) > 0:
+				out = append(out, "continued as new in a held call's approval wait")
 			default:
 				out = append(out, "continued as new in a turn's blocked wait")
 			}

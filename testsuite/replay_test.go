@@ -49,7 +49,7 @@ var recorded = []string{"01_write_todos_lifecycle", "02_validation_and_parallel"
 	"06c_sibling_dependency", "06d_subagent_fails", "06e_child_depends_on_parent", "06f_paused_child_resumed_at_root",
 	"07_every_guard", "08_chat_continue_as_new", "09_plan_reporters", "10_tool_approval", "11_compaction",
 	"12_compact_context", "13_cancel_subagent", "14_subagent_approvals", "15_subagent_timeout", "16_subagent_grace",
-	"17_carry_summary", "18_shared_workspace", "19_end_session_in_plan_wait"}
+	"17_carry_summary", "18_shared_workspace", "19_end_session_in_plan_wait", "31_held_call_handover"}
 
 // A recordedCase is one run of the corpus: a scenario file of recorded,
 // played as it is, or a run of driven. drive plays it as workflow id and
