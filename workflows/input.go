@@ -210,7 +210,8 @@ type BlockedTurn struct {
 	Verdicts []CallVerdict `json:"verdicts,omitempty"`
 	// Held: the calls the worker held (their tools may destroy) whose
 	// approval waits were handed over, in call order; the response's
-	// other calls have their answers in the transcript.
+	// other calls have their answers in the transcript. With Approval,
+	// the plan's wait comes after them.
 	Held []string `json:"held,omitempty"`
 }
 

@@ -168,3 +168,55 @@ func TestHeldCallWaitCrossesContinueAsNew(t *testing.T) {
 		t.Errorf("%d model calls in %d turns; want 2 in 1", st.ModelCalls, st.Turns)
 	}
 }
+
+// A response whose startPlan and a held call both wait when the handover
+// comes carries both: the continuation asks for the held call, then waits
+// for the plan's verdict, tells it to the model, and calls the model.
+func TestHeldCallAndPlanApprovalCrossTogether(t *testing.T) {
+	policy := todo.ToolApproval{"drop": todo.ApprovalDestructive}
+	env, _ := holdingEnv(
+		calls(call("createPlan", `{"title":"Clean up","steps":["drop a"]}`)),
+		calls(call("startPlan", `{}`), call("drop", `{"table":"a"}`)))
+	env.RegisterDelayedCallback(func() {
+		env.SetContinueAsNewSuggested(true)
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+	}, time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(policy))
+	next := continuedWith(t, env)
+	in := next.Carry.Inbox
+	if len(in) != 1 || in[0].Blocked == nil || strings.Join(in[0].Blocked.Held, ",") != "c2b" || !in[0].Blocked.Approval {
+		t.Fatalf("carry: inbox %s; want the held drop and the plan's wait", dump(in))
+	}
+
+	env, sent := holdingEnv(say("(call 1)"), say("(call 2)"), say("done"))
+	var plan State
+	env.RegisterDelayedCallback(func() {
+		if st := queryState(t, env); len(st.Waiting) != 2 {
+			t.Errorf("the waits shown: %s; want the held call's and the plan's", dump(st.Waiting))
+		}
+		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c2b"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		plan = queryState(t, env)
+		approve(env, t, true, "", nil)
+	}, 2*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, next)
+	completed(t, env)
+	if got := sent(); got != "c2b false" {
+		t.Errorf("the continuation sent %s; want the approved drop", got)
+	}
+	if !plan.AwaitingApproval {
+		t.Errorf("after the held call, the continuation does not wait for the plan: %s", plan.Status)
+	}
+	msgs := queryMessages(t, env)
+	if m, ok := toolAnswer(msgs, "c2b"); !ok || m.Content != "ran drop" {
+		t.Errorf("c2b answered %+v", m)
+	}
+	if !slices.ContainsFunc(msgs, func(m model.Message) bool { return m.Name == NamePlanVerdict }) {
+		t.Error("the model was not told the plan's verdict")
+	}
+	if st := queryState(t, env); st.ModelCalls != 3 {
+		t.Errorf("%d model calls; want 3", st.ModelCalls)
+	}
+}

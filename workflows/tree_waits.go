@@ -129,15 +129,20 @@ func (b *Brief) state(id string) State {
 
 // ownWaits is the human wait of this agent, if it has one.
 func (a *agent) ownWaits() []Wait {
-	switch {
-	case a.todo.Paused && len(a.inbox) == 0:
+	if a.todo.Paused && len(a.inbox) == 0 {
 		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: reasonHead(a.todo.PauseReason)}}
-	case a.plans.AwaitingApproval && a.answer == nil:
-		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: reasonHead(a.plans.ApprovalMessage)}}
-	case a.toolWait != nil && a.toolAnswer == nil:
-		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: reasonHead(a.toolWait.reason()), CallID: a.toolWait.CallID}}
 	}
-	return nil
+	// A call and the plan wait at once when startPlan handed its wait over
+	// and a held call of the same response waits too: each is answered by
+	// its own update, in any order.
+	var ws []Wait
+	if a.toolWait != nil && a.toolAnswer == nil {
+		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: reasonHead(a.toolWait.reason()), CallID: a.toolWait.CallID})
+	}
+	if a.plans.AwaitingApproval && a.answer == nil {
+		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: reasonHead(a.plans.ApprovalMessage)})
+	}
+	return ws
 }
 
 // waitReasonBytes is how much of a wait's reason a wait and a brief carry:

@@ -57,6 +57,10 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	var held []string
 	if b := m.Blocked; b != nil {
 		switch {
+		case len(b.Held) > 0:
+			// The held calls of its response are asked again; a plan's
+			// wait handed over with them comes after them.
+			held, a.approvalHanded = b.Held, b.Approval
 		case b.Approval:
 			if err := a.awaitHandedApproval(ctx, first); err != nil {
 				return err
@@ -65,8 +69,6 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			// The response whose calls waited for approval is answered
 			// first, with the verdicts its calls already had.
 			pending, a.verdicts = a.lastCalls(ctx), b.Verdicts
-		case len(b.Held) > 0:
-			held = b.Held // the held calls of its response, asked again
 		default:
 			resumed = true // on blocked steps: the last answer again
 		}
@@ -84,6 +86,12 @@ turn:
 		case held != nil:
 			r := a.answerHeld(ctx, held)
 			held = nil
+			if len(a.heldHanded) == 0 && a.approvalHanded {
+				a.approvalHanded = false
+				if err := a.awaitHandedApproval(ctx, calls+1); err != nil {
+					return err
+				}
+			}
 			if r == nil {
 				continue // the model is called again
 			}
@@ -196,10 +204,11 @@ func (a *agent) afterTools(ctx workflow.Context, resp model.Response, calls int)
 		a.verdicts = nil
 		return false, errHandOver
 	case len(a.heldHanded) > 0:
-		// Calls the worker held wait for approval in the continuation;
-		// the response's other calls have their answers.
-		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Held: a.heldHanded}}
-		a.heldHanded = nil
+		// Calls the worker held wait for approval in the continuation
+		// (and then the plan's, when startPlan handed its wait over
+		// too); the response's other calls have their answers.
+		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Held: a.heldHanded, Approval: a.approvalHanded}}
+		a.heldHanded, a.approvalHanded = nil, false
 		return false, errHandOver
 	case a.approvalHanded:
 		// startPlan handed its wait over: the turn goes on in the
