@@ -21,22 +21,11 @@ import (
 // runs (approved) or is answered with the refusal (rejected); "remember"
 // stops the holding of that tool for the session.
 func TestToolApprovalDestructive(t *testing.T) {
-	env, _ := approvalEnv(
+	env, sent := holdingEnv(
 		calls(call("drop", `{"table":"a"}`), call("lookup", `{}`), call("drop", `{"table":"b"}`), call("count", `{}`)),
 		calls(call("drop", `{"table":"c"}`)),
 		calls(call("drop", `{"table":"d"}`)),
 		say("done"))
-	var mu sync.Mutex
-	var sent []string // "call id hold|run"
-	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		sent = append(sent, fmt.Sprintf("%s %v", in.Call.ID, in.HoldDestructive))
-		if in.HoldDestructive && in.Call.Name == "drop" {
-			return activities.RunToolResult{Held: true, Content: "drop may destroy"}, nil
-		}
-		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
 
 	var first State
 	env.RegisterDelayedCallback(func() {
@@ -59,13 +48,9 @@ func TestToolApprovalDestructive(t *testing.T) {
 		first.PendingApproval.Tool != "drop" || string(first.PendingApproval.Arguments) != `{"table":"a"}` {
 		t.Errorf("state while the held call waits = %s", dump(first))
 	}
-	mu.Lock()
-	slices.Sort(sent)
-	got := strings.Join(sent, ", ")
-	mu.Unlock()
 	// c1d is "auto": never held. c3a is remembered: not held.
 	want := "c1a false, c1a true, c1b true, c1c true, c1d false, c2a false, c2a true, c3a false"
-	if got != want {
+	if got := sent(); got != want {
 		t.Errorf("calls sent (id, hold) = %s\nwant %s", got, want)
 	}
 	msgs := queryMessages(t, env)
