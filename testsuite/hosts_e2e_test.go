@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/internal/patient"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
@@ -195,9 +196,11 @@ func send(ctx context.Context, t *testing.T, c client.Client, id, text string) s
 // toolMessages are the tool messages of a run's transcript.
 func toolMessages(t *testing.T, c client.Client, id string) []model.Message {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A query the server lost (a worker found it expired) is asked
+	// again, as the clients do: a loaded machine can lose one.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.MessagesQuery)
+	v, err := patient.Query(ctx, c, id, "", workflows.MessagesQuery)
 	if err != nil {
 		t.Fatalf("messages of %s: %v", id, err)
 	}
