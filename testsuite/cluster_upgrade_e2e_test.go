@@ -119,7 +119,7 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 		hostsA[w.logged(t, "HostQueue=")] = true
 	}
 	cl.waitVersion(t, buildA)
-	cl.deployment(t, "set-current-version", "--deployment-name", deployName, "--build-id", buildA, "--yes")
+	cl.setCurrent(t, deployName, buildA)
 	t.Logf("%s current", buildA)
 
 	// The old sessions wait for their user until B is current.
@@ -172,7 +172,7 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 	}
 	cl.waitVersion(t, buildB)
 	switched := time.Now()
-	cl.deployment(t, "set-current-version", "--deployment-name", deployName, "--build-id", buildB, "--yes")
+	cl.setCurrent(t, deployName, buildB)
 	t.Logf("%s current; %s is %s", buildB, buildA, cl.drainage(t, buildA))
 	// The sessions that keep A draining, as the README lists them.
 	query := fmt.Sprintf("TemporalWorkerDeploymentVersion=%q AND ExecutionStatus=%q", deployName+":"+buildA, "Running")
@@ -350,16 +350,27 @@ func (w *workerProc) stop(t *testing.T) {
 	}
 }
 
-// deployment runs `temporal worker deployment ARGS...` and returns its output.
-func (cl *cluster) deployment(t *testing.T, args ...string) string {
+// setCurrent makes build the deployment's current version, as the README says to. The
+// server can answer "Worker Deployment not found" for a while after a version appeared
+// (the CLI reads the deployment's conflict token first, and the deployment's own record
+// lags behind its version's under load): that answer is tried again, as an operator
+// would, for up to two minutes.
+func (cl *cluster) setCurrent(t *testing.T, deployment, build string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := cl.temporal(ctx, append([]string{"worker", "deployment"}, args...)...)
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := cl.temporal(ctx, "worker", "deployment", "set-current-version", "--deployment-name", deployment, "--build-id", build, "--yes")
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Worker Deployment not found") || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		t.Logf("set-current-version %s: %v; again", build, err)
+		time.Sleep(2 * time.Second)
 	}
-	return out
 }
 
 // versionInfo is what `temporal worker deployment describe-version -o json` tells of a
