@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -144,6 +145,7 @@ type player struct {
 	last      workflows.State
 	seen      bool
 	afterMark string // the state an action was taken in; wait for a change
+	retries   int    // times the next action was refused because its wait moved
 }
 
 func (p *player) where() string {
@@ -185,7 +187,21 @@ func (p *player) step(ctx context.Context) error {
 		a := p.actions[0]
 		p.actions = p.actions[1:]
 		p.afterMark = mark(st)
-		return p.take(ctx, a, st)
+		err := p.take(ctx, a, st)
+		if moved(err) && p.retries < maxRetries {
+			// The wait the state showed moved before the answer came (an
+			// agent of the tree handed it over to its next run, which has
+			// not asked again yet): answer the wait it shows next.
+			if p.retries == 0 {
+				fmt.Fprintf(p.progress, "todoflow: %s was refused (%v); sent again when the run shows its wait again\n", a.name(), err)
+			}
+			p.retries++
+			p.actions = append([]Action{a}, p.actions...)
+			p.afterMark = ""
+			return nil
+		}
+		p.retries = 0
+		return err
 	}
 	switch {
 	case st.Status == workflows.StatusWaitingUser && len(p.actions) == 0:
@@ -203,6 +219,19 @@ func (p *player) step(ctx context.Context) error {
 	default:
 		return fmt.Errorf("the run is %s but the next user action waits for %s (%s)", st.Status, p.actions[0].When, p.where())
 	}
+}
+
+// maxRetries bounds how often one action whose wait moved is sent again:
+// at the player's poll of 50 ms, for about 5 s.
+const maxRetries = 100
+
+// moved reports whether err says the wait an answer is for was not where
+// the state showed it: the session refused it because no agent (or not the
+// one named) waits for it now, or the state shows no call to answer.
+func moved(err error) bool {
+	var r *client.RefusedError
+	return errors.Is(err, errNoWaitingCall) ||
+		errors.As(err, &r) && (strings.Contains(r.Message, "does not wait for this") || strings.Contains(r.Message, "no agent of this run tree waits for this"))
 }
 
 func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
@@ -229,6 +258,8 @@ func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
 	return nil
 }
 
+var errNoWaitingCall = errors.New("no tool call waits for approval in the state")
+
 // withCallID is an approve_tool's arguments with the call_id of the call
 // the state shows waiting, unless the scenario names one: the player, as
 // every client, answers the call it was shown.
@@ -246,7 +277,7 @@ func withCallID(args json.RawMessage, st workflows.State) (json.RawMessage, erro
 	}
 	id, ok := st.WaitingCall(agent)
 	if !ok {
-		return nil, fmt.Errorf("approve_tool: no tool call waits for approval in the state (%s)", st.Status)
+		return nil, fmt.Errorf("approve_tool: %w (%s)", errNoWaitingCall, st.Status)
 	}
 	fields["call_id"], _ = json.Marshal(id)
 	return json.Marshal(fields)

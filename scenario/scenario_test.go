@@ -2,8 +2,12 @@ package scenario
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/todoflow/todoflow/client"
 )
 
 func TestParse(t *testing.T) {
@@ -146,6 +150,26 @@ func TestDescribe(t *testing.T) {
 		}
 		if !strings.Contains(details, "- **Model:** `script:/x/s.json`") {
 			t.Errorf("%s: details do not name the scripted model:\n%s", tt.name, details)
+		}
+	}
+}
+
+// An answer refused because its wait moved (an agent handed it over) is
+// sent again; any other refusal ends the play.
+func TestMoved(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("update approve_tool: %w", &client.RefusedError{Message: `no tool call is waiting for approval: agent "writer" does not wait for this`}), true},
+		{&client.RefusedError{Message: "no tool call is waiting for approval: no agent of this run tree waits for this"}, true},
+		{fmt.Errorf("approve_tool: %w (running)", errNoWaitingCall), true},
+		{&client.RefusedError{Message: `call "c2" is not waiting for approval; c1 is`}, false},
+		{errors.New("connection refused"), false},
+		{nil, false},
+	} {
+		if got := moved(tt.err); got != tt.want {
+			t.Errorf("moved(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
 }
