@@ -82,6 +82,7 @@ turn:
 			break
 		}
 		var resp model.Response
+		answered := false // resp's calls have their answers already
 		switch {
 		case held != nil:
 			r := a.answerHeld(ctx, held)
@@ -95,15 +96,7 @@ turn:
 			if r == nil {
 				continue // the model is called again
 			}
-			end, err := a.afterTools(ctx, *r, calls)
-			if err != nil {
-				return err
-			}
-			if end {
-				reply = "Paused: " + a.todo.PauseReason
-				break turn
-			}
-			continue
+			resp, answered = *r, true
 		case pending != nil:
 			resp, pending = model.Response{ToolCalls: pending}, nil
 		case resumed:
@@ -168,7 +161,10 @@ turn:
 			}
 			continue
 		}
-		end, err := a.afterResponse(ctx, resp, calls)
+		if !answered {
+			a.runTools(ctx, resp.ToolCalls)
+		}
+		end, err := a.afterTools(ctx, resp, calls)
 		if err != nil {
 			return err
 		}
@@ -181,18 +177,10 @@ turn:
 	return nil
 }
 
-// afterResponse runs the tool calls of a model response (the call-th of
-// the turn) and what follows them: end reports a successful todo_pause,
-// which ends the turn at once (no further model call, no reminder);
-// errHandOver, a wait for approval handed over to the continuation
-// (a.handedTurn).
-func (a *agent) afterResponse(ctx workflow.Context, resp model.Response, calls int) (end bool, err error) {
-	a.runTools(ctx, resp.ToolCalls)
-	return a.afterTools(ctx, resp, calls)
-}
-
-// afterTools follows the answers of a response's tool calls (see
-// afterResponse).
+// afterTools follows the answers of the tool calls of a model response
+// (the call-th of the turn): end reports a successful todo_pause, which
+// ends the turn at once (no further model call, no reminder); errHandOver,
+// a wait for approval handed over to the continuation (a.handedTurn).
 func (a *agent) afterTools(ctx workflow.Context, resp model.Response, calls int) (end bool, err error) {
 	switch {
 	case a.toolsHanded:
