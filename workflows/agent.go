@@ -24,10 +24,12 @@ type agent struct {
 	todo         todo.State
 	continuation bool
 
-	inbox   []Inbound
-	replies map[int]string // send_message seq -> reply; looked up, never ranged
-	nextSeq int
-	ended   bool
+	inbox []Inbound
+	// turnsHere counts the turns this run took up (session.go).
+	turnsHere int
+	replies   map[int]string // send_message seq -> reply; looked up, never ranged
+	nextSeq   int
+	ended     bool
 
 	plans  *todo.PlanState
 	answer *approval // the approve_plan answer, until the waiting startPlan takes it
@@ -219,7 +221,7 @@ func newAgent(cfg config) *agent {
 		plans:        todo.NewPlanState(cfg.agentID),
 		children:     map[string]*child{},
 		gone:         map[string]string{},
-		reporters:    newReporters(cfg.in.Reporters),
+		reporters:    newReporters(cfg.in.Reporters, cfg.in.Carry.reports()),
 		hostQueue:    cfg.in.WorkspaceHost,
 		direct:       true,
 	}

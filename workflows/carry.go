@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -72,17 +73,61 @@ func compact(msgs []model.Message) []model.Message {
 		total += n
 		start--
 	}
+	last := lastResponse(msgs)
+	var group []model.Message
+	if start > last && last >= todo.Head && msgs[last].Role == model.RoleAssistant && len(msgs[last].ToolCalls) > 0 {
+		// The tail holds only results of the last response, or nothing: a
+		// turn handed over between its steps, whose next model call needs
+		// that response and its results. They cross, the results cut to
+		// fit, rather than the turn going on without them.
+		group, start = cutResults(msgs[last:], carryBytes), len(msgs)
+	}
 	for start < len(msgs) && msgs[start].Role == model.RoleTool {
 		start++ // a result without its call is refused by providers
 	}
-	out := append([]model.Message(nil), msgs[:todo.Head]...)
-	for i := start - 1; i >= todo.Head; i-- {
+	out := append([]model.Message(nil), msgs[:min(todo.Head, len(msgs))]...)
+	before := start
+	if group != nil {
+		before = last
+	}
+	for i := before - 1; i >= todo.Head; i-- {
 		if msgs[i].Name == NameContextSummary {
 			out = append(out, msgs[i]) // the latest one stands for all before it
 			break
 		}
 	}
-	return append(out, msgs[start:]...)
+	out = append(out, msgs[start:]...)
+	return append(out, group...)
+}
+
+// lastResponse is the index of the transcript's last assistant message,
+// or -1.
+func lastResponse(msgs []model.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleAssistant {
+			return i
+		}
+	}
+	return -1
+}
+
+// cutResults fits a response and its tool results (group[0] and the rest)
+// into about budget bytes: each result keeps an even share of what the
+// response leaves, with a note that the whole result is in the previous
+// run's history.
+func cutResults(group []model.Message, budget int) []model.Message {
+	out := append([]model.Message(nil), group...)
+	if len(out) < 2 || size(out) <= budget {
+		return out
+	}
+	share := max(512, (budget-size(out[:1]))/(len(out)-1))
+	for i := 1; i < len(out); i++ {
+		if c := out[i].Content; len(c) > share {
+			note := fmt.Sprintf("\n\n[Cut at a handover: this result was %d bytes; the whole result is in the session's previous run.]", len(c))
+			out[i].Content = cutUTF8(c, max(0, share-len(note))) + note
+		}
+	}
+	return out
 }
 
 func size(msgs []model.Message) int {
@@ -119,10 +164,17 @@ func (a *agent) carry() AgentInput {
 	for _, r := range running {
 		delete(ended, r.AgentID)
 	}
-	// A turn handed over in its wait goes on first in the continuation.
-	inbox := a.inbox
+	// A turn handed over where it stood goes on first in the
+	// continuation, then the queued messages in order. Their callers were
+	// answered (replies.go) and the next run numbers its own: no seq
+	// crosses, or a reply could reach another run's caller.
+	var inbox []Inbound
 	if a.handedTurn != nil {
-		inbox = append([]Inbound{*a.handedTurn}, inbox...)
+		inbox = append(inbox, *a.handedTurn)
+	}
+	inbox = append(inbox, a.inbox...)
+	for i := range inbox {
+		inbox[i].Seq = 0
 	}
 	in.Carry = &Carry{
 		Messages:     compact(msgs),
@@ -149,6 +201,15 @@ func (a *agent) carry() AgentInput {
 		Replies:         a.carriedReplies(),
 		Published: &PublishedAttrs{Total: a.published.total, Completed: a.published.completed,
 			Current: a.published.current, Status: a.published.status},
+		Reports: a.carryReporters(),
 	}
 	return in
+}
+
+// reports is the reporters' part of a carry; none when there is no carry.
+func (c *Carry) reports() []CarriedReporter {
+	if c == nil {
+		return nil
+	}
+	return c.Reports
 }

@@ -70,7 +70,7 @@ func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 		reads = append(reads, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
 	}
 	seen := scripted(env, calls(reads...), model.Response{Content: "read them all"})
-	env.SetContinueAsNewSuggested(true)
+	suggestAfterTurn(env)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
 	summaries := 0

@@ -124,6 +124,11 @@ func shedTail(c *Carry, over int) int {
 			if i := responseWith(msgs, b.Held[0]); i >= 0 {
 				end = i
 			}
+		case b.Next:
+			// The turn's next model call answers its last response.
+			if i := lastResponse(msgs); i >= keep {
+				end = i
+			}
 		}
 	}
 	i := keep

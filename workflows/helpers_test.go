@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"testing"
@@ -33,6 +35,14 @@ func continuedWith(t *testing.T, env *testsuite.TestWorkflowEnvironment) AgentIn
 		t.Fatal(err)
 	}
 	return next
+}
+
+// suggestAfterTurn has the test server suggest continuing as new a second
+// into the run, once its first turn has ended (a turn's activities take no
+// time here): the run hands over between turns, not in the middle of its
+// first one.
+func suggestAfterTurn(env *testsuite.TestWorkflowEnvironment) {
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, time.Second)
 }
 
 // testHost is the host queue that the tests' WorkspaceHost answers.

@@ -144,7 +144,7 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 		model.Response{Content: "partial"},
 		model.Response{Content: "still partial"},
 	)
-	env.SetContinueAsNewSuggested(true)
+	suggestAfterTurn(env)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 60})
 	err := env.GetWorkflowError()
 	var can *workflow.ContinueAsNewError
@@ -194,7 +194,7 @@ func TestContinueAsNewCompactsAndReminds(t *testing.T) {
 	}
 	responses = append(responses, model.Response{Content: "Paused here."})
 	scripted(env, responses...)
-	env.SetContinueAsNewSuggested(true)
+	suggestAfterTurn(env)
 	zero := 0
 	in := AgentInput{Prompt: "go", IdleTimeoutS: 60, MaxTurns: 100}
 	in.Todo.StaleThreshold, in.Todo.FinalizationMaxCorrections, in.Todo.ContinuationMax = &zero, &zero, &zero

@@ -89,14 +89,29 @@ func (a *agent) enqueue(ctx workflow.Context, in Inbound) (string, error) {
 		return reply, nil
 	}
 	// The turn's reply is now kept under the update's id, not its seq.
-	a.handedTurn.Seq = 0
+	if m := a.carried(in.ReplyTo); m != nil {
+		m.Seq = 0
+	}
 	return "", turnGoesOn(in.ReplyTo)
 }
 
 // goesOn reports whether the turn whose reply update id waits for is being
-// handed over to the next run: its callers are answered TurnGoesOn.
+// handed over to the next run, where it stood or still queued: its callers
+// are answered TurnGoesOn.
 func (a *agent) goesOn(id string) bool {
-	return id != "" && a.handing && a.handedTurn != nil && a.handedTurn.ReplyTo == id
+	return id != "" && a.handing && a.carried(id) != nil
+}
+
+// carried is the turn started by update id that a handover carries: the
+// turn handed over where it stood, or a message still in the inbox.
+func (a *agent) carried(id string) *Inbound {
+	if a.handedTurn != nil && a.handedTurn.ReplyTo == id {
+		return a.handedTurn
+	}
+	if i := slices.IndexFunc(a.inbox, func(m Inbound) bool { return m.ReplyTo == id }); i >= 0 {
+		return &a.inbox[i]
+	}
+	return nil
 }
 
 func turnGoesOn(id string) error {
@@ -128,10 +143,7 @@ func (a *agent) keptReply(id string) int {
 // answers reports whether a turn of this run will answer update id: the
 // running one, one handed over, or one waiting in the inbox.
 func (a *agent) answers(id string) bool {
-	if a.handedTurn != nil && a.handedTurn.ReplyTo == id || a.turnReplyTo == id {
-		return true
-	}
-	return slices.ContainsFunc(a.inbox, func(m Inbound) bool { return m.ReplyTo == id })
+	return a.turnReplyTo == id || a.carried(id) != nil
 }
 
 func (a *agent) validateTurnReply(args TurnReplyArgs) error {

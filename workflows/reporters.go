@@ -31,6 +31,21 @@ var reportActivity = workflow.ActivityOptions{
 // drainTimeout bounds how long a finishing run waits for its reporters.
 const drainTimeout = 5 * time.Minute
 
+// carriedReportBytes is what the reporters' queues may take in a carry, in
+// all. A handover does not wait for a reporter (a webhook that answers 503
+// for hours would hold the run while its history grows): the queues cross,
+// the delivery under way among them, and the continuation delivers them
+// again (a webhook's Idempotency-Key names the event, so a receiver can
+// drop a second copy). The oldest reports that do not fit are counted as
+// failed, so the state says what was never delivered.
+const carriedReportBytes = 128 << 10
+
+// CarriedReporter is one reporter's part of a carry.
+type CarriedReporter struct {
+	Status ReporterStatus `json:"status"`
+	Queue  []Report       `json:"queue,omitempty"`
+}
+
 // ReporterStatus is one reporter's line in the state query.
 type ReporterStatus struct {
 	Type      string `json:"type"`
@@ -53,12 +68,46 @@ type reporter struct {
 	status ReporterStatus
 }
 
-func newReporters(cfgs []activities.ReporterConfig) []*reporter {
+// newReporters builds the run's reporters, with the queues and counts an
+// earlier run carried (none when the reporters changed).
+func newReporters(cfgs []activities.ReporterConfig, carried []CarriedReporter) []*reporter {
 	rs := make([]*reporter, len(cfgs))
 	for i, c := range cfgs {
 		rs[i] = &reporter{cfg: c, status: ReporterStatus{Type: c.Type}}
+		if len(carried) == len(cfgs) && carried[i].Status.Type == c.Type {
+			rs[i].status, rs[i].queue = carried[i].Status, carried[i].Queue
+			rs[i].status.Pending = 0
+		}
 	}
 	return rs
+}
+
+// carryReporters are the reporters' queues as a carry holds them: each
+// reporter's newest reports within its share of carriedReportBytes.
+func (a *agent) carryReporters() []CarriedReporter {
+	if len(a.reporters) == 0 {
+		return nil
+	}
+	share := carriedReportBytes / len(a.reporters)
+	out := make([]CarriedReporter, len(a.reporters))
+	for i, r := range a.reporters {
+		keep, used := len(r.queue), 0
+		for keep > 0 {
+			n := len(r.queue[keep-1].Event) + len(r.queue[keep-1].Plan)
+			if used+n > share {
+				break
+			}
+			used += n
+			keep--
+		}
+		st := r.status
+		if dropped := keep; dropped > 0 {
+			st.Failed += dropped
+			st.LastError = fmt.Sprintf("%d event(s) dropped at a handover: the queue passed the %d bytes a continuation carries; last error: %s", dropped, share, st.LastError)
+		}
+		out[i] = CarriedReporter{Status: st, Queue: r.queue[keep:]}
+	}
+	return out
 }
 
 // report queues ev for every reporter.

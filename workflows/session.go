@@ -34,7 +34,11 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		if err := a.compactOnRequest(ctx); err != nil {
 			return a.fail(ctx, err)
 		}
-		if a.handOverDue(ctx) {
+		// Queued messages cross in the carry, but each run takes one turn
+		// first: a server that suggests a handover at once (a low
+		// suggestion, a large carry) cannot pass the session from run to
+		// run without progress.
+		if a.handOverDue(ctx) && (len(a.inbox) == 0 || a.turnsHere > 0) {
 			if err := a.handOver(ctx); err != nil {
 				return AgentResult{}, err
 			}
@@ -84,9 +88,12 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		}
 		next := a.inbox[0]
 		a.inbox = a.inbox[1:]
+		a.turnsHere++
 		if err := a.turn(ctx, next); errors.Is(err, errHandOver) {
-			// The turn keeps whom it answers (replies.go).
+			// The turn keeps whom it answers (replies.go), and a resume
+			// that came before the pause it may answer.
 			a.handedTurn.Seq, a.handedTurn.ReplyTo = next.Seq, next.ReplyTo
+			a.handedTurn.Blocked.Resume, a.earlyResume = a.earlyResume, nil
 			if err := a.handOver(ctx); err != nil {
 				return AgentResult{}, err
 			}
@@ -112,12 +119,16 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 var errHandOver = errors.New("handed over to the continuation")
 
 // handOverDue reports whether the run should continue as new now: the
-// server suggests it, or the history reached its caps (bounds.go), and
-// nothing waits for the loop. Children may be running: the continuation
-// adopts them. A run winding down after end_session does not hand over:
-// its wait is bounded by subagent_grace_s.
+// server suggests it, or the history reached its caps (bounds.go). Queued
+// messages do not hold it: they cross in the carry, in order, and their
+// callers are told where the reply comes from (replies.go); a message that
+// held the run would let a week-long wait grow its history past the
+// server's limits. Children may be running: the continuation adopts them.
+// Only what waits for this run's loop holds it (a compaction request,
+// answered before the handover), and a run winding down after end_session,
+// whose wait is bounded by subagent_grace_s.
 func (a *agent) handOverDue(ctx workflow.Context) bool {
-	if a.interrupted() || a.ended {
+	if a.compactAsked || a.ended {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
@@ -209,7 +220,7 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 	// A parent records a child's last events from its signals and its final
 	// state from its result: the signals must be delivered first.
 	a.awaitSent(ctx)
-	if !a.settled(ctx) {
+	if !a.settled(ctx, false) {
 		return AgentResult{}, false, nil
 	}
 	a.sayEnded(ctx)
@@ -218,27 +229,26 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 }
 
 // handOver continues the run as new once it is at rest: every handler
-// finished (a send_message caller is waiting for the reply this run just
-// produced), every event reported and every signal delivered. A message
-// that comes meanwhile is handled first; the hand-over is tried again after
-// the next turn.
+// finished and every signal of the tree delivered. What waits for a turn
+// crosses in the carry: the queued messages (their callers are answered
+// that the turn goes on, replies.go), the reporters' queues (reporters.go),
+// a turn handed over where it stood. Only a compaction request, which
+// waits for this loop, sends the run back to it; the handover is tried
+// again at the loop's next step.
 func (a *agent) handOver(ctx workflow.Context) error {
 	if err := a.summariseForCarry(ctx); err != nil {
 		return err
 	}
-	// The callers of a handed-over turn are answered that it goes on
-	// (replies.go), so that their handlers finish. Should the handover
-	// not happen, the turn goes on here, and its reply is kept for them.
+	// Should the handover not happen, the turns go on here, and their
+	// replies are kept for the callers told so.
 	a.handing = true
 	defer func() { a.handing = false }()
-	err := workflow.Await(ctx, func() bool {
-		return (workflow.AllHandlersFinished(ctx) && a.reportersIdle()) || a.interrupted()
-	})
-	if err != nil || a.interrupted() {
+	err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || a.compactAsked })
+	if err != nil || a.compactAsked {
 		return err
 	}
 	a.awaitSent(ctx)
-	if !a.settled(ctx) {
+	if !a.settled(ctx, true) {
 		return nil
 	}
 	// The run list shows this run as what it is now, not as the running
@@ -259,17 +269,19 @@ func (a *agent) handOver(ctx workflow.Context) error {
 
 // settled is the last check before the run ends, made without yielding so
 // that nothing can arrive between it and the return: it drains the signal
-// channels and reports whether nothing waits (no message, no signal in
-// flight, no handler running). When something does, the caller goes back
-// to the loop, after the running handlers (which finish at once unless they
-// wait for the loop) had their turn.
-func (a *agent) settled(ctx workflow.Context) bool {
+// channels and reports whether nothing waits (no signal in flight, no
+// handler running, and, unless the inbox is carried, no message). When
+// something does, the caller goes back to the loop, after the running
+// handlers (which finish at once unless they wait for the loop) had their
+// turn.
+func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 	a.drainSignals(ctx)
-	if a.interrupted() || a.bus.unsent > 0 || a.answerWaits() {
+	waits := func() bool { return a.compactAsked || !carried && len(a.inbox) > 0 }
+	if waits() || a.bus.unsent > 0 || a.answerWaits() {
 		return false
 	}
 	if !workflow.AllHandlersFinished(ctx) {
-		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || a.interrupted() })
+		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || waits() })
 		return false
 	}
 	return true

@@ -56,6 +56,9 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	resumed, pending := false, []model.ToolCall(nil)
 	var held []string
 	if b := m.Blocked; b != nil {
+		if b.Resume != nil {
+			a.earlyResume = b.Resume
+		}
 		switch {
 		case len(b.Held) > 0:
 			// The held calls of its response are asked again; a plan's
@@ -69,6 +72,8 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 			// The response whose calls waited for approval is answered
 			// first, with the verdicts its calls already had.
 			pending, a.verdicts = a.lastCalls(ctx), b.Verdicts
+		case b.Next:
+			a.lastCall = b.LastCall
 		default:
 			resumed = true // on blocked steps: the last answer again
 		}
@@ -102,6 +107,13 @@ turn:
 		case resumed:
 			resp, resumed = model.Response{Content: a.lastReply()}, false
 		default:
+			if calls > first && a.handOverDue(ctx) {
+				// A busy turn (many calls, large results) hands over
+				// between two steps, where all it knows is in the
+				// transcript: it goes on at this model call.
+				a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Next: true, LastCall: a.lastCall}}
+				return errHandOver
+			}
 			if calls >= a.cfg.maxTurns {
 				reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
 				a.append(model.Message{Role: model.RoleAssistant, Content: reply})
