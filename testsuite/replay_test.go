@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -141,22 +142,13 @@ func runsOf(ctx context.Context, c client.Client, id string) ([]string, error) {
 		id    string
 		start time.Time
 	}
+	infos, err := listRuns(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
 	var runs []run
-	var token []byte
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Query:         fmt.Sprintf("WorkflowId = %q", id),
-			NextPageToken: token,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("list runs of %s: %w", id, err)
-		}
-		for _, e := range resp.GetExecutions() {
-			runs = append(runs, run{e.GetExecution().GetRunId(), e.GetStartTime().AsTime()})
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			break
-		}
+	for _, e := range infos {
+		runs = append(runs, run{e.GetExecution().GetRunId(), e.GetStartTime().AsTime()})
 	}
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("no run of %s is listed", id)
@@ -167,6 +159,23 @@ func runsOf(ctx context.Context, c client.Client, id string) ([]string, error) {
 		ids[i] = r.id
 	}
 	return ids, nil
+}
+
+// listRuns lists every run of workflow id, in the server's order.
+func listRuns(ctx context.Context, c client.Client, id string) ([]*workflowpb.WorkflowExecutionInfo, error) {
+	var out []*workflowpb.WorkflowExecutionInfo
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowId = %q", id), NextPageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("list runs of %s: %w", id, err)
+		}
+		out = append(out, resp.GetExecutions()...)
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return out, nil
+		}
+	}
 }
 
 // replay replays a history under every worker setting of workerOptions.
