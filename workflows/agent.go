@@ -41,26 +41,13 @@ type agent struct {
 	remembered []string
 
 	parentID string // the parent's workflow id; "" for the root
-	// turnReplyTo is the id of the update the running turn answers ("":
-	// none); handedTurn the turn a handover in its wait leaves for the
-	// continuation, and handing that its callers are being answered so
-	// (replies.go); kept the replies of handed-over turns, for
-	// turn_reply. approvalHanded: the response's startPlan
-	// handed its wait for approval over, so the turn does too once the
-	// response's calls are answered.
-	// toolsHanded, that a wait for a tool call's approval was handed over
-	// before any call of the response ran, with verdicts the answers the
-	// response's calls had so far.
-	turnReplyTo    string
-	handedTurn     *Inbound
-	handing        bool
-	kept           []KeptReply
-	approvalHanded bool
-	toolsHanded    bool
-	verdicts       []CallVerdict
-	// heldHanded are the calls the worker held whose approval waits were
-	// handed over; the response's other calls were answered.
-	heldHanded []string
+	// cur is the turn running now, and where it stands (turn.go); nil
+	// between turns. handing says a handover is under way: the callers of
+	// the turns it carries are answered so (replies.go); kept are the
+	// replies of handed-over turns, for turn_reply.
+	cur     *turnCursor
+	handing bool
+	kept    []KeptReply
 	// earlyTool is a tool approval the root handed on that crossed the
 	// handover of the wait it answers (onHandedToolApproval).
 	earlyTool *ToolApprovalArgs
@@ -79,16 +66,11 @@ type agent struct {
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
 
-	modelError   *ModelError // the model call failing now, or the one that ended the last turn
-	failedTurn   bool        // the last turn ended on a model error; retry_turn may run it again
-	usage        Usage
-	comp         compaction
-	compactAsked bool // compact_context waits for the loop
-	// inTurn is set while a turn runs, stopTurn once the user interrupts
-	// it (interrupt.go), and cancelCall cancels its model call in flight.
-	inTurn        bool
-	stopTurn      bool
-	cancelCall    workflow.CancelFunc
+	modelError    *ModelError // the model call failing now, or the one that ended the last turn
+	failedTurn    bool        // the last turn ended on a model error; retry_turn may run it again
+	usage         Usage
+	comp          compaction
+	compactAsked  bool // compact_context waits for the loop
 	compactAnswer CompactResult
 	sentTokens    int // the estimate of the last model request, for an overflow's new budget
 	// contextLimit is the budget the provider taught the run when it
@@ -102,16 +84,9 @@ type agent struct {
 	childrenPruned int
 
 	bus bus
-	// earlyResume is a resume that came while a turn ran, before the pause
-	// it answers was recorded.
-	earlyResume *string
 	// finishNote tells the model, before its next call, that its parent's
 	// session is ending (a subagent asked to finish).
 	finishNote string
-	// lastCall: the next model call is the escalation's last one of the
-	// turn, offered no tools.
-	lastCall bool
-
 	// hostQueue is the task queue of the host that holds the workspace
 	// (host.go); "" until the run learns it. hostSilent is when a tool
 	// call last found that host not answering, nil once one ran there.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -165,14 +166,11 @@ func (a *agent) carry() AgentInput {
 		delete(ended, r.AgentID)
 	}
 	// A turn handed over where it stood goes on first in the
-	// continuation, then the queued messages in order. Their callers were
-	// answered (replies.go) and the next run numbers its own: no seq
-	// crosses, or a reply could reach another run's caller.
-	var inbox []Inbound
-	if a.handedTurn != nil {
-		inbox = append(inbox, *a.handedTurn)
-	}
-	inbox = append(inbox, a.inbox...)
+	// continuation (it leads the inbox), then the queued messages in
+	// order. Their callers were answered (replies.go) and the next run
+	// numbers its own: no seq crosses, or a reply could reach another
+	// run's caller.
+	inbox := slices.Clone(a.inbox)
 	for i := range inbox {
 		inbox[i].Seq = 0
 	}

@@ -26,9 +26,9 @@ func (a *agent) validateInterrupt() error {
 		return errors.New("a subagent's turn is stopped by its parent (cancel_subagent)")
 	case a.ended:
 		return errors.New("the session has ended")
-	case !a.inTurn:
+	case a.cur == nil:
 		return errors.New("no turn is running; there is nothing to interrupt")
-	case a.stopTurn:
+	case a.cur.stop:
 		return errors.New("the turn is already being interrupted")
 	}
 	return nil
@@ -38,15 +38,19 @@ func (a *agent) validateInterrupt() error {
 // a tool that runs finishes first (each has its timeout), and the turn ends
 // before the next model call. It returns once the turn has ended.
 func (a *agent) onInterrupt(ctx workflow.Context) (string, error) {
-	a.stopTurn = true
-	if a.cancelCall != nil {
-		a.cancelCall()
+	cur := a.cur
+	cur.stop = true
+	if cur.cancel != nil {
+		cur.cancel()
 	}
-	if err := workflow.Await(ctx, func() bool { return !a.inTurn }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return a.cur != cur }); err != nil {
 		return "", err
 	}
 	return interruptedReply, nil
 }
+
+// stopping reports whether the user interrupted the running turn.
+func (a *agent) stopping() bool { return a.cur != nil && a.cur.stop }
 
 // endInterrupted ends the turn the user interrupted and returns its reply.
 func (a *agent) endInterrupted() string {

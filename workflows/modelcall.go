@@ -97,7 +97,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 	a.sentTokens = a.spanTokens(spans)
 	in := a.modelInput(ctx, spans, false)
 	in.TodoTools, in.WorkerTools = a.todoTools(), a.cfg.in.Tools
-	if a.lastCall {
+	if a.cur != nil && a.cur.at.LastCall {
 		in.TodoTools, in.WorkerTools = nil, []string{}
 	}
 	return a.execModel(ctx, in, a.callSummary())
@@ -147,18 +147,18 @@ func (a *agent) callSummary() string {
 // finds them in the worker's cache or reads them from the transcript. So
 // an attempt costs history a few hundred bytes, whatever the turn read.
 func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
-	if a.stopTurn {
+	if a.stopping() {
 		return model.Response{}, errInterrupted // no call after an interrupt
 	}
 	// An interrupt cancels the call, its retries' waits included.
 	cctx, cancel := workflow.WithCancel(ctx)
-	a.cancelCall = cancel
-	defer func() {
-		a.cancelCall = nil
-		cancel()
-	}()
+	if cur := a.cur; cur != nil {
+		cur.cancel = cancel
+		defer func() { cur.cancel = nil }()
+	}
+	defer cancel()
 	resp, err := a.attempts(cctx, in, summary)
-	if err != nil && a.stopTurn && ctx.Err() == nil {
+	if err != nil && a.stopping() && ctx.Err() == nil {
 		return model.Response{}, errInterrupted
 	}
 	return resp, err

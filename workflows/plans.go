@@ -92,11 +92,11 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	// handover ends it as well: the call is answered that the verdict
 	// comes later, the response's other calls run, and the turn goes on
 	// in the continuation (turn.go; its caller is answered so, replies.go).
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn || a.handOverDue(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopping() || a.handOverDue(ctx) }); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("The approval wait was interrupted: %v", err)}
 	}
-	if a.answer == nil && !a.ended && !a.stopTurn {
-		a.approvalHanded = true
+	if a.answer == nil && !a.ended && !a.stopping() {
+		a.cur.at.Approval = true
 		return todo.Result{Content: "The plan waits for the user's approval, which may take a while: the answer comes in a message of its own. Do not start the plan's steps before it."}
 	}
 	return a.verdict(ctx)
@@ -106,7 +106,7 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 // session, or an interrupt, when no answer came) and says it.
 func (a *agent) verdict(ctx workflow.Context) todo.Result {
 	ans := approval{feedback: "The session ended before the plan was approved."}
-	if a.stopTurn && !a.ended {
+	if a.stopping() && !a.ended {
 		ans.feedback = "The user interrupted the turn before the plan was approved."
 	}
 	if a.answer != nil {
@@ -128,18 +128,19 @@ func (a *agent) verdict(ctx workflow.Context) todo.Result {
 // awaitHandedApproval is the wait of a turn handed over while its plan
 // waited for approval: the same wait, in the continuation (or again in
 // this run, when the handover found something to do first). The verdict
-// reaches the model as a message; a handover due again hands the turn on.
-func (a *agent) awaitHandedApproval(ctx workflow.Context, calls int) error {
+// reaches the model as a message; a handover due again hands the turn on,
+// to wait again before its model call number calls.
+func (a *agent) awaitHandedApproval(ctx workflow.Context, cur *turnCursor, calls int) error {
 	if !a.plans.AwaitingApproval {
 		return nil // answered meanwhile by an earlier run's end
 	}
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopTurn || a.handOverDue(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || cur.stop || a.handOverDue(ctx) }); err != nil {
 		return err
 	}
-	if a.answer == nil && !a.ended && !a.stopTurn {
-		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Approval: true}}
+	if a.answer == nil && !a.ended && !cur.stop {
+		cur.at = BlockedTurn{Calls: calls, Approval: true, Resume: cur.at.Resume}
 		return errHandOver
 	}
 	r := a.verdict(ctx)

@@ -103,11 +103,9 @@ func (a *agent) goesOn(id string) bool {
 }
 
 // carried is the turn started by update id that a handover carries: the
-// turn handed over where it stood, or a message still in the inbox.
+// turn handed over where it stood (first in the inbox), or a message still
+// waiting for its turn.
 func (a *agent) carried(id string) *Inbound {
-	if a.handedTurn != nil && a.handedTurn.ReplyTo == id {
-		return a.handedTurn
-	}
 	if i := slices.IndexFunc(a.inbox, func(m Inbound) bool { return m.ReplyTo == id }); i >= 0 {
 		return &a.inbox[i]
 	}
@@ -143,7 +141,7 @@ func (a *agent) keptReply(id string) int {
 // answers reports whether a turn of this run will answer update id: the
 // running one, one handed over, or one waiting in the inbox.
 func (a *agent) answers(id string) bool {
-	return a.turnReplyTo == id || a.carried(id) != nil
+	return a.cur != nil && a.cur.in.ReplyTo == id || a.carried(id) != nil
 }
 
 func (a *agent) validateTurnReply(args TurnReplyArgs) error {

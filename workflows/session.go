@@ -89,23 +89,21 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		next := a.inbox[0]
 		a.inbox = a.inbox[1:]
 		a.turnsHere++
-		if err := a.turn(ctx, next); errors.Is(err, errHandOver) {
-			// The turn keeps whom it answers (replies.go), and a resume
-			// that came before the pause it may answer.
-			a.handedTurn.Seq, a.handedTurn.ReplyTo = next.Seq, next.ReplyTo
-			a.handedTurn.Blocked.Resume, a.earlyResume = a.earlyResume, nil
+		cur, err := a.turn(ctx, next)
+		if errors.Is(err, errHandOver) {
+			// The turn goes first in the carry, where it stood, with whom
+			// it answers (replies.go) and a resume that came before the
+			// pause it may answer. Should the handover not happen, it
+			// goes on in this run.
+			a.inbox = append([]Inbound{cur.carried()}, a.inbox...)
 			if err := a.handOver(ctx); err != nil {
 				return AgentResult{}, err
 			}
-			// Something came meanwhile: the turn goes on in this run.
-			a.inbox = append([]Inbound{*a.handedTurn}, a.inbox...)
-			a.handedTurn = nil
 			continue
 		} else if err != nil {
 			return a.fail(ctx, err)
 		}
-		if r := a.earlyResume; r != nil {
-			a.earlyResume = nil
+		if r := cur.at.Resume; r != nil {
 			if a.todo.Paused {
 				a.onResume(ctx, ResumeArgs{Text: *r})
 			} else {
@@ -386,10 +384,10 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 				a.bus.handed = append(a.bus.handed, w)
 			}
 			return
-		case err != nil && !a.todo.Paused && a.status == StatusRunning && args.AgentID == "":
+		case err != nil && !a.todo.Paused && a.cur != nil && args.AgentID == "":
 			// A turn is running: the pause it is about to record may be
 			// what this resume answers. Keep it for the end of the turn.
-			a.earlyResume = &text
+			a.cur.at.Resume = &text
 			return
 		case err != nil && !a.todo.Paused:
 			workflow.GetLogger(ctx).Warn("ignoring a resume signal", "reason", err.Error())

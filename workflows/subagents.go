@@ -209,7 +209,7 @@ func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
 	// end_session (or an interrupt) stops the root's wait: the turn ends, and the wind-down
 	// gives the children subagent_grace_s (a child may be waiting on this
 	// very agent). A subagent asked to finish keeps waiting: its grace runs.
-	stop := func() bool { return (a.ended || a.stopTurn) && a.isRoot() }
+	stop := func() bool { return (a.ended || a.stopping()) && a.isRoot() }
 	if len(a.liveBlockers()) == 0 || stop() {
 		return false, nil
 	}

@@ -166,15 +166,15 @@ func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs
 // must not run (rejected, or its wait ended with the session), nil for the
 // others. A handover due in a wait, in a turn no update waits on, ends it
 // with handed: none of the calls has run, and the turn goes on in the
-// continuation with the verdicts given so far (a.verdicts).
+// continuation with the verdicts given so far (a.cur.at.Verdicts).
 func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refused []*todo.Result, handed bool) {
 	refused = make([]*todo.Result, len(calls))
 	for i, c := range calls {
 		if !a.cfg.approval.Required(c.Name) || slices.Contains(a.remembered, c.Name) {
 			continue
 		}
-		if j := slices.IndexFunc(a.verdicts, func(v CallVerdict) bool { return v.ID == c.ID }); j >= 0 {
-			if r := a.verdicts[j].Refusal; r != "" {
+		if j := slices.IndexFunc(a.cur.at.Verdicts, func(v CallVerdict) bool { return v.ID == c.ID }); j >= 0 {
+			if r := a.cur.at.Verdicts[j].Refusal; r != "" {
 				refused[i] = &todo.Result{IsError: true, Content: r}
 			}
 			continue
@@ -190,9 +190,9 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refu
 			// with a human's feedback.
 			v.Refusal = cutUTF8(r.Content, verdictBytes)
 		}
-		a.verdicts = append(a.verdicts, v)
+		a.cur.at.Verdicts = append(a.cur.at.Verdicts, v)
 	}
-	a.verdicts = nil
+	a.cur.at.Verdicts = nil
 	return refused, false
 }
 
@@ -217,10 +217,10 @@ func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) (*todo.Resul
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
 	err := workflow.Await(ctx, func() bool {
-		return a.toolAnswer != nil || a.ended || a.stopTurn || a.handOverDue(ctx)
+		return a.toolAnswer != nil || a.ended || a.stopping() || a.handOverDue(ctx)
 	})
 	ans := a.toolAnswer
-	if err == nil && ans == nil && !a.ended && !a.stopTurn {
+	if err == nil && ans == nil && !a.ended && !a.stopping() {
 		// The continuation asks again. The wait stays shown until the run
 		// hands over, so that an answer meanwhile is taken, and keeps the
 		// turn in this run (answerWaits).
@@ -237,7 +237,7 @@ func (a *agent) refusal(c model.ToolCall, ans *ToolApprovalArgs, err error) *tod
 	switch {
 	case err != nil:
 		return &todo.Result{IsError: true, Content: fmt.Sprintf("Not run: the wait for its approval was interrupted (%v).", err)}
-	case ans == nil && a.stopTurn:
+	case ans == nil && a.stopping():
 		return &todo.Result{IsError: true, Content: "Not run: the user interrupted the turn before this call was approved."}
 	case ans == nil:
 		return &todo.Result{IsError: true, Content: "Not run: the session ended before this call was approved."}
@@ -268,7 +268,7 @@ func (a *agent) holdsDestructive(tool string) bool {
 // over, the later ones are too, unasked, so that the wait shown until
 // the handover is the one the continuation asks first.
 func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunToolResult, handed bool, err error) {
-	if len(a.heldHanded) > 0 {
+	if len(a.cur.at.Held) > 0 {
 		return out, true, nil
 	}
 	refused, handed := a.askApproval(ctx, t.c)
@@ -287,7 +287,7 @@ func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunTo
 // whose approval waits were handed over (ids, in call order): each is
 // asked again, then run or refused. The response's other calls have their
 // answers already. A handover due again hands the ones left on
-// (a.heldHanded). It returns the response, nil when the carry could not
+// (a.cur.at.Held). It returns the response, nil when the carry could not
 // keep it (the model is then called again).
 func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 	at := responseWith(a.msgs, ids[0])
@@ -317,7 +317,7 @@ func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 		t.queue = queue
 		out, handed, err := a.heldTool(ctx, t)
 		if handed {
-			a.heldHanded = append(a.heldHanded, id)
+			a.cur.at.Held = append(a.cur.at.Held, id)
 			continue
 		}
 		msg := model.Message{Role: model.RoleTool, ToolCallID: c.ID}

@@ -21,7 +21,7 @@ import (
 func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 	if n := len(calls); n > todo.MaxToolCallsPerResponse {
 		a.runSomeTools(ctx, calls[:todo.MaxToolCallsPerResponse])
-		if a.toolsHanded {
+		if a.cur.at.Tools {
 			return // none ran; the continuation answers them all
 		}
 		for _, c := range calls[todo.MaxToolCallsPerResponse:] {
@@ -40,7 +40,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		// response runs; the refused ones are left out of the rest.
 		var handed bool
 		if results, handed = a.approveTools(ctx, calls); handed {
-			a.toolsHanded = true
+			a.cur.at.Tools = true
 			return
 		}
 		var tcalls []todo.Call
@@ -116,7 +116,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 				if out, handed, err = a.heldTool(ctx, tools[i]); handed {
 					// Its wait was handed over: the continuation asks
 					// again, and answers it (answerHeld).
-					a.heldHanded = append(a.heldHanded, c.ID)
+					a.cur.at.Held = append(a.cur.at.Held, c.ID)
 					continue
 				}
 			}

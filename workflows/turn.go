@@ -13,16 +13,109 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
+// turnCursor is the turn running now: whom it answers, where it stands
+// (the BlockedTurn a handover carries, written as the turn goes), and
+// whether the user stopped it. The agent holds one while a turn runs
+// (a.cur) and nothing else of the turn, so a turn can stop at any step
+// and go on from there in the session's next run: a new kind of wait adds
+// a field to BlockedTurn, set where the wait is handed over and read in
+// startTurn.
+type turnCursor struct {
+	in Inbound
+	// at is where the turn stands. While a response is answered, its
+	// fields say which of the response's waits were handed over: Tools
+	// (none of its calls ran; Verdicts are the answers so far), Held (the
+	// held calls asked again in the continuation), Approval (the plan's).
+	at     BlockedTurn
+	stop   bool                // the user interrupted the turn (interrupt.go)
+	cancel workflow.CancelFunc // cancels the model call in flight
+}
+
+// carried is the turn as a handover carries it, first in the inbox.
+func (c *turnCursor) carried() Inbound {
+	at := c.at
+	return Inbound{Seq: c.in.Seq, ReplyTo: c.in.ReplyTo, Blocked: &at}
+}
+
+// source says where a round of the turn takes its response from.
+type source int
+
+const (
+	fromModel   source = iota // the model's next answer
+	fromHeld                  // a handed-over response whose held calls are asked again
+	fromPending               // a handed-over response whose calls wait for approval
+	fromLast                  // the last answer again: a turn handed over on blocked steps
+)
+
 // turn handles one user message: model calls and tools until the model
 // answers without tool calls and the guards let the turn end, the model
-// pauses, or the turn's model calls are spent.
-func (a *agent) turn(ctx workflow.Context, m Inbound) error {
-	first := 0
+// pauses, or the turn's model calls are spent. errHandOver says the turn
+// was handed over where it stood (the returned cursor); a resume that came
+// while it ran is the cursor's too.
+func (a *agent) turn(ctx workflow.Context, m Inbound) (*turnCursor, error) {
+	cur, src, err := a.startTurn(ctx, m)
+	defer func() { a.cur = nil }()
+	if err != nil {
+		return cur, err
+	}
+	reply := ""
+	overflows := 0
+	for ; ; cur.at.Calls++ {
+		if cur.stop {
+			reply = a.endInterrupted()
+			break
+		}
+		resp, answered, end, err := a.response(ctx, cur, src, &overflows)
+		src = fromModel
+		if err != nil {
+			return cur, err
+		}
+		if end {
+			reply = resp.Content
+			break
+		}
+		if resp == nil {
+			continue // the model is called again
+		}
+		if len(resp.ToolCalls) == 0 {
+			r, end, err := a.answered(ctx, cur, resp.Content)
+			if err != nil {
+				return cur, err
+			}
+			if end {
+				reply = r
+				break
+			}
+			continue
+		}
+		if !answered {
+			a.runTools(ctx, resp.ToolCalls)
+		}
+		end, err = a.afterTools(ctx, cur, *resp)
+		if err != nil {
+			return cur, err
+		}
+		if end {
+			reply = "Paused: " + a.todo.PauseReason
+			break
+		}
+	}
+	a.replied(m, reply)
+	return cur, nil
+}
+
+// startTurn begins the turn of m: a new message, a retry of the failed
+// turn, or a turn handed over, which goes on from its cursor. It returns
+// the cursor and where the first round's response comes from.
+func (a *agent) startTurn(ctx workflow.Context, m Inbound) (*turnCursor, source, error) {
+	cur := &turnCursor{in: m}
+	a.cur = cur
+	b := m.Blocked
 	switch {
-	case m.Blocked != nil:
-		// The turn the run before handed over in one of its waits: it
-		// goes on where it stood, with its model calls counted.
-		first = m.Blocked.Calls
+	case b != nil:
+		// The turn the run before handed over: it goes on where it
+		// stood, with its model calls counted.
+		cur.at = BlockedTurn{Calls: b.Calls, Resume: b.Resume}
 	case m.Retry:
 		// The same user message again: its failure notice goes, so that
 		// the model does not read it as its own answer.
@@ -37,184 +130,152 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) error {
 	default:
 		a.turns++
 	}
-	if m.Blocked == nil {
+	if b == nil {
 		todo.NewUserMessage(&a.todo)
 	}
 	a.status = StatusRunning
 	a.failedTurn = false
-	if !m.Retry && m.Blocked == nil {
+	if !m.Retry && b == nil {
 		a.append(model.Message{Role: model.RoleUser, Content: m.Text})
 	}
 	a.publish(ctx)
-
-	reply := ""
-	overflows := 0
-	a.lastCall = false
-	a.inTurn, a.stopTurn = true, false
-	a.turnReplyTo = m.ReplyTo
-	defer func() { a.inTurn, a.stopTurn, a.turnReplyTo = false, false, "" }()
-	resumed, pending := false, []model.ToolCall(nil)
-	var held []string
-	if b := m.Blocked; b != nil {
-		if b.Resume != nil {
-			a.earlyResume = b.Resume
-		}
-		switch {
-		case len(b.Held) > 0:
-			// The held calls of its response are asked again; a plan's
-			// wait handed over with them comes after them.
-			held, a.approvalHanded = b.Held, b.Approval
-		case b.Approval:
-			if err := a.awaitHandedApproval(ctx, first); err != nil {
-				return err
-			}
-		case b.Tools:
-			// The response whose calls waited for approval is answered
-			// first, with the verdicts its calls already had.
-			pending, a.verdicts = a.lastCalls(ctx), b.Verdicts
-		case b.Next:
-			a.lastCall = b.LastCall
-		default:
-			resumed = true // on blocked steps: the last answer again
-		}
+	switch {
+	case b == nil:
+		return cur, fromModel, nil
+	case len(b.Held) > 0:
+		// The held calls of its response are asked again; a plan's wait
+		// handed over with them comes after them.
+		cur.at.Held, cur.at.Approval = b.Held, b.Approval
+		return cur, fromHeld, nil
+	case b.Approval:
+		return cur, fromModel, a.awaitHandedApproval(ctx, cur, b.Calls)
+	case b.Tools:
+		// The response whose calls waited for approval is answered first,
+		// with the verdicts its calls already had.
+		cur.at.Verdicts = b.Verdicts
+		return cur, fromPending, nil
+	case b.Next:
+		cur.at.LastCall = b.LastCall
+		return cur, fromModel, nil
 	}
-	// Each round has a response: the pending one, the last one again (a
-	// resumed turn), or the model's next.
-turn:
-	for calls := first; ; calls++ {
-		if a.stopTurn {
-			reply = a.endInterrupted()
-			break
-		}
-		var resp model.Response
-		answered := false // resp's calls have their answers already
-		switch {
-		case held != nil:
-			r := a.answerHeld(ctx, held)
-			held = nil
-			if len(a.heldHanded) == 0 && a.approvalHanded {
-				a.approvalHanded = false
-				if err := a.awaitHandedApproval(ctx, calls+1); err != nil {
-					return err
-				}
-			}
-			if r == nil {
-				continue // the model is called again
-			}
-			resp, answered = *r, true
-		case pending != nil:
-			resp, pending = model.Response{ToolCalls: pending}, nil
-		case resumed:
-			resp, resumed = model.Response{Content: a.lastReply()}, false
-		default:
-			if calls > first && a.handOverDue(ctx) {
-				// A busy turn (many calls, large results) hands over
-				// between two steps, where all it knows is in the
-				// transcript: it goes on at this model call.
-				a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Next: true, LastCall: a.lastCall}}
-				return errHandOver
-			}
-			if calls >= a.cfg.maxTurns {
-				reply = fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
-				a.append(model.Message{Role: model.RoleAssistant, Content: reply})
-				todo.TurnEnded(&a.todo)
-				break turn
-			}
-			if err := a.compactOnRequest(ctx); err != nil {
-				return err
-			}
-			r, err := a.callModel(ctx)
-			if errors.Is(err, errInterrupted) {
-				reply = a.endInterrupted()
-				break turn
-			}
-			if err != nil {
-				err = a.recover(ctx, err, &overflows)
-				if errors.Is(err, errInterrupted) {
-					// Interrupted in the compaction an overflow asked for.
-					reply = a.endInterrupted()
-					break turn
-				}
-				var tf *turnFailure
-				if errors.As(err, &tf) {
-					reply = tf.reply
-					a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: reply})
-					a.failedTurn = true
-					todo.TurnEnded(&a.todo)
-					break turn
-				}
-				if err == nil {
-					continue // compacted: call again
-				}
-				return err
-			}
-			resp = r
-			a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
-			if a.lastCall {
-				// The guard gave up (todo_blocked): this answer ends the
-				// turn, and a tool it calls anyway is answered, never run.
-				for _, c := range resp.ToolCalls {
-					a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true,
-						Content: "Not run: the turn has ended (todo_blocked). Tell the user what is unfinished and why."})
-				}
-				a.lastCall = false
-				reply = resp.Content
-				break turn
-			}
-		}
-		if len(resp.ToolCalls) == 0 {
-			r, end, err := a.answered(ctx, resp.Content, calls)
-			if err != nil {
-				return err
-			}
-			if end {
-				reply = r
-				break
-			}
-			continue
-		}
-		if !answered {
-			a.runTools(ctx, resp.ToolCalls)
-		}
-		end, err := a.afterTools(ctx, resp, calls)
-		if err != nil {
-			return err
-		}
-		if end {
-			reply = "Paused: " + a.todo.PauseReason
-			break
-		}
-	}
-	a.replied(m, reply)
-	return nil
+	return cur, fromLast, nil // on blocked steps: the last answer again
 }
 
-// afterTools follows the answers of the tool calls of a model response
-// (the call-th of the turn): end reports a successful todo_pause, which
-// ends the turn at once (no further model call, no reminder); errHandOver,
-// a wait for approval handed over to the continuation (a.handedTurn).
-func (a *agent) afterTools(ctx workflow.Context, resp model.Response, calls int) (end bool, err error) {
+// response is the response a round of the turn answers, from src: nil
+// when the model is to be called again at once; answered when its calls
+// have their answers already (held calls asked again); end when it ends
+// the turn, its content the reply.
+func (a *agent) response(ctx workflow.Context, cur *turnCursor, src source, overflows *int) (resp *model.Response, answered, end bool, err error) {
+	switch src {
+	case fromHeld:
+		held := cur.at.Held
+		cur.at.Held = nil
+		r := a.answerHeld(ctx, held)
+		if len(cur.at.Held) == 0 && cur.at.Approval {
+			cur.at.Approval = false
+			if err := a.awaitHandedApproval(ctx, cur, cur.at.Calls+1); err != nil {
+				return nil, false, false, err
+			}
+		}
+		return r, r != nil, false, nil
+	case fromPending:
+		if calls := a.lastCalls(ctx); calls != nil {
+			return &model.Response{ToolCalls: calls}, false, false, nil
+		}
+		return nil, false, false, nil
+	case fromLast:
+		return &model.Response{Content: a.lastReply()}, false, false, nil
+	}
+	if cur.at.Calls > cur.in.blockedCalls() && a.handOverDue(ctx) {
+		// A busy turn (many calls, large results) hands over between two
+		// steps, where all it knows is in the transcript: it goes on at
+		// this model call.
+		cur.at = BlockedTurn{Calls: cur.at.Calls, Next: true, LastCall: cur.at.LastCall, Resume: cur.at.Resume}
+		return nil, false, false, errHandOver
+	}
+	r, end, err := a.modelResponse(ctx, cur, overflows)
+	return r, false, end, err
+}
+
+// blockedCalls is where a handed-over turn went on from; 0 for a new one.
+func (m Inbound) blockedCalls() int {
+	if m.Blocked == nil {
+		return 0
+	}
+	return m.Blocked.Calls
+}
+
+// modelResponse calls the model for the turn's next step: the response, or
+// end with the turn's reply as its content (the calls spent, a failure, an
+// interrupt, the escalation's last answer); nil after a compaction, to call
+// again.
+func (a *agent) modelResponse(ctx workflow.Context, cur *turnCursor, overflows *int) (*model.Response, bool, error) {
+	ends := func(reply string) (*model.Response, bool, error) { return &model.Response{Content: reply}, true, nil }
+	if cur.at.Calls >= a.cfg.maxTurns {
+		reply := fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
+		a.append(model.Message{Role: model.RoleAssistant, Content: reply})
+		todo.TurnEnded(&a.todo)
+		return ends(reply)
+	}
+	if err := a.compactOnRequest(ctx); err != nil {
+		return nil, false, err
+	}
+	resp, err := a.callModel(ctx)
+	if errors.Is(err, errInterrupted) {
+		return ends(a.endInterrupted())
+	}
+	if err != nil {
+		err = a.recover(ctx, err, overflows)
+		var tf *turnFailure
+		switch {
+		case errors.Is(err, errInterrupted):
+			// Interrupted in the compaction an overflow asked for.
+			return ends(a.endInterrupted())
+		case errors.As(err, &tf):
+			a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: tf.reply})
+			a.failedTurn = true
+			todo.TurnEnded(&a.todo)
+			return ends(tf.reply)
+		}
+		return nil, false, err // nil: compacted, call again
+	}
+	a.append(model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+	if cur.at.LastCall {
+		// The guard gave up (todo_blocked): this answer ends the turn,
+		// and a tool it calls anyway is answered, never run.
+		for _, c := range resp.ToolCalls {
+			a.append(model.Message{Role: model.RoleTool, ToolCallID: c.ID, IsError: true,
+				Content: "Not run: the turn has ended (todo_blocked). Tell the user what is unfinished and why."})
+		}
+		cur.at.LastCall = false
+		return ends(resp.Content)
+	}
+	return &resp, false, nil
+}
+
+// afterTools follows the answers of the tool calls of a model response:
+// end reports a successful todo_pause, which ends the turn at once (no
+// further model call, no reminder); errHandOver, a wait of the response
+// handed over to the continuation, the cursor saying which.
+func (a *agent) afterTools(ctx workflow.Context, cur *turnCursor, resp model.Response) (end bool, err error) {
+	at := &cur.at
 	switch {
-	case a.toolsHanded:
+	case at.Tools:
 		// A wait for a call's approval was handed over before any call
 		// ran: the continuation answers the response, then calls the
 		// model.
-		a.toolsHanded = false
-		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Tools: true, Verdicts: a.verdicts}}
-		a.verdicts = nil
+		*at = BlockedTurn{Calls: at.Calls, Tools: true, Verdicts: at.Verdicts, Resume: at.Resume}
 		return false, errHandOver
-	case len(a.heldHanded) > 0:
+	case len(at.Held) > 0:
 		// Calls the worker held wait for approval in the continuation
 		// (and then the plan's, when startPlan handed its wait over
 		// too); the response's other calls have their answers.
-		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls, Held: a.heldHanded, Approval: a.approvalHanded}}
-		a.heldHanded, a.approvalHanded = nil, false
+		*at = BlockedTurn{Calls: at.Calls, Held: at.Held, Approval: at.Approval, Resume: at.Resume}
 		return false, errHandOver
-	case a.approvalHanded:
+	case at.Approval:
 		// startPlan handed its wait over: the turn goes on in the
 		// continuation, with the verdict, at its next model call.
-		a.approvalHanded = false
-		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls + 1, Approval: true}}
+		*at = BlockedTurn{Calls: at.Calls + 1, Approval: true, Resume: at.Resume}
 		return false, errHandOver
 	case a.todo.Paused:
 		return true, nil
@@ -246,13 +307,12 @@ func (a *agent) lastCalls(ctx workflow.Context) []model.ToolCall {
 // on a live agent, the turn waits (waitBlocked) and the model hears what
 // unblocked it; then the guards decide whether the turn ends, with reply,
 // or the model is prompted again. A wait that a handover interrupts
-// (errHandOver) leaves the turn in a.handedTurn, to go on in the
-// continuation.
-func (a *agent) answered(ctx workflow.Context, content string, calls int) (reply string, end bool, err error) {
+// (errHandOver) leaves the cursor on the blocked steps.
+func (a *agent) answered(ctx workflow.Context, cur *turnCursor, content string) (reply string, end bool, err error) {
 	a.settleUnknown(ctx, true)
 	waited, err := a.waitBlocked(ctx)
 	if errors.Is(err, errHandOver) {
-		a.handedTurn = &Inbound{Blocked: &BlockedTurn{Calls: calls}}
+		cur.at = BlockedTurn{Calls: cur.at.Calls, Resume: cur.at.Resume}
 	}
 	if err != nil || waited {
 		return "", false, err // waited: a step unblocked, the model goes on
@@ -262,7 +322,7 @@ func (a *agent) answered(ctx workflow.Context, content string, calls int) (reply
 		return content, true, nil
 	}
 	a.inject(inj)
-	a.lastCall = inj.Name == todo.NameBlocked
+	cur.at.LastCall = inj.Name == todo.NameBlocked
 	a.publish(ctx)
 	return "", false, nil
 }
