@@ -506,12 +506,18 @@ func TestOwnDependencyNotifications(t *testing.T) {
 	planOKCall(t, ps, ToolAddDependentStep, `{"description":"Review","depends_on":[{"agent_id":"kid","step_id":"step_1"}]}`)
 	planOKCall(t, ps, ToolAddDependentStep, `{"description":"Merge","depends_on":[{"agent_id":"pal","step_id":"step_2"}]}`)
 	planOKCall(t, ps, ToolSetStepStatus, `{"step_id":"step_1","status":"failed","error":"own failure"}`) // the model's own report
-	if got := ps.TakeNotifications(); got != nil {
-		t.Fatalf("nothing happened yet, got %+v", got)
+	if got := ps.TakeNotifications(); got != nil || ps.UnheardOwn() {
+		t.Fatalf("nothing happened yet, got %+v (unheard: %v)", got, ps.UnheardOwn())
 	}
 	ps.Receive(Event{Type: EventStepCompleted, AgentID: "kid", PlanID: "plan_1", StepID: "step_1", Data: json.RawMessage(`{"output":{"ok":true},"provides":"review"}`)})
 	ps.Receive(Event{Type: EventStepFailed, AgentID: "pal", PlanID: "plan_1", StepID: "step_2", Data: json.RawMessage(`{"error":"disk full"}`)})
+	if !ps.UnheardOwn() {
+		t.Fatalf("an own step unblocked and one failed, unheard; UnheardOwn says no")
+	}
 	got := ps.TakeNotifications()
+	if ps.UnheardOwn() {
+		t.Errorf("UnheardOwn after the model was told")
+	}
 	var desc []string
 	for _, ev := range got {
 		desc = append(desc, ev.AgentID+"/"+ev.Type+"/"+ev.StepID)

@@ -157,6 +157,20 @@ func (ps *PlanState) ownNotice(ev Event) bool {
 	return false
 }
 
+// UnheardOwn reports whether one of the agent's own steps was unblocked or
+// failed by a dependency and the model has not been told yet: a turn whose
+// model answered meanwhile must not end before it hears of it (its next
+// call takes it, TakeNotifications), or the model ends its turn on a step
+// it believes still blocked.
+func (ps *PlanState) UnheardOwn() bool {
+	for _, ev := range ps.Events {
+		if ps.ownNotice(ev) && !ps.delivered(ev.EventID) {
+			return true
+		}
+	}
+	return false
+}
+
 // TakeNotifications returns the events not delivered to the model yet, in
 // event_id order, and marks them delivered: the events of other agents that
 // match a subscription, and this agent's own step_unblocked and dependency

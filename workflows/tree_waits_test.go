@@ -249,3 +249,40 @@ func TestTreeIdleTimeoutWaitsForAPausedSubagent(t *testing.T) {
 		t.Errorf("root after the resume: status %s, want %s (its idle timeout starts again)", after.Status, StatusWaitingUser)
 	}
 }
+
+// A step that a dependency fails (or unblocks) while the model writes what
+// it meant as its final answer is heard before the turn ends, guards off
+// too: the model is called again, with the news, instead of ending on a
+// step it believes still blocked.
+func TestStepSettledDuringTheFinalAnswerIsHeard(t *testing.T) {
+	env := newTreeEnv()
+	tm := scriptTree(env, map[string][]model.Response{
+		"main": {
+			calls(call("createPlan", `{"title":"Review","steps":["delegate"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(spawnCall("kid", "work for an hour", quiet)),
+			calls(call("addDependentStep", `{"description":"review kid's work","depends_on":[{"agent_id":"kid","step_id":"step_1"}]}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"delegated"}`)),
+			say("Waiting for kid."),
+			say("kid is gone; the review is off."),
+		},
+		"kid": {say("done")},
+	}, late{"kid", 1, time.Hour}, late{"main", 6, 2 * time.Hour})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	var res AgentResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	in := tm.inputs("main")
+	if len(in) != 7 || res.Reply != "kid is gone; the review is off." {
+		t.Fatalf("main made %d model calls and replied %q; want a 7th call that hears of its failed step", len(in), res.Reply)
+	}
+	heard := false
+	for _, m := range in[6].New.Messages {
+		heard = heard || m.Name == NameTaskEvent && strings.Contains(m.Content, "step_failed")
+	}
+	if !heard {
+		t.Errorf("the 7th call was not told of the failed step: %s", dump(in[6].New))
+	}
+}

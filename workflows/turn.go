@@ -314,8 +314,11 @@ func (a *agent) answered(ctx workflow.Context, cur *turnCursor, content string) 
 	if errors.Is(err, errHandOver) {
 		cur.at = BlockedTurn{Calls: cur.at.Calls, Resume: cur.at.Resume}
 	}
-	if err != nil || waited {
-		return "", false, err // waited: a step unblocked, the model goes on
+	if err != nil || waited || a.plans.UnheardOwn() {
+		// A step unblocked (in the wait, or while the model wrote this
+		// answer): the model goes on, and hears of it first, guards or
+		// not.
+		return "", false, err
 	}
 	inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, a.plans.UnfinishedSteps())
 	if inj.None() {
