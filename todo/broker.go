@@ -139,6 +139,37 @@ func (b *Broker) End(id, how string) (tell []Want, orphans []string, first bool)
 	return tell, orphans, true
 }
 
+// MaxEndedMembers is how many ended agents the roster keeps: a session may
+// spawn any number of subagents over its life, and the roster crosses every
+// handover in the carry. The running ones are bounded by MaxSubagents and
+// MaxTreeDepth; of the ended, the latest are kept (an agent's dependency on
+// one is answered with how it ended); an older one is known as unknown.
+const MaxEndedMembers = 256
+
+// PruneEnded drops the oldest ended members past MaxEndedMembers, and
+// returns how many it dropped.
+func (b *Broker) PruneEnded() int {
+	ended := 0
+	for _, m := range b.Members {
+		if m.Ended != "" {
+			ended++
+		}
+	}
+	drop := ended - MaxEndedMembers
+	if drop <= 0 {
+		return 0
+	}
+	n := drop
+	b.Members = slices.DeleteFunc(b.Members, func(m Member) bool {
+		if n > 0 && m.Ended != "" {
+			n--
+			return true
+		}
+		return false
+	})
+	return drop
+}
+
 // MaySpawn reports whether an agent other than asker still runs, and so
 // may spawn one not in the tree yet (the root's own turn is the caller's).
 func (b *Broker) MaySpawn(asker string) bool {

@@ -2,6 +2,7 @@ package todo
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -179,5 +180,37 @@ func TestBrokerJoinAndSettle(t *testing.T) {
 	b.End("worker", "completed")
 	if serve, refuse := b.Settle(inTree, b.MaySpawn); serve != nil || !slices.Equal(agents(refuse), []string{"main"}) || len(b.Pending) != 0 {
 		t.Errorf("once no one runs: serve %v, refuse %v", serve, agents(refuse))
+	}
+}
+
+// The roster keeps every running agent and the latest MaxEndedMembers ended
+// ones: a session that spawned thousands carries a bounded tree.
+func TestBrokerPruneEnded(t *testing.T) {
+	var b Broker
+	for i := range MaxEndedMembers + 40 {
+		id := fmt.Sprintf("a%d", i)
+		b.Join(Member{AgentID: id, WorkflowID: "root/" + id, Parent: "root"})
+		if i%10 != 0 {
+			b.End(id, "completed")
+		}
+	}
+	running := (MaxEndedMembers + 40 + 9) / 10
+	ended := MaxEndedMembers + 40 - running
+	if got := b.PruneEnded(); got != ended-MaxEndedMembers {
+		t.Fatalf("pruned %d, want %d", got, ended-MaxEndedMembers)
+	}
+	live, gone := 0, 0
+	for _, m := range b.Members {
+		if m.Ended == "" {
+			live++
+		} else {
+			gone++
+		}
+	}
+	if live != running || gone != MaxEndedMembers || b.Member("a1") != nil || b.Member(fmt.Sprintf("a%d", MaxEndedMembers+39)) == nil {
+		t.Errorf("after pruning: %d running (want %d), %d ended (want %d); the oldest ended kept: %v", live, running, gone, MaxEndedMembers, b.Member("a1") != nil)
+	}
+	if b.PruneEnded() != 0 {
+		t.Errorf("a second prune dropped more")
 	}
 }

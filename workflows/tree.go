@@ -115,6 +115,7 @@ type bus struct {
 func (a *agent) isRoot() bool { return a.parentID == "" }
 
 func (a *agent) carryTree() *TreeCarry {
+	a.bus.PruneEnded()
 	return &TreeCarry{Broker: a.bus.Broker, Asked: a.bus.asked, Subs: a.bus.subs, Briefs: a.bus.briefs, Handed: a.bus.handed}
 }
 
