@@ -72,6 +72,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "continued as new owing a turn's reply", "29_chat_turn_reply"},
 	{"a chat turn handed over in its wait; its caller follows it with turn_reply", "update turn_reply", "29_chat_turn_reply"},
 	{"a session that ends with a handed-over turn's reply not taken waits for its caller", "timer started: replies drain", "30_late_turn_reply"},
+	{"a busy turn handed over between two steps, with messages queued behind it", "continued as new between a turn's steps", "32_busy_turn_handover"},
+	{"a busy turn handed over between two steps, with messages queued behind it", "continued as new with messages queued", "32_busy_turn_handover"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 
@@ -261,9 +263,14 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 				out = append(out, "continued as new in a tool call's approval wait")
 			case len(b.Held) > 0:
 				out = append(out, "continued as new in a held call's approval wait")
+			case b.Next:
+				out = append(out, "continued as new between a turn's steps")
 			default:
 				out = append(out, "continued as new in a turn's blocked wait")
 			}
+		}
+		if c := in.Carry; c != nil && slices.ContainsFunc(c.Inbox, func(m workflows.Inbound) bool { return m.Blocked == nil }) {
+			out = append(out, "continued as new with messages queued")
 		}
 		if c := in.Carry; c != nil && len(c.Inbox) > 0 && c.Inbox[0].ReplyTo != "" {
 			out = append(out, "continued as new owing a turn's reply")

@@ -45,6 +45,7 @@ var driven = []recordedCase{
 	{"28_adopted_child_timeout", playScenarioFile("15_subagent_timeout")},
 	{"29_chat_turn_reply", recordChatTurnReply},
 	{"30_late_turn_reply", recordLateTurnReply},
+	{"32_busy_turn_handover", recordBusyTurn},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests

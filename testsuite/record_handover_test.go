@@ -1,0 +1,58 @@
+package testsuite
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	tfclient "github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// recordBusyTurn: one chat turn of many steps (responses of four list_files
+// calls) on the early server, with two messages signalled while it works:
+// the run hands over between two steps of the turn, the messages queued
+// behind it; the continuation ends the turn, whose caller the typed client
+// follows (turn_reply), then answers both messages in order.
+func recordBusyTurn(t *testing.T, env *recordEnv, id string) []string {
+	var script []string
+	for i := range 8 {
+		var calls [][3]string
+		for j := range 4 {
+			calls = append(calls, [3]string{fmt.Sprintf("c%d_%d", i, j), "list_files", `{}`})
+		}
+		script = append(script, toolCalls(t, calls...))
+	}
+	script = append(script, assistantText("Listed them all."))
+	stub, ref := env.stubs.add(t, id, script...)
+	stub.setFinalText("Noted.")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := env.s.c
+	sess, err := tfclient.New(c, tfclient.Options{}).Start(ctx, workflows.AgentInput{Model: ref, Todo: todoOff()}, tfclient.StartOptions{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := sess.Send(ctx, "List the files, again and again.")
+	for _, text := range []string{"Then tell me how many.", "And thanks."} {
+		if err := c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reply, err := sent.Reply(ctx)
+	if err != nil || reply != "Listed them all." {
+		t.Fatalf("the busy turn's reply: %q, %v", reply, err)
+	}
+	waitFor(t, time.Minute, "both queued messages answered", func() bool {
+		st, err := sess.State(ctx)
+		return err == nil && st.Turns == 3 && st.Status == workflows.StatusWaitingUser
+	})
+	if err := sess.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+		t.Fatalf("session: %v", err)
+	}
+	return nil
+}
