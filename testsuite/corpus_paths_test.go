@@ -74,6 +74,7 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a session that ends with a handed-over turn's reply not taken waits for its caller", "timer started: replies drain", "30_late_turn_reply"},
 	{"a busy turn handed over between two steps, with messages queued behind it", "continued as new between a turn's steps", "32_busy_turn_handover"},
 	{"a busy turn handed over between two steps, with messages queued behind it", "continued as new with messages queued", "32_busy_turn_handover"},
+	{"interrupt cancels the model call in flight; the session goes on", "update interrupt", "33_interrupt"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 

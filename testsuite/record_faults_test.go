@@ -46,6 +46,7 @@ var driven = []recordedCase{
 	{"29_chat_turn_reply", recordChatTurnReply},
 	{"30_late_turn_reply", recordLateTurnReply},
 	{"32_busy_turn_handover", recordBusyTurn},
+	{"33_interrupt", recordInterrupt},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests

@@ -3,6 +3,8 @@ package testsuite
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +54,41 @@ func recordBusyTurn(t *testing.T, env *recordEnv, id string) []string {
 		t.Fatal(err)
 	}
 	if err := c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+		t.Fatalf("session: %v", err)
+	}
+	return nil
+}
+
+// recordInterrupt: a chat turn whose model call keeps failing (the
+// provider answers 503) is interrupted by its user: the call in flight and
+// its retries are cancelled, the turn ends with the interrupted reply, and
+// the next message gets its turn.
+func recordInterrupt(t *testing.T, env *recordEnv, id string) []string {
+	stub, ref := env.stubs.add(t, id)
+	stub.setFinalText("Back again.")
+	stub.failUntil(time.Now().Add(time.Hour), http.StatusServiceUnavailable, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sess, err := tfclient.New(env.s.c, tfclient.Options{}).Start(ctx, workflows.AgentInput{Model: ref, Todo: todoOff()}, tfclient.StartOptions{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := sess.Send(ctx, "Answer me.")
+	waitFor(t, time.Minute, "the model call failing", func() bool { return len(stub.requests()) >= 2 })
+	if _, err := sess.Interrupt(ctx); err != nil {
+		t.Fatalf("interrupt: %v", err)
+	}
+	if reply, err := sent.Reply(ctx); err != nil || !strings.Contains(reply, "Interrupted") {
+		t.Fatalf("the interrupted turn's reply: %q, %v", reply, err)
+	}
+	stub.failUntil(time.Time{}, 0, "")
+	if reply, err := sess.Send(ctx, "Now?").Reply(ctx); err != nil || reply != "Back again." {
+		t.Fatalf("the next turn's reply: %q, %v", reply, err)
+	}
+	if err := sess.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.s.c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 		t.Fatalf("session: %v", err)
 	}
 	return nil
