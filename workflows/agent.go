@@ -57,7 +57,7 @@ type agent struct {
 	childOrder []string
 	gone       map[string]string // agents of the tree known to have ended -> how
 
-	reporters []*reporter
+	reporters *reporting
 
 	published published
 
@@ -159,7 +159,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	}
 	a.joinTree(ctx)
 	a.adoptChildren(ctx)
-	a.startReporters(ctx)
+	a.reporters.start(ctx)
 	a.publish(ctx)
 
 	// A subagent whose root is gone (terminated by hand: its children
@@ -196,7 +196,7 @@ func newAgent(cfg config) *agent {
 		plans:        todo.NewPlanState(cfg.agentID),
 		children:     map[string]*child{},
 		gone:         map[string]string{},
-		reporters:    newReporters(cfg.in.Reporters, cfg.in.Carry.reports()),
+		reporters:    newReporting(cfg.agentID, cfg.in.Reporters, cfg.in.Carry.reports()),
 		hostQueue:    cfg.in.WorkspaceHost,
 		direct:       true,
 	}

@@ -199,7 +199,7 @@ func (a *agent) carry() AgentInput {
 		Replies:         a.carriedReplies(),
 		Published: &PublishedAttrs{Total: a.published.total, Completed: a.published.completed,
 			Current: a.published.current, Status: a.published.status},
-		Reports: a.carryReporters(),
+		Reports: a.reporters.carry(),
 	}
 	return in
 }

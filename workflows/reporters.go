@@ -61,6 +61,15 @@ type Report struct {
 	Plan  json.RawMessage `json:"plan,omitempty"`
 }
 
+// reporting is the run's reporters, a component of the run: built at its
+// start from the input's reporters and its part of the carry, it runs one
+// delivery loop per reporter and hands its queues to the continuation. The
+// loop only appends to its queues (report).
+type reporting struct {
+	agentID string
+	list    []*reporter
+}
+
 type reporter struct {
 	cfg    activities.ReporterConfig
 	queue  []Report
@@ -68,9 +77,9 @@ type reporter struct {
 	status ReporterStatus
 }
 
-// newReporters builds the run's reporters, with the queues and counts an
+// newReporting builds the run's reporters, with the queues and counts an
 // earlier run carried (none when the reporters changed).
-func newReporters(cfgs []activities.ReporterConfig, carried []CarriedReporter) []*reporter {
+func newReporting(agentID string, cfgs []activities.ReporterConfig, carried []CarriedReporter) *reporting {
 	rs := make([]*reporter, len(cfgs))
 	for i, c := range cfgs {
 		rs[i] = &reporter{cfg: c, status: ReporterStatus{Type: c.Type}}
@@ -79,18 +88,18 @@ func newReporters(cfgs []activities.ReporterConfig, carried []CarriedReporter) [
 			rs[i].status.Pending = 0
 		}
 	}
-	return rs
+	return &reporting{agentID: agentID, list: rs}
 }
 
-// carryReporters are the reporters' queues as a carry holds them: each
+// carry is the reporters' queues as a carry holds them: each
 // reporter's newest reports within its share of carriedReportBytes.
-func (a *agent) carryReporters() []CarriedReporter {
-	if len(a.reporters) == 0 {
+func (rp *reporting) carry() []CarriedReporter {
+	if len(rp.list) == 0 {
 		return nil
 	}
-	share := carriedReportBytes / len(a.reporters)
-	out := make([]CarriedReporter, len(a.reporters))
-	for i, r := range a.reporters {
+	share := carriedReportBytes / len(rp.list)
+	out := make([]CarriedReporter, len(rp.list))
+	for i, r := range rp.list {
 		keep, used := len(r.queue), 0
 		for keep > 0 {
 			n := len(r.queue[keep-1].Event) + len(r.queue[keep-1].Plan)
@@ -111,22 +120,22 @@ func (a *agent) carryReporters() []CarriedReporter {
 }
 
 // report queues ev for every reporter.
-func (a *agent) report(ev todo.Event, plan json.RawMessage) {
-	if len(a.reporters) == 0 {
+func (rp *reporting) report(ev todo.Event, plan json.RawMessage) {
+	if len(rp.list) == 0 {
 		return
 	}
 	data, _ := json.Marshal(ev)
-	for _, r := range a.reporters {
+	for _, r := range rp.list {
 		r.queue = append(r.queue, Report{Event: data, Plan: plan})
 	}
 }
 
-// startReporters runs one delivery loop per reporter for the life of the run.
-func (a *agent) startReporters(ctx workflow.Context) {
+// start runs one delivery loop per reporter for the life of the run.
+func (rp *reporting) start(ctx workflow.Context) {
 	info := workflow.GetInfo(ctx)
-	for _, r := range a.reporters {
+	for _, r := range rp.list {
 		workflow.Go(ctx, func(ctx workflow.Context) {
-			opts := withSummary(reportActivity, a.cfg.agentID+": report to "+r.cfg.Type)
+			opts := withSummary(reportActivity, rp.agentID+": report to "+r.cfg.Type)
 			opts.ScheduleToCloseTimeout = r.cfg.RetryWindow()
 			actx := workflow.WithActivityOptions(ctx, opts)
 			for {
@@ -138,7 +147,7 @@ func (a *agent) startReporters(ctx workflow.Context) {
 				err := workflow.ExecuteActivity(actx, activities.ReportName, activities.ReportInput{
 					Reporter:   r.cfg,
 					WorkflowID: info.WorkflowExecution.ID,
-					AgentID:    a.cfg.agentID,
+					AgentID:    rp.agentID,
 					Event:      item.Event,
 					Plan:       item.Plan,
 				}).Get(ctx, nil)
@@ -155,9 +164,9 @@ func (a *agent) startReporters(ctx workflow.Context) {
 	}
 }
 
-// reportersIdle reports whether every queued event was handled.
-func (a *agent) reportersIdle() bool {
-	for _, r := range a.reporters {
+// idle reports whether every queued event was handled.
+func (rp *reporting) idle() bool {
+	for _, r := range rp.list {
 		if r.busy || len(r.queue) > 0 {
 			return false
 		}
@@ -165,11 +174,11 @@ func (a *agent) reportersIdle() bool {
 	return true
 }
 
-// abandonReports gives up on the events still queued when a finishing run
+// abandon gives up on the events still queued when a finishing run
 // has waited drainTimeout for its reporters, and counts them as failed, so
 // that the state says what was never delivered.
-func (a *agent) abandonReports() {
-	for _, r := range a.reporters {
+func (rp *reporting) abandon() {
+	for _, r := range rp.list {
 		if n := len(r.queue); n > 0 {
 			r.status.Failed += n
 			r.status.LastError = fmt.Sprintf("%d event(s) not delivered before the run ended; last error: %s", n, r.status.LastError)
@@ -178,9 +187,9 @@ func (a *agent) abandonReports() {
 	}
 }
 
-func (a *agent) reporterStates() []ReporterStatus {
-	out := make([]ReporterStatus, len(a.reporters))
-	for i, r := range a.reporters {
+func (rp *reporting) states() []ReporterStatus {
+	out := make([]ReporterStatus, len(rp.list))
+	for i, r := range rp.list {
 		out[i] = r.status
 		out[i].Pending = len(r.queue)
 	}

@@ -190,8 +190,8 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 			return AgentResult{}, false, nil
 		}
 	}
-	if !a.reportersIdle() {
-		idle, err := a.awaitOrTimeout(ctx, drainTimeout, "reporters drain", func() bool { return a.reportersIdle() || a.interrupted() })
+	if !a.reporters.idle() {
+		idle, err := a.awaitOrTimeout(ctx, drainTimeout, "reporters drain", func() bool { return a.reporters.idle() || a.interrupted() })
 		if err != nil {
 			return AgentResult{}, false, err
 		}
@@ -199,7 +199,7 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 			return AgentResult{}, false, nil
 		}
 		if !idle {
-			a.abandonReports()
+			a.reporters.abandon()
 		}
 	}
 	if a.untaken() {

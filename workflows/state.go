@@ -116,7 +116,7 @@ func (a *agent) state() State {
 		EventsTotal:      a.eventsPruned + len(events),
 		Subagents:        a.subagentStates(),
 		SubagentsPruned:  a.childrenPruned + max(0, a.finishedChildren()-maxChildren),
-		Reporters:        a.reporterStates(),
+		Reporters:        a.reporters.states(),
 		ModelError:       a.modelError,
 		Usage:            a.usage,
 		Model:            a.cfg.in.Model,

@@ -67,7 +67,7 @@ func (a *agent) onEvents(ctx workflow.Context, e Events) {
 		own := a.plans.Receive(ev)
 		if len(a.plans.Events) > n {
 			plan, _ := json.Marshal(a.plans.Current())
-			a.report(a.plans.Events[n], plan)
+			a.reporters.report(a.plans.Events[n], plan)
 		}
 		a.emit(ctx, own)
 	}

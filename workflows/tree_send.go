@@ -112,7 +112,7 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 	}
 	plan, _ := json.Marshal(a.plans.Current())
 	for _, ev := range events {
-		a.report(ev, plan)
+		a.reporters.report(ev, plan)
 	}
 	if a.isRoot() {
 		a.forward(ctx, a.cfg.agentID, events, nil)
