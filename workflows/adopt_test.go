@@ -205,17 +205,7 @@ func handOverInAWait(t *testing.T, grow func(testEnv)) {
 // ends with its answer.
 func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 	env := newTreeEnv()
-	scriptTree(env, map[string][]model.Response{
-		"main": {
-			calls(call("createPlan", `{"title":"Review","steps":["delegate"]}`)),
-			calls(call("startPlan", `{}`)),
-			calls(spawnCall("kid", "work for a day", quiet)),
-			calls(call("addDependentStep", `{"description":"review kid's work","depends_on":[{"agent_id":"kid","step_id":"step_1"}]}`)),
-			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"delegated"}`)),
-			say("Waiting for kid."),
-		},
-		"kid": {say("done")},
-	}, late{"kid", 1, 24 * time.Hour})
+	scriptTree(env, reviewOfKid("work for a day"), late{"kid", 1, 24 * time.Hour})
 	env.RegisterDelayedCallback(func() {
 		if st := queryState(t, env); st.Status != StatusBlocked {
 			t.Errorf("after an hour the root is %s, want blocked", st.Status)

@@ -26,17 +26,7 @@ import (
 // answers every one of them.
 func TestQueuedMessagesCrossAHandover(t *testing.T) {
 	env := newTreeEnv()
-	scriptTree(env, map[string][]model.Response{
-		"main": {
-			calls(call("createPlan", `{"title":"Review","steps":["delegate"]}`)),
-			calls(call("startPlan", `{}`)),
-			calls(spawnCall("kid", "work for a day", quiet)),
-			calls(call("addDependentStep", `{"description":"review kid's work","depends_on":[{"agent_id":"kid","step_id":"step_1"}]}`)),
-			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"delegated"}`)),
-			say("Waiting for kid."),
-		},
-		"kid": {say("done")},
-	}, late{"kid", 1, 24 * time.Hour})
+	scriptTree(env, reviewOfKid("work for a day"), late{"kid", 1, 24 * time.Hour})
 	var msg *sent
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(UserMessageSignal, "also check the docs")

@@ -148,6 +148,22 @@ func spawnCall(id, task, todoJSON string) model.ToolCall {
 
 func say(text string) model.Response { return model.Response{Content: text} }
 
+// reviewOfKid is the script of a root whose plan's step waits on its
+// subagent kid's work (task): it plans, spawns kid, adds the dependent
+// step, completes its own and answers "Waiting for kid.", then the
+// answers of then. kid answers "done".
+func reviewOfKid(task string, then ...model.Response) map[string][]model.Response {
+	main := []model.Response{
+		calls(call("createPlan", `{"title":"Review","steps":["delegate"]}`)),
+		calls(call("startPlan", `{}`)),
+		calls(spawnCall("kid", task, quiet)),
+		calls(call("addDependentStep", `{"description":"review kid's work","depends_on":[{"agent_id":"kid","step_id":"step_1"}]}`)),
+		calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"delegated"}`)),
+		say("Waiting for kid."),
+	}
+	return map[string][]model.Response{"main": append(main, then...), "kid": {say("done")}}
+}
+
 // stateOf queries the state of any workflow of the tree (running or ended).
 func stateOf(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowID string) State {
 	t.Helper()

@@ -256,18 +256,7 @@ func TestTreeIdleTimeoutWaitsForAPausedSubagent(t *testing.T) {
 // step it believes still blocked.
 func TestStepSettledDuringTheFinalAnswerIsHeard(t *testing.T) {
 	env := newTreeEnv()
-	tm := scriptTree(env, map[string][]model.Response{
-		"main": {
-			calls(call("createPlan", `{"title":"Review","steps":["delegate"]}`)),
-			calls(call("startPlan", `{}`)),
-			calls(spawnCall("kid", "work for an hour", quiet)),
-			calls(call("addDependentStep", `{"description":"review kid's work","depends_on":[{"agent_id":"kid","step_id":"step_1"}]}`)),
-			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"delegated"}`)),
-			say("Waiting for kid."),
-			say("kid is gone; the review is off."),
-		},
-		"kid": {say("done")},
-	}, late{"kid", 1, time.Hour}, late{"main", 6, 2 * time.Hour})
+	tm := scriptTree(env, reviewOfKid("work for an hour", say("kid is gone; the review is off.")), late{"kid", 1, time.Hour}, late{"main", 6, 2 * time.Hour})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	var res AgentResult
