@@ -1,12 +1,17 @@
 package agentworker
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/workflows"
 )
 
 // Environment variables of Options.Deployment and Options.BuildID.
@@ -47,4 +52,39 @@ func deploymentOptions(opts Options) (worker.DeploymentOptions, error) {
 		Version:                   worker.WorkerDeploymentVersion{DeploymentName: name, BuildID: build},
 		DefaultVersioningBehavior: workflow.VersioningBehaviorPinned,
 	}, nil
+}
+
+// recordedBuild sets the build id an unversioned worker records in the workflow tasks it
+// completes to one that says its protocol (workflows.MarkBuild), unless the caller chose
+// one, and returns the id the worker records: a worker of another build that replays the
+// session's history reads there which protocol started it (workflows/protocol.go). A
+// version of a deployment records its own build id.
+func recordedBuild(w *worker.Options) string {
+	if w.DeploymentOptions.UseVersioning {
+		return w.DeploymentOptions.Version.BuildID
+	}
+	if w.BuildID == "" {
+		w.BuildID = workflows.MarkBuild(binarySum())
+	}
+	return w.BuildID
+}
+
+// binarySum tells builds of one protocol apart, as the SDK's default build id does: a
+// digest of the worker's executable (SHA-256, which FIPS mode allows; "unknown" when it
+// cannot be read).
+func binarySum() string {
+	path, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
