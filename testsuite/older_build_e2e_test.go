@@ -62,7 +62,7 @@ func TestOlderBuildsSessionsAreRefusedNotFailed(t *testing.T) {
 	oldBin, oldTree := buildOlderWorker(t, olderBuild)
 	starter := buildStarter(t)
 	s := startServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	older := startWorkerProc(t, oldBin, s, "worker "+olderBuild)
@@ -106,7 +106,7 @@ func TestOlderBuildsSessionsAreRefusedNotFailed(t *testing.T) {
 	c := tfclient.New(s.c, tfclient.Options{Namespace: s.srv.Namespace()})
 	want := workflows.RefusalMessage(0)
 	for _, id := range sessions {
-		waitFor(t, time.Minute, id+" blocked with the refusal", func() bool {
+		waitFor(t, 2*time.Minute, id+" blocked with the refusal", func() bool {
 			why, err := c.Session(id).Blocked(ctx)
 			return err == nil && strings.Contains(why, want)
 		})
@@ -124,12 +124,15 @@ func TestOlderBuildsSessionsAreRefusedNotFailed(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("starter state %s: %v\n%s\nwant it to fail with %q", tree, err, out, want)
 	}
+	t.Logf("starter state %s (%v): %s", tree, err, out)
 
-	// What the message says: the older build's worker serves them again.
+	// What the message says: the older build's worker serves them again,
+	// at their tasks' next attempts (the server spaces a failing task's
+	// attempts out, by up to minutes).
 	stopNew()
 	older = startWorkerProc(t, oldBin, s, "worker "+olderBuild+" again")
 	for _, id := range sessions {
-		waitFor(t, time.Minute, id+"'s state on "+olderBuild+" again", func() bool {
+		waitFor(t, 3*time.Minute, id+"'s state on "+olderBuild+" again", func() bool {
 			st, ok := queryState(ctx, s.c, id)
 			return ok && slices.Equal(st.Todos, lists[id])
 		})
