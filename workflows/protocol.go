@@ -1,9 +1,17 @@
 package workflows
 
 import (
+	"crypto/fips140"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
+	"io"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.temporal.io/sdk/workflow"
 )
@@ -28,10 +36,12 @@ const Protocol = 1
 // completed the run's first workflow task (WorkflowTaskCompleted's build id,
 // which GetInfo's GetCurrentBuildID returns while that task is replayed). An
 // unversioned worker of this build records MarkBuild's id; a versioned one
-// records its deployment's build id, which Options.BuildID names. Where the
-// build id says nothing (a build from before protocols, a worker of another
-// main), the input's Protocol says who wrote the input, hence who started
-// the run: a client, parent or continuation of this build, or a build from
+// records its deployment's build id, and a worker of another main the
+// SDK's default (DefaultBuildID), which Options.BuildID names: a history
+// whose first task the worker's own build completed is its own. Where the
+// build id says nothing (a build from before protocols, another binary of
+// another main), the input's Protocol says who wrote the input, hence who
+// started the run: a client, parent or continuation of this build, or a build from
 // before protocols (0). A run's first workflow task, not a replay, has no
 // history to replay: it is refused only for what its input cannot say to
 // this build (an input of a newer protocol, a subagent's of another one).
@@ -45,6 +55,34 @@ const buildMark = "todoflow-p"
 // then sum, which tells builds of one protocol apart.
 func MarkBuild(sum string) string {
 	return buildMark + strconv.Itoa(Protocol) + "-" + sum
+}
+
+// DefaultBuildID is the build id a worker of this process records when it is
+// given none: the SDK's default, a digest of the executable (MD5, SHA-256
+// in FIPS mode); "" when the executable cannot be read. A worker of another
+// main that registers the workflow (WithOptions) takes it as its own, so
+// that a history whose first task this binary completed is served whatever
+// its input says. Read once, at registration, never by workflow code.
+var DefaultBuildID = sync.OnceValue(binaryDigest)
+
+func binaryDigest() string {
+	path, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var h hash.Hash = md5.New()
+	if fips140.Enabled() {
+		h = sha256.New()
+	}
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // builtProtocol is the protocol a build id says its worker speaks; false

@@ -1,10 +1,7 @@
 package agentworker
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -64,27 +61,7 @@ func recordedBuild(w *worker.Options) string {
 		return w.DeploymentOptions.Version.BuildID
 	}
 	if w.BuildID == "" {
-		w.BuildID = workflows.MarkBuild(binarySum())
+		w.BuildID = workflows.MarkBuild(workflows.DefaultBuildID())
 	}
 	return w.BuildID
-}
-
-// binarySum tells builds of one protocol apart, as the SDK's default build id does: a
-// digest of the worker's executable (SHA-256, which FIPS mode allows; "unknown" when it
-// cannot be read).
-func binarySum() string {
-	path, err := os.Executable()
-	if err != nil {
-		return "unknown"
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "unknown"
-	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
 }
