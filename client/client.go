@@ -80,6 +80,9 @@ type StartOptions struct {
 // An input the workflow would refuse is refused here, before a run starts
 // and fails on it.
 func (c *Client) Start(ctx context.Context, in workflows.AgentInput, o StartOptions) (*Session, error) {
+	// The input is this build's, whatever the caller wrote: a worker of
+	// another protocol refuses it by that (workflows/protocol.go).
+	in.Protocol = workflows.Protocol
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("session input: %w", err)
 	}

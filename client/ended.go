@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 )
 
 // Why is the cause of a run's failure in its own words: the innermost
@@ -38,4 +41,43 @@ func (s *Session) Failure(ctx context.Context) (string, error) {
 		return Why(err), nil
 	}
 	return "", nil
+}
+
+// Blocked says why the server cannot run the session's workflow now: the failure of its
+// latest workflow task, which a worker refused and the server tries again (a worker whose
+// protocol is not the one that started the run, workflows.RefusalMessage, or workflow code
+// that fails on the run's history), or "" when no task is failing. The state query is not
+// answered meanwhile; this reads the run's description and the end of its history.
+func (s *Session) Blocked(ctx context.Context) (string, error) {
+	d, err := s.c.tc.DescribeWorkflowExecution(ctx, s.id, "")
+	if err != nil {
+		return "", s.wrap("describe", err)
+	}
+	// A task retried after its failure is the pending one's attempt 2 or later; the server
+	// writes the first failure only, so the history's latest WorkflowTaskFailed says why.
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || d.GetPendingWorkflowTask().GetAttempt() < 2 {
+		return "", nil
+	}
+	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
+		Namespace: s.c.opts.Namespace, Execution: info.GetExecution(), MaximumPageSize: 100,
+	}
+	for {
+		page, err := s.c.tc.WorkflowService().GetWorkflowExecutionHistoryReverse(ctx, req)
+		if err != nil {
+			return "", s.wrap("read the history of", err)
+		}
+		for _, e := range page.GetHistory().GetEvents() {
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+				return strings.Join(strings.Fields(e.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage()), " "), nil
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+				// Served since, or a worker that went away: nothing refuses it.
+				return "", nil
+			}
+		}
+		if req.NextPageToken = page.GetNextPageToken(); len(req.NextPageToken) == 0 {
+			return "", nil
+		}
+	}
 }

@@ -103,6 +103,13 @@ func cmdState(c *cmdline) action {
 		return c.noMoreArgs(rest)
 	}
 	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		// A run whose workflow task fails answers no query; the failure says why, and what
+		// to run when the worker's protocol is not the run's.
+		if why, err := s.Blocked(ctx); err != nil {
+			return err
+		} else if why != "" {
+			return fmt.Errorf("session %s is blocked: no worker can run it: %s", s.ID(), why)
+		}
 		st, raw, err := queryState(ctx, s)
 		if err != nil {
 			return err

@@ -53,7 +53,7 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 		// takes a model call it cannot run ("unable to find
 		// activityType=CallModel. Supported types: []").
 		w := worker.New(s.c, workflows.TaskQueue, worker.Options{LocalActivityWorkerOnly: true})
-		w.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
+		w.RegisterWorkflowWithOptions(workflows.WithOptions(workflows.Options{}), workflow.RegisterOptions{Name: workflows.WorkflowName})
 		if err := w.Start(); err != nil {
 			t.Fatalf("start workflow worker: %v", err)
 		}

@@ -124,9 +124,16 @@ type Options struct {
 	// attributes stay readable on the server, which indexes them, so the
 	// TodoCurrent attribute is left empty: it would show a todo item.
 	Encrypted bool
+	// BuildID is the build id the worker records in the workflow tasks it
+	// completes when it is not MarkBuild's (a version of a worker
+	// deployment): a history whose first task it completed is its own
+	// (protocol.go). It differs between builds, never between the workers
+	// of one, and changes no command.
+	BuildID string
 }
 
 func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResult, error) {
+	refuseForeign(ctx, in, opts)
 	cfg, err := resolve(in)
 	if err == nil {
 		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)

@@ -148,6 +148,9 @@ func size(msgs []model.Message) int {
 func (a *agent) carry() AgentInput {
 	in := a.cfg.in
 	in.Prompt = ""
+	// The continuation may start on another build (Worker Versioning moves
+	// a session here): both say who wrote them (protocol.go).
+	in.Protocol = Protocol
 	// The continuation keeps the host of this run's workspace.
 	in.WorkspaceHost = a.hostQueue
 	// The continuation starts from what the model sees now: the head, the
@@ -175,6 +178,7 @@ func (a *agent) carry() AgentInput {
 		inbox[i].Seq = 0
 	}
 	in.Carry = &Carry{
+		Protocol:     Protocol,
 		Messages:     compact(msgs),
 		Todo:         a.todo,
 		Turns:        a.turns,

@@ -116,6 +116,16 @@
 // only for a fix that must reach running sessions, with the release that
 // removes it (see the README's versioning policy).
 //
+// What a build writes says the protocol it speaks (Protocol, protocol.go):
+// the input, the carry and the tree's signals, and the build id an
+// unversioned worker records in each workflow task (MarkBuild). Before its
+// first command a run checks who started it: a history of another protocol
+// is refused on replay by a panic, which blocks the workflow task (the
+// default WorkflowPanicPolicy) with a message that says which build to run,
+// and never fails the run; a new run from an older build's carry is
+// served, the fields it does not know ignored. A change to the command
+// sequence raises Protocol with the corpus it re-records.
+//
 // Nothing a worker is configured with changes a command: encryption changes
 // what TodoCurrent holds (blank), never whether it is upserted; the caps are
 // code (todo/limits.go); what depends on the worker's disk (the workspace's

@@ -101,10 +101,15 @@ type AgentInput struct {
 	Approval todo.ToolApproval `json:"approval,omitempty"`
 	// Carry is set only by continue-as-new: the state of the previous run.
 	Carry *Carry `json:"carry,omitempty"`
+	// Protocol is the protocol of the build that wrote the input (its
+	// client, its parent, or the run it continues); 0, a build from before
+	// protocols, or a user's own input (protocol.go).
+	Protocol int `json:"protocol,omitempty"`
 
 	// unknown is what a strict decoding said of an unknown field
-	// (strict.go), refused by resolve.
-	unknown string
+	// (strict.go), refused by resolve; ignored, what a lenient one said of
+	// a carry of another protocol, for the log.
+	unknown, ignored string
 }
 
 // ContextConfig is the `context` part of the input.
@@ -122,6 +127,8 @@ type ContextConfig struct {
 
 // Carry is the state a run hands to its continuation.
 type Carry struct {
+	// Protocol is the protocol of the build that wrote the carry.
+	Protocol   int             `json:"protocol,omitempty"`
 	Messages   []model.Message `json:"messages"`
 	Todo       todo.State      `json:"todo"`
 	Turns      int             `json:"turns"`

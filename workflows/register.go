@@ -27,10 +27,14 @@ func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Op
 }
 
 // WithOptions is AgentWorkflow as a worker with opts runs it, for a
-// replayer, which registers workflows only.
+// replayer or a worker that registers workflows only. Without opts.BuildID
+// the worker is taken to record the SDK's default build id
+// (DefaultBuildID): set it to the worker's own (worker.Options.BuildID)
+// when that is set. AgentWorkflow registered as it is knows no build as its
+// own (protocol.go).
 func WithOptions(opts Options) func(workflow.Context, AgentInput) (AgentResult, error) {
-	if opts == (Options{}) {
-		return AgentWorkflow
+	if opts.BuildID == "" {
+		opts.BuildID = DefaultBuildID()
 	}
 	return func(ctx workflow.Context, in AgentInput) (AgentResult, error) { return agentWorkflow(ctx, in, opts) }
 }

@@ -39,18 +39,26 @@ func unknownField(what, unknown string) error {
 
 // UnmarshalJSON decodes the input and keeps an unknown field for resolve to
 // refuse. The carry of a continue-as-new, written by the previous run, is
-// not checked again: it is the run's own, and can be megabytes.
+// not checked again: it is the run's own, and can be megabytes. One written
+// by a build of another protocol may hold fields this build cannot know
+// (the input's, the carry's): they are ignored, and the first is kept for
+// the log (protocol.go), since a carry that decodes is served.
 func (in *AgentInput) UnmarshalJSON(b []byte) error {
 	type plain AgentInput
 	if err := json.Unmarshal(b, (*plain)(in)); err != nil {
 		return err
 	}
-	if in.Carry != nil {
-		return nil
+	if in.Carry == nil {
+		unknown, err := strictly(b, (*plain)(in))
+		in.unknown = unknown
+		return err
 	}
-	unknown, err := strictly(b, (*plain)(in))
-	in.unknown = unknown
-	return err
+	if in.Carry.Protocol != Protocol {
+		ignored, err := strictly(b, (*plain)(in))
+		in.ignored = ignored
+		return err
+	}
+	return nil
 }
 
 // UnmarshalJSON decodes approve_plan's arguments, keeping an unknown field

@@ -137,6 +137,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		SubagentTimeoutS:  a.cfg.in.SubagentTimeoutS,
 		SubagentGraceS:    a.cfg.in.SubagentGraceS,
 		ModelRetryWindowS: a.cfg.in.ModelRetryWindowS,
+		Protocol:          Protocol,
 	}
 	if args.Todo != nil {
 		in.Todo = *args.Todo

@@ -38,10 +38,12 @@ import (
 // parent, its deadline (tree_lifecycle.go). Messages go with an empty run
 // id, so they reach the receiver's run after a continue-as-new.
 
-// The tree's signals besides TaskEventSignal (Events, messages.go).
+// The tree's signals besides TaskEventSignal (Events, messages.go). Each
+// message says the protocol of its sender's build (protocol.go): an agent
+// of one tree may run on a build of another after an upgrade.
 const (
-	JoinSignal = "tree_join" // todo.Member: a subagent's first message, to the root
-	WantSignal = "tree_want" // todo.Want: an agent asks the root for another's events
+	JoinSignal = "tree_join" // Join: a subagent's first message, to the root
+	WantSignal = "tree_want" // Ask: an agent asks the root for another's events
 	EndSignal  = "tree_end"  // End: to the root, and from it to those who wanted its events
 	HandSignal = "tree_hand" // Handed: a human's answer the root hands on, or a parent's finish
 )
@@ -52,11 +54,25 @@ const (
 // a want, with the binding of a dependency), or of the counters to Of's
 // parent.
 type Events struct {
-	Of     string       `json:"of"`
-	Events []todo.Event `json:"events,omitempty"`
-	Brief  *Brief       `json:"brief,omitempty"`
-	Bind   *string      `json:"bind,omitempty"`
+	Of       string       `json:"of"`
+	Events   []todo.Event `json:"events,omitempty"`
+	Brief    *Brief       `json:"brief,omitempty"`
+	Bind     *string      `json:"bind,omitempty"`
+	Protocol int          `json:"protocol,omitempty"`
 }
+
+// Join is a member's join, and Ask a want, as the tree's signals carry
+// them: the member's or the want's fields, and the sender's protocol.
+type (
+	Join struct {
+		todo.Member
+		Protocol int `json:"protocol,omitempty"`
+	}
+	Ask struct {
+		todo.Want
+		Protocol int `json:"protocol,omitempty"`
+	}
+)
 
 // End says that agent AgentID ended, and how; Never, that it was never in
 // the tree and no one can spawn it any more.
@@ -67,8 +83,9 @@ type End struct {
 	// Final is the ended agent's own bounded summary, and Reply the head
 	// of its answer, sent with its end: a parent that adopted it keeps
 	// them as its result (endMessage).
-	Final *State `json:"final,omitempty"`
-	Reply string `json:"reply,omitempty"`
+	Final    *State `json:"final,omitempty"`
+	Reply    string `json:"reply,omitempty"`
+	Protocol int    `json:"protocol,omitempty"`
 }
 
 // Handed is a human's answer the root hands on to the agent that waits for
@@ -79,6 +96,7 @@ type Handed struct {
 	Approve     *ApprovalArgs     `json:"approve,omitempty"`
 	ApproveTool *ToolApprovalArgs `json:"approve_tool,omitempty"`
 	Finish      *int              `json:"finish,omitempty"`
+	Protocol    int               `json:"protocol,omitempty"`
 }
 
 // TreeCarry is the tree's state a run hands to its continuation: the

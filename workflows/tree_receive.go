@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/todoflow/todoflow/todo"
 )
 
 func (a *agent) treeLen() int {
@@ -26,23 +24,35 @@ func (a *agent) treeLen() int {
 // asker's own, a hand-on this agent's own wait.
 func (a *agent) drainTree(ctx workflow.Context) {
 	n, root := a.treeLen(), a.isRoot() // only the root takes joins and wants
-	drain(a.bus.join, func(m todo.Member) {
+	drain(a.bus.join, func(m Join) {
+		heard(ctx, JoinSignal, m.Protocol)
 		if root {
-			a.onJoin(ctx, m)
+			a.onJoin(ctx, m.Member)
 		}
 	})
-	drain(a.bus.want, func(w todo.Want) {
+	drain(a.bus.want, func(w Ask) {
+		heard(ctx, WantSignal, w.Protocol)
 		if root {
-			a.route(ctx, w)
+			a.route(ctx, w.Want)
 		}
 	})
-	drain(a.bus.events, func(e Events) { a.onEvents(ctx, e) })
-	drain(a.bus.end, func(e End) { a.onEnd(ctx, e) })
-	drain(a.bus.hand, func(h Handed) { a.onHanded(ctx, h) })
+	drain(a.bus.events, func(e Events) { heard(ctx, TaskEventSignal, e.Protocol); a.onEvents(ctx, e) })
+	drain(a.bus.end, func(e End) { heard(ctx, EndSignal, e.Protocol); a.onEnd(ctx, e) })
+	drain(a.bus.hand, func(h Handed) { heard(ctx, HandSignal, h.Protocol); a.onHanded(ctx, h) })
 	if n > 0 {
 		a.failEnded(ctx)
 		a.askPeers(ctx)
 		a.publish(ctx)
+	}
+}
+
+// heard logs a tree message of another protocol, taken as it came: what it
+// lacks is zero, what this build does not know was ignored (tree messages
+// are decoded leniently, and a sender of another protocol is refused its
+// own history by its worker, not here).
+func heard(ctx workflow.Context, signal string, p int) {
+	if p != Protocol {
+		workflow.GetLogger(ctx).Warn("a tree message of another protocol", "signal", signal, "protocol", p, "this_protocol", Protocol)
 	}
 }
 

@@ -39,7 +39,27 @@ func (a *agent) send(ctx workflow.Context, to, name string, arg any) {
 			arg = e
 		}
 	}
-	a.queue(ctx, to, name, arg)
+	a.queue(ctx, to, name, stamped(arg))
+}
+
+// stamped is a tree message that says this build's protocol.
+func stamped(arg any) any {
+	switch m := arg.(type) {
+	case Events:
+		m.Protocol = Protocol
+		return m
+	case End:
+		m.Protocol = Protocol
+		return m
+	case Handed:
+		m.Protocol = Protocol
+		return m
+	case todo.Member:
+		return Join{Member: m, Protocol: Protocol}
+	case todo.Want:
+		return Ask{Want: m, Protocol: Protocol}
+	}
+	return arg
 }
 
 func (a *agent) queue(ctx workflow.Context, to, name string, arg any) {

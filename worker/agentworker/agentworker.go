@@ -298,8 +298,9 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		return nil, err
 	}
 	acts.Streams = streams
+	build := recordedBuild(&opts.Worker)
 	shared := worker.New(c, opts.TaskQueue, opts.Worker)
-	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted})
+	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted, BuildID: build})
 	hostOpts := opts.Worker
 	hostOpts.DisableWorkflowWorker = true
 	// Unversioned: a pinned session's call to a queue outside its version goes to that

@@ -7,6 +7,8 @@ import (
 
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/workflows"
 )
 
 // Environment variables of Options.Deployment and Options.BuildID.
@@ -47,4 +49,19 @@ func deploymentOptions(opts Options) (worker.DeploymentOptions, error) {
 		Version:                   worker.WorkerDeploymentVersion{DeploymentName: name, BuildID: build},
 		DefaultVersioningBehavior: workflow.VersioningBehaviorPinned,
 	}, nil
+}
+
+// recordedBuild sets the build id an unversioned worker records in the workflow tasks it
+// completes to one that says its protocol (workflows.MarkBuild), unless the caller chose
+// one, and returns the id the worker records: a worker of another build that replays the
+// session's history reads there which protocol started it (workflows/protocol.go). A
+// version of a deployment records its own build id.
+func recordedBuild(w *worker.Options) string {
+	if w.DeploymentOptions.UseVersioning {
+		return w.DeploymentOptions.Version.BuildID
+	}
+	if w.BuildID == "" {
+		w.BuildID = workflows.MarkBuild(workflows.DefaultBuildID())
+	}
+	return w.BuildID
 }

@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/workflows"
 )
 
 // A deployment and a build id, from the options or the environment, make the worker a
@@ -49,5 +51,22 @@ func TestDeploymentOptions(t *testing.T) {
 				t.Errorf("deploymentOptions = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// An unversioned worker records a build id that says its protocol, unless its caller chose
+// one; a version records its own. Each is the id the workflow is told is its own.
+func TestRecordedBuild(t *testing.T) {
+	var plain worker.Options
+	if got := recordedBuild(&plain); got != plain.BuildID || !strings.HasPrefix(got, workflows.MarkBuild("")) || len(got) <= len(workflows.MarkBuild("")) {
+		t.Errorf("unversioned: recorded %q, worker build id %q; want one MarkBuild made of the binary's digest", got, plain.BuildID)
+	}
+	chosen := worker.Options{BuildID: "mine"}
+	if got := recordedBuild(&chosen); got != "mine" || chosen.BuildID != "mine" {
+		t.Errorf("a chosen build id: recorded %q, worker build id %q; want it kept", got, chosen.BuildID)
+	}
+	versioned := worker.Options{DeploymentOptions: worker.DeploymentOptions{UseVersioning: true, Version: worker.WorkerDeploymentVersion{DeploymentName: "todoflow", BuildID: "b2"}}}
+	if got := recordedBuild(&versioned); got != "b2" || versioned.BuildID != "" {
+		t.Errorf("a version: recorded %q, worker build id %q; want its deployment's build id, the SDK's to set", got, versioned.BuildID)
 	}
 }

@@ -1,0 +1,153 @@
+package workflows
+
+import (
+	"crypto/fips140"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// Protocol is what this build's workflow input, carry and tree signals
+// speak: their fields and what they mean, and the command sequence the
+// workflow makes of them. It goes up when a build can no longer replay the
+// histories of the one before, or read what it wrote; 0, the field left
+// out, is a build from before protocols.
+const Protocol = 1
+
+// A worker that meets a history or an input it cannot serve refuses it by
+// a panic, before the run makes any command: with the worker's default
+// WorkflowPanicPolicy (BlockWorkflow) the workflow task fails and is tried
+// again, the run stays open with its history and its todo list intact, and
+// the failure's message, shown by `starter state`, says what to run. A
+// returned error would fail the run for good; a nondeterminism error further
+// on says nothing a user can act on.
+//
+// Which protocol wrote a history is recorded where a replay can read it
+// without a command of its own: in the build id of the worker that
+// completed the run's first workflow task (WorkflowTaskCompleted's build id,
+// which GetInfo's GetCurrentBuildID returns while that task is replayed). An
+// unversioned worker of this build records MarkBuild's id; a versioned one
+// records its deployment's build id, and a worker of another main the
+// SDK's default (DefaultBuildID), which Options.BuildID names: a history
+// whose first task the worker's own build completed is its own. Where the
+// build id says nothing (a build from before protocols, another binary of
+// another main), the input's Protocol says who wrote the input, hence who
+// started the run: a client, parent or continuation of this build, or a build from
+// before protocols (0). A run's first workflow task, not a replay, has no
+// history to replay: it is refused only for what its input cannot say to
+// this build (an input of a newer protocol, a subagent's of another one).
+
+// buildMark starts the build id an unversioned worker records, before its
+// protocol and its binary's checksum.
+const buildMark = "todoflow-p"
+
+// MarkBuild is the build id an unversioned worker of this build records in
+// the workflow tasks it completes (worker.Options.BuildID): its protocol,
+// then sum, which tells builds of one protocol apart.
+func MarkBuild(sum string) string {
+	return buildMark + strconv.Itoa(Protocol) + "-" + sum
+}
+
+// DefaultBuildID is the build id a worker of this process records when it is
+// given none: the SDK's default, a digest of the executable (MD5, SHA-256
+// in FIPS mode); "" when the executable cannot be read. A worker of another
+// main that registers the workflow (WithOptions) takes it as its own, so
+// that a history whose first task this binary completed is served whatever
+// its input says. Read once, at registration, never by workflow code.
+var DefaultBuildID = sync.OnceValue(binaryDigest)
+
+func binaryDigest() string {
+	path, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var h hash.Hash = md5.New()
+	if fips140.Enabled() {
+		h = sha256.New()
+	}
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// builtProtocol is the protocol a build id says its worker speaks; false
+// for one that says none.
+func builtProtocol(id string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, buildMark)
+	if !ok {
+		return 0, false
+	}
+	n, _, _ := strings.Cut(rest, "-")
+	p, err := strconv.Atoi(n)
+	return p, err == nil && p >= 0
+}
+
+// started is what refusal knows of a run: its input, whether its first
+// workflow task is being replayed, the build id that completed that task,
+// and whether a parent started it.
+type started struct {
+	in         AgentInput
+	replaying  bool
+	firstBuild string
+	child      bool
+}
+
+// refusal is the protocol of what this worker cannot serve, and whether it
+// cannot.
+func refusal(s started, opts Options) (int, bool) {
+	if s.replaying {
+		p := s.in.Protocol
+		if bp, ok := builtProtocol(s.firstBuild); ok {
+			p = bp
+		} else if opts.BuildID != "" && s.firstBuild == opts.BuildID {
+			p = Protocol
+		}
+		return p, p != Protocol
+	}
+	switch {
+	case s.in.Protocol > Protocol:
+		return s.in.Protocol, true
+	case s.in.Carry != nil && s.in.Carry.Protocol > Protocol:
+		return s.in.Carry.Protocol, true
+	case s.child && s.in.Carry == nil && s.in.Protocol != Protocol:
+		// Its parent runs another protocol's tree, and its input may
+		// hold fields this build cannot know (tree_bus).
+		return s.in.Protocol, true
+	}
+	return 0, false
+}
+
+// RefusalMessage is the message of a workflow task refused for a run
+// started by a build that speaks protocol p.
+func RefusalMessage(p int) string {
+	return fmt.Sprintf("this run was started by a todoflow build that speaks protocol %d; run that build's worker for it, or move sessions with Worker Versioning (README: Versions and upgrades). This worker speaks protocol %d.", p, Protocol)
+}
+
+// refuseForeign blocks the workflow task of a run this worker cannot serve
+// (see above). It makes no command and reads only what history recorded,
+// so a run this build started replays through it unchanged.
+func refuseForeign(ctx workflow.Context, in AgentInput, opts Options) {
+	info := workflow.GetInfo(ctx)
+	s := started{in: in, replaying: workflow.IsReplaying(ctx), firstBuild: info.GetCurrentBuildID(), child: info.ParentWorkflowExecution != nil}
+	if p, refused := refusal(s, opts); refused {
+		panic(RefusalMessage(p))
+	}
+	if in.ignored != "" {
+		workflow.GetLogger(ctx).Warn("the carry of another protocol held what this build does not know; ignored", "carry_protocol", in.Carry.Protocol, "ignored", in.ignored)
+	}
+}
