@@ -203,16 +203,16 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 		return model.Response{}, err // the run itself is being cancelled
 	case isOverflow(err):
 		a.modelError = nil
-		return model.Response{}, fmt.Errorf("%w: %s", errContextOverflow, modelErrorText(err))
+		return model.Response{}, fmt.Errorf("%w: %s", errContextOverflow, ModelErrorText(err))
 	case p == oneAttempt:
 		// Not a turn's failure: the caller goes on without the answer.
-		return model.Response{}, fmt.Errorf("one attempt at a model call: %s", modelErrorText(err))
+		return model.Response{}, fmt.Errorf("one attempt at a model call: %s", ModelErrorText(err))
 	}
 	// The server gave up: the error was not one to retry, or the retry
 	// window ran out (the last attempt's failure, or a timeout whose cause
 	// is that failure).
 	retryable := !isPermanent(err)
-	a.modelError = &ModelError{Message: modelErrorText(err), Attempts: activities.FailedAttempt(err), Since: since}
+	a.modelError = &ModelError{Message: ModelErrorText(err), Attempts: activities.FailedAttempt(err), Since: since}
 	workflow.GetLogger(ctx).Warn("model call failed; the turn ends", "attempts", a.modelError.Attempts, "error", a.modelError.Message)
 	a.publish(ctx)
 	return model.Response{}, &turnFailure{reply: a.failureReply(ctx, workflow.Now(ctx).Sub(since), retryable)}
@@ -238,9 +238,11 @@ func isPermanent(err error) bool {
 // a request as too long; each time the run learned a lower limit.
 const maxOverflows = 3
 
-// modelErrorText is one sentence a user can act on, never Temporal's wrapped
-// chain of activity, attempt and type.
-func modelErrorText(err error) string {
+// ModelErrorText is one sentence a user can act on, never Temporal's wrapped
+// chain of activity, attempt and type: for state.model_error, written by
+// the run when a call ended a turn and by clients from the failure of a
+// call the server still retries.
+func ModelErrorText(err error) string {
 	var timeout *temporal.TimeoutError
 	if errors.As(err, &timeout) {
 		return fmt.Sprintf("the model call timed out (%s): the worker was lost or the model did not answer in time",
