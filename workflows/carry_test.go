@@ -61,17 +61,23 @@ func TestCompactKeepsTheSummary(t *testing.T) {
 	}
 }
 
+// readMoreThanTheCarry is a model answer whose tool results alone are more
+// messages than a carry holds.
+func readMoreThanTheCarry() model.Response {
+	var reads []model.ToolCall
+	for i := range carryMessages {
+		reads = append(reads, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
+	}
+	return calls(reads...)
+}
+
 // A session whose view is larger than the carry summarises before it hands
 // over: the continuation carries a context summary standing for what the
 // carry leaves out, not only the last carryMessages messages.
 func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	var reads []model.ToolCall
-	for i := range carryMessages {
-		reads = append(reads, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
-	}
-	seen := scripted(env, calls(reads...), model.Response{Content: "read them all"})
+	seen := scripted(env, readMoreThanTheCarry(), model.Response{Content: "read them all"})
 	env.SetContinueAsNewSuggested(true)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
@@ -114,16 +120,12 @@ func TestCarriedMessagesAreWhereTheReaderLooks(t *testing.T) {
 func TestHandOverSummaryIsOneAttempt(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	var reads []model.ToolCall
-	for i := range carryMessages {
-		reads = append(reads, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
-	}
 	seen := faulty(env, func(in activities.CallModelInput) error {
 		if in.Summarize != nil {
 			return unavailable()
 		}
 		return nil
-	}, "", calls(reads...), model.Response{Content: "read them all"})
+	}, "", readMoreThanTheCarry(), model.Response{Content: "read them all"})
 	env.SetContinueAsNewSuggested(true)
 	start := env.Now()
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
