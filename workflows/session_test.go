@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -348,4 +349,27 @@ func countRole(msgs []model.Message, role string) int {
 		}
 	}
 	return n
+}
+
+// What a user reads of a failed call: the last attempt's own account, also
+// when the retry window ran out around it, and the attempt's own timeout,
+// not the window's.
+func TestModelErrorText(t *testing.T) {
+	unavailable := temporal.NewApplicationError("openai: 503 Service Unavailable", activities.ErrTypeModel)
+	heartbeat := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"the last attempt's failure", unavailable, "openai: 503 Service Unavailable"},
+		{"the window ran out on a failure", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, unavailable), "openai: 503 Service Unavailable"},
+		{"an attempt's timeout", heartbeat, "the model call timed out (heartbeat): the worker was lost or the model did not answer in time"},
+		{"the window ran out on a timeout", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, heartbeat),
+			"the model call timed out (heartbeat): the worker was lost or the model did not answer in time"},
+	} {
+		if got := ModelErrorText(tt.err); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
 }
