@@ -22,8 +22,8 @@ import (
 // subagents, the model's errors (CONTRACT.md); a model call that the
 // server retries now is its model_error (modelerror.go).
 func (s *Session) State(ctx context.Context) (workflows.State, error) {
-	var st workflows.State
-	if err := s.query(ctx, &st, workflows.StateQuery); err != nil {
+	st, err := s.RunState(ctx)
+	if err != nil {
 		return st, err
 	}
 	if st.Status == workflows.StatusRunning {
@@ -32,6 +32,15 @@ func (s *Session) State(ctx context.Context) (workflows.State, error) {
 		}
 	}
 	return st, nil
+}
+
+// RunState is the state query's answer alone, what the run knows: one
+// request, for a caller that polls often and does not show model_error
+// (State also asks the server about the model call it retries).
+func (s *Session) RunState(ctx context.Context) (workflows.State, error) {
+	var st workflows.State
+	err := s.query(ctx, &st, workflows.StateQuery)
+	return st, err
 }
 
 // RawState is the state query's answer as the workflow wrote it (`starter

@@ -156,7 +156,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 		}
 		w.runID, w.historyLen = runID, info.GetHistoryLength()
 		var st workflows.State
-		qerr = w.s.query(ctx, &st, workflows.StateQuery)
+		st, qerr = w.s.RunState(ctx)
 		if qerr == nil {
 			w.queried, w.retried = st, retried
 			evs = append(evs, w.changed()...)
