@@ -63,7 +63,8 @@ func (f *turnFailure) Error() string { return f.reply }
 // with side effects should not run many times unasked.
 var (
 	// modelActivity is retried by the server (see above) for the run's
-	// retry window, which execModel sets as its ScheduleToClose timeout.
+	// retry window, which execModel sets as its ScheduleToClose timeout
+	// (at least the StartToClose of one attempt).
 	// A request too long for the model, a worker that cannot serve it and
 	// a transcript that does not match are never retried: the activity
 	// marks them non-retryable, and the policy names their types too.
@@ -180,7 +181,10 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 		cancel()
 	}()
 	opts := withSummary(modelActivity, summary)
-	opts.ScheduleToCloseTimeout = a.cfg.modelRetryWindow
+	// The window bounds the retries, not a healthy attempt: one shorter
+	// than an attempt's StartToClose (a test's, a subagent's that must
+	// time out first) would cut a slow answer that was coming.
+	opts.ScheduleToCloseTimeout = max(a.cfg.modelRetryWindow, opts.StartToCloseTimeout)
 	if p == oneAttempt {
 		policy := *opts.RetryPolicy
 		policy.MaximumAttempts = 1

@@ -100,22 +100,27 @@ func TestModelOutageIsRetriedByTheServer(t *testing.T) {
 }
 
 // An outage longer than model_retry_window_s ends the turn, not the run;
-// retry_turn runs it again once the model is back.
+// retry_turn runs it again once the model is back. The provider asks for 5
+// minutes between attempts (the test environment stops at 10 attempts,
+// the server does not): 0, 5, 10 and 15 minutes fail, and the window of 15
+// minutes is over before the next.
 func TestOutageBeyondTheWindowEndsTheTurn(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	healthy := false
-	faulty(env, func(activities.CallModelInput) error {
+	seen := faulty(env, func(activities.CallModelInput) error {
 		if !healthy {
-			return unavailable()
+			return temporal.NewApplicationErrorWithOptions("openai: 503 Service Unavailable", activities.ErrTypeModel,
+				temporal.ApplicationErrorOptions{NextRetryDelay: 5 * time.Minute})
 		}
 		return nil
 	}, "", model.Response{Content: "done after the retry"})
+	var failedAfter int
 	var failed State
 	var retryReply string
 	var refused error
 	env.RegisterDelayedCallback(func() {
-		failed = queryState(t, env)
+		failed, failedAfter = queryState(t, env), len(*seen)
 		healthy = true
 		env.UpdateWorkflow(RetryTurnUpdate, "r1", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("retry refused: %v", err) },
@@ -129,12 +134,15 @@ func TestOutageBeyondTheWindowEndsTheTurn(t *testing.T) {
 		})
 		env.SignalWorkflow(EndSessionSignal, nil)
 	}, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", ModelRetryWindowS: 120, IdleTimeoutS: 36000})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", ModelRetryWindowS: 900, IdleTimeoutS: 36000})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the run failed: %v", err)
 	}
 	if failed.Status != StatusWaitingUser || failed.ModelError == nil || failed.ModelError.Retryable {
 		t.Errorf("after the window: status %s, model_error %+v", failed.Status, failed.ModelError)
+	}
+	if failedAfter != 4 {
+		t.Errorf("%d attempts in a window of 15 minutes, 5 minutes apart; want 4", failedAfter)
 	}
 	if retryReply != "done after the retry" {
 		t.Errorf("retry_turn reply = %q", retryReply)
