@@ -194,8 +194,8 @@ var todoSpecs = sync.OnceValue(func() []model.ToolSpec {
 
 // CallModel sends the selected transcript to the model and returns its answer.
 // Errors are classified: a model.Error decides retryable or not (and the
-// provider's Retry-After becomes the next retry delay); a bad model reference
-// is not retryable. Each call to the model is counted, with its latency and
+// provider's Retry-After becomes the next retry delay, see retryDelay); a
+// bad model reference is not retryable. Each call to the model is counted, with its latency and
 // tokens (metrics.go).
 func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Response, error) {
 	if a.Models == nil {
@@ -251,7 +251,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	})
 	countModelCall(ctx, label, time.Since(start), resp, err)
 	if err != nil {
-		return model.Response{}, classify(err)
+		return model.Response{}, classify(err, attempt(ctx), retryPolicy(ctx))
 	}
 	if n := answerSize(resp); n > MaxAnswerBytes {
 		// The answer is the activity's result, an event of history: one
@@ -315,13 +315,15 @@ func (a *Activities) registry() *Registry {
 // classify turns a model error into the Temporal error that makes the
 // server retry it, or not, as the provider's answer deserves. A request too
 // long for the model gets a type of its own, so that the workflow can shorten
-// its transcript instead of failing the run.
+// its transcript instead of failing the run. The failure's details are the
+// attempt's number (FailedAttempt), which the workflow cannot learn
+// otherwise: the server retries the call without telling it.
 //
 // The model.Error message is the whole account, so it is the application
 // error's message as it is. Its Err becomes the cause only when it says
 // something more: an HTTP error's text is its status line, which the message
 // already gives, and a transport error's text is usually quoted in it.
-func classify(err error) error {
+func classify(err error, attempt int32, policy *temporal.RetryPolicy) error {
 	var me *model.Error
 	if errors.As(err, &me) {
 		errType, nonRetryable := ErrTypeModel, !me.Retryable
@@ -334,12 +336,13 @@ func classify(err error) error {
 		}
 		return temporal.NewApplicationErrorWithOptions(me.Message, errType, temporal.ApplicationErrorOptions{
 			NonRetryable:   nonRetryable,
-			NextRetryDelay: me.RetryAfter,
+			NextRetryDelay: retryDelay(me.RetryAfter, attempt, policy),
 			Cause:          cause,
+			Details:        []any{attempt},
 		})
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return temporal.NewApplicationError(err.Error(), ErrTypeModel)
+	return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeModel, temporal.ApplicationErrorOptions{Details: []any{attempt}})
 }

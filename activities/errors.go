@@ -1,6 +1,11 @@
 package activities
 
-import "strings"
+import (
+	"errors"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+)
 
 // Types of the Temporal application errors the activities return. A workflow
 // tells failures apart by ApplicationError.Type(), not by message text, so
@@ -9,7 +14,8 @@ import "strings"
 const (
 	// ErrTypeModel is a failed model call: the server refused the request
 	// or did not answer. It is retryable or not as model.Error classified
-	// it, with the provider's Retry-After as the next retry delay.
+	// it, with the provider's Retry-After as the next retry delay, and its
+	// details are the attempt's number (FailedAttempt).
 	ErrTypeModel = "ModelError"
 
 	// ErrTypeModelConfig means the worker is misconfigured for the call:
@@ -42,4 +48,18 @@ func distinctCause(msg string, err error) error {
 		return nil
 	}
 	return err
+}
+
+// FailedAttempt is the number of the CallModel attempt that failed with
+// err, as the activity wrote it in the failure's details; 0 when err does
+// not say (a timeout, a failure of another kind). A workflow reads it to
+// tell how often the server tried a call before it gave up: the activity
+// error the workflow receives does not carry the attempt.
+func FailedAttempt(err error) int {
+	var app *temporal.ApplicationError
+	var n int32
+	if !errors.As(err, &app) || !app.HasDetails() || app.Details(&n) != nil {
+		return 0
+	}
+	return int(n)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/model"
@@ -35,6 +36,13 @@ func TestClassify(t *testing.T) {
 				Message: where + ": 503 Service Unavailable: overloaded", Err: errors.New("OpenAI API error: 503 Service Unavailable")},
 			wantType: ErrTypeModel, wantDelay: 7 * time.Second,
 			wantMessage: where + ": 503 Service Unavailable: overloaded",
+		},
+		{
+			name: "a Retry-After under the floor waits the floor",
+			err: &model.Error{Retryable: true, StatusCode: 429, RetryAfter: time.Second,
+				Message: where + ": 429 Too Many Requests", Err: errors.New("OpenAI API error: 429 Too Many Requests")},
+			wantType: ErrTypeModel, wantDelay: minRetryAfter,
+			wantMessage: where + ": 429 Too Many Requests",
 		},
 		{
 			name: "400 is not retried and the SDK's status line is not repeated",
@@ -86,7 +94,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := classify(tt.err)
+			got := classify(tt.err, 1, nil)
 			app := wantAppErr(t, got, tt.wantType, tt.wantNonRetryable)
 			if app.NextRetryDelay() != tt.wantDelay {
 				t.Errorf("NextRetryDelay = %v, want %v", app.NextRetryDelay(), tt.wantDelay)
@@ -112,9 +120,55 @@ func TestClassify(t *testing.T) {
 // for Temporal to see the cancellation.
 func TestClassifyCancellation(t *testing.T) {
 	for _, err := range []error{context.Canceled, fmt.Errorf("post: %w", context.DeadlineExceeded)} {
-		if got := classify(err); got != err {
+		if got := classify(err, 1, nil); got != err {
 			t.Errorf("classify(%v) = %v, want it unchanged", err, got)
 		}
+	}
+}
+
+// The provider's Retry-After is the next delay, but never under the floor,
+// nor under the policy's backoff for the attempt, nor over its longest wait.
+func TestRetryDelay(t *testing.T) {
+	policy := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 5 * time.Minute}
+	tests := []struct {
+		name       string
+		retryAfter time.Duration
+		attempt    int32
+		policy     *temporal.RetryPolicy
+		want       time.Duration
+	}{
+		{"no Retry-After: the policy's backoff", 0, 3, policy, 0},
+		{"1 s is raised to the floor", time.Second, 1, policy, minRetryAfter},
+		{"the floor without a policy", time.Second, 9, nil, minRetryAfter},
+		{"over the floor as asked", 7 * time.Second, 2, policy, 7 * time.Second},
+		{"the backoff goes on growing under a short Retry-After", time.Second, 6, policy, 32 * time.Second},
+		{"never over the policy's longest wait", time.Hour, 1, policy, 5 * time.Minute},
+		{"a late attempt waits the longest", time.Second, 40, policy, 5 * time.Minute},
+	}
+	for _, tt := range tests {
+		if got := retryDelay(tt.retryAfter, tt.attempt, tt.policy); got != tt.want {
+			t.Errorf("%s: retryDelay(%s, %d) = %s, want %s", tt.name, tt.retryAfter, tt.attempt, got, tt.want)
+		}
+	}
+}
+
+// TestCallModelRetryAfterFloor runs CallModel as a worker would: a provider
+// that asks for "Retry-After: 1" is asked again after the floor, and the
+// failure says which attempt failed.
+func TestCallModelRetryAfterFloor(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	a := &Activities{Models: func(string) (model.Client, string, error) {
+		return stubModel{err: &model.Error{Retryable: true, StatusCode: 429, RetryAfter: time.Second, Message: "openai: 429 Too Many Requests"}}, "m", nil
+	}}
+	env.RegisterActivity(a)
+	_, err := env.ExecuteActivity(a.CallModel, CallModelInput{Model: "m", Call: 1, Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+	app := wantAppErr(t, err, ErrTypeModel, false)
+	if got := app.NextRetryDelay(); got != minRetryAfter {
+		t.Errorf("NextRetryDelay = %s, want the floor %s", got, minRetryAfter)
+	}
+	if n := FailedAttempt(err); n != 1 {
+		t.Errorf("FailedAttempt = %d, want 1", n)
 	}
 }
 

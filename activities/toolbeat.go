@@ -105,15 +105,6 @@ func (b *toolBeat) beat() {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-// attempt is the number of the running activity's attempt; 1 outside an
-// activity.
-func attempt(ctx context.Context) int32 {
-	if !activity.IsActivity(ctx) {
-		return 1
-	}
-	return activity.GetInfo(ctx).Attempt
-}
-
 // lastBeat is the last heartbeat an earlier attempt of this call recorded;
 // nil if none did (or it is not a ToolProgress).
 func lastBeat(ctx context.Context) *ToolProgress {

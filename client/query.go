@@ -19,19 +19,39 @@ import (
 // state) and the history (the server answers it alone).
 
 // State is the state query's answer: the list, the plan, the waits, the
-// subagents, the model's errors (CONTRACT.md).
+// subagents, the model's errors (CONTRACT.md); a model call that the
+// server retries now is its model_error (modelerror.go).
 func (s *Session) State(ctx context.Context) (workflows.State, error) {
+	st, err := s.RunState(ctx)
+	if err != nil {
+		return st, err
+	}
+	if st.Status == workflows.StatusRunning {
+		if me := s.retriedModelCall(ctx); me != nil {
+			st.ModelError = me
+		}
+	}
+	return st, nil
+}
+
+// RunState is the state query's answer alone, what the run knows: one
+// request, for a caller that polls often and does not show model_error
+// (State also asks the server about the model call it retries).
+func (s *Session) RunState(ctx context.Context) (workflows.State, error) {
 	var st workflows.State
 	err := s.query(ctx, &st, workflows.StateQuery)
 	return st, err
 }
 
 // RawState is the state query's answer as the workflow wrote it (`starter
-// state --json`, the "state" of `starter run --json`).
+// state --json`, the "state" of `starter run --json`), but for a model
+// call that the server retries now, which is its model_error, as in State.
 func (s *Session) RawState(ctx context.Context) (json.RawMessage, error) {
 	var raw json.RawMessage
-	err := s.query(ctx, &raw, workflows.StateQuery)
-	return raw, err
+	if err := s.query(ctx, &raw, workflows.StateQuery); err != nil {
+		return nil, err
+	}
+	return s.withRetried(ctx, raw)
 }
 
 // Plan is the plan checklist, as the `plan` command shows it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -93,9 +94,11 @@ type watcher struct {
 	runID      string
 	historyLen int64
 	stateOK    bool
-	state      *workflows.State
-	offset     int            // the transcript's messages reported
-	last       *model.Message // the last one, to find the place again after continue-as-new
+	queried    workflows.State       // the state query's latest answer
+	retried    *workflows.ModelError // the model call the server retries, as the latest look saw it
+	state      *workflows.State      // as last reported: queried, with retried as its model_error
+	offset     int                   // the transcript's messages reported
+	last       *model.Message        // the last one, to find the place again after continue-as-new
 	closed     bool
 	stream     StreamChanged // as last reported
 	preview    StreamChanged // as the last look's heartbeat details had it
@@ -143,6 +146,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 		}
 	}
 
+	retried := w.s.c.retriedModelError(modelCall)
 	var qerr error
 	if runID != w.runID || info.GetHistoryLength() != w.historyLen || !w.stateOK || (closed && !w.closed) {
 		if runID != w.runID && w.runID != "" {
@@ -151,12 +155,11 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 			w.offset = -1
 		}
 		w.runID, w.historyLen = runID, info.GetHistoryLength()
-		at := time.Now()
 		var st workflows.State
-		st, qerr = w.s.State(ctx)
+		st, qerr = w.s.RunState(ctx)
 		if qerr == nil {
-			evs = append(evs, changes(w.state, st, at)...)
-			w.state = &st
+			w.queried, w.retried = st, retried
+			evs = append(evs, w.changed()...)
 			var msgs []model.Message
 			msgs, qerr = w.messages(ctx)
 			var diffs map[string]string
@@ -168,6 +171,11 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 			}
 		}
 		w.stateOK = qerr == nil
+	} else if !reflect.DeepEqual(retried, w.retried) {
+		// A retry adds nothing to history: only the look at the
+		// pending call tells.
+		w.retried = retried
+		evs = append(evs, w.changed()...)
 	}
 	w.preview = stream
 	w.follow(info, modelCall)
@@ -188,6 +196,19 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 		evs = append(evs, Looked{time.Now()})
 	}
 	return evs, w.closed && w.state != nil
+}
+
+// changed reports the state as the watch shows it now: the run's own,
+// with the model call the server retries, if any, as its model_error
+// (modelerror.go).
+func (w *watcher) changed() []Event {
+	st := w.queried
+	if w.retried != nil && st.Status == workflows.StatusRunning {
+		st.ModelError = w.retried
+	}
+	evs := changes(w.state, st, time.Now())
+	w.state = &st
+	return evs
 }
 
 // trouble adds a Problem to evs when the latest error (nil: none) is news.

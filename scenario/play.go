@@ -170,7 +170,9 @@ func mark(s workflows.State) string {
 }
 
 func (p *player) step(ctx context.Context) error {
-	st, err := p.s.State(ctx)
+	// The run's own state: the player polls every 50 ms, and acts on
+	// nothing that only the server's retries of a model call would add.
+	st, err := p.s.RunState(ctx)
 	if err != nil {
 		return nil // not started yet, or between runs of continue-as-new
 	}

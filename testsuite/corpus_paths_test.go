@@ -53,8 +53,7 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a workspace named by the input, checked on the worker", "local activity CheckWorkspace", "18_shared_workspace"},
 	{"a workspace on shared storage: tools on any worker", "scheduled RunTool on the workflow's queue", "18_shared_workspace"},
 	{"end_session ends a plan-approval wait; the turn goes on", "model call after end_session", "19_end_session_in_plan_wait"},
-	{"model retries with backoff", "failed CallModel: ModelError", "20_model_retry"},
-	{"model retries with backoff", "timer fired: model retry backoff", "20_model_retry"},
+	{"a model call retried by the server", "CallModel retried by the server", "20_model_retry"},
 	{"a failed turn and retry_turn", "update retry_turn", "21_failed_turn_retry"},
 	{"a context overflow teaches the limit and compacts", "failed CallModel: ContextLengthExceeded", "22_context_overflow"},
 	{"host refusal", "failed RunToolOnHost: ToolNotHost", "23_host_gone_and_back"},
@@ -124,8 +123,8 @@ func TestRecordedCorpusShowsItsPaths(t *testing.T) {
 
 // marks reads a recorded history (JSON, as scenario.History exports it,
 // from a worker that does not encrypt) into the sorted set of what happened
-// in it, in words that corpusPaths can name: "update retry_turn", "timer
-// fired: model retry backoff", "failed RunToolOnHost: ToolNotHost",
+// in it, in words that corpusPaths can name: "update retry_turn",
+// "CallModel retried by the server", "failed RunToolOnHost: ToolNotHost",
 // "child timed out", "summary in parts", "tree_hand approve_tool", ...
 func marks(data []byte) ([]string, error) {
 	hist, err := client.HistoryFromJSON(strings.NewReader(string(data)), client.HistoryJSONOptions{})
@@ -191,6 +190,13 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 			return []string{"summary in parts"}, nil
 		}
 		return []string{"summary in one call"}, nil
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+		// Retries leave no events of their own: the attempt that
+		// ended the activity is in its started event.
+		if a := ev.GetActivityTaskStartedEventAttributes(); a.GetAttempt() > 1 {
+			return []string{r.activity[a.GetScheduledEventId()] + " retried by the server"}, nil
+		}
+		return nil, nil
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 		return []string{"completed " + r.activity[ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()]}, nil
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/activities"
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
@@ -37,10 +38,11 @@ func serveWithStub(t *testing.T, stub *modelStub, key string) *server {
 	return s
 }
 
-// A provider outage of 90 s (503 on every request) is waited out: the run
-// stays running with state.model_error saying what fails, and goes on when
-// the provider is back. It also measures how long after the outage the run
-// took its next step.
+// A provider outage of 90 s (503 on every request) is waited out: the
+// server retries the model call, the run stays running, its state as the
+// client reads it (from the pending call) has model_error saying what
+// fails, and the run goes on when the provider is back. It also measures
+// how long after the outage the run took its next step.
 func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
 	stub := newModelStub(t, `{"role":"assistant","content":"back again"}`)
 	s := serveWithStub(t, stub, "sk-test-not-a-secret")
@@ -51,10 +53,13 @@ func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
 	ch := playAsync(t, s.c, sc, "outage-e2e", 5*time.Minute)
 
 	var during workflows.State
+	session := tfclient.New(s.c, tfclient.Options{}).Session("outage-e2e")
 	waitFor(t, 80*time.Second, "model_error while the provider is down", func() bool {
-		st, ok := queryState(context.Background(), s.c, "outage-e2e")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, err := session.State(ctx)
 		during = st
-		return ok && st.ModelError != nil && st.ModelError.Attempts >= 3
+		return err == nil && st.ModelError != nil && st.ModelError.Attempts >= 3
 	})
 	if during.Status != workflows.StatusRunning || !during.ModelError.Retryable || !strings.Contains(during.ModelError.Message, "503") {
 		t.Errorf("during the outage: status %s, model_error %+v", during.Status, during.ModelError)

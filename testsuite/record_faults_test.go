@@ -161,8 +161,8 @@ func (r *stubRouter) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // recordModelRetry: the provider answers the turn's first call with 429
-// twice (a rate limit without Retry-After); the run waits out each with its
-// backoff (1 s, then 2 s), and the third attempt goes through.
+// twice (a rate limit without Retry-After); the server retries the call
+// after its backoff (1 s, then 2 s), and the third attempt goes through.
 func recordModelRetry(t *testing.T, env *recordEnv, id string) []string {
 	const reply = "Answered once the rate limit passed."
 	stub, ref := env.stubs.add(t, id,

@@ -66,7 +66,7 @@ type agent struct {
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
 
-	modelError    *ModelError // the model call failing now, or the one that ended the last turn
+	modelError    *ModelError // the model call that ended the last turn (clients read one being retried from its activity)
 	failedTurn    bool        // the last turn ended on a model error; retry_turn may run it again
 	usage         Usage
 	comp          compaction

@@ -25,9 +25,11 @@ const (
 // summariseForCarry compacts the model's view before a handover when the
 // carry could not hold it all (more than carryMessages recent messages, or
 // more than carryBytes): what the carry leaves out is summarised first, so
-// that the continuation wakes up with what was decided, not without it. A
-// summary that cannot be written (the model is down) leaves the view as it
-// is; only the run's own cancellation stops the handover.
+// that the continuation wakes up with what was decided, not without it. The
+// summary gets one attempt: a summary that cannot be written (the model is
+// down) leaves the view as it is, and the handover goes on at once rather
+// than wait out the model retry window; only the run's own cancellation
+// stops it.
 func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	var recent []model.Message
 	for _, sp := range a.view(a.viewStart()) {
@@ -42,7 +44,7 @@ func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	}
 	// The recent part kept is what the carry holds: carryBytes, at most
 	// carryMessages messages less one for the summary.
-	_, err := a.compactKeeping(ctx, carryBytes/bytesPerToken*keepShare, carryMessages-1)
+	_, err := a.compactKeeping(ctx, carryBytes/bytesPerToken*keepShare, carryMessages-1, oneAttempt)
 	switch {
 	case err == nil || errors.Is(err, errNothingToCompact):
 		return nil

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/testsuite"
@@ -59,17 +61,23 @@ func TestCompactKeepsTheSummary(t *testing.T) {
 	}
 }
 
+// readMoreThanTheCarry is a model answer whose tool results alone are more
+// messages than a carry holds.
+func readMoreThanTheCarry() model.Response {
+	var reads []model.ToolCall
+	for i := range carryMessages {
+		reads = append(reads, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
+	}
+	return calls(reads...)
+}
+
 // A session whose view is larger than the carry summarises before it hands
 // over: the continuation carries a context summary standing for what the
 // carry leaves out, not only the last carryMessages messages.
 func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	var reads []model.ToolCall
-	for i := range carryMessages {
-		reads = append(reads, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
-	}
-	seen := scripted(env, calls(reads...), model.Response{Content: "read them all"})
+	seen := scripted(env, readMoreThanTheCarry(), model.Response{Content: "read them all"})
 	suggestAfterTurn(env)
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
@@ -102,5 +110,44 @@ func TestCarriedMessagesAreWhereTheReaderLooks(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &read); err != nil || len(read.Carry.Messages) != 1 || read.Carry.Messages[0].Content != "hello" {
 		t.Errorf("carry.messages of %s: %+v, %v", b, read, err)
+	}
+}
+
+// The summary written before a handover gets one attempt: a model that is
+// down does not hold the handover for the model retry window (a day by
+// default) nor retry it within; the carry goes without the summary, and
+// the failed summary is no failed turn.
+func TestHandOverSummaryIsOneAttempt(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	seen := faulty(env, func(in activities.CallModelInput) error {
+		if in.Summarize != nil {
+			return unavailable()
+		}
+		return nil
+	}, "", readMoreThanTheCarry(), model.Response{Content: "read them all"})
+	suggestAfterTurn(env)
+	start := env.Now()
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
+	next := continuedWith(t, env)
+	if took := env.Now().Sub(start); took > time.Minute {
+		t.Errorf("the handover came %s after the start; want it at once, not after the model retry window", took)
+	}
+	summaries := 0
+	for _, in := range *seen {
+		if in.Summarize != nil {
+			summaries++
+		}
+	}
+	if summaries != 1 {
+		t.Errorf("%d attempts at the summary before the handover, want 1", summaries)
+	}
+	for _, m := range next.Carry.Messages {
+		if m.Name == NameContextSummary {
+			t.Errorf("the carry holds a summary the model never wrote: %+v", m)
+		}
+	}
+	if next.Carry.ModelError != nil || next.Carry.FailedTurn {
+		t.Errorf("carry: model_error %+v, failed turn %v; a summary that was not written fails no turn", next.Carry.ModelError, next.Carry.FailedTurn)
 	}
 }

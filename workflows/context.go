@@ -142,12 +142,13 @@ func (a *agent) budget() int {
 // that were in the view) and never lets the view grow: a summary longer than
 // what it replaces is not used.
 func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
-	return a.compactKeeping(ctx, budget, 0)
+	return a.compactKeeping(ctx, budget, 0, untilWindow)
 }
 
 // compactKeeping is compact that also keeps at most maxRecent recent
-// messages (0: no such bound), as the carry of a continue-as-new does.
-func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int) (string, error) {
+// messages (0: no such bound), as the carry of a continue-as-new does, and
+// whose summary is retried as p allows.
+func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p patience) (string, error) {
 	from := a.viewStart()
 	keep := budget / keepShare
 	cut, kept := len(a.msgs), 0
@@ -198,7 +199,7 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int) (str
 
 	summary := ""
 	if a.cfg.summarize {
-		text, err := a.summarize(ctx, spans, budget)
+		text, err := a.summarize(ctx, spans, budget, p)
 		if err != nil {
 			return "", err
 		}
@@ -237,7 +238,7 @@ func (a *agent) lastAnswerStart() int {
 // parts, each call bringing the summary so far up to date with the next
 // part, and a message larger than a part is cut in the middle by the
 // activity. The calls grow with the stretch, linearly.
-func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget int) (string, error) {
+func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget int, p patience) (string, error) {
 	instructions := fmt.Sprintf(
 		"Summarise the conversation below for the assistant that continues it, in at most %d words: "+
 			"the user's requests, decisions made, facts learned (file names, values, errors), work done and work left. "+
@@ -250,7 +251,7 @@ func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget 
 	if len(parts) == 1 && a.spanTokens(spans)-toolTokens <= limit {
 		in := a.modelInput(ctx, spans, true)
 		in.Summarize = &activities.Summarize{Instructions: instructions}
-		resp, err := a.execModel(ctx, in, a.callSummary()+": summary of the older messages")
+		resp, err := a.execModel(ctx, in, a.callSummary()+": summary of the older messages", p)
 		if err != nil {
 			return "", err
 		}
@@ -260,7 +261,7 @@ func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget 
 	for i, part := range parts {
 		in := a.modelInput(ctx, part, true)
 		in.Summarize = &activities.Summarize{Instructions: instructions, Previous: summary, MaxBytes: limit * bytesPerToken}
-		resp, err := a.execModel(ctx, in, fmt.Sprintf("%s: summary of the older messages, part %d of %d", a.callSummary(), i+1, len(parts)))
+		resp, err := a.execModel(ctx, in, fmt.Sprintf("%s: summary of the older messages, part %d of %d", a.callSummary(), i+1, len(parts)), p)
 		if err != nil {
 			return "", err
 		}

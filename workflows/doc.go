@@ -28,8 +28,9 @@
 // messages to send (spans of the transcript), not the messages themselves;
 // the activity finds them in its worker's transcript cache, or reads them
 // from the run's history events (activities/transcripthistory.go). A call
-// carries the messages added since the previous call in its first attempt
-// only; later attempts carry none. Large fields are named by digest, not
+// carries the messages added since the previous call, and its input is in
+// history once however often the server retries it (modelcall.go). Large
+// fields are named by digest, not
 // carried: a reader finds them where they entered history. Each message
 // therefore enters history once as itself (the model's answer, a tool's
 // result or a user's message) and at most once more, its large fields

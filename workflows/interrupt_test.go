@@ -192,3 +192,57 @@ func TestInterruptWithoutATurnIsRefused(t *testing.T) {
 		t.Fatalf("refused: %v; %d model calls, want the next turn to run", refused, len(*seen))
 	}
 }
+
+// An interrupt while the server waits to retry a failing model call stops
+// the turn at once: the activity is cancelled between its attempts, and no
+// attempt runs after.
+func TestInterruptBetweenAttempts(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var attempts, late int
+	var sent bool
+	seen := faulty(env, func(activities.CallModelInput) error {
+		attempts++
+		if sent {
+			late++
+		}
+		return unavailable()
+	}, "")
+	var interrupted, reply string
+	var interruptErr error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(SendMessageUpdate, "m1", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { t.Errorf("send rejected: %v", err) },
+			OnAccept:   func() {},
+			OnComplete: func(r any, err error) { reply, _ = r.(string) },
+		}, "hello")
+	}, time.Minute)
+	// The call failed at 1:00, 1:01, 1:03, … 2:03; the next attempt is due
+	// at 3:07.
+	env.RegisterDelayedCallback(func() {
+		sent = true
+		env.UpdateWorkflow(InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
+			OnReject:   func(err error) { interruptErr = err },
+			OnAccept:   func() {},
+			OnComplete: func(r any, err error) { interrupted, _ = r.(string); interruptErr = err },
+		})
+	}, 2*time.Minute+30*time.Second)
+	var after State
+	env.RegisterDelayedCallback(func() {
+		after = queryState(t, env)
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 7200})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if interruptErr != nil || interrupted != interruptedReply || reply != interruptedReply {
+		t.Fatalf("interrupt answered %q, %v; the turn replied %q", interrupted, interruptErr, reply)
+	}
+	if attempts != 7 || late != 0 || len(*seen) != attempts {
+		t.Errorf("%d attempts, %d after the interrupt; want the 7 before it and none after", attempts, late)
+	}
+	if after.Status != StatusWaitingUser || after.ModelError != nil {
+		t.Errorf("after the interrupt: status %s, model_error %+v; want the session waiting, no failed turn", after.Status, after.ModelError)
+	}
+}

@@ -15,32 +15,32 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// A model call is one CallModel activity per attempt; the workflow, not the
-// server, retries it. The server's retry policy would hide the attempts from
-// the run (its state could not say what fails, since when), and its
-// attempt cap turned a provider outage of half a minute into a failed run
-// that took days of todo and plan state with it. Retrying in the workflow
-// keeps every attempt visible (ActivityTaskFailed in history, model_error in
-// the state and the Web UI details) and lets the run wait out an outage for
-// as long as model_retry_window_s allows.
+// A model call is one CallModel activity, and the server retries its
+// passing faults under the activity's RetryPolicy, for as long as the run's
+// model_retry_window_s (the ScheduleToClose timeout). A retry the server
+// makes adds nothing to history, so an outage costs the same few events
+// whether it lasts a minute or a day, and a handover has no loop of
+// attempts to reach into. The run does not see the attempts: while the
+// server retries, clients read the attempt, its failure and since when from
+// the pending activity (package client), and the Web UI shows them with
+// it. The run learns of a failure once the server gives up, and then ends
+// the turn with it.
+//
+// The provider's Retry-After is the next attempt's delay, floored in the
+// activity (activities.minRetryAfter), where the attempt is known.
 const (
-	// DefaultModelRetryWindow is how long a run keeps retrying a failing
-	// model call before the turn ends with the error.
+	// DefaultModelRetryWindow is how long the server keeps retrying a
+	// failing model call before the turn ends with the error.
 	DefaultModelRetryWindow = 24 * time.Hour
 	// maxModelBackoff caps the wait between two attempts, so that the run
 	// notices a provider that came back within minutes.
 	maxModelBackoff   = 5 * time.Minute
 	firstModelBackoff = time.Second
-	// minRetryAfter is the least a provider's Retry-After makes the run
-	// wait. Every attempt adds events to history; a storm of 429s with
-	// "Retry-After: 1", obeyed to the letter for two and a half minutes,
-	// once left 1,459 events and 23.6 MB. Under the floor, the backoff of
-	// the attempts goes on growing as without a Retry-After.
-	minRetryAfter = 5 * time.Second
 )
 
 // ModelError is state.model_error: what fails, since when and how often,
-// while a model call is retried (retryable) or after it ended a turn.
+// while a model call is retried (retryable; clients fill it from the
+// pending activity) or after it ended a turn.
 type ModelError struct {
 	Message   string    `json:"message"`
 	Attempts  int       `json:"attempts"`
@@ -62,11 +62,23 @@ func (f *turnFailure) Error() string { return f.reply }
 // noticed within seconds; tools are retried a few times only, because a tool
 // with side effects should not run many times unasked.
 var (
-	// modelActivity runs one attempt; callModel retries (see above).
+	// modelActivity is retried by the server (see above) for the run's
+	// retry window, which execModel sets as its ScheduleToClose timeout
+	// (at least the StartToClose of one attempt).
+	// A request too long for the model, a worker that cannot serve it and
+	// a transcript that does not match are never retried: the activity
+	// marks them non-retryable, and the policy names their types too.
 	modelActivity = workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    5 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    firstModelBackoff,
+			BackoffCoefficient: 2,
+			MaximumInterval:    maxModelBackoff,
+			NonRetryableErrorTypes: []string{
+				activities.ErrTypeContextOverflow, activities.ErrTypeModelConfig, activities.ErrTypeTranscriptMismatch,
+			},
+		},
 	}
 	toolActivity = workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
@@ -100,7 +112,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 	if a.cur != nil && a.cur.at.LastCall {
 		in.TodoTools, in.WorkerTools = nil, []string{}
 	}
-	return a.execModel(ctx, in, a.callSummary())
+	return a.execModel(ctx, in, a.callSummary(), untilWindow)
 }
 
 // modelInput is the next model call's input, numbered: it reads spans of
@@ -139,127 +151,119 @@ func (a *agent) callSummary() string {
 	return fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, modelLabel(a.cfg.in.Model), a.turns, a.modelCalls)
 }
 
-// execModel runs one model call: attempts until one succeeds, the error is
-// one that waiting will not fix, or the retry window is spent.
+// patience is how long a model call may be retried.
+type patience int
+
+const (
+	// untilWindow retries the call's passing faults for the run's model
+	// retry window.
+	untilWindow patience = iota
+	// oneAttempt makes one attempt: the summary written before a handover,
+	// which goes on without it rather than wait for a model that is down.
+	oneAttempt
+)
+
+// execModel runs one model call, retried as p allows.
 //
-// The messages new since the previous call go in the first attempt's input
-// only: every attempt's input is an event of history, and a later attempt
-// finds them in the worker's cache or reads them from the transcript. So
-// an attempt costs history a few hundred bytes, whatever the turn read.
-func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
+// The call's input, with the messages new since the previous call, is in
+// history once, in ActivityTaskScheduled, however many attempts the server
+// makes.
+func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string, p patience) (model.Response, error) {
 	if a.stopping() {
 		return model.Response{}, errInterrupted // no call after an interrupt
 	}
-	// An interrupt cancels the call, its retries' waits included.
+	// An interrupt cancels the call, the server's waits between its
+	// attempts included.
 	cctx, cancel := workflow.WithCancel(ctx)
 	if cur := a.cur; cur != nil {
 		cur.cancel = cancel
 		defer func() { cur.cancel = nil }()
 	}
 	defer cancel()
-	resp, err := a.attempts(cctx, in, summary)
-	if err != nil && a.stopping() && ctx.Err() == nil {
-		return model.Response{}, errInterrupted
+	opts := withSummary(modelActivity, summary)
+	// The window bounds the retries, not a healthy attempt: one shorter
+	// than an attempt's StartToClose (a test's, a subagent's that must
+	// time out first) would cut a slow answer that was coming.
+	opts.ScheduleToCloseTimeout = max(a.cfg.modelRetryWindow, opts.StartToCloseTimeout)
+	if p == oneAttempt {
+		policy := *opts.RetryPolicy
+		policy.MaximumAttempts = 1
+		opts.RetryPolicy = &policy
 	}
-	return resp, err
-}
-
-// attempts runs a model call's attempts (see execModel).
-func (a *agent) attempts(ctx workflow.Context, in activities.CallModelInput, summary string) (model.Response, error) {
-	actx := workflow.WithActivityOptions(ctx, withSummary(modelActivity, summary))
-	for attempt := 1; ; attempt, in.New = attempt+1, nil {
-		var resp model.Response
-		err := workflow.ExecuteActivity(actx, activities.CallModelName, in).Get(ctx, &resp)
-		if err == nil {
-			if a.modelError != nil {
-				a.modelError = nil
-				a.publish(ctx)
-			}
-			a.usage.add(resp.Usage)
-			return resp, nil
-		}
-		if temporal.IsCanceledError(err) || ctx.Err() != nil {
-			return model.Response{}, err // the run itself is being cancelled
-		}
-		retryable, overflow, delay := classifyModelError(err)
-		now := workflow.Now(ctx)
-		if a.modelError == nil || attempt == 1 {
-			a.modelError = &ModelError{Since: now}
-		}
-		a.modelError.Message = modelErrorText(err)
-		a.modelError.Attempts = attempt
-		a.modelError.Retryable = retryable
-		if overflow {
+	since := workflow.Now(ctx)
+	var resp model.Response
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), activities.CallModelName, in).Get(ctx, &resp)
+	switch {
+	case err == nil:
+		if a.modelError != nil {
 			a.modelError = nil
-			return model.Response{}, fmt.Errorf("%w: %s", errContextOverflow, modelErrorText(err))
-		}
-		waited := now.Sub(a.modelError.Since)
-		if !retryable || waited >= a.cfg.modelRetryWindow {
-			a.modelError.Retryable = false
 			a.publish(ctx)
-			return model.Response{}, &turnFailure{reply: a.failureReply(ctx, waited, retryable)}
 		}
-		delay = retryDelay(attempt, delay)
-		delay = min(delay, a.cfg.modelRetryWindow-waited)
-		workflow.GetLogger(ctx).Warn("model call failed; retrying", "attempt", attempt, "in", delay, "error", a.modelError.Message)
-		a.publish(ctx)
-		if err := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{Summary: "model retry backoff"}).Get(ctx, nil); err != nil {
-			return model.Response{}, err
-		}
+		a.usage.add(resp.Usage)
+		return resp, nil
+	case a.stopping() && ctx.Err() == nil:
+		return model.Response{}, errInterrupted
+	case temporal.IsCanceledError(err) || ctx.Err() != nil:
+		return model.Response{}, err // the run itself is being cancelled
+	case isOverflow(err):
+		a.modelError = nil
+		return model.Response{}, fmt.Errorf("%w: %s", errContextOverflow, ModelErrorText(err))
+	case p == oneAttempt:
+		// Not a turn's failure: the caller goes on without the answer.
+		return model.Response{}, fmt.Errorf("one attempt at a model call: %s", ModelErrorText(err))
 	}
+	// The server gave up: the error was not one to retry, or the retry
+	// window ran out (the last attempt's failure, or a timeout whose cause
+	// is that failure).
+	retryable := !isPermanent(err)
+	a.modelError = &ModelError{Message: ModelErrorText(err), Attempts: activities.FailedAttempt(err), Since: since}
+	workflow.GetLogger(ctx).Warn("model call failed; the turn ends", "attempts", a.modelError.Attempts, "error", a.modelError.Message)
+	a.publish(ctx)
+	return model.Response{}, &turnFailure{reply: a.failureReply(ctx, workflow.Now(ctx).Sub(since), retryable)}
 }
 
-// retryDelay is the wait before attempt+1 when the provider asked for
-// retryAfter (0: it did not): the backoff, or the provider's delay when
-// longer, which is at least minRetryAfter; never more than maxModelBackoff.
-func retryDelay(attempt int, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		retryAfter = max(retryAfter, minRetryAfter)
-	}
-	return min(max(retryAfter, backoff(attempt)), maxModelBackoff)
-}
-
-// backoff is the wait before attempt+1: 1 s, 2 s, 4 s, … up to five minutes.
-func backoff(attempt int) time.Duration {
-	d := firstModelBackoff
-	for i := 1; i < attempt && d < maxModelBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxModelBackoff)
-}
-
-// classifyModelError reads a failed attempt: whether waiting may fix it,
-// whether the request was too large for the model, and the delay the
-// provider asked for (Retry-After), if any. An activity that timed out (a
-// lost worker, a hung provider) is worth another attempt.
-func classifyModelError(err error) (retryable, overflow bool, delay time.Duration) {
+// isOverflow says the model refused the request as too long for its
+// context.
+func isOverflow(err error) bool {
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		if app.Type() == activities.ErrTypeContextOverflow {
-			return false, true, 0
-		}
-		return !app.NonRetryable(), false, app.NextRetryDelay()
-	}
-	return true, false, 0
+	return errors.As(err, &app) && app.Type() == activities.ErrTypeContextOverflow
+}
+
+// isPermanent says the call failed with an error that waiting would not
+// fix (a refused request, a bad key), not with a passing fault the retry
+// window ran out on (an outage, a lost worker, a model that did not answer
+// in time).
+func isPermanent(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.NonRetryable()
 }
 
 // maxOverflows is how many times a turn compacts after the provider refused
 // a request as too long; each time the run learned a lower limit.
 const maxOverflows = 3
 
-// modelErrorText is one sentence a user can act on, never Temporal's wrapped
-// chain of activity, attempt and type.
-func modelErrorText(err error) string {
-	var timeout *temporal.TimeoutError
-	if errors.As(err, &timeout) {
-		return fmt.Sprintf("the model call timed out (%s): the worker was lost or the model did not answer in time",
-			strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
-	}
+// ModelErrorText is one sentence a user can act on, never Temporal's wrapped
+// chain of activity, attempt and type: for state.model_error, written by
+// the run when a call ended a turn and by clients from the failure of a
+// call the server still retries.
+func ModelErrorText(err error) string {
 	// The activity's own message is the account; a cause it kept (a
-	// transport error's raw text) is the detail under it.
+	// transport error's raw text) is the detail under it. When the retry
+	// window ran out, the last attempt's failure is the cause of the
+	// timeout, and says more than the timeout.
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && app.Message() != "" {
 		return app.Message()
+	}
+	// The innermost timeout is the attempt's own (a heartbeat missed),
+	// not the window's around it.
+	var timeout *temporal.TimeoutError
+	for e := err; errors.As(e, &timeout); e = timeout.Unwrap() {
+		// timeout holds the last one found
+	}
+	if timeout != nil {
+		return fmt.Sprintf("the model call timed out (%s): the worker was lost or the model did not answer in time",
+			strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
 	}
 	return rootMessage(err)
 }
@@ -270,9 +274,13 @@ func (a *agent) failureReply(ctx workflow.Context, waited time.Duration, retryab
 	me := a.modelError
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
 	if retryable {
-		return fmt.Sprintf("The model could not be reached for %s (%d attempts, model_retry_window_s): %s. "+
+		tries := "model_retry_window_s"
+		if me.Attempts > 0 {
+			tries = fmt.Sprintf("%d attempts, %s", me.Attempts, tries)
+		}
+		return fmt.Sprintf("The model could not be reached for %s (%s): %s. "+
 			"The list and plan are kept; send a message, or run `starter retry %s` once the model is back.",
-			waited.Round(time.Second), me.Attempts, me.Message, id)
+			waited.Round(time.Second), tries, me.Message, id)
 	}
 	return fmt.Sprintf("The model call failed: %s. The list and plan are kept; fix the cause, then run `starter retry %s` "+
 		"(update %s) to run this turn again, or send a new message.", me.Message, id, RetryTurnUpdate)

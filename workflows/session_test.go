@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -45,61 +46,81 @@ func unavailable() error {
 	return temporal.NewApplicationErrorWithOptions("openai: 503 Service Unavailable", activities.ErrTypeModel, temporal.ApplicationErrorOptions{})
 }
 
-// An outage shorter than the retry window never fails the run: the call is
-// retried with growing waits, state.model_error says what fails meanwhile,
-// and the turn goes on once the model is back.
-func TestModelOutageIsWaitedOut(t *testing.T) {
+// An outage shorter than the retry window never fails the run: the server
+// retries the call, scheduled once, with growing waits and the run's
+// retry window as its ScheduleToClose timeout; the turn goes on once the
+// model is back. The run does not know meanwhile (its state has no
+// model_error: clients read the pending activity); a history holds one
+// ActivityTaskScheduled for the whole outage, not events and a timer per
+// attempt.
+//
+// The outage is 4 minutes: the test environment stops retrying at 10
+// attempts when a policy sets no maximum (the server does not).
+func TestModelOutageIsRetriedByTheServer(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	start := env.Now()
-	down := 10 * time.Minute
-	seen := faulty(env, func(activities.CallModelInput) error {
+	down := 4 * time.Minute
+	var tries []activity.Info
+	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.CallModelInput) (model.Response, error) {
+		tries = append(tries, activity.GetInfo(ctx))
 		if env.Now().Sub(start) < down {
-			return unavailable()
+			return model.Response{}, unavailable()
 		}
-		return nil
-	}, "", model.Response{Content: "back"})
+		return model.Response{Content: "back"}, nil
+	}, activity.RegisterOptions{Name: activities.CallModelName})
+	registerHost(env)
 	var during State
-	env.RegisterDelayedCallback(func() { during = queryState(t, env) }, 5*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 60})
+	env.RegisterDelayedCallback(func() { during = queryState(t, env) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 60, ModelRetryWindowS: 7200})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the run failed on an outage: %v", err)
 	}
-	if during.ModelError == nil || !during.ModelError.Retryable || during.ModelError.Attempts < 5 || !strings.Contains(during.ModelError.Message, "503") {
-		t.Errorf("model_error during the outage = %+v", during.ModelError)
-	}
-	if strings.Contains(during.ModelError.Message, "activity error") {
-		t.Errorf("model_error is Temporal's wrapped chain: %q", during.ModelError.Message)
-	}
 	var res AgentResult
 	_ = env.GetWorkflowResult(&res)
-	if res.Reply != "back" || res.State.ModelError != nil {
-		t.Errorf("result = %q, model_error %+v", res.Reply, res.State.ModelError)
+	if res.Reply != "back" || res.State.ModelError != nil || res.State.Turns != 1 {
+		t.Errorf("result = %q after %d turns, model_error %+v", res.Reply, res.State.Turns, res.State.ModelError)
 	}
-	// 1+2+4+…+256 s, then 5-minute waits: about a dozen attempts for ten
-	// minutes, never the hundreds of a fixed short interval.
-	if n := len(*seen); n < 8 || n > 14 {
-		t.Errorf("%d attempts for a 10-minute outage", n)
+	if during.ModelError != nil {
+		t.Errorf("model_error in the run's own state during the outage = %+v; the run cannot know", during.ModelError)
+	}
+	// 0, 1, 3, 7, … 127 s fail, 255 s answers: 9 attempts of one activity.
+	if n := len(tries); n != 9 {
+		t.Errorf("%d attempts for a 4-minute outage, want 9 (waits of 1 s, 2 s, 4 s, …)", n)
+	}
+	for i, info := range tries {
+		if info.ActivityID != tries[0].ActivityID || info.Attempt != int32(i+1) {
+			t.Errorf("try %d is activity %s attempt %d; want activity %s attempt %d: the workflow scheduled the call again",
+				i+1, info.ActivityID, info.Attempt, tries[0].ActivityID, i+1)
+		}
+		if info.ScheduleToCloseTimeout != 2*time.Hour {
+			t.Errorf("try %d: ScheduleToClose = %s, want the retry window, 2h", i+1, info.ScheduleToCloseTimeout)
+		}
 	}
 }
 
 // An outage longer than model_retry_window_s ends the turn, not the run;
-// retry_turn runs it again once the model is back.
+// retry_turn runs it again once the model is back. The provider asks for 5
+// minutes between attempts (the test environment stops at 10 attempts,
+// the server does not): 0, 5, 10 and 15 minutes fail, and the window of 15
+// minutes is over before the next.
 func TestOutageBeyondTheWindowEndsTheTurn(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	healthy := false
-	faulty(env, func(activities.CallModelInput) error {
+	seen := faulty(env, func(activities.CallModelInput) error {
 		if !healthy {
-			return unavailable()
+			return temporal.NewApplicationErrorWithOptions("openai: 503 Service Unavailable", activities.ErrTypeModel,
+				temporal.ApplicationErrorOptions{NextRetryDelay: 5 * time.Minute})
 		}
 		return nil
 	}, "", model.Response{Content: "done after the retry"})
+	var failedAfter int
 	var failed State
 	var retryReply string
 	var refused error
 	env.RegisterDelayedCallback(func() {
-		failed = queryState(t, env)
+		failed, failedAfter = queryState(t, env), len(*seen)
 		healthy = true
 		env.UpdateWorkflow(RetryTurnUpdate, "r1", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("retry refused: %v", err) },
@@ -113,12 +134,15 @@ func TestOutageBeyondTheWindowEndsTheTurn(t *testing.T) {
 		})
 		env.SignalWorkflow(EndSessionSignal, nil)
 	}, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", ModelRetryWindowS: 120, IdleTimeoutS: 36000})
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", ModelRetryWindowS: 900, IdleTimeoutS: 36000})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the run failed: %v", err)
 	}
 	if failed.Status != StatusWaitingUser || failed.ModelError == nil || failed.ModelError.Retryable {
 		t.Errorf("after the window: status %s, model_error %+v", failed.Status, failed.ModelError)
+	}
+	if failedAfter != 4 {
+		t.Errorf("%d attempts in a window of 15 minutes, 5 minutes apart; want 4", failedAfter)
 	}
 	if retryReply != "done after the retry" {
 		t.Errorf("retry_turn reply = %q", retryReply)
@@ -333,4 +357,27 @@ func countRole(msgs []model.Message, role string) int {
 		}
 	}
 	return n
+}
+
+// What a user reads of a failed call: the last attempt's own account, also
+// when the retry window ran out around it, and the attempt's own timeout,
+// not the window's.
+func TestModelErrorText(t *testing.T) {
+	unavailable := temporal.NewApplicationError("openai: 503 Service Unavailable", activities.ErrTypeModel)
+	heartbeat := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+	for _, tt := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"the last attempt's failure", unavailable, "openai: 503 Service Unavailable"},
+		{"the window ran out on a failure", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, unavailable), "openai: 503 Service Unavailable"},
+		{"an attempt's timeout", heartbeat, "the model call timed out (heartbeat): the worker was lost or the model did not answer in time"},
+		{"the window ran out on a timeout", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, heartbeat),
+			"the model call timed out (heartbeat): the worker was lost or the model did not answer in time"},
+	} {
+		if got := ModelErrorText(tt.err); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
 }

@@ -1,0 +1,90 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// A model call that fails is retried by the server (its activity's
+// RetryPolicy, for the run's model_retry_window_s), and the run learns of
+// it only when the server gives up: until then the state query's
+// model_error is empty, or tells of an earlier turn. The pending CallModel
+// activity knows what fails now: its attempt, its last failure, and when
+// the call was first scheduled. So the state a client shows (starter
+// state, the chat's retry line, Watch's events) takes its model_error from
+// there while the call is retried; the field names are the state query's
+// own (CONTRACT.md).
+
+// retriedModelError is the model_error of the pending model call pa: nil
+// when there is none, or it has not failed yet (its first attempt). Its
+// attempts are those that failed; since is when the call was first
+// scheduled, its expiration (the end of the retry window) less the
+// window, or, from a server that does not say, the current attempt's.
+func (c *Client) retriedModelError(pa *workflowpb.PendingActivityInfo) *workflows.ModelError {
+	if pa == nil || pa.GetActivityType().GetName() != workflows.ModelCallActivity || pa.GetAttempt() <= 1 || pa.GetLastFailure() == nil {
+		return nil
+	}
+	since := pa.GetScheduledTime().AsTime()
+	if exp, window := pa.GetExpirationTime(), pa.GetActivityOptions().GetScheduleToCloseTimeout(); exp != nil && window != nil {
+		since = exp.AsTime().Add(-window.AsDuration())
+	}
+	fc := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: c.opts.DataConverter})
+	return &workflows.ModelError{
+		Message:   workflows.ModelErrorText(fc.FailureToError(pa.GetLastFailure())),
+		Attempts:  int(pa.GetAttempt()) - 1,
+		Since:     since.UTC(),
+		Retryable: true,
+	}
+}
+
+// retriedModelCall is the model_error of the session's model call that the
+// server retries now, nil when there is none (or the server could not be
+// asked: the state goes on without it).
+func (s *Session) retriedModelCall(ctx context.Context) *workflows.ModelError {
+	d, err := s.c.tc.DescribeWorkflowExecution(ctx, s.id, "")
+	if err != nil {
+		return nil
+	}
+	for _, pa := range d.GetPendingActivities() {
+		if me := s.c.retriedModelError(pa); me != nil {
+			return me
+		}
+	}
+	return nil
+}
+
+// withRetried is raw, a state query's answer, with the model call the
+// server retries now as its model_error (see above); raw as it is when the
+// run is not calling the model, or no call is being retried.
+func (s *Session) withRetried(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	var st struct {
+		Status string `json:"status"`
+	}
+	if json.Unmarshal(raw, &st) != nil || st.Status != workflows.StatusRunning {
+		return raw, nil
+	}
+	me := s.retriedModelCall(ctx)
+	if me == nil {
+		return raw, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("decode state of %s: %w", s.id, err)
+	}
+	b, err := json.Marshal(me)
+	if err != nil {
+		return nil, fmt.Errorf("encode the model error of %s: %w", s.id, err)
+	}
+	fields["model_error"] = b
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return nil, fmt.Errorf("encode state of %s: %w", s.id, err)
+	}
+	return out, nil
+}
