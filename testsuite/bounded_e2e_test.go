@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	tfclient "github.com/todoflow/todoflow/client"
 	"io"
 	"math"
 	"net/http"
@@ -301,16 +302,10 @@ func TestSecondContextOverflowIsLearned(t *testing.T) {
 }
 
 // sendMessage sends a chat message with the send_message update and returns
-// the turn's reply.
+// the turn's reply, followed into a later run (turn_reply) as the typed
+// client does when the turn was carried over.
 func sendMessage(ctx context.Context, c client.Client, id, text string) (string, error) {
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
-		Args: []any{text}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err != nil {
-		return "", err
-	}
-	var reply string
-	err = h.Get(ctx, &reply)
-	return reply, err
+	return tfclient.New(c, tfclient.Options{}).Session(id).Send(ctx, text).Reply(ctx)
 }
 
 // readFiles is an assistant message in the wire format that calls read_file

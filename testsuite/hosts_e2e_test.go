@@ -181,13 +181,8 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 // send sends a message with send_message and returns the reply of its turn.
 func send(ctx context.Context, t *testing.T, c client.Client, id, text string) string {
 	t.Helper()
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
-		Args: []any{text}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	reply, err := sendMessage(ctx, c, id, text)
 	if err != nil {
-		t.Fatalf("send %q: %v", text, err)
-	}
-	var reply string
-	if err := h.Get(ctx, &reply); err != nil {
 		t.Fatalf("send %q: %v", text, err)
 	}
 	return reply
