@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -24,11 +23,9 @@ type agent struct {
 	todo         todo.State
 	continuation bool
 
-	inbox []Inbound
+	inbox *inbox // the messages waiting for their turn, the replies owed (replies.go)
 	// turnsHere counts the turns this run took up (session.go).
 	turnsHere int
-	replies   map[int]string // send_message seq -> reply; looked up, never ranged
-	nextSeq   int
 	ended     bool
 
 	plans  *todo.PlanState
@@ -42,12 +39,8 @@ type agent struct {
 
 	parentID string // the parent's workflow id; "" for the root
 	// cur is the turn running now, and where it stands (turn.go); nil
-	// between turns. handing says a handover is under way: the callers of
-	// the turns it carries are answered so (replies.go); kept are the
-	// replies of handed-over turns, for turn_reply.
-	cur     *turnCursor
-	handing bool
-	kept    []KeptReply
+	// between turns.
+	cur *turnCursor
 	// earlyTool is a tool approval the root handed on that crossed the
 	// handover of the wait it answers (onHandedToolApproval).
 	earlyTool *ToolApprovalArgs
@@ -199,7 +192,7 @@ func newAgent(cfg config) *agent {
 		cfg:          cfg,
 		status:       StatusRunning,
 		continuation: cfg.todo.Continuation,
-		replies:      map[int]string{},
+		inbox:        newInbox(cfg.in.Carry, cfg.in.Prompt),
 		plans:        todo.NewPlanState(cfg.agentID),
 		children:     map[string]*child{},
 		gone:         map[string]string{},
@@ -226,13 +219,11 @@ func newAgent(cfg config) *agent {
 		a.turns, a.modelCalls, a.summaryCalls = c.Turns, c.ModelCalls, c.SummaryCalls
 		a.contextLimit = c.ContextLimit
 		a.continuation = c.Continuation
-		a.inbox = c.Inbox
 		a.ended = c.Ended
 		a.failedTurn, a.modelError, a.usage = c.FailedTurn, c.ModelError, c.Usage
 		a.eventsPruned = c.EventsPruned
 		a.childrenPruned = c.SubagentsPruned
 		a.remembered = c.Remembered
-		a.kept = c.Replies
 		if p := c.Published; p != nil {
 			// What the previous run last sent, which this run inherits:
 			// read from the carry, not from the attributes, which an
@@ -252,9 +243,6 @@ func newAgent(cfg config) *agent {
 		base = todo.DefaultSystemPrompt
 	}
 	a.msgs = []model.Message{{Role: model.RoleSystem, Content: todo.SystemPrompt(base, cfg.todo), ToolCalls: []model.ToolCall{}}}
-	if strings.TrimSpace(cfg.in.Prompt) != "" {
-		a.inbox = append(a.inbox, Inbound{Text: cfg.in.Prompt})
-	}
 	return a
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -171,14 +170,8 @@ func (a *agent) carry() AgentInput {
 		delete(ended, r.AgentID)
 	}
 	// A turn handed over where it stood goes on first in the
-	// continuation (it leads the inbox), then the queued messages in
-	// order. Their callers were answered (replies.go) and the next run
-	// numbers its own: no seq crosses, or a reply could reach another
-	// run's caller.
-	inbox := slices.Clone(a.inbox)
-	for i := range inbox {
-		inbox[i].Seq = 0
-	}
+	// continuation (it leads the queue), then the queued messages in order.
+	inbox, replies := a.inbox.carry()
 	in.Carry = &Carry{
 		Protocol:     Protocol,
 		Messages:     compact(msgs),
@@ -202,7 +195,7 @@ func (a *agent) carry() AgentInput {
 		EventsPruned:    a.eventsPruned,
 		Tree:            a.carryTree(),
 		Remembered:      a.remembered,
-		Replies:         a.carriedReplies(),
+		Replies:         replies,
 		Published: &PublishedAttrs{Total: a.published.total, Completed: a.published.completed,
 			Current: a.published.current, Status: a.published.status},
 		Reports: a.reporters.carry(),

@@ -77,13 +77,14 @@ func worstCarry() AgentInput {
 	// It answers an update of the longest id the server takes, and the
 	// most replies of turns like it wait for turn_reply.
 	handed := Inbound{Blocked: &BlockedTurn{Calls: 10, Tools: true, Verdicts: verdicts}, ReplyTo: text("u", maxUpdateIDBytes)}
-	kept := &agent{}
+	kept := newInbox(nil, "")
 	for range maxKeptReplies {
 		kept.kept = append(kept.kept, KeptReply{UpdateID: text("u", maxUpdateIDBytes), Reply: text("r", 1<<20)})
 	}
+	_, replies := kept.carry()
 	return AgentInput{Model: "openai:gpt", Carry: &Carry{Messages: msgs, Todo: st, Plans: plans, Subagents: ended, Tree: tree,
 		Inbox:   []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}},
-		Replies: kept.carriedReplies()}}
+		Replies: replies}}
 }
 
 // maxUpdateIDBytes is the longest id the server takes for an update (its

@@ -44,7 +44,7 @@ func (a *agent) register(ctx workflow.Context) error {
 		{ApproveToolUpdate, a.onToolApproval, a.validateToolApproval},
 		{CompactContextUpdate, a.onCompact, a.validateCompact},
 		{InterruptUpdate, a.onInterrupt, a.validateInterrupt},
-		{TurnReplyUpdate, a.onTurnReply, a.validateTurnReply},
+		{TurnReplyUpdate, a.inbox.onTurnReply, a.inbox.validateTurnReply},
 	} {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})
 		if err != nil {
@@ -91,14 +91,14 @@ func (a *agent) validateSendMessage(text string) error {
 		return errors.New("the message is empty")
 	case len(text) > todo.MaxMessageBytes:
 		return fmt.Errorf("the message is %d bytes: at most %d are taken; put longer material in a file the agent reads", len(text), todo.MaxMessageBytes)
-	case a.queuedBytes()+len(text) > todo.MaxQueuedBytes:
-		return fmt.Errorf("%d messages (%d bytes) already wait for their turn, and at most %d bytes may: send this one after the agent answers", len(a.inbox), a.queuedBytes(), todo.MaxQueuedBytes)
+	case a.inbox.queuedBytes()+len(text) > todo.MaxQueuedBytes:
+		return fmt.Errorf("%d messages (%d bytes) already wait for their turn, and at most %d bytes may: send this one after the agent answers", len(a.inbox.queue), a.inbox.queuedBytes(), todo.MaxQueuedBytes)
 	}
 	return nil
 }
 
 func (a *agent) onSendMessage(ctx workflow.Context, text string) (string, error) {
-	return a.enqueue(ctx, Inbound{Text: text})
+	return a.inbox.enqueue(ctx, Inbound{Text: text})
 }
 
 // ContinuationArgs is the argument of the set_continuation update.

@@ -275,7 +275,7 @@ func TestUserTextIsCapped(t *testing.T) {
 			{[]Inbound{{Text: half}}, half, ""},
 			{[]Inbound{{Text: half}, {Text: half}}, "one more", "2 messages (262144 bytes) already wait"},
 		} {
-			a := &agent{inbox: tt.queued}
+			a := &agent{inbox: &inbox{queue: tt.queued}}
 			if err := a.validateSendMessage(tt.text); (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("send_message of %d bytes after %d queued = %v, want %q", len(tt.text), len(tt.queued), err, tt.want)
 			}

@@ -3,6 +3,7 @@ package workflows
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -72,24 +73,80 @@ const (
 	shortReplyBytes = 2 << 10 // a carry past its cap (fit.go)
 )
 
+// inbox is the run's messages waiting for their turn and the replies owed
+// for them, a component of the run: built at its start from its part of
+// the carry (the queue and the kept replies), it answers send_message,
+// retry_turn and turn_reply, and hands its part to the continuation. The
+// loop takes its turns from it, one at a time.
+type inbox struct {
+	queue   []Inbound
+	waiting map[int]string // send_message seq -> reply; looked up, never ranged
+	nextSeq int
+	// taken is the update id the turn the loop took last answers, until
+	// it replies or is carried back.
+	taken string
+	kept  []KeptReply
+	// handing says a handover is under way: the callers of the turns it
+	// carries are answered so.
+	handing bool
+}
+
+// newInbox is the inbox of a run: an earlier run's queue and kept replies,
+// or the run's prompt.
+func newInbox(c *Carry, prompt string) *inbox {
+	b := &inbox{waiting: map[int]string{}}
+	switch {
+	case c != nil:
+		b.queue, b.kept = c.Inbox, c.Replies
+	case strings.TrimSpace(prompt) != "":
+		b.queue = []Inbound{{Text: prompt}}
+	}
+	return b
+}
+
+func (b *inbox) empty() bool { return len(b.queue) == 0 }
+
+// push queues a message that came by signal, or the resume of a pause.
+func (b *inbox) push(m Inbound) { b.queue = append(b.queue, m) }
+
+// take hands the loop the next turn.
+func (b *inbox) take() Inbound {
+	m := b.queue[0]
+	b.queue = b.queue[1:]
+	b.taken = m.ReplyTo
+	return m
+}
+
+// putBack queues a turn handed over where it stood, first: the
+// continuation (or this run, should the handover not happen) takes it up.
+func (b *inbox) putBack(m Inbound) {
+	b.queue = append([]Inbound{m}, b.queue...)
+	b.taken = ""
+}
+
+// retryWaits reports whether a retry of the failed turn is queued.
+func (b *inbox) retryWaits() bool {
+	return slices.ContainsFunc(b.queue, func(m Inbound) bool { return m.Retry })
+}
+
 // enqueue puts a message (or a retry) in the inbox and waits for the reply
 // of its turn: the body of the send_message and retry_turn updates.
-func (a *agent) enqueue(ctx workflow.Context, in Inbound) (string, error) {
-	a.nextSeq++
-	in.Seq = a.nextSeq
+func (b *inbox) enqueue(ctx workflow.Context, in Inbound) (string, error) {
+	b.nextSeq++
+	in.Seq = b.nextSeq
 	if u := workflow.GetCurrentUpdateInfo(ctx); u != nil {
 		in.ReplyTo = u.ID
 	}
-	a.inbox = append(a.inbox, in)
-	if err := workflow.Await(ctx, func() bool { _, ok := a.replies[in.Seq]; return ok || a.goesOn(in.ReplyTo) }); err != nil {
+	b.queue = append(b.queue, in)
+	if err := workflow.Await(ctx, func() bool { _, ok := b.waiting[in.Seq]; return ok || b.goesOn(in.ReplyTo) }); err != nil {
 		return "", err
 	}
-	if reply, ok := a.replies[in.Seq]; ok {
-		delete(a.replies, in.Seq)
+	if reply, ok := b.waiting[in.Seq]; ok {
+		delete(b.waiting, in.Seq)
 		return reply, nil
 	}
 	// The turn's reply is now kept under the update's id, not its seq.
-	if m := a.carried(in.ReplyTo); m != nil {
+	if m := b.carried(in.ReplyTo); m != nil {
 		m.Seq = 0
 	}
 	return "", turnGoesOn(in.ReplyTo)
@@ -98,16 +155,16 @@ func (a *agent) enqueue(ctx workflow.Context, in Inbound) (string, error) {
 // goesOn reports whether the turn whose reply update id waits for is being
 // handed over to the next run, where it stood or still queued: its callers
 // are answered TurnGoesOn.
-func (a *agent) goesOn(id string) bool {
-	return id != "" && a.handing && a.carried(id) != nil
+func (b *inbox) goesOn(id string) bool {
+	return id != "" && b.handing && b.carried(id) != nil
 }
 
 // carried is the turn started by update id that a handover carries: the
-// turn handed over where it stood (first in the inbox), or a message still
+// turn handed over where it stood (first in the queue), or a message still
 // waiting for its turn.
-func (a *agent) carried(id string) *Inbound {
-	if i := slices.IndexFunc(a.inbox, func(m Inbound) bool { return m.ReplyTo == id }); i >= 0 {
-		return &a.inbox[i]
+func (b *inbox) carried(id string) *Inbound {
+	if i := slices.IndexFunc(b.queue, func(m Inbound) bool { return m.ReplyTo == id }); i >= 0 {
+		return &b.queue[i]
 	}
 	return nil
 }
@@ -121,36 +178,37 @@ func turnGoesOn(id string) error {
 // that started it in this run, or, for a turn an update of an earlier run
 // (or this one, before a handover it then did not make) started, the
 // kept replies.
-func (a *agent) replied(m Inbound, reply string) {
+func (b *inbox) replied(m Inbound, reply string) {
+	b.taken = ""
 	switch {
 	case m.Seq != 0:
-		a.replies[m.Seq] = reply
+		b.waiting[m.Seq] = reply
 	case m.ReplyTo != "":
-		a.kept = append(a.kept, KeptReply{UpdateID: m.ReplyTo, Reply: reply})
-		if n := len(a.kept) - maxKeptReplies; n > 0 {
-			a.kept = slices.Delete(a.kept, 0, n)
+		b.kept = append(b.kept, KeptReply{UpdateID: m.ReplyTo, Reply: reply})
+		if n := len(b.kept) - maxKeptReplies; n > 0 {
+			b.kept = slices.Delete(b.kept, 0, n)
 		}
 	}
 }
 
 // keptReply returns the index of the reply kept for update id, or -1.
-func (a *agent) keptReply(id string) int {
-	return slices.IndexFunc(a.kept, func(k KeptReply) bool { return k.UpdateID == id })
+func (b *inbox) keptReply(id string) int {
+	return slices.IndexFunc(b.kept, func(k KeptReply) bool { return k.UpdateID == id })
 }
 
 // answers reports whether a turn of this run will answer update id: the
-// running one, one handed over, or one waiting in the inbox.
-func (a *agent) answers(id string) bool {
-	return a.cur != nil && a.cur.in.ReplyTo == id || a.carried(id) != nil
+// running one, one handed over, or one waiting in the queue.
+func (b *inbox) answers(id string) bool {
+	return id != "" && b.taken == id || b.carried(id) != nil
 }
 
-func (a *agent) validateTurnReply(args TurnReplyArgs) error {
+func (b *inbox) validateTurnReply(args TurnReplyArgs) error {
 	switch {
 	case args.unknown != "":
 		return unknownField(TurnReplyUpdate, args.unknown)
 	case args.UpdateID == "":
 		return fmt.Errorf(`%s takes {"update_id": "..."}: the id a %s failure named`, TurnReplyUpdate, ErrTypeTurnGoesOn)
-	case a.keptReply(args.UpdateID) < 0 && !a.answers(args.UpdateID):
+	case b.keptReply(args.UpdateID) < 0 && !b.answers(args.UpdateID):
 		return fmt.Errorf("no turn of this session answers update %q: its reply was dropped for %d later ones or left behind in an earlier run once taken, or the turn never went on here; the messages query has every reply", args.UpdateID, maxKeptReplies)
 	}
 	return nil
@@ -158,34 +216,49 @@ func (a *agent) validateTurnReply(args TurnReplyArgs) error {
 
 // onTurnReply waits for the reply of the turn update id started, and takes
 // it.
-func (a *agent) onTurnReply(ctx workflow.Context, args TurnReplyArgs) (string, error) {
+func (b *inbox) onTurnReply(ctx workflow.Context, args TurnReplyArgs) (string, error) {
 	id := args.UpdateID
-	if err := workflow.Await(ctx, func() bool { return a.keptReply(id) >= 0 || a.goesOn(id) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return b.keptReply(id) >= 0 || b.goesOn(id) }); err != nil {
 		return "", err
 	}
-	i := a.keptReply(id)
+	i := b.keptReply(id)
 	if i < 0 {
 		return "", turnGoesOn(id)
 	}
-	a.kept[i].Taken = true
-	return a.kept[i].Reply, nil
+	b.kept[i].Taken = true
+	return b.kept[i].Reply, nil
 }
 
 // untaken reports whether a kept reply waits for its caller.
-func (a *agent) untaken() bool {
-	return slices.ContainsFunc(a.kept, func(k KeptReply) bool { return !k.Taken })
+func (b *inbox) untaken() bool {
+	return slices.ContainsFunc(b.kept, func(k KeptReply) bool { return !k.Taken })
 }
 
-// carriedReplies are the kept replies as a carry holds them: those not
+// queuedBytes is what the messages waiting for their turn take.
+func (b *inbox) queuedBytes() int {
+	n := 0
+	for _, in := range b.queue {
+		n += len(in.Text)
+	}
+	return n
+}
+
+// carry is the inbox's part of a carry: the queue, with no seq (its
+// callers were answered, and the next run numbers its own: a seq that
+// crossed could reach another run's caller), and the kept replies not
 // taken yet, each cut to keptReplyBytes.
-func (a *agent) carriedReplies() []KeptReply {
-	var out []KeptReply
-	for _, k := range a.kept {
+func (b *inbox) carry() ([]Inbound, []KeptReply) {
+	queue := slices.Clone(b.queue)
+	for i := range queue {
+		queue[i].Seq = 0
+	}
+	var kept []KeptReply
+	for _, k := range b.kept {
 		if !k.Taken {
-			out = append(out, KeptReply{UpdateID: k.UpdateID, Reply: cutReply(k.Reply, keptReplyBytes)})
+			kept = append(kept, KeptReply{UpdateID: k.UpdateID, Reply: cutReply(k.Reply, keptReplyBytes)})
 		}
 	}
-	return out
+	return queue, kept
 }
 
 // cutReply fits a reply into n bytes: the reply, or its head with a note

@@ -154,7 +154,7 @@ func handedChatTurn(t *testing.T) AgentInput {
 // A reply no one asked for yet is carried, cut to its bound, and the oldest
 // give way when more are kept than the bound allows.
 func TestKeptRepliesStayBounded(t *testing.T) {
-	a := &agent{replies: map[int]string{}}
+	a := newInbox(nil, "")
 	long := strings.Repeat("é", keptReplyBytes)
 	for i := range maxKeptReplies + 2 {
 		a.replied(Inbound{ReplyTo: string(rune('a' + i))}, long)
@@ -163,10 +163,11 @@ func TestKeptRepliesStayBounded(t *testing.T) {
 	if len(a.kept) != maxKeptReplies || a.kept[0].UpdateID != "c" {
 		t.Fatalf("kept %d replies from %q; want %d, the oldest dropped", len(a.kept), a.kept[0].UpdateID, maxKeptReplies)
 	}
-	if a.replies[3] != "to the update" || a.keptReply("waits-here") >= 0 {
+	if a.waiting[3] != "to the update" || a.keptReply("waits-here") >= 0 {
 		t.Errorf("a turn whose update waits in this run answers it, not the kept replies")
 	}
-	for _, k := range a.carriedReplies() {
+	_, carried := a.carry()
+	for _, k := range carried {
 		if len(k.Reply) > keptReplyBytes || !strings.Contains(k.Reply, "messages query") || !utf8.ValidString(k.Reply) {
 			t.Fatalf("a carried reply of %d bytes (bound %d), note or runes lost: %.80q", len(k.Reply), keptReplyBytes, k.Reply[len(k.Reply)-80:])
 		}
@@ -175,7 +176,7 @@ func TestKeptRepliesStayBounded(t *testing.T) {
 		t.Errorf("the run's own copy was cut: %d bytes", len(a.kept[0].Reply))
 	}
 	a.kept[0].Taken = true
-	if n := len(a.carriedReplies()); n != maxKeptReplies-1 || !a.untaken() {
-		t.Errorf("with one reply taken, %d are carried; want the %d others", n, maxKeptReplies-1)
+	if _, carried := a.carry(); len(carried) != maxKeptReplies-1 || !a.untaken() {
+		t.Errorf("with one reply taken, %d are carried; want the %d others", len(carried), maxKeptReplies-1)
 	}
 }

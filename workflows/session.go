@@ -3,7 +3,6 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +37,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		// first: a server that suggests a handover at once (a low
 		// suggestion, a large carry) cannot pass the session from run to
 		// run without progress.
-		if a.handOverDue(ctx) && (len(a.inbox) == 0 || a.turnsHere > 0) {
+		if a.handOverDue(ctx) && (a.inbox.empty() || a.turnsHere > 0) {
 			if err := a.handOver(ctx); err != nil {
 				return AgentResult{}, err
 			}
@@ -46,7 +45,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		// Each wait below also ends when a handover is due: what grows a
 		// waiting run's history is its children's news, and a tree that
 		// works for days must not take its root past the server's limits.
-		if len(a.inbox) == 0 && a.todo.Paused && !a.ended {
+		if a.inbox.empty() && a.todo.Paused && !a.ended {
 			// A pause waits as long as it takes: the human may need a day
 			// to fix what blocked the agent, so no idle timeout applies.
 			a.status = StatusPaused
@@ -56,7 +55,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 			}
 			continue
 		}
-		if len(a.inbox) == 0 {
+		if a.inbox.empty() {
 			if !a.cfg.subagent && !a.ended {
 				a.status = StatusWaitingUser
 				a.publish(ctx)
@@ -86,8 +85,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 			}
 			continue
 		}
-		next := a.inbox[0]
-		a.inbox = a.inbox[1:]
+		next := a.inbox.take()
 		a.turnsHere++
 		cur, err := a.turn(ctx, next)
 		if errors.Is(err, errHandOver) {
@@ -95,7 +93,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 			// it answers (replies.go) and a resume that came before the
 			// pause it may answer. Should the handover not happen, it
 			// goes on in this run.
-			a.inbox = append([]Inbound{cur.carried()}, a.inbox...)
+			a.inbox.putBack(cur.carried())
 			if err := a.handOver(ctx); err != nil {
 				return AgentResult{}, err
 			}
@@ -141,7 +139,7 @@ func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
 
 // interrupted reports whether something waits for the loop: a message (or
 // retry) in the inbox or a compaction request.
-func (a *agent) interrupted() bool { return len(a.inbox) > 0 || a.compactAsked }
+func (a *agent) interrupted() bool { return !a.inbox.empty() || a.compactAsked }
 
 // awaitOrTimeout waits until cond holds or d has passed, and reports which.
 // Unlike workflow.AwaitWithTimeout (whose SDK flag that cancels the timer is
@@ -202,11 +200,11 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 			a.reporters.abandon()
 		}
 	}
-	if a.untaken() {
+	if a.inbox.untaken() {
 		// A caller told that its turn went on may not have asked for the
 		// reply yet: it gets as long as the reporters do, then the reply
 		// stays in the result and the transcript.
-		if _, err := a.awaitOrTimeout(ctx, drainTimeout, "replies drain", func() bool { return !a.untaken() || a.interrupted() }); err != nil {
+		if _, err := a.awaitOrTimeout(ctx, drainTimeout, "replies drain", func() bool { return !a.inbox.untaken() || a.interrupted() }); err != nil {
 			return AgentResult{}, false, err
 		}
 		if a.interrupted() {
@@ -239,8 +237,8 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	}
 	// Should the handover not happen, the turns go on here, and their
 	// replies are kept for the callers told so.
-	a.handing = true
-	defer func() { a.handing = false }()
+	a.inbox.handing = true
+	defer func() { a.inbox.handing = false }()
 	err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || a.compactAsked })
 	if err != nil || a.compactAsked {
 		return err
@@ -274,7 +272,7 @@ func (a *agent) handOver(ctx workflow.Context) error {
 // turn.
 func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 	a.drainSignals(ctx)
-	waits := func() bool { return a.compactAsked || !carried && len(a.inbox) > 0 }
+	waits := func() bool { return a.compactAsked || !carried && !a.inbox.empty() }
 	if waits() || a.bus.unsent > 0 || a.answerWaits() {
 		return false
 	}
@@ -327,20 +325,11 @@ func (a *agent) onUserMessage(ctx workflow.Context, text string) {
 		workflow.GetLogger(ctx).Warn("ignoring an empty user_message signal")
 		return
 	}
-	if room := min(todo.MaxMessageBytes, todo.MaxQueuedBytes-a.queuedBytes()); len(text) > room {
+	if room := min(todo.MaxMessageBytes, todo.MaxQueuedBytes-a.inbox.queuedBytes()); len(text) > room {
 		workflow.GetLogger(ctx).Warn("a user_message signal was cut to fit the inbox", "bytes", len(text), "room", room)
 		text = todo.CutMessage(text, room)
 	}
-	a.inbox = append(a.inbox, Inbound{Text: text})
-}
-
-// queuedBytes is what the messages waiting for their turn take.
-func (a *agent) queuedBytes() int {
-	n := 0
-	for _, in := range a.inbox {
-		n += len(in.Text)
-	}
-	return n
+	a.inbox.push(Inbound{Text: text})
 }
 
 // ResumeArgs is the resume signal's argument: a JSON string (the text the
@@ -373,7 +362,7 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 		return
 	}
 	// A resume text may be handed on in a signal, or queued.
-	text := todo.CutMessage(args.Text, min(todo.MaxMessageBytes, todo.MaxQueuedBytes-a.queuedBytes()))
+	text := todo.CutMessage(args.Text, min(todo.MaxMessageBytes, todo.MaxQueuedBytes-a.inbox.queuedBytes()))
 	if (args.AgentID != "" && args.AgentID != a.cfg.agentID) || !a.todo.Paused {
 		w, err := a.waitFor(WaitPaused, args.AgentID)
 		switch {
@@ -401,7 +390,7 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 	if strings.TrimSpace(text) == "" {
 		text = "Go on: the blocker you reported is resolved."
 	}
-	a.inbox = append(a.inbox, Inbound{Text: text})
+	a.inbox.push(Inbound{Text: text})
 }
 
 func (a *agent) validateRetry() error {
@@ -410,7 +399,7 @@ func (a *agent) validateRetry() error {
 		return errors.New("a subagent takes no retries; its parent sees its failure")
 	case a.ended:
 		return errors.New("the session has ended")
-	case slices.ContainsFunc(a.inbox, func(m Inbound) bool { return m.Retry }):
+	case a.inbox.retryWaits():
 		return errors.New("a retry of the failed turn is already waiting")
 	case !a.failedTurn:
 		return errors.New("no turn failed on the model; there is nothing to retry (send a message instead)")
@@ -419,5 +408,5 @@ func (a *agent) validateRetry() error {
 }
 
 func (a *agent) onRetry(ctx workflow.Context) (string, error) {
-	return a.enqueue(ctx, Inbound{Retry: true})
+	return a.inbox.enqueue(ctx, Inbound{Retry: true})
 }

@@ -129,7 +129,7 @@ func (b *Brief) state(id string) State {
 
 // ownWaits is the human wait of this agent, if it has one.
 func (a *agent) ownWaits() []Wait {
-	if a.todo.Paused && len(a.inbox) == 0 {
+	if a.todo.Paused && a.inbox.empty() {
 		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: reasonHead(a.todo.PauseReason)}}
 	}
 	// A call and the plan wait at once when startPlan handed its wait over

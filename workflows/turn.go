@@ -100,7 +100,7 @@ func (a *agent) turn(ctx workflow.Context, m Inbound) (*turnCursor, error) {
 			break
 		}
 	}
-	a.replied(m, reply)
+	a.inbox.replied(m, reply)
 	return cur, nil
 }
 
