@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"slices"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -80,15 +79,7 @@ type agent struct {
 	// finishNote tells the model, before its next call, that its parent's
 	// session is ending (a subagent asked to finish).
 	finishNote string
-	// hostQueue is the task queue of the host that holds the workspace
-	// (host.go); "" until the run learns it. hostSilent is when a tool
-	// call last found that host not answering, nil once one ran there.
-	hostQueue  string
-	hostNone   bool // the worker asked polls no host queue: tools run on the shared queue
-	hostSilent *time.Time
-	// direct: the run sends its tool calls to the host on the shared
-	// queue (RunToolOnHost) until one is refused (host.go).
-	direct bool
+	host       *host // where the tools run (host.go)
 
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
@@ -197,8 +188,7 @@ func newAgent(cfg config) *agent {
 		children:     map[string]*child{},
 		gone:         map[string]string{},
 		reporters:    newReporting(cfg.agentID, cfg.in.Reporters, cfg.in.Carry.reports()),
-		hostQueue:    cfg.in.WorkspaceHost,
-		direct:       true,
+		host:         newHost(cfg.in, cfg.hostWait),
 	}
 	if c := cfg.in.Carry; c != nil {
 		if c.Plans != nil {

@@ -153,7 +153,7 @@ func (a *agent) carry() AgentInput {
 	// a session here): both say who wrote them (protocol.go).
 	in.Protocol = Protocol
 	// The continuation keeps the host of this run's workspace.
-	in.WorkspaceHost = a.hostQueue
+	in.WorkspaceHost = a.host.queue
 	// The continuation starts from what the model sees now: the head, the
 	// summary and the recent messages; the stored transcript of this run
 	// stays readable in its history.

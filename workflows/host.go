@@ -75,13 +75,37 @@ type WorkspaceState struct {
 	UnansweredSince *time.Time `json:"unanswered_since"`
 }
 
-// workspaceState is state.workspace: nil until the run knows its host.
-func (a *agent) workspaceState() *WorkspaceState {
+// host is where the run's tools run, a component of the run: built at its
+// start from the input (a shared workspace, the host an earlier run
+// learned, which the carry names as AgentInput.WorkspaceHost), it learns
+// the host at the first tool call, says how the host answers, and hands
+// the host to the continuation.
+type host struct {
+	shared bool          // the workspace is on storage every worker mounts
+	wait   time.Duration // host_wait_s
+	// queue is the task queue of the host that holds the workspace; ""
+	// until the run learns it. none: the worker asked polls no host queue,
+	// tools run on the shared queue. silent is when a tool call last found
+	// that host not answering, nil once one ran there.
+	queue  string
+	none   bool
+	silent *time.Time
+	// direct: the run sends its tool calls to the host on the shared
+	// queue (RunToolOnHost) until one is refused.
+	direct bool
+}
+
+func newHost(in AgentInput, wait time.Duration) *host {
+	return &host{shared: in.WorkspaceShared, wait: wait, queue: in.WorkspaceHost, direct: true}
+}
+
+// state is state.workspace: nil until the run knows its host.
+func (h *host) state() *WorkspaceState {
 	switch {
-	case a.cfg.in.WorkspaceShared:
+	case h.shared:
 		return &WorkspaceState{Shared: true}
-	case a.hostQueue != "":
-		return &WorkspaceState{HostQueue: a.hostQueue, UnansweredSince: a.hostSilent}
+	case h.queue != "":
+		return &WorkspaceState{HostQueue: h.queue, UnansweredSince: h.silent}
 	}
 	return nil
 }
@@ -91,63 +115,63 @@ func (a *agent) workspaceState() *WorkspaceState {
 // run that has none learns first. Its error means no host could be learned: the tool calls
 // are then answered with it, not run on a worker that may not hold the
 // files.
-func (a *agent) toolQueue(ctx workflow.Context) (string, error) {
-	if a.cfg.in.WorkspaceShared {
+func (h *host) toolQueue(ctx workflow.Context) (string, error) {
+	if h.shared {
 		return "", nil
 	}
-	if a.hostQueue != "" || a.hostNone {
-		return a.hostQueue, nil
+	if h.queue != "" || h.none {
+		return h.queue, nil
 	}
-	var h activities.HostInfo
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, hostLocal), activities.WorkspaceHostName).Get(ctx, &h)
+	var info activities.HostInfo
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, hostLocal), activities.WorkspaceHostName).Get(ctx, &info)
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("no worker could take this session's workspace: %s", rootMessage(err))
-	case h.Queue == "":
+	case info.Queue == "":
 		// A worker that polls no host queue: the deployment pins nothing
 		// (see activities.WorkspaceHost). Asked again after
 		// continue-as-new, once per run.
-		a.hostNone = true
+		h.none = true
 		return "", nil
 	}
-	a.hostQueue = h.Queue
-	workflow.GetLogger(ctx).Info("workspace host", "queue", h.Queue)
-	return h.Queue, nil
+	h.queue = info.Queue
+	workflow.GetLogger(ctx).Info("workspace host", "queue", info.Queue)
+	return info.Queue, nil
 }
 
-// hostOptions are opts for a tool call on queue: a call to a host waits at
+// options are opts for a tool call on queue: a call to a host waits at
 // most host_wait_s for it, so that a host that is gone is told, not waited
 // for until the tool's own timeouts.
-func (a *agent) hostOptions(opts workflow.ActivityOptions, queue string) workflow.ActivityOptions {
+func (h *host) options(opts workflow.ActivityOptions, queue string) workflow.ActivityOptions {
 	if queue != "" {
 		opts.TaskQueue = queue
-		opts.ScheduleToStartTimeout = a.cfg.hostWait
+		opts.ScheduleToStartTimeout = h.wait
 	}
 	return opts
 }
 
-// hostAnswered records how the host answered a tool call (err from the
+// answered records how the host answered a tool call (err from the
 // activity), and reports whether it did not take the call at all.
-func (a *agent) hostAnswered(ctx workflow.Context, err error) (gone bool) {
+func (h *host) answered(ctx workflow.Context, err error) (gone bool) {
 	gone = notTaken(err)
 	switch {
-	case gone && a.hostSilent == nil:
+	case gone && h.silent == nil:
 		now := workflow.Now(ctx)
-		a.hostSilent = &now
+		h.silent = &now
 	case err == nil:
-		a.hostSilent = nil
+		h.silent = nil
 	}
 	return gone
 }
 
-// hostGone is the tool message of a call that the workspace's host did not
+// gone is the tool message of a call that the workspace's host did not
 // take: what happened, that nothing ran elsewhere, and what brings the
 // tools back.
-func (a *agent) hostGone(tool string) string {
+func (h *host) gone(tool string) string {
 	return fmt.Sprintf("Tool %s was not run: the workspace's host %s is not answering (no worker took the call within %s). "+
 		"This session's files are on that host, so the call was not sent to another worker. "+
 		"Tell the user; the tools work again once that host's worker is back (a worker with the same state folder, or started with --host-queue %s).",
-		tool, a.hostQueue, a.cfg.hostWait, a.hostQueue)
+		tool, h.queue, h.wait, h.queue)
 }
 
 // toolCall is a call of the model's answer, for runTool.
@@ -174,7 +198,7 @@ type toolCall struct {
 // host's queue (notRun). Either way the call runs on the host and nowhere
 // else, and waits at most host_wait_s for a worker to take it.
 func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
-	opts := a.hostOptions(toolActivity, t.queue)
+	opts := a.host.options(toolActivity, t.queue)
 	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, t.c.Name)
 	in := activities.RunToolInput{
 		WorkflowID: t.workspaceOf,

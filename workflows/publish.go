@@ -167,10 +167,10 @@ func (a *agent) details() string {
 			fmt.Fprintf(&b, "\n\n**waiting** (%s): %s", w.Kind, w.Reason)
 		}
 	}
-	if a.hostQueue != "" {
-		fmt.Fprintf(&b, "\n\nworkspace host: `%s`", a.hostQueue)
-		if a.hostSilent != nil {
-			fmt.Fprintf(&b, ", **not answering** since %s: tool calls fail until it is back", a.hostSilent.UTC().Format(time.RFC3339))
+	if h := a.host; h.queue != "" {
+		fmt.Fprintf(&b, "\n\nworkspace host: `%s`", h.queue)
+		if h.silent != nil {
+			fmt.Fprintf(&b, ", **not answering** since %s: tool calls fail until it is back", h.silent.UTC().Format(time.RFC3339))
 		}
 	}
 	return b.String()

@@ -123,7 +123,7 @@ func (a *agent) state() State {
 		TreeUsage:        a.treeUsage(),
 		Compactions:      a.comp.Count,
 		Waiting:          []Wait{},
-		Workspace:        a.workspaceState(),
+		Workspace:        a.host.state(),
 	}
 	st.Status = a.shownStatus()
 	if ws := a.waiting(); ws != nil {

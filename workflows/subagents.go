@@ -145,7 +145,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	if _, err := resolve(in); err != nil {
 		return todo.Result{IsError: true, Content: "the subagent's settings are invalid: " + err.Error()}
 	}
-	host, err := a.toolQueue(ctx)
+	host, err := a.host.toolQueue(ctx)
 	if err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, err)}
 	}

@@ -307,7 +307,7 @@ func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 		c := calls[j]
 		t := toolCall{c: c, from: &activities.CallRef{Message: at, Index: j, Digest: activities.CallDigest(c)}, workspaceOf: workspaceOf(ctx)}
 		if !asked {
-			queue, hostErr = a.toolQueue(ctx)
+			queue, hostErr = a.host.toolQueue(ctx)
 			asked = true
 		}
 		if hostErr != nil {

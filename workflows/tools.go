@@ -68,11 +68,11 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 	var hostErr error
 	for i, c := range calls {
 		if results[i] == nil && !a.inWorkflow(c.Name) {
-			queue, hostErr = a.toolQueue(ctx)
+			queue, hostErr = a.host.toolQueue(ctx)
 			break
 		}
 	}
-	direct := queue != "" && a.direct
+	direct := queue != "" && a.host.direct
 	tools := make([]toolCall, len(calls))
 	for i, c := range calls {
 		if results[i] != nil || a.inWorkflow(c.Name) {
@@ -106,7 +106,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 				// Refused by a worker that is not the host, or taken by
 				// none: nothing ran. The host's queue takes it, and this
 				// run's later calls.
-				a.direct = false
+				a.host.direct = false
 				again := tools[i]
 				again.direct = false
 				err = a.runTool(ctx, again).Get(ctx, &out)
@@ -140,8 +140,8 @@ func workspaceOf(ctx workflow.Context) string {
 // outcome (out, or err; queue is the host's, "" for none).
 func (a *agent) activityAnswer(ctx workflow.Context, c model.ToolCall, queue string, out activities.RunToolResult, err error) (string, bool) {
 	switch {
-	case queue != "" && a.hostAnswered(ctx, err):
-		return a.hostGone(c.Name), true
+	case queue != "" && a.host.answered(ctx, err):
+		return a.host.gone(c.Name), true
 	case err != nil:
 		return fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
 	}
