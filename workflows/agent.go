@@ -27,22 +27,13 @@ type agent struct {
 	turnsHere int
 	ended     bool
 
-	plans  *todo.PlanState
-	answer *approval // the approve_plan answer, until the waiting startPlan takes it
-	// toolWait is the tool call waiting for approve_tool, toolAnswer its
-	// answer until approveTools takes it; remembered are the tools
-	// approved for the rest of the session.
-	toolWait   *PendingApproval
-	toolAnswer *ToolApprovalArgs
-	remembered []string
+	plans     *todo.PlanState
+	approvals approvals // the human answers the run waits for (approvals.go)
 
 	parentID string // the parent's workflow id; "" for the root
 	// cur is the turn running now, and where it stands (turn.go); nil
 	// between turns.
 	cur *turnCursor
-	// earlyTool is a tool approval the root handed on that crossed the
-	// handover of the wait it answers (onHandedToolApproval).
-	earlyTool *ToolApprovalArgs
 	// leaveTree stops the run's loop: its root is gone (tree_send.go).
 	leaveTree  workflow.CancelFunc
 	children   map[string]*child // looked up; childOrder gives the order
@@ -213,7 +204,7 @@ func newAgent(cfg config) *agent {
 		a.failedTurn, a.modelError, a.usage = c.FailedTurn, c.ModelError, c.Usage
 		a.eventsPruned = c.EventsPruned
 		a.childrenPruned = c.SubagentsPruned
-		a.remembered = c.Remembered
+		a.approvals.remembered = c.Remembered
 		if p := c.Published; p != nil {
 			// What the previous run last sent, which this run inherits:
 			// read from the carry, not from the attributes, which an

@@ -194,7 +194,7 @@ func (a *agent) carry() AgentInput {
 		Usage:           a.usage,
 		EventsPruned:    a.eventsPruned,
 		Tree:            a.carryTree(),
-		Remembered:      a.remembered,
+		Remembered:      a.approvals.remembered,
 		Replies:         replies,
 		Published: &PublishedAttrs{Total: a.published.total, Completed: a.published.completed,
 			Current: a.published.current, Status: a.published.status},

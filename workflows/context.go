@@ -311,8 +311,8 @@ func (a *agent) validateCompact() error {
 	switch {
 	case a.compactAsked:
 		return errors.New("a compaction is already waiting")
-	case a.toolWait != nil:
-		return fmt.Errorf("the run is waiting for the approval of call %s (%s); ask again once it goes on", a.toolWait.CallID, a.toolWait.Tool)
+	case a.approvals.toolWait != nil:
+		return fmt.Errorf("the run is waiting for the approval of call %s (%s); ask again once it goes on", a.approvals.toolWait.CallID, a.approvals.toolWait.Tool)
 	case a.plans.AwaitingApproval || a.status == StatusBlocked:
 		// The loop compacts between model calls; these waits may last
 		// days, and the caller would wait with them.

@@ -70,7 +70,7 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 		a.publish(ctx)
 		return verdict + " (the plan of agent " + w.AgentID + ")", nil
 	}
-	a.answer = &approval{approved: *args.Approved, feedback: args.Feedback}
+	a.approvals.plan = &approval{approved: *args.Approved, feedback: args.Feedback}
 	return verdict, nil
 }
 
@@ -92,10 +92,10 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	// handover ends it as well: the call is answered that the verdict
 	// comes later, the response's other calls run, and the turn goes on
 	// in the continuation (turn.go; its caller is answered so, replies.go).
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || a.stopping() || a.handOverDue(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return a.approvals.plan != nil || a.ended || a.stopping() || a.handOverDue(ctx) }); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("The approval wait was interrupted: %v", err)}
 	}
-	if a.answer == nil && !a.ended && !a.stopping() {
+	if a.approvals.plan == nil && !a.ended && !a.stopping() {
 		a.cur.at.Approval = true
 		return todo.Result{Content: "The plan waits for the user's approval, which may take a while: the answer comes in a message of its own. Do not start the plan's steps before it."}
 	}
@@ -109,10 +109,10 @@ func (a *agent) verdict(ctx workflow.Context) todo.Result {
 	if a.stopping() && !a.ended {
 		ans.feedback = "The user interrupted the turn before the plan was approved."
 	}
-	if a.answer != nil {
-		ans = *a.answer
+	if a.approvals.plan != nil {
+		ans = *a.approvals.plan
 	}
-	a.answer = nil
+	a.approvals.plan = nil
 	var out todo.PlanOutcome
 	if ans.approved {
 		out = a.plans.Approve(ans.feedback)
@@ -136,10 +136,10 @@ func (a *agent) awaitHandedApproval(ctx workflow.Context, cur *turnCursor, calls
 	}
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
-	if err := workflow.Await(ctx, func() bool { return a.answer != nil || a.ended || cur.stop || a.handOverDue(ctx) }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return a.approvals.plan != nil || a.ended || cur.stop || a.handOverDue(ctx) }); err != nil {
 		return err
 	}
-	if a.answer == nil && !a.ended && !cur.stop {
+	if a.approvals.plan == nil && !a.ended && !cur.stop {
 		cur.at = BlockedTurn{Calls: calls, Approval: true, Resume: cur.at.Resume}
 		return errHandOver
 	}

@@ -178,7 +178,7 @@ func TestDetailsShowWaitsAndStayShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := newAgent(cfg)
-	a.toolWait = &PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"a"}`)}
+	a.approvals.toolWait = &PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"a"}`)}
 	for i := range detailsChildren + 10 {
 		id := fmt.Sprintf("kid%02d", i)
 		a.children[id] = &child{AgentID: id, Done: true, State: &State{AgentID: id, Status: StatusCompleted}}

@@ -273,7 +273,7 @@ func (a *agent) handOver(ctx workflow.Context) error {
 func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 	a.drainSignals(ctx)
 	waits := func() bool { return a.compactAsked || !carried && !a.inbox.empty() }
-	if waits() || a.bus.unsent > 0 || a.answerWaits() {
+	if waits() || a.bus.unsent > 0 || a.approvals.waiting() {
 		return false
 	}
 	if !workflow.AllHandlersFinished(ctx) {
@@ -281,14 +281,6 @@ func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 		return false
 	}
 	return true
-}
-
-// answerWaits reports a human's answer (approve_plan, approve_tool, or one
-// the root handed on) that came for a wait this run handed over before it
-// could hand over itself: it is not carried, so the turn goes on in this
-// run, where the wait takes it at once.
-func (a *agent) answerWaits() bool {
-	return a.answer != nil || a.toolAnswer != nil || a.earlyTool != nil
 }
 
 // drainSignals takes in every signal already delivered to the run, in the

@@ -142,23 +142,23 @@ func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (str
 		a.publish(ctx)
 		return fmt.Sprintf("%s (%s, agent %s)", verdict, w.Reason, w.AgentID), nil
 	}
-	a.toolAnswer = &args
-	return fmt.Sprintf("%s: %s", verdict, a.toolWait.reason()), nil
+	a.approvals.toolAnswer = &args
+	return fmt.Sprintf("%s: %s", verdict, a.approvals.toolWait.reason()), nil
 }
 
 // onHandedToolApproval takes an answer the root handed on. One that crossed
 // a handover (the wait it answers was handed over, and the continuation has
 // not asked again yet) is kept for that ask.
 func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs) {
-	if a.toolWait == nil && a.toolAnswer == nil && a.unanswered(args.CallID) {
-		a.earlyTool = &args
+	if a.approvals.toolWait == nil && a.approvals.toolAnswer == nil && a.unanswered(args.CallID) {
+		a.approvals.early = &args
 		return
 	}
-	if a.toolWait == nil || a.toolAnswer != nil || args.CallID != a.toolWait.CallID {
+	if a.approvals.toolWait == nil || a.approvals.toolAnswer != nil || args.CallID != a.approvals.toolWait.CallID {
 		workflow.GetLogger(ctx).Warn("ignoring a handed-on tool approval: no call waits for it", "call_id", args.CallID)
 		return
 	}
-	a.toolAnswer = &args
+	a.approvals.toolAnswer = &args
 }
 
 // approveTools asks, in call order, for the approval of each call the
@@ -170,7 +170,7 @@ func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs
 func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refused []*todo.Result, handed bool) {
 	refused = make([]*todo.Result, len(calls))
 	for i, c := range calls {
-		if !a.cfg.approval.Required(c.Name) || slices.Contains(a.remembered, c.Name) {
+		if !a.cfg.approval.Required(c.Name) || slices.Contains(a.approvals.remembered, c.Name) {
 			continue
 		}
 		if j := slices.IndexFunc(a.cur.at.Verdicts, func(v CallVerdict) bool { return v.ID == c.ID }); j >= 0 {
@@ -209,24 +209,24 @@ type CallVerdict struct {
 // askApproval waits for the answer to call c, and returns the refusal (nil
 // when approved); or handed, when a handover came first.
 func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) (*todo.Result, bool) {
-	if e := a.earlyTool; e != nil && e.CallID == c.ID {
-		a.earlyTool = nil
+	if e := a.approvals.early; e != nil && e.CallID == c.ID {
+		a.approvals.early = nil
 		return a.refusal(c, e, nil), false
 	}
-	a.toolWait = pendingOf(c)
+	a.approvals.toolWait = pendingOf(c)
 	a.status = StatusAwaitingApproval
 	a.publish(ctx)
 	err := workflow.Await(ctx, func() bool {
-		return a.toolAnswer != nil || a.ended || a.stopping() || a.handOverDue(ctx)
+		return a.approvals.toolAnswer != nil || a.ended || a.stopping() || a.handOverDue(ctx)
 	})
-	ans := a.toolAnswer
+	ans := a.approvals.toolAnswer
 	if err == nil && ans == nil && !a.ended && !a.stopping() {
 		// The continuation asks again. The wait stays shown until the run
 		// hands over, so that an answer meanwhile is taken, and keeps the
-		// turn in this run (answerWaits).
+		// turn in this run (approvals.waiting).
 		return nil, true
 	}
-	a.toolWait, a.toolAnswer = nil, nil
+	a.approvals.toolWait, a.approvals.toolAnswer = nil, nil
 	a.status = StatusRunning
 	a.publish(ctx)
 	return a.refusal(c, ans, err), false
@@ -248,7 +248,7 @@ func (a *agent) refusal(c model.ToolCall, ans *ToolApprovalArgs, err error) *tod
 		}
 		return &todo.Result{IsError: true, Content: text}
 	case ans.Remember:
-		a.remembered = append(a.remembered, c.Name)
+		a.approvals.remembered = append(a.approvals.remembered, c.Name)
 	}
 	return nil
 }
@@ -257,7 +257,7 @@ func (a *agent) refusal(c model.ToolCall, ans *ToolApprovalArgs, err error) *tod
 // to hold if the tool may destroy: the policy says "destructive" for it,
 // and the user has not approved the tool for the session.
 func (a *agent) holdsDestructive(tool string) bool {
-	return a.cfg.approval.Destructive(tool) && !slices.Contains(a.remembered, tool)
+	return a.cfg.approval.Destructive(tool) && !slices.Contains(a.approvals.remembered, tool)
 }
 
 // heldTool answers a call the worker held (the tool may destroy): it waits

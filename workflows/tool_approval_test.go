@@ -322,13 +322,13 @@ func TestToolApprovalThatCrossedTheHandover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &agent{msgs: []model.Message{{Role: model.RoleUser, Content: "go"}, {Role: model.RoleAssistant, ToolCalls: calls}}}
 			a.onHandedToolApproval(nil, tt.args)
-			if a.earlyTool == nil {
+			if a.approvals.early == nil {
 				t.Fatal("the answer that crossed the handover was not kept")
 			}
 			r, handed := a.askApproval(nil, calls[1])
 			switch {
-			case handed || a.earlyTool != nil:
-				t.Errorf("the kept answer was not used: handed %v, still kept %v", handed, a.earlyTool != nil)
+			case handed || a.approvals.early != nil:
+				t.Errorf("the kept answer was not used: handed %v, still kept %v", handed, a.approvals.early != nil)
 			case tt.refusal == "" && r != nil:
 				t.Errorf("an approved call was refused: %s", r.Content)
 			case tt.refusal != "" && (r == nil || !strings.Contains(r.Content, tt.refusal)):

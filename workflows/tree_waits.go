@@ -65,7 +65,7 @@ func (a *agent) brief() Brief {
 		TodosCompleted:   todo.CountStatus(items, todo.Completed),
 		Paused:           a.todo.Paused,
 		PauseReason:      reasonHead(a.todo.PauseReason),
-		AwaitingApproval: a.plans.AwaitingApproval || a.toolWait != nil,
+		AwaitingApproval: a.plans.AwaitingApproval || a.approvals.toolWait != nil,
 		ModelError:       a.modelError,
 		Usage:            a.usage,
 		TreeUsage:        a.treeUsage(),
@@ -136,10 +136,10 @@ func (a *agent) ownWaits() []Wait {
 	// and a held call of the same response waits too: each is answered by
 	// its own update, in any order.
 	var ws []Wait
-	if a.toolWait != nil && a.toolAnswer == nil {
-		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: reasonHead(a.toolWait.reason()), CallID: a.toolWait.CallID})
+	if a.approvals.toolWait != nil && a.approvals.toolAnswer == nil {
+		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: reasonHead(a.approvals.toolWait.reason()), CallID: a.approvals.toolWait.CallID})
 	}
-	if a.plans.AwaitingApproval && a.answer == nil {
+	if a.plans.AwaitingApproval && a.approvals.plan == nil {
 		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: reasonHead(a.plans.ApprovalMessage)})
 	}
 	return ws
@@ -269,8 +269,8 @@ func (a *agent) onHanded(ctx workflow.Context, h Handed) {
 		workflow.GetLogger(ctx).Warn("ignoring a human's answer that did not come from the root of the run tree", "from", h.From)
 	case h.Resume != nil:
 		a.onResume(ctx, ResumeArgs{Text: *h.Resume, AgentID: a.cfg.agentID})
-	case h.Approve != nil && a.plans.AwaitingApproval && a.answer == nil:
-		a.answer = &approval{approved: h.Approve.Approved != nil && *h.Approve.Approved, feedback: h.Approve.Feedback}
+	case h.Approve != nil && a.plans.AwaitingApproval && a.approvals.plan == nil:
+		a.approvals.plan = &approval{approved: h.Approve.Approved != nil && *h.Approve.Approved, feedback: h.Approve.Feedback}
 	case h.Approve != nil:
 		workflow.GetLogger(ctx).Warn("ignoring a handed-on plan approval: no plan waits for one")
 	case h.ApproveTool != nil:

@@ -1,0 +1,29 @@
+package workflows
+
+// approvals are the human answers a run waits for, a component of the run:
+// the plan's approval (approve_plan, plans.go) and a tool call's
+// (approve_tool, tool_approval.go). Each wait is answered by its own
+// update, and a wait handed over is asked again by the continuation (the
+// turn's cursor says which); what crosses in the carry is only what the
+// user decided for the session: the tools approved for good.
+type approvals struct {
+	// plan is the approve_plan answer, until the waiting startPlan takes
+	// it.
+	plan *approval
+	// toolWait is the tool call waiting for approve_tool, toolAnswer its
+	// answer until approveTools takes it; remembered are the tools
+	// approved for the rest of the session.
+	toolWait   *PendingApproval
+	toolAnswer *ToolApprovalArgs
+	remembered []string
+	// early is a tool approval the root handed on that crossed the
+	// handover of the wait it answers (onHandedToolApproval).
+	early *ToolApprovalArgs
+}
+
+// waiting reports an answer that came for a wait this run handed over
+// before it could hand over itself: it is not carried, so the turn goes on
+// in this run, where the wait takes it at once.
+func (p *approvals) waiting() bool {
+	return p.plan != nil || p.toolAnswer != nil || p.early != nil
+}
