@@ -32,6 +32,9 @@ type Want struct {
 	Of         string        `json:"of"`
 	Filter     *Subscription `json:"filter,omitempty"`
 	MinPlan    string        `json:"min_plan,omitempty"`
+	// Drop withdraws the asker's subscription Filter.ID (unsubscribe):
+	// the root forwards none of its events any more.
+	Drop bool `json:"drop,omitempty"`
 }
 
 // Answer answers a want: the plan a dependency is bound to, the logged
@@ -97,6 +100,19 @@ func (b *Broker) Serve(w Want, log *PlanState) Answer {
 
 func (w Want) matches(ev Event) bool {
 	return ev.AgentID != w.Agent && (w.Of == "*" || w.Of == ev.AgentID) && (w.Filter == nil || w.Filter.Matches(ev))
+}
+
+// Drop removes agent's interest made by its subscription subID, and
+// reports whether there was one.
+func (b *Broker) Drop(agent, subID string) bool {
+	n := len(b.Interests)
+	b.Interests = slices.DeleteFunc(b.Interests, func(in Want) bool {
+		return in.Agent == agent && in.Filter != nil && in.Filter.ID == subID
+	})
+	b.Pending = slices.DeleteFunc(b.Pending, func(w Want) bool {
+		return w.Agent == agent && w.Filter != nil && w.Filter.ID == subID
+	})
+	return len(b.Interests) < n
 }
 
 // Deliveries are the interests a new event goes to, one per asker.

@@ -214,3 +214,34 @@ func TestBrokerPruneEnded(t *testing.T) {
 		t.Errorf("a second prune dropped more")
 	}
 }
+
+// An unsubscribe withdraws the asker's interest of that subscription only,
+// kept or still pending; others' and its dependencies stay.
+func TestBrokerDrop(t *testing.T) {
+	sub := func(id string) *Subscription { return &Subscription{ID: id} }
+	b := Broker{
+		Interests: []Want{{Agent: "k", Of: "p", Filter: sub("sub_1")}, {Agent: "k", Of: "p"}, {Agent: "k", Of: "*", Filter: sub("sub_2")}, {Agent: "s", Of: "p", Filter: sub("sub_1")}},
+		Pending:   []Want{{Agent: "k", Of: "ghost", Filter: sub("sub_3")}},
+	}
+	tests := []struct {
+		agent, sub string
+		dropped    bool
+		interests  []string // asker/of left, in order
+		pending    int
+	}{
+		{"k", "sub_1", true, []string{"k/p", "k/*", "s/p"}, 1},
+		{"k", "sub_1", false, []string{"k/p", "k/*", "s/p"}, 1},
+		{"k", "sub_3", false, []string{"k/p", "k/*", "s/p"}, 0},
+		{"k", "sub_2", true, []string{"k/p", "s/p"}, 0},
+	}
+	for _, tt := range tests {
+		dropped := b.Drop(tt.agent, tt.sub)
+		var left []string
+		for _, in := range b.Interests {
+			left = append(left, in.Agent+"/"+in.Of)
+		}
+		if dropped != tt.dropped || !slices.Equal(left, tt.interests) || len(b.Pending) != tt.pending {
+			t.Errorf("Drop(%s, %s) = %v, interests %v, %d pending; want %v, %v, %d", tt.agent, tt.sub, dropped, left, len(b.Pending), tt.dropped, tt.interests, tt.pending)
+		}
+	}
+}

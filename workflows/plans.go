@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -79,6 +80,15 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 // approve_plan update; the tool's result is the human's answer.
 func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	out := a.plans.ApplyPlan(todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}, a.cfg.todo.PlanApproval == todo.ApprovalRequired)
+	if c.Name == todo.ToolUnsubscribe && !out.Result.IsError && !a.isRoot() {
+		// The root forwards this agent's subscribed events until told.
+		var args struct {
+			ID string `json:"subscription_id"`
+		}
+		if json.Unmarshal(c.Arguments, &args) == nil {
+			a.ask(ctx, todo.Want{Of: "*", Filter: &todo.Subscription{ID: args.ID}, Drop: true})
+		}
+	}
 	a.emit(ctx, out.Events)
 	a.failEnded(ctx)
 	a.askPeers(ctx)

@@ -149,3 +149,35 @@ func TestTreeSenderKeepsItsOrder(t *testing.T) {
 		t.Errorf("kid2 heard %v of kid, want %v", heard, want)
 	}
 }
+
+// An agent that unsubscribes hears no more of what it had subscribed to:
+// the root, which forwards the tree's events, is told and stops.
+func TestUnsubscribeStopsTheForwarding(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "work", quiet), spawnCall("kid2", "watch kid, then not", quiet)), say("spawned")},
+		"kid": {
+			calls(call("createPlan", `{"title":"Kid","steps":["one","two"]}`)),
+			calls(call("startPlan", `{}`)),
+			calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"did one"}`),
+				call("setStepStatus", `{"step_id":"step_2","status":"completed","result":"did two"}`)),
+			say("kid done"),
+		},
+		"kid2": {
+			calls(call("subscribeToTasks", `{"agent_id":"kid","event_types":["step_completed"]}`)),
+			calls(call("unsubscribe", `{"subscription_id":"sub_1"}`)),
+			say("kid2 done"),
+		},
+		// kid2 still runs, unsubscribed, while kid works.
+	}, late{"kid", 1, time.Minute}, late{"kid2", 3, 30 * time.Minute})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	completed(t, env)
+
+	if done := eventsOf(stateOf(t, env, childWF("kid")).Events, "kid", todo.EventStepCompleted); len(done) != 2 {
+		t.Fatalf("kid completed %d steps, want 2", len(done))
+	}
+	if heard := eventsOf(stateOf(t, env, childWF("kid2")).Events, "kid", ""); len(heard) != 0 {
+		t.Errorf("kid2 heard %d events of kid after it unsubscribed: %s", len(heard), dump(heard))
+	}
+}

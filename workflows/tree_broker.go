@@ -58,6 +58,8 @@ func (a *agent) onJoin(ctx workflow.Context, m todo.Member) {
 // route answers a want, keeps it until its producer joins, or refuses it.
 func (a *agent) route(ctx workflow.Context, w todo.Want) {
 	switch {
+	case w.Drop && w.Filter != nil:
+		a.bus.Drop(w.Agent, w.Filter.ID)
 	case w.Of == "*" || a.inTree(w.Of):
 		a.serve(ctx, w)
 	case a.maySpawn(false, w.Agent):
