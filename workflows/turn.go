@@ -13,6 +13,35 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
+// BlockedTurn is where a turn handed over stood: the model calls it had
+// made (max_turns counts on), and what it waits for: blocked steps; its
+// plan's approval (the continuation waits for approve_plan, tells the model
+// the verdict, then calls it); its tool calls' approval (the continuation
+// asks again, runs them, then calls the model); or nothing (Next: it goes
+// on at its next model call).
+type BlockedTurn struct {
+	Calls    int  `json:"calls"`
+	Approval bool `json:"approval,omitempty"`
+	// Tools: the turn's last response waits for its calls' approval; none
+	// of its calls has run. Verdicts are the answers some already had.
+	Tools    bool          `json:"tools,omitempty"`
+	Verdicts []CallVerdict `json:"verdicts,omitempty"`
+	// Held: the calls the worker held (their tools may destroy) whose
+	// approval waits were handed over, in call order; the response's
+	// other calls have their answers in the transcript. With Approval,
+	// the plan's wait comes after them.
+	Held []string `json:"held,omitempty"`
+	// Next: the turn was handed over between two steps (a busy turn
+	// whose history grew past the server's suggestion): the continuation
+	// calls the model, with no tools offered when LastCall says the
+	// guard's escalation spent the turn.
+	Next     bool `json:"next,omitempty"`
+	LastCall bool `json:"last_call,omitempty"`
+	// Resume is a resume signal that came while the turn ran, before the
+	// pause it answers was recorded; the loop takes it when the turn ends.
+	Resume *string `json:"resume,omitempty"`
+}
+
 // turnCursor is the turn running now: whom it answers, where it stands
 // (the BlockedTurn a handover carries, written as the turn goes), and
 // whether the user stopped it. The agent holds one while a turn runs
