@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,24 +116,21 @@ func TestTranscriptCacheEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		runID := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
-			Args: []any{fmt.Sprintf("message %d", turn)}, WaitForStage: client.WorkflowUpdateStageCompleted})
-		if err != nil {
-			t.Fatalf("turn %d: %v", turn, err)
-		}
-		var reply string
-		if err := h.Get(ctx, &reply); err != nil || reply != fmt.Sprintf("Turn %d done.", turn) {
+		reply, err := sendMessage(ctx, s.c, id, fmt.Sprintf("message %d", turn))
+		if err != nil || reply != fmt.Sprintf("Turn %d done.", turn) {
 			t.Fatalf("turn %d: reply %q, %v", turn, reply, err)
 		}
-		// The turn's two requests are the transcript before each answer.
-		msgs := runMessages(t, s.c, id, runID)
+		// The turn's two requests are the transcript before each answer, in
+		// the run that made each: the turn may have started in a later run
+		// than the one described (a handover with the message queued), and
+		// its second call may be in the next (a handover between the two).
+		want := turnTranscripts(t, s.c, id, runID, fmt.Sprintf("message %d", turn), reply)
 		reqs := stub.requests()
 		if len(reqs) != seen+2 {
 			t.Fatalf("turn %d: %d requests, want %d", turn, len(reqs), seen+2)
 		}
-		for k, cut := range []int{3, 1} {
+		for k, want := range want {
 			sent := reqs[seen+k].body["messages"].([]any)
-			want := msgs[:len(msgs)-cut]
 			if len(sent) != len(want) {
 				t.Fatalf("turn %d, request %d: %d messages sent, the transcript had %d", turn, k+1, len(sent), len(want))
 			}
@@ -183,6 +181,36 @@ func TestTranscriptCacheEndToEnd(t *testing.T) {
 	if largest > 6<<10 {
 		t.Errorf("the largest activity input is %d bytes", largest)
 	}
+}
+
+// turnTranscripts are the transcripts a turn's two model requests were
+// made from: the first run from runID whose transcript holds the turn's
+// user message, up to it; and the transcript before the turn's reply, in
+// that run or the next, which took the turn on after a handover.
+func turnTranscripts(t *testing.T, c client.Client, id, runID, message, reply string) [2][]model.Message {
+	t.Helper()
+	runs, err := runsOf(context.Background(), c, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [2][]model.Message
+	found := false
+	for _, r := range runs[max(0, slices.Index(runs, runID)):] {
+		msgs := runMessages(t, c, id, r)
+		if !found {
+			i := slices.IndexFunc(msgs, func(m model.Message) bool { return m.Role == model.RoleUser && m.Content == message })
+			if i < 0 {
+				continue
+			}
+			out[0], found = msgs[:i+1], true
+		}
+		if j := slices.IndexFunc(msgs, func(m model.Message) bool { return m.Role == model.RoleAssistant && m.Content == reply }); j >= 0 {
+			out[1] = msgs[:j]
+			return out
+		}
+	}
+	t.Fatalf("no run from %s holds %q and its reply %q (found the message: %v)", runID, message, reply, found)
+	return out
 }
 
 // todoOff turns the todo list off, so that a turn is a tool call and a

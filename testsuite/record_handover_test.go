@@ -37,6 +37,8 @@ func recordBusyTurn(t *testing.T, env *recordEnv, id string) []string {
 		t.Fatal(err)
 	}
 	sent := sess.Send(ctx, "List the files, again and again.")
+	// The messages come while the turn works, not before it.
+	waitFor(t, time.Minute, "the turn's first model call", func() bool { return len(stub.requests()) >= 1 })
 	for _, text := range []string{"Then tell me how many.", "And thanks."} {
 		if err := c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, text); err != nil {
 			t.Fatal(err)
