@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -188,12 +187,6 @@ func replay(data []byte, id string) error {
 		if err != nil {
 			return fmt.Errorf("load history of %s: %w", id, err)
 		}
-		// The corpus is this build's own, recorded before inputs said
-		// their protocol and by workers whose build id may not say it
-		// (workflows/protocol.go): the replayer stands for the worker
-		// that recorded each history, as a version of a deployment
-		// replays its own.
-		opts.BuildID = firstBuild(hist)
 		r := worker.NewWorkflowReplayer()
 		r.RegisterWorkflowWithOptions(workflows.WithOptions(opts), workflow.RegisterOptions{Name: workflows.WorkflowName})
 		err = r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
@@ -204,20 +197,6 @@ func replay(data []byte, id string) error {
 		}
 	}
 	return nil
-}
-
-// firstBuild is the build id of the worker that completed a history's first
-// workflow task, as the SDK reads it while replaying that task.
-func firstBuild(hist *historypb.History) string {
-	for _, e := range hist.GetEvents() {
-		if a := e.GetWorkflowTaskCompletedEventAttributes(); a != nil {
-			if id := a.GetDeploymentVersion().GetBuildId(); id != "" {
-				return id
-			}
-			return a.GetWorkerVersion().GetBuildId() //nolint:staticcheck // what an unversioned worker records
-		}
-	}
-	return ""
 }
 
 // TestReplayRecordedHistories replays the recorded corpus under every worker
