@@ -24,10 +24,12 @@ import (
 // that cannot reach the worker (a worker that serves no stream, or one on
 // another machine that serves on loopback): they see the reply in steps of
 // seconds. History still records the reply once, when the activity
-// completes; a worker that dies mid-stream leaves only a preview behind (in
-// the timed-out attempt's failure, as its last heartbeat details, at most
-// MaxStreamBytes), and the call's next attempt streams again from the
-// start, from its own worker.
+// completes; a worker that dies mid-stream leaves only a preview behind (its
+// last heartbeat details, at most MaxStreamBytes, which the server keeps
+// with the pending call), and the call's next attempt, the same activity
+// retried by the server, streams again from the start, from its own worker
+// (clients show the next attempt's reply, not that preview:
+// client/stream.go).
 
 // ReplyStream is the heartbeat detail of a running CallModel.
 type ReplyStream struct {

@@ -1,7 +1,14 @@
 package client
 
 import (
+	"context"
 	"testing"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/todoflow/todoflow/internal/replystream"
 )
@@ -37,5 +44,77 @@ func TestStreamNow(t *testing.T) {
 				t.Errorf("streamNow() = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The server keeps a call's last heartbeat details for its next attempt,
+// which writes its reply again from the start: Watch previews an attempt
+// with its own details only, never with those of the attempt that failed
+// (or whose worker died).
+func TestCurrentDetails(t *testing.T) {
+	details := &commonpb.Payloads{Payloads: []*commonpb.Payload{{Data: []byte(`{"text":"The fix"}`)}}}
+	start := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	call := func(state enumspb.PendingActivityState, attempt int32, beat, started time.Duration) *workflowpb.PendingActivityInfo {
+		pa := &workflowpb.PendingActivityInfo{State: state, Attempt: attempt, HeartbeatDetails: details,
+			LastHeartbeatTime: timestamppb.New(start.Add(beat))}
+		if started >= 0 {
+			pa.LastStartedTime = timestamppb.New(start.Add(started))
+		}
+		return pa
+	}
+	tests := []struct {
+		name string
+		pa   *workflowpb.PendingActivityInfo
+		want bool
+	}{
+		{"the first attempt's", call(enumspb.PENDING_ACTIVITY_STATE_STARTED, 1, 4*time.Second, 0), true},
+		{"the next attempt's own", call(enumspb.PENDING_ACTIVITY_STATE_STARTED, 2, 14*time.Second, 10*time.Second), true},
+		{"the failed attempt's, the next one started", call(enumspb.PENDING_ACTIVITY_STATE_STARTED, 2, 4*time.Second, 10*time.Second), false},
+		{"the failed attempt's, the next one not started", call(enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, 2, 4*time.Second, -1), false},
+		{"the failed attempt's, a cancel asked", call(enumspb.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED, 3, 4*time.Second, 10*time.Second), false},
+	}
+	for _, tt := range tests {
+		if got := currentDetails(tt.pa) != nil; got != tt.want {
+			t.Errorf("%s: details shown %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if currentDetails(&workflowpb.PendingActivityInfo{Attempt: 2}) != nil {
+		t.Error("a call without details has some")
+	}
+}
+
+// The next attempt of a call is followed anew, even on the worker that
+// ran the attempt before, under the same key: that attempt's stream ended
+// with it.
+func TestFollowTheNextAttempt(t *testing.T) {
+	srv, err := replystream.Listen("127.0.0.1:0", replystream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &watcher{s: New(nil, Options{}).Session("s"), ctx: ctx, streamed: make(chan struct{}, 1)}
+	run := &workflowpb.WorkflowExecutionInfo{Execution: &commonpb.WorkflowExecution{WorkflowId: "s", RunId: "r"}}
+	call := func(attempt int32) *workflowpb.PendingActivityInfo {
+		return &workflowpb.PendingActivityInfo{ActivityId: "6", State: enumspb.PENDING_ACTIVITY_STATE_STARTED,
+			Attempt: attempt, LastWorkerIdentity: srv.Identity("1@host@")}
+	}
+	w.follow(run, call(1))
+	first := w.live
+	if first == nil || first.at != srv.URL() || first.attempt != 1 {
+		t.Fatalf("the first attempt: following %+v, want its stream at %s", first, srv.URL())
+	}
+	// The first attempt's stream ended with it (its last frame came).
+	first.mu.Lock()
+	first.over, first.failed = true, time.Time{}
+	first.mu.Unlock()
+	w.follow(run, call(1))
+	if w.live != first {
+		t.Fatal("the same attempt, its stream over: followed again, want it kept")
+	}
+	w.follow(run, call(2))
+	if w.live == first || w.live == nil || w.live.attempt != 2 || w.live.key != first.key {
+		t.Errorf("the next attempt on the same worker: following %+v, want its own stream", w.live)
 	}
 }

@@ -135,7 +135,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 		case workflows.ModelCallActivity:
 			stream.Running, modelCall = true, pa
 			var rs workflows.ReplyStream
-			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &rs) == nil {
+			if hd := currentDetails(pa); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &rs) == nil {
 				stream.Call, stream.Text, stream.Cut = rs.Call, rs.Text, rs.Cut
 			}
 		case workflows.ToolActivity, workflows.ToolOnHostActivity:
