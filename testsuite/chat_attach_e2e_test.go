@@ -45,7 +45,9 @@ func TestChatReattachShowsTheWholeTranscript(t *testing.T) {
 	for try := 1; try <= 10; try++ {
 		name := fmt.Sprintf("attach%d", try)
 		tm.start(name, env, reporting(chat...)...)
-		tm.waitFor(name, 60*time.Second, "attached", "your turn")
+		// The transcript is read after the view is up: what is on screen
+		// once the last reply shows, not once the prompt does.
+		tm.waitFor(name, 60*time.Second, "attached", "your turn", fmt.Sprintf("Answer %d, line three.", turns))
 		screen := tm.screen(name)
 		for i := 1; i <= turns; i++ {
 			for _, want := range []string{fmt.Sprintf("question %d", i), fmt.Sprintf("Answer %d, line one.", i), fmt.Sprintf("Answer %d, line three.", i)} {
