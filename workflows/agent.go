@@ -23,9 +23,11 @@ type agent struct {
 	continuation bool
 
 	inbox *inbox // the messages waiting for their turn, the replies owed (replies.go)
-	// turnsHere counts the turns this run took up (session.go).
-	turnsHere int
-	ended     bool
+	// turnsHere counts the turns this run took up, startEvents its
+	// history's length at its start (session.go).
+	turnsHere   int
+	startEvents int
+	ended       bool
 
 	plans     *todo.PlanState
 	approvals approvals // the human answers the run waits for (approvals.go)
@@ -130,6 +132,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	if p := info.ParentWorkflowExecution; p != nil {
 		a.parentID = p.ID
 	}
+	a.startEvents = info.GetCurrentHistoryLength()
 	a.bus.rootID = info.WorkflowExecution.ID
 	if r := info.RootWorkflowExecution; r != nil {
 		a.bus.rootID = r.ID

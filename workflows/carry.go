@@ -32,7 +32,9 @@ const (
 func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	var recent []model.Message
 	for _, sp := range a.view(a.viewStart()) {
-		for _, m := range a.msgs[max(sp.Start, todo.Head):max(sp.End, todo.Head)] {
+		// A session with no message yet has less than its head.
+		lo, hi := min(max(sp.Start, todo.Head), len(a.msgs)), min(max(sp.End, todo.Head), len(a.msgs))
+		for _, m := range a.msgs[lo:hi] {
 			if m.Name != NameContextSummary {
 				recent = append(recent, m)
 			}

@@ -212,3 +212,26 @@ func TestCarriedReportsStayBounded(t *testing.T) {
 		t.Errorf("a carry of other reporters was restored: %d reports", len(other.list[0].queue))
 	}
 }
+
+// A run does some work of its own before it hands over: on a server that
+// suggests a handover to a run as fresh as its carry (a suggestion set below
+// a carry's size), a session would otherwise pass from run to run in its
+// first wait, each run a few events long.
+func TestAFreshRunDoesNotHandOverAtOnce(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	scripted(env)
+	env.SetCurrentHistoryLength(10)
+	env.SetContinueAsNewSuggested(true)
+	var fresh State
+	env.RegisterDelayedCallback(func() {
+		fresh = queryState(t, env)
+		env.SetCurrentHistoryLength(10 + minRunEvents)
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+	}, time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 3600})
+	continuedWith(t, env)
+	if fresh.Status != StatusWaitingUser {
+		t.Errorf("a minute into a fresh run suggested to hand over, it is %s; want it waiting for its user", fresh.Status)
+	}
+}

@@ -128,8 +128,18 @@ func (a *agent) handOverDue(ctx workflow.Context) bool {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
+	if n := info.GetCurrentHistoryLength(); n > 0 && n < a.startEvents+minRunEvents {
+		// A server whose suggestion a fresh run already meets (one set
+		// below the size of a carry) would otherwise pass the session
+		// from run to run, each handing over in its first wait.
+		return false
+	}
 	return info.GetContinueAsNewSuggested() || historyFull(info)
 }
+
+// minRunEvents is how much a run's history grows before it hands over:
+// each run does some work of its own.
+const minRunEvents = 16
 
 func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
 	a.status = StatusFailed
