@@ -334,14 +334,21 @@ func (cl *cluster) driveCLI(ctx context.Context, t *testing.T, c client.Client, 
 			a := actions[0]
 			actions = actions[1:]
 			args := []string{"workflow", "signal", "--workflow-id", id, "--name", a.Signal}
+			update := uuid.NewString()
 			if a.Update != "" {
-				args = []string{"workflow", "update", "execute", "--workflow-id", id, "--name", a.Update, "--update-id", uuid.NewString()}
+				args = []string{"workflow", "update", "execute", "--workflow-id", id, "--name", a.Update, "--update-id", update}
 			}
 			if len(a.Args) > 0 {
 				args = append(args, "--input", string(a.Args))
 			}
-			if err := cl.retryCLI(ctx, t, args...); err != nil {
+			if err := cl.retryCLI(ctx, t, args...); err != nil && !turnCarried(err) {
 				return nil, err
+			} else if err != nil {
+				// The turn was carried to the session's next run: its reply
+				// comes from turn_reply, as a user of the stock CLI asks.
+				if err := cl.followTurn(ctx, t, id, update); err != nil {
+					return nil, err
+				}
 			}
 			t.Logf("temporal workflow %s --name %s: done (the run was %s)", args[1], a.Update+a.Signal, st.Status)
 		case st.Status == workflows.StatusWaitingUser && len(actions) == 0 && !ended:
@@ -364,8 +371,29 @@ func (cl *cluster) driveCLI(ctx context.Context, t *testing.T, c client.Client, 
 	return out, nil
 }
 
+// followTurn asks turn_reply for the reply of the turn update started, with
+// the stock CLI, for as long as the turn is carried on from run to run.
+func (cl *cluster) followTurn(ctx context.Context, t *testing.T, id, update string) error {
+	input := fmt.Sprintf(`{"update_id": %q}`, update)
+	for n := 1; ; n++ {
+		err := cl.retryCLI(ctx, t, "workflow", "update", "execute", "--workflow-id", id, "--name", workflows.TurnReplyUpdate,
+			"--update-id", fmt.Sprintf("%s/reply-%d", update, n), "--input", input)
+		if err == nil || !turnCarried(err) {
+			return err
+		}
+	}
+}
+
+// turnCarried reports whether the CLI said that an update's turn was carried
+// to the session's next run: by the failure's type, or by its message.
+func turnCarried(err error) bool {
+	return strings.Contains(err.Error(), workflows.ErrTypeTurnGoesOn) || strings.Contains(err.Error(), workflows.TurnReplyUpdate+" update with")
+}
+
 // retryCLI runs the temporal CLI until it succeeds, for a minute at most: while a service
-// of the cluster is down, a command fails.
+// of the cluster is down, a command fails. A turn carried to the session's next run
+// (TurnGoesOn) is an answer, not a failure to try again: sent again, the message would
+// be a second one.
 func (cl *cluster) retryCLI(ctx context.Context, t *testing.T, args ...string) error {
 	deadline := time.Now().Add(time.Minute)
 	for n := 1; ; n++ {
@@ -376,7 +404,7 @@ func (cl *cluster) retryCLI(ctx context.Context, t *testing.T, args ...string) e
 			}
 			return nil
 		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
+		if ctx.Err() != nil || time.Now().After(deadline) || turnCarried(err) {
 			return err
 		}
 		time.Sleep(500 * time.Millisecond)

@@ -509,7 +509,13 @@ func replayBuild(t *testing.T, c client.Client, id string, onB bool) ([]byte, er
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	// The replayer stands for a worker of the build: its build id is the
+	// one a version of the deployment records (workflows/protocol.go).
+	build := buildA
+	if onB {
+		build = buildB
+	}
+	r.RegisterWorkflowWithOptions(workflows.WithOptions(workflows.Options{BuildID: build}), workflow.RegisterOptions{Name: workflows.WorkflowName})
 	return data, r.ReplayWorkflowHistoryWithOptions(quiet{}, hist, worker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: id, RunID: runs[0]},
 	})
