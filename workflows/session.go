@@ -138,8 +138,9 @@ func (a *agent) handOverDue(ctx workflow.Context) bool {
 }
 
 // minRunEvents is how much a run's history grows before it hands over:
-// each run does some work of its own.
-const minRunEvents = 16
+// more than its first workflow task, so that a run cannot hand over
+// before anything reached it.
+const minRunEvents = 6
 
 func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
 	a.status = StatusFailed
