@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,6 +75,9 @@ func Play(ctx context.Context, c sdkclient.Client, sc *Scenario, opts Options) (
 
 	deadline := time.Now().Add(sc.TimeLimit())
 	p := &player{s: s, progress: opts.Progress, actions: sc.User}
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	p.followCtx = followCtx
+	defer func() { stopFollowing(); p.following.Wait() }()
 	var playErr, runErr error
 	finished := false
 	for !finished && playErr == nil {
@@ -141,6 +145,12 @@ type player struct {
 	progress io.Writer
 	actions  []Action
 	ended    bool
+
+	// The turns the player started are followed to their replies, as every
+	// client does: a turn handed over to a later run keeps its reply until
+	// it is asked for, and a session that ends waits a while for that.
+	followCtx context.Context
+	following sync.WaitGroup
 
 	last      workflows.State
 	seen      bool
@@ -254,8 +264,16 @@ func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
 	// Wait only until the workflow accepted the update: the reply to a
 	// send_message comes at the end of the turn, and the player must keep
 	// watching the run meanwhile.
-	if err := p.s.Update(ctx, a.Update, args).Accepted(ctx); err != nil {
+	sent := p.s.Update(ctx, a.Update, args)
+	if err := sent.Accepted(ctx); err != nil {
 		return fmt.Errorf("update %s: %w", a.Update, err)
+	}
+	if a.Update == workflows.SendMessageUpdate || a.Update == workflows.RetryTurnUpdate {
+		p.following.Go(func() {
+			if _, err := sent.Reply(p.followCtx); err != nil && p.followCtx.Err() == nil {
+				fmt.Fprintf(p.progress, "todoflow: %s: its reply could not be read: %v\n", a.name(), err)
+			}
+		})
 	}
 	return nil
 }

@@ -174,3 +174,46 @@ func recordLateTurnReply(t *testing.T, env *recordEnv, id string) []string {
 	chatReplyAcrossRuns(t, env.s.c, ref, id, true)
 	return nil
 }
+
+// The scenario player follows the turns it starts, as every client does: a
+// message whose busy turn is handed over to a later run gets its reply by
+// turn_reply, so the session the player then ends completes without waiting
+// out "replies drain" (5 minutes) for a caller that never comes. A player
+// that took only the update's acceptance left the reply untaken, and the
+// session stood at waiting_user after end_session (the cluster's fault test
+// failed on it).
+func TestPlayerFollowsAHandedOverTurn(t *testing.T) {
+	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=5")
+	s.startWorker(t, t.TempDir())
+	sc := writeScenario(t, `{"name": "a busy turn handed over", "input": {"prompt": "Hi.", "todo": {"enabled": false}},
+	  "model": [{"content": "Hello."},
+	    {"tool_calls": [{"name": "list_files", "arguments": {}}]},
+	    {"tool_calls": [{"name": "list_files", "arguments": {}}]},
+	    {"tool_calls": [{"name": "list_files", "arguments": {}}]},
+	    {"content": "Listed three times."}],
+	  "user": [{"when": "waiting_user", "update": "send_message", "args": "List the files."}],
+	  "expect": [".reply == \"Listed three times.\""]}`)
+	id := "player-follows-turn"
+	got := <-playAsync(t, s.c, sc, id, 2*time.Minute)
+	evs := historyOf(t, s.c, id)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logHistory(t, evs)
+		}
+	})
+	if got.err != nil {
+		t.Fatalf("play: %v", got.err)
+	}
+	if got.out.Reply != "Listed three times." {
+		t.Errorf("reply %q; want the handed-over turn's", got.out.Reply)
+	}
+	followed := 0
+	for _, ev := range evs {
+		if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetInput().GetName() == workflows.TurnReplyUpdate {
+			followed++
+		}
+	}
+	if followed == 0 {
+		t.Fatal("no turn_reply in the session's history: the message's turn was not handed over, the case was not played")
+	}
+}
