@@ -128,7 +128,7 @@ func stableHead(evs []*historypb.HistoryEvent, dc converter.DataConverter) int {
 		}
 		var in startInput
 		if err := decodeFirst(dc, ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err == nil && in.Carry != nil {
-			return max(0, len(in.Carry.Messages)-1)
+			return max(0, len(in.Carry.Window.Messages)-1)
 		}
 	}
 	return 2

@@ -58,7 +58,7 @@ func TestStableHead(t *testing.T) {
 		want int
 	}{
 		{"a new run", started(map[string]any{"prompt": "hi"}), 2},
-		{"a continued run", started(map[string]any{"carry": map[string]any{"messages": carried}}), 11},
+		{"a continued run", started(map[string]any{"carry": map[string]any{"window": map[string]any{"messages": carried}}}), 11},
 		{"no start in the page", nil, 2},
 	} {
 		if got := stableHead(tt.evs, dc); got != tt.want {

@@ -58,7 +58,7 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 			// its first model call sends only those after them.
 			var in startInput
 			if err := decodeFirst(dc, ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err == nil && in.Carry != nil {
-				carried := in.Carry.Messages
+				carried := in.Carry.Window.Messages
 				order = append(order, &NewMessages{Messages: carried})
 				end = len(carried)
 			}
@@ -121,11 +121,13 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 }
 
 // startInput is what the transcript needs of AgentWorkflow's input: the
-// messages a continued run carries (workflows.Carry.Messages, which the
+// messages a continued run carries (workflows.WindowCarry.Messages, which the
 // run's transcript starts with).
 type startInput struct {
 	Carry *struct {
-		Messages []model.Message `json:"messages"`
+		Window struct {
+			Messages []model.Message `json:"messages"`
+		} `json:"window"`
 	} `json:"carry"`
 }
 

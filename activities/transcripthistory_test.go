@@ -127,7 +127,7 @@ func TestReadHistoryOfAContinuedRun(t *testing.T) {
 		{Role: model.RoleAssistant, Content: strings.Repeat("a long answer ", 2000), ToolCalls: []model.ToolCall{}},
 	}
 	msgs := append(carried, model.Message{Role: model.RoleUser, Content: "second", ToolCalls: []model.ToolCall{}})
-	input, err := dc.ToPayloads(map[string]any{"model": "m", "carry": map[string]any{"messages": carried, "turns": 1}})
+	input, err := dc.ToPayloads(map[string]any{"model": "m", "carry": map[string]any{"window": map[string]any{"messages": carried}, "session": map[string]any{"turns": 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func (s *Session) Rewind(ctx context.Context, n int) (string, error) {
 func rewindPoint(events []*historypb.HistoryEvent, in workflows.AgentInput, n int) (int64, error) {
 	first := 1
 	if c := in.Carry; c != nil {
-		first = c.Turns + 1
+		first = c.Session.Turns + 1
 	}
 	if n < first {
 		return 0, fmt.Errorf("turn %d is in an earlier run of the session (this run began with turn %d); only its own turns can be rewound", n, first)

@@ -256,14 +256,14 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 			return nil, err
 		}
 		out := []string{"continued as new"}
-		if c := in.Carry; c != nil && slices.ContainsFunc(c.Messages, func(m model.Message) bool { return m.Name == workflows.NameContextSummary }) {
+		if c := in.Carry; c != nil && slices.ContainsFunc(c.Window.Messages, func(m model.Message) bool { return m.Name == workflows.NameContextSummary }) {
 			out = append(out, "continued as new with a context_summary")
 		}
-		if c := in.Carry; c != nil && len(c.Running) > 0 {
+		if c := in.Carry; c != nil && len(c.Tree.Running) > 0 {
 			out = append(out, "continued as new with children running")
 		}
-		if c := in.Carry; c != nil && len(c.Inbox) > 0 && c.Inbox[0].Blocked != nil {
-			switch b := c.Inbox[0].Blocked; {
+		if c := in.Carry; c != nil && len(c.Inbox.Queue) > 0 && c.Inbox.Queue[0].Blocked != nil {
+			switch b := c.Inbox.Queue[0].Blocked; {
 			case b.Approval:
 				out = append(out, "continued as new in a plan's approval wait")
 			case b.Tools:
@@ -276,10 +276,10 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 				out = append(out, "continued as new in a turn's blocked wait")
 			}
 		}
-		if c := in.Carry; c != nil && slices.ContainsFunc(c.Inbox, func(m workflows.Inbound) bool { return m.Blocked == nil }) {
+		if c := in.Carry; c != nil && slices.ContainsFunc(c.Inbox.Queue, func(m workflows.Inbound) bool { return m.Blocked == nil }) {
 			out = append(out, "continued as new with messages queued")
 		}
-		if c := in.Carry; c != nil && len(c.Inbox) > 0 && c.Inbox[0].ReplyTo != "" {
+		if c := in.Carry; c != nil && len(c.Inbox.Queue) > 0 && c.Inbox.Queue[0].ReplyTo != "" {
 			out = append(out, "continued as new owing a turn's reply")
 		}
 		if r.lastCall == "summary" {

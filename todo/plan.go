@@ -252,6 +252,9 @@ type PlanState struct {
 	// TakeNotifications (or told in a tool result, see addDependentStep),
 	// ascending.
 	Delivered []int `json:"delivered"`
+	// Pruned counts the events Prune left out of the log, for the total
+	// the state shows.
+	Pruned int `json:"pruned,omitempty"`
 	// Peers is what the workflow knows of the other agents of the run tree,
 	// set before a tool is applied; nil treats every agent as PeerLocal. It
 	// is not state: it is never marshalled.

@@ -81,6 +81,7 @@ func (ps *PlanState) Prune(keep, keepBytes int) int {
 		}
 		ps.Delivered = append([]int{}, ps.Delivered[i:]...)
 	}
+	ps.Pruned += removed
 	return removed
 }
 

@@ -32,14 +32,14 @@ func handedOverWithKid(t *testing.T) AgentInput {
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	next := continuedWith(t, env)
 	c := next.Carry
-	if c == nil || len(c.Running) != 1 || c.Running[0].AgentID != "kid" || c.Running[0].WorkflowID != childWF("kid") {
+	if c == nil || len(c.Tree.Running) != 1 || c.Tree.Running[0].AgentID != "kid" || c.Tree.Running[0].WorkflowID != childWF("kid") {
 		t.Fatalf("carry.running = %v, want kid", dump(c))
 	}
-	if c.Running[0].Deadline.IsZero() {
+	if c.Tree.Running[0].Deadline.IsZero() {
 		t.Fatalf("kid's deadline was not carried")
 	}
-	if c.Subagents["kid"].Status != "" {
-		t.Fatalf("kid is carried as finished: %v", dump(c.Subagents["kid"]))
+	if c.Tree.Subagents["kid"].Status != "" {
+		t.Fatalf("kid is carried as finished: %v", dump(c.Tree.Subagents["kid"]))
 	}
 	return next
 }
@@ -82,7 +82,7 @@ func TestAdoptedChildThatDiesSilently(t *testing.T) {
 	env := newTreeEnv()
 	scriptTree(env, nil)
 	var before, after State
-	deadline := next.Carry.Running[0].Deadline
+	deadline := next.Carry.Tree.Running[0].Deadline
 	env.SetStartTime(deadline.Add(-30 * time.Minute))
 	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 29*time.Minute)
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 32*time.Minute)
@@ -190,8 +190,8 @@ func handOverInAWait(t *testing.T, grow func(testEnv)) {
 		t.Fatalf("before the suggestion the root is %s, want waiting_user", waiting.Status)
 	}
 	c := next.Carry
-	if c.Turns != 1 || len(c.Inbox) != 0 || len(c.Running) != 1 {
-		t.Errorf("carry: %d turns, inbox %v, running %v; want the one turn, no message, kid running", c.Turns, c.Inbox, c.Running)
+	if c.Session.Turns != 1 || len(c.Inbox.Queue) != 0 || len(c.Tree.Running) != 1 {
+		t.Errorf("carry: %d turns, inbox %v, running %v; want the one turn, no message, kid running", c.Session.Turns, c.Inbox.Queue, c.Tree.Running)
 	}
 	if b := c.Tree.Briefs["kid"]; b == nil || b.Status != StatusRunning {
 		t.Errorf("kid's last brief was not carried: %s", dump(c.Tree.Briefs))
@@ -216,8 +216,8 @@ func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	next := continuedWith(t, env)
 	c := next.Carry
-	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || c.Inbox[0].Blocked.Calls != 5 || c.Turns != 1 {
-		t.Fatalf("carry: inbox %s, %d turns; want the blocked turn after 5 calls, 1 turn", dump(c.Inbox), c.Turns)
+	if len(c.Inbox.Queue) != 1 || c.Inbox.Queue[0].Blocked == nil || c.Inbox.Queue[0].Blocked.Calls != 5 || c.Session.Turns != 1 {
+		t.Fatalf("carry: inbox %s, %d turns; want the blocked turn after 5 calls, 1 turn", dump(c.Inbox.Queue), c.Session.Turns)
 	}
 
 	env = newTreeEnv()

@@ -18,7 +18,7 @@ type agent struct {
 	status       string
 	turns        int
 	modelCalls   int
-	msgs         []model.Message
+	window       window // the transcript and the model's view of it (window.go)
 	todo         todo.State
 	continuation bool
 
@@ -32,15 +32,12 @@ type agent struct {
 	plans     *todo.PlanState
 	approvals approvals // the human answers the run waits for (approvals.go)
 
-	parentID string // the parent's workflow id; "" for the root
 	// cur is the turn running now, and where it stands (turn.go); nil
 	// between turns.
 	cur *turnCursor
-	// leaveTree stops the run's loop: its root is gone (tree_send.go).
-	leaveTree  workflow.CancelFunc
-	children   map[string]*child // looked up; childOrder gives the order
-	childOrder []string
-	gone       map[string]string // agents of the tree known to have ended -> how
+	// tree is the agent's place in its run tree: the bus, the children,
+	// the agents known to have ended (tree.go).
+	tree tree
 
 	reporters *reporting
 
@@ -54,34 +51,9 @@ type agent struct {
 	modelError    *ModelError // the model call that ended the last turn (clients read one being retried from its activity)
 	failedTurn    bool        // the last turn ended on a model error; retry_turn may run it again
 	usage         Usage
-	comp          compaction
 	compactAsked  bool // compact_context waits for the loop
 	compactAnswer CompactResult
-	sentTokens    int // the estimate of the last model request, for an overflow's new budget
-	// contextLimit is the budget the provider taught the run when it
-	// refused a request as too long (todo.ContextLimit); 0 until then.
-	contextLimit int
-	// summaryCalls counts the summarising model calls among modelCalls.
-	summaryCalls int
-	eventsPruned int // events left out of the log by earlier continuations
-	// childrenPruned counts the finished children earlier runs left out
-	// of the carry (maxChildren).
-	childrenPruned int
-
-	bus bus
-	// finishNote tells the model, before its next call, that its parent's
-	// session is ending (a subagent asked to finish).
-	finishNote string
-	host       *host // where the tools run (host.go)
-
-	// Each model call carries the messages added since the previous one
-	// (sentMsgs is how many were sent so far, epoch counts the messages
-	// taken back after they were sent), so that a worker keeps the
-	// transcript (activities.TranscriptCache) and one that lacks it reads
-	// it from the run's history, never by replaying the run.
-	sentMsgs      int
-	epoch         int
-	carriedUnsent bool
+	host          *host // where the tools run (host.go)
 
 	// diffs are the latest tool calls' diffs, for the user (diffs.go).
 	diffs toolDiffs
@@ -130,14 +102,13 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	a.opts = opts
 	info := workflow.GetInfo(ctx)
 	if p := info.ParentWorkflowExecution; p != nil {
-		a.parentID = p.ID
+		a.tree.parentID = p.ID
 	}
 	a.startEvents = info.GetCurrentHistoryLength()
-	a.bus.rootID = info.WorkflowExecution.ID
+	a.tree.rootID = info.WorkflowExecution.ID
 	if r := info.RootWorkflowExecution; r != nil {
-		a.bus.rootID = r.ID
+		a.tree.rootID = r.ID
 	}
-	a.bus.restore(cfg.in.Carry.tree())
 	a.plans.Peers = a
 	if err := a.register(ctx); err != nil {
 		return AgentResult{}, err
@@ -150,7 +121,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	// A subagent whose root is gone (terminated by hand: its children
 	// outlive it, see childPolicy) stops its loop as if cancelled.
 	lctx, leave := workflow.WithCancel(ctx)
-	a.leaveTree = leave
+	a.tree.leave = leave
 	res, err := a.loop(lctx)
 	if err != nil {
 		a.endTree(ctx, err)
@@ -172,61 +143,38 @@ func (a *agent) result(final State) AgentResult {
 	return res
 }
 
+// newAgent builds a run's agent: each component from its part of the
+// carry, or fresh for a session's first run.
 func newAgent(cfg config) *agent {
+	c := cfg.in.Carry
 	a := &agent{
 		cfg:          cfg,
 		status:       StatusRunning,
 		continuation: cfg.todo.Continuation,
-		inbox:        newInbox(cfg.in.Carry, cfg.in.Prompt),
+		window:       newWindow(cfg),
+		inbox:        newInbox(c, cfg.in.Prompt),
 		plans:        todo.NewPlanState(cfg.agentID),
-		children:     map[string]*child{},
-		gone:         map[string]string{},
-		reporters:    newReporting(cfg.agentID, cfg.in.Reporters, cfg.in.Carry.reports()),
+		approvals:    newApprovals(c),
+		tree:         newTree(c),
+		reporters:    newReporting(cfg.agentID, cfg.in.Reporters, c.reports()),
 		host:         newHost(cfg.in, cfg.hostWait),
 	}
-	if c := cfg.in.Carry; c != nil {
-		if c.Plans != nil {
-			a.plans = c.Plans
-		}
-		for _, id := range sortedKeys(c.Subagents) {
-			st := c.Subagents[id]
-			a.children[id] = &child{AgentID: id, State: &st, Done: true}
-			a.gone[id] = st.Status
-			a.childOrder = append(a.childOrder, id)
-		}
-		for _, r := range c.Running {
-			a.children[r.AgentID] = &child{AgentID: r.AgentID, WorkflowID: r.WorkflowID, deadline: r.Deadline}
-			a.childOrder = append(a.childOrder, r.AgentID)
-		}
-		a.msgs = c.Messages
-		a.todo = c.Todo
-		a.turns, a.modelCalls, a.summaryCalls = c.Turns, c.ModelCalls, c.SummaryCalls
-		a.contextLimit = c.ContextLimit
-		a.continuation = c.Continuation
-		a.ended = c.Ended
-		a.failedTurn, a.modelError, a.usage = c.FailedTurn, c.ModelError, c.Usage
-		a.eventsPruned = c.EventsPruned
-		a.childrenPruned = c.SubagentsPruned
-		a.approvals.remembered = c.Remembered
-		if p := c.Published; p != nil {
-			// What the previous run last sent, which this run inherits:
-			// read from the carry, not from the attributes, which an
-			// encrypted worker sent blank.
-			a.published = published{total: p.Total, completed: p.Completed, current: p.Current, status: p.Status, set: true}
-		}
-		// The carried messages are in this run's input already; its first
-		// model call does not send them again, only their digests: a
-		// worker finds them in its copy of the run before, or reads them
-		// from this run's first event.
-		a.sentMsgs = len(a.msgs)
-		a.carriedUnsent = true
+	if c == nil {
 		return a
 	}
-	base := cfg.in.SystemPrompt
-	if base == "" {
-		base = todo.DefaultSystemPrompt
+	if c.Plans != nil {
+		a.plans = c.Plans
 	}
-	a.msgs = []model.Message{{Role: model.RoleSystem, Content: todo.SystemPrompt(base, cfg.todo), ToolCalls: []model.ToolCall{}}}
+	a.todo = c.Todo
+	s := c.Session
+	a.turns, a.modelCalls, a.continuation, a.ended = s.Turns, s.ModelCalls, s.Continuation, s.Ended
+	a.failedTurn, a.modelError, a.usage = s.FailedTurn, s.ModelError, s.Usage
+	if p := c.Published; p != nil {
+		// What the previous run last sent, which this run inherits: read
+		// from the carry, not from the attributes, which an encrypted
+		// worker sent blank.
+		a.published = published{total: p.Total, completed: p.Completed, current: p.Current, status: p.Status, set: true}
+	}
 	return a
 }
 

@@ -21,6 +21,21 @@ type approvals struct {
 	early *ToolApprovalArgs
 }
 
+// ApprovalsCarry is the approvals' part of a carry.
+type ApprovalsCarry struct {
+	// Remembered are the tools approved for the rest of the session.
+	Remembered []string `json:"remembered,omitempty"`
+}
+
+func newApprovals(c *Carry) approvals {
+	if c == nil {
+		return approvals{}
+	}
+	return approvals{remembered: c.Approvals.Remembered}
+}
+
+func (p *approvals) carry() ApprovalsCarry { return ApprovalsCarry{Remembered: p.remembered} }
+
 // waiting reports an answer that came for a wait this run handed over
 // before it could hand over itself: it is not carried, so the turn goes on
 // in this run, where the wait takes it at once.

@@ -33,8 +33,8 @@ func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	var recent []model.Message
 	for _, sp := range a.view(a.viewStart()) {
 		// A session with no message yet has less than its head.
-		lo, hi := min(max(sp.Start, todo.Head), len(a.msgs)), min(max(sp.End, todo.Head), len(a.msgs))
-		for _, m := range a.msgs[lo:hi] {
+		lo, hi := min(max(sp.Start, todo.Head), len(a.window.msgs)), min(max(sp.End, todo.Head), len(a.window.msgs))
+		for _, m := range a.window.msgs[lo:hi] {
 			if m.Name != NameContextSummary {
 				recent = append(recent, m)
 			}
@@ -156,48 +156,17 @@ func (a *agent) carry() AgentInput {
 	in.Protocol = Protocol
 	// The continuation keeps the host of this run's workspace.
 	in.WorkspaceHost = a.host.queue
-	// The continuation starts from what the model sees now: the head, the
-	// summary and the recent messages; the stored transcript of this run
-	// stays readable in its history.
-	var msgs []model.Message
-	for _, sp := range a.view(a.viewStart()) {
-		msgs = append(msgs, a.msgs[sp.Start:sp.End]...)
-	}
-	a.eventsPruned += a.plans.Prune(carryEvents, carryEventBytes)
-	// The running children are handed over by name (Running); only the
-	// finished ones stand in Subagents, by their final states.
-	running := a.runningChildList()
-	ended := a.subagentStates()
-	for _, r := range running {
-		delete(ended, r.AgentID)
-	}
-	// A turn handed over where it stood goes on first in the
-	// continuation (it leads the queue), then the queued messages in order.
-	inbox, replies := a.inbox.carry()
+	a.plans.Prune(carryEvents, carryEventBytes)
 	in.Carry = &Carry{
-		Protocol:     Protocol,
-		Messages:     compact(msgs),
-		Todo:         a.todo,
-		Turns:        a.turns,
-		ModelCalls:   a.modelCalls,
-		SummaryCalls: a.summaryCalls,
-		ContextLimit: a.contextLimit,
-		Continuation: a.continuation,
-		Inbox:        inbox,
-		Ended:        a.ended,
-		Plans:        a.plans,
-		Subagents:    ended,
-		// The children left out of Subagents are left out of the next
-		// run's count too, but still counted as pruned.
-		SubagentsPruned: a.childrenPruned + max(0, a.finishedChildren()-maxChildren),
-		Running:         running,
-		FailedTurn:      a.failedTurn,
-		ModelError:      a.modelError,
-		Usage:           a.usage,
-		EventsPruned:    a.eventsPruned,
-		Tree:            a.carryTree(),
-		Remembered:      a.approvals.remembered,
-		Replies:         replies,
+		Protocol: Protocol,
+		Session: SessionCarry{Turns: a.turns, ModelCalls: a.modelCalls, Continuation: a.continuation, Ended: a.ended,
+			FailedTurn: a.failedTurn, ModelError: a.modelError, Usage: a.usage},
+		Window:    a.carryWindow(),
+		Todo:      a.todo,
+		Plans:     a.plans,
+		Inbox:     a.inbox.carry(),
+		Approvals: a.approvals.carry(),
+		Tree:      a.carryTree(),
 		Published: &PublishedAttrs{Total: a.published.total, Completed: a.published.completed,
 			Current: a.published.current, Status: a.published.status},
 		Reports: a.reporters.carry(),

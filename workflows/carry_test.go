@@ -82,7 +82,7 @@ func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
 	summaries := 0
-	for _, m := range next.Carry.Messages {
+	for _, m := range next.Carry.Window.Messages {
 		if m.Name == NameContextSummary {
 			summaries++
 		}
@@ -90,26 +90,28 @@ func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 	last := (*seen)[len(*seen)-1]
 	if summaries != 1 || last.Summarize == nil {
 		t.Errorf("the carry of %d messages holds %d summaries, the last model call summarised: %v; want the summary written before the handover and carried",
-			len(next.Carry.Messages), summaries, last.Summarize != nil)
+			len(next.Carry.Window.Messages), summaries, last.Summarize != nil)
 	}
 }
 
 // A worker that lacks a continued run's carried messages reads them from
-// the run's input, as carry.messages (activities' reader of history): the
+// the run's input, as carry.window.messages (activities' reader of history): the
 // names it reads must be the input's.
 func TestCarriedMessagesAreWhereTheReaderLooks(t *testing.T) {
-	in := AgentInput{Carry: &Carry{Messages: []model.Message{{Role: model.RoleUser, Content: "hello"}}}}
+	in := AgentInput{Carry: &Carry{Window: WindowCarry{Messages: []model.Message{{Role: model.RoleUser, Content: "hello"}}}}}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var read struct {
 		Carry struct {
-			Messages []model.Message `json:"messages"`
+			Window struct {
+				Messages []model.Message `json:"messages"`
+			} `json:"window"`
 		} `json:"carry"`
 	}
-	if err := json.Unmarshal(b, &read); err != nil || len(read.Carry.Messages) != 1 || read.Carry.Messages[0].Content != "hello" {
-		t.Errorf("carry.messages of %s: %+v, %v", b, read, err)
+	if err := json.Unmarshal(b, &read); err != nil || len(read.Carry.Window.Messages) != 1 || read.Carry.Window.Messages[0].Content != "hello" {
+		t.Errorf("carry.window.messages of %s: %+v, %v", b, read, err)
 	}
 }
 
@@ -142,12 +144,12 @@ func TestHandOverSummaryIsOneAttempt(t *testing.T) {
 	if summaries != 1 {
 		t.Errorf("%d attempts at the summary before the handover, want 1", summaries)
 	}
-	for _, m := range next.Carry.Messages {
+	for _, m := range next.Carry.Window.Messages {
 		if m.Name == NameContextSummary {
 			t.Errorf("the carry holds a summary the model never wrote: %+v", m)
 		}
 	}
-	if next.Carry.ModelError != nil || next.Carry.FailedTurn {
-		t.Errorf("carry: model_error %+v, failed turn %v; a summary that was not written fails no turn", next.Carry.ModelError, next.Carry.FailedTurn)
+	if next.Carry.Session.ModelError != nil || next.Carry.Session.FailedTurn {
+		t.Errorf("carry: model_error %+v, failed turn %v; a summary that was not written fails no turn", next.Carry.Session.ModelError, next.Carry.Session.FailedTurn)
 	}
 }

@@ -81,33 +81,33 @@ func (a *agent) spanTokens(spans []activities.Span) int {
 	n := toolTokens
 	for _, sp := range spans {
 		for i := sp.Start; i < sp.End; i++ {
-			n += tokens(a.msgs[i])
+			n += tokens(a.window.msgs[i])
 		}
 	}
 	return n
 }
 
 // viewStart is where the recent part of the model's view begins.
-func (a *agent) viewStart() int { return max(a.comp.From, todo.Head) }
+func (a *agent) viewStart() int { return max(a.window.comp.From, todo.Head) }
 
 // view is the spans of the model's view without the max_messages window:
 // the head, the summary, then the messages from viewStart on (the summary
 // itself, which sits among them where it was written, only once).
 func (a *agent) view(start int) []activities.Span {
-	head := activities.Span{Start: 0, End: min(todo.Head, len(a.msgs))}
-	s := a.comp.Summary
+	head := activities.Span{Start: 0, End: min(todo.Head, len(a.window.msgs))}
+	s := a.window.comp.Summary
 	if s == 0 || s < start {
 		if start <= todo.Head {
-			return []activities.Span{{Start: 0, End: len(a.msgs)}}
+			return []activities.Span{{Start: 0, End: len(a.window.msgs)}}
 		}
-		return []activities.Span{head, {Start: start, End: len(a.msgs)}}
+		return []activities.Span{head, {Start: start, End: len(a.window.msgs)}}
 	}
 	spans := []activities.Span{head, {Start: s, End: s + 1}}
 	if start < s {
 		spans = append(spans, activities.Span{Start: start, End: s})
 	}
-	if s+1 < len(a.msgs) {
-		spans = append(spans, activities.Span{Start: s + 1, End: len(a.msgs)})
+	if s+1 < len(a.window.msgs) {
+		spans = append(spans, activities.Span{Start: s + 1, End: len(a.window.msgs)})
 	}
 	return spans
 }
@@ -122,15 +122,15 @@ func (a *agent) fit(ctx workflow.Context, spans []activities.Span) ([]activities
 	if _, err := a.compact(ctx, a.budget()); err != nil && !errors.Is(err, errNothingToCompact) {
 		return nil, err
 	}
-	return a.window(), nil
+	return a.requestSpans(), nil
 }
 
 // budget is the most a model request may carry, in estimated tokens: the
 // input's context.max_tokens, or less once the provider said where its
 // limit is.
 func (a *agent) budget() int {
-	if a.contextLimit > 0 {
-		return min(a.cfg.maxTokens, a.contextLimit)
+	if a.window.contextLimit > 0 {
+		return min(a.cfg.maxTokens, a.window.contextLimit)
 	}
 	return a.cfg.maxTokens
 }
@@ -151,20 +151,20 @@ func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
 func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p patience) (string, error) {
 	from := a.viewStart()
 	keep := budget / keepShare
-	cut, kept := len(a.msgs), 0
+	cut, kept := len(a.window.msgs), 0
 	for cut > from {
-		t := tokens(a.msgs[cut-1])
-		if kept+t > keep || maxRecent > 0 && len(a.msgs)-cut >= maxRecent {
+		t := tokens(a.window.msgs[cut-1])
+		if kept+t > keep || maxRecent > 0 && len(a.window.msgs)-cut >= maxRecent {
 			break
 		}
 		kept += t
 		cut--
 	}
 	// Never start the view on a tool result: its call must come with it.
-	for cut < len(a.msgs) && a.msgs[cut].Role == model.RoleTool {
+	for cut < len(a.window.msgs) && a.window.msgs[cut].Role == model.RoleTool {
 		cut++
 	}
-	if cut >= len(a.msgs) {
+	if cut >= len(a.window.msgs) {
 		// Even the last message is over the share: keep the latest model
 		// answer with its tool results, which the next call needs.
 		cut = a.lastAnswerStart()
@@ -175,19 +175,19 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p pa
 	// The previous summary leaves the view with the messages it preceded,
 	// so the new one covers it too; one still in the kept tail stays there
 	// as an ordinary message.
-	old := a.comp.Summary
+	old := a.window.comp.Summary
 	if old >= cut {
 		old = 0
 	}
 	replaced, n := 0, 0
 	var spans []activities.Span
 	if old != 0 {
-		replaced += tokens(a.msgs[old])
+		replaced += tokens(a.window.msgs[old])
 		spans = append(spans, activities.Span{Start: old, End: old + 1})
 	}
 	for i := from; i < cut; i++ {
 		if i != old {
-			replaced += tokens(a.msgs[i])
+			replaced += tokens(a.window.msgs[i])
 			n++
 		}
 	}
@@ -205,13 +205,13 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p pa
 		}
 		summary = text
 	}
-	a.comp.From, a.comp.Count = cut, a.comp.Count+1
-	a.comp.Summary = 0
+	a.window.comp.From, a.window.comp.Count = cut, a.window.comp.Count+1
+	a.window.comp.Summary = 0
 	msg := model.Message{Role: model.RoleUser, Name: NameContextSummary,
 		Content: "Summary of the earlier conversation, which no longer fits the context:\n\n" + cutUTF8(summary, maxSummaryBytes)}
 	if summary != "" && tokens(msg) < replaced {
 		a.append(msg)
-		a.comp.Summary = len(a.msgs) - 1
+		a.window.comp.Summary = len(a.window.msgs) - 1
 		return fmt.Sprintf("Compacted %d messages (about %d tokens) into a summary of about %d tokens.", n, replaced, tokens(msg)), nil
 	}
 	return fmt.Sprintf("Dropped %d older messages (about %d tokens) from the model's view; the stored transcript keeps them.", n, replaced), nil
@@ -220,8 +220,8 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p pa
 // lastAnswerStart is the index of the latest assistant message after the
 // head (or the head's end when there is none).
 func (a *agent) lastAnswerStart() int {
-	for i := len(a.msgs) - 1; i >= todo.Head; i-- {
-		if a.msgs[i].Role == model.RoleAssistant {
+	for i := len(a.window.msgs) - 1; i >= todo.Head; i-- {
+		if a.window.msgs[i].Role == model.RoleAssistant {
 			return i
 		}
 	}
@@ -244,7 +244,7 @@ func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget 
 			"the user's requests, decisions made, facts learned (file names, values, errors), work done and work left. "+
 			"Do not restate the todo list; it is kept separately.", summaryWords)
 	limit := max(budget-toolTokens-summaryTokens, minPartTokens)
-	parts := splitSpans(a.msgs, spans, limit)
+	parts := splitSpans(a.window.msgs, spans, limit)
 	// Runs that compacted before summaries came in parts did it in one
 	// call, whatever its size; the version is asked only where the parts
 	// would differ.
@@ -340,7 +340,7 @@ func (a *agent) compactOnRequest(ctx workflow.Context) error {
 	var tf *turnFailure
 	switch {
 	case errors.Is(err, errNothingToCompact):
-		a.compactAnswer = CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
+		a.compactAnswer = CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.window.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
 	case errors.As(err, &tf):
 		a.compactAnswer = CompactResult{Message: tf.reply}
 	case err != nil && (temporal.IsCanceledError(err) || ctx.Err() != nil):

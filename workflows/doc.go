@@ -45,10 +45,9 @@
 // When the server suggests it, or the history reaches its caps (bounds.go),
 // the run continues as new wherever it stands (session.go, handOverDue):
 // between turns, inside every wait, between two steps of a busy turn, with
-// messages queued and reporters behind. Its input, todo state and the
-// model's view of the transcript (the head, the context summary and the
-// recent messages) are carried in the Carry field. Its running subagents
-// cross too: the continuation adopts them by workflow id
+// messages queued and reporters behind. Its input crosses with its state
+// in the Carry field, one part per component (input.go). Its running
+// subagents cross too: the continuation adopts them by workflow id
 // (tree_lifecycle.go).
 //
 // The turn is a value: a turnCursor (turn.go) says where the running turn
@@ -56,16 +55,20 @@
 // handover carries it, first in the inbox, as the Inbound's BlockedTurn;
 // the continuation runs the turn from it. The run's other concerns are
 // components, each built at the run's start from its part of the carry and
-// handing that part to the continuation: the inbox (replies.go: the queue,
-// the replies owed, turn_reply), the approvals (approvals.go), the
-// workspace's host (host.go), the reporters (reporters.go), the tree's bus
-// (tree.go). A turn handed over answers the update that started it, and
+// handing that part to the continuation: the window (window.go: the
+// transcript, the model's view of it after a compaction, the context
+// budget learned), the inbox (replies.go: the queue, the replies owed,
+// turn_reply), the approvals (approvals.go), the workspace's host
+// (host.go), the reporters (reporters.go), and the tree (tree.go: the bus,
+// the children, the agents known to have ended). A carry of the builds
+// before parts, which was flat, is read into them (carry_older.go). A turn handed over answers the update that started it, and
 // every queued update, that it goes on (TurnGoesOn), and keeps its reply
 // for turn_reply: no caller waits on a run that has ended, and no reply is
 // lost. A model call is retried by the server (its activity's RetryPolicy,
 // modelcall.go), so an outage adds no event and is no place a handover
 // must reach. The carry is measured before it goes, and a carry past
-// MaxCarryBytes sheds its least needed parts in a fixed order (fit.go);
+// MaxCarryBytes sheds its least needed parts, component by component, in a
+// fixed order (fit.go);
 // bounds.go names the cap of each kind of payload.
 //
 // # The agent tree

@@ -14,18 +14,20 @@ import (
 // once. Each part of the carry is bounded where it is made (the caps of todo/limits.go and todo/plan_budget.go,
 // the budgets of carry.go and state.go), but a session that is at every
 // bound at once (a full list, plan, queue and tree, a long summary) could
-// still pass MaxCarryBytes. Then the carry sheds, in this order, until it
-// fits, each step costing the continuation less than the next:
+// still pass MaxCarryBytes. Then the carry sheds, component by component,
+// each step costing the continuation less than the next, until it fits:
 //
-//  1. the oldest messages of the transcript's tail (never its head, nor
-//     the summary, which stands for what went before);
-//  2. the details of the briefs of running agents (the next brief of each
-//     brings them back; their waits stay, so state.waiting stays right);
-//  3. the older plan events, but those dependency resolution reads, and
-//     then the data of the oldest of those (todo.PlanState.Thin);
-//  4. the guard's copy of the unfinished items (todo_guard_blocked);
-//  5. the kept replies of handed-over turns, but their heads (replies.go);
-//  6. the finished subagents: counted as pruned.
+//  1. the window: the oldest messages of the transcript's tail (never its
+//     head, nor the summary, which stands for what went before, nor what
+//     the handed-over turn answers next);
+//  2. the tree: the details of the briefs of running agents (the next
+//     brief of each brings them back; their waits stay, so state.waiting
+//     stays right);
+//  3. the plans: the older plan events, but those dependency resolution
+//     reads, and then the data of the oldest of those (todo.PlanState.Thin);
+//  4. the list: the guard's copy of the unfinished items (todo_guard_blocked);
+//  5. the inbox: the kept replies of handed-over turns, but their heads;
+//  6. the tree: the finished subagents, counted as pruned.
 //
 // A carry that still does not fit is handed over as it is (the server takes
 // up to 2 MiB) and the log says by how much it passed the cap.
@@ -36,71 +38,123 @@ func carrySize(in AgentInput) int {
 	return len(b)
 }
 
+// A shedding step of fitCarry: what it sheds, for the log, and the step,
+// which sheds at least over bytes of its component's part where it can
+// and reports whether it shed anything.
+type shedding struct {
+	what string
+	shed func(c *Carry, over int) bool
+}
+
 // fitCarry sheds from in.Carry until in fits MaxCarryBytes, and says what
 // it shed; over is how many bytes in still passes the cap (0 when it fits).
 func fitCarry(in *AgentInput) (shed []string, over int) {
-	c := in.Carry
-	fits := func() bool { return carrySize(*in) <= MaxCarryBytes }
-	if fits() {
-		return nil, 0
+	steps := []shedding{
+		{"older messages", func(c *Carry, over int) bool { return shedTail(c, over) > 0 }},
+		{"details of the briefs", shedBriefs},
+		{"older plan events", shedPlanEvents},
+		{"the data of old plan events", thinPlanEvents},
+		{"the guard's copy of the unfinished items", shedGuardCopy},
+		{"the kept replies but their heads", shedReplies},
+		{"finished subagents", shedSubagents},
 	}
-	if shedTail(c, carrySize(*in)-MaxCarryBytes) > 0 {
-		shed = append(shed, "older messages")
-	}
-	if !fits() && c.Tree != nil && len(c.Tree.Briefs) > 0 {
-		// The briefs are of the tree's members (at the root) or of the
-		// running children; the map is looked up, never ranged.
-		var ids []string
-		for _, m := range c.Tree.Broker.Members {
-			ids = append(ids, m.AgentID)
+	for _, st := range steps {
+		over := carrySize(*in) - MaxCarryBytes
+		if over <= 0 {
+			break
 		}
-		for _, r := range c.Running {
-			ids = append(ids, r.AgentID)
+		if st.shed(in.Carry, over) {
+			shed = append(shed, st.what)
 		}
-		briefs := make(map[string]*Brief, len(c.Tree.Briefs))
-		for _, id := range ids {
-			if b := c.Tree.Briefs[id]; b != nil {
-				briefs[id] = b.counters()
-			}
-		}
-		c.Tree = &TreeCarry{Broker: c.Tree.Broker, Asked: c.Tree.Asked, Subs: c.Tree.Subs, Briefs: briefs, Handed: c.Tree.Handed}
-		shed = append(shed, "details of the briefs")
-	}
-	if !fits() && c.Plans != nil {
-		ps := *c.Plans
-		ps.Events = append([]todo.Event(nil), ps.Events...)
-		if n := ps.Prune(0, 0); n > 0 {
-			c.EventsPruned += n
-			shed = append(shed, "older plan events")
-		}
-		c.Plans = &ps
-		if !fits() && ps.Thin(carryEventBytes) > 0 {
-			shed = append(shed, "the data of old plan events")
-		}
-	}
-	if !fits() && c.Todo.GuardBlocked != nil && len(c.Todo.GuardBlocked.Unfinished) > 0 {
-		// Its items are in the list; the guard's copy only shows them.
-		gb := *c.Todo.GuardBlocked
-		gb.Unfinished = nil
-		c.Todo.GuardBlocked = &gb
-		shed = append(shed, "the guard's copy of the unfinished items")
-	}
-	if !fits() && len(c.Replies) > 0 {
-		// A reply's head still answers its caller, and says where the
-		// whole reply is.
-		replies := slices.Clone(c.Replies)
-		for i, r := range replies {
-			replies[i].Reply = cutReply(r.Reply, shortReplyBytes)
-		}
-		c.Replies = replies
-		shed = append(shed, "the kept replies but their heads")
-	}
-	if !fits() && len(c.Subagents) > 0 {
-		c.SubagentsPruned += len(c.Subagents)
-		c.Subagents = nil
-		shed = append(shed, "finished subagents")
 	}
 	return shed, max(0, carrySize(*in)-MaxCarryBytes)
+}
+
+// shedBriefs keeps of the briefs of the tree's members (at the root) or of
+// the running children their counters. The map is looked up, never ranged.
+func shedBriefs(c *Carry, _ int) bool {
+	t := c.Tree
+	if t == nil || len(t.Briefs) == 0 {
+		return false
+	}
+	var ids []string
+	for _, m := range t.Broker.Members {
+		ids = append(ids, m.AgentID)
+	}
+	for _, r := range t.Running {
+		ids = append(ids, r.AgentID)
+	}
+	briefs := make(map[string]*Brief, len(t.Briefs))
+	for _, id := range ids {
+		if b := t.Briefs[id]; b != nil {
+			briefs[id] = b.counters()
+		}
+	}
+	tc := *t
+	tc.Briefs = briefs
+	c.Tree = &tc
+	return true
+}
+
+// shedPlanEvents keeps of the plan's log the events dependency resolution
+// reads. The run's own PlanState is not touched: the carry gets a copy.
+func shedPlanEvents(c *Carry, _ int) bool {
+	if c.Plans == nil {
+		return false
+	}
+	ps := *c.Plans
+	ps.Events = slices.Clone(ps.Events)
+	c.Plans = &ps
+	return ps.Prune(0, 0) > 0
+}
+
+// thinPlanEvents cuts the data of the oldest events left.
+func thinPlanEvents(c *Carry, _ int) bool {
+	if c.Plans == nil {
+		return false
+	}
+	ps := *c.Plans
+	ps.Events = slices.Clone(ps.Events)
+	c.Plans = &ps
+	return ps.Thin(carryEventBytes) > 0
+}
+
+// shedGuardCopy drops the guard's copy of the unfinished items: they are in
+// the list; the copy only shows them.
+func shedGuardCopy(c *Carry, _ int) bool {
+	if c.Todo.GuardBlocked == nil || len(c.Todo.GuardBlocked.Unfinished) == 0 {
+		return false
+	}
+	gb := *c.Todo.GuardBlocked
+	gb.Unfinished = nil
+	c.Todo.GuardBlocked = &gb
+	return true
+}
+
+// shedReplies cuts the kept replies to their heads: a reply's head still
+// answers its caller, and says where the whole reply is.
+func shedReplies(c *Carry, _ int) bool {
+	if len(c.Inbox.Replies) == 0 {
+		return false
+	}
+	replies := slices.Clone(c.Inbox.Replies)
+	for i, r := range replies {
+		replies[i].Reply = cutReply(r.Reply, shortReplyBytes)
+	}
+	c.Inbox.Replies = replies
+	return true
+}
+
+// shedSubagents leaves the finished subagents out, counted as pruned.
+func shedSubagents(c *Carry, _ int) bool {
+	if c.Tree == nil || len(c.Tree.Subagents) == 0 {
+		return false
+	}
+	tc := *c.Tree
+	tc.SubagentsPruned += len(tc.Subagents)
+	tc.Subagents = nil
+	c.Tree = &tc
+	return true
 }
 
 // shedTail drops the oldest messages after the head and the summary, at
@@ -109,14 +163,14 @@ func fitCarry(in *AgentInput) (shed []string, over int) {
 // response from on when it asks for its held calls again.
 // It returns how many it dropped.
 func shedTail(c *Carry, over int) int {
-	msgs := c.Messages
+	msgs := c.Window.Messages
 	keep := min(todo.Head, len(msgs))
 	if keep < len(msgs) && msgs[keep].Name == NameContextSummary {
 		keep++
 	}
 	end := len(msgs)
-	if len(c.Inbox) > 0 && c.Inbox[0].Blocked != nil {
-		switch b := c.Inbox[0].Blocked; {
+	if q := c.Inbox.Queue; len(q) > 0 && q[0].Blocked != nil {
+		switch b := q[0].Blocked; {
 		case b.Tools:
 			end--
 		case len(b.Held) > 0:
@@ -142,7 +196,7 @@ func shedTail(c *Carry, over int) int {
 	if i == keep {
 		return 0
 	}
-	c.Messages = append(msgs[:keep:keep], msgs[i:]...)
+	c.Window.Messages = append(msgs[:keep:keep], msgs[i:]...)
 	return i - keep
 }
 

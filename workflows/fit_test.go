@@ -81,10 +81,10 @@ func worstCarry() AgentInput {
 	for range maxKeptReplies {
 		kept.kept = append(kept.kept, KeptReply{UpdateID: text("u", maxUpdateIDBytes), Reply: text("r", 1<<20)})
 	}
-	_, replies := kept.carry()
-	return AgentInput{Model: "openai:gpt", Carry: &Carry{Messages: msgs, Todo: st, Plans: plans, Subagents: ended, Tree: tree,
-		Inbox:   []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}},
-		Replies: replies}}
+	tree.Subagents = ended
+	return AgentInput{Model: "openai:gpt", Carry: &Carry{Window: WindowCarry{Messages: msgs}, Todo: st, Plans: plans, Tree: tree,
+		Inbox: InboxCarry{Queue: []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}},
+			Replies: kept.carry().Replies}}}
 }
 
 // maxUpdateIDBytes is the longest id the server takes for an update (its
@@ -107,16 +107,16 @@ func TestCarryFitsItsCap(t *testing.T) {
 		t.Errorf("after shedding %v the carry takes %d bytes, over MaxCarryBytes (%d)", shed, after, MaxCarryBytes)
 	}
 	c := in.Carry
-	if len(c.Messages) < todo.Head+1 || c.Messages[todo.Head].Name != NameContextSummary {
+	if len(c.Window.Messages) < todo.Head+1 || c.Window.Messages[todo.Head].Name != NameContextSummary {
 		t.Errorf("the carried messages lost their head or summary")
 	}
-	if len(c.Messages) > todo.Head+1 && c.Messages[todo.Head+1].Role == model.RoleTool {
+	if len(c.Window.Messages) > todo.Head+1 && c.Window.Messages[todo.Head+1].Role == model.RoleTool {
 		t.Errorf("the tail starts on a tool result")
 	}
-	if last := c.Messages[len(c.Messages)-1]; len(last.ToolCalls) != todo.MaxToolCallsPerResponse {
+	if last := c.Window.Messages[len(c.Window.Messages)-1]; len(last.ToolCalls) != todo.MaxToolCallsPerResponse {
 		t.Errorf("the carry lost the response its handed turn answers first")
 	}
-	if len(c.Todo.List()) != todo.MaxItems || len(c.Inbox) != 3 || len(c.Replies) != maxKeptReplies || len(c.Plans.Plan.Steps) != todo.MaxPlanSteps || len(c.Tree.Handed) != len(c.Tree.Briefs) {
+	if len(c.Todo.List()) != todo.MaxItems || len(c.Inbox.Queue) != 3 || len(c.Inbox.Replies) != maxKeptReplies || len(c.Plans.Plan.Steps) != todo.MaxPlanSteps || len(c.Tree.Handed) != len(c.Tree.Briefs) {
 		t.Errorf("the carry shed what it must keep: list, queue, plan or waits")
 	}
 	for _, b := range c.Tree.Briefs {
@@ -129,7 +129,7 @@ func TestCarryFitsItsCap(t *testing.T) {
 		t.Errorf("shed %v, want %v first", shed, want)
 	}
 
-	small := AgentInput{Carry: &Carry{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}}
+	small := AgentInput{Carry: &Carry{Window: WindowCarry{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}}}
 	if shed, _ := fitCarry(&small); shed != nil {
 		t.Errorf("a small carry shed %v", shed)
 	}
@@ -158,7 +158,7 @@ func TestStateWithinItsCap(t *testing.T) {
 	// The finished subagents: full summaries in fullChildrenBytes, the
 	// rest ended; and the running children's briefs.
 	room := fullChildrenBytes
-	for id, s := range c.Subagents {
+	for id, s := range c.Tree.Subagents {
 		full := s
 		full.Todos = list[:10]
 		if b, _ := json.Marshal(full.summary()); len(b) <= room {
@@ -190,7 +190,7 @@ func TestStateWithinItsCap(t *testing.T) {
 func TestResultFitsItsCap(t *testing.T) {
 	in := worstCarry()
 	st := State{AgentID: "root", Todos: in.Carry.Todo.Todos, Extra: todo.Extra{Todos: in.Carry.Todo.Todos}, Plan: in.Carry.Plans.Plan,
-		Events: in.Carry.Plans.Events, Subagents: in.Carry.Subagents}
+		Events: in.Carry.Plans.Events, Subagents: in.Carry.Tree.Subagents}
 	reply := strings.Repeat("r", 1<<20)
 	for _, tt := range []struct {
 		name        string

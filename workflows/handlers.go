@@ -51,11 +51,11 @@ func (a *agent) register(ctx workflow.Context) error {
 			return fmt.Errorf("register %s update: %w", u.name, err)
 		}
 	}
-	a.bus.join = workflow.GetSignalChannel(ctx, JoinSignal)
-	a.bus.want = workflow.GetSignalChannel(ctx, WantSignal)
-	a.bus.events = workflow.GetSignalChannel(ctx, TaskEventSignal)
-	a.bus.end = workflow.GetSignalChannel(ctx, EndSignal)
-	a.bus.hand = workflow.GetSignalChannel(ctx, HandSignal)
+	a.tree.join = workflow.GetSignalChannel(ctx, JoinSignal)
+	a.tree.want = workflow.GetSignalChannel(ctx, WantSignal)
+	a.tree.events = workflow.GetSignalChannel(ctx, TaskEventSignal)
+	a.tree.end = workflow.GetSignalChannel(ctx, EndSignal)
+	a.tree.hand = workflow.GetSignalChannel(ctx, HandSignal)
 	a.userCh = workflow.GetSignalChannel(ctx, UserMessageSignal)
 	a.endCh = workflow.GetSignalChannel(ctx, EndSessionSignal)
 	a.resumeCh = workflow.GetSignalChannel(ctx, ResumeSignal)

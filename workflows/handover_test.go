@@ -42,7 +42,7 @@ func TestQueuedMessagesCrossAHandover(t *testing.T) {
 	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
 	next := continuedWith(t, env)
 
-	in := next.Carry.Inbox
+	in := next.Carry.Inbox.Queue
 	if len(in) != 3 || in[0].Blocked == nil || in[0].Blocked.Calls != 5 ||
 		in[1].Text != "also check the docs" || in[2].Text != "and the tests" || in[2].ReplyTo != "msg-1" {
 		t.Fatalf("carry: inbox %s; want the blocked turn, then both messages in order", dump(in))
@@ -111,15 +111,15 @@ func TestBusyTurnHandsOverBetweenSteps(t *testing.T) {
 	next := continuedWith(t, env)
 
 	c := next.Carry
-	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || !c.Inbox[0].Blocked.Next || c.Inbox[0].Blocked.Calls != 1 || c.Turns != 1 {
-		t.Fatalf("carry: inbox %s, %d turns; want the turn at its second model call", dump(c.Inbox), c.Turns)
+	if len(c.Inbox.Queue) != 1 || c.Inbox.Queue[0].Blocked == nil || !c.Inbox.Queue[0].Blocked.Next || c.Inbox.Queue[0].Blocked.Calls != 1 || c.Session.Turns != 1 {
+		t.Fatalf("carry: inbox %s, %d turns; want the turn at its second model call", dump(c.Inbox.Queue), c.Session.Turns)
 	}
-	last := lastResponse(c.Messages)
-	if last < 0 || len(c.Messages[last].ToolCalls) != len(reads) || len(c.Messages)-last-1 != len(reads) {
-		t.Fatalf("the carry lost the response the turn goes on from: %d messages, last response at %d", len(c.Messages), last)
+	last := lastResponse(c.Window.Messages)
+	if last < 0 || len(c.Window.Messages[last].ToolCalls) != len(reads) || len(c.Window.Messages)-last-1 != len(reads) {
+		t.Fatalf("the carry lost the response the turn goes on from: %d messages, last response at %d", len(c.Window.Messages), last)
 	}
-	if n := carrySize(next); n > MaxCarryBytes || !strings.Contains(c.Messages[last+1].Content, "Cut at a handover") {
-		t.Errorf("carry of %d bytes (cap %d); results cut: %v", n, MaxCarryBytes, strings.Contains(c.Messages[last+1].Content, "Cut at a handover"))
+	if n := carrySize(next); n > MaxCarryBytes || !strings.Contains(c.Window.Messages[last+1].Content, "Cut at a handover") {
+		t.Errorf("carry of %d bytes (cap %d); results cut: %v", n, MaxCarryBytes, strings.Contains(c.Window.Messages[last+1].Content, "Cut at a handover"))
 	}
 
 	env = s.NewTestWorkflowEnvironment()

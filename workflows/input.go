@@ -9,7 +9,6 @@ import (
 	"unicode"
 
 	"github.com/todoflow/todoflow/activities"
-	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -125,44 +124,22 @@ type ContextConfig struct {
 	Summarize *bool `json:"summarize,omitempty"`
 }
 
-// Carry is the state a run hands to its continuation.
+// Carry is the state a run hands to its continuation: one part per
+// component of the run, each made by the component's carry method and read
+// back by its constructor, so that a component's state crosses with it and
+// fit.go can shed it part by part.
 type Carry struct {
 	// Protocol is the protocol of the build that wrote the carry.
-	Protocol   int             `json:"protocol,omitempty"`
-	Messages   []model.Message `json:"messages"`
-	Todo       todo.State      `json:"todo"`
-	Turns      int             `json:"turns"`
-	ModelCalls int             `json:"model_calls"`
-	// SummaryCalls are the summarising calls among ModelCalls.
-	SummaryCalls int `json:"summary_calls,omitempty"`
-	// ContextLimit is the context budget the provider taught the session
-	// (todo.ContextLimit); 0: none yet.
-	ContextLimit int             `json:"context_limit,omitempty"`
-	Continuation bool            `json:"continuation"`
-	Inbox        []Inbound       `json:"inbox,omitempty"`
-	Ended        bool            `json:"ended,omitempty"`
-	Plans        *todo.PlanState `json:"plans,omitempty"`
-	// Subagents are the final states of the children of earlier runs, as
-	// summaries, at most maxChildren of them; SubagentsPruned counts those
-	// left out.
-	Subagents       map[string]State `json:"subagents,omitempty"`
-	SubagentsPruned int              `json:"subagents_pruned,omitempty"`
-	// Running are the children still working, in the order they were
-	// spawned: the continuation adopts them (tree_lifecycle.go).
-	Running []RunningChild `json:"running,omitempty"`
-	// FailedTurn: the last turn ended on a model error; ModelError says which.
-	FailedTurn bool        `json:"failed_turn,omitempty"`
-	ModelError *ModelError `json:"model_error,omitempty"`
-	Usage      Usage       `json:"usage"`
-	// EventsPruned counts the plan events left out of the carried log.
-	EventsPruned int `json:"events_pruned,omitempty"`
-	// Tree is the bus state (the root's roster, the wants it keeps).
-	Tree *TreeCarry `json:"tree,omitempty"`
-	// Remembered are the tools approved for the rest of the session.
-	Remembered []string `json:"remembered,omitempty"`
-	// Replies are the replies of handed-over turns that turn_reply has
-	// not taken yet (replies.go).
-	Replies []KeptReply `json:"replies,omitempty"`
+	Protocol int             `json:"protocol,omitempty"`
+	Session  SessionCarry    `json:"session"`
+	Window   WindowCarry     `json:"window"` // window.go
+	Todo     todo.State      `json:"todo"`
+	Plans    *todo.PlanState `json:"plans,omitempty"`
+	// Inbox is the queue of messages waiting for their turn, the turn
+	// handed over where it stood first, and the kept replies (replies.go).
+	Inbox     InboxCarry     `json:"inbox"`
+	Approvals ApprovalsCarry `json:"approvals"`      // approvals.go
+	Tree      *TreeCarry     `json:"tree,omitempty"` // tree.go
 	// Published are the search attributes the run last sent, which the
 	// continuation inherits.
 	Published *PublishedAttrs `json:"published,omitempty"`
@@ -170,6 +147,19 @@ type Carry struct {
 	// AgentInput.Reporters: a reporter that is failing does not hold the
 	// handover (reporters.go).
 	Reports []CarriedReporter `json:"reports,omitempty"`
+}
+
+// SessionCarry is the loop's own part of a carry: its counters, the
+// settings the user changed, and how the last turn ended.
+type SessionCarry struct {
+	Turns        int  `json:"turns"`
+	ModelCalls   int  `json:"model_calls"`
+	Continuation bool `json:"continuation"`
+	Ended        bool `json:"ended,omitempty"`
+	// FailedTurn: the last turn ended on a model error; ModelError says which.
+	FailedTurn bool        `json:"failed_turn,omitempty"`
+	ModelError *ModelError `json:"model_error,omitempty"`
+	Usage      Usage       `json:"usage"`
 }
 
 // RunningChild is a running subagent handed to a continuation: its end

@@ -98,15 +98,15 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 	for _, ev := range a.plans.TakeNotifications() {
 		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: todo.NotificationText(ev)})
 	}
-	if a.finishNote != "" {
-		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: a.finishNote})
-		a.finishNote = ""
+	if a.tree.finishNote != "" {
+		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: a.tree.finishNote})
+		a.tree.finishNote = ""
 	}
-	spans, err := a.fit(ctx, a.window())
+	spans, err := a.fit(ctx, a.requestSpans())
 	if err != nil {
 		return model.Response{}, err
 	}
-	a.sentTokens = a.spanTokens(spans)
+	a.window.sentTokens = a.spanTokens(spans)
 	in := a.modelInput(ctx, spans, false)
 	in.TodoTools, in.WorkerTools = a.todoTools(), a.cfg.in.Tools
 	if a.cur != nil && a.cur.at.LastCall {
@@ -123,7 +123,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summary bool) activities.CallModelInput {
 	a.modelCalls++
 	if summary {
-		a.summaryCalls++
+		a.window.summaryCalls++
 	}
 	info := workflow.GetInfo(ctx)
 	in := activities.CallModelInput{
@@ -133,16 +133,16 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summar
 		Model:       a.cfg.in.Model,
 		ModelChosen: a.cfg.in.ModelChosen,
 		Turn:        a.turns,
-		Call:        a.modelCalls - a.summaryCalls,
+		Call:        a.modelCalls - a.window.summaryCalls,
 		Spans:       spans,
 		WorkerTools: []string{},
-		New:         activities.NewMessagesOf(a.msgs, a.sentMsgs, a.epoch),
+		New:         activities.NewMessagesOf(a.window.msgs, a.window.sentMsgs, a.window.epoch),
 	}
-	if a.carriedUnsent {
-		in.New.Carried = activities.MessageDigests(a.msgs[:a.sentMsgs])
-		a.carriedUnsent = false
+	if a.window.carriedUnsent {
+		in.New.Carried = activities.MessageDigests(a.window.msgs[:a.window.sentMsgs])
+		a.window.carriedUnsent = false
 	}
-	a.sentMsgs = len(a.msgs)
+	a.window.sentMsgs = len(a.window.msgs)
 	return in
 }
 
@@ -315,11 +315,11 @@ func (u Usage) plus(o Usage) Usage {
 // finished one's from its final state.
 func (a *agent) treeUsage() Usage {
 	u := a.usage
-	for _, id := range a.childOrder {
-		ch := a.children[id]
+	for _, id := range a.tree.childOrder {
+		ch := a.tree.children[id]
 		switch {
-		case !ch.Done && a.bus.briefs[id] != nil:
-			u = u.plus(a.bus.briefs[id].TreeUsage.or(a.bus.briefs[id].Usage))
+		case !ch.Done && a.tree.briefs[id] != nil:
+			u = u.plus(a.tree.briefs[id].TreeUsage.or(a.tree.briefs[id].Usage))
 		case ch.State != nil:
 			u = u.plus(ch.State.TreeUsage.or(ch.State.Usage))
 		}
@@ -350,8 +350,8 @@ func (u *Usage) add(m model.Usage) {
 // its run so that its parent sees it.
 func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 	if errors.Is(err, errContextOverflow) {
-		if limit := todo.ContextLimit(err.Error(), a.sentTokens); limit > 0 && (a.contextLimit == 0 || limit < a.contextLimit) {
-			a.contextLimit = max(limit, minContextTokens)
+		if limit := todo.ContextLimit(err.Error(), a.window.sentTokens); limit > 0 && (a.window.contextLimit == 0 || limit < a.window.contextLimit) {
+			a.window.contextLimit = max(limit, minContextTokens)
 		}
 		var cerr error
 		if *overflows < maxOverflows {

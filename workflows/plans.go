@@ -67,7 +67,7 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 		if err := a.handOn(ctx, w.AgentID, Handed{Approve: &args}); err != nil {
 			return "", err
 		}
-		a.bus.handed = append(a.bus.handed, w)
+		a.tree.handed = append(a.tree.handed, w)
 		a.publish(ctx)
 		return verdict + " (the plan of agent " + w.AgentID + ")", nil
 	}

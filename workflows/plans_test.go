@@ -156,7 +156,7 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := next.Carry
-	if c == nil || next.Prompt != "" || len(c.Todo.Todos) != 2 || c.Plans == nil || c.Plans.Plan == nil || c.ModelCalls != 6 || c.Turns != 1 {
+	if c == nil || next.Prompt != "" || len(c.Todo.Todos) != 2 || c.Plans == nil || c.Plans.Plan == nil || c.Session.ModelCalls != 6 || c.Session.Turns != 1 {
 		t.Fatalf("carry = %+v", c)
 	}
 	// One completion reminder, then two continuations (the script's empty
@@ -164,7 +164,7 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	if c.Todo.GuardRetries[todo.RetryFinalization] != 1 || c.Todo.GuardRetries[todo.RetryContinuation] != 2 {
 		t.Errorf("guard state not carried: retries %v", c.Todo.GuardRetries)
 	}
-	if len(c.Messages) == 0 || c.Messages[0].Role != model.RoleSystem {
+	if len(c.Window.Messages) == 0 || c.Window.Messages[0].Role != model.RoleSystem {
 		t.Errorf("transcript not carried")
 	}
 
@@ -200,7 +200,7 @@ func TestContinueAsNewCompactsAndReminds(t *testing.T) {
 	in.Todo.StaleThreshold, in.Todo.FinalizationMaxCorrections, in.Todo.ContinuationMax = &zero, &zero, &zero
 	env.ExecuteWorkflow(AgentWorkflow, in)
 	next := continuedWith(t, env)
-	if n := len(next.Carry.Messages); n > 2+carryMessages {
+	if n := len(next.Carry.Window.Messages); n > 2+carryMessages {
 		t.Fatalf("carried %d messages", n)
 	}
 
@@ -269,18 +269,18 @@ func TestApprovalWaitCrossesContinueAsNew(t *testing.T) {
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
 	next := continuedWith(t, env)
 	c := next.Carry
-	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || !c.Inbox[0].Blocked.Approval || c.Inbox[0].Blocked.Calls != 2 || c.Turns != 1 {
-		t.Fatalf("carry: inbox %s, %d turns; want the turn waiting for approval before its third call", dump(c.Inbox), c.Turns)
+	if len(c.Inbox.Queue) != 1 || c.Inbox.Queue[0].Blocked == nil || !c.Inbox.Queue[0].Blocked.Approval || c.Inbox.Queue[0].Blocked.Calls != 2 || c.Session.Turns != 1 {
+		t.Fatalf("carry: inbox %s, %d turns; want the turn waiting for approval before its third call", dump(c.Inbox.Queue), c.Session.Turns)
 	}
 	if !c.Plans.AwaitingApproval || len(c.Todo.Todos) != 1 {
 		t.Errorf("carry: awaiting approval %v, list %s; want the plan waiting, the list written", c.Plans.AwaitingApproval, dump(c.Todo.Todos))
 	}
 	var answered bool
-	for _, m := range c.Messages {
+	for _, m := range c.Window.Messages {
 		answered = answered || m.Role == model.RoleTool && strings.Contains(m.Content, "the answer comes in a message of its own")
 	}
 	if !answered {
-		t.Errorf("startPlan was not answered that its verdict comes later: %s", dump(c.Messages))
+		t.Errorf("startPlan was not answered that its verdict comes later: %s", dump(c.Window.Messages))
 	}
 
 	env = s.NewTestWorkflowEnvironment()

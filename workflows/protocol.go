@@ -21,7 +21,7 @@ import (
 // workflow makes of them. It goes up when a build can no longer replay the
 // histories of the one before, or read what it wrote; 0, the field left
 // out, is a build from before protocols.
-const Protocol = 1
+const Protocol = 2
 
 // A worker that meets a history or an input it cannot serve refuses it by
 // a panic, before the run makes any command: with the worker's default

@@ -100,7 +100,7 @@ func (a *agent) publish(ctx workflow.Context) {
 
 // title is the first line of the session's first user message, or "".
 func (a *agent) title() string {
-	for _, m := range a.msgs[:min(len(a.msgs), todo.Head)] {
+	for _, m := range a.window.msgs[:min(len(a.window.msgs), todo.Head)] {
 		if m.Role == model.RoleUser && m.Name == "" {
 			return shorten(firstLine(m.Content), summaryMax)
 		}
@@ -139,7 +139,7 @@ func (a *agent) details() string {
 	// a session spawned; the state query has the rest.
 	subs := a.subagentStates()
 	shown := 0
-	for _, id := range slices.Backward(a.childOrder) {
+	for _, id := range slices.Backward(a.tree.childOrder) {
 		st, ok := subs[id]
 		if !ok || shown == detailsChildren {
 			continue
@@ -154,7 +154,7 @@ func (a *agent) details() string {
 		}
 		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d/%d todos done", id, st.Status, done, total)
 	}
-	if more := len(a.childOrder) + a.childrenPruned - shown; more > 0 {
+	if more := len(a.tree.childOrder) + a.tree.pruned - shown; more > 0 {
 		fmt.Fprintf(&b, "\n\nand %d earlier subagents (the state query lists them)", more)
 	}
 	// Every wait a human may answer has its line: the agent's own

@@ -181,8 +181,8 @@ func TestDetailsShowWaitsAndStayShort(t *testing.T) {
 	a.approvals.toolWait = &PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"a"}`)}
 	for i := range detailsChildren + 10 {
 		id := fmt.Sprintf("kid%02d", i)
-		a.children[id] = &child{AgentID: id, Done: true, State: &State{AgentID: id, Status: StatusCompleted}}
-		a.childOrder = append(a.childOrder, id)
+		a.tree.children[id] = &child{AgentID: id, Done: true, State: &State{AgentID: id, Status: StatusCompleted}}
+		a.tree.childOrder = append(a.tree.childOrder, id)
 	}
 	a.append(model.Message{Role: model.RoleUser, Content: "Fix the flaky test\nin the parser"})
 	d := a.details()

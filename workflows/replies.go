@@ -91,13 +91,22 @@ type inbox struct {
 	handing bool
 }
 
+// InboxCarry is the inbox's part of a carry: the queue, the turn handed
+// over where it stood first, and the kept replies.
+type InboxCarry struct {
+	Queue []Inbound `json:"queue,omitempty"`
+	// Replies are the replies of handed-over turns that turn_reply has
+	// not taken yet.
+	Replies []KeptReply `json:"replies,omitempty"`
+}
+
 // newInbox is the inbox of a run: an earlier run's queue and kept replies,
 // or the run's prompt.
 func newInbox(c *Carry, prompt string) *inbox {
 	b := &inbox{waiting: map[int]string{}}
 	switch {
 	case c != nil:
-		b.queue, b.kept = c.Inbox, c.Replies
+		b.queue, b.kept = c.Inbox.Queue, c.Inbox.Replies
 	case strings.TrimSpace(prompt) != "":
 		b.queue = []Inbound{{Text: prompt}}
 	}
@@ -247,7 +256,7 @@ func (b *inbox) queuedBytes() int {
 // callers were answered, and the next run numbers its own: a seq that
 // crossed could reach another run's caller), and the kept replies not
 // taken yet, each cut to keptReplyBytes.
-func (b *inbox) carry() ([]Inbound, []KeptReply) {
+func (b *inbox) carry() InboxCarry {
 	queue := slices.Clone(b.queue)
 	for i := range queue {
 		queue[i].Seq = 0
@@ -258,7 +267,7 @@ func (b *inbox) carry() ([]Inbound, []KeptReply) {
 			kept = append(kept, KeptReply{UpdateID: k.UpdateID, Reply: cutReply(k.Reply, keptReplyBytes)})
 		}
 	}
-	return queue, kept
+	return InboxCarry{Queue: queue, Replies: kept}
 }
 
 // cutReply fits a reply into n bytes: the reply, or its head with a note

@@ -144,7 +144,7 @@ func handedChatTurn(t *testing.T) AgentInput {
 	if len(*ran) != 0 {
 		t.Errorf("tools ran before the approval: %v", *ran)
 	}
-	in := next.Carry.Inbox
+	in := next.Carry.Inbox.Queue
 	if len(in) != 1 || in[0].ReplyTo != "msg-1" || in[0].Seq != 0 || in[0].Blocked == nil || !in[0].Blocked.Tools {
 		t.Fatalf("carry: inbox %s; want the waiting turn, answering msg-1, with no seq of the run before", dump(in))
 	}
@@ -166,7 +166,7 @@ func TestKeptRepliesStayBounded(t *testing.T) {
 	if a.waiting[3] != "to the update" || a.keptReply("waits-here") >= 0 {
 		t.Errorf("a turn whose update waits in this run answers it, not the kept replies")
 	}
-	_, carried := a.carry()
+	carried := a.carry().Replies
 	for _, k := range carried {
 		if len(k.Reply) > keptReplyBytes || !strings.Contains(k.Reply, "messages query") || !utf8.ValidString(k.Reply) {
 			t.Fatalf("a carried reply of %d bytes (bound %d), note or runes lost: %.80q", len(k.Reply), keptReplyBytes, k.Reply[len(k.Reply)-80:])
@@ -176,7 +176,7 @@ func TestKeptRepliesStayBounded(t *testing.T) {
 		t.Errorf("the run's own copy was cut: %d bytes", len(a.kept[0].Reply))
 	}
 	a.kept[0].Taken = true
-	if _, carried := a.carry(); len(carried) != maxKeptReplies-1 || !a.untaken() {
+	if carried := a.carry().Replies; len(carried) != maxKeptReplies-1 || !a.untaken() {
 		t.Errorf("with one reply taken, %d are carried; want the %d others", len(carried), maxKeptReplies-1)
 	}
 }

@@ -284,7 +284,7 @@ func (a *agent) handOver(ctx workflow.Context) error {
 func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 	a.drainSignals(ctx)
 	waits := func() bool { return a.compactAsked || !carried && !a.inbox.empty() }
-	if waits() || a.bus.unsent > 0 || a.approvals.waiting() {
+	if waits() || a.tree.unsent > 0 || a.approvals.waiting() {
 		return false
 	}
 	if !workflow.AllHandlersFinished(ctx) {
@@ -373,7 +373,7 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 			if err := a.handOn(ctx, w.AgentID, Handed{Resume: &text}); err != nil {
 				workflow.GetLogger(ctx).Warn("resume not handed on", "agent", w.AgentID, "error", err)
 			} else {
-				a.bus.handed = append(a.bus.handed, w)
+				a.tree.handed = append(a.tree.handed, w)
 			}
 			return
 		case err != nil && !a.todo.Paused && a.cur != nil && args.AgentID == "":

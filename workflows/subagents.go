@@ -92,9 +92,9 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q: use 1 to 64 letters, digits, '-' or '_'", args.AgentID)}
 	case args.AgentID == a.cfg.agentID || args.AgentID == DefaultAgentID:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
-	case a.children[args.AgentID] != nil:
+	case a.tree.children[args.AgentID] != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("a subagent %q already exists in this run; choose another agent_id", args.AgentID)}
-	case a.bus.Member(args.AgentID) != nil:
+	case a.tree.Member(args.AgentID) != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case strings.TrimSpace(args.Task) == "":
 		return todo.Result{IsError: true, Content: "task is empty: say what the subagent should do"}
@@ -167,8 +167,8 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, rootMessage(err))}
 	}
 	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel, deadline: workflow.Now(ctx).Add(a.cfg.subagentTimeout)}
-	a.children[args.AgentID] = ch
-	a.childOrder = append(a.childOrder, args.AgentID)
+	a.tree.children[args.AgentID] = ch
+	a.tree.childOrder = append(a.tree.childOrder, args.AgentID)
 	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })
 	a.publish(ctx)
 	return todo.Result{Content: fmt.Sprintf("Subagent %q is working on its task as workflow %s. Its plan events reach you: "+
@@ -182,7 +182,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 func (a *agent) liveBlockers() []string {
 	var live []string
 	for _, id := range a.plans.BlockedOn() {
-		if _, ended := a.gone[id]; !ended {
+		if _, ended := a.tree.gone[id]; !ended {
 			live = append(live, id)
 		}
 	}
@@ -238,8 +238,8 @@ func (c *child) adopted() bool { return c.cancel == nil }
 // runningChildren counts the subagents still working.
 func (a *agent) runningChildren() int {
 	n := 0
-	for _, id := range a.childOrder {
-		if !a.children[id].Done {
+	for _, id := range a.tree.childOrder {
+		if !a.tree.children[id].Done {
 			n++
 		}
 	}
@@ -252,13 +252,13 @@ func (a *agent) runningChildren() int {
 // what a state, a result and a carry hold of the children stays bounded
 // however many a session spawns.
 func (a *agent) subagentStates() map[string]State {
-	out := make(map[string]State, len(a.children))
+	out := make(map[string]State, len(a.tree.children))
 	finished, room := 0, fullChildrenBytes
-	for _, id := range slices.Backward(a.childOrder) {
-		ch := a.children[id]
+	for _, id := range slices.Backward(a.tree.childOrder) {
+		ch := a.tree.children[id]
 		switch {
-		case !ch.Done && a.bus.briefs[id] != nil:
-			out[id] = a.bus.briefs[id].state(id)
+		case !ch.Done && a.tree.briefs[id] != nil:
+			out[id] = a.tree.briefs[id].state(id)
 		case !ch.Done || ch.State == nil:
 			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
 		default:
@@ -280,8 +280,8 @@ func (a *agent) subagentStates() map[string]State {
 // finishedChildren counts the children that have ended.
 func (a *agent) finishedChildren() int {
 	n := 0
-	for _, id := range a.childOrder {
-		if a.children[id].Done {
+	for _, id := range a.tree.childOrder {
+		if a.tree.children[id].Done {
 			n++
 		}
 	}

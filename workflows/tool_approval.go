@@ -138,7 +138,7 @@ func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (str
 		if err := a.handOn(ctx, w.AgentID, Handed{ApproveTool: &args}); err != nil {
 			return "", err
 		}
-		a.bus.handed = append(a.bus.handed, w)
+		a.tree.handed = append(a.tree.handed, w)
 		a.publish(ctx)
 		return fmt.Sprintf("%s (%s, agent %s)", verdict, w.Reason, w.AgentID), nil
 	}
@@ -290,12 +290,12 @@ func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunTo
 // (a.cur.at.Held). It returns the response, nil when the carry could not
 // keep it (the model is then called again).
 func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
-	at := responseWith(a.msgs, ids[0])
+	at := responseWith(a.window.msgs, ids[0])
 	if at < 0 {
 		workflow.GetLogger(ctx).Warn("a handed-over turn's held calls are not in the carried transcript; the model is called again")
 		return nil
 	}
-	calls := a.msgs[at].ToolCalls
+	calls := a.window.msgs[at].ToolCalls
 	var queue string
 	var hostErr error
 	asked := false
@@ -343,7 +343,7 @@ func responseWith(msgs []model.Message, id string) int {
 // response, none of whose calls has an answer yet: a response whose wait
 // for approval was handed over.
 func (a *agent) unanswered(id string) bool {
-	n := len(a.msgs)
-	return n > 0 && a.msgs[n-1].Role == model.RoleAssistant &&
-		slices.ContainsFunc(a.msgs[n-1].ToolCalls, func(c model.ToolCall) bool { return c.ID == id })
+	n := len(a.window.msgs)
+	return n > 0 && a.window.msgs[n-1].Role == model.RoleAssistant &&
+		slices.ContainsFunc(a.window.msgs[n-1].ToolCalls, func(c model.ToolCall) bool { return c.ID == id })
 }

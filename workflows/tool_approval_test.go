@@ -269,11 +269,11 @@ func TestToolApprovalWaitCrossesContinueAsNew(t *testing.T) {
 		t.Errorf("tools ran before the handover: %v", *ran)
 	}
 	c := next.Carry
-	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || !c.Inbox[0].Blocked.Tools || c.Inbox[0].Blocked.Calls != 0 ||
-		len(c.Inbox[0].Blocked.Verdicts) != 1 || !strings.Contains(c.Inbox[0].Blocked.Verdicts[0].Refusal, "not a") {
-		t.Fatalf("carry: inbox %s; want the response waiting, with c1a's refusal", dump(c.Inbox))
+	if len(c.Inbox.Queue) != 1 || c.Inbox.Queue[0].Blocked == nil || !c.Inbox.Queue[0].Blocked.Tools || c.Inbox.Queue[0].Blocked.Calls != 0 ||
+		len(c.Inbox.Queue[0].Blocked.Verdicts) != 1 || !strings.Contains(c.Inbox.Queue[0].Blocked.Verdicts[0].Refusal, "not a") {
+		t.Fatalf("carry: inbox %s; want the response waiting, with c1a's refusal", dump(c.Inbox.Queue))
 	}
-	if last := c.Messages[len(c.Messages)-1]; len(last.ToolCalls) != 3 {
+	if last := c.Window.Messages[len(c.Window.Messages)-1]; len(last.ToolCalls) != 3 {
 		t.Fatalf("the carried transcript ends with %s, not the waiting response", dump(last))
 	}
 
@@ -320,7 +320,7 @@ func TestToolApprovalThatCrossedTheHandover(t *testing.T) {
 		{"rejected", ToolApprovalArgs{Approved: no(), CallID: "c2", Feedback: "not that file"}, "not that file"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &agent{msgs: []model.Message{{Role: model.RoleUser, Content: "go"}, {Role: model.RoleAssistant, ToolCalls: calls}}}
+			a := &agent{window: window{msgs: []model.Message{{Role: model.RoleUser, Content: "go"}, {Role: model.RoleAssistant, ToolCalls: calls}}}}
 			a.onHandedToolApproval(nil, tt.args)
 			if a.approvals.early == nil {
 				t.Fatal("the answer that crossed the handover was not kept")

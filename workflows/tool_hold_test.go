@@ -108,11 +108,11 @@ func TestHeldCallWaitCrossesContinueAsNew(t *testing.T) {
 		t.Errorf("the first run sent %s; want %s", got, want)
 	}
 	c := next.Carry
-	if len(c.Inbox) != 1 || c.Inbox[0].Blocked == nil || strings.Join(c.Inbox[0].Blocked.Held, ",") != "c1a,c1c" {
-		t.Fatalf("carry: inbox %s; want the turn with c1a and c1c held", dump(c.Inbox))
+	if len(c.Inbox.Queue) != 1 || c.Inbox.Queue[0].Blocked == nil || strings.Join(c.Inbox.Queue[0].Blocked.Held, ",") != "c1a,c1c" {
+		t.Fatalf("carry: inbox %s; want the turn with c1a and c1c held", dump(c.Inbox.Queue))
 	}
 	answered := map[string]bool{}
-	for _, m := range c.Messages {
+	for _, m := range c.Window.Messages {
 		if m.Role == model.RoleTool {
 			answered[m.ToolCallID] = true
 		}
@@ -168,7 +168,7 @@ func TestHeldCallAndPlanApprovalCrossTogether(t *testing.T) {
 	}, time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(policy))
 	next := continuedWith(t, env)
-	in := next.Carry.Inbox
+	in := next.Carry.Inbox.Queue
 	if len(in) != 1 || in[0].Blocked == nil || strings.Join(in[0].Blocked.Held, ",") != "c2b" || !in[0].Blocked.Approval {
 		t.Fatalf("carry: inbox %s; want the held drop and the plan's wait", dump(in))
 	}

@@ -162,7 +162,7 @@ func (a *agent) appendAnswer(c model.ToolCall, msg model.Message) {
 // to read it from the transcript, with its digest, against which a worker
 // checks the copy in its cache.
 func (a *agent) callRef(i int, c model.ToolCall) *activities.CallRef {
-	return &activities.CallRef{Message: len(a.msgs) - 1, Index: i, Digest: activities.CallDigest(c)}
+	return &activities.CallRef{Message: len(a.window.msgs) - 1, Index: i, Digest: activities.CallDigest(c)}
 }
 
 // todoTools names the workflow's own tools for a model call; none when the

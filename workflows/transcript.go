@@ -13,7 +13,7 @@ import (
 // (activities.TranscriptQuery), with which CallModel and RunTool read
 // messages back: a page bounded in bytes, a large message in parts.
 func (a *agent) transcriptPage(req activities.PageRequest) (activities.Page, error) {
-	return activities.TranscriptPage(a.msgs, req)
+	return activities.TranscriptPage(a.window.msgs, req)
 }
 
 // messagesQuery answers the public messages query (MessagesQuery): the
@@ -21,5 +21,5 @@ func (a *agent) transcriptPage(req activities.PageRequest) (activities.Page, err
 // activities.DefaultPageBytes of JSON; see activities.MessagesPage for what
 // a client sees.
 func (a *agent) messagesQuery(offset, limit int) ([]model.Message, error) {
-	return activities.MessagesPage(a.msgs, offset, limit)
+	return activities.MessagesPage(a.window.msgs, offset, limit)
 }

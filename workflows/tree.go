@@ -99,19 +99,47 @@ type Handed struct {
 	Protocol    int               `json:"protocol,omitempty"`
 }
 
-// TreeCarry is the tree's state a run hands to its continuation: the
-// root's roster and interests, what this agent asked for, and what it knows
-// of the agents still running (their last briefs, the waits whose answer
-// it handed on).
+// TreeCarry is the tree's part of a carry: the root's roster and
+// interests, what this agent asked for, what it knows of the agents still
+// running (their last briefs, the waits whose answer it handed on), and its
+// children: the running ones by name, which the continuation adopts
+// (tree_lifecycle.go), the finished ones by their final states.
 type TreeCarry struct {
 	Broker todo.Broker       `json:"broker"`
 	Asked  []string          `json:"asked,omitempty"`
 	Subs   int               `json:"subs,omitempty"`
 	Briefs map[string]*Brief `json:"briefs,omitempty"`
 	Handed []Wait            `json:"handed,omitempty"`
+	// Running are the children still working, in the order they were
+	// spawned.
+	Running []RunningChild `json:"running,omitempty"`
+	// Subagents are the final states of the finished children, as
+	// summaries, at most maxChildren of them; SubagentsPruned counts those
+	// left out.
+	Subagents       map[string]State `json:"subagents,omitempty"`
+	SubagentsPruned int              `json:"subagents_pruned,omitempty"`
 }
 
-// bus is an agent's part of the tree. Its maps are looked up, never ranged.
+// tree is an agent's place in its run tree: the bus its messages go by, its
+// children (looked up in children, in the order childOrder gives), and the
+// agents of the tree it knows to have ended.
+type tree struct {
+	bus
+	parentID string // the parent's workflow id; "" for the root
+	// leave stops the run's loop: its root is gone (tree_send.go).
+	leave      workflow.CancelFunc
+	children   map[string]*child
+	childOrder []string
+	gone       map[string]string // agent id -> how it ended
+	// pruned counts the finished children earlier runs left out of the
+	// carry (maxChildren).
+	pruned int
+	// finishNote tells the model, before its next call, that its parent's
+	// session is ending (a subagent asked to finish).
+	finishNote string
+}
+
+// bus is an agent's part of the tree's messaging. Its maps are looked up, never ranged.
 type bus struct {
 	rootID      string // the root's workflow id
 	todo.Broker        // at the root
@@ -130,26 +158,49 @@ type bus struct {
 	join, want, events, end, hand workflow.ReceiveChannel
 }
 
-func (a *agent) isRoot() bool { return a.parentID == "" }
+func (a *agent) isRoot() bool { return a.tree.parentID == "" }
 
+// newTree is a run's place in the tree as its carry left it: the children
+// of earlier runs, finished ones by their states and running ones to adopt,
+// and the bus's tables. Its channels and ids are set when the run starts.
+func newTree(c *Carry) tree {
+	t := tree{children: map[string]*child{}, gone: map[string]string{}}
+	t.briefs = map[string]*Brief{}
+	if c == nil || c.Tree == nil {
+		return t
+	}
+	tc := c.Tree
+	t.Broker, t.asked, t.subs, t.handed = tc.Broker, tc.Asked, tc.Subs, tc.Handed
+	if tc.Briefs != nil {
+		t.briefs = tc.Briefs
+	}
+	for _, id := range sortedKeys(tc.Subagents) {
+		st := tc.Subagents[id]
+		t.children[id] = &child{AgentID: id, State: &st, Done: true}
+		t.gone[id] = st.Status
+		t.childOrder = append(t.childOrder, id)
+	}
+	for _, r := range tc.Running {
+		t.children[r.AgentID] = &child{AgentID: r.AgentID, WorkflowID: r.WorkflowID, deadline: r.Deadline}
+		t.childOrder = append(t.childOrder, r.AgentID)
+	}
+	t.pruned = tc.SubagentsPruned
+	return t
+}
+
+// carryTree is the tree's part of a carry. The running children are handed
+// over by name; only the finished ones stand in Subagents, by their final
+// states, the latest maxChildren of them.
 func (a *agent) carryTree() *TreeCarry {
-	a.bus.PruneEnded()
-	return &TreeCarry{Broker: a.bus.Broker, Asked: a.bus.asked, Subs: a.bus.subs, Briefs: a.bus.briefs, Handed: a.bus.handed}
-}
-
-func (b *bus) restore(tc *TreeCarry) {
-	b.briefs = map[string]*Brief{}
-	if tc != nil {
-		b.Broker, b.asked, b.subs, b.handed = tc.Broker, tc.Asked, tc.Subs, tc.Handed
-		if tc.Briefs != nil {
-			b.briefs = tc.Briefs
-		}
+	a.tree.PruneEnded()
+	running := a.runningChildList()
+	ended := a.subagentStates()
+	for _, r := range running {
+		delete(ended, r.AgentID)
 	}
-}
-
-func (c *Carry) tree() *TreeCarry {
-	if c == nil {
-		return nil
-	}
-	return c.Tree
+	return &TreeCarry{Broker: a.tree.Broker, Asked: a.tree.asked, Subs: a.tree.subs, Briefs: a.tree.briefs, Handed: a.tree.handed,
+		Running: running, Subagents: ended,
+		// The children left out of Subagents are left out of the next
+		// run's count too, but still counted as pruned.
+		SubagentsPruned: a.tree.pruned + max(0, a.finishedChildren()-maxChildren)}
 }

@@ -31,8 +31,8 @@ func (a *agent) Peer(id string) todo.PeerKind {
 
 // Known lists the agents of the tree this agent knows, for a refusal.
 func (a *agent) Known() []string {
-	ids := append([]string{a.cfg.agentID}, a.childOrder...)
-	for _, m := range a.bus.Members {
+	ids := append([]string{a.cfg.agentID}, a.tree.childOrder...)
+	for _, m := range a.tree.Members {
 		ids = append(ids, m.AgentID)
 	}
 	slices.Sort(ids)
@@ -40,17 +40,17 @@ func (a *agent) Known() []string {
 }
 
 func (a *agent) inTree(id string) bool {
-	return id == a.cfg.agentID || a.bus.Member(id) != nil || a.children[id] != nil
+	return id == a.cfg.agentID || a.tree.Member(id) != nil || a.tree.children[id] != nil
 }
 
 // maySpawn reports whether an agent not in the tree yet may still appear
 // for asker: the root's turn runs (unless turnOver), or another agent does.
 func (a *agent) maySpawn(turnOver bool, asker string) bool {
-	return (a.status == StatusRunning && !turnOver) || a.bus.MaySpawn(asker)
+	return (a.status == StatusRunning && !turnOver) || a.tree.MaySpawn(asker)
 }
 
 func (a *agent) onJoin(ctx workflow.Context, m todo.Member) {
-	for _, w := range a.bus.Join(m) {
+	for _, w := range a.tree.Join(m) {
 		a.serve(ctx, w)
 	}
 }
@@ -59,11 +59,11 @@ func (a *agent) onJoin(ctx workflow.Context, m todo.Member) {
 func (a *agent) route(ctx workflow.Context, w todo.Want) {
 	switch {
 	case w.Drop && w.Filter != nil:
-		a.bus.Drop(w.Agent, w.Filter.ID)
+		a.tree.Drop(w.Agent, w.Filter.ID)
 	case w.Of == "*" || a.inTree(w.Of):
 		a.serve(ctx, w)
 	case a.maySpawn(false, w.Agent):
-		a.bus.Pending = append(a.bus.Pending, w)
+		a.tree.Pending = append(a.tree.Pending, w)
 	default:
 		a.refuse(ctx, w)
 	}
@@ -71,7 +71,7 @@ func (a *agent) route(ctx workflow.Context, w todo.Want) {
 
 // serve answers a want from the root's log (the root's own is a binding).
 func (a *agent) serve(ctx workflow.Context, w todo.Want) {
-	ans := a.bus.Serve(w, a.plans)
+	ans := a.tree.Serve(w, a.plans)
 	switch {
 	case w.Agent == a.cfg.agentID:
 		if ans.Bind != nil {
@@ -108,12 +108,12 @@ func (a *agent) forward(ctx workflow.Context, of string, events []todo.Event, br
 		return msgs[wf]
 	}
 	for _, ev := range events {
-		for _, in := range a.bus.Deliveries(ev) {
+		for _, in := range a.tree.Deliveries(ev) {
 			at(in.WorkflowID).Events = append(at(in.WorkflowID).Events, ev)
 		}
 	}
-	if m := a.bus.Member(of); brief != nil && m != nil && m.Parent != a.bus.rootID {
-		if p := slices.IndexFunc(a.bus.Members, func(p todo.Member) bool { return p.WorkflowID == m.Parent }); p >= 0 && a.bus.Members[p].Ended == "" {
+	if m := a.tree.Member(of); brief != nil && m != nil && m.Parent != a.tree.rootID {
+		if p := slices.IndexFunc(a.tree.Members, func(p todo.Member) bool { return p.WorkflowID == m.Parent }); p >= 0 && a.tree.Members[p].Ended == "" {
 			at(m.Parent).Brief = brief
 		}
 	}
@@ -127,20 +127,20 @@ func (a *agent) forward(ctx workflow.Context, of string, events []todo.Event, br
 // leaves every table and its outbox; its running children, cancelled with
 // it, end too; and what waited for agents only it could spawn is settled.
 func (a *agent) endAtRoot(ctx workflow.Context, e End) {
-	tell, orphans, first := a.bus.End(e.AgentID, e.How)
+	tell, orphans, first := a.tree.End(e.AgentID, e.How)
 	if !first {
 		return
 	}
-	m := a.bus.Member(e.AgentID)
+	m := a.tree.Member(e.AgentID)
 	a.purge(m.WorkflowID)
 	a.takeEnd(ctx, e)
-	delete(a.bus.briefs, e.AgentID)
+	delete(a.tree.briefs, e.AgentID)
 	for _, in := range tell {
 		a.send(ctx, in.WorkflowID, EndSignal, e)
 	}
 	// Its parent below the root learns it too: a parent that adopted it
 	// from an earlier run has no future to learn it from.
-	if p := m.Parent; p != "" && p != a.bus.rootID && !slices.ContainsFunc(tell, func(w todo.Want) bool { return w.WorkflowID == p }) {
+	if p := m.Parent; p != "" && p != a.tree.rootID && !slices.ContainsFunc(tell, func(w todo.Want) bool { return w.WorkflowID == p }) {
 		a.send(ctx, p, EndSignal, e)
 	}
 	for _, id := range orphans {
@@ -156,7 +156,7 @@ func (a *agent) settleUnknown(ctx workflow.Context, turnOver bool) {
 	if !a.isRoot() {
 		return
 	}
-	serve, refuse := a.bus.Settle(a.inTree, func(asker string) bool { return a.maySpawn(turnOver, asker) })
+	serve, refuse := a.tree.Settle(a.inTree, func(asker string) bool { return a.maySpawn(turnOver, asker) })
 	for _, w := range serve {
 		a.serve(ctx, w)
 	}

@@ -57,7 +57,7 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 	case a.isRoot():
 		a.endAtRoot(ctx, end)
 	case err != nil:
-		a.send(ctx, a.bus.rootID, EndSignal, end)
+		a.send(ctx, a.tree.rootID, EndSignal, end)
 	}
 	a.publish(ctx)
 }
@@ -66,8 +66,8 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 // subagent_grace_s, and cancels those still running.
 func (a *agent) finishChildren(ctx workflow.Context) error {
 	grace := int(a.cfg.subagentGrace / time.Second)
-	for _, id := range a.childOrder {
-		if ch := a.children[id]; !ch.Done && !ch.finishAsked {
+	for _, id := range a.tree.childOrder {
+		if ch := a.tree.children[id]; !ch.Done && !ch.finishAsked {
 			ch.finishAsked = true
 			a.send(ctx, ch.WorkflowID, HandSignal, Handed{From: a.cfg.agentID, Finish: &grace})
 		}
@@ -76,8 +76,8 @@ func (a *agent) finishChildren(ctx workflow.Context) error {
 	if err != nil || done {
 		return err
 	}
-	for _, id := range a.childOrder {
-		if ch := a.children[id]; !ch.Done {
+	for _, id := range a.tree.childOrder {
+		if ch := a.tree.children[id]; !ch.Done {
 			a.stop(ctx, ch, fmt.Sprintf("the session ended and it did not finish within subagent_grace_s (%ds)", grace))
 		}
 	}
@@ -89,7 +89,7 @@ func (a *agent) finishChildren(ctx workflow.Context) error {
 // down.
 func (a *agent) onFinish(grace int) {
 	a.ended = true
-	a.finishNote = fmt.Sprintf("The session that started you is ending: you have %d seconds left before you are stopped. "+
+	a.tree.finishNote = fmt.Sprintf("The session that started you is ending: you have %d seconds left before you are stopped. "+
 		"Finish now: complete, fail or skip your remaining steps with what you have, and give your final answer.", grace)
 }
 
@@ -132,12 +132,12 @@ func (a *agent) cancelSubagent(ctx workflow.Context, c model.ToolCall) todo.Resu
 	if err := dec.Decode(&args); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf(`cancel_subagent takes {"agent_id": "...", "reason"?: "..."}: %v`, err)}
 	}
-	ch := a.children[args.AgentID]
+	ch := a.tree.children[args.AgentID]
 	switch {
-	case ch == nil && len(a.childOrder) == 0:
+	case ch == nil && len(a.tree.childOrder) == 0:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("you have no subagent %q: you have not spawned any", args.AgentID)}
 	case ch == nil:
-		return todo.Result{IsError: true, Content: fmt.Sprintf("you have no subagent %q; yours are %s (you can only cancel your own)", args.AgentID, strings.Join(a.childOrder, ", "))}
+		return todo.Result{IsError: true, Content: fmt.Sprintf("you have no subagent %q; yours are %s (you can only cancel your own)", args.AgentID, strings.Join(a.tree.childOrder, ", "))}
 	case ch.Done:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q has already ended (%s)", args.AgentID, ch.how)}
 	}
@@ -153,8 +153,8 @@ func (a *agent) cancelSubagent(ctx workflow.Context, c model.ToolCall) todo.Resu
 // continuation adopts.
 func (a *agent) runningChildList() []RunningChild {
 	var out []RunningChild
-	for _, id := range a.childOrder {
-		ch := a.children[id]
+	for _, id := range a.tree.childOrder {
+		ch := a.tree.children[id]
 		if !ch.Done && ch.end != nil {
 			a.endFrom(ch, *ch.end) // its future will not resolve in this run
 		}
@@ -178,8 +178,8 @@ const deadlineSlack = 10 * time.Second
 // deadline says nothing, so the deadline is the backstop that the child
 // future is for the children this run starts.
 func (a *agent) adoptChildren(ctx workflow.Context) {
-	for _, id := range a.childOrder {
-		ch := a.children[id]
+	for _, id := range a.tree.childOrder {
+		ch := a.tree.children[id]
 		if !ch.adopted() || ch.Done {
 			continue
 		}
@@ -200,7 +200,7 @@ func (a *agent) adoptChildren(ctx workflow.Context) {
 // state; its end is kept meanwhile, so that a handover in between hands it
 // on as ended, not as running (the root takes an end in only once).
 func (a *agent) adoptedEnded(e End) {
-	ch := a.children[e.AgentID]
+	ch := a.tree.children[e.AgentID]
 	switch {
 	case ch == nil || ch.Done:
 		return
@@ -218,8 +218,8 @@ func (a *agent) endFrom(ch *child, e End) {
 	case e.Final != nil:
 		st := *e.Final
 		ch.State = &st
-	case a.bus.briefs[e.AgentID] != nil:
-		st := a.bus.briefs[e.AgentID].state(e.AgentID)
+	case a.tree.briefs[e.AgentID] != nil:
+		st := a.tree.briefs[e.AgentID].state(e.AgentID)
 		ch.State = &st
 	default:
 		ch.State = &State{AgentID: e.AgentID}
@@ -237,7 +237,7 @@ func (a *agent) childDied(ctx workflow.Context, ch *child, how string) {
 	if a.isRoot() {
 		a.endAtRoot(ctx, end)
 	} else {
-		a.send(ctx, a.bus.rootID, EndSignal, end)
+		a.send(ctx, a.tree.rootID, EndSignal, end)
 	}
 	a.publish(ctx)
 }
@@ -256,13 +256,13 @@ func (a *agent) endTree(ctx workflow.Context, err error) {
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	var asked []workflow.Future
-	for _, id := range a.childOrder {
-		if ch := a.children[id]; !ch.Done {
+	for _, id := range a.tree.childOrder {
+		if ch := a.tree.children[id]; !ch.Done {
 			asked = append(asked, workflow.RequestCancelExternalWorkflow(dctx, ch.WorkflowID, ""))
 		}
 	}
 	if !a.isRoot() {
-		a.send(dctx, a.bus.rootID, EndSignal, a.endMessage(how))
+		a.send(dctx, a.tree.rootID, EndSignal, a.endMessage(how))
 	}
 	for _, f := range asked {
 		_ = f.Get(dctx, nil) // a child that ended meanwhile is no error here

@@ -10,7 +10,7 @@ import (
 )
 
 func (a *agent) treeLen() int {
-	b := &a.bus
+	b := &a.tree.bus
 	return b.join.Len() + b.want.Len() + b.events.Len() + b.end.Len() + b.hand.Len()
 }
 
@@ -24,21 +24,21 @@ func (a *agent) treeLen() int {
 // asker's own, a hand-on this agent's own wait.
 func (a *agent) drainTree(ctx workflow.Context) {
 	n, root := a.treeLen(), a.isRoot() // only the root takes joins and wants
-	drain(a.bus.join, func(m Join) {
+	drain(a.tree.join, func(m Join) {
 		heard(ctx, JoinSignal, m.Protocol)
 		if root {
 			a.onJoin(ctx, m.Member)
 		}
 	})
-	drain(a.bus.want, func(w Ask) {
+	drain(a.tree.want, func(w Ask) {
 		heard(ctx, WantSignal, w.Protocol)
 		if root {
 			a.route(ctx, w.Want)
 		}
 	})
-	drain(a.bus.events, func(e Events) { heard(ctx, TaskEventSignal, e.Protocol); a.onEvents(ctx, e) })
-	drain(a.bus.end, func(e End) { heard(ctx, EndSignal, e.Protocol); a.onEnd(ctx, e) })
-	drain(a.bus.hand, func(h Handed) { heard(ctx, HandSignal, h.Protocol); a.onHanded(ctx, h) })
+	drain(a.tree.events, func(e Events) { heard(ctx, TaskEventSignal, e.Protocol); a.onEvents(ctx, e) })
+	drain(a.tree.end, func(e End) { heard(ctx, EndSignal, e.Protocol); a.onEnd(ctx, e) })
+	drain(a.tree.hand, func(h Handed) { heard(ctx, HandSignal, h.Protocol); a.onHanded(ctx, h) })
 	if n > 0 {
 		a.failEnded(ctx)
 		a.askPeers(ctx)
@@ -85,7 +85,7 @@ func (a *agent) onEvents(ctx workflow.Context, e Events) {
 		a.emit(ctx, a.plans.Bind(e.Of, *e.Bind))
 	}
 	if e.Brief != nil {
-		a.bus.briefs[e.Of] = e.Brief
+		a.tree.briefs[e.Of] = e.Brief
 		a.forgetHanded()
 	}
 	if a.isRoot() {
@@ -96,7 +96,7 @@ func (a *agent) onEvents(ctx workflow.Context, e Events) {
 func (a *agent) onEnd(ctx workflow.Context, e End) {
 	// A child cancelled by this agent says only "cancelled"; its parent
 	// knows why, and says so to the steps that waited on it.
-	if ch := a.children[e.AgentID]; ch != nil && ch.why != "" && e.How == "cancelled" {
+	if ch := a.tree.children[e.AgentID]; ch != nil && ch.why != "" && e.How == "cancelled" {
 		e.How += ": " + ch.why
 	}
 	if a.isRoot() {
@@ -110,11 +110,11 @@ func (a *agent) onEnd(ctx workflow.Context, e End) {
 // appear (then a later dependency on it asks again).
 func (a *agent) takeEnd(ctx workflow.Context, e End) {
 	if e.Never {
-		a.bus.asked = slices.DeleteFunc(a.bus.asked, func(id string) bool { return id == e.AgentID })
+		a.tree.asked = slices.DeleteFunc(a.tree.asked, func(id string) bool { return id == e.AgentID })
 		a.emit(ctx, a.plans.FailDependency(e.AgentID, e.How))
 		return
 	}
-	a.gone[e.AgentID] = e.How
+	a.tree.gone[e.AgentID] = e.How
 	a.adoptedEnded(e)
 	a.emit(ctx, a.plans.AgentEnded(e.AgentID, e.How))
 }
@@ -123,7 +123,7 @@ func (a *agent) takeEnd(ctx workflow.Context, e End) {
 // dependency added after its agent ended would wait for ever.
 func (a *agent) failEnded(ctx workflow.Context) {
 	for _, id := range a.plans.BlockedOn() {
-		if how, ok := a.gone[id]; ok {
+		if how, ok := a.tree.gone[id]; ok {
 			a.emit(ctx, a.plans.AgentEnded(id, how))
 		}
 	}

@@ -63,16 +63,16 @@ func stamped(arg any) any {
 }
 
 func (a *agent) queue(ctx workflow.Context, to, name string, arg any) {
-	if a.bus.out == nil {
-		a.bus.out = map[string]*outbox{}
+	if a.tree.out == nil {
+		a.tree.out = map[string]*outbox{}
 	}
-	ob := a.bus.out[to]
+	ob := a.tree.out[to]
 	if ob == nil {
 		ob = &outbox{}
-		a.bus.out[to] = ob
+		a.tree.out[to] = ob
 	}
 	ob.queue = append(ob.queue, outgoing{name, arg})
-	a.bus.unsent++
+	a.tree.unsent++
 	if !ob.busy {
 		ob.busy = true
 		workflow.Go(ctx, func(ctx workflow.Context) { a.flush(ctx, to, ob) })
@@ -87,16 +87,16 @@ func (a *agent) flush(ctx workflow.Context, to string, ob *outbox) {
 		m := ob.queue[0]
 		ob.queue = ob.queue[1:]
 		err := workflow.SignalExternalWorkflow(ctx, to, "", m.name, m.arg).Get(ctx, nil)
-		a.bus.unsent--
+		a.tree.unsent--
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("tree message not delivered", "to", to, "signal", m.name, "error", err)
 		}
-		if gone := new(temporal.UnknownExternalWorkflowExecutionError); errors.As(err, &gone) && to == a.bus.rootID && !a.isRoot() {
+		if gone := new(temporal.UnknownExternalWorkflowExecutionError); errors.As(err, &gone) && to == a.tree.rootID && !a.isRoot() {
 			// The root has ended without cancelling this agent (it was
 			// terminated): no one will read this agent's work, so it
 			// stops, and its own children with it (endTree).
 			workflow.GetLogger(ctx).Warn("the root of the tree is gone; this subagent stops", "root", to)
-			a.leaveTree()
+			a.tree.leave()
 		}
 	}
 	ob.busy = false
@@ -104,23 +104,23 @@ func (a *agent) flush(ctx workflow.Context, to string, ob *outbox) {
 
 // purge drops what waits for a workflow that ended.
 func (a *agent) purge(workflowID string) {
-	if ob := a.bus.out[workflowID]; ob != nil {
-		a.bus.unsent -= len(ob.queue)
+	if ob := a.tree.out[workflowID]; ob != nil {
+		a.tree.unsent -= len(ob.queue)
 		ob.queue = nil
 	}
 }
 
 // awaitSent waits until every message queued was delivered (or failed).
 func (a *agent) awaitSent(ctx workflow.Context) {
-	_ = workflow.Await(ctx, func() bool { return a.bus.unsent == 0 })
+	_ = workflow.Await(ctx, func() bool { return a.tree.unsent == 0 })
 }
 
 // joinTree is a subagent's first message: the root records it before it
 // takes in anything else of it.
 func (a *agent) joinTree(ctx workflow.Context) {
 	if !a.isRoot() {
-		me := todo.Member{AgentID: a.cfg.agentID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Parent: a.parentID}
-		a.send(ctx, a.bus.rootID, JoinSignal, me)
+		me := todo.Member{AgentID: a.cfg.agentID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Parent: a.tree.parentID}
+		a.send(ctx, a.tree.rootID, JoinSignal, me)
 	}
 }
 
@@ -139,7 +139,7 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 		return
 	}
 	b := a.nextBrief()
-	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Events: events, Brief: &b})
+	a.send(ctx, a.tree.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Events: events, Brief: &b})
 }
 
 // askPeers asks the root for what this agent's plan needs and was not asked
@@ -149,13 +149,13 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 // has a number past the last one asked for.
 func (a *agent) askPeers(ctx workflow.Context) {
 	for _, id := range a.plans.PendingBindings() {
-		if !slices.Contains(a.bus.asked, id) {
-			a.bus.asked = append(a.bus.asked, id)
+		if !slices.Contains(a.tree.asked, id) {
+			a.tree.asked = append(a.tree.asked, id)
 			a.ask(ctx, todo.Want{Of: id, MinPlan: a.plans.CurrentPlanOf(id)})
 		}
 	}
 	for _, s := range a.plans.Subscriptions {
-		if s.Number() > a.bus.subs && !a.isRoot() {
+		if s.Number() > a.tree.subs && !a.isRoot() {
 			w := todo.Want{Of: s.AgentID, Filter: &s}
 			if w.Of == "" {
 				w.Of = "*"
@@ -163,7 +163,7 @@ func (a *agent) askPeers(ctx workflow.Context) {
 			a.ask(ctx, w)
 		}
 	}
-	a.bus.subs = a.plans.SubscriptionCount
+	a.tree.subs = a.plans.SubscriptionCount
 }
 
 func (a *agent) ask(ctx workflow.Context, w todo.Want) {
@@ -172,14 +172,14 @@ func (a *agent) ask(ctx workflow.Context, w todo.Want) {
 		a.route(ctx, w)
 		return
 	}
-	a.send(ctx, a.bus.rootID, WantSignal, w)
+	a.send(ctx, a.tree.rootID, WantSignal, w)
 }
 
 // sayEnded is a subagent's last message; the run completes once it is
 // delivered.
 func (a *agent) sayEnded(ctx workflow.Context) {
 	if !a.isRoot() {
-		a.send(ctx, a.bus.rootID, EndSignal, a.endMessage(StatusCompleted))
+		a.send(ctx, a.tree.rootID, EndSignal, a.endMessage(StatusCompleted))
 		a.awaitSent(ctx)
 	}
 }

@@ -84,17 +84,17 @@ func (a *agent) brief() Brief {
 // sendBrief tells the root of a status change that came without an event
 // (a pause, a wait), once per change.
 func (a *agent) sendBrief(ctx workflow.Context) {
-	if a.isRoot() || (a.bus.brief != nil && sameBrief(*a.bus.brief, a.brief())) {
+	if a.isRoot() || (a.tree.brief != nil && sameBrief(*a.tree.brief, a.brief())) {
 		return
 	}
 	b := a.nextBrief()
-	a.send(ctx, a.bus.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Brief: &b})
+	a.send(ctx, a.tree.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Brief: &b})
 }
 
 // nextBrief is the brief to send now, remembered as the last one sent.
 func (a *agent) nextBrief() Brief {
 	b := a.brief()
-	a.bus.brief = &b
+	a.tree.brief = &b
 	return b
 }
 
@@ -162,15 +162,15 @@ func reasonHead(s string) string {
 func (a *agent) under() []string {
 	var ids []string
 	if a.isRoot() {
-		for _, m := range a.bus.Members {
+		for _, m := range a.tree.Members {
 			if m.Ended == "" {
 				ids = append(ids, m.AgentID)
 			}
 		}
 		return ids
 	}
-	for _, id := range a.childOrder {
-		if !a.children[id].Done {
+	for _, id := range a.tree.childOrder {
+		if !a.tree.children[id].Done {
 			ids = append(ids, id)
 		}
 	}
@@ -182,9 +182,9 @@ func (a *agent) under() []string {
 func (a *agent) waiting() []Wait {
 	ws := a.ownWaits()
 	for _, id := range a.under() {
-		if b := a.bus.briefs[id]; b != nil {
+		if b := a.tree.briefs[id]; b != nil {
 			for _, w := range b.Waiting {
-				if !slices.Contains(a.bus.handed, w) {
+				if !slices.Contains(a.tree.handed, w) {
 					ws = append(ws, w)
 				}
 			}
@@ -195,8 +195,8 @@ func (a *agent) waiting() []Wait {
 
 // forgetHanded drops the handed-on answers whose waits are over.
 func (a *agent) forgetHanded() {
-	a.bus.handed = slices.DeleteFunc(a.bus.handed, func(w Wait) bool {
-		b := a.bus.briefs[w.AgentID]
+	a.tree.handed = slices.DeleteFunc(a.tree.handed, func(w Wait) bool {
+		b := a.tree.briefs[w.AgentID]
 		return b == nil || !slices.Contains(b.Waiting, w)
 	})
 }
@@ -249,7 +249,7 @@ func (a *agent) waitFor(kind, agentID string) (Wait, error) {
 
 // handOn sends a human's answer to the agent of the tree it is for.
 func (a *agent) handOn(ctx workflow.Context, agentID string, h Handed) error {
-	m := a.bus.Member(agentID)
+	m := a.tree.Member(agentID)
 	if m == nil || m.Ended != "" {
 		return fmt.Errorf("agent %q is not running in this run tree", agentID)
 	}

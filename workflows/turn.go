@@ -148,12 +148,12 @@ func (a *agent) startTurn(ctx workflow.Context, m Inbound) (*turnCursor, source,
 	case m.Retry:
 		// The same user message again: its failure notice goes, so that
 		// the model does not read it as its own answer.
-		if n := len(a.msgs); n > 0 && a.msgs[n-1].Name == NameModelError {
-			a.msgs = a.msgs[:n-1]
-			if a.sentMsgs > n-1 {
+		if n := len(a.window.msgs); n > 0 && a.window.msgs[n-1].Name == NameModelError {
+			a.window.msgs = a.window.msgs[:n-1]
+			if a.window.sentMsgs > n-1 {
 				// A message the workers may have kept is gone: their
 				// copies of this transcript are void.
-				a.sentMsgs, a.epoch = n-1, a.epoch+1
+				a.window.sentMsgs, a.window.epoch = n-1, a.window.epoch+1
 			}
 		}
 	default:
@@ -325,8 +325,8 @@ func (a *agent) afterTools(ctx workflow.Context, cur *turnCursor, resp model.Res
 // keep that message (an answer over its budget), and the model is then
 // called again.
 func (a *agent) lastCalls(ctx workflow.Context) []model.ToolCall {
-	if n := len(a.msgs); n > 0 && a.msgs[n-1].Role == model.RoleAssistant && len(a.msgs[n-1].ToolCalls) > 0 {
-		return a.msgs[n-1].ToolCalls
+	if n := len(a.window.msgs); n > 0 && a.window.msgs[n-1].Role == model.RoleAssistant && len(a.window.msgs[n-1].ToolCalls) > 0 {
+		return a.window.msgs[n-1].ToolCalls
 	}
 	workflow.GetLogger(ctx).Warn("a handed-over turn's response is not in the carried transcript; the model is called again")
 	return nil
@@ -365,18 +365,20 @@ func (a *agent) inject(in todo.Inject) {
 	a.append(model.Message{Role: model.RoleUser, Name: in.Name, Content: in.Text})
 }
 
-// window selects what the next model call receives: the model's view of
+// requestSpans selects what the next model call receives: the model's view of
 // the transcript (context.go) cut to context.max_messages. It first applies
 // the context-loss rule: when no write_todos call and no todo_reminder is in
 // view while the list is not empty, a todo_reminder with the list is added,
 // so a windowed or compacted model never forgets its checklist.
-func (a *agent) window() []activities.Span {
-	isTool := func(i int) bool { return a.msgs[i].Role == model.RoleTool }
-	start := func() int { return max(todo.Window(len(a.msgs), a.cfg.in.Context.MaxMessages, isTool), a.viewStart()) }
+func (a *agent) requestSpans() []activities.Span {
+	isTool := func(i int) bool { return a.window.msgs[i].Role == model.RoleTool }
+	start := func() int {
+		return max(todo.Window(len(a.window.msgs), a.cfg.in.Context.MaxMessages, isTool), a.viewStart())
+	}
 	from := start()
 	wrote, reminded := false, false
 	for _, sp := range a.view(from) {
-		for _, m := range a.msgs[sp.Start:sp.End] {
+		for _, m := range a.window.msgs[sp.Start:sp.End] {
 			reminded = reminded || m.Name == todo.NameReminder
 			for _, c := range m.ToolCalls {
 				wrote = wrote || c.Name == todo.ToolWrite
@@ -394,13 +396,13 @@ func (a *agent) append(m model.Message) {
 	if m.ToolCalls == nil {
 		m.ToolCalls = []model.ToolCall{}
 	}
-	a.msgs = append(a.msgs, m)
+	a.window.msgs = append(a.window.msgs, m)
 }
 
 // lastReply is the content of the last assistant message without tool calls.
 func (a *agent) lastReply() string {
-	for i := len(a.msgs) - 1; i >= 0; i-- {
-		if m := a.msgs[i]; m.Role == model.RoleAssistant && len(m.ToolCalls) == 0 {
+	for i := len(a.window.msgs) - 1; i >= 0; i-- {
+		if m := a.window.msgs[i]; m.Role == model.RoleAssistant && len(m.ToolCalls) == 0 {
 			return m.Content
 		}
 	}
