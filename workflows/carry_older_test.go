@@ -53,7 +53,7 @@ func TestFlatCarryReadsIntoItsParts(t *testing.T) {
 		t.Fatalf("a flat carry does not read: %v", err)
 	}
 	checks := []struct {
-		field    string
+		field     string
 		got, want any
 	}{
 		{"protocol", c.Protocol, 1},
