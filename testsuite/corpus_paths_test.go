@@ -74,6 +74,10 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"a busy turn handed over between two steps, with messages queued behind it", "continued as new between a turn's steps", "32_busy_turn_handover"},
 	{"a busy turn handed over between two steps, with messages queued behind it", "continued as new with messages queued", "32_busy_turn_handover"},
 	{"interrupt cancels the model call in flight; the session goes on", "update interrupt", "33_interrupt"},
+	{"an adopted child cancelled (cancel_subagent): by a request to its workflow id", "cancel asked of another workflow", "34_cancel_adopted_child"},
+	{"an adopted child cancelled (cancel_subagent): by a request to its workflow id", "canceled", "34_cancel_adopted_child"},
+	{"a root cancelled with a child running: the child is cancelled with it", "cancel requested", "35_cancel_root_with_children"},
+	{"a root cancelled with a child running: the child is cancelled with it", "child canceled", "35_cancel_root_with_children"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 
@@ -93,8 +97,9 @@ func checkPaths(t *testing.T, recordedMarks map[string][]string) {
 // testdata/histories and checks that each case's show the marks of the
 // paths corpusPaths says it covers. It needs no server: a corpus recorded
 // with a case that did not take its path fails here too, not only when it
-// was recorded. A case without histories yet (added since the corpus was
-// last recorded) is named in the log.
+// was recorded, and so does a case without histories (added since the
+// corpus was last recorded, or its files deleted): its paths would go
+// unreplayed.
 func TestRecordedCorpusShowsItsPaths(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	if err != nil || len(files) == 0 {
@@ -115,7 +120,7 @@ func TestRecordedCorpusShowsItsPaths(t *testing.T) {
 	}
 	for _, rc := range recordedCases() {
 		if _, ok := byCase[rc.name]; !ok {
-			t.Logf("%s has no recorded history yet: record the corpus again (TestRecordHistories -record)", rc.name)
+			t.Errorf("%s has no recorded history: record the corpus again (TestRecordHistories -record)", rc.name)
 		}
 	}
 	checkPaths(t, byCase)
@@ -259,7 +264,7 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		if c := in.Carry; c != nil && slices.ContainsFunc(c.Window.Messages, func(m model.Message) bool { return m.Name == workflows.NameContextSummary }) {
 			out = append(out, "continued as new with a context_summary")
 		}
-		if c := in.Carry; c != nil && len(c.Tree.Running) > 0 {
+		if c := in.Carry; c != nil && c.Tree != nil && len(c.Tree.Running) > 0 {
 			out = append(out, "continued as new with children running")
 		}
 		if c := in.Carry; c != nil && len(c.Inbox.Queue) > 0 && c.Inbox.Queue[0].Blocked != nil {
@@ -298,6 +303,12 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		return []string{"child timed out"}, nil
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
 		return []string{"timed out"}, nil
+	case enumspb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+		return []string{"cancel asked of another workflow"}, nil
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+		return []string{"cancel requested"}, nil
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+		return []string{"canceled"}, nil
 	}
 	return nil, nil
 }

@@ -2,9 +2,14 @@ package testsuite
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -47,5 +52,84 @@ func recordChildAdopted(t *testing.T, env *recordEnv, id string) []string {
 	if kid.Status != workflows.StatusCompleted || kid.Turns != 1 || kid.ModelCalls != 1 {
 		t.Errorf("kid in the final state: %+v, want completed after its one model call", kid)
 	}
+	return []string{"kid"}
+}
+
+// recordCancelAdoptedChild: a root hands over while its subagent works, and
+// its continuation, asked by the user, cancels the subagent it adopted: a
+// child of an earlier run has no future here, so the cancel goes to its
+// workflow id, and its end comes back as its tree_end.
+func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string {
+	sc, err := scenario.Load("testdata/driven/34_cancel_adopted_child.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := env.s.c
+	run := env.firstTurn(ctx, t, sc.RunInput(), id)
+	waitFor(t, time.Minute, "the root in a later run, the kid running", func() bool {
+		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil || desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() == run.GetRunID() {
+			return false
+		}
+		st, ok := queryState(ctx, c, id)
+		return ok && st.Status == workflows.StatusWaitingUser && st.Subagents["kid"].Status == workflows.StatusRunning
+	})
+	sess := tfclient.New(c, tfclient.Options{}).Session(id)
+	reply, err := sess.Send(ctx, "Call the survey off.").Reply(ctx)
+	if err != nil || reply != "Called off." {
+		t.Fatalf("send_message: %q, %v", reply, err)
+	}
+	waitFor(t, time.Minute, "the kid's end", func() bool {
+		st, ok := queryState(ctx, c, id)
+		return ok && st.Subagents["kid"].Status != workflows.StatusRunning
+	})
+	kidCancelled(ctx, t, env, id)
+	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Wait(ctx); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return []string{"kid"}
+}
+
+// kidCancelled fails the test unless root's subagent kid ended cancelled.
+func kidCancelled(ctx context.Context, t *testing.T, env *recordEnv, root string) {
+	t.Helper()
+	desc, err := env.s.c.DescribeWorkflowExecution(ctx, root+"/kid", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := desc.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
+		t.Errorf("the kid ended %s; want it cancelled", s)
+	}
+}
+
+// recordCancelRootWithChildren: a root cancelled (a cancel request to its
+// workflow) while its subagent works ends cancelled, and cancels the
+// subagent first.
+func recordCancelRootWithChildren(t *testing.T, env *recordEnv, id string) []string {
+	sc, err := scenario.Load("testdata/driven/35_cancel_root_with_children.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := env.s.c
+	run := env.firstTurn(ctx, t, sc.RunInput(), id)
+	waitFor(t, time.Minute, "the kid running", func() bool {
+		st, ok := queryState(ctx, c, id)
+		return ok && st.Subagents["kid"].Status == workflows.StatusRunning
+	})
+	if err := c.CancelWorkflow(ctx, id, ""); err != nil {
+		t.Fatal(err)
+	}
+	var canceled *temporal.CanceledError
+	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
+		t.Fatalf("run: %v; want it cancelled", err)
+	}
+	kidCancelled(ctx, t, env, id)
 	return []string{"kid"}
 }

@@ -47,6 +47,8 @@ var driven = []recordedCase{
 	{"30_late_turn_reply", recordLateTurnReply},
 	{"32_busy_turn_handover", recordBusyTurn},
 	{"33_interrupt", recordInterrupt},
+	{"34_cancel_adopted_child", recordCancelAdoptedChild},
+	{"35_cancel_root_with_children", recordCancelRootWithChildren},
 }
 
 // recordEnv is what the recorded cases run on: a server that suggests

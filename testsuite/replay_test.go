@@ -199,17 +199,28 @@ func replay(data []byte, id string) error {
 	return nil
 }
 
-// TestReplayRecordedHistories replays the recorded corpus under every worker
-// setting. A failure means a change altered the command sequence: until the
-// first release, re-record the corpus (TestRecordHistories -record) in the
-// same commit; from then on, see the README's versioning policy.
+// TestReplayRecordedHistories replays the recorded corpus, and the corpus of
+// every release (testdata/releases/VERSION), under every worker setting. A
+// failure of the corpus means a change altered the command sequence: until
+// the first release, re-record the corpus (TestRecordHistories -record) in
+// the same commit; from then on, see the README's versioning policy. A
+// failure of a release's corpus means this build would break the sessions
+// that release started: its histories are never recorded again.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no recorded histories: %v", err)
 	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+	released, err := filepath.Glob("testdata/releases/*/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, released...) {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if dir := filepath.Base(filepath.Dir(f)); dir != "histories" {
+			name = dir + "/" + name
+		}
+		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

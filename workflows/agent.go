@@ -11,52 +11,43 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// agent is the state of one AgentWorkflow run. Only workflow code touches it.
+// agent is the state of one AgentWorkflow run: the loop's own, then its
+// components, each with its own state, handlers and part of the carry
+// (doc.go). Only workflow code touches it.
 type agent struct {
-	cfg config
+	cfg  config
+	opts Options
 
+	// The loop's own: where the session stands, and the turn running now
+	// (cur, with where it stands: turn.go; nil between turns).
 	status       string
 	turns        int
 	modelCalls   int
-	window       window // the transcript and the model's view of it (window.go)
-	todo         todo.State
 	continuation bool
-
-	inbox *inbox // the messages waiting for their turn, the replies owed (replies.go)
+	ended        bool
+	cur          *turnCursor
+	modelError   *ModelError // the model call that ended the last turn (clients read one being retried from its activity)
+	failedTurn   bool        // the last turn ended on a model error; retry_turn may run it again
+	usage        Usage
 	// turnsHere counts the turns this run took up, startEvents its
 	// history's length at its start (session.go).
 	turnsHere   int
 	startEvents int
-	ended       bool
-
-	plans     *todo.PlanState
-	approvals approvals // the human answers the run waits for (approvals.go)
-
-	// cur is the turn running now, and where it stands (turn.go); nil
-	// between turns.
-	cur *turnCursor
-	// tree is the agent's place in its run tree: the bus, the children,
-	// the agents known to have ended (tree.go).
-	tree tree
-
-	reporters *reporting
-
-	published published
-
-	opts Options
 	// Signal channels, drained by pollSignals and, before the run hands
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
 
-	modelError    *ModelError // the model call that ended the last turn (clients read one being retried from its activity)
-	failedTurn    bool        // the last turn ended on a model error; retry_turn may run it again
-	usage         Usage
-	compactAsked  bool // compact_context waits for the loop
-	compactAnswer CompactResult
-	host          *host // where the tools run (host.go)
-
-	// diffs are the latest tool calls' diffs, for the user (diffs.go).
-	diffs toolDiffs
+	// The components.
+	window    window          // the transcript and the model's view of it (window.go)
+	todo      todo.State      // the list and its guards (todo/)
+	plans     *todo.PlanState // the plan and the tree's event log (plans.go)
+	inbox     *inbox          // the messages waiting for their turn, the replies owed (replies.go)
+	approvals approvals       // the human answers the run waits for (approvals.go)
+	tree      tree            // the bus, the children, the agents known to have ended (tree.go)
+	host      *host           // where the tools run (host.go)
+	reporters *reporting      // the webhooks and their queues (reporters.go)
+	published published       // the search attributes last sent (publish.go)
+	diffs     toolDiffs       // the latest tool calls' diffs, for the user (diffs.go)
 }
 
 // AgentWorkflow runs one agent: a single task from a prompt, or a chat

@@ -309,7 +309,7 @@ type CompactResult struct {
 
 func (a *agent) validateCompact() error {
 	switch {
-	case a.compactAsked:
+	case a.window.compactAsked:
 		return errors.New("a compaction is already waiting")
 	case a.approvals.toolWait != nil:
 		return fmt.Errorf("the run is waiting for the approval of call %s (%s); ask again once it goes on", a.approvals.toolWait.CallID, a.approvals.toolWait.Tool)
@@ -324,35 +324,35 @@ func (a *agent) validateCompact() error {
 // onCompact asks the loop to compact: the loop owns the transcript and the
 // model calls, so the handler only waits for its answer.
 func (a *agent) onCompact(ctx workflow.Context) (CompactResult, error) {
-	a.compactAsked = true
-	if err := workflow.Await(ctx, func() bool { return !a.compactAsked }); err != nil {
+	a.window.compactAsked = true
+	if err := workflow.Await(ctx, func() bool { return !a.window.compactAsked }); err != nil {
 		return CompactResult{}, err
 	}
-	return a.compactAnswer, nil
+	return a.window.compactAnswer, nil
 }
 
 // compactOnRequest runs a compaction that compact_context asked for.
 func (a *agent) compactOnRequest(ctx workflow.Context) error {
-	if !a.compactAsked {
+	if !a.window.compactAsked {
 		return nil
 	}
 	text, err := a.compact(ctx, a.budget())
 	var tf *turnFailure
 	switch {
 	case errors.Is(err, errNothingToCompact):
-		a.compactAnswer = CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.window.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
+		a.window.compactAnswer = CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.window.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
 	case errors.As(err, &tf):
-		a.compactAnswer = CompactResult{Message: tf.reply}
+		a.window.compactAnswer = CompactResult{Message: tf.reply}
 	case err != nil && (temporal.IsCanceledError(err) || ctx.Err() != nil):
 		return err // the run itself is being cancelled
 	case err != nil:
 		// The session goes on as it was: the caller learns why nothing
 		// was compacted (a summarising call that overflowed, say).
-		a.compactAnswer = CompactResult{Message: "The compaction did not happen: " + rootMessage(err)}
+		a.window.compactAnswer = CompactResult{Message: "The compaction did not happen: " + rootMessage(err)}
 	default:
-		a.compactAnswer = CompactResult{Compacted: true, Message: text}
+		a.window.compactAnswer = CompactResult{Compacted: true, Message: text}
 	}
-	a.compactAsked = false
+	a.window.compactAsked = false
 	return nil
 }
 

@@ -124,7 +124,7 @@ var errHandOver = errors.New("handed over to the continuation")
 // answered before the handover), and a run winding down after end_session,
 // whose wait is bounded by subagent_grace_s.
 func (a *agent) handOverDue(ctx workflow.Context) bool {
-	if a.compactAsked || a.ended {
+	if a.window.compactAsked || a.ended {
 		return false
 	}
 	info := workflow.GetInfo(ctx)
@@ -150,7 +150,7 @@ func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
 
 // interrupted reports whether something waits for the loop: a message (or
 // retry) in the inbox or a compaction request.
-func (a *agent) interrupted() bool { return !a.inbox.empty() || a.compactAsked }
+func (a *agent) interrupted() bool { return !a.inbox.empty() || a.window.compactAsked }
 
 // awaitOrTimeout waits until cond holds or d has passed, and reports which.
 // Unlike workflow.AwaitWithTimeout (whose SDK flag that cancels the timer is
@@ -250,8 +250,8 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	// replies are kept for the callers told so.
 	a.inbox.handing = true
 	defer func() { a.inbox.handing = false }()
-	err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || a.compactAsked })
-	if err != nil || a.compactAsked {
+	err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || a.window.compactAsked })
+	if err != nil || a.window.compactAsked {
 		return err
 	}
 	a.awaitSent(ctx)
@@ -283,7 +283,7 @@ func (a *agent) handOver(ctx workflow.Context) error {
 // turn.
 func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 	a.drainSignals(ctx)
-	waits := func() bool { return a.compactAsked || !carried && !a.inbox.empty() }
+	waits := func() bool { return a.window.compactAsked || !carried && !a.inbox.empty() }
 	if waits() || a.tree.unsent > 0 || a.approvals.waiting() {
 		return false
 	}

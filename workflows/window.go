@@ -20,6 +20,10 @@ type window struct {
 	sentTokens int
 	// summaryCalls counts the summarising model calls among the run's.
 	summaryCalls int
+	// compactAsked: a compact_context update waits for the loop, which
+	// answers it with compactAnswer (context.go).
+	compactAsked  bool
+	compactAnswer CompactResult
 
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
