@@ -62,6 +62,7 @@ func TestChildCrossesContinueAsNew(t *testing.T) {
 	var ended State
 	env.RegisterDelayedCallback(func() { ended = queryState(t, env) }, 3*time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(WorkflowName, next)
 	completed(t, env)
 
@@ -87,6 +88,7 @@ func TestAdoptedChildThatDiesSilently(t *testing.T) {
 	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 29*time.Minute)
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 32*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 40*time.Minute)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(WorkflowName, next)
 	completed(t, env)
 
@@ -120,6 +122,7 @@ func TestAdoptedChildCancelledAtGrace(t *testing.T) {
 		return errors.New("workflow not found")
 	})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(WorkflowName, next)
 	completed(t, env)
 
@@ -144,6 +147,7 @@ func TestCancelledRunCancelsItsChildren(t *testing.T) {
 		return nil
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(WorkflowName, next)
 	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "canceled") {
 		t.Fatalf("run ended with %v, want cancelled", err)
@@ -229,6 +233,7 @@ func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk"})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(WorkflowName, next)
 	completed(t, env)
 	st := queryState(t, env)

@@ -75,6 +75,9 @@ type Options struct {
 func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResult, error) {
 	refuseForeign(ctx, in, opts)
 	cfg, err := resolve(in)
+	if err == nil && in.Carry != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == "" {
+		err = errCarryOnStart
+	}
 	if err == nil {
 		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)
 	}

@@ -179,6 +179,7 @@ func TestContinuedRunDoesNotSendItsCarriedMessages(t *testing.T) {
 		seen = append(seen, in)
 		return model.Response{Content: "again"}, nil
 	}, activity.RegisterOptions{Name: activities.CallModelName})
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 1, Carry: &Carry{Window: WindowCarry{Messages: carried}, Inbox: InboxCarry{Queue: []Inbound{{Text: "second"}}}, Session: SessionCarry{Turns: 1, ModelCalls: 1}}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)

@@ -72,6 +72,7 @@ func TestQueuedMessagesCrossAHandover(t *testing.T) {
 		reply = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
 		env.SignalWorkflow(EndSessionSignal, nil)
 	}, 2*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(WorkflowName, next)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -125,6 +126,7 @@ func TestBusyTurnHandsOverBetweenSteps(t *testing.T) {
 	env = s.NewTestWorkflowEnvironment()
 	seen := scripted(env, calls(reads...), calls(reads...), say("read them all"))
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, next)
 	var res AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
@@ -173,6 +175,7 @@ func TestFailingReporterDoesNotHoldTheHandover(t *testing.T) {
 		return nil
 	}, activity.RegisterOptions{Name: activities.ReportName})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, next)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)

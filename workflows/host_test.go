@@ -242,6 +242,7 @@ func TestWorkspaceHostCarriedThroughContinueAsNew(t *testing.T) {
 	env2.RegisterDelayedCallback(func() { st = queryState(t, env2) }, time.Second)
 	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(UserMessageSignal, "read it") }, 2*time.Second)
 	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env2.SetContinuedExecutionRunID("the-run-before")
 	env2.ExecuteWorkflow(AgentWorkflow, next)
 	if err := env2.GetWorkflowError(); err != nil {
 		t.Fatal(err)

@@ -211,9 +211,18 @@ type AgentResult struct {
 // Validate checks an input as AgentWorkflow will, so that a starter can
 // refuse a bad one before it starts a run.
 func (in AgentInput) Validate() error {
+	if in.Carry != nil {
+		return errCarryOnStart
+	}
 	_, err := resolve(in)
 	return err
 }
+
+// errCarryOnStart refuses a carry in the input of a session's first run: a
+// carry is the state a run hands its continuation, and one written by
+// whoever starts a run would set its transcript, its approvals and the
+// children it adopts.
+var errCarryOnStart = errors.New("carry: set only by a run's continue-as-new, never in the input that starts a session")
 
 // config is an AgentInput with defaults applied and checked.
 type config struct {

@@ -173,6 +173,7 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	env2 := s.NewTestWorkflowEnvironment()
 	seen := scripted(env2)
 	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Second)
+	env2.SetContinuedExecutionRunID("the-run-before")
 	env2.ExecuteWorkflow(AgentWorkflow, next)
 	if err := env2.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -208,6 +209,7 @@ func TestContinueAsNewCompactsAndReminds(t *testing.T) {
 	scripted(env2, model.Response{}) // call numbers go on from the carry
 	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(UserMessageSignal, "go on") }, time.Second)
 	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env2.SetContinuedExecutionRunID("the-run-before")
 	env2.ExecuteWorkflow(AgentWorkflow, next)
 	if err := env2.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -296,6 +298,7 @@ func TestApprovalWaitCrossesContinueAsNew(t *testing.T) {
 		}
 		approve(env, t, true, "go ahead", nil)
 	}, 24*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, next)
 	var res AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {

@@ -179,6 +179,7 @@ func TestOlderCarryIsServed(t *testing.T) {
 	if !strings.Contains(in.ignored, "tree_bus") || in.unknown != "" {
 		t.Errorf("ignored %q, unknown %q; want tree_bus ignored, nothing refused", in.ignored, in.unknown)
 	}
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the older carry was not served: %v", err)

@@ -58,6 +58,7 @@ func TestChatTurnCrossesContinueAsNew(t *testing.T) {
 		again = sendUpdate(env, TurnReplyUpdate, "r2", TurnReplyArgs{UpdateID: "msg-1"})
 		env.SignalWorkflow(EndSessionSignal, nil)
 	}, 2*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, next)
 	completed(t, env)
 	if unknown.refused == nil || !strings.Contains(unknown.refused.Error(), "msg-9") {
@@ -97,6 +98,7 @@ func TestKeptReplyOutlivesEndSession(t *testing.T) {
 					late = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
 				}
 			}, time.Hour+time.Minute)
+			env.SetContinuedExecutionRunID("the-run-before")
 			env.ExecuteWorkflow(AgentWorkflow, next)
 			completed(t, env)
 			if !openAfterEnd {

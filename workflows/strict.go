@@ -38,26 +38,24 @@ func unknownField(what, unknown string) error {
 }
 
 // UnmarshalJSON decodes the input and keeps an unknown field for resolve to
-// refuse. The carry of a continue-as-new, written by the previous run, is
-// not checked again: it is the run's own, and can be megabytes. One written
-// by a build of another protocol may hold fields this build cannot know
-// (the input's, the carry's): they are ignored, and the first is kept for
-// the log (protocol.go), since a carry that decodes is served.
+// refuse, a carry or not: a carry is set only by a run's continue-as-new,
+// which this build wrote, so an unknown field beside it is still a
+// caller's mistake (a carry on a run's first input is refused at its start,
+// agentWorkflow). Only an input written by a build of another protocol may
+// hold fields this build cannot know: they are ignored, and the first is
+// kept for the log (protocol.go), since a carry that decodes is served. The
+// carry's own fields are read by Carry.UnmarshalJSON (carry_older.go).
 func (in *AgentInput) UnmarshalJSON(b []byte) error {
 	type plain AgentInput
-	if err := json.Unmarshal(b, (*plain)(in)); err != nil {
+	unknown, err := strictly(b, (*plain)(in))
+	if err != nil {
 		return err
 	}
-	if in.Carry == nil {
-		unknown, err := strictly(b, (*plain)(in))
-		in.unknown = unknown
-		return err
+	if in.Carry != nil && in.Carry.Protocol != Protocol {
+		in.ignored = unknown
+		return nil
 	}
-	if in.Carry.Protocol != Protocol {
-		ignored, err := strictly(b, (*plain)(in))
-		in.ignored = ignored
-		return err
-	}
+	in.unknown = unknown
 	return nil
 }
 

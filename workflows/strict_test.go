@@ -38,6 +38,55 @@ func TestUnknownInputFieldsAreRefused(t *testing.T) {
 	}
 }
 
+// A carry is the state a run hands its continuation: whoever starts a run
+// cannot set one (it would set the transcript, the remembered approvals,
+// the children to adopt), and a carry does not turn strict decoding off: a
+// misspelt field beside it is refused, in a continuation too.
+func TestCarryIsNoWayAroundTheInputsChecks(t *testing.T) {
+	carry := `"carry": {"protocol": 2, "session": {"turns": 1, "model_calls": 1, "continuation": false, "usage": {}},
+	  "window": {"messages": [{"role": "system", "content": "system"}]}, "todo": {},
+	  "approvals": {"remembered": ["write_file"]}, "inbox": {"queue": [{"text": "go on"}]}}`
+	tests := []struct {
+		name      string
+		input     string
+		continued bool
+		refused   string
+	}{
+		{"a carry on a first run", `{"model": "openai:gpt", ` + carry + `}`, false, "carry: set only by a run's continue-as-new"},
+		{"a typo beside a carry, on a first run", `{"model": "openai:gpt", "aproval": {"*": "required"}, ` + carry + `}`, false, `unknown field "aproval"`},
+		{"a typo beside a carry, in a continuation", `{"model": "openai:gpt", "aproval": {"*": "required"}, ` + carry + `}`, true, `unknown field "aproval"`},
+		{"a continuation's carry", `{"model": "openai:gpt", ` + carry + `}`, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTreeEnv()
+			scripted(env, say("went on"))
+			if tt.continued {
+				env.SetContinuedExecutionRunID("the-run-before")
+			}
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+			env.ExecuteWorkflow(WorkflowName, json.RawMessage(tt.input))
+			err := env.GetWorkflowError()
+			if tt.refused == "" {
+				if err != nil {
+					t.Fatalf("a continuation's own carry was refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "invalid AgentWorkflow input: "+tt.refused) {
+				t.Errorf("workflow error %v; want %q refused", err, tt.refused)
+			}
+		})
+	}
+	var in AgentInput
+	if err := json.Unmarshal([]byte(`{"prompt": "hi", `+carry+`}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Validate(); err == nil || !strings.Contains(err.Error(), "carry") {
+		t.Errorf("Validate: %v; want the carry refused before a client starts the run", err)
+	}
+}
+
 // An approval sent as a plain tree_hand signal, not through approve_tool
 // (whose validator checks the call_id), approves nothing; a resume with an
 // unknown field resumes nothing; set_continuation with one is refused.

@@ -284,6 +284,7 @@ func TestToolApprovalWaitCrossesContinueAsNew(t *testing.T) {
 		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1c"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, next)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)

@@ -132,6 +132,7 @@ func TestHeldCallWaitCrossesContinueAsNew(t *testing.T) {
 		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "keep b", CallID: "c1c"}, nil)
 	}, 2*time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, next)
 	completed(t, env)
 	if first.PendingApproval == nil || first.PendingApproval.CallID != "c1a" || second.PendingApproval == nil || second.PendingApproval.CallID != "c1c" {
@@ -186,6 +187,7 @@ func TestHeldCallAndPlanApprovalCrossTogether(t *testing.T) {
 		approve(env, t, true, "", nil)
 	}, 2*time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, next)
 	completed(t, env)
 	if got := sent(); got != "c2b false" {
