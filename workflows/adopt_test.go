@@ -57,7 +57,7 @@ func TestChildCrossesContinueAsNew(t *testing.T) {
 	env.RegisterDelayedCallback(func() { running = queryState(t, env) }, time.Minute)
 	final := State{AgentID: "kid", Status: StatusCompleted, Turns: 1, ModelCalls: 3, Todos: []todo.Item{{ID: "1", Content: "work", Status: todo.Completed}}}
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: StatusCompleted, Final: &final, Reply: "the day's work"})
+		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: StatusCompleted, Final: &final, Reply: "the day's work", Key: next.Carry.Tree.Key})
 	}, 2*time.Hour)
 	var ended State
 	env.RegisterDelayedCallback(func() { ended = queryState(t, env) }, 3*time.Hour)
@@ -230,7 +230,7 @@ func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 		return say("kid failed; the review is off."), true
 	}
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk"})
+		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk", Key: next.Carry.Tree.Key})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")

@@ -75,8 +75,13 @@ type Options struct {
 func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResult, error) {
 	refuseForeign(ctx, in, opts)
 	cfg, err := resolve(in)
-	if err == nil && in.Carry != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == "" {
+	info := workflow.GetInfo(ctx)
+	switch {
+	case err != nil:
+	case in.Carry != nil && info.ContinuedExecutionRunID == "":
 		err = errCarryOnStart
+	case in.TreeKey != "" && info.ParentWorkflowExecution == nil:
+		err = errTreeKeyOfRoot
 	}
 	if err == nil {
 		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)
@@ -94,9 +99,9 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	}
 	a := newAgent(cfg)
 	a.opts = opts
-	info := workflow.GetInfo(ctx)
 	if p := info.ParentWorkflowExecution; p != nil {
 		a.tree.parentID = p.ID
+		a.tree.key = in.TreeKey
 	}
 	a.startEvents = info.GetCurrentHistoryLength()
 	a.tree.rootID = info.WorkflowExecution.ID

@@ -66,7 +66,7 @@ func TestQueuedMessagesCrossAHandover(t *testing.T) {
 	}
 	var reply *sent
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk"})
+		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk", Key: next.Carry.Tree.Key})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		reply = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})

@@ -98,6 +98,9 @@ type AgentInput struct {
 	// approve_tool before they run: "required" or "auto" each. Subagents
 	// inherit it.
 	Approval todo.ToolApproval `json:"approval,omitempty"`
+	// TreeKey is the key of the run tree (tree_key.go), set by a parent for
+	// its subagent; a root mints its own.
+	TreeKey string `json:"tree_key,omitempty"`
 	// Carry is set only by continue-as-new: the state of the previous run.
 	Carry *Carry `json:"carry,omitempty"`
 	// Protocol is the protocol of the build that wrote the input (its
@@ -214,6 +217,9 @@ func (in AgentInput) Validate() error {
 	if in.Carry != nil {
 		return errCarryOnStart
 	}
+	if in.TreeKey != "" {
+		return errTreeKeyOfRoot
+	}
 	_, err := resolve(in)
 	return err
 }
@@ -223,6 +229,10 @@ func (in AgentInput) Validate() error {
 // whoever starts a run would set its transcript, its approvals and the
 // children it adopts.
 var errCarryOnStart = errors.New("carry: set only by a run's continue-as-new, never in the input that starts a session")
+
+// errTreeKeyOfRoot refuses a tree key in a root's input: a root mints its
+// own (tree_key.go), and one its starter chose would be known to them.
+var errTreeKeyOfRoot = errors.New("tree_key: set only by a parent for its subagent, never in the input that starts a session")
 
 // config is an AgentInput with defaults applied and checked.
 type config struct {

@@ -67,13 +67,13 @@ func TestTreeEventsBeforeTheEndInOneTask(t *testing.T) {
 	// prod, as if spawned by another agent, joins; an hour later its last
 	// event and its end come in one task, the end first.
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(JoinSignal, todo.Member{AgentID: "prod", WorkflowID: childWF("prod"), Parent: childWF("lead")})
+		env.SignalWorkflow(JoinSignal, Join{Member: todo.Member{AgentID: "prod", WorkflowID: childWF("prod"), Parent: childWF("lead")}, Key: testTreeKey})
 	}, 10*time.Minute)
 	var joined State
 	env.RegisterDelayedCallback(func() { joined = queryState(t, env) }, 20*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflowSkippingWorkflowTask(EndSignal, End{AgentID: "prod", How: StatusCompleted})
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "prod", Events: []todo.Event{completedStep}})
+		env.SignalWorkflowSkippingWorkflowTask(EndSignal, End{AgentID: "prod", How: StatusCompleted, Key: testTreeKey})
+		env.SignalWorkflow(TaskEventSignal, Events{Of: "prod", Events: []todo.Event{completedStep}, Key: testTreeKey})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
 	// prod's parent, below the root, is told of its end: a parent that
@@ -81,7 +81,7 @@ func TestTreeEventsBeforeTheEndInOneTask(t *testing.T) {
 	var toldLead []End
 	env.OnSignalExternalWorkflow(mock.Anything, childWF("lead"), "", EndSignal, mock.Anything).Return(
 		func(_, _, _, _ string, e any) error { toldLead = append(toldLead, e.(End)); return nil })
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	keyedRoot(env, "go")
 	completed(t, env)
 	if len(toldLead) != 1 || toldLead[0].AgentID != "prod" {
 		t.Errorf("prod's parent was told %v, want prod's end once", toldLead)

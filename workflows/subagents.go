@@ -138,6 +138,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		SubagentGraceS:    a.cfg.in.SubagentGraceS,
 		ModelRetryWindowS: a.cfg.in.ModelRetryWindowS,
 		Protocol:          Protocol,
+		TreeKey:           a.treeKey(ctx),
 	}
 	if args.Todo != nil {
 		in.Todo = *args.Todo

@@ -59,6 +59,7 @@ type Events struct {
 	Brief    *Brief       `json:"brief,omitempty"`
 	Bind     *string      `json:"bind,omitempty"`
 	Protocol int          `json:"protocol,omitempty"`
+	Key      string       `json:"key,omitempty"` // the tree's key (tree_key.go)
 }
 
 // Join is a member's join, and Ask a want, as the tree's signals carry
@@ -66,11 +67,13 @@ type Events struct {
 type (
 	Join struct {
 		todo.Member
-		Protocol int `json:"protocol,omitempty"`
+		Protocol int    `json:"protocol,omitempty"`
+		Key      string `json:"key,omitempty"`
 	}
 	Ask struct {
 		todo.Want
-		Protocol int `json:"protocol,omitempty"`
+		Protocol int    `json:"protocol,omitempty"`
+		Key      string `json:"key,omitempty"`
 	}
 )
 
@@ -86,6 +89,7 @@ type End struct {
 	Final    *State `json:"final,omitempty"`
 	Reply    string `json:"reply,omitempty"`
 	Protocol int    `json:"protocol,omitempty"`
+	Key      string `json:"key,omitempty"`
 }
 
 // Handed is a human's answer the root hands on to the agent that waits for
@@ -97,6 +101,7 @@ type Handed struct {
 	ApproveTool *ToolApprovalArgs `json:"approve_tool,omitempty"`
 	Finish      *int              `json:"finish,omitempty"`
 	Protocol    int               `json:"protocol,omitempty"`
+	Key         string            `json:"key,omitempty"`
 }
 
 // TreeCarry is the tree's part of a carry: the root's roster and
@@ -105,6 +110,9 @@ type Handed struct {
 // children: the running ones by name, which the continuation adopts
 // (tree_lifecycle.go), the finished ones by their final states.
 type TreeCarry struct {
+	// Key is the root's tree key (tree_key.go); a subagent's is in its
+	// input.
+	Key    string            `json:"key,omitempty"`
 	Broker todo.Broker       `json:"broker"`
 	Asked  []string          `json:"asked,omitempty"`
 	Subs   int               `json:"subs,omitempty"`
@@ -137,6 +145,8 @@ type tree struct {
 	// finishNote tells the model, before its next call, that its parent's
 	// session is ending (a subagent asked to finish).
 	finishNote string
+	// key proves a tree message came from the tree (tree_key.go).
+	key string
 }
 
 // bus is an agent's part of the tree's messaging. Its maps are looked up, never ranged.
@@ -170,6 +180,7 @@ func newTree(c *Carry) tree {
 		return t
 	}
 	tc := c.Tree
+	t.key = tc.Key
 	t.Broker, t.asked, t.subs, t.handed = tc.Broker, tc.Asked, tc.Subs, tc.Handed
 	if tc.Briefs != nil {
 		t.briefs = tc.Briefs
@@ -198,7 +209,7 @@ func (a *agent) carryTree() *TreeCarry {
 	for _, r := range running {
 		delete(ended, r.AgentID)
 	}
-	return &TreeCarry{Broker: a.tree.Broker, Asked: a.tree.asked, Subs: a.tree.subs, Briefs: a.tree.briefs, Handed: a.tree.handed,
+	return &TreeCarry{Key: a.tree.key, Broker: a.tree.Broker, Asked: a.tree.asked, Subs: a.tree.subs, Briefs: a.tree.briefs, Handed: a.tree.handed,
 		Running: running, Subagents: ended,
 		// The children left out of Subagents are left out of the next
 		// run's count too, but still counted as pruned.

@@ -132,6 +132,21 @@ func rootInput(prompt string) AgentInput {
 	return in
 }
 
+// testTreeKey is the tree key of a root from keyedRoot.
+const testTreeKey = "key-of-the-test-tree"
+
+// keyedRoot starts env's root from rootInput(prompt) whose tree already has
+// a key, as a continuation of a root that spawned before: a test that plays
+// another member of the tree signals with testTreeKey (a first run mints
+// its own, which the test cannot know).
+func keyedRoot(env testEnv, prompt string) {
+	in := rootInput("")
+	in.Carry = &Carry{Protocol: Protocol, Window: WindowCarry{Messages: []model.Message{{Role: model.RoleSystem, Content: "system"}}},
+		Inbox: InboxCarry{Queue: []Inbound{{Text: prompt}}}, Tree: &TreeCarry{Key: testTreeKey}}
+	env.SetContinuedExecutionRunID("the-run-before")
+	env.ExecuteWorkflow(WorkflowName, in)
+}
+
 // quiet is the todo argument of spawn_subagent for a child whose script
 // needs no guard: no correction, no continuation.
 const quiet = `{"finalization_max_corrections":0,"continuation":false}`

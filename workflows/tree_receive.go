@@ -25,20 +25,30 @@ func (a *agent) treeLen() int {
 func (a *agent) drainTree(ctx workflow.Context) {
 	n, root := a.treeLen(), a.isRoot() // only the root takes joins and wants
 	drain(a.tree.join, func(m Join) {
-		heard(ctx, JoinSignal, m.Protocol)
-		if root {
+		if a.heard(ctx, JoinSignal, m.Protocol, m.Key) && root {
 			a.onJoin(ctx, m.Member)
 		}
 	})
 	drain(a.tree.want, func(w Ask) {
-		heard(ctx, WantSignal, w.Protocol)
-		if root {
+		if a.heard(ctx, WantSignal, w.Protocol, w.Key) && root {
 			a.route(ctx, w.Want)
 		}
 	})
-	drain(a.tree.events, func(e Events) { heard(ctx, TaskEventSignal, e.Protocol); a.onEvents(ctx, e) })
-	drain(a.tree.end, func(e End) { heard(ctx, EndSignal, e.Protocol); a.onEnd(ctx, e) })
-	drain(a.tree.hand, func(h Handed) { heard(ctx, HandSignal, h.Protocol); a.onHanded(ctx, h) })
+	drain(a.tree.events, func(e Events) {
+		if a.heard(ctx, TaskEventSignal, e.Protocol, e.Key) {
+			a.onEvents(ctx, e)
+		}
+	})
+	drain(a.tree.end, func(e End) {
+		if a.heard(ctx, EndSignal, e.Protocol, e.Key) {
+			a.onEnd(ctx, e)
+		}
+	})
+	drain(a.tree.hand, func(h Handed) {
+		if a.heard(ctx, HandSignal, h.Protocol, h.Key) {
+			a.onHanded(ctx, h)
+		}
+	})
 	if n > 0 {
 		a.failEnded(ctx)
 		a.askPeers(ctx)
@@ -46,14 +56,19 @@ func (a *agent) drainTree(ctx workflow.Context) {
 	}
 }
 
-// heard logs a tree message of another protocol, taken as it came: what it
-// lacks is zero, what this build does not know was ignored (tree messages
-// are decoded leniently, and a sender of another protocol is refused its
-// own history by its worker, not here).
-func heard(ctx workflow.Context, signal string, p int) {
+// heard reports whether a tree message is taken in: one without the tree's
+// key is dropped (tree_key.go). It logs one of another protocol, taken as
+// it came: what it lacks is zero, what this build does not know was
+// ignored (tree messages are decoded leniently, and a sender of another
+// protocol is refused its own history by its worker, not here).
+func (a *agent) heard(ctx workflow.Context, signal string, p int, key string) bool {
+	if !a.proven(ctx, signal, key) {
+		return false
+	}
 	if p != Protocol {
 		workflow.GetLogger(ctx).Warn("a tree message of another protocol", "signal", signal, "protocol", p, "this_protocol", Protocol)
 	}
+	return true
 }
 
 func drain[T any](ch workflow.ReceiveChannel, take func(T)) {

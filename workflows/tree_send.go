@@ -33,31 +33,33 @@ func (a *agent) send(ctx workflow.Context, to, name string, arg any) {
 	if e, ok := arg.(Events); ok {
 		if parts := todo.Batches(e.Events, signalEventsBudget); len(parts) > 1 {
 			for _, p := range parts[:len(parts)-1] {
-				a.queue(ctx, to, name, Events{Of: e.Of, Events: p})
+				a.queue(ctx, to, name, a.stamped(Events{Of: e.Of, Events: p}))
 			}
 			e.Events = parts[len(parts)-1]
 			arg = e
 		}
 	}
-	a.queue(ctx, to, name, stamped(arg))
+	a.queue(ctx, to, name, a.stamped(arg))
 }
 
-// stamped is a tree message that says this build's protocol.
-func stamped(arg any) any {
+// stamped is a tree message that says this build's protocol, with the
+// tree's key.
+func (a *agent) stamped(arg any) any {
+	key := a.tree.key
 	switch m := arg.(type) {
 	case Events:
-		m.Protocol = Protocol
+		m.Protocol, m.Key = Protocol, key
 		return m
 	case End:
-		m.Protocol = Protocol
+		m.Protocol, m.Key = Protocol, key
 		return m
 	case Handed:
-		m.Protocol = Protocol
+		m.Protocol, m.Key = Protocol, key
 		return m
 	case todo.Member:
-		return Join{Member: m, Protocol: Protocol}
+		return Join{Member: m, Protocol: Protocol, Key: key}
 	case todo.Want:
-		return Ask{Want: m, Protocol: Protocol}
+		return Ask{Want: m, Protocol: Protocol, Key: key}
 	}
 	return arg
 }
