@@ -77,7 +77,8 @@ var corpusPaths = []struct{ path, mark, by string }{
 	{"an adopted child cancelled (cancel_subagent): by a request to its workflow id", "cancel asked of another workflow", "34_cancel_adopted_child"},
 	{"an adopted child cancelled (cancel_subagent): by a request to its workflow id", "canceled", "34_cancel_adopted_child"},
 	{"a root cancelled with a child running: the child is cancelled with it", "cancel requested", "35_cancel_root_with_children"},
-	{"a root cancelled with a child running: the child is cancelled with it", "child canceled", "35_cancel_root_with_children"},
+	{"a root cancelled with a child running: the child is cancelled with it", "cancel asked of another workflow", "35_cancel_root_with_children"},
+	{"a root cancelled with a child running: the child is cancelled with it", "canceled", "35_cancel_root_with_children"},
 	{"compact_context whose summary does not fit: answered, the session goes on", "failed CallModel (summary): ContextLengthExceeded", "26_compact_context_overflow"},
 }
 

@@ -146,6 +146,9 @@ func logHistory(t *testing.T, evs []*historypb.HistoryEvent) {
 		if f := ev.GetActivityTaskFailedEventAttributes().GetFailure(); f != nil {
 			fmt.Fprintf(&b, " %s", f.GetMessage())
 		}
+		if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			fmt.Fprintf(&b, " %s: %.300s", a.GetCause(), a.GetFailure().GetMessage())
+		}
 		b.WriteString("\n")
 	}
 	t.Log(b.String())

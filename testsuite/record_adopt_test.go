@@ -68,12 +68,20 @@ func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string 
 	defer cancel()
 	c := env.s.c
 	run := env.firstTurn(ctx, t, sc.RunInput(), id)
+	var st workflows.State
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the root stood at %s, the kid at %s", st.Status, st.Subagents["kid"].Status)
+			logHistory(t, historyOf(t, c, id))
+		}
+	})
 	waitFor(t, time.Minute, "the root in a later run, the kid running", func() bool {
 		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 		if err != nil || desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() == run.GetRunID() {
 			return false
 		}
-		st, ok := queryState(ctx, c, id)
+		var ok bool
+		st, ok = queryState(ctx, c, id)
 		return ok && st.Status == workflows.StatusWaitingUser && st.Subagents["kid"].Status == workflows.StatusRunning
 	})
 	sess := tfclient.New(c, tfclient.Options{}).Session(id)
@@ -85,6 +93,7 @@ func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string 
 		st, ok := queryState(ctx, c, id)
 		return ok && st.Subagents["kid"].Status != workflows.StatusRunning
 	})
+	waitFor(t, time.Minute, "the kid's workflow cancelled", func() bool { return kidEnded(ctx, t, env, id) })
 	kidCancelled(ctx, t, env, id)
 	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
@@ -93,6 +102,15 @@ func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string 
 		t.Fatalf("run: %v", err)
 	}
 	return []string{"kid"}
+}
+
+// kidEnded reports whether root's subagent kid's workflow has ended.
+func kidEnded(ctx context.Context, t *testing.T, env *recordEnv, root string) bool {
+	desc, err := env.s.c.DescribeWorkflowExecution(ctx, root+"/kid", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 }
 
 // kidCancelled fails the test unless root's subagent kid ended cancelled.
@@ -123,6 +141,11 @@ func recordCancelRootWithChildren(t *testing.T, env *recordEnv, id string) []str
 		st, ok := queryState(ctx, c, id)
 		return ok && st.Subagents["kid"].Status == workflows.StatusRunning
 	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			logHistory(t, historyOf(t, c, id))
+		}
+	})
 	if err := c.CancelWorkflow(ctx, id, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +153,7 @@ func recordCancelRootWithChildren(t *testing.T, env *recordEnv, id string) []str
 	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
 		t.Fatalf("run: %v; want it cancelled", err)
 	}
+	waitFor(t, time.Minute, "the kid's workflow cancelled", func() bool { return kidEnded(ctx, t, env, id) })
 	kidCancelled(ctx, t, env, id)
 	return []string{"kid"}
 }

@@ -106,7 +106,7 @@ var recordDynamicConfig = []string{"limit.historyCount.suggestContinueAsNew=30"}
 // continue-as-new only at its default limits, as in production: their
 // subagents end in the run that started them, whose child future takes the
 // end in (on the early server the root hands over first and adopts them).
-var recordedLate = map[string]bool{"06a_subagent_finishes_first": true, "06d_subagent_fails": true, "13_cancel_subagent": true, "15_subagent_timeout": true, "16_subagent_grace": true}
+var recordedLate = map[string]bool{"06a_subagent_finishes_first": true, "06d_subagent_fails": true, "13_cancel_subagent": true, "15_subagent_timeout": true, "16_subagent_grace": true, "35_cancel_root_with_children": true}
 
 // recordedID is the workflow id a recorded scenario runs under. A subagent's
 // id derives from its parent's, so replay must use the same ids.

@@ -29,6 +29,13 @@ import (
 //     dropped, and no send_message caller waits on a loop that has stopped.
 func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 	for {
+		// A cancel request (or a root gone, leaveTree) ends the session in
+		// this run: a wait woken by something else at the same time must
+		// not hand the session to a continuation that would never know it
+		// was cancelled.
+		if err := ctx.Err(); err != nil {
+			return AgentResult{}, err
+		}
 		a.drainSignals(ctx)
 		if err := a.compactOnRequest(ctx); err != nil {
 			return a.fail(ctx, err)
