@@ -265,6 +265,9 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	if !a.settled(ctx, true) {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return err // cancelled meanwhile: the session ends here (loop)
+	}
 	// The run list shows this run as what it is now, not as the running
 	// or waiting it last said: its continuation takes the session on
 	// (and starts with these attributes, until it publishes its own).
