@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -156,4 +157,17 @@ func recordCancelRootWithChildren(t *testing.T, env *recordEnv, id string) []str
 	waitFor(t, time.Minute, "the kid's workflow cancelled", func() bool { return kidEnded(ctx, t, env, id) })
 	kidCancelled(ctx, t, env, id)
 	return []string{"kid"}
+}
+
+// A cancel request ends the session in the run that received it, with its
+// subagent, also on a server that suggests a handover early: a cancel that
+// came in the same workflow task as the suggestion once handed the session
+// over, and the continuation, which never knew of the cancel, went on with
+// the subagent it adopted (the run never ended). Which task the cancel
+// meets is the server's timing; each run of this test plays one of them.
+func TestCancelledRootEndsWithItsChild(t *testing.T) {
+	env := newRecordEnv(t, newStubRouter(t), false)
+	for i := range 3 {
+		recordCancelRootWithChildren(t, env, fmt.Sprintf("cancel-root-%d", i))
+	}
 }
