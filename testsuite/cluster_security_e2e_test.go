@@ -39,19 +39,13 @@ func TestClusterUntrustedFolder(t *testing.T) {
 		after   func(t *testing.T, dir string)
 		wantErr string
 	}{{
-		name: "a planted cluster.env is not run",
-		plant: func(t *testing.T, dir string) string {
-			writeFile(t, filepath.Join(dir, "cluster.env"), "touch "+filepath.Join(dir, "pwned")+"\n")
-			return dir
-		},
+		name:    "a planted cluster.env is not run",
+		plant:   plantEnv("touch %s\n"),
 		after:   notRun,
 		wantErr: "cluster.env: line 1 is not NAME=VALUE",
 	}, {
-		name: "a value is not run either",
-		plant: func(t *testing.T, dir string) string {
-			writeFile(t, filepath.Join(dir, "cluster.env"), "PG_BIN=$(touch "+filepath.Join(dir, "pwned")+")\n")
-			return dir
-		},
+		name:    "a value is not run either",
+		plant:   plantEnv("PG_BIN=$(touch %s)\n"),
 		after:   notRun,
 		wantErr: "line 1: PG_BIN's value is not a plain one",
 	}, {
@@ -123,6 +117,15 @@ func TestClusterUntrustedFolder(t *testing.T) {
 				tc.after(t, top)
 			}
 		})
+	}
+}
+
+// plantEnv plants a cluster.env of format, whose %s is the path of a file the planted
+// command would make, dir/pwned (notRun checks it is not there).
+func plantEnv(format string) func(t *testing.T, dir string) string {
+	return func(t *testing.T, dir string) string {
+		writeFile(t, filepath.Join(dir, "cluster.env"), fmt.Sprintf(format, filepath.Join(dir, "pwned")))
+		return dir
 	}
 }
 
