@@ -28,10 +28,11 @@
 #
 # DIR is trusted only as far as no one else can have written it: a missing DIR is created
 # with mode 0700; an existing one must belong to the invoking user, with no write bit for
-# group or others, and so must every folder above it (root's too; sticky ones such as /tmp
-# aside), else every command refuses it. cluster.env is parsed as NAME=VALUE lines with
-# known names and plain values, never run; a pid file's process is signalled only when its
-# command line (/proc/PID/cmdline) is the one this script started; no chown follows a link.
+# group or others, and every folder above it to root or that user, writable by no one else
+# (sticky ones such as /tmp aside), else every command refuses it. cluster.env is parsed
+# as NAME=VALUE lines with known names and plain values, never run; a pid file's process is
+# signalled only when its command line (/proc/PID/cmdline) is the one this script started;
+# no chown follows a link.
 #
 # PostgreSQL's bootstrap superuser is an admin role (ADMIN_USER) used only to set up the
 # `temporal` role, a non-superuser that owns the temporal and temporal_visibility
