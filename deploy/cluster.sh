@@ -26,8 +26,24 @@
 # gRPC and membership, matching, worker); DIR/cluster.env records them and the rest of
 # the cluster's settings for down and restart. Logs are in DIR/logs.
 #
+# DIR is trusted only as far as no one else can have written it: a missing DIR is created
+# with mode 0700; an existing one must belong to the invoking user, with no write bit for
+# group or others, and every folder above it to root or that user, writable by no one else
+# (sticky ones such as /tmp aside), else every command refuses it. cluster.env is parsed
+# as NAME=VALUE lines with known names and plain values, never run; a pid file's process is
+# signalled only when its command line (/proc/PID/cmdline) is the one this script started;
+# no chown follows a link.
+#
+# PostgreSQL's bootstrap superuser is an admin role (ADMIN_USER) used only to set up the
+# `temporal` role, a non-superuser that owns the temporal and temporal_visibility
+# databases and is the one the server connects as. Passwords reach the tools through their
+# environment (PGPASSWORD, SQL_PASSWORD) or a pipe, never a command line, which every local
+# user can read in /proc; the server reads its password from its environment (the template
+# deploy/temporal/todoflow.yaml renders it in memory), which only its own user can read.
+#
 # Run as root (as CI does), PostgreSQL runs as the `postgres` user (created when missing),
-# since initdb refuses root; every folder above DIR must then be searchable by others.
+# since initdb refuses root; DIR's group then becomes that user's, with search only (0710),
+# and every folder above DIR must be searchable by others.
 # With TODOFLOW_CLUSTER_OWNER_PID set, `up` leaves a watchdog that runs `down` once that
 # process is gone (the end-to-end test sets it, so a killed test leaves nothing running).
 # With TODOFLOW_CLUSTER_DYNAMIC_CONFIG=FILE, `up` adds FILE's settings (dynamic config YAML,
@@ -47,7 +63,8 @@ cli_version=v1.5.1
 search_attributes=(TodoTotal=Int TodoCompleted=Int TodoCurrent=Keyword AgentStatus=Keyword)
 services=(frontend history matching worker)
 
-here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)
+self=$(readlink -f "${BASH_SOURCE[0]}")
+here=$(dirname "$self")
 root=$(dirname "$here")
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/todoflow"
 server_cache="$cache_root/temporal-server-$server_version"
@@ -226,29 +243,30 @@ pg_data() { echo "$dir/postgres/data"; }
 pg_pid() { [ -f "$(pg_data)/postmaster.pid" ] && head -1 "$(pg_data)/postmaster.pid"; }
 
 init_postgres() {
-  local data pw
+  local data
   data=$(pg_data)
+  # DIR/postgres belongs to PostgreSQL's user, who may write in it: what this script does
+  # there as root it does as that user, so that a link made there leads nowhere root can go.
   mkdir -p "$dir/postgres"
   if [ -n "$PG_USER" ]; then
-    chown "$PG_USER" "$dir/postgres"
+    chown -h "$PG_USER" "$dir/postgres"
     as_pg test -w "$dir/postgres" ||
       die "$PG_USER cannot write $dir/postgres: every folder above it must be searchable by others (chmod o+x)"
   fi
   [ -f "$data/PG_VERSION" ] && return
   say "initdb $data (PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}'), as ${PG_USER:-$(id -un)})"
-  pw="$dir/postgres/pwfile"
-  (umask 077 && printf '%s\n' "$POSTGRES_PWD" >"$pw")
-  [ -z "$PG_USER" ] || chown "$PG_USER" "$pw"
-  as_pg "$PG_BIN/initdb" -D "$data" -U "$POSTGRES_USER" --pwfile="$pw" -A scram-sha-256 -E UTF8 --no-locale \
+  # The admin's password through a pipe that initdb's side opens (<(cat), as its own user):
+  # neither a command line nor a file.
+  # shellcheck disable=SC2016 # expanded by that bash
+  printf '%s\n' "$ADMIN_PWD" | as_pg bash -c 'exec "$0" "$@" --pwfile=<(cat)' \
+    "$PG_BIN/initdb" -D "$data" -U "$ADMIN_USER" -A scram-sha-256 -E UTF8 --no-locale \
     >"$dir/logs/initdb.log" 2>&1 || {
-    rm -f "$pw"
     tail -20 "$dir/logs/initdb.log" >&2
     die "initdb failed (log: $dir/logs/initdb.log)"
   }
-  rm -f "$pw"
   # TCP on the loopback only; no Unix socket (DIR may be longer than a socket path may be).
   # Four server processes hold up to 30 connections each.
-  cat >>"$data/postgresql.conf" <<'EOF'
+  as_pg tee -a "$data/postgresql.conf" >/dev/null <<'EOF'
 
 # deploy/cluster.sh
 listen_addresses = '127.0.0.1'
@@ -276,25 +294,50 @@ stop_postgres() {
   as_pg "$PG_BIN/pg_ctl" -D "$(pg_data)" -m fast -w -t 30 stop >>"$dir/logs/pg_ctl.log" 2>&1 && return
   local pid
   pid=$(pg_pid) || return 0
-  kill -9 "$pid" 2>/dev/null || true
+  if ours postgres "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
+}
+
+# psql_admin DB: runs the SQL on its standard input in DB as the admin role: the SQL (with
+# the password it sets) on stdin and the admin's password in PGPASSWORD, on no command line.
+psql_admin() {
+  PGPASSWORD=$ADMIN_PWD "$PG_BIN/psql" -h "$POSTGRES_SEEDS" -p "$DB_PORT" -U "$ADMIN_USER" -d "$1" \
+    -X -q -v ON_ERROR_STOP=1 -f - >>"$dir/logs/schema.log" 2>&1 || {
+    tail -5 "$dir/logs/schema.log" >&2
+    die "setting up PostgreSQL's roles and databases failed in $1 (log: $dir/logs/schema.log)"
+  }
+}
+
+# setup_roles: the server's role, a login with no other attribute, owns its two databases:
+# it cannot run programs on the host (COPY ... TO PROGRAM), read its files or make roles.
+# Idempotent: a cluster brought up again keeps its role and databases.
+setup_roles() {
+  say "roles: $POSTGRES_USER (owns temporal and temporal_visibility), $ADMIN_USER (setup only)"
+  psql_admin postgres <<EOF
+SELECT 'CREATE ROLE $POSTGRES_USER' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$POSTGRES_USER') \gexec
+ALTER ROLE $POSTGRES_USER WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD '$POSTGRES_PWD';
+SELECT 'CREATE DATABASE temporal OWNER $POSTGRES_USER' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'temporal') \gexec
+SELECT 'CREATE DATABASE temporal_visibility OWNER $POSTGRES_USER' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'temporal_visibility') \gexec
+ALTER DATABASE temporal OWNER TO $POSTGRES_USER;
+ALTER DATABASE temporal_visibility OWNER TO $POSTGRES_USER;
+EOF
+  # The visibility schema's first statement; an extension is the admin's to create.
+  psql_admin temporal_visibility <<<'CREATE EXTENSION IF NOT EXISTS btree_gin;'
 }
 
 sql() {
-  "$sql_tool" --plugin "$DB" --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" --pw "$POSTGRES_PWD" "$@" \
+  SQL_PASSWORD=$POSTGRES_PWD "$sql_tool" --plugin "$DB" --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" "$@" \
     >>"$dir/logs/schema.log" 2>&1 || {
     tail -5 "$dir/logs/schema.log" >&2
     die "temporal-sql-tool $* failed (log: $dir/logs/schema.log)"
   }
 }
 
-# Idempotent, like compose's temporal-schema step: creates what is missing and brings both
-# schemas to the version this server ships.
+# Idempotent, like compose's temporal-schema step: brings both schemas to the version this
+# server ships, as the role that owns them (setup_roles made the databases).
 setup_schema() {
   say "schemas: temporal and temporal_visibility ($schema_dir)"
-  sql --db temporal create
   sql --db temporal setup-schema -v 0.0
   sql --db temporal update-schema -d "$schema_dir/temporal/versioned"
-  sql --db temporal_visibility create
   sql --db temporal_visibility setup-schema -v 0.0
   sql --db temporal_visibility update-schema -d "$schema_dir/visibility/versioned"
 }
@@ -304,7 +347,7 @@ setup_schema() {
 # gives up on the dead ones only after maxJoinDuration (30 s).
 forget_members() {
   PGPASSWORD=$POSTGRES_PWD "$PG_BIN/psql" -h "$POSTGRES_SEEDS" -p "$DB_PORT" -U "$POSTGRES_USER" -d temporal \
-    -qAt -c 'DELETE FROM cluster_membership' >>"$dir/logs/schema.log" 2>&1 ||
+    -X -qAt -c 'DELETE FROM cluster_membership' >>"$dir/logs/schema.log" 2>&1 ||
     say "could not clear the membership of an earlier run (the services may take 30 s longer to join)"
 }
 
@@ -364,38 +407,193 @@ choose_ports() {
   WORKER_MEMBERSHIP_PORT=$((base + 9))
 }
 
-env_vars=(PORT_BASE PG_BIN PG_USER PG_PORT DB DB_PORT POSTGRES_SEEDS POSTGRES_USER POSTGRES_PWD NUM_HISTORY_SHARDS
-  BIND_ON_IP FRONTEND_GRPC_PORT FRONTEND_HTTP_PORT FRONTEND_MEMBERSHIP_PORT HISTORY_GRPC_PORT HISTORY_MEMBERSHIP_PORT
-  MATCHING_GRPC_PORT MATCHING_MEMBERSHIP_PORT WORKER_GRPC_PORT WORKER_MEMBERSHIP_PORT DYNAMIC_CONFIG_FILE_PATH
-  TEMPORAL_ADDRESS)
+# The cluster's settings, written to cluster.env by `up` and read by every command. The
+# server's are the variables deploy/temporal/todoflow.yaml reads, the only ones its
+# processes get; the script's own stay in this shell (the admin's password among them).
+server_vars=(DB DB_PORT POSTGRES_SEEDS POSTGRES_USER POSTGRES_PWD NUM_HISTORY_SHARDS BIND_ON_IP
+  FRONTEND_GRPC_PORT FRONTEND_HTTP_PORT FRONTEND_MEMBERSHIP_PORT HISTORY_GRPC_PORT HISTORY_MEMBERSHIP_PORT
+  MATCHING_GRPC_PORT MATCHING_MEMBERSHIP_PORT WORKER_GRPC_PORT WORKER_MEMBERSHIP_PORT DYNAMIC_CONFIG_FILE_PATH)
+env_vars=(PORT_BASE PG_BIN PG_USER PG_PORT ADMIN_USER ADMIN_PWD OWNER_PID TEMPORAL_ADDRESS "${server_vars[@]}")
+# None comes from the caller's environment: each is set here, and exported only on purpose.
+unset "${env_vars[@]}"
+
+# plain NAME VALUE: VALUE is of the kind NAME holds: a number, a password of letters and
+# digits, a user name, an absolute path, or a word of the characters of hosts and names.
+# Nothing else is written to cluster.env or taken from it.
+plain() {
+  case $1 in
+  *_PORT | PORT_BASE | NUM_HISTORY_SHARDS) [[ $2 =~ ^[0-9]{1,5}$ ]] ;;
+  OWNER_PID) [[ $2 =~ ^[0-9]*$ ]] ;;
+  *_PWD) [[ $2 =~ ^[A-Za-z0-9]{16,}$ ]] ;;
+  PG_USER) [[ $2 =~ ^([a-z_][a-z0-9_-]*)?$ ]] ;;
+  PG_BIN | DYNAMIC_CONFIG_FILE_PATH) [[ $2 =~ ^/[^[:cntrl:]]*$ ]] ;;
+  *) [[ $2 =~ ^[A-Za-z0-9_.:-]+$ ]] ;;
+  esac
+}
+
 write_env() {
   local v
-  (
-    umask 077
-    {
-      echo "# Written by deploy/cluster.sh up; read by down and restart. The server's settings are"
-      echo "# the variables of deploy/temporal/todoflow.yaml."
-      for v in "${env_vars[@]}"; do printf '%s=%q\n' "$v" "${!v}"; done
-    } >"$dir/cluster.env"
-  )
+  for v in "${env_vars[@]}"; do
+    plain "$v" "${!v}" || die "$v=${!v@Q} is not a value cluster.sh writes to cluster.env (a path with control characters?)"
+  done
+  {
+    echo "# Written by deploy/cluster.sh up; read (NAME=VALUE, never run) by every command. The"
+    echo "# server's settings are the variables of deploy/temporal/todoflow.yaml."
+    for v in "${env_vars[@]}"; do printf '%s=%s\n' "$v" "${!v}"; done
+  } >"$dir/cluster.env"
 }
+
+# read_env: the settings of DIR/cluster.env, parsed: every line NAME=VALUE with a known NAME
+# and a plain VALUE, or blank, or a comment; every known name set. The file is never run,
+# so a line of anything else stops the command.
 read_env() {
-  [ -f "$dir/cluster.env" ] || die "$dir has no cluster (no cluster.env): deploy/cluster.sh up $dir first"
-  # shellcheck source=/dev/null
-  . "$dir/cluster.env"
+  local file=$dir/cluster.env line n=0 v value
+  [ -f "$file" ] || die "$dir has no cluster (no cluster.env): deploy/cluster.sh up $dir first"
+  unset "${env_vars[@]}"
+  while IFS= read -r line || [ -n "$line" ]; do
+    n=$((n + 1))
+    [[ -z $line || $line == '#'* ]] && continue
+    [[ $line =~ ^([A-Z][A-Z0-9_]*)=(.*)$ ]] ||
+      die "refusing $file: line $n is not NAME=VALUE (cluster.sh reads settings there and runs nothing)"
+    v=${BASH_REMATCH[1]} value=${BASH_REMATCH[2]}
+    [[ " ${env_vars[*]} " == *" $v "* ]] || die "refusing $file: line $n sets $v, which is not a setting of cluster.sh"
+    plain "$v" "$value" || die "refusing $file: line $n: $v's value is not a plain one"
+    printf -v "$v" '%s' "$value"
+  done <"$file"
+  for v in "${env_vars[@]}"; do
+    [ -n "${!v+set}" ] ||
+      die "refusing $file: it sets no $v (an older cluster.sh's? bring its cluster down with that script, then use a new folder)"
+  done
+}
+
+# ---- the state folder ----
+
+# mode_ok PATH OWNER...: PATH belongs to one of the uids OWNER and neither its group nor
+# others may write it, unless it is a folder with the sticky bit (/tmp), where they cannot
+# rename or remove what is not theirs. Otherwise it says why on stdout.
+mode_ok() {
+  local path=$1 owner name mode o
+  shift
+  read -r owner name mode < <(stat -c '%u %U %a' -- "$path") || {
+    echo "cannot stat it"
+    return 1
+  }
+  for o in "$@"; do [ "$owner" != "$o" ] || break; done
+  [ "$owner" = "$o" ] || {
+    echo "it belongs to $name (uid $owner)"
+    return 1
+  }
+  if (((8#$mode & 8#022) != 0 && (8#$mode & 8#1000) == 0)); then
+    echo "its mode $mode lets others than its owner write in it"
+    return 1
+  fi
+}
+
+# check_dir: DIR as an absolute path without links, and trusted: it belongs to this user,
+# and neither it nor a folder above it can be written (its entries replaced) by another
+# user, so that everything in it was put there by this user. A link among the entries this
+# script makes, which would lead its writes elsewhere, is refused too.
+check_dir() {
+  local uid why path entry
+  uid=$(id -u)
+  [ -d "$dir" ] || die "no folder $dir"
+  dir=$(cd -- "$dir" && pwd -P)
+  why=$(mode_ok "$dir" "$uid") ||
+    die "refusing $dir: $why, so another user may have written it; use a folder of your own (mktemp -d)"
+  path=$dir
+  while [ "$path" != / ]; do
+    path=$(dirname -- "$path")
+    why=$(mode_ok "$path" 0 "$uid") ||
+      die "refusing $dir: the folder $path above it is not safe ($why): another user could replace $dir"
+  done
+  for entry in cluster.env logs run config postgres; do
+    [ ! -L "$dir/$entry" ] || die "refusing $dir: $dir/$entry is a symbolic link (cluster.sh makes no links)"
+  done
+}
+
+# make_dir: DIR, created with mode 0700 when missing, then checked (check_dir).
+make_dir() {
+  if [ ! -e "$dir" ] && [ ! -L "$dir" ]; then
+    mkdir -p -- "$(dirname -- "$dir")"
+    mkdir -m 0700 -- "$dir" || die "cannot create $dir"
+  fi
+  check_dir
+}
+
+# let_pg_in: PostgreSQL's user, when it is not this one, must reach DIR/postgres: DIR's
+# group becomes that user's, with search only (mode g=x), unless it can already. A folder
+# whose group has rights of its own is left as it is.
+let_pg_in() {
+  [ -n "$PG_USER" ] && ! as_pg test -x "$dir" || return 0
+  (((8#$(stat -c %a "$dir") & 8#070) == 0)) ||
+    die "$PG_USER cannot search $dir, and its group has rights already: chmod o+x it, or use a new folder (mktemp -d)"
+  chgrp -- "$(id -gn "$PG_USER")" "$dir"
+  chmod g=x "$dir"
 }
 
 # ---- the server's services ----
 
 svc_pidfile() { echo "$dir/run/$1.pid"; }
 svc_pid() { [ -f "$(svc_pidfile "$1")" ] && cat "$(svc_pidfile "$1")"; }
-# alive PID: PID runs (a zombie, killed but not yet reaped, does not).
+# alive PID: PID is a process id, and its process runs (a zombie, killed but not yet
+# reaped, does not).
 alive() {
-  [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null || return 1
+  [[ ${1:-} =~ ^[1-9][0-9]*$ ]] && kill -0 "$1" 2>/dev/null || return 1
   local stat
   stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
   stat=${stat##*) }
   [ "${stat%% *}" != Z ]
+}
+
+# How a service starts: in its own session, so it outlives this script; sh writes its own
+# pid, then becomes the server (svc_argv sets argv to the server's command line).
+# shellcheck disable=SC2016 # expanded by sh, as are the watchdog's by bash
+launcher='echo $$ >"$0"; exec "$@"'
+svc_argv() { argv=("$server_bin" --root "$dir" --config config --env todoflow --allow-no-auth start --service "$1"); }
+# The watchdog TODOFLOW_CLUSTER_OWNER_PID leaves: bash -c "$watchdog" watchdog OWNER SCRIPT DIR.
+# shellcheck disable=SC2016
+watchdog='while kill -0 "$1" 2>/dev/null; do sleep 2; done; echo "owner $1 gone"; exec "$2" down "$3"'
+
+# cmdline_is PID ARG...: PID's command line (/proc/PID/cmdline) is exactly ARG...
+cmdline_is() {
+  local pid=$1 have i=0 a
+  shift
+  mapfile -d '' -t have 2>/dev/null <"/proc/$pid/cmdline" || return 1
+  [ "${#have[@]}" = $# ] || return 1
+  for a in "$@"; do
+    [ "${have[i]}" = "$a" ] || return 1
+    i=$((i + 1))
+  done
+}
+
+# ours NAME PID: PID runs, and is the process this script started as NAME (a service,
+# postgres or watchdog), as its command line says. A pid file gives a number only: its
+# process may have exited and the number gone to another, or the file named another from
+# the start. One that is not ours is left alone, with a line that says so.
+ours() {
+  local name=$1 pid=$2 argv=()
+  alive "$pid" || return 1
+  case $name in
+  postgres) cmdline_is "$pid" "$PG_BIN/postgres" -D "$(pg_data)" -p "$PG_PORT" && return ;;
+  watchdog) cmdline_is "$pid" bash -c "$watchdog" watchdog "$OWNER_PID" "$self" "$dir" && return ;;
+  *)
+    svc_argv "$name"
+    # Between its pid file and its exec, the service is still the sh that wrote the file.
+    cmdline_is "$pid" "${argv[@]}" && return
+    cmdline_is "$pid" sh -c "$launcher" "$(svc_pidfile "$name")" "${argv[@]}" && return
+    ;;
+  esac
+  say "$name: pid $pid runs, but not as the $name this cluster started (its command line differs): left alone" >&2
+  return 1
+}
+
+# server_env CMD...: runs CMD in DIR with the server's settings exported, and only those.
+server_env() {
+  (
+    export "${server_vars[@]}"
+    cd "$dir"
+    exec "$@"
+  )
 }
 svc_port() {
   case $1 in
@@ -420,22 +618,14 @@ svc_ready() {
 }
 
 start_service() {
-  local svc=$1 pidfile pid n log lines
+  local svc=$1 pidfile pid n log lines argv=()
   pidfile=$(svc_pidfile "$svc")
   log="$dir/logs/$svc.log"
   rm -f "$pidfile"
   printf '\n---- %s: starting %s\n' "$(date '+%F %T')" "$svc" >>"$log"
   lines=$(wc -l <"$log")
-  # Its own session, so it outlives this script; sh writes its own pid, then becomes the
-  # server. The environment is cluster.env's, exported.
-  (
-    set -a
-    . "$dir/cluster.env"
-    set +a
-    cd "$dir"
-    exec setsid sh -c 'echo $$ >"$0"; exec "$@"' "$pidfile" \
-      "$server_bin" --root "$dir" --config config --env todoflow --allow-no-auth start --service "$svc"
-  ) >>"$log" 2>&1 </dev/null &
+  svc_argv "$svc"
+  server_env setsid sh -c "$launcher" "$pidfile" "${argv[@]}" >>"$log" 2>&1 </dev/null &
   for ((n = 0; n < 50; n++)); do
     [ -s "$pidfile" ] && break
     sleep 0.1
@@ -460,7 +650,7 @@ show_log() {
 stop_service() {
   local svc=$1 pid n
   pid=$(svc_pid "$svc") || return 0
-  if alive "$pid"; then
+  if ours "$svc" "$pid"; then
     kill -TERM "$pid" 2>/dev/null || true
     for ((n = 0; n < 150; n++)); do
       alive "$pid" || break
@@ -542,38 +732,41 @@ add_dynamic_config() {
 # ---- commands ----
 
 cmd_up() {
-  mkdir -p "$dir"
-  dir=$(cd "$dir" && pwd)
-  mkdir -p "$dir/logs" "$dir/run" "$dir/config"
-  if [ -f "$dir/cluster.env" ]; then
-    local svc
-    (
-      read_env
-      for svc in "${services[@]}"; do
-        ! alive "$(svc_pid "$svc" || true)" || exit 1
-      done
-      ! alive "$(pg_pid || true)" || exit 1
-    ) || die "a cluster is already up in $dir (deploy/cluster.sh down $dir first)"
-  fi
-  local start reuse_pwd='' reuse_base=
+  make_dir
+  (umask 077 && mkdir -p "$dir/logs" "$dir/run" "$dir/config")
+  local start reuse_pwd='' reuse_admin_pwd='' reuse_base='' svc
   start=$(date +%s)
-  # A cluster brought up before in DIR keeps its database, and with it its password, and
-  # its ports when they are free.
-  if [ -f "$dir/cluster.env" ] && [ -f "$dir/postgres/data/PG_VERSION" ]; then
-    reuse_pwd=$(. "$dir/cluster.env" && echo "$POSTGRES_PWD")
-    reuse_base=$(. "$dir/cluster.env" && echo "$PORT_BASE")
+  if [ -f "$dir/cluster.env" ]; then
+    read_env
+    for svc in "${services[@]}"; do
+      ! ours "$svc" "$(svc_pid "$svc" || true)" || die "a cluster is already up in $dir (deploy/cluster.sh down $dir first)"
+    done
+    ! ours postgres "$(pg_pid || true)" || die "a cluster is already up in $dir (deploy/cluster.sh down $dir first)"
+    # A cluster brought up before in DIR keeps its database, and with it its passwords,
+    # and its ports when they are free.
+    if [ -f "$dir/postgres/data/PG_VERSION" ]; then
+      reuse_pwd=$POSTGRES_PWD reuse_admin_pwd=$ADMIN_PWD reuse_base=$PORT_BASE
+    fi
   fi
 
   build_server
   find_cli
   ensure_postgres
   choose_pg_user
+  let_pg_in
   choose_ports "$reuse_base"
+  # What up writes in DIR from here on is for this user's eyes (and PostgreSQL's, in its
+  # own folder): the settings hold the passwords, the logs the server's configuration.
+  umask 077
+  OWNER_PID=${TODOFLOW_CLUSTER_OWNER_PID:-}
+  [ -z "$OWNER_PID" ] || alive "$OWNER_PID" || die "TODOFLOW_CLUSTER_OWNER_PID=$OWNER_PID is not running"
+  ADMIN_USER=todoflow_admin
+  ADMIN_PWD=${reuse_admin_pwd:-$(new_password)}
   DB=postgres12
   DB_PORT=$PG_PORT
   POSTGRES_SEEDS=127.0.0.1
   POSTGRES_USER=temporal
-  POSTGRES_PWD=${reuse_pwd:-$(head -c 18 /dev/urandom | base64 | tr -d '/+=')}
+  POSTGRES_PWD=${reuse_pwd:-$(new_password)}
   NUM_HISTORY_SHARDS=4
   BIND_ON_IP=127.0.0.1
   DYNAMIC_CONFIG_FILE_PATH=$dir/config/dynamicconfig.yaml
@@ -584,9 +777,9 @@ cmd_up() {
   write_env
   say "$dir: ports $PORT_BASE-$((PORT_BASE + 9)), temporal-server $server_version, PostgreSQL in $PG_BIN"
 
-  # The configuration as the server reads it, checked before anything starts.
-  (set -a && . "$dir/cluster.env" && set +a && cd "$dir" &&
-    "$server_bin" --root "$dir" --config config --env todoflow render-config) >"$dir/logs/config.log" 2>&1 || {
+  # The configuration as the server reads it, checked before anything starts (its errors
+  # only: the rendered file holds the password).
+  server_env "$server_bin" --root "$dir" --config config --env todoflow render-config >/dev/null 2>"$dir/logs/config.log" || {
     tail -3 "$dir/logs/config.log" >&2
     die "the server's configuration does not load (log: $dir/logs/config.log)"
   }
@@ -594,16 +787,15 @@ cmd_up() {
   # From here on a failed `up` stops what it started (the logs stay in DIR).
   trap 'up_failed $?' EXIT
 
-  if [ -n "${TODOFLOW_CLUSTER_OWNER_PID:-}" ]; then
-    alive "$TODOFLOW_CLUSTER_OWNER_PID" || die "TODOFLOW_CLUSTER_OWNER_PID=$TODOFLOW_CLUSTER_OWNER_PID is not running"
-    setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 2; done; echo "owner $1 gone"; exec "$2" down "$3"' \
-      watchdog "$TODOFLOW_CLUSTER_OWNER_PID" "${BASH_SOURCE[0]}" "$dir" >>"$dir/logs/watchdog.log" 2>&1 </dev/null &
+  if [ -n "$OWNER_PID" ]; then
+    setsid bash -c "$watchdog" watchdog "$OWNER_PID" "$self" "$dir" >>"$dir/logs/watchdog.log" 2>&1 </dev/null &
     echo $! >"$dir/run/watchdog.pid"
   fi
 
   init_postgres
   start_postgres
   say "postgres up on 127.0.0.1:$PG_PORT (pid $(pg_pid))"
+  setup_roles
   setup_schema
   forget_members
 
@@ -611,7 +803,7 @@ cmd_up() {
   # to date as it starts, and several doing so at once conflict. Then the other three at
   # once, to save their start time.
   start_service frontend
-  local svc pids=()
+  local pids=()
   for svc in history matching worker; do
     start_service "$svc" &
     pids+=($!)
@@ -626,6 +818,9 @@ cmd_up() {
   echo "TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS"
 }
 
+# new_password: 128 random bits in hex, a plain value wherever it goes (SQL, YAML, env).
+new_password() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
 up_failed() {
   [ "$1" != 0 ] || return 0
   say "up failed: stopping what it started (logs: $dir/logs)" >&2
@@ -634,23 +829,22 @@ up_failed() {
 }
 
 cmd_down() {
-  [ -d "$dir" ] || die "no folder $dir"
-  dir=$(cd "$dir" && pwd)
+  check_dir
   read_env
-  local wd
-  if wd=$(cat "$dir/run/watchdog.pid" 2>/dev/null) && [ "$wd" != "$$" ] && alive "$wd"; then
+  local wd svc
+  # (The watchdog runs down itself, as its last act.)
+  if wd=$(cat "$dir/run/watchdog.pid" 2>/dev/null) && [ "$wd" != "$$" ] && ours watchdog "$wd"; then
     kill "$wd" 2>/dev/null || true
   fi
   rm -f "$dir/run/watchdog.pid"
-  local svc
   for svc in worker frontend matching history; do stop_service "$svc"; done
   stop_postgres
   say "down: $dir"
 }
 
-# kill_now NAME PID: SIGKILL, and wait until PID is gone.
+# kill_now NAME PID: SIGKILL to NAME's process PID, if it is ours, and wait until it is gone.
 kill_now() {
-  if alive "$2"; then
+  if ours "$1" "$2"; then
     kill -KILL "$2"
     while alive "$2"; do sleep 0.05; done
     say "$1 killed (SIGKILL, pid $2)"
@@ -668,8 +862,7 @@ cmd_restart() {
     exit 2
     ;;
   esac
-  [ -d "$dir" ] || die "no folder $dir"
-  dir=$(cd "$dir" && pwd)
+  check_dir
   read_env
   start=$(date +%s%N)
   case $svc in

@@ -37,6 +37,15 @@ const clusterScript = "../deploy/cluster.sh"
 // takes them), through cluster.sh's TODOFLOW_CLUSTER_DYNAMIC_CONFIG.
 func startCluster(t *testing.T, dynamic ...string) *cluster {
 	t.Helper()
+	cl := newCluster(t, dynamic...)
+	cl.up(t)
+	return cl
+}
+
+// newCluster is a cluster in a folder of its own, to be brought up (up), and down when
+// the test ends if it has settings by then; it skips as startCluster does.
+func newCluster(t *testing.T, dynamic ...string) *cluster {
+	t.Helper()
 	if os.Getenv("TODOFLOW_CLUSTER") == "" {
 		t.Skip("production topology (deploy/cluster.sh): set TODOFLOW_CLUSTER=1 to run it")
 	}
@@ -75,11 +84,16 @@ func startCluster(t *testing.T, dynamic ...string) *cluster {
 		}
 		_ = os.RemoveAll(dir)
 	})
+	return cl
+}
 
+// up brings the cluster up, skipping the test where this machine cannot run one.
+func (cl *cluster) up(t *testing.T) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute) // a cold build included
 	defer cancel()
 	start := time.Now()
-	err = cl.Up(ctx, func(line string) { t.Log(line) })
+	err := cl.Up(ctx, func(line string) { t.Log(line) })
 	switch {
 	case errors.Is(err, localcluster.ErrUnavailable):
 		t.Skip(err)
@@ -87,7 +101,6 @@ func startCluster(t *testing.T, dynamic ...string) *cluster {
 		t.Fatal(err)
 	}
 	t.Logf("cluster up at %s in %s", cl.Address, time.Since(start).Round(100*time.Millisecond))
-	return cl
 }
 
 // run runs cluster.sh COMMAND DIR ARGS..., logging its lines as they come (a build
@@ -107,10 +120,14 @@ func (cl *cluster) kill(t *testing.T, service string) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill %s (pid %d): %v", service, pid, err)
 	}
-	waitFor(t, 10*time.Second, service+" to be gone", func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		return err != nil || strings.Contains(string(stat), ") Z ")
-	})
+	waitFor(t, 10*time.Second, service+" to be gone", func() bool { return !processRuns(pid) })
+}
+
+// processRuns says whether process pid runs: it exists and is no zombie (killed, not yet
+// reaped by its parent).
+func processRuns(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(stat), ") Z ")
 }
 
 // dial connects to the cluster's default namespace, which has todoflow's search

@@ -18,6 +18,7 @@ import (
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
 	t.Setenv("OPENAI_API_KEY", "sk-from-the-environment")
+	t.Setenv("TODOFLOW_PAYLOAD_KEY", "key-from-the-environment")
 	opts, err := cli.NewProjectOptions([]string{"../docker-compose.yml"}, cli.WithOsEnv, cli.WithWorkingDirectory(".."))
 	if err != nil {
 		t.Fatal(err)
@@ -140,8 +141,9 @@ func TestComposeFile(t *testing.T) {
 	if v := dynamic["system.forceSearchAttributesCacheRefreshOnRead"]; len(v) != 1 || v[0].Value != true {
 		t.Errorf("the dynamic config does not make new search attributes usable at once: %v", dynamic)
 	}
-	if !slices.ContainsFunc(srv.Ports, func(pc types.ServicePortConfig) bool { return pc.Published == "7233" && pc.Target == 7233 }) {
-		t.Errorf("temporal does not publish 7233: %+v", srv.Ports)
+	// Neither the frontend nor the Web UI authenticates anyone: the host's loopback only.
+	if !publishedOnLoopback(srv, "7233", 7233) {
+		t.Errorf("temporal publishes %+v; want 7233 on 127.0.0.1 only", srv.Ports)
 	}
 
 	// The schema step: both databases created and brought to the shipped schema.
@@ -173,14 +175,19 @@ func TestComposeFile(t *testing.T) {
 	if env(ui, "TEMPORAL_ADDRESS") != "temporal:7233" {
 		t.Errorf("temporal-ui: TEMPORAL_ADDRESS=%q", env(ui, "TEMPORAL_ADDRESS"))
 	}
-	if !slices.ContainsFunc(ui.Ports, func(pc types.ServicePortConfig) bool { return pc.Published == "8233" && pc.Target == 8080 }) {
-		t.Errorf("temporal-ui is not on 8233: %+v", ui.Ports)
+	if !publishedOnLoopback(ui, "8233", 8080) {
+		t.Errorf("temporal-ui publishes %+v; want 8233 on 127.0.0.1 only", ui.Ports)
 	}
 
 	// The worker: built from the repository, configured from the environment.
 	w := service(t, p, "worker")
 	if env(w, "TEMPORAL_ADDRESS") != "temporal:7233" || env(w, "TEMPORAL_NAMESPACE") != "default" || env(w, "OPENAI_API_KEY") != "sk-from-the-environment" {
 		t.Errorf("worker environment = %v", w.Environment)
+	}
+	// The payload key, the way to keep prompts out of the server's database, from the
+	// environment of `docker compose`.
+	if got := env(w, "TODOFLOW_PAYLOAD_KEY"); got != "key-from-the-environment" {
+		t.Errorf("the worker's TODOFLOW_PAYLOAD_KEY is %q, not the one of the environment", got)
 	}
 	if w.Restart != types.RestartPolicyUnlessStopped {
 		t.Errorf("the worker does not come back after the server drops it: restart %q", w.Restart)
@@ -195,6 +202,12 @@ func TestComposeFile(t *testing.T) {
 	if !strings.Contains(string(docker), "go build -trimpath -o /out/worker ./worker") {
 		t.Error("the Dockerfile does not build ./worker")
 	}
+}
+
+// publishedOnLoopback says whether s publishes one port, target as published, on the
+// host's 127.0.0.1 only.
+func publishedOnLoopback(s types.ServiceConfig, published string, target uint32) bool {
+	return len(s.Ports) == 1 && s.Ports[0].HostIP == "127.0.0.1" && s.Ports[0].Published == published && s.Ports[0].Target == target
 }
 
 // entrypointScript is the script a one-shot service runs: `/bin/sh FILE`.

@@ -44,15 +44,12 @@ type Cluster struct {
 }
 
 // New is a cluster of script to be brought up (Up) in a fresh folder
-// under the system's temporary folder. The folder is open to every user
-// (not 0700, as os.MkdirTemp makes it): run as root, PostgreSQL runs as a
-// user of its own, which must reach it.
+// under the system's temporary folder, 0700 as os.MkdirTemp makes it:
+// cluster.sh refuses a folder another user could have written, and as root
+// lets PostgreSQL's user search it, no more.
 func New(script string) (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "todoflow-cluster-")
 	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
 	return &Cluster{Script: script, Dir: dir}, nil
@@ -122,6 +119,29 @@ func (c *Cluster) PID(service string) (int, error) {
 		return 0, fmt.Errorf("the cluster's %s: %s: %w", service, file, err)
 	}
 	return pid, nil
+}
+
+// Settings are the cluster's settings, from the NAME=VALUE lines cluster.sh
+// wrote to cluster.env: its ports, PostgreSQL's binaries, roles and their
+// passwords (ADMIN_USER, ADMIN_PWD; POSTGRES_USER, POSTGRES_PWD).
+func (c *Cluster) Settings() (map[string]string, error) {
+	file := filepath.Join(c.Dir, "cluster.env")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("the cluster's settings: %w", err)
+	}
+	settings := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		if !ok {
+			return nil, fmt.Errorf("the cluster's settings: %s, line %d: not NAME=VALUE", file, i+1)
+		}
+		settings[name] = value
+	}
+	return settings, nil
 }
 
 // LastLine is the last line of out that is not blank.

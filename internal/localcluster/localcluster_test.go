@@ -3,6 +3,7 @@ package localcluster
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,5 +92,37 @@ func TestPID(t *testing.T) {
 		if got != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("PID(%q) = %d, %v; want %d, error %v", tc.service, got, err, tc.want, tc.wantErr)
 		}
+	}
+}
+
+func TestSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		want       map[string]string
+		wantErr    string
+	}{
+		{"settings", "# by cluster.sh\nPG_PORT=20000\nOWNER_PID=\nDYNAMIC_CONFIG_FILE_PATH=/tmp/a=b/c\n",
+			map[string]string{"PG_PORT": "20000", "OWNER_PID": "", "DYNAMIC_CONFIG_FILE_PATH": "/tmp/a=b/c"}, ""},
+		{"not a setting", "PG_PORT=20000\ntouch /tmp/x\n", nil, "line 2: not NAME=VALUE"},
+		{"no file", "", nil, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cluster{Dir: t.TempDir()}
+			if tc.file != "" {
+				if err := os.WriteFile(filepath.Join(c.Dir, "cluster.env"), []byte(tc.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := c.Settings()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Settings() = %v, %v; want an error with %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !maps.Equal(got, tc.want) {
+				t.Fatalf("Settings() = %v, %v; want %v", got, err, tc.want)
+			}
+		})
 	}
 }
