@@ -199,6 +199,10 @@ func replay(data []byte, id string) error {
 	return nil
 }
 
+// firstRelease is the first release (README: Versions and upgrades), whose
+// corpus every later build must replay.
+const firstRelease = "v0.1.0"
+
 // TestReplayRecordedHistories replays the recorded corpus, and the corpus of
 // every release (testdata/releases/VERSION), under every worker setting. A
 // failure of the corpus means a change altered the command sequence: until
@@ -214,6 +218,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 	released, err := filepath.Glob("testdata/releases/*/*.json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if first, _ := filepath.Glob(filepath.Join("testdata", "releases", firstRelease, "*.json")); len(first) == 0 {
+		t.Fatalf("the corpus of %s, the first release, is gone from testdata/releases: the sessions it started would go unguarded", firstRelease)
 	}
 	for _, f := range append(files, released...) {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
