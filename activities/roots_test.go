@@ -40,6 +40,13 @@ func TestRootsResolve(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(other, "checkout"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A checkout whose .git a workspace may name by its path or by a link.
+	mustWrite(t, filepath.Join(root, "repo", ".git", "config"), "[core]\n")
+	if err := os.MkdirAll(filepath.Join(root, "repo", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, filepath.Join("repo", ".git"), filepath.Join(root, "gitlink"))
+	mustSymlink(t, filepath.Join("sub", "..", ".git"), filepath.Join(root, "repo", "nested"))
 	r := testRoots(t, root, other)
 	tests := []struct {
 		workspace string
@@ -60,6 +67,15 @@ func TestRootsResolve(t *testing.T) {
 		{"link-out/sub", "", "not a folder inside"},
 		{"slash/etc", "", "not a folder inside"},
 		{"", "", "is empty"},
+		// Version control metadata, by where the workspace resolves.
+		{"repo", filepath.Join(root, "repo"), ""},
+		{"repo/.git", "", "inside .git, version control metadata"},
+		{"repo/.git/hooks", "", "inside .git, version control metadata"},
+		{"repo/sub/../.git", "", "inside .git, version control metadata"},
+		{filepath.Join(root, "repo", ".GIT"), "", "inside .GIT, version control metadata"},
+		{"gitlink", "", "inside .git, version control metadata"},
+		{"repo/nested", "", "inside .git, version control metadata"},
+		{"repo/.gitignore.d", filepath.Join(root, "repo", ".gitignore.d"), ""},
 	}
 	for _, tt := range tests {
 		got, err := r.Resolve(tt.workspace)
@@ -76,7 +92,8 @@ func TestRootsResolve(t *testing.T) {
 }
 
 func TestNewRootsRefuses(t *testing.T) {
-	for _, dirs := range [][]string{{"relative/dir"}, {"/"}} {
+	inGit := filepath.Join(t.TempDir(), "repo", ".git", "roots")
+	for _, dirs := range [][]string{{"relative/dir"}, {"/"}, {inGit}} {
 		if _, err := NewRoots(dirs...); err == nil {
 			t.Errorf("NewRoots(%q) took it", dirs)
 		}
