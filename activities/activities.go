@@ -57,7 +57,8 @@
 // write_file follows a path one element at a time through it, links
 // included (resolve.go), and refuses version control metadata by where the
 // path leads, then checks once the file is open that it is the file the
-// path leads to.
+// path leads to. Roots themselves must be the worker's own and apart from
+// its state folder (roots.go, rootperm_unix.go).
 package activities
 
 import (

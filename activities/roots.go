@@ -35,8 +35,9 @@ type Roots struct {
 
 // NewRoots returns the roots dirs. Each must be an absolute folder; one that
 // does not exist yet is created, so that a fresh worker can name the folder
-// its checkouts will go to. A root is refused when its resolved path goes
-// through version control metadata.
+// its checkouts will go to. A root is refused when other users may change
+// what it holds (othersMayWrite) or when its resolved path goes through
+// version control metadata.
 func NewRoots(dirs ...string) (Roots, error) {
 	var r Roots
 	for _, d := range dirs {
@@ -60,10 +61,49 @@ func NewRoots(dirs ...string) (Roots, error) {
 		if v := vcsFolder(real); v != "" {
 			return Roots{}, fmt.Errorf("workspace root %q resolves to %s, inside %s, version control metadata: name a folder outside any repository's metadata", d, real, v)
 		}
+		if why, err := othersMayWrite(real); err != nil || why != "" {
+			if err != nil {
+				return Roots{}, fmt.Errorf("workspace root %q: %w", d, err)
+			}
+			return Roots{}, fmt.Errorf("workspace root %q may be changed by other users: %s; they could plant links in a workspace before a run names it, or swap the root itself (make it the worker's own, writable by no one else)", d, why)
+		}
 		r.dirs = append(r.dirs, real)
 	}
 	return r, nil
 }
+
+// CheckStateDir refuses roots that hold the worker's state folder dir, and
+// roots inside it anywhere but its workspaces folder (WorkspacesFolder):
+// the state folder holds the embedded server's database, the other
+// sessions' folders and the reports, none of which a run may name as its
+// workspace or reach from one. An empty dir is no state folder.
+func (r Roots) CheckStateDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("state folder %q: %w", dir, err)
+	}
+	state, err := realPath(abs, new(int))
+	if err != nil {
+		return fmt.Errorf("state folder %q: %w", dir, err)
+	}
+	for _, root := range r.dirs {
+		switch {
+		case within(root, state):
+			return fmt.Errorf("root %s holds the worker's state folder %s (the embedded server's database, other sessions' folders): the operator must name roots beside it", root, state)
+		case within(state, root) && !within(filepath.Join(state, WorkspacesFolder), root):
+			return fmt.Errorf("root %s is inside the worker's state folder %s: the operator must name a root beside it, or inside its %s folder", root, state, WorkspacesFolder)
+		}
+	}
+	return nil
+}
+
+// WorkspacesFolder is the folder of the state folder that a worker which
+// names no root takes as its root; it is the only part of the state folder
+// a root may be in.
+const WorkspacesFolder = "workspaces"
 
 // Dirs returns the roots' folders, the first being where relative
 // workspaces go.
@@ -177,14 +217,28 @@ func (r Roots) Open(workspace string) (Workspace, error) {
 
 // CheckWorkspace answers, for a run that names a workspace, the folder it
 // names on this worker (see Roots.Resolve), or refuses it (non-retryable,
-// type ErrTypeWorkspace), saying why: outside the roots, or inside version
-// control metadata. The run records the answer and passes the absolute
+// type ErrTypeWorkspace), saying why: outside the roots, inside version
+// control metadata, or on a worker whose roots hold its state folder
+// (Roots.CheckStateDir). The run records the answer and passes the absolute
 // folder to every tool call, which RunTool checks again against its own
 // worker's roots.
 func (a *Activities) CheckWorkspace(_ context.Context, workspace string) (string, error) {
+	if err := a.stateApart(workspace); err != nil {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspace, nil)
+	}
 	dir, err := a.Roots.Resolve(workspace)
 	if err != nil {
 		return "", temporal.NewNonRetryableApplicationError("workspace "+err.Error(), ErrTypeWorkspace, nil)
 	}
 	return dir, nil
+}
+
+// stateApart refuses a run's workspace on a worker whose roots are not
+// apart from its state folder (Roots.CheckStateDir): agentworker refuses
+// to start so, but a worker built by hand may not have asked.
+func (a *Activities) stateApart(workspace string) error {
+	if err := a.Roots.CheckStateDir(a.StateDir); err != nil {
+		return fmt.Errorf("workspace %q: this worker's workspace %w", workspace, err)
+	}
+	return nil
 }

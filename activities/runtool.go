@@ -301,6 +301,9 @@ var defaultRegistry = sync.OnceValue(DefaultRegistry)
 // <StateDir>/sessions/<workflow id>. The caller closes it.
 func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
 	if in.Workspace != "" {
+		if err := a.stateApart(in.Workspace); err != nil {
+			return Workspace{}, err
+		}
 		ws, err := a.Roots.Open(in.Workspace)
 		if err != nil {
 			return Workspace{}, fmt.Errorf("workspace %w", err)
