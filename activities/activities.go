@@ -44,9 +44,21 @@
 // (DefaultToolOutputMax, 64 KiB), cut where a character begins, and says how
 // much it cut; ToolEnv.OutputMax tells a tool that limit, so that read_file
 // and list_files answer in pieces that fit, each saying how to go on. The
-// built-in tools are confined to the run's workspace (Workspace.Clean says
-// why a path leads out, the os.Root refuses it even if a link changes in
-// between), and read_file returns UTF-8 text of regular files only.
+// built-in tools are confined to the run's workspace, and read_file returns
+// UTF-8 text of regular files only.
+//
+// # Decided on the resolved file
+//
+// A path's text says little: a checkout may carry a link notes -> .git,
+// and a folder may be swapped for a link while a call runs. RunTool
+// therefore opens the workspace once per call, as an os.Root reached from
+// its root's own handle (Roots.Open, workspace.go), and every tool of the
+// call goes through that handle, never the folder's path again.
+// write_file follows a path one element at a time through it, links
+// included (resolve.go), and refuses version control metadata by where the
+// path leads, then checks once the file is open that it is the file the
+// path leads to. Roots themselves must be the worker's own and apart from
+// its state folder (roots.go, rootperm_unix.go).
 package activities
 
 import (

@@ -114,7 +114,6 @@ func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	if err != nil {
 		return "", err
 	}
-	defer root.Close()
 
 	fi, err := root.Stat(name)
 	if err != nil {
@@ -237,7 +236,6 @@ func readFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, er
 	if err != nil {
 		return "", err
 	}
-	defer root.Close()
 
 	// Stat before Open: opening a named pipe would wait for a writer.
 	fi, err := root.Stat(name)
@@ -382,42 +380,47 @@ func writeFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	if err != nil {
 		return "", err
 	}
-	defer root.Close()
-	if name == "." {
-		return "", fmt.Errorf("%s: path %q is the workspace itself, not a file", tool, args.Path)
-	}
 	if len(args.Content) > MaxWriteBytes {
 		return "", fmt.Errorf("%s: the content is %d bytes; one call writes at most %d", tool, len(args.Content), MaxWriteBytes)
 	}
-	if vcs := vcsFolder(name); vcs != "" && !env.VCSWrites {
-		return "", fmt.Errorf("%s: %q is inside %s, version control metadata, which this worker does not let tools write (its hooks and config run commands when a person next uses the repository)", tool, args.Path, vcs)
+	// Decide on the file the write would land on, not on the path's text:
+	// a checkout may carry a link such as notes -> .git.
+	to, err := resolve(root, name)
+	if err != nil {
+		return "", pathError(tool, args.Path, err)
+	}
+	if to.name == "." {
+		return "", fmt.Errorf("%s: path %q is the workspace itself, not a file", tool, args.Path)
+	}
+	if err := vcsWrite(tool, args.Path, to, env.VCSWrites); err != nil {
+		return "", err
 	}
 
-	if parent := filepath.Dir(name); parent != "." {
+	if parent := filepath.Dir(to.name); parent != "." {
 		if err := root.MkdirAll(parent, 0o755); err != nil {
 			return "", pathError(tool, args.Path, err)
 		}
 	}
-	// Lstat, not Stat: the os.Root keeps a link inside the workspace, but
-	// a link to a named pipe would still block the call for good.
-	if fi, err := root.Lstat(name); err == nil {
+	// Lstat, not Stat: opening a named pipe would block the call for good.
+	if fi, err := root.Lstat(to.name); err == nil {
 		switch m := fi.Mode(); {
 		case m.IsDir():
 			return "", fmt.Errorf("%s: %q is a folder, not a file", tool, args.Path)
-		case !m.IsRegular() && m&fs.ModeSymlink == 0:
-			return "", fmt.Errorf("%s: %q is a %s, not a regular file", tool, args.Path, fileKind(m))
+		case !m.IsRegular():
+			how := "is"
+			if to.link {
+				how = "leads to"
+			}
+			return "", fmt.Errorf("%s: %q %s a %s, not a regular file", tool, args.Path, how, fileKind(m))
 		}
-	}
-	if fi, err := root.Stat(name); err == nil && !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s: %q leads to a %s, not a regular file", tool, args.Path, fileKind(fi.Mode()))
 	}
 	// The diff is of the file as it was just before the write, shown only
 	// once the write is done.
 	var diff string
 	if env.ShowDiff != nil {
-		diff = writeDiff(root, name, args.Content)
+		diff = writeDiff(root, to.name, args.Content)
 	}
-	if err := root.WriteFile(name, []byte(args.Content), 0o644); err != nil {
+	if err := writeChecked(root, name, to.name, []byte(args.Content), env.VCSWrites); err != nil {
 		return "", pathError(tool, args.Path, err)
 	}
 	if env.ShowDiff != nil {
@@ -426,24 +429,46 @@ func writeFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, e
 	return fmt.Sprintf("wrote %d bytes to %s", len(args.Content), filepath.ToSlash(name)), nil
 }
 
-// vcsNames are the metadata folders of version control systems. Writing
-// there is how a model turns a checkout into code execution: a hook, or a
-// config naming a program (core.fsmonitor, core.pager), runs as the person
-// who next types `git status`.
-var vcsNames = []string{".git", ".hg", ".svn", ".bzr", ".jj", "_darcs"}
+// vcsWrite refuses a write that resolves (to) inside version control
+// metadata, unless the operator allows it (allowed).
+func vcsWrite(tool, path string, to resolved, allowed bool) error {
+	if to.vcs == "" || allowed {
+		return nil
+	}
+	how := "is inside " + to.vcs
+	if vcsFolder(path) == "" {
+		how = "leads inside " + to.vcs + " through a symbolic link"
+	}
+	return fmt.Errorf("%s: %q %s, version control metadata, which this worker does not let tools write (its hooks and config run commands when a person next uses the repository)", tool, path, how)
+}
 
-// vcsFolder returns the first element of the workspace path name that is
-// version control metadata, or "". Names are compared without case, as
-// case-insensitive file systems (macOS, Windows) would open them.
-func vcsFolder(name string) string {
-	for _, part := range strings.Split(filepath.ToSlash(name), "/") {
-		for _, v := range vcsNames {
-			if strings.EqualFold(part, v) {
-				return part
-			}
+// writeChecked writes data to the file target, where name resolved, and
+// makes sure, once the file is open and before anything is written, that it
+// is the file name resolves to now, still outside version control metadata
+// unless allowed: a link swapped in on the way since the check is refused.
+// A file the open created there stays, empty.
+func writeChecked(root *os.Root, name, target string, data []byte, allowVCS bool) error {
+	f, err := root.OpenFile(target, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		var now resolved
+		if now, err = recheck(root, name, fi); err == nil && now.vcs != "" && !allowVCS {
+			err = &fs.PathError{Op: "open", Path: name, Err: errSwapped}
 		}
 	}
-	return ""
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // pathError says what went wrong with the path the model gave, without the
@@ -469,19 +494,16 @@ func pathError(tool, name string, err error) error {
 // Clean catches the usual cases first, with its own message.
 func isEscape(err error) bool {
 	var pe *fs.PathError
-	return errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
+	return errors.Is(err, errLeadsOut) || errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
 }
 
-// openPath checks a path from the model and opens the workspace for it: the
-// first steps of every built-in tool. The caller closes the root.
+// openPath checks a path from the model: the first step of every built-in
+// tool. It returns the workspace's open folder, which the tool leaves open,
+// and the path cleaned.
 func (w Workspace) openPath(tool, path string) (*os.Root, string, error) {
 	name, err := w.Clean(path)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", tool, err)
 	}
-	root, err := w.Open()
-	if err != nil {
-		return nil, "", err
-	}
-	return root, name, nil
+	return w.root, name, nil
 }

@@ -47,10 +47,7 @@ func FuzzReadFile(f *testing.F) {
 	}
 	// One workspace for every input: a folder per input would cost more
 	// than the read.
-	ws, err := NewWorkspace(f.TempDir())
-	if err != nil {
-		f.Fatal(err)
-	}
+	ws := openWorkspace(f, f.TempDir())
 	f.Fuzz(func(t *testing.T, content []byte, offset, limit int64, outputMax uint16) {
 		env := ToolEnv{Workspace: ws, OutputMax: int(outputMax)}
 		if env.OutputMax > 0 {

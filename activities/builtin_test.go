@@ -13,18 +13,26 @@ import (
 	"unicode/utf8"
 )
 
-// testEnv returns a tool environment whose workspace does not exist yet (the
-// tools create it on first use) and a folder next to it, outside it.
+// testEnv returns a tool environment whose workspace is open and empty,
+// as RunTool hands it, and a folder next to it, outside it.
 func testEnv(t *testing.T) (env ToolEnv, outside string) {
 	t.Helper()
 	base := t.TempDir()
-	ws, err := NewWorkspace(filepath.Join(base, "ws"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := openWorkspace(t, filepath.Join(base, "ws"))
 	outside = filepath.Join(base, "outside")
 	mustWrite(t, filepath.Join(outside, "secret.txt"), "top secret")
 	return ToolEnv{WorkflowID: "wf", AgentID: "main", Workspace: ws}, outside
+}
+
+// openWorkspace opens the workspace dir until the test ends.
+func openWorkspace(t testing.TB, dir string) Workspace {
+	t.Helper()
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
 }
 
 func mustWrite(t *testing.T, path, content string) {
@@ -469,12 +477,7 @@ func TestConfinement(t *testing.T) {
 func TestRootRefusesWhatCleanMissed(t *testing.T) {
 	env, outside := testEnv(t)
 	mustSymlink(t, outside, filepath.Join(env.Workspace.Dir(), "outdir"))
-	root, err := env.Workspace.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	_, err = root.Open("outdir/secret.txt")
+	_, err := env.Workspace.Root().Open("outdir/secret.txt")
 	if !isEscape(err) {
 		t.Fatalf("Open through a link that leads out: %v, want the os.Root escape error", err)
 	}
@@ -535,58 +538,10 @@ func TestRealPathLinkLoop(t *testing.T) {
 	dir := t.TempDir()
 	mustSymlink(t, "b", filepath.Join(dir, "a"))
 	mustSymlink(t, "a", filepath.Join(dir, "b"))
-	env := ToolEnv{Workspace: Workspace{dir: dir}}
+	env := ToolEnv{Workspace: openWorkspace(t, dir)}
 	// Not a panic or a hang: the os.Root reports the loop when the file is used.
 	if _, err := call(t, env, "write_file", `{"path": "a", "content": "x"}`); err == nil {
 		t.Fatal("write through a link loop succeeded")
-	}
-}
-
-// Clean takes linkFree's short way only where realPath, the long way, finds
-// the path inside the workspace; a path through a link, inside or out, takes
-// the long way.
-func TestLinkFreeAgreesWithRealPath(t *testing.T) {
-	env, outside := testEnv(t)
-	dir := env.Workspace.Dir()
-	mustWrite(t, filepath.Join(dir, "a.txt"), "a")
-	mustWrite(t, filepath.Join(dir, "src", "deep", "b.go"), "b")
-	mustSymlink(t, "src", filepath.Join(dir, "inlink"))
-	mustSymlink(t, "a.txt", filepath.Join(dir, "src", "alink"))
-	mustSymlink(t, outside, filepath.Join(dir, "src", "deep", "out"))
-	mustSymlink(t, filepath.Join(outside, "new.txt"), filepath.Join(dir, "dangling"))
-	mustSymlink(t, "missing", filepath.Join(dir, "dangling-in"))
-	wsReal, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		path     string
-		linkFree bool
-	}{
-		{".", true},
-		{"a.txt", true},
-		{"new.txt", true},
-		{"src/deep/b.go", true},
-		{"src/new/deeper/c.txt", true},
-		{"a.txt/under-a-file", true},
-		{"inlink/deep/b.go", false},
-		{"inlink/new.txt", false},
-		{"src/alink", false},
-		{"src/deep/out/secret.txt", false},
-		{"src/deep/out/new/x.txt", false},
-		{"dangling", false},
-		{"dangling-in", false},
-	}
-	for _, tt := range tests {
-		clean := filepath.FromSlash(tt.path)
-		free := linkFree(wsReal, clean)
-		if free != tt.linkFree {
-			t.Errorf("linkFree(%q) = %v, want %v", tt.path, free, tt.linkFree)
-		}
-		real, err := realPath(filepath.Join(wsReal, clean), new(int))
-		if free && err == nil && !within(wsReal, real) {
-			t.Errorf("linkFree(%q) but realPath finds %s, outside the workspace", tt.path, real)
-		}
 	}
 }
 
@@ -634,4 +589,60 @@ func TestWriteFileRefusesTooLarge(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(env.Workspace.Dir(), "big.txt")); err == nil {
 		t.Error("the file was written")
 	}
+}
+
+// write_file decides on where a path resolves, not on its text: a checkout
+// may carry a link to its own .git (git recreates `notes -> .git` on
+// clone), and writing notes/config once wrote .git/config. Every component
+// is followed through the workspace's os.Root, links included; reading
+// there stays allowed, as it is for .git/config by its name.
+func TestWriteFileDecidesOnTheResolvedFile(t *testing.T) {
+	env, _ := testEnv(t)
+	dir := env.Workspace.Dir()
+	mustWrite(t, filepath.Join(dir, ".git", "config"), "[core]\n")
+	mustWrite(t, filepath.Join(dir, "vendor", "lib", ".git", "config"), "[core]\n")
+	mustWrite(t, filepath.Join(dir, "sub", "a.txt"), "a")
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustSymlink(t, ".git", filepath.Join(dir, "notes"))                          // the link git recreates
+	mustSymlink(t, filepath.Join(".git", "config"), filepath.Join(dir, "cfg"))   // a link to the file itself
+	mustSymlink(t, "sub/../.git/hooks", filepath.Join(dir, "hooks"))             // nested a/../.git in the target
+	mustSymlink(t, filepath.Join("vendor", "lib"), filepath.Join(dir, "lib"))    // a folder holding .git/config
+	mustSymlink(t, "notes", filepath.Join(dir, "chain"))                         // a link to the link
+	mustSymlink(t, filepath.Join(".git", "new-file"), filepath.Join(dir, "new")) // dangling, into .git
+	mustSymlink(t, "sub", filepath.Join(dir, "docs"))                            // a plain link, fine
+	mustSymlink(t, "../.git", filepath.Join(dir, "sub", "up"))                   // .. out of a folder, into .git
+
+	const refused = "version control metadata, which this worker does not let tools write"
+	runCases(t, env, []toolCase{
+		{name: "a link to .git", tool: "write_file", args: `{"path": "notes/config", "content": "[core]\n\tfsmonitor = sh evil.sh\n"}`,
+			wantErr: `write_file: "notes/config" leads inside .git through a symbolic link, ` + refused},
+		{name: "a link to .git/config", tool: "write_file", args: `{"path": "cfg", "content": "x"}`, wantErr: refused},
+		{name: "a link through sub/../.git", tool: "write_file", args: `{"path": "hooks/pre-commit", "content": "#!/bin/sh\n"}`, wantErr: refused},
+		{name: "a link to a folder holding .git/config", tool: "write_file", args: `{"path": "lib/.git/config", "content": "x"}`, wantErr: refused},
+		{name: "a chain of links to .git", tool: "write_file", args: `{"path": "chain/hooks/post-checkout", "content": "x"}`, wantErr: refused},
+		{name: "a dangling link into .git", tool: "write_file", args: `{"path": "new", "content": "x"}`, wantErr: refused},
+		{name: "a link whose .. leads into .git", tool: "write_file", args: `{"path": "sub/up/config", "content": "x"}`, wantErr: refused},
+		{name: "nested a/../.git in the path", tool: "write_file", args: `{"path": "sub/../.git/config", "content": "x"}`, wantErr: refused},
+		{name: "a plain link", tool: "write_file", args: `{"path": "docs/b.txt", "content": "b"}`, want: "wrote 1 bytes to docs/b.txt"},
+		{name: "reading through a link to .git", tool: "read_file", args: `{"path": "notes/config"}`, want: "[core]\n"},
+		{name: "listing through a link to .git", tool: "list_files", args: `{"path": "notes"}`, want: "notes/config\nnotes/hooks/"},
+	})
+	if b, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config = %q, changed by a refused call", b)
+	}
+	for _, p := range []string{".git/hooks/pre-commit", ".git/hooks/post-checkout", ".git/new-file"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s was written by a refused call", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "sub", "b.txt")); string(b) != "b" {
+		t.Errorf("sub/b.txt = %q, want the write through the plain link", b)
+	}
+	env.VCSWrites = true
+	runCases(t, env, []toolCase{
+		{name: "allowed by the operator", tool: "write_file", args: `{"path": "notes/info/exclude", "content": "x"}`,
+			want: "wrote 1 bytes to notes/info/exclude"},
+	})
 }

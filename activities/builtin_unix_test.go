@@ -48,9 +48,6 @@ func pipeEnv(t *testing.T) (env ToolEnv, dir string) {
 	t.Helper()
 	env, _ = testEnv(t)
 	dir = env.Workspace.Dir()
-	if _, err := env.Workspace.Open(); err != nil {
-		t.Fatal(err)
-	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Skipf("named pipes not available: %v", err)
 	}

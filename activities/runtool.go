@@ -209,18 +209,15 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	if in.WorkflowID == "" && activity.IsActivity(ctx) {
 		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
 	}
+	// Opened (and created) now, once for the whole call: a worker that
+	// cannot gets a clear activity failure rather than the model an error
+	// it cannot act on, and the tool works in the folder that was checked,
+	// whatever happens to its path meanwhile.
 	ws, err := a.workspace(in)
 	if err != nil {
 		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspace, err)
 	}
-	// Create the folder now, so that a worker that cannot gets a clear
-	// activity failure rather than the model an error it cannot act on.
-	root, err := ws.Open()
-	if err != nil {
-		err = fmt.Errorf("workspace %s: %w", ws.Dir(), err)
-		return RunToolResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspace, err)
-	}
-	root.Close()
+	defer ws.Close()
 
 	limit := a.toolOutputMax()
 	var diff diffTaker
@@ -297,17 +294,21 @@ func runSafely(ctx context.Context, tool Tool, env ToolEnv, call model.ToolCall)
 // built once per process.
 var defaultRegistry = sync.OnceValue(DefaultRegistry)
 
-// workspace returns the workspace of a call: the input's folder, which must
+// workspace opens the workspace of a call: the input's folder, which must
 // be inside one of the worker's Roots (checked at the run's start by
 // CheckWorkspace, and again here, since this worker may not be the one that
-// checked), or else <StateDir>/sessions/<workflow id>.
+// checked, and the folder may have changed since), or else
+// <StateDir>/sessions/<workflow id>. The caller closes it.
 func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
 	if in.Workspace != "" {
-		dir, err := a.Roots.Resolve(in.Workspace)
+		if err := a.stateApart(in.Workspace); err != nil {
+			return Workspace{}, err
+		}
+		ws, err := a.Roots.Open(in.Workspace)
 		if err != nil {
 			return Workspace{}, fmt.Errorf("workspace %w", err)
 		}
-		return NewWorkspace(dir)
+		return ws, nil
 	}
 	if a.StateDir == "" {
 		return Workspace{}, errors.New("no workspace: the call names none and the worker has no state folder")
@@ -315,7 +316,7 @@ func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
 	if in.WorkflowID == "" {
 		return Workspace{}, errors.New("no workspace: the call names none and has no workflow id")
 	}
-	return NewWorkspace(filepath.Join(a.StateDir, SessionsFolder, workspaceName(in.WorkflowID)))
+	return OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, workspaceName(in.WorkflowID)))
 }
 
 // SessionsFolder is the folder of the state folder that holds the

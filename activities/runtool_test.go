@@ -72,7 +72,7 @@ func testTools(t *testing.T) *Registry {
 }
 
 func TestRunTool(t *testing.T) {
-	ws := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws") // its root beside the state folder
 	a := &Activities{Tools: testTools(t), StateDir: t.TempDir(), Roots: testRoots(t, filepath.Dir(ws))}
 	tests := []struct {
 		name string
@@ -384,7 +384,7 @@ func TestRunToolKeepsOutputThatFits(t *testing.T) {
 // The built-ins that can page fit the limit themselves, so RunTool never
 // cuts their note on how to go on.
 func TestRunToolBuiltinsFitTheLimit(t *testing.T) {
-	ws := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws") // its root beside the state folder
 	mustWrite(t, filepath.Join(ws, "big.txt"), strings.Repeat("línea de texto\n", 1000))
 	for i := range 200 {
 		mustWrite(t, filepath.Join(ws, "many", fmt.Sprintf("file-with-a-rather-long-name-%03d.txt", i)), "")

@@ -382,20 +382,25 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
-func TestNewWorkspace(t *testing.T) {
-	ws, err := activities.NewWorkspace("relative/ws")
+func TestOpenWorkspace(t *testing.T) {
+	t.Chdir(t.TempDir())
+	ws, err := activities.OpenWorkspace(filepath.FromSlash("relative/ws"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer ws.Close()
 	if !strings.HasSuffix(ws.Dir(), filepath.FromSlash("relative/ws")) || !filepath.IsAbs(ws.Dir()) {
 		t.Errorf("Dir() = %q, want an absolute path ending in relative/ws", ws.Dir())
 	}
-	if _, err := activities.NewWorkspace(""); err == nil {
-		t.Error(`NewWorkspace("") succeeded`)
+	if fi, err := ws.Root().Stat("."); err != nil || !fi.IsDir() {
+		t.Errorf("the workspace folder: %v, %v; want it created and open", fi, err)
+	}
+	if _, err := activities.OpenWorkspace(""); err == nil {
+		t.Error(`OpenWorkspace("") succeeded`)
 	}
 	var zero activities.Workspace
-	if _, err := zero.Open(); err == nil {
-		t.Error("Open of the zero Workspace succeeded")
+	if zero.Root() != nil || zero.Close() != nil {
+		t.Error("the zero Workspace has a folder")
 	}
 	if _, err := zero.Clean("a"); err == nil {
 		t.Error("Clean of the zero Workspace succeeded")

@@ -14,7 +14,7 @@ import (
 // write_file's result shows the user a diff of the file before and after
 // the call, beside the content the model reads, which stays as it was.
 func TestRunToolWriteFileDiff(t *testing.T) {
-	ws := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws") // its root beside the state folder
 	a := &Activities{StateDir: t.TempDir(), Roots: testRoots(t, filepath.Dir(ws))}
 	mustWrite(t, filepath.Join(ws, "old.txt"), "one\ntwo\nthree\n")
 	mustWrite(t, filepath.Join(ws, "same.txt"), "same\n")
@@ -66,7 +66,7 @@ func TestRunToolWriteFileDiff(t *testing.T) {
 
 // A large change is cut to its bounds, and says how much was left out.
 func TestRunToolWriteFileDiffBounded(t *testing.T) {
-	ws := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws") // its root beside the state folder
 	a := &Activities{StateDir: t.TempDir(), Roots: testRoots(t, filepath.Dir(ws))}
 	var b strings.Builder
 	for i := range 5000 {
@@ -94,7 +94,7 @@ func TestRunToolShowDiffBounded(t *testing.T) {
 		env.ShowDiff(long)
 		return "patched", nil
 	}))
-	ws := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws") // its root beside the state folder
 	a := &Activities{Tools: reg, StateDir: t.TempDir(), Roots: testRoots(t, filepath.Dir(ws))}
 	got, err := executeRunTool(t, a, RunToolInput{WorkflowID: "wf-1", Workspace: ws, Call: toolCall("patch", `{}`)})
 	if err != nil {

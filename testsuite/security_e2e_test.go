@@ -11,7 +11,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -166,16 +165,7 @@ func TestModelCannotWriteVCSMetadata(t *testing.T) {
 	}
 	s.startWorkerWith(t, agentworker.Options{StateDir: state, ScriptDir: filepath.Dir(sc.Path)})
 	out, _ := play(t, s.c, sc, time.Minute)
-	var results []model.Message
-	for _, raw := range out.Messages {
-		var m model.Message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		if m.Role == model.RoleTool {
-			results = append(results, m)
-		}
-	}
+	results := toolMessages(t, s.c, out.WorkflowID)
 	if len(results) != 3 || !results[0].IsError || !results[1].IsError || results[2].IsError {
 		t.Fatalf("tool results %+v, want the two writes under .git refused and README.md written", results)
 	}
@@ -185,6 +175,74 @@ func TestModelCannotWriteVCSMetadata(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "pre-commit")); err == nil {
 		t.Error("the model wrote a hook")
 	}
+}
+
+// A checkout may carry a link to its own .git: git recreates `notes ->
+// .git` on clone. write_file decides on where a path resolves, so the
+// model's notes/config is refused as .git/config is, and the model reads
+// why in an error tool message; .git/config is unchanged.
+func TestModelCannotWriteVCSMetadataThroughALink(t *testing.T) {
+	s := startServer(t)
+	sc := writeScenario(t, `{"input": {"prompt": "take notes", "workspace": "repo"}, "model": [
+	  {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes/config", "content": "[core]\n\tfsmonitor = sh -c 'touch pwned'\n"}}]},
+	  {"content": "done"}]}`)
+	state := t.TempDir()
+	repo := checkout(t, filepath.Join(state, agentworker.DefaultRootFolder, "repo"))
+	if err := os.Symlink(".git", filepath.Join(repo, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	s.startWorkerWith(t, agentworker.Options{StateDir: state, ScriptDir: filepath.Dir(sc.Path)})
+	out, _ := play(t, s.c, sc, time.Minute)
+	results := toolMessages(t, s.c, out.WorkflowID)
+	if len(results) != 1 || !results[0].IsError || !strings.Contains(results[0].Content, `"notes/config" leads inside .git through a symbolic link`) {
+		t.Fatalf("tool results %+v, want the write through the link refused, saying why", results)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config = %q, changed by the model", b)
+	}
+}
+
+// A run whose workspace is a checkout's .git, named so or through a link,
+// is refused at its start, naming why, before the model writes config.
+func TestWorkspaceInsideVCSMetadataRefused(t *testing.T) {
+	s := startServer(t)
+	sc := writeScenario(t, `{"input": {"prompt": "configure"}, "model": [
+	  {"tool_calls": [{"name": "write_file", "arguments": {"path": "config", "content": "[core]\n\tfsmonitor = sh -c 'touch pwned'\n"}}]},
+	  {"content": "done"}]}`)
+	state := t.TempDir()
+	root := filepath.Join(state, agentworker.DefaultRootFolder)
+	repo := checkout(t, filepath.Join(root, "repo"))
+	if err := os.Symlink(filepath.Join("repo", ".git"), filepath.Join(root, "gitlink")); err != nil {
+		t.Fatal(err)
+	}
+	s.startWorkerWith(t, agentworker.Options{StateDir: state, ScriptDir: filepath.Dir(sc.Path)})
+	for _, ws := range []string{"repo/.git", "gitlink"} {
+		sc.Input.Workspace = ws
+		out, _ := play(t, s.c, sc, time.Minute)
+		if out.RunStatus != "failed" || len(out.Messages) > 0 {
+			t.Fatalf("workspace %q: run %s with %d messages, want it failed at its start", ws, out.RunStatus, len(out.Messages))
+		}
+		err := s.c.GetWorkflow(context.Background(), out.WorkflowID, "").Get(context.Background(), nil)
+		if err == nil || !strings.Contains(err.Error(), "invalid AgentWorkflow input: workspace") || !strings.Contains(err.Error(), "inside .git, version control metadata") {
+			t.Errorf("workspace %q: the run ended with %v, want it refused as inside .git", ws, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config = %q, changed by the model", b)
+	}
+}
+
+// checkout makes dir a checkout whose .git holds a config of one line,
+// and returns it.
+func checkout(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // A typo in the input cannot switch a guard off: {"aproval": ...} once

@@ -438,7 +438,9 @@ func ServerDB() (string, error) {
 }
 
 // workspaceRoots are the worker's workspace roots: opts.WorkspaceRoots,
-// else $TODOFLOW_WORKSPACE_ROOTS, else the state folder's workspaces/.
+// else $TODOFLOW_WORKSPACE_ROOTS, else the state folder's workspaces/. The
+// roots must be apart from the state folder (its database, the sessions'
+// folders), which no run may reach.
 func workspaceRoots(opts Options) (activities.Roots, error) {
 	dirs, source := opts.WorkspaceRoots, "WorkspaceRoots"
 	if dirs == nil {
@@ -449,6 +451,9 @@ func workspaceRoots(opts Options) (activities.Roots, error) {
 		}
 	}
 	roots, err := activities.NewRoots(dirs...)
+	if err == nil {
+		err = roots.CheckStateDir(opts.StateDir)
+	}
 	if err != nil {
 		return activities.Roots{}, fmt.Errorf("%s: %w", source, err)
 	}
@@ -457,7 +462,7 @@ func workspaceRoots(opts Options) (activities.Roots, error) {
 
 // DefaultRootFolder is the workspace root inside the state folder of a
 // worker that names none.
-const DefaultRootFolder = "workspaces"
+const DefaultRootFolder = activities.WorkspacesFolder
 
 // splitList is the non-empty, trimmed items of a list separated by sep.
 func splitList(v, sep string) []string {

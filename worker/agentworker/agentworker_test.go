@@ -99,3 +99,28 @@ func TestNewRefusesBadMCPConfig(t *testing.T) {
 		t.Errorf("New with a clash = %v", err)
 	}
 }
+
+// A worker refuses to start with a workspace root that holds its state
+// folder (the dev server's database, other sessions' folders) or lies in
+// it outside its workspaces folder, naming the setting.
+func TestNewRefusesRootsAtTheStateFolder(t *testing.T) {
+	c, err := client.NewLazyClient(client.Options{HostPort: client.DefaultHostPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	base := t.TempDir()
+	state := filepath.Join(base, "state")
+	for _, tt := range []struct {
+		roots []string
+		err   string
+	}{
+		{[]string{base}, "holds the worker's state folder"},
+		{[]string{filepath.Join(state, "sessions")}, "is inside the worker's state folder"},
+	} {
+		_, err := agentworker.New(c, agentworker.Options{StateDir: state, WorkspaceRoots: tt.roots, StreamAddr: "off"})
+		if err == nil || !strings.Contains(err.Error(), "WorkspaceRoots: ") || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("New with roots %q = %v, want an error naming WorkspaceRoots with %q", tt.roots, err, tt.err)
+		}
+	}
+}
