@@ -73,12 +73,8 @@ func (h answeredHandle) Get(_ context.Context, out any) error {
 // approvalChat is a terminal view of session chat-1 on a, in a window of
 // 80×24.
 func approvalChat(t *testing.T) (*ui, *approver) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	a := &approver{}
-	s := client.New(a, client.Options{}).Session("chat-1")
-	u := newUI(ctx, &session{s: s, id: s.ID()}, nil, nil)
+	u := viewOn(t, a)
 	u.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	return u, a
 }
@@ -128,7 +124,7 @@ func keyOf(k string) tea.KeyPressMsg {
 	case "esc":
 		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
+		return keyEnter
 	case "pgdown":
 		return tea.KeyPressMsg{Code: tea.KeyPgDown}
 	case "ctrl+o":

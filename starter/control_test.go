@@ -14,7 +14,6 @@ import (
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -23,29 +22,9 @@ import (
 // and the same id once answered is refused, never taken for the call that
 // waits next; --reject -y refuses the one call shown, with a feedback.
 func TestApproveShowsTheCallFirst(t *testing.T) {
-	realBinary(t)
-	t.Setenv("TODOFLOW_STATE_DIR", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	emb, err := startEmbedded(ctx, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.srv.Stop()
-	c := conn{address: emb.srv.Address(), namespace: emb.srv.Namespace(), taskQueue: workflows.TaskQueue, local: true}
-	cl, err := c.dialReady(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	c, cl := scriptedServer(ctx, t)
 
 	// A file of 200 lines whose line 150 pipes a download into a shell,
 	// then a second write.
