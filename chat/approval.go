@@ -43,8 +43,10 @@ type asking struct {
 	call client.WaitingCall
 	// of is how many calls wait in the tree, this one first.
 	of int
-	// top is the first of the call's lines shown when it is folded.
-	top int
+	// top is the first of the call's lines shown when it is folded, rows
+	// how many show (the view sets them, knowing the room): PgDn moves by
+	// rows, so that no line is skipped.
+	top, rows int
 	// refusing says n was pressed: the prompt takes the feedback, Enter
 	// sends the refusal, Esc goes back to the choices.
 	refusing bool
@@ -127,10 +129,10 @@ func (u *ui) askKey(key string) (cmd tea.Cmd, ok bool) {
 	a := u.ask
 	switch key {
 	case "pgdown":
-		a.top += u.page()
+		a.top += max(a.rows, 1)
 		return nil, true
 	case "pgup":
-		a.top = max(a.top-u.page(), 0)
+		a.top = max(a.top-max(a.rows, 1), 0)
 		return nil, true
 	}
 	if a.refusing {
@@ -162,9 +164,6 @@ func (u *ui) askKey(key string) (cmd tea.Cmd, ok bool) {
 	}
 	return nil, false
 }
-
-// page is how far PgDn and PgUp scroll a folded call.
-func (u *ui) page() int { return max(u.height/2, 1) }
 
 // answer approves or rejects the call shown, by its call_id.
 func (u *ui) answer(approve, remember bool, feedback string) tea.Cmd {
@@ -223,20 +222,29 @@ func (a *asking) view(width, room int) []string {
 	if len(top)+len(body)+len(choices) <= room {
 		return slices.Concat(attend(top), body, attend(choices))
 	}
-	rows := max(room-len(top)-len(choices)-2, 1) // the fold takes two at most
+	// The fold's numbers are at most as long as the count's.
+	n := len(body)
+	rows := max(room-len(top)-len(choices)-len(wrapHanging(foldLine(n, 2*n, n, n), width)), 1)
 	// Clamped here, where the room is known: PgUp then moves from what
 	// shows.
-	a.top = min(a.top, max(len(body)-rows, 0))
-	end := min(a.top+rows, len(body))
-	fold := fmt.Sprintf("⋮ lines %d–%d of the call's %d", a.top+1, end, len(body))
-	if below := len(body) - end; below > 0 {
+	a.top, a.rows = min(a.top, max(n-rows, 0)), rows
+	end := min(a.top+rows, n)
+	fold := wrapHanging(foldLine(a.top, end, n-end, n), width)
+	return slices.Concat(attend(top), body[a.top:end], attend(fold), attend(choices))
+}
+
+// foldLine says how many lines of a folded call show (those after above,
+// to end, of total), how many are hidden and how to see them. It counts
+// the lines as shown, wrapped: a file's own numbers are on its lines.
+func foldLine(above, end, below, total int) string {
+	fold := fmt.Sprintf("⋮ %d of the call's %d lines shown", end-above, total)
+	if below > 0 {
 		fold += fmt.Sprintf(", %d more below", below)
 	}
-	if a.top > 0 {
-		fold += fmt.Sprintf(", %d above", a.top)
+	if above > 0 {
+		fold += fmt.Sprintf(", %d above", above)
 	}
-	fold += " · PgDn/PgUp scroll · Ctrl+O prints the whole call above"
-	return slices.Concat(attend(top), body[a.top:end], attend(wrapHanging(fold, width)), attend(choices))
+	return fold + " · PgDn/PgUp scroll · Ctrl+O prints the whole call above"
 }
 
 // attend paints lines as what waits for the user.

