@@ -28,8 +28,8 @@ type line struct {
 var commands = []struct{ name, args, help string }{
 	{"plan", "", "show the plan checklist"},
 	{"todos", "", "show the todo checklist"},
-	{"approve", "[--remember]", "approve the plan or tool call that waits for approval (--remember: that tool from now on)"},
-	{"reject", "FEEDBACK", "reject it, telling the agent why"},
+	{"approve", "[--remember]", "approve the tool call shown waiting (y), or the plan that waits (--remember: that tool from now on, a)"},
+	{"reject", "FEEDBACK", "reject it, telling the agent why (n)"},
 	{"resume", "[TEXT]", "resume a paused agent (TEXT: what changed)"},
 	{"continuation", "on|off", "switch todo continuation (todo-continuation)"},
 	{"agents", "", "show the agents of the session and their progress"},
@@ -59,8 +59,11 @@ func helpText() string {
 		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message\n" +
 		"  Up, Down               earlier lines: sent from here, and the session's messages\n" +
 		"  Ctrl+T                 show or hide the whole checklist and plan\n" +
-		"  Ctrl+O                 print the latest tool result whole\n" +
-		"  Esc                    stop the running turn (the list and plan stay)\n" +
+		"  Ctrl+O                 print the latest tool result whole (the tool call waiting, when one does)\n" +
+		"  Esc                    stop the running turn, refusing what waits for approval (the list and plan stay)\n" +
+		"While a tool call waits for approval, on an empty prompt:\n" +
+		"  y, a, n                yes; always (its tool for the rest of the session); no, then a line saying why\n" +
+		"  PgDn, PgUp             scroll a call too long for the window\n" +
 		"  Ctrl+C                 clear the line; twice within 2 s, leave (the session goes on)\n" +
 		"A line starting with // is sent with one /.")
 	return b.String()
@@ -143,10 +146,12 @@ func replied(ctx context.Context, m *client.Sent) error {
 	return nil
 }
 
-// run carries out a command and returns what to show. st is the latest
-// state (nil when none could be read), for the commands that show it or
-// must know what waits.
-func (s *session) run(ctx context.Context, l line, st *workflows.State) (string, error) {
+// run carries out a command and returns what to show. sn is what the user
+// was shown: the latest state (nil when none could be read), for the
+// commands that show it or must know what waits, and the tool call shown
+// waiting, which approve and reject answer.
+func (s *session) run(ctx context.Context, l line, sn seen) (string, error) {
+	st := sn.st
 	switch l.cmd {
 	case "help":
 		return helpText(), nil
@@ -167,9 +172,9 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 		}
 		return agentTree(s.id, *st), nil
 	case "approve":
-		return s.answer(ctx, true, "", l.arg == "--remember", st)
+		return s.answer(ctx, true, "", l.arg == "--remember", sn)
 	case "reject":
-		return s.answer(ctx, false, l.arg, false, st)
+		return s.answer(ctx, false, l.arg, false, sn)
 	case "resume":
 		if st != nil && !st.Paused && !hasWait(st, workflows.WaitPaused) {
 			return "", fmt.Errorf("no agent is paused (status %s); nothing to resume", st.Status)
@@ -220,22 +225,42 @@ func (s *session) run(ctx context.Context, l line, st *workflows.State) (string,
 
 var errNoState = errors.New("the session's state cannot be read yet (is a worker running?)")
 
-// answer approves or rejects whatever waits for approval: the tool call
-// the user was shown (approve_tool with its call_id: if another took its
-// place meanwhile, the workflow refuses), else the plan (approve_plan).
-func (s *session) answer(ctx context.Context, approve bool, feedback string, remember bool, st *workflows.State) (string, error) {
-	var a client.Answer
-	if st != nil {
-		a = client.AnswerTo(*st, "")
+// answer approves or rejects what the user was shown waiting for
+// approval: the tool call shown (approve_tool with its call_id: if another
+// took its place meanwhile, the session refuses), else the plan
+// (approve_plan). A tool call that waits unshown is not answered.
+func (s *session) answer(ctx context.Context, approve bool, feedback string, remember bool, sn seen) (string, error) {
+	if c := sn.call; c != nil {
+		if approve && !c.Whole {
+			return "", fmt.Errorf("call %s is not shown whole (only its start is known), so it is not approved; /reject refuses it", c.CallID)
+		}
+		a := c.Answer(feedback, remember)
+		if approve {
+			return s.s.Approve(ctx, a)
+		}
+		return s.s.Reject(ctx, a)
 	}
-	if remember && a.CallID == "" {
+	if st := sn.st; st != nil {
+		switch {
+		case len(client.WaitingCalls(*st)) > 0:
+			return "", errors.New("a tool call waits that was not shown yet: read it, then answer")
+		case !planWaits(st):
+			return "", fmt.Errorf("nothing waits for approval (the session is %s)", statusText(st.Status, ""))
+		}
+	}
+	if remember {
 		return "", errors.New("--remember approves a tool; what waits is a plan (use /approve)")
 	}
-	a.Feedback, a.Remember = feedback, remember
+	a := client.Answer{Feedback: feedback}
 	if approve {
 		return s.s.Approve(ctx, a)
 	}
 	return s.s.Reject(ctx, a)
+}
+
+// planWaits says a plan of the tree waits for approval.
+func planWaits(st *workflows.State) bool {
+	return st.AwaitingApproval || hasWait(st, workflows.WaitPlanApproval)
 }
 
 func hasWait(st *workflows.State, kind string) bool {

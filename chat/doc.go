@@ -109,9 +109,21 @@
 // transcript, once each. Ctrl+C clears what is typed, and leaves only when
 // pressed again within two seconds: a key pressed to stop something must
 // not lose a half-typed message, and leaving never ends the session. Esc
-// stops the running turn (the interrupt update); Ctrl+O prints the latest
-// tool result whole, and the latest diff (diff.go: what a write_file call
-// changed, shown collapsed under its line).
+// stops the running turn (the interrupt update), refusing a tool call or a
+// plan that waits for approval; Ctrl+O prints the latest tool result whole,
+// and the latest diff (diff.go: what a write_file call changed, shown
+// collapsed under its line).
+//
+// # Approvals
+//
+// A tool call waiting for approval is shown whole before it is answered
+// (approval.go): every argument, read from the transcript of the agent
+// that made it (the state holds only the start of long ones), folded to
+// the window with a line that says what is folded, PgDn/PgUp to scroll
+// and Ctrl+O to print it whole. y approves it, a approves its tool for the
+// session, n refuses it with a line of feedback, Esc refuses the wait.
+// Every answer names the call shown (approve_tool's call_id), so an answer
+// never reaches a call that came to wait after the user looked.
 //
 // # Commands
 //

@@ -17,6 +17,9 @@ import (
 // send Alt+Enter) starts a new line; Enter sends.
 
 const (
+	// placeholder is what the empty prompt says (approval.go puts another
+	// while it takes a refusal's feedback).
+	placeholder  = "a message, or /help"
 	maxInputRows = 10
 	// quitWindow is how long after a Ctrl+C a second one leaves: the
 	// first only clears the prompt, so that a half-typed message is not
@@ -33,7 +36,7 @@ func newInput() textarea.Model {
 		}
 		return "  "
 	})
-	in.Placeholder = "a message, or /help"
+	in.Placeholder = placeholder
 	in.DynamicHeight = true
 	in.MinHeight, in.MaxHeight = 1, maxInputRows
 	// Rows past MaxHeight scroll; without a content limit of its own the

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
@@ -31,15 +32,20 @@ func typeText(u *ui, s string) {
 // testUI is a terminal view whose session takes what is sent at once
 // (acceptor), and whose clock the test sets.
 func testUI(t *testing.T) (*ui, *acceptor, *time.Time) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	a := &acceptor{}
-	s := client.New(a, client.Options{}).Session("chat-1")
-	u := newUI(ctx, &session{s: s, id: s.ID()}, nil, nil)
+	u := viewOn(t, a)
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	u.now = func() time.Time { return now }
 	return u, a, &now
+}
+
+// viewOn is a terminal view of session chat-1 on tc, until t ends.
+func viewOn(t *testing.T, tc sdkclient.Client) *ui {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := client.New(tc, client.Options{}).Session("chat-1")
+	return newUI(ctx, &session{s: s, id: s.ID()}, nil, nil)
 }
 
 func (a *acceptor) waitFor(t *testing.T, n int) []string {

@@ -48,7 +48,8 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 		lastErr   string
 		sending   int
 		answers   = make(chan error)
-		acted     time.Time // when the session was last asked to do something
+		acted     time.Time           // when the session was last asked to do something
+		shown     *client.WaitingCall // the tool call printed waiting, which /approve and /reject answer
 		eof       bool
 		settled   bool // the last look's events are all in
 	)
@@ -98,6 +99,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 				}
 			}
 			announced = now
+			shown = showCall(ctx, sess, &tr, shown, print)
 			if tr.closed != "" {
 				line, err := sess.ending(ctx, tr.closed)
 				say(line)
@@ -152,7 +154,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 				}()
 			default:
 				say(text)
-				res, err := sess.run(ctx, l, tr.st)
+				res, err := sess.run(ctx, l, seen{st: tr.st, call: shown})
 				if err != nil {
 					say("! " + err.Error())
 					continue
@@ -183,4 +185,34 @@ func changes(cmd string) bool {
 		return false
 	}
 	return true
+}
+
+// showCall prints the first tool call waiting for approval whole, when it
+// is not the one printed last (shown), and returns the call printed: the
+// one /approve and /reject answer. A subagent's call is read whole from
+// its own transcript first.
+func showCall(ctx context.Context, sess *session, tr *tracker, shown *client.WaitingCall, print func([]entry)) *client.WaitingCall {
+	calls := tr.waitingCalls()
+	if len(calls) == 0 {
+		return nil
+	}
+	c := calls[0]
+	if shown != nil && shown.CallID == c.CallID && (shown.Whole || !c.Whole) {
+		return shown
+	}
+	if !c.Whole && sess.s != nil && tr.st != nil {
+		read, err := sess.s.ReadWhole(ctx, *tr.st, calls[:1])
+		if err != nil {
+			print([]entry{{kindError, "! " + err.Error()}})
+		}
+		tr.keepRead(read[0])
+		c = read[0]
+	}
+	print(callEntries(c))
+	hint := "/approve, /approve --remember (the tool for the rest of the session), or /reject FEEDBACK"
+	if len(calls) > 1 {
+		hint += fmt.Sprintf(" (1 of %d calls waiting)", len(calls))
+	}
+	print([]entry{{kindAttention, hint}})
+	return &c
 }

@@ -196,8 +196,8 @@ func checklist(st *workflows.State) string {
 }
 
 // attention are the things that wait for the user or that the user should
-// know while they last: a pause, a plan or tool call to approve, a model
-// that is being retried or that ended the turn.
+// know while they last: a pause, a plan to approve, a model that is being
+// retried or that ended the turn.
 func attention(st *workflows.State) []string {
 	if st == nil {
 		return nil
@@ -224,13 +224,8 @@ func attention(st *workflows.State) []string {
 				title = fmt.Sprintf(" %q (%d steps)", clip(oneLine(st.Plan.Title), 60), len(st.Plan.Steps))
 			}
 			out = append(out, fmt.Sprintf("✋ %splan%s awaits approval — /approve, or /reject FEEDBACK (/plan shows it)", who, title))
-		case workflows.WaitToolApproval:
-			what := clip(oneLine(w.Reason), 100)
-			if p := st.PendingApproval; p != nil && w.AgentID == st.AgentID {
-				what = p.Tool + " " + clip(string(p.Arguments), 80)
-			}
-			out = append(out, fmt.Sprintf("✋ %stool call awaits approval: %s — /approve, or /reject FEEDBACK", who, what))
 		}
+		// A tool call waiting is shown whole by each view (approval.go).
 	}
 	if me := st.ModelError; me != nil {
 		if me.Retryable {

@@ -90,8 +90,9 @@ func TestAttention(t *testing.T) {
 		{"plan", workflows.State{AgentID: "main", AwaitingApproval: true, Plan: &todo.Plan{Title: "Fix auth", Steps: make([]todo.Step, 2)},
 			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPlanApproval}}}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
 		{"subagent's plan", workflows.State{AgentID: "main", Waiting: []workflows.Wait{{AgentID: "coder", Kind: workflows.WaitPlanApproval}}}, []string{"coder: plan awaits approval"}},
+		// A tool call is shown whole by each view, not in a line (approval.go).
 		{"tool", workflows.State{AgentID: "main", PendingApproval: &workflows.PendingApproval{Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)},
-			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval}}}, []string{`tool call awaits approval: write_file {"path":"a"}`}},
+			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval}}}, nil},
 		{"retrying", workflows.State{Status: workflows.StatusRunning, ModelError: &workflows.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}},
 			[]string{"retrying (attempt 3, since 03:04:05): 503 Service Unavailable"}},
 		{"failed turn", workflows.State{Status: workflows.StatusWaitingUser, ModelError: &workflows.ModelError{Message: "401 Unauthorized"}}, []string{"the last turn failed on the model: 401"}},

@@ -33,6 +33,12 @@ type tracker struct {
 	// its result by its first lines only (diff.go; Ctrl+O prints it whole).
 	diff, diffCall string
 	err            error // why the latest look or query failed; nil when it did not
+	// calls are the tool calls of the latest model answer, by id: a call
+	// that waits for approval shows whole from here (the state holds only
+	// the start of long arguments); read are the calls of subagents read
+	// whole from their own transcripts (approval.go).
+	calls map[string]model.ToolCall
+	read  map[string]client.WaitingCall
 }
 
 // apply takes in an event and returns what to print.
@@ -45,6 +51,12 @@ func (t *tracker) apply(ev client.Event) []entry {
 	case client.NewMessage:
 		out = messageEntries(ev.Message)
 		t.replied = t.replied || ev.Message.Role == model.RoleAssistant
+		if m := ev.Message; m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
+			t.calls = map[string]model.ToolCall{}
+			for _, c := range m.ToolCalls {
+				t.calls[c.ID] = c
+			}
+		}
 		if ev.Message.Role == model.RoleTool {
 			m := ev.Message
 			t.result = &m
@@ -89,4 +101,32 @@ func (t *tracker) waiting() bool {
 		return true
 	}
 	return t.st != nil && slices.Contains([]string{workflows.StatusWaitingUser, workflows.StatusAwaitingApproval, workflows.StatusPaused}, t.st.Status)
+}
+
+// waitingCalls are the tool calls that wait for approval, the agent's own
+// first: whole when the transcript or a read of a subagent's has them.
+func (t *tracker) waitingCalls() []client.WaitingCall {
+	if t.st == nil {
+		return nil
+	}
+	calls := client.WaitingCalls(*t.st)
+	for i, c := range calls {
+		if tc, ok := t.calls[c.CallID]; ok && c.AgentID == t.st.AgentID {
+			calls[i] = client.WaitingCall{AgentID: c.AgentID, CallID: c.CallID, Tool: tc.Name, Arguments: tc.Arguments, Whole: true}
+		} else if r, ok := t.read[c.CallID]; ok && !c.Whole {
+			calls[i] = r
+		}
+	}
+	return calls
+}
+
+// keepRead keeps a call read whole.
+func (t *tracker) keepRead(c client.WaitingCall) {
+	if !c.Whole {
+		return
+	}
+	if t.read == nil {
+		t.read = map[string]client.WaitingCall{}
+	}
+	t.read[c.CallID] = c
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/internal/callview"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/workflows"
@@ -141,6 +142,19 @@ type ui struct {
 	now   func() time.Time
 	err   error // Run's error: the session ended other than completed
 
+	// ask is the tool call shown waiting for approval (approval.go), nil
+	// when none waits. answered is the call last answered, which a state
+	// read before the session took the answer still shows waiting;
+	// answering says the answer is on its way. reading are the calls of
+	// subagents being read whole. lineCall is the call shown when the line
+	// being typed was begun: a /approve typed while one call showed
+	// answers no other.
+	ask       *asking
+	answered  string
+	answering bool
+	reading   map[string]bool
+	lineCall  string
+
 	// A /clear makes a new session, started by its first message with
 	// client and model (a /model changes it), and watched every poll in
 	// place of the session of the previous generation, whose watch
@@ -203,6 +217,15 @@ func (u *ui) tone(s string) string {
 }
 
 func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	empty := u.input.Value() == ""
+	m, cmd := u.update(msg)
+	if empty && u.input.Value() != "" {
+		u.lineCall = u.shownID()
+	}
+	return m, cmd
+}
+
+func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case lookMsg:
 		if msg.gen != u.gen {
@@ -218,7 +241,7 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if _, ok := msg.ev.(client.Looked); !ok {
 			return u, u.next()
 		}
-		printed := u.print(u.pending)
+		printed := tea.Batch(u.print(u.pending), u.syncAsk())
 		u.pending = nil
 		if u.tr.closed != "" {
 			ctx, sess, status := u.ctx, u.sess, u.tr.closed
@@ -230,6 +253,10 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, tea.Batch(printed, u.next())
 	case startedMsg:
 		return u, u.started(msg)
+	case readMsg:
+		return u, u.readLine(msg)
+	case answeredMsg:
+		return u, u.answeredLine(msg)
 	case endedMsg:
 		u.err = msg.err
 		return u.leave(nil, msg.line)
@@ -267,6 +294,11 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if key != "ctrl+c" {
 			u.armed = time.Time{}
 		}
+		if u.ask != nil {
+			if cmd, ok := u.askKey(key); ok {
+				return u, cmd
+			}
+		}
 		switch key {
 		case "ctrl+c":
 			return u.interrupt()
@@ -278,14 +310,19 @@ func (u *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			u.expanded = !u.expanded
 			return u, nil
 		case "ctrl+o":
+			if u.ask != nil {
+				return u, u.print(callEntries(u.ask.call))
+			}
 			return u, u.print(append(resultEntries(u.tr.result), latestDiffEntries(&u.tr)...))
 		case "esc":
-			if u.tr.st == nil || u.tr.st.Status != workflows.StatusRunning {
+			// A turn running, or waiting for an approval (a tool call's, a
+			// plan's): the interrupt stops it, refusing what waits.
+			if st := u.tr.st; st == nil || (st.Status != workflows.StatusRunning && st.Status != workflows.StatusAwaitingApproval) {
 				break // nothing to stop: the input takes the key
 			}
-			ctx, sess, st := u.ctx, u.sess, u.tr.st
+			ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
 			return u, func() tea.Msg {
-				out, err := sess.run(ctx, line{cmd: "stop"}, st)
+				out, err := sess.run(ctx, line{cmd: "stop"}, sn)
 				return doneMsg{out, err}
 			}
 		case "enter":
@@ -386,13 +423,38 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 			why = "the session is starting; try again once it has"
 		}
 		return u, u.print([]entry{{kindError, fmt.Sprintf("/%s: %s", l.cmd, why)}})
+	case (l.cmd == "approve" || l.cmd == "reject") && u.lineCall != u.shownID():
+		return u, u.print([]entry{{kindError, fmt.Sprintf("/%s: %s; nothing was answered", l.cmd, changed(u.lineCall, u.ask))}})
 	}
-	ctx, sess, st := u.ctx, u.sess, u.tr.st
 	echo := u.print([]entry{{kindNote, strings.TrimSpace(text)}})
+	if u.ask != nil && (l.cmd == "approve" || l.cmd == "reject") {
+		return u, tea.Sequence(echo, u.answer(l.cmd == "approve", l.arg == "--remember", feedbackOf(l)))
+	}
+	ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
 	return u, tea.Sequence(echo, func() tea.Msg {
-		out, err := sess.run(ctx, l, st)
+		out, err := sess.run(ctx, l, sn)
 		return doneMsg{out, err}
 	})
+}
+
+// changed says how the call shown changed while a line was typed: shown
+// is the call shown when it was begun, now what shows now.
+func changed(shown string, now *asking) string {
+	switch {
+	case shown == "":
+		return fmt.Sprintf("a tool call came to wait while you typed (%s): read it above, then answer", callview.Header(now.call))
+	case now == nil:
+		return fmt.Sprintf("call %s, shown when you began typing, no longer waits", shown)
+	}
+	return fmt.Sprintf("call %s, shown when you began typing, no longer waits; another does (%s): read it above, then answer", shown, callview.Header(now.call))
+}
+
+// feedbackOf is a /reject's feedback.
+func feedbackOf(l line) string {
+	if l.cmd == "reject" {
+		return l.arg
+	}
+	return ""
 }
 
 // send queues a message on the session, in the order typed; only the wait
@@ -453,6 +515,7 @@ func (u *ui) clear() tea.Cmd {
 	u.watch(nil)
 	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}}
 	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
+	u.ask, u.answered, u.answering, u.lineCall = nil, "", false, ""
 	note := fmt.Sprintf("A new session, which starts with your first message; the previous one, %s, goes on (starter chat --id %s comes back to it).", prev, prev)
 	return u.print([]entry{{kindNote, note}})
 }
@@ -549,6 +612,12 @@ func (u *ui) View() tea.View {
 	for _, a := range attention(u.tr.st) {
 		parts = append(parts, paint(styleAttention, a))
 	}
+	// The tool call waiting comes last above the prompt, and fits the
+	// room whatever else there is: the lines above it give way first.
+	room := max(u.height-2-u.input.Height(), 1)
+	if u.ask != nil {
+		parts = append(parts, u.ask.view(max(u.width, 20), room)...)
+	}
 	var list []string
 	if u.expanded {
 		list = strings.Split(checklist(u.tr.st), "\n")
@@ -557,7 +626,6 @@ func (u *ui) View() tea.View {
 	// each redraw, pushing the transcript out of its scrollback with
 	// copies of the view. The checklist gives way first, then what is
 	// above it, from the top.
-	room := max(u.height-2-u.input.Height(), 1)
 	above := strings.Split(strings.Join(parts, "\n"), "\n")
 	if len(parts) == 0 {
 		above = nil
@@ -593,6 +661,8 @@ func (u *ui) View() tea.View {
 		progress += " · Ctrl+C again to leave (the session goes on)"
 	case u.tr.st != nil && u.tr.st.Status == workflows.StatusRunning:
 		progress += " · Esc: stop the turn"
+	case u.tr.st != nil && u.tr.st.Status == workflows.StatusAwaitingApproval && u.ask == nil:
+		progress += " · Esc: refuse the wait (stops the turn)"
 	case !u.expanded:
 		progress += " · Ctrl+T: checklist"
 	}

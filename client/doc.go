@@ -62,10 +62,12 @@
 // # Answers name what was shown
 //
 // Approve and Reject take an Answer that names the tool call by the
-// call_id the caller showed its user (AnswerTo reads it from a state), or
-// no call for a plan: if another call has taken the first one's place
-// meanwhile, the workflow refuses the answer instead of approving a call
-// nobody saw.
+// call_id the caller showed its user, or no call for a plan: if another
+// call has taken the first one's place meanwhile, the workflow refuses the
+// answer instead of approving a call nobody saw. WaitingCalls lists the
+// calls waiting in a state, ReadWhole reads their arguments whole from
+// their agents' transcripts (the state keeps only the first 2 KiB), and
+// WaitingCall.Answer answers the one shown (waiting.go).
 //
 // # Watching
 //

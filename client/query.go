@@ -73,6 +73,22 @@ func (s *Session) Messages(ctx context.Context, from, limit int) ([]model.Messag
 // messagesPage is how many messages one messages query asks for.
 const messagesPage = 200
 
+// messagesFrom reads the transcript from message from to its end, page by
+// page: a short page is not the end, only an empty one is.
+func (s *Session) messagesFrom(ctx context.Context, from int) ([]model.Message, error) {
+	var all []model.Message
+	for {
+		page, err := s.Messages(ctx, from+len(all), messagesPage)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			return all, nil
+		}
+		all = append(all, page...)
+	}
+}
+
 func (s *Session) query(ctx context.Context, out any, name string, args ...any) error {
 	v, err := s.c.tc.QueryWorkflow(ctx, s.id, "", name, args...)
 	return s.decode(v, err, out, name)

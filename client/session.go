@@ -50,7 +50,7 @@ func (s *Session) SendWithID(ctx context.Context, updateID, text string) *Sent {
 
 // Answer is a human's answer to what waits for approval. The workflow
 // takes it only for the wait it names: a tool call by its CallID, which
-// the caller must have shown (AnswerTo gives it from a state); without a
+// the caller must have shown (WaitingCall.Answer gives it); without a
 // CallID, the plan that waits (a startPlan).
 type Answer struct {
 	// CallID is the tool call answered (workflows.State.WaitingCall); empty
@@ -68,7 +68,9 @@ type Answer struct {
 }
 
 // AnswerTo is the answer to what st shows waiting for approval in agent's
-// tree ("" for the only wait): the tool call st names, else the plan.
+// tree ("" for the only wait): the tool call st names, else the plan. It
+// shows nothing: a client that asks a human shows the call first
+// (WaitingCalls, ReadWhole) and answers it with WaitingCall.Answer.
 func AnswerTo(st workflows.State, agent string) Answer {
 	callID, _ := st.WaitingCall(agent)
 	return Answer{CallID: callID, AgentID: agent}

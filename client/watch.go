@@ -226,17 +226,9 @@ func (w *watcher) trouble(evs []Event, err error) []Event {
 
 // messages reads the messages after the ones reported, page by page.
 func (w *watcher) messages(ctx context.Context) ([]model.Message, error) {
-	from := max(w.offset, 0)
-	var all []model.Message
-	for {
-		page, err := w.s.Messages(ctx, from+len(all), messagesPage)
-		if err != nil {
-			return nil, err
-		}
-		if len(page) == 0 {
-			break
-		}
-		all = append(all, page...)
+	all, err := w.s.messagesFrom(ctx, max(w.offset, 0))
+	if err != nil {
+		return nil, err
 	}
 	if w.offset < 0 {
 		// After continue-as-new the whole transcript was read: skip up to

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 
 	tfclient "github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/internal/callview"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -22,25 +26,43 @@ func cmdReject(c *cmdline) action {
 	return approval(c, false)
 }
 
-// approval answers whichever kind of approval waits: a tool call (the
-// input's approval, answered with approve_tool) or a plan (startPlan with
-// plan_approval "required", answered with approve_plan).
+// approval answers what waits for approval. A tool call (the input's
+// approval, answered with approve_tool) is answered only once seen: the
+// command shows every call waiting whole (read from its agent's
+// transcript; the state has only the start of long arguments) and answers
+// the one --call names, or, with -y, the only one it showed. A call_id
+// that no longer waits is refused, so that running the command twice never
+// answers a second call nobody saw. With no tool call waiting it answers
+// the plan that waits (startPlan with plan_approval "required", answered
+// with approve_plan), as before.
 func approval(c *cmdline, approve bool) action {
-	shape := "starter approve ID [--feedback TEXT] [--agent AGENT]"
-	help := "a note (`TEXT`) for the agent with the approval"
+	shape := "starter approve ID [--call CALL_ID | -y] [--remember] [--feedback TEXT] [--agent AGENT]"
+	help := "a note (`TEXT`) for the agent with the approval; with --reject, why"
 	if !approve {
-		shape = "starter reject ID --feedback TEXT [--agent AGENT]"
-		help = "`TEXT` telling the agent why the plan is rejected (required)"
+		shape = "starter reject ID --feedback TEXT [--call CALL_ID | -y] [--agent AGENT]"
+		help = "`TEXT` telling the agent why the plan or call is rejected (required)"
 	}
 	feedback := c.fs.String("feedback", "", help)
 	agent := c.fs.String("agent", "", "the `AGENT` of the tree whose plan or tool call is answered, when several wait")
-	remember := c.fs.Bool("remember", false, "approve the waiting call's tool for the rest of the session")
+	call := c.fs.String("call", "", "the `CALL_ID` of the tool call answered, as this command shows it")
+	yes := c.fs.BoolP("yes", "y", false, "answer the tool call this command shows, when it is the only one waiting")
+	remember, reject := new(bool), new(bool)
+	if approve {
+		remember = c.fs.Bool("remember", false, "approve the call's tool for the rest of the session")
+		reject = c.fs.Bool("reject", false, "reject the call or plan instead, saying why with --feedback TEXT")
+	}
 	check := func(rest []string) error {
-		if len(rest) > 0 {
+		switch {
+		case len(rest) > 0:
 			return c.usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
-		}
-		if !approve && strings.TrimSpace(*feedback) == "" {
+		case *call != "" && *yes:
+			return c.usageErr("--call and -y both say which call to answer; give one: %s", shape)
+		case *reject && *remember:
+			return c.usageErr("--remember approves a tool; it does not go with --reject")
+		case !approve && strings.TrimSpace(*feedback) == "":
 			return c.usageErr("missing the feedback: %s", shape)
+		case *reject && strings.TrimSpace(*feedback) == "":
+			return c.usageErr("missing the feedback: starter approve ID --reject --feedback TEXT [--call CALL_ID | -y]")
 		}
 		return nil
 	}
@@ -50,25 +72,104 @@ func approval(c *cmdline, approve bool) action {
 		if err != nil {
 			return err
 		}
-		// The call just read is the call answered: if another took its place
-		// meanwhile, the workflow refuses.
-		a := tfclient.AnswerTo(st, *agent)
-		a.Feedback, a.Remember = *feedback, *remember
-		if a.CallID == "" && *remember {
-			return fmt.Errorf("%s: --remember approves a tool for the session, but no tool call waits", id)
+		approve := approve && !*reject
+		calls := slices.DeleteFunc(tfclient.WaitingCalls(st), func(w tfclient.WaitingCall) bool {
+			return *agent != "" && w.AgentID != *agent
+		})
+		if len(calls) == 0 {
+			if *call != "" || *yes {
+				return fmt.Errorf("%s: no tool call waits for approval (status %s)%s", id, st.Status, callNamed(*call))
+			}
+			if *remember {
+				return fmt.Errorf("%s: --remember approves a tool for the session, but no tool call waits", id)
+			}
+			return answer(ctx, s, approve, tfclient.Answer{AgentID: *agent, Feedback: *feedback})
 		}
-		var answer string
-		if approve {
-			answer, err = s.Approve(ctx, a)
-		} else {
-			answer, err = s.Reject(ctx, a)
-		}
+		calls, err = s.ReadWhole(ctx, st, calls)
 		if err != nil {
-			return fmt.Errorf("%s: %w", id, err)
+			fmt.Fprintf(os.Stderr, "starter: %v\n", err)
 		}
-		printText(answer)
-		return nil
+		printText(callsText(calls))
+		target, err := chosen(id, calls, *call, *yes, approve)
+		if err != nil {
+			return err
+		}
+		return answer(ctx, s, approve, target.Answer(*feedback, *remember))
 	})
+}
+
+// chosen is the call of calls (those shown) that --call or -y names.
+func chosen(id string, calls []tfclient.WaitingCall, call string, yes, approve bool) (tfclient.WaitingCall, error) {
+	verb := map[bool]string{true: "approve", false: "reject"}[approve]
+	var target tfclient.WaitingCall
+	switch {
+	case call != "":
+		i := slices.IndexFunc(calls, func(w tfclient.WaitingCall) bool { return w.CallID == call })
+		if i < 0 {
+			return target, fmt.Errorf("%s: call %s no longer waits for approval (or never did); nothing was answered. Waiting now, shown above: %s",
+				id, call, callIDs(calls))
+		}
+		target = calls[i]
+	case yes && len(calls) == 1:
+		target = calls[0]
+	case yes:
+		return target, &exitError{code: 2, err: fmt.Errorf("%s: %d tool calls wait (%s); -y answers only the one shown when one waits: name it with --call CALL_ID",
+			id, len(calls), callIDs(calls))}
+	default:
+		return target, &exitError{code: 2, err: fmt.Errorf("%s: nothing was answered: read the call above, then run \"starter %s %s --call %s\" (or -y to answer the one shown when only one waits)",
+			id, verb, id, calls[0].CallID)}
+	}
+	if approve && !target.Whole {
+		return target, fmt.Errorf("%s: call %s could not be read whole (above is only its start), so it is not approved; reject it, or try again", id, target.CallID)
+	}
+	return target, nil
+}
+
+// answer sends the answer and prints the session's word on it.
+func answer(ctx context.Context, s *tfclient.Session, approve bool, a tfclient.Answer) error {
+	var out string
+	var err error
+	if approve {
+		out, err = s.Approve(ctx, a)
+	} else {
+		out, err = s.Reject(ctx, a)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.ID(), err)
+	}
+	printText(out)
+	return nil
+}
+
+// callsText is the tool calls waiting, each whole, as the command shows them.
+func callsText(calls []tfclient.WaitingCall) string {
+	var b strings.Builder
+	for i, w := range calls {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "Waiting for approval: %s\n", callview.Header(w))
+		for _, l := range callview.Lines(w) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// callIDs names calls by id and tool.
+func callIDs(calls []tfclient.WaitingCall) string {
+	ids := make([]string, len(calls))
+	for i, w := range calls {
+		ids[i] = fmt.Sprintf("%s (%s, agent %s)", w.CallID, cmp.Or(w.Tool, "a tool"), w.AgentID)
+	}
+	return strings.Join(ids, ", ")
+}
+
+func callNamed(call string) string {
+	if call == "" {
+		return ""
+	}
+	return "; call " + call + " is not one"
 }
 
 func cmdResume(c *cmdline) action {

@@ -289,29 +289,9 @@ func TestRunPrompt(t *testing.T) {
 // TestRunPromptWaitsForAHuman checks that a plain run whose plan needs approval says so,
 // with the command that answers it, waits for the answer, and then completes.
 func TestRunPromptWaitsForAHuman(t *testing.T) {
-	realBinary(t)
-	t.Setenv("TODOFLOW_STATE_DIR", t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	emb, err := startEmbedded(ctx, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.srv.Stop()
-	c := conn{address: emb.srv.Address(), namespace: emb.srv.Namespace(), taskQueue: workflows.TaskQueue, local: true}
-	cl, err := c.dialReady(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	c, cl := scriptedServer(ctx, t)
 
 	// Responses of the scripted model (the scenario file format).
 	plan := func(name string, args map[string]any) string {
@@ -401,6 +381,35 @@ func TestRunUIStaysUp(t *testing.T) {
 	if !strings.Contains(stderr, "see it in the Web UI: go run ./worker --dev") {
 		t.Errorf("no hint for later after Ctrl+C:\n%s", stderr)
 	}
+}
+
+// scriptedServer starts the embedded server, with a state folder of t's, and a worker of it
+// that serves script: models from any folder, both stopped when t ends, and returns the
+// connection to them and its client.
+func scriptedServer(ctx context.Context, t *testing.T) (conn, client.Client) {
+	t.Helper()
+	realBinary(t)
+	t.Setenv("TODOFLOW_STATE_DIR", t.TempDir())
+	emb, err := startEmbedded(ctx, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emb.srv.Stop() })
+	c := conn{address: emb.srv.Address(), namespace: emb.srv.Namespace(), taskQueue: workflows.TaskQueue, local: true}
+	cl, err := c.dialReady(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return c, cl
 }
 
 // syncWriter is a strings.Builder safe for concurrent use.

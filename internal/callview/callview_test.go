@@ -1,0 +1,39 @@
+package callview
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/client"
+)
+
+func TestLines(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		c    client.WaitingCall
+		want []string
+	}{
+		{"write_file", client.WaitingCall{Tool: "write_file", Whole: true, Arguments: json.RawMessage(`{"content":"a\nb\n","path":"x.sh"}`)},
+			[]string{"  path: x.sh", "  content (2 lines): " + NoDiff + ":", "    1 │ a", "    2 │ b"}},
+		{"texts and values", client.WaitingCall{Tool: "run", Whole: true, Arguments: json.RawMessage(`{"script":"set -e\nmake","env":{"A": 1},"dry":false,"note":""}`)},
+			[]string{`  env: {"A":1}`, "  dry: false", "  note: ", "  script (2 lines):", "    1 │ set -e", "    2 │ make"}},
+		{"no arguments", client.WaitingCall{Tool: "now", Whole: true, Arguments: json.RawMessage(`{}`)}, []string{"  (no arguments)"}},
+		{"not an object", client.WaitingCall{Tool: "odd", Whole: true, Arguments: json.RawMessage(`[1, 2]`)}, []string{"  arguments: [1,2]"}},
+		{"not whole", client.WaitingCall{Cut: `call c9 of run {"cmd":"make"…`},
+			[]string{`  only the start of this call is known (the whole call could not be read): call c9 of run {"cmd":"make"…`}},
+	} {
+		if got := Lines(tt.c); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s:\n%s\nwant\n%s", tt.name, strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+		}
+	}
+}
+
+func TestHeader(t *testing.T) {
+	if got, want := Header(client.WaitingCall{AgentID: "main", CallID: "c1", Tool: "write_file"}), "write_file · call c1 · agent main"; got != want {
+		t.Errorf("Header = %q, want %q", got, want)
+	}
+	if got := Header(client.WaitingCall{AgentID: "coder", CallID: "c9"}); !strings.HasPrefix(got, "a tool call · call c9") {
+		t.Errorf("Header of a call not read = %q", got)
+	}
+}
