@@ -105,7 +105,9 @@ func TestChatSessionStartsWithItsFirstMessage(t *testing.T) {
 	}
 	start := time.Now()
 	tm.keys("down", "are you there", "Enter")
-	tm.waitFor("down", limit, "The session did not start: the Temporal server did not answer", "back at the prompt")
+	// The notice is printed above the view, which is drawn on the next
+	// frame: the prompt is read once it shows the message again.
+	tm.waitFor("down", limit, "The session did not start: the Temporal server did not answer", "back at the prompt", "> are you there")
 	v := tm.visible("down")
 	t.Logf("the failed start was shown %s after Enter:\n%s", time.Since(start).Round(100*time.Millisecond), v)
 	if !strings.Contains(v, "> are you there") || !strings.Contains(v, askFirst) {
