@@ -8,6 +8,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	tfclient "github.com/todoflow/todoflow/client"
@@ -24,14 +25,10 @@ import (
 // not of the scenarios the player plays: the player would end the session
 // at its first wait, before the subagent is done.
 func recordChildAdopted(t *testing.T, env *recordEnv, id string) []string {
-	sc, err := scenario.Load("testdata/driven/27_child_adopted.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := env.s.c
-	run := env.firstTurn(ctx, t, sc.RunInput(), id)
+	run := env.startDriven(ctx, t, "27_child_adopted", id)
 	waitFor(t, time.Minute, "the subagent's end, in a later run", func() bool {
 		desc, err := c.DescribeWorkflowExecution(ctx, id, "")
 		if err != nil || desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() == run.GetRunID() {
@@ -56,19 +53,26 @@ func recordChildAdopted(t *testing.T, env *recordEnv, id string) []string {
 	return []string{"kid"}
 }
 
+// startDriven starts testdata/driven/NAME.json's session as workflow id and
+// returns once its first turn has ended.
+func (env *recordEnv) startDriven(ctx context.Context, t *testing.T, name, id string) client.WorkflowRun {
+	t.Helper()
+	sc, err := scenario.Load("testdata/driven/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env.firstTurn(ctx, t, sc.RunInput(), id)
+}
+
 // recordCancelAdoptedChild: a root hands over while its subagent works, and
 // its continuation, asked by the user, cancels the subagent it adopted: a
 // child of an earlier run has no future here, so the cancel goes to its
 // workflow id, and its end comes back as its tree_end.
 func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string {
-	sc, err := scenario.Load("testdata/driven/34_cancel_adopted_child.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := env.s.c
-	run := env.firstTurn(ctx, t, sc.RunInput(), id)
+	run := env.startDriven(ctx, t, "34_cancel_adopted_child", id)
 	var st workflows.State
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -130,14 +134,10 @@ func kidCancelled(ctx context.Context, t *testing.T, env *recordEnv, root string
 // workflow) while its subagent works ends cancelled, and cancels the
 // subagent first.
 func recordCancelRootWithChildren(t *testing.T, env *recordEnv, id string) []string {
-	sc, err := scenario.Load("testdata/driven/35_cancel_root_with_children.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := env.s.c
-	run := env.firstTurn(ctx, t, sc.RunInput(), id)
+	run := env.startDriven(ctx, t, "35_cancel_root_with_children", id)
 	waitFor(t, time.Minute, "the kid running", func() bool {
 		st, ok := queryState(ctx, c, id)
 		return ok && st.Subagents["kid"].Status == workflows.StatusRunning
