@@ -321,6 +321,14 @@ func modelCallRunning(c client.Client, workflowID string) bool {
 // retries itself.
 func interruptedModelCalls(t *testing.T, c client.Client, workflowID string) int {
 	t.Helper()
+	return interruptedActivities(t, c, workflowID, activities.CallModelName)
+}
+
+// interruptedActivities counts the attempts of a workflow's activities of
+// type name that did not end on their first try: retried by the server (a
+// retry leaves no event but the attempt in the started event) or timed out.
+func interruptedActivities(t *testing.T, c client.Client, workflowID, name string) int {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	scheduled := map[int64]bool{}
@@ -331,7 +339,7 @@ func interruptedModelCalls(t *testing.T, c client.Client, workflowID string) int
 		if err != nil {
 			t.Fatalf("history of %s: %v", workflowID, err)
 		}
-		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.CallModelName {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == name {
 			scheduled[ev.GetEventId()] = true
 		}
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] && a.GetAttempt() > 1 {
