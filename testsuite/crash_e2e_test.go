@@ -321,18 +321,27 @@ func modelCallRunning(c client.Client, workflowID string) bool {
 // retries itself.
 func interruptedModelCalls(t *testing.T, c client.Client, workflowID string) int {
 	t.Helper()
-	return interruptedActivities(t, c, workflowID, activities.CallModelName)
+	_, n := activityAttempts(t, c, workflowID, activities.CallModelName)
+	return n
 }
 
 // interruptedActivities counts the attempts of a workflow's activities of
-// type name that did not end on their first try: retried by the server (a
-// retry leaves no event but the attempt in the started event) or timed out.
+// type name that did not end on their first try (activityAttempts).
 func interruptedActivities(t *testing.T, c client.Client, workflowID, name string) int {
+	t.Helper()
+	_, n := activityAttempts(t, c, workflowID, name)
+	return n
+}
+
+// activityAttempts reads the latest run of workflowID: how many activities
+// of type name it scheduled, and how many of their attempts did not end the
+// activity on its first try: retried by the server (a retry leaves no event,
+// only the attempt in the started event) or timed out.
+func activityAttempts(t *testing.T, c client.Client, workflowID, name string) (scheduledN, interrupted int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	scheduled := map[int64]bool{}
-	n := 0
 	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -343,11 +352,11 @@ func interruptedActivities(t *testing.T, c client.Client, workflowID, name strin
 			scheduled[ev.GetEventId()] = true
 		}
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] && a.GetAttempt() > 1 {
-			n++
+			interrupted++
 		}
 		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
-			n++
+			interrupted++
 		}
 	}
-	return n
+	return len(scheduled), interrupted
 }
