@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -223,40 +224,60 @@ func TestRunToolUnknownNeedsNoWorkspace(t *testing.T) {
 }
 
 // A tool that takes its time heartbeats, naming itself; a quick one costs no
-// heartbeat at all.
+// heartbeat at all. Neither is decided by a clock: the slow tool runs until
+// the first heartbeat has come, and the quick one is done long before its
+// first interval (an hour), so any heartbeat it cost was sent at once.
 func TestRunToolHeartbeats(t *testing.T) {
 	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
-	heartbeatEvery = 20 * time.Millisecond
+	var beaten chan struct{} // closed at a case's first heartbeat
 	reg := DefaultRegistry()
 	slow := NewTool(model.ToolSpec{Name: "slow", Parameters: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, ToolEnv, json.RawMessage) (string, error) {
-			time.Sleep(10 * heartbeatEvery)
-			return "done", nil
+			select {
+			case <-beaten:
+				return "done", nil
+			case <-time.After(time.Minute): // a hang, not a slow machine
+				return "", errors.New("no heartbeat within a minute")
+			}
 		})
 	if err := reg.Register(slow); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		tool string
-		want bool
-	}{{"slow", true}, {"list_files", false}} {
+		tool  string
+		every time.Duration
+		want  bool
+	}{{"slow", 20 * time.Millisecond, true}, {"list_files", time.Hour, false}} {
+		heartbeatEvery = tt.every
+		beaten = make(chan struct{})
+		caseBeaten := beaten // the listener's own: a late beat of the case before must not close this one
+		var (
+			mu    sync.Mutex // the listener runs on the heartbeat's goroutine
+			beats []string
+			first sync.Once
+		)
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestActivityEnvironment()
-		var beats []string
 		env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
 			var d ToolProgress
 			if err := details.Get(&d); err != nil {
 				t.Error(err)
 			}
+			mu.Lock()
 			beats = append(beats, d.Tool)
+			mu.Unlock()
+			first.Do(func() { close(caseBeaten) })
 		})
 		a := &Activities{StateDir: t.TempDir(), Tools: reg}
 		env.RegisterActivity(a)
 		if _, err := env.ExecuteActivity(a.RunTool, RunToolInput{WorkflowID: "wf", Call: toolCall(tt.tool, `{}`)}); err != nil {
 			t.Fatal(err)
 		}
-		if got := len(beats) > 0; got != tt.want || (got && beats[0] != tt.tool) {
-			t.Errorf("%s: heartbeats %q; want some naming the tool: %v", tt.tool, beats, tt.want)
+		mu.Lock()
+		got := slices.Clone(beats)
+		mu.Unlock()
+		if some := len(got) > 0; some != tt.want || (some && got[0] != tt.tool) {
+			t.Errorf("%s: heartbeats %q; want some naming the tool: %v", tt.tool, got, tt.want)
 		}
 	}
 }

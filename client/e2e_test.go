@@ -1,9 +1,14 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +20,7 @@ import (
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/model/openai"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
@@ -232,27 +238,93 @@ func TestSessionEndToEnd(t *testing.T) {
 
 // A worker that stops in the middle of a turn does not make an accepted
 // message look unsent: its reply comes once another worker has finished
-// the turn.
+// the turn. The model server shows it happened that way: the first
+// attempt's stream was under way (its first piece sent) and then cut, a
+// second request came for the same call, and the reply is the one the
+// second request was answered with.
 func TestReplySurvivesWorkerRestart(t *testing.T) {
 	e := startEnv(t)
+	m := newCutModel(t)
+	t.Setenv(openai.EnvBaseURL, m.srv.URL)
 	stop := e.worker(t)
-	ref := e.script(t, "slow.json", `{"model": [{"content": "answered after the restart", "delay_ms": 3000}]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := client.New(e.tc, client.Options{}).Start(ctx, workflows.AgentInput{Model: ref}, client.StartOptions{ID: "client-restart"})
+	s, err := client.New(e.tc, client.Options{}).Start(ctx, workflows.AgentInput{Model: "openai:stub"}, client.StartOptions{ID: "client-restart"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := s.Send(ctx, "take your time")
-	if err := m.Accepted(ctx); err != nil {
+	sent := s.Send(ctx, "take your time")
+	if err := sent.Accepted(ctx); err != nil {
 		t.Fatalf("accepted: %v", err)
 	}
-	time.Sleep(time.Second) // the model call is under way
+	waitClosed(ctx, t, m.streaming, "the first attempt's stream to start")
 	stop()
-	time.Sleep(time.Second)
+	waitClosed(ctx, t, m.cut, "the first attempt's stream to be cut by the worker's stop")
 	e.worker(t)
-	reply, err := m.Reply(ctx)
-	if err != nil || reply != "answered after the restart" {
-		t.Fatalf("reply %q, %v; want the answer from the second worker", reply, err)
+	reply, err := sent.Reply(ctx)
+	if want := cutModelReply(2); err != nil || reply != want {
+		t.Fatalf("reply %q, %v; want %q, the second request's answer", reply, err, want)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.requests) != 2 || !bytes.Equal(m.requests[0], m.requests[1]) {
+		t.Errorf("the model was sent %d requests; want two with the same messages (the call, again):\n%s", len(m.requests), bytes.Join(m.requests, []byte("\n")))
+	}
+}
+
+// cutModel is a Chat Completions server whose first request streams one
+// piece and then waits until its client goes away; every later one is
+// answered at once with cutModelReply of its number.
+type cutModel struct {
+	srv            *httptest.Server
+	streaming, cut chan struct{} // closed when the first request has sent its piece, and when it was cut
+	mu             sync.Mutex
+	requests       [][]byte // the messages of each request
+}
+
+func newCutModel(t *testing.T) *cutModel {
+	m := &cutModel{streaming: make(chan struct{}), cut: make(chan struct{})}
+	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		m.mu.Lock()
+		m.requests = append(m.requests, req.Messages)
+		n := len(m.requests)
+		m.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(content, finish string) {
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":%s}]}\n\n", content, finish)
+			w.(http.Flusher).Flush()
+		}
+		if n == 1 {
+			chunk("the first worker starts ", "null")
+			close(m.streaming)
+			<-r.Context().Done()
+			close(m.cut)
+			return
+		}
+		chunk(cutModelReply(n), `"stop"`)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+// cutModelReply is the answer to request n, which names it.
+func cutModelReply(n int) string { return fmt.Sprintf("answered by request %d", n) }
+
+// waitClosed waits until ch is closed, failing the test with what was
+// awaited if ctx ends first.
+func waitClosed(ctx context.Context, t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		t.Fatalf("waiting for %s: %v", what, ctx.Err())
 	}
 }

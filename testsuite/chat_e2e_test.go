@@ -61,8 +61,11 @@ func TestChatTerminalEndToEnd(t *testing.T) {
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
 	bin := buildStarter(t)
+	// The last reply takes 6 s, so that the client can be killed while the
+	// turn is still under way.
+	const lastReply = `{"content": "All three done: the check moved and the tests pass."}`
 	script := filepath.Join(t.TempDir(), "chat.json")
-	if err := os.WriteFile(script, []byte(chatScript), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(strings.Replace(chatScript, lastReply, lastReply[:len(lastReply)-1]+`, "delay_ms": 6000}`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const id = "chat-e2e"
@@ -98,17 +101,23 @@ func TestChatTerminalEndToEnd(t *testing.T) {
 		t.Errorf("the reply's end shows %d times, want once:\n%s", n, screen)
 	}
 	tm.keys("first", "/approve", "Enter")
-	tm.waitFor("first", limit, "All three done", "3/3 · your turn")
 
-	// Killing the client leaves the session waiting for the user.
-	if err := syscall.Kill(tm.pid("first"), syscall.SIGKILL); err != nil {
+	// Killing the client while the turn's last model call is under way
+	// leaves the turn to finish without it: the session reaches the user's
+	// turn after the client is gone, which it could not if it needed it.
+	tm.waitFor("first", limit, "3/3 · working")
+	pid := tm.pid("first")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
-	st, ok := queryState(context.Background(), s.c, id)
-	if !ok || st.Status != workflows.StatusWaitingUser {
-		t.Fatalf("after the client was killed: status %q (read: %v), want %s", st.Status, ok, workflows.StatusWaitingUser)
+	waitFor(t, limit, "the killed client to be gone", func() bool { return !processRuns(pid) })
+	if st, ok := queryState(context.Background(), s.c, id); !ok || st.Status != workflows.StatusRunning {
+		t.Fatalf("when the client was gone: status %q (read: %v), want the turn still %s", st.Status, ok, workflows.StatusRunning)
 	}
+	waitFor(t, limit, "the turn to end without its client", func() bool {
+		st, ok := queryState(context.Background(), s.c, id)
+		return ok && st.Status == workflows.StatusWaitingUser
+	})
 
 	// Coming back shows the transcript and the list done.
 	tm.start("second", env, chat...)

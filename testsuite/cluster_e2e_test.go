@@ -2,7 +2,6 @@ package testsuite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,8 +30,9 @@ type cluster struct{ localcluster.Cluster }
 const clusterScript = "../deploy/cluster.sh"
 
 // startCluster brings a cluster up for the test and down when it ends. It skips, saying
-// why in one line, unless TODOFLOW_CLUSTER is set, or when this machine cannot run one
-// (cluster.sh's exit code 3: PostgreSQL cannot be installed, no Go). dynamic adds server
+// why in one line, unless TODOFLOW_CLUSTER is set; once it is set, a machine that cannot
+// run one (cluster.sh's exit code 3: PostgreSQL cannot be installed, no Go) fails the test
+// (localcluster.Gate). dynamic adds server
 // settings to this cluster's dynamic config ("key=value", as devserver.Options.DynamicConfig
 // takes them), through cluster.sh's TODOFLOW_CLUSTER_DYNAMIC_CONFIG.
 func startCluster(t *testing.T, dynamic ...string) *cluster {
@@ -46,9 +46,7 @@ func startCluster(t *testing.T, dynamic ...string) *cluster {
 // the test ends if it has settings by then; it skips as startCluster does.
 func newCluster(t *testing.T, dynamic ...string) *cluster {
 	t.Helper()
-	if os.Getenv("TODOFLOW_CLUSTER") == "" {
-		t.Skip("production topology (deploy/cluster.sh): set TODOFLOW_CLUSTER=1 to run it")
-	}
+	localcluster.Gate(t, localcluster.Requested(), nil)
 	if testing.Short() {
 		t.Skip("end-to-end test against a Temporal cluster; skipped with -short")
 	}
@@ -87,19 +85,14 @@ func newCluster(t *testing.T, dynamic ...string) *cluster {
 	return cl
 }
 
-// up brings the cluster up, skipping the test where this machine cannot run one.
+// up brings the cluster up, failing the test where it does not come up (localcluster.Gate).
 func (cl *cluster) up(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute) // a cold build included
 	defer cancel()
 	start := time.Now()
 	err := cl.Up(ctx, func(line string) { t.Log(line) })
-	switch {
-	case errors.Is(err, localcluster.ErrUnavailable):
-		t.Skip(err)
-	case err != nil:
-		t.Fatal(err)
-	}
+	localcluster.Gate(t, localcluster.Requested(), err)
 	t.Logf("cluster up at %s in %s", cl.Address, time.Since(start).Round(100*time.Millisecond))
 }
 

@@ -321,25 +321,42 @@ func modelCallRunning(c client.Client, workflowID string) bool {
 // retries itself.
 func interruptedModelCalls(t *testing.T, c client.Client, workflowID string) int {
 	t.Helper()
+	_, n := activityAttempts(t, c, workflowID, activities.CallModelName)
+	return n
+}
+
+// interruptedActivities counts the attempts of a workflow's activities of
+// type name that did not end on their first try (activityAttempts).
+func interruptedActivities(t *testing.T, c client.Client, workflowID, name string) int {
+	t.Helper()
+	_, n := activityAttempts(t, c, workflowID, name)
+	return n
+}
+
+// activityAttempts reads the latest run of workflowID: how many activities
+// of type name it scheduled, and how many of their attempts did not end the
+// activity on its first try: retried by the server (a retry leaves no event,
+// only the attempt in the started event) or timed out.
+func activityAttempts(t *testing.T, c client.Client, workflowID, name string) (scheduledN, interrupted int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	scheduled := map[int64]bool{}
-	n := 0
 	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			t.Fatalf("history of %s: %v", workflowID, err)
 		}
-		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == activities.CallModelName {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == name {
 			scheduled[ev.GetEventId()] = true
 		}
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] && a.GetAttempt() > 1 {
-			n++
+			interrupted++
 		}
 		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
-			n++
+			interrupted++
 		}
 	}
-	return n
+	return len(scheduled), interrupted
 }

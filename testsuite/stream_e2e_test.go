@@ -133,9 +133,11 @@ func (m *timedModel) Complete(ctx context.Context, req model.Request) (model.Res
 
 // The time from a piece of the reply reaching the worker to its showing
 // on the terminal's screen: the worker's stream, the render and tmux.
-// Measured for every piece of a reply streamed over 6 s; the test fails
-// when one takes longer than 2.5 s, which the heartbeats alone (one every
-// 3.5 s) would.
+// Measured for every piece of a reply streamed over 6 s, and logged (speed
+// is measured, not asserted). What fails the test is a screen that does not
+// follow the stream: the reply must show growing at minStreamSightings
+// moments before the call ends, which the heartbeats alone (one every
+// 3.5 s, so at most two in 6 s) cannot do, however slow the machine.
 func TestChatStreamLatency(t *testing.T) {
 	tm := newTmux(t)
 	s := startServer(t)
@@ -201,12 +203,24 @@ func TestChatStreamLatency(t *testing.T) {
 	sorted := slices.Clone(lat)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	t.Logf("median %v, max %v", sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond))
-	for i, l := range lat[:len(lat)-1] { // the last piece ends the call: it shows as the message
-		if l > 2500*time.Millisecond {
-			t.Errorf("piece %d took %v to reach the screen, want at most 2.5s", i, l)
+	// The last piece ends the call: it shows as the message. The moments
+	// before it when the screen showed more of the reply than before:
+	end := timed.pieces[len(timed.pieces)-1].at
+	var moments []time.Time
+	for i := range len(timed.pieces) - 1 {
+		if at := seen[i]; at.Before(end) && !slices.Contains(moments, at) {
+			moments = append(moments, at)
 		}
 	}
+	if len(moments) < minStreamSightings {
+		t.Errorf("the screen showed the reply growing at %d moments before the call ended, want at least %d: it does not follow the worker's stream", len(moments), minStreamSightings)
+	}
 }
+
+// minStreamSightings is how many times a screen that follows a 6 s reply
+// shows it growing at the least (the reply comes in six pieces): the
+// heartbeats alone show it at most twice.
+const minStreamSightings = 3
 
 func roundAll(ds []time.Duration) []time.Duration {
 	out := make([]time.Duration, len(ds))

@@ -256,10 +256,11 @@ func TestWebhookReporterFailingDoesNotStall(t *testing.T) {
 			start := time.Now()
 			out, st := play(t, s.c, sc, 2*time.Minute)
 			checkExpect(t, sc, out)
-			took := time.Since(start)
-			t.Logf("the run took %s; reporters: %+v", took.Round(time.Millisecond), st.Reporters)
-			if took > 30*time.Second {
-				t.Errorf("the run took %s: a failing webhook held it up", took)
+			t.Logf("the run took %s; reporters: %+v", time.Since(start).Round(time.Millisecond), st.Reporters)
+			// What would hold the run up is a delivery retried or timed out
+			// (its window is 2 minutes, the drain's 5): history shows each.
+			if n := interruptedActivities(t, s.c, out.WorkflowID, activities.ReportName); n > 0 {
+				t.Errorf("%d deliveries were retried or timed out: a failing webhook held the run up", n)
 			}
 			reqs := h.requests()
 			if len(reqs) != len(st.Events) {

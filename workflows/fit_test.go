@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,44 +136,72 @@ func TestCarryFitsItsCap(t *testing.T) {
 	}
 }
 
-// A state at every bound at once (the root of a full tree of paused
-// agents, with a full list, plan and event log, the guard's copy of the
-// list, the most finished subagents) answers within MaxQueryAnswerBytes.
+// A state at every bound at once answers within MaxQueryAnswerBytes. It is
+// the state query's own answer, (*agent).state(), of a root run built as a
+// continued run is (resolve, newAgent) from the carry at every bound, its
+// tree's waits not yet handed on, its children running with their briefs,
+// and what a run adds before it is asked: its pause with the longest
+// reason, a call waiting for approval, a model error, and the most recent
+// finished subagents of its own with lists and plans in full.
 func TestStateWithinItsCap(t *testing.T) {
 	in := worstCarry()
 	c := in.Carry
-	list := c.Todo.Todos
-	st := State{AgentID: "root", Status: StatusPaused, Todos: list, Plan: c.Plans.Plan,
-		Extra:       todo.Extra{Todos: list, GuardBlocked: c.Todo.GuardBlocked},
-		Paused:      true,
-		PauseReason: strings.Repeat("é", todo.MaxPauseReason),
-		Events:      todo.Latest(c.Plans.Events, maxStateEvents, stateEventBytes),
-		Subagents:   map[string]State{},
-		ModelError:  &ModelError{Message: strings.Repeat("e", 500)},
-		PendingApproval: &PendingApproval{CallID: "call", Tool: strings.Repeat("t", 64),
-			Arguments: json.RawMessage(strconv.Quote(strings.Repeat("a", previewBytes)))},
-	}
-	if n := todo.PlanBytes(st.Plan); n > todo.MaxPlanBytes {
-		t.Fatalf("the plan takes %d bytes, over MaxPlanBytes: not one a run can have", n)
-	}
-	// The finished subagents: full summaries in fullChildrenBytes, the
-	// rest ended; and the running children's briefs.
-	room := fullChildrenBytes
-	for id, s := range c.Tree.Subagents {
-		full := s
-		full.Todos = list[:10]
-		if b, _ := json.Marshal(full.summary()); len(b) <= room {
-			st.Subagents[id], room = full.summary(), room-len(b)
-		} else {
-			st.Subagents[id] = s
-		}
-	}
+	c.Todo.Paused, c.Todo.PauseReason = true, strings.Repeat("é", todo.MaxPauseReason)
+	c.Session.ModelError = &ModelError{Message: strings.Repeat("e", 500)}
+	c.Tree.Handed = nil // each wait of the tree shows until the root hands its answer on
 	for i := range todo.MaxSubagents {
 		id := fmt.Sprintf("agent-%0*d", 58, i)
-		st.Subagents["running-"+id] = c.Tree.Briefs[id].state("running-" + id)
+		c.Tree.Running = append(c.Tree.Running, RunningChild{AgentID: id, WorkflowID: "root/" + id})
 	}
-	for _, b := range c.Tree.Briefs {
-		st.Waiting = append(st.Waiting, b.Waiting...)
+	if n := todo.PlanBytes(c.Plans.Plan); n > todo.MaxPlanBytes {
+		t.Fatalf("the plan takes %d bytes, over MaxPlanBytes: not one a run can have", n)
+	}
+	cfg, err := resolve(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(cfg)
+	a.status = StatusPaused
+	a.approvals.toolWait = &PendingApproval{CallID: "call", Tool: strings.Repeat("t", 64),
+		Arguments: json.RawMessage(strconv.Quote(strings.Repeat("a", previewBytes)))}
+	// Finished in this run, the most recent: full summaries (lists of two
+	// items, about 9 KB each), as many as fit in fullChildrenBytes.
+	list := c.Todo.Todos
+	for i := range fullChildren {
+		id := fmt.Sprintf("finished-%02d", i)
+		st := State{AgentID: id, Status: StatusCompleted, Todos: list[:2], Events: []todo.Event{},
+			Extra: todo.Extra{Todos: list[:2]}, Subagents: map[string]State{}}
+		a.tree.children[id] = &child{AgentID: id, State: &st, Done: true, reply: strings.Repeat("h", resultHead)}
+		a.tree.childOrder = append(a.tree.childOrder, id)
+	}
+
+	st := a.state()
+	full, fullBytes, ended, running := 0, 0, 0, 0
+	for _, s := range st.Subagents {
+		switch {
+		case s.Live != nil:
+			running++
+		case s.Ended != nil:
+			ended++
+		default:
+			full, fullBytes = full+1, fullBytes+payloadSize(t, s)
+		}
+	}
+	// The answer must be the one at every bound, or the figure below
+	// measures less than the cap is for.
+	switch {
+	case len(st.Todos) != todo.MaxItems || len(st.Extra.Todos) != todo.MaxItems:
+		t.Errorf("the state shows %d items and %d in extra; want the full list twice (%d)", len(st.Todos), len(st.Extra.Todos), todo.MaxItems)
+	case len(st.Events) == 0 || len(st.Events) < maxStateEvents && payloadSize(t, st.Events) < stateEventBytes*9/10:
+		t.Errorf("the state shows %d events; want %d or about %d bytes of them", len(st.Events), maxStateEvents, stateEventBytes)
+	case ended+full != maxChildren || running != todo.MaxSubagents:
+		t.Errorf("the state shows %d finished subagents and %d running; want %d finished and %d running", ended+full, running, maxChildren, todo.MaxSubagents)
+	case fullBytes < fullChildrenBytes*3/4:
+		t.Errorf("the finished subagents shown in full take %d bytes; want about fullChildrenBytes (%d)", fullBytes, fullChildrenBytes)
+	case len(st.Waiting) != 1+len(c.Tree.Briefs):
+		t.Errorf("the state shows %d waits; want its own and one per brief (%d)", len(st.Waiting), 1+len(c.Tree.Briefs))
+	case st.PendingApproval == nil || st.ModelError == nil || !st.Paused || st.Plan == nil:
+		t.Errorf("the state lacks its pending approval, model error, pause or plan")
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -181,6 +210,15 @@ func TestStateWithinItsCap(t *testing.T) {
 	t.Logf("the largest state: %d bytes (cap %d)", len(b), MaxQueryAnswerBytes)
 	if len(b) > MaxQueryAnswerBytes {
 		t.Errorf("the largest state takes %d bytes, over MaxQueryAnswerBytes (%d)", len(b), MaxQueryAnswerBytes)
+	}
+	// The README quotes this figure; it must be this measurement's.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("built by `TestStateWithinItsCap`, takes %.2f MB", float64(len(b))/1e6)
+	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
 

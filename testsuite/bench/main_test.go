@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -52,19 +51,19 @@ func TestPhasesRun(t *testing.T) {
 
 // The cluster phase runs end to end on a small scale, against a cluster of
 // deploy/cluster.sh, when TODOFLOW_CLUSTER is set as for the cluster tests
-// of package testsuite; a machine that cannot run a cluster skips it.
+// of package testsuite; a machine that cannot run a cluster then fails it
+// (localcluster.Gate).
 func TestClusterPhaseRuns(t *testing.T) {
-	if os.Getenv("TODOFLOW_CLUSTER") == "" || testing.Short() {
-		t.Skip("starts a cluster (deploy/cluster.sh): set TODOFLOW_CLUSTER=1 to run it")
+	localcluster.Gate(t, localcluster.Requested(), nil)
+	if testing.Short() {
+		t.Skip("starts a cluster (deploy/cluster.sh); skipped with -short")
 	}
 	var out bytes.Buffer
 	err := run([]string{"-phases", "cluster", "-cluster-sessions", "6", "-cluster-turns", "2", "-cluster-conc", "3", "-reps", "1"}, &out)
-	if errors.Is(err, localcluster.ErrUnavailable) {
-		t.Skip(err)
-	}
 	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, out.String())
+		t.Log(out.String())
 	}
+	localcluster.Gate(t, true, err)
 	for _, want := range []string{"## Chat sessions on a cluster and on the dev server", "  dev server, sample 1: 12 turns", "  cluster, sample 1: 12 turns",
 		"| **turns per second** |", "Server CPU per turn, cluster: postgres "} {
 		if !strings.Contains(out.String(), want) {

@@ -231,7 +231,7 @@ func TestFindBinaryOrder(t *testing.T) {
 			}
 			var calls atomic.Int32
 			var progress syncBuffer
-			got, err := findBinary(context.Background(), &progress, fakeBuild(&calls, 0))
+			got, err := findBinary(context.Background(), &progress, fakeBuild(&calls))
 			if err != nil {
 				t.Fatalf("findBinary() error = %v", err)
 			}
@@ -276,11 +276,10 @@ func TestFindBinaryHonoursContextWhileAskingTheVersion(t *testing.T) {
 	}
 }
 
-// fakeBuild writes an executable to out after a pause and counts its calls.
-func fakeBuild(calls *atomic.Int32, pause time.Duration) buildFunc {
+// fakeBuild writes an executable to out and counts its calls.
+func fakeBuild(calls *atomic.Int32) buildFunc {
 	return func(ctx context.Context, out string) error {
 		calls.Add(1)
-		time.Sleep(pause)
 		return os.WriteFile(out, []byte("#!/bin/sh\n"), 0o755)
 	}
 }
@@ -288,7 +287,7 @@ func fakeBuild(calls *atomic.Int32, pause time.Duration) buildFunc {
 func TestEnsureBuiltAlreadyPresent(t *testing.T) {
 	bin := fakeBinary(t, "exit 0")
 	var calls atomic.Int32
-	got, err := ensureBuilt(context.Background(), bin, nil, fakeBuild(&calls, 0))
+	got, err := ensureBuilt(context.Background(), bin, nil, fakeBuild(&calls))
 	if err != nil || got != bin {
 		t.Fatalf("ensureBuilt() = %q, %v; want %q", got, err, bin)
 	}
@@ -306,12 +305,23 @@ func TestEnsureBuiltBuildsOnceForConcurrentCallers(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "cache", "temporal")
 	var calls atomic.Int32
 	var progress syncBuffer
+	// The build lasts until another caller says it waits for it, so that
+	// the lock is seen held whatever the goroutines' pace.
+	build := func(ctx context.Context, out string) error {
+		calls.Add(1)
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(progress.String(), "another process is building"); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) { // a hang: not from this goroutine's t.Fatal
+				return errors.New("no other caller waited for the build")
+			}
+		}
+		return os.WriteFile(out, []byte("#!/bin/sh\n"), 0o755)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Go(func() {
 			var got string
-			got, errs[i] = ensureBuilt(context.Background(), bin, &progress, fakeBuild(&calls, 300*time.Millisecond))
+			got, errs[i] = ensureBuilt(context.Background(), bin, &progress, build)
 			if errs[i] == nil && got != bin {
 				errs[i] = errors.New("wrong path " + got)
 			}
@@ -372,11 +382,13 @@ func TestEnsureBuiltUsesWhatTheLockHolderBuilt(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		p, err := ensureBuilt(context.Background(), bin, &progress, fakeBuild(&calls, 0))
+		p, err := ensureBuilt(context.Background(), bin, &progress, fakeBuild(&calls))
 		done <- result{p, err}
 	}()
-	time.Sleep(300 * time.Millisecond)
-	// The "other process" finishes its build, then lets go of the lock.
+	// Once the caller says it waits for the lock (not before: it would find
+	// the binary built and never wait), the "other process" finishes its
+	// build, then lets go of the lock.
+	waitForLine(t, &progress, "another process is building the Temporal dev server")
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -388,9 +400,6 @@ func TestEnsureBuiltUsesWhatTheLockHolderBuilt(t *testing.T) {
 	if calls.Load() != 0 {
 		t.Errorf("built again after another process had built it")
 	}
-	if !strings.Contains(progress.String(), "another process is building the Temporal dev server") {
-		t.Errorf("no note about waiting for the other build:\n%s", progress.String())
-	}
 }
 
 func TestEnsureBuiltHonoursContextWhileWaiting(t *testing.T) {
@@ -399,7 +408,7 @@ func TestEnsureBuiltHonoursContextWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	var calls atomic.Int32
-	_, err := ensureBuilt(ctx, bin, nil, fakeBuild(&calls, 0))
+	_, err := ensureBuilt(ctx, bin, nil, fakeBuild(&calls))
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("ensureBuilt() error = %v; want a deadline error", err)
 	}

@@ -219,7 +219,7 @@ func TestStopKillsWhatIgnoresSIGTERM(t *testing.T) {
 	stopGrace = 300 * time.Millisecond
 	t.Cleanup(func() { stopGrace = old })
 	s := runProcess(t, `trap "" TERM; echo ready; while :; do sleep 1; done`)
-	waitForLine(t, s, "ready")
+	waitForLine(t, s.log, "ready")
 	start := time.Now()
 	if err := s.Stop(); err != nil {
 		t.Fatalf("Stop() = %v", err)
@@ -248,12 +248,14 @@ func TestErrReportsAnUnexpectedExit(t *testing.T) {
 	}
 }
 
-func waitForLine(t *testing.T, s *Server, want string) {
+// waitForLine waits until out has said want: a bound of a minute, which
+// only a hang reaches.
+func waitForLine(t *testing.T, out fmt.Stringer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(s.log.String(), want) {
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(out.String(), want) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the output:\n%s", want, s.log.String())
+			t.Fatalf("no %q in the output:\n%s", want, out.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
