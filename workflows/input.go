@@ -264,6 +264,9 @@ func resolve(in AgentInput) (config, error) {
 	if c.agentID == "" {
 		c.agentID = DefaultAgentID
 	}
+	if err := checkAgentID(c.agentID); err != nil {
+		return config{}, err
+	}
 	c.subagent = c.agentID != DefaultAgentID
 	switch {
 	case in.MaxTurns < 0:
