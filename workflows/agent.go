@@ -82,10 +82,13 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 		err = errCarryOnStart
 	case in.TreeKey != "" && info.ParentWorkflowExecution == nil:
 		err = errTreeKeyOfRoot
+	case in.Session != "" && info.ParentWorkflowExecution == nil:
+		err = errSessionOfRoot
 	}
 	if err == nil {
 		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)
 	}
+	cfg.session = sessionKey(info, in)
 	if err != nil {
 		// The state query still answers, so that a client polling the run
 		// sees it failed and why, not an unknown query.

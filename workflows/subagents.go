@@ -150,6 +150,8 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		ModelRetryWindowS: a.cfg.in.ModelRetryWindowS,
 		Protocol:          Protocol,
 		TreeKey:           a.treeKey(ctx),
+		// The tree shares its root's workspace, named by the session.
+		Session: a.cfg.session,
 	}
 	if args.Todo != nil {
 		in.Todo = *args.Todo
