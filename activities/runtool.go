@@ -65,7 +65,8 @@ type RunToolInput struct {
 	// RunToolOnHost, which runs the call only on that worker.
 	Host string `json:",omitempty"`
 	// HoldDestructive asks for the call to be held, not run, when its
-	// tool's hints say it may destroy or overwrite (ToolHints.MayDestroy):
+	// tool may destroy or overwrite (ToolHints.MayDestroy of its hints, or
+	// of MCP's defaults for a tool that declares none):
 	// the run wants such calls approved first (the input's approval value
 	// "destructive"), and only the worker knows the tools' hints.
 	HoldDestructive bool `json:"hold_destructive,omitempty"`
@@ -199,7 +200,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	}
 	label = in.Call.Name
 	hints, hinted := hintsOf(tool)
-	if hinted && in.HoldDestructive && hints.MayDestroy() {
+	if in.HoldDestructive && holdHints(tool).MayDestroy() {
 		outcome = OutcomeHeld
 		return RunToolResult{Held: true, Content: fmt.Sprintf("%s may destroy or overwrite (it does not say it is read-only or only adds), and this run asks for approval of such calls", in.Call.Name)}, nil
 	}

@@ -6,12 +6,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/todoflow/todoflow/activities"
+	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -89,5 +94,52 @@ func TestSessionFolderIsTheSessionsOwn(t *testing.T) {
 				t.Errorf("the reader's run has %d tool messages, want its read_file's", reads)
 			}
 		})
+	}
+}
+
+// Under {"*": "destructive"}, a Go tool that declares no hints is asked
+// about before it runs, as MCP's defaults say of a tool that says nothing
+// (issue 36: it ran unasked); rejected, it never runs.
+func TestDestructiveHoldsToolsWithoutHints(t *testing.T) {
+	s := startServer(t)
+	var ran atomic.Int32
+	tools := activities.DefaultRegistry()
+	purge := activities.NewTool(model.ToolSpec{Name: "purge", Description: "Delete the caches.", Parameters: json.RawMessage(`{"type": "object"}`)},
+		func(context.Context, activities.ToolEnv, json.RawMessage) (string, error) {
+			ran.Add(1)
+			return "purged", nil
+		})
+	if err := tools.Register(purge); err != nil {
+		t.Fatal(err)
+	}
+	s.startWorkerWith(t, agentworker.Options{Tools: tools, ScriptDir: "/"})
+	sc := writeScenario(t, `{"model": [{"tool_calls": [{"name": "purge", "arguments": {}}]}, {"content": "done"}]}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, workflows.AgentInput{Prompt: "clean up", Model: sc.RunInput().Model,
+		Todo: todoOff(), Approval: todo.ToolApproval{"*": todo.ApprovalDestructive}}, tfclient.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.State
+	waitFor(t, time.Minute, "the call held or the turn ended", func() bool {
+		st, err = sess.State(ctx)
+		return err == nil && (st.PendingApproval != nil || st.Status == workflows.StatusWaitingUser)
+	})
+	if st.PendingApproval == nil || st.PendingApproval.Tool != "purge" {
+		t.Fatalf("the turn went on without asking (status %s, pending %+v, the tool ran %d times); want purge held for approval", st.Status, st.PendingApproval, ran.Load())
+	}
+	if _, err := sess.Reject(ctx, tfclient.Answer{CallID: st.PendingApproval.CallID, Feedback: "not now"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the turn's end", func() bool {
+		st, err = sess.State(ctx)
+		return err == nil && st.Status == workflows.StatusWaitingUser
+	})
+	if n := ran.Load(); n != 0 {
+		t.Errorf("purge ran %d times; want none, the call was rejected", n)
+	}
+	if err := sess.End(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
