@@ -7,8 +7,9 @@ import (
 	"strings"
 )
 
-// What names a session's folder on a worker: the workspace of a run that
-// names none (<state folder>/sessions/<key>).
+// What names a session's folders on a worker: the workspace of a run that
+// names none (<state folder>/sessions/<key>) and its file reports
+// (<state folder>/reports/<key>/).
 //
 // A workflow id is chosen by whoever starts a session, and a closed
 // session's id may be taken again by a new one: a folder named by the id
@@ -25,6 +26,10 @@ import (
 // workspace root, so that no run can name another session's folder as its
 // workspace.
 const SessionsFolder = "sessions"
+
+// ReportsFolder is the folder of the state folder that holds the file
+// reporters' files, in a folder per session.
+const ReportsFolder = "reports"
 
 // SessionKey is the key of the session whose root workflow is workflowID
 // and began with run firstRunID: the SHA-256 of both, in hex. The id's

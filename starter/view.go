@@ -163,5 +163,5 @@ func sessionNote(key string) string {
 	if key == "" {
 		return ""
 	}
-	return fmt.Sprintf("Session folder: sessions/%s (the workspace, unless the run names one), in the worker's state folder", key)
+	return fmt.Sprintf("Session folders: sessions/%s (the workspace, unless the run names one) and reports/%[1]s/, in the worker's state folder", key)
 }

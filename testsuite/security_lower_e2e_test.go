@@ -5,6 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -141,5 +145,60 @@ func TestDestructiveHoldsToolsWithoutHints(t *testing.T) {
 	}
 	if err := sess.End(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run's file reporter writes its own session's file only (issue 36: a
+// run naming another's path appended to that session's report): two
+// sessions whose reporters name the same path write two files, each with
+// its own session's events alone.
+func TestFileReportsStayInTheirSession(t *testing.T) {
+	s := startServer(t)
+	state := t.TempDir()
+	s.startWorker(t, state)
+	sc := writeScenario(t, `{"input": {"prompt": "Ship it.", "todo": {"plan_approval": "auto"},
+	    "reporters": [{"type": "file", "config": {"path": "events.jsonl"}}]},
+	  "model": [
+	    {"tool_calls": [{"name": "createPlan", "arguments": {"title": "Ship", "steps": ["Build"]}}]},
+	    {"tool_calls": [{"name": "startPlan", "arguments": {}}]},
+	    {"tool_calls": [{"name": "setStepStatus", "arguments": {"step_id": "step_1", "status": "completed", "result": "Built"}}]},
+	    {"tool_calls": [{"name": "completePlan", "arguments": {"status": "completed", "summary": "Shipped"}}]},
+	    {"content": "Shipped."}]}`)
+	runs := map[string]bool{}
+	for range 2 {
+		out, _ := play(t, s.c, sc, 2*time.Minute)
+		if out.RunStatus != "completed" {
+			t.Fatalf("run %s: %s", out.RunStatus, out.Error)
+		}
+		runs[out.WorkflowID] = true
+	}
+	files := map[string]string{} // file → the workflow whose events it holds
+	err := filepath.WalkDir(filepath.Join(state, "reports"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for line := range strings.Lines(string(data)) {
+			var rec struct {
+				WorkflowID string `json:"workflow_id"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if w, ok := files[path]; ok && w != rec.WorkflowID {
+				t.Errorf("%s holds the events of %s and of %s; want one session's", path, w, rec.WorkflowID)
+			}
+			files[path] = rec.WorkflowID
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(runs) {
+		t.Errorf("the reports are %d files (%v); want one per session (%d)", len(files), files, len(runs))
 	}
 }

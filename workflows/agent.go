@@ -158,7 +158,7 @@ func newAgent(cfg config) *agent {
 		plans:        todo.NewPlanState(cfg.agentID),
 		approvals:    newApprovals(c),
 		tree:         newTree(c),
-		reporters:    newReporting(cfg.agentID, cfg.in.Reporters, c.reports()),
+		reporters:    newReporting(cfg.agentID, cfg.session, cfg.in.Reporters, c.reports()),
 		host:         newHost(cfg.in, cfg.hostWait),
 	}
 	if c == nil {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -12,11 +13,12 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// A session's folder on a worker is named by the session's key, the
+// A session's folders on a worker are named by the session's key, the
 // hash of its root's workflow id and first run id (issue 36: a folder
 // named by the workflow id alone went to the next session of that id):
-// the root's tool calls and its subagent's, which share the root's
-// workspace, carry the root's key, and the state shows it.
+// the root's tool calls and file reports, and its subagent's tool calls,
+// which share the root's workspace, carry the root's key, and the state
+// shows it.
 func TestSessionKeyNamesTheFolders(t *testing.T) {
 	env := newTreeEnv()
 	scriptTree(env, map[string][]model.Response{
@@ -24,15 +26,24 @@ func TestSessionKeyNamesTheFolders(t *testing.T) {
 		"kid":  {calls(call("list_files", `{}`)), say("done")},
 	})
 	var mu sync.Mutex
-	tools := map[string]string{} // by agent: the Session of its tool call
+	tools := map[string]string{}   // by agent: the Session of its tool call
+	reports := map[string]string{} // by agent: the Session of its reports
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		tools[in.AgentID] = in.Session
 		return activities.RunToolResult{Content: "nothing"}, nil
 	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	env.RegisterActivityWithOptions(func(_ context.Context, in activities.ReportInput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		reports[in.AgentID] = in.Session
+		return nil
+	}, activity.RegisterOptions{Name: activities.ReportName})
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("look"))
+	in := rootInput("look")
+	in.Reporters = []activities.ReporterConfig{{Type: activities.ReporterFile, Config: json.RawMessage(`{"path": "events.jsonl"}`)}}
+	env.ExecuteWorkflow(WorkflowName, in)
 	completed(t, env)
 
 	// The test environment gives a run no first run id.
@@ -41,6 +52,7 @@ func TestSessionKeyNamesTheFolders(t *testing.T) {
 		what, got string
 	}{
 		{"the root's tool call", tools["main"]},
+		{"the root's file report", reports["main"]},
 		{"the subagent's tool call", tools["kid"]},
 		{"the root's state", stateOf(t, env, treeRoot).Session},
 		{"the subagent's state", stateOf(t, env, childWF("kid")).Session},
