@@ -318,15 +318,20 @@ const (
 	idleTimeout       = 2 * time.Minute
 )
 
-// serveHTTP serves handler on ln until shutdown is called.
-func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) (shutdown func()) {
-	srv := &http.Server{
+// httpServer is the server of handler, with the timeouts above.
+func httpServer(handler http.Handler) *http.Server {
+	return &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 	}
+}
+
+// serveHTTP serves handler on ln until shutdown is called.
+func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) (shutdown func()) {
+	srv := httpServer(handler)
 	go func() { _ = srv.Serve(ln) }()
 	return func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

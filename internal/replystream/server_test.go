@@ -288,3 +288,58 @@ func TestStreamTLS(t *testing.T) {
 		})
 	}
 }
+
+// deadlineWriter is a ResponseWriter that records the write deadlines set
+// on it, as http.ResponseController sets them.
+type deadlineWriter struct {
+	header    http.Header
+	deadlines []time.Time
+	writes    int
+}
+
+func (w *deadlineWriter) Header() http.Header { return w.header }
+func (w *deadlineWriter) WriteHeader(int)     {}
+func (w *deadlineWriter) Flush()              {}
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return len(p), nil
+}
+func (w *deadlineWriter) SetWriteDeadline(t time.Time) error {
+	w.deadlines = append(w.deadlines, t)
+	return nil
+}
+
+// A slow or silent caller holds no stream for ever: the server times out a
+// request's headers and an idle connection, and each frame's write must be
+// taken within writeTimeout.
+func TestStreamServerTimeouts(t *testing.T) {
+	s := NewServer(Options{})
+	tests := []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"request headers", s.http.ReadHeaderTimeout, headerTimeout},
+		{"an idle connection", s.http.IdleTimeout, idleTimeout},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want || tt.got <= 0 {
+			t.Errorf("%s: timeout %s, want %s", tt.name, tt.got, tt.want)
+		}
+	}
+	r := NewReply(1)
+	r.Add("some text")
+	r.End()
+	w := &deadlineWriter{header: http.Header{}}
+	before := time.Now()
+	if err := s.stream(context.Background(), w, r); err != nil {
+		t.Fatal(err)
+	}
+	if w.writes == 0 || len(w.deadlines) != w.writes {
+		t.Fatalf("%d writes, %d deadlines; want a deadline before each write", w.writes, len(w.deadlines))
+	}
+	for i, d := range w.deadlines {
+		if d.Before(before.Add(writeTimeout)) || d.After(time.Now().Add(writeTimeout)) {
+			t.Errorf("write %d: deadline %s after the start, want %s", i+1, d.Sub(before), writeTimeout)
+		}
+	}
+}
