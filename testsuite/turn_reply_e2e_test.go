@@ -21,17 +21,45 @@ import (
 // nothing of it but the reply. A caller that asks for the reply late, after
 // the session was told to end, still gets it.
 func TestChatReplyFollowsTheTurnAcrossRuns(t *testing.T) {
-	stubs := newStubRouter(t)
-	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=20")
-	s.startWorker(t, t.TempDir())
+	stubs, s := handoverEnv(t)
 	for _, late := range []bool{false, true} {
 		id := fmt.Sprintf("chat-turn-reply-late-%v", late)
 		_, ref := stubs.add(t, id, writeThenReply()...)
 		runs := chatReplyAcrossRuns(t, s.c, ref, id, late)
 		t.Logf("late %v: the turn's reply came after %d runs", late, runs)
 	}
+}
+
+// handoverEnv is a server that suggests continuing as new after 20 events,
+// and a worker whose openai: model calls the stubs answer.
+func handoverEnv(t *testing.T) (*stubRouter, *server) {
+	stubs := newStubRouter(t)
+	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=20")
+	s.startWorker(t, t.TempDir())
+	return stubs, s
+}
+
+// awaitHandedOverApproval waits until session id waits for a tool call's
+// approval in a later run than its first: what grows the run's history (a
+// child's news in real sessions; here updates that change nothing) makes
+// the server suggest continuing as new, and the wait is handed over.
+func awaitHandedOverApproval(ctx context.Context, t *testing.T, c client.Client, sess *tfclient.Session, id string) {
+	t.Helper()
+	waitFor(t, 2*time.Minute, "the approval wait in a later run", func() bool {
+		st, err := sess.State(ctx)
+		if err != nil || st.PendingApproval == nil {
+			return false
+		}
+		if runs, err := runsOf(ctx, c, id); err != nil || len(runs) < 2 {
+			if _, err := sess.SetContinuation(ctx, false); err != nil {
+				t.Logf("set_continuation: %v", err)
+			}
+			return false
+		}
+		return true
+	})
 }
 
 // writeThenReply are the model's answers of chatReplyAcrossRuns: a write
@@ -81,24 +109,9 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string, late boo
 		got <- answer{reply, err}
 	}()
 
-	// While the turn waits, what grows the run's history (a child's news
-	// in real sessions; here updates that change nothing) makes the server
-	// suggest continuing as new. The approval is given once the wait was
-	// handed over at least once.
+	// The approval is given once the wait was handed over at least once.
+	awaitHandedOverApproval(ctx, t, c, sess, id)
 	var st workflows.State
-	waitFor(t, 2*time.Minute, "the write's approval wait in a later run", func() bool {
-		st, err = sess.State(ctx)
-		if err != nil || st.PendingApproval == nil {
-			return false
-		}
-		if runs, err := runsOf(ctx, c, id); err != nil || len(runs) < 2 {
-			if _, err := sess.SetContinuation(ctx, false); err != nil {
-				t.Logf("set_continuation: %v", err)
-			}
-			return false
-		}
-		return true
-	})
 	// An answer that reaches a run which has just handed the wait over,
 	// and one whose successor has not asked again yet, is refused ("no
 	// tool call is waiting"): the user answers the wait shown next.
@@ -225,11 +238,7 @@ func TestPlayerFollowsAHandedOverTurn(t *testing.T) {
 // set_continuation under the old id as soon as the turn is handed over; the
 // message's caller still gets the turn's reply.
 func TestTurnReplyCannotBePreempted(t *testing.T) {
-	stubs := newStubRouter(t)
-	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=20")
-	s.startWorker(t, t.TempDir())
+	stubs, s := handoverEnv(t)
 	const id = "turn-reply-preempted"
 	_, ref := stubs.add(t, id, writeThenReply()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -246,19 +255,7 @@ func TestTurnReplyCannotBePreempted(t *testing.T) {
 	}
 	// The write's approval wait, handed over to a later run (the message's
 	// update is answered that its turn goes on).
-	waitFor(t, 2*time.Minute, "the write's approval wait in a later run", func() bool {
-		st, err := sess.State(ctx)
-		if err != nil || st.PendingApproval == nil {
-			return false
-		}
-		if runs, err := runsOf(ctx, s.c, id); err != nil || len(runs) < 2 {
-			if _, err := sess.SetContinuation(ctx, false); err != nil {
-				t.Logf("set_continuation: %v", err)
-			}
-			return false
-		}
-		return true
-	})
+	awaitHandedOverApproval(ctx, t, s.c, sess, id)
 	planted, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: sent.UpdateID() + "/reply-1",
 		UpdateName: workflows.SetContinuationUpdate, Args: []any{workflows.ContinuationArgs{Enabled: new(bool)}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
