@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -645,4 +646,56 @@ func TestWriteFileDecidesOnTheResolvedFile(t *testing.T) {
 		{name: "allowed by the operator", tool: "write_file", args: `{"path": "notes/info/exclude", "content": "x"}`,
 			want: "wrote 1 bytes to notes/info/exclude"},
 	})
+}
+
+// write_file checks again, once its file is open and before it writes,
+// that the file is what the path leads to now, outside version control
+// metadata: a folder swapped for a link into .git between the check and
+// the open is refused, and nothing is written there.
+func TestWriteCheckedRefusesASwappedLink(t *testing.T) {
+	tests := []struct {
+		name     string
+		swap     bool // notes/ is a link to .git/ by the time of the write
+		allowVCS bool
+		wantErr  bool
+	}{
+		{"nothing swapped", false, false, false},
+		{"a folder swapped for a link into .git", true, false, true},
+		{"the same, with VCS writes allowed", true, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mustWrite(t, filepath.Join(dir, ".git", "config"), "[core]\n")
+			if err := os.Mkdir(filepath.Join(dir, "notes"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			// Checked as a plain folder, then swapped.
+			to, err := resolve(root, "notes/config")
+			if err != nil || to.vcs != "" {
+				t.Fatalf("resolve = %+v, %v; want a path outside .git", to, err)
+			}
+			if tt.swap {
+				if err := os.Remove(filepath.Join(dir, "notes")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(".git", filepath.Join(dir, "notes")); err != nil {
+					t.Skip("no symlinks:", err)
+				}
+			}
+			err = writeChecked(root, "notes/config", to.name, []byte("[core]\n\thooksPath = /tmp/evil\n"), tt.allowVCS)
+			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, errSwapped)) {
+				t.Fatalf("writeChecked = %v; want the swap refused: %v", err, tt.wantErr)
+			}
+			got, _ := os.ReadFile(filepath.Join(dir, ".git", "config"))
+			if wrote := strings.Contains(string(got), "evil"); wrote != (tt.swap && !tt.wantErr) {
+				t.Errorf(".git/config holds %q; want the write there only when it is allowed", got)
+			}
+		})
+	}
 }

@@ -17,9 +17,13 @@ import (
 // the earlier attempt is known not to have reached the tool (Unsent); the
 // model otherwise reads an error tool message saying that the call may or
 // may not have taken effect (see uncertain). Tools that declare no hints
-// are run again as before: their own Retryable is the tool's word. But a
-// run that asks for approval of destructive calls holds only the calls of
-// tools that declare hints and may destroy (RunToolInput.HoldDestructive).
+// are run again as before: their own Retryable is the tool's word.
+//
+// A run that asks for approval of destructive calls
+// (RunToolInput.HoldDestructive) has the calls held of every tool that may
+// destroy: those whose hints say so, and those that say nothing of
+// themselves, which may, as MCP's defaults have it (holdHints). A tool
+// that only reads says so (WithHints) to run unasked.
 
 // ToolHints are what a tool says of its calls: MCP's tool annotations
 // (readOnlyHint, destructiveHint, idempotentHint), with the MCP defaults
@@ -69,6 +73,17 @@ func hintsOf(t Tool) (ToolHints, bool) {
 		return h.Hints(), true
 	}
 	return ToolHints{}, false
+}
+
+// holdHints are the hints that decide whether a call of t is held for
+// approval: its own, or DefaultHints (it may destroy) when it declares
+// none, as an MCP tool without annotations has. A Go tool without hints
+// once escaped "destructive" (issue 36).
+func holdHints(t Tool) ToolHints {
+	if h, ok := hintsOf(t); ok {
+		return h
+	}
+	return DefaultHints
 }
 
 // Unsent marks err as a passing problem that kept the call from reaching

@@ -189,8 +189,10 @@ func TestRunToolResend(t *testing.T) {
 	}
 }
 
-// A run that holds destructive calls gets them back held, not run; tools
-// that say they only read, and tools without hints, run.
+// A run that holds destructive calls gets them back held, not run: those
+// of tools whose hints say they may destroy, and of tools that say nothing
+// of themselves (MCP's defaults; issue 36: a Go tool without hints ran
+// unasked); tools that say they only read, or only add, run.
 func TestRunToolHoldDestructive(t *testing.T) {
 	var ran atomic.Int32
 	run := func(context.Context, ToolEnv, json.RawMessage) (string, error) { ran.Add(1); return "ran", nil }
@@ -209,7 +211,7 @@ func TestRunToolHoldDestructive(t *testing.T) {
 	for _, tt := range []struct {
 		tool string
 		held bool
-	}{{"drop_table", true}, {"write_file", true}, {"count_rows", false}, {"add_row", false}, {"plain", false}, {"read_file", false}} {
+	}{{"drop_table", true}, {"write_file", true}, {"count_rows", false}, {"add_row", false}, {"plain", true}, {"read_file", false}} {
 		args := `{}`
 		switch tt.tool {
 		case "write_file":

@@ -250,3 +250,27 @@ func TestOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// A model's name comes from a run's input, and each new one would be a new
+// time series: a worker reports at most MaxModelLabels of them, and the
+// calls of any other model as OtherModel.
+func TestModelLabelsAreBounded(t *testing.T) {
+	s := &labelSet{seen: make(map[string]bool)}
+	for i := range MaxModelLabels {
+		name := fmt.Sprintf("openai:model-%d", i)
+		if got := s.label(name); got != name {
+			t.Fatalf("label %d: %q, want the model's own while there is room", i, got)
+		}
+	}
+	tests := []struct{ name, want string }{
+		{"openai:model-0", "openai:model-0"}, // one it has
+		{"openai:model-31", "openai:model-31"},
+		{"openai:one-more", OtherModel},
+		{"script:/dev/zero", OtherModel},
+	}
+	for _, tt := range tests {
+		if got := s.label(tt.name); got != tt.want {
+			t.Errorf("label(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -61,8 +61,9 @@ const (
 //
 //   - console: no config; each event is one line in the worker's log.
 //   - file: {"path": "plans.log"}; each event is appended as a JSON line to
-//     <worker state folder>/reports/<path>. The path must be relative and stay
-//     inside that folder.
+//     <worker state folder>/reports/<session key>/<path>: a file of the
+//     run's own session (session.go), which no other session's run can
+//     name. The path must be relative and stay inside that folder.
 //   - webhook: {"url": "https://…", "headers": "NAME"}; each event is POSTed
 //     as JSON. headers (optional) names a JSON object of header → value in
 //     the worker's environment variable TODOFLOW_WEBHOOK_HEADERS_<NAME>
@@ -176,7 +177,7 @@ func (r ReporterConfig) parse() (*fileReporterConfig, *webhookReporterConfig, er
 			return nil, nil, err
 		}
 		if !ok || p == "" {
-			return nil, nil, fail(`"path" is required (a file under the worker's reports folder)`)
+			return nil, nil, fail(`"path" is required (a file in the session's reports folder on the worker)`)
 		}
 		if err := checkReportPath(p); err != nil {
 			return nil, nil, fail("path %q: %v", p, err)
@@ -230,16 +231,17 @@ func (r ReporterConfig) parse() (*fileReporterConfig, *webhookReporterConfig, er
 	return nil, nil, nil // console
 }
 
-// checkReportPath refuses paths that are absolute or leave the reports
-// folder: a workflow input must not choose arbitrary files on the worker.
+// checkReportPath refuses paths that are absolute or leave the session's
+// reports folder: a workflow input must not choose arbitrary files on the
+// worker, nor another session's.
 func checkReportPath(p string) error {
 	switch {
 	case strings.ContainsRune(p, 0):
 		return errors.New("contains a NUL byte")
 	case filepath.IsAbs(p), strings.HasPrefix(p, "/"), strings.HasPrefix(p, `\`), filepath.VolumeName(p) != "":
-		return errors.New("must be relative to the worker's reports folder, not absolute")
+		return errors.New("must be relative to the session's reports folder, not absolute")
 	case !filepath.IsLocal(filepath.FromSlash(p)):
-		return errors.New(`must stay inside the worker's reports folder (no ".." leading out of it)`)
+		return errors.New(`must stay inside the session's reports folder (no ".." leading out of it)`)
 	case filepath.Clean(filepath.FromSlash(p)) == ".", strings.HasSuffix(p, "/"), strings.HasSuffix(p, `\`):
 		return errors.New("must name a file, not a folder")
 	}
@@ -256,6 +258,10 @@ type ReportInput struct {
 	// WorkflowID is the workflow the event belongs to; empty means the
 	// workflow that scheduled the activity.
 	WorkflowID string `json:"workflow_id"`
+	// Session is the key of the run's session (SessionKey), whose folder
+	// holds the file reporter's file; empty in an event of a build from
+	// before session keys, whose files were named from the reports folder.
+	Session string `json:"session,omitempty"`
 	// AgentID is the agent whose plan it is; empty means the event's agent_id.
 	AgentID string `json:"agent_id"`
 	// Event is one plan event, a JSON object with at least event_id and type.
@@ -452,9 +458,10 @@ func record(in ReportInput) ([]byte, error) {
 	return body, nil
 }
 
-// reportFile appends the event as one JSON line to StateDir/reports/<path>.
-// The file is opened through an os.Root, so that a symbolic link cannot lead
-// the write out of the reports folder either.
+// reportFile appends the event as one JSON line to
+// StateDir/reports/<session key>/<path>. The file is opened through an
+// os.Root of the session's folder, so that a symbolic link cannot lead the
+// write out of it either.
 func (a *Activities) reportFile(in ReportInput, cfg *fileReporterConfig) error {
 	if a.StateDir == "" {
 		err := errors.New("file reporter: the worker has no state folder to write reports under")
@@ -466,7 +473,13 @@ func (a *Activities) reportFile(in ReportInput, cfg *fileReporterConfig) error {
 	}
 	line = append(line, '\n')
 
-	dir := filepath.Join(a.StateDir, "reports")
+	// A build from before session keys wrote into the reports folder itself.
+	folder, err := sessionFolder(in.Session, ".")
+	if err != nil {
+		err = fmt.Errorf("file reporter: %w", err)
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
+	}
+	dir := filepath.Join(a.StateDir, ReportsFolder, folder)
 	retryable := func(err error) error {
 		err = fmt.Errorf("file reporter: %s: %w", filepath.Join(dir, cfg.Path), err)
 		return temporal.NewApplicationError(err.Error(), ErrTypeReportRetryable)

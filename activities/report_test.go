@@ -231,6 +231,51 @@ func TestReportFile(t *testing.T) {
 	}
 }
 
+// A file reporter writes in its own session's folder (issue 36: any run
+// appended to any file of <state>/reports/): two sessions naming the same
+// path write two files, a key that is no key is refused, and an event
+// without a key (from a build before keys) goes where that build wrote.
+func TestReportFileStaysInItsSession(t *testing.T) {
+	stateDir := t.TempDir()
+	a := &Activities{StateDir: stateDir}
+	rep := ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "events.jsonl"}`)}
+	victim, other := SessionKey("shared-id", "run-1"), SessionKey("shared-id", "run-2")
+	tests := []struct {
+		name     string
+		in       ReportInput
+		wantFile string // under stateDir; "" for a refusal
+	}{
+		{"the session's own file", ReportInput{WorkflowID: "shared-id", Session: victim}, filepath.Join("reports", victim, "events.jsonl")},
+		{"another session naming the same path", ReportInput{WorkflowID: "shared-id", Session: other}, filepath.Join("reports", other, "events.jsonl")},
+		{"a key that climbs", ReportInput{WorkflowID: "x", Session: "../" + victim[3:]}, ""},
+		{"a key of another alphabet", ReportInput{WorkflowID: "x", Session: strings.Repeat("Z", 64)}, ""},
+		{"an event of a build before keys", ReportInput{WorkflowID: "old"}, filepath.Join("reports", "events.jsonl")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Reporter, tt.in.Event = rep, json.RawMessage(testEvent)
+			err := executeReport(t, a, tt.in, nil)
+			if tt.wantFile == "" {
+				appErr := wantAppErr(t, err, ErrTypeReportConfig, true)
+				if !strings.Contains(appErr.Error(), "want the 64 hexadecimal digits") {
+					t.Errorf("error %q does not say what a session key is", appErr.Error())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(filepath.Join(stateDir, tt.wantFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(data), "\n"); n != 1 || !strings.Contains(string(data), `"workflow_id":"`+tt.in.WorkflowID+`"`) {
+				t.Errorf("%s holds %d lines: %s; want this event's alone", tt.wantFile, n, data)
+			}
+		})
+	}
+}
+
 func TestReportFileErrors(t *testing.T) {
 	event := json.RawMessage(testEvent)
 	t.Run("write error is retryable", func(t *testing.T) {

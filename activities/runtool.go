@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -41,10 +39,14 @@ const (
 
 // RunToolInput is one tool call of an agent.
 type RunToolInput struct {
-	// WorkflowID is the calling agent's workflow; it names the default
-	// workspace. Empty means the workflow that scheduled the activity.
+	// WorkflowID is the workflow whose workspace the call works in: its
+	// session's root. Empty means the workflow that scheduled the activity.
 	WorkflowID string
-	AgentID    string
+	// Session is the key of the session (SessionKey), which names the
+	// default workspace; empty in a call of a build from before session
+	// keys, whose folder was named after WorkflowID.
+	Session string `json:",omitempty"`
+	AgentID string
 	// Workspace is the folder the tools work in; relative to the worker's
 	// current directory if relative. Empty means a folder for the workflow
 	// under the worker's state folder.
@@ -63,7 +65,8 @@ type RunToolInput struct {
 	// RunToolOnHost, which runs the call only on that worker.
 	Host string `json:",omitempty"`
 	// HoldDestructive asks for the call to be held, not run, when its
-	// tool's hints say it may destroy or overwrite (ToolHints.MayDestroy):
+	// tool may destroy or overwrite (ToolHints.MayDestroy of its hints, or
+	// of MCP's defaults for a tool that declares none):
 	// the run wants such calls approved first (the input's approval value
 	// "destructive"), and only the worker knows the tools' hints.
 	HoldDestructive bool `json:"hold_destructive,omitempty"`
@@ -197,7 +200,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	}
 	label = in.Call.Name
 	hints, hinted := hintsOf(tool)
-	if hinted && in.HoldDestructive && hints.MayDestroy() {
+	if in.HoldDestructive && holdHints(tool).MayDestroy() {
 		outcome = OutcomeHeld
 		return RunToolResult{Held: true, Content: fmt.Sprintf("%s may destroy or overwrite (it does not say it is read-only or only adds), and this run asks for approval of such calls", in.Call.Name)}, nil
 	}
@@ -297,8 +300,9 @@ var defaultRegistry = sync.OnceValue(DefaultRegistry)
 // workspace opens the workspace of a call: the input's folder, which must
 // be inside one of the worker's Roots (checked at the run's start by
 // CheckWorkspace, and again here, since this worker may not be the one that
-// checked, and the folder may have changed since), or else
-// <StateDir>/sessions/<workflow id>. The caller closes it.
+// checked, and the folder may have changed since), or else the session's
+// folder, <StateDir>/sessions/<session key> (session.go). The caller
+// closes it.
 func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
 	if in.Workspace != "" {
 		if err := a.stateApart(in.Workspace); err != nil {
@@ -316,43 +320,11 @@ func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
 	if in.WorkflowID == "" {
 		return Workspace{}, errors.New("no workspace: the call names none and has no workflow id")
 	}
-	return OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, workspaceName(in.WorkflowID)))
-}
-
-// SessionsFolder is the folder of the state folder that holds the
-// workspaces of runs that name none, one per run tree. It is not a
-// workspace root, so that no run can name another session's folder as its
-// workspace.
-const SessionsFolder = "sessions"
-
-// maxWorkspaceName keeps folder names well under the usual limit of 255 bytes.
-const maxWorkspaceName = 128
-
-// workspaceName turns a workflow id into a folder name. Letters, digits, '-',
-// '_' and '.' are kept; every other byte becomes %XX, so that different ids
-// get different folders: a subagent "a/b" gets "a%2Fb", and never shares the
-// folder of an agent called "a_b", nor lands inside its parent's. Names that
-// would be too long are cut and made unique with a hash of the id.
-func workspaceName(id string) string {
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
+	name, err := sessionFolder(in.Session, legacyFolder(in.WorkflowID))
+	if err != nil {
+		return Workspace{}, fmt.Errorf("no workspace: %w", err)
 	}
-	name := b.String()
-	switch name {
-	case ".", "..": // the folder itself or its parent
-		name = strings.ReplaceAll(name, ".", "%2E")
-	}
-	if len(name) > maxWorkspaceName {
-		sum := sha256.Sum256([]byte(id))
-		name = name[:maxWorkspaceName-17] + "-" + hex.EncodeToString(sum[:8])
-	}
-	return name
+	return OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, name))
 }
 
 // readCall reads a tool call from the transcript of the workflow that

@@ -305,30 +305,6 @@ func TestRunToolCancelled(t *testing.T) {
 	}
 }
 
-func TestWorkspaceName(t *testing.T) {
-	tests := []struct{ id, want string }{
-		{"session-1", "session-1"},
-		{"parent/child", "parent%2Fchild"},
-		{"parent_child", "parent_child"},
-		{"a/b/c", "a%2Fb%2Fc"},
-		{"we ird:id%", "we%20ird%3Aid%25"},
-		{"..", "%2E%2E"},
-		{".", "%2E"},
-		{"../../etc", "..%2F..%2Fetc"}, // one name, so it cannot climb
-		{"ünï", "%C3%BCn%C3%AF"},
-	}
-	for _, tt := range tests {
-		if got := workspaceName(tt.id); got != tt.want {
-			t.Errorf("workspaceName(%q) = %q, want %q", tt.id, got, tt.want)
-		}
-	}
-	long := strings.Repeat("x/", 200)
-	a, b := workspaceName(long), workspaceName(long+"y")
-	if len(a) != maxWorkspaceName || len(b) != maxWorkspaceName || a == b {
-		t.Errorf("long ids: %q (%d), %q (%d); want distinct names of %d bytes", a, len(a), b, len(b), maxWorkspaceName)
-	}
-}
-
 // floodTools return outputs larger than any limit, as a user tool might.
 func floodTools(t *testing.T) *Registry {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,6 +36,24 @@ type request struct {
 	err    error                          // why it was not taken; a *RefusedError when refused
 	handle sdkclient.WorkflowUpdateHandle // an update's, once accepted
 	ready  bool                           // handle holds the answer already
+
+	mu      sync.Mutex
+	follows []string // the update ids of the turn_reply requests that follow it (followID)
+}
+
+// followID is the update id of the n-th turn_reply (from 1) that follows
+// r's turn into a later run. It is random: an id that can be worked out
+// from r's, which the history shows, could be registered first by anyone
+// who may update the session, with an update of their own whose answer the
+// server would then give as the turn's reply. It is kept, so that Result
+// called again asks under the same ids, which the server answers once.
+func (r *request) followID(n int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(r.follows) < n {
+		r.follows = append(r.follows, uuid.NewString())
+	}
+	return r.follows[n-1]
 }
 
 // Sent is a request given to the session's queue: a message (Send) or
@@ -91,7 +110,7 @@ func (m *Sent) Result(ctx context.Context, out any) error {
 		if !sleep(ctx, min(time.Duration(n)*firstRetry, maxRetry)) {
 			return fmt.Errorf("%s to %s: its turn went on in a later run, not answered yet: %w", m.r.name, m.s.id, ctx.Err())
 		}
-		next := m.s.post(ctx, workflows.TurnReplyUpdate, workflows.TurnReplyArgs{UpdateID: id}, fmt.Sprintf("%s/reply-%d", id, n))
+		next := m.s.post(ctx, workflows.TurnReplyUpdate, workflows.TurnReplyArgs{UpdateID: id}, m.r.followID(n))
 		err = next.result(ctx, out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -349,8 +350,12 @@ func TestAnswers(t *testing.T) {
 // often as it goes on.
 func TestReplyFollowsAHandedOverTurn(t *testing.T) {
 	f := newFake()
+	first := "" // the first turn_reply's id, which goes on too
 	f.goesOn = func(name, arg, id string) string {
-		if name == workflows.SendMessageUpdate || id == "u1/reply-1" {
+		if name == workflows.TurnReplyUpdate && first == "" {
+			first = id
+		}
+		if name == workflows.SendMessageUpdate || id == first {
 			return "u1"
 		}
 		return ""
@@ -363,6 +368,59 @@ func TestReplyFollowsAHandedOverTurn(t *testing.T) {
 	}
 	if got := strings.Join(f.taken(), " "); got != "send_message:hello "+follow+" "+follow {
 		t.Errorf("sent %s; want the message, then turn_reply twice", got)
+	}
+}
+
+// The turn_reply that follows a turn asks under an update id no one can
+// work out from the message's (issue 36: an update registered first under
+// "<id>/reply-1" had its answer shown as the turn's reply), and under the
+// same id when the caller asks for the reply again, which the server then
+// answers once.
+func TestFollowIDsAreRandomAndKept(t *testing.T) {
+	tests := []struct {
+		name string
+		// planted are updates someone else registered first, by id.
+		planted     map[string]*fakeRun
+		asks        int // how many times the caller asks for the reply
+		wantFollows int // turn_reply updates the session takes
+	}{
+		{"an update planted under the predictable id", map[string]*fakeRun{
+			"u1/reply-1": {name: workflows.SendMessageUpdate, arg: "planted"},
+		}, 1, 1},
+		{"the reply asked for three times", nil, 3, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			f.goesOn = func(name, arg, _ string) string {
+				if name == workflows.SendMessageUpdate && arg == "hello" {
+					return "u1"
+				}
+				return ""
+			}
+			maps.Copy(f.known, tt.planted)
+			m := New(f, Options{}).Session("s").SendWithID(testCtx(t), "u1", "hello")
+			for range tt.asks {
+				reply, err := m.Reply(testCtx(t))
+				if err != nil || reply != `reply to {"update_id":"u1"}` {
+					t.Fatalf("reply %q, %v; want the turn_reply's answer", reply, err)
+				}
+			}
+			follows := 0
+			for _, s := range f.taken() {
+				if strings.HasPrefix(s, workflows.TurnReplyUpdate+":") {
+					follows++
+				}
+			}
+			if follows != tt.wantFollows {
+				t.Errorf("the session took %d turn_reply updates, want %d: %q", follows, tt.wantFollows, f.taken())
+			}
+			for id := range f.known {
+				if strings.HasPrefix(id, "u1/") && tt.planted[id] == nil {
+					t.Errorf("a turn_reply asked under %q, an id worked out from the message's", id)
+				}
+			}
+		})
 	}
 }
 

@@ -20,6 +20,9 @@ func printState(w io.Writer, id string, st workflows.State) {
 	if n := workspaceNote(st.Workspace); n != "" {
 		fmt.Fprintln(w, n)
 	}
+	if n := sessionNote(st.Session); n != "" {
+		fmt.Fprintln(w, n)
+	}
 	fmt.Fprintf(w, "\n%s\n", todo.Checklist(st.Todos))
 	if st.Plan != nil {
 		fmt.Fprintf(w, "\n%s\n", todo.PlanChecklist(st.Plan))
@@ -151,4 +154,14 @@ func workspaceNote(ws *workflows.WorkspaceState) string {
 			ws.HostQueue, ws.UnansweredSince.Format(time.RFC3339))
 	}
 	return "Workspace: on host " + ws.HostQueue
+}
+
+// sessionNote names the session's folders in the state folder of the
+// worker that holds its workspace, for whoever looks for its files: they
+// are named by the session's key, not by the workflow id.
+func sessionNote(key string) string {
+	if key == "" {
+		return ""
+	}
+	return fmt.Sprintf("Session folders: sessions/%s (the workspace, unless the run names one) and reports/%[1]s/, in the worker's state folder", key)
 }

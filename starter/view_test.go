@@ -188,8 +188,9 @@ func TestWorkspaceNote(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	printState(&b, "wf-4", workflows.State{AgentID: "main", Status: "waiting_user", Workspace: &workflows.WorkspaceState{HostQueue: "h1"}})
-	if want := "wf-4 (main): waiting_user, turn 0, 0 model calls, todos 0/0\nWorkspace: on host h1\n\n(no todo items)\n"; b.String() != want {
+	printState(&b, "wf-4", workflows.State{AgentID: "main", Status: "waiting_user", Workspace: &workflows.WorkspaceState{HostQueue: "h1"}, Session: "5e55"})
+	if want := "wf-4 (main): waiting_user, turn 0, 0 model calls, todos 0/0\nWorkspace: on host h1\n" +
+		"Session folders: sessions/5e55 (the workspace, unless the run names one) and reports/5e55/, in the worker's state folder\n\n(no todo items)\n"; b.String() != want {
 		t.Errorf("printState = %q, want %q", b.String(), want)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -91,7 +92,8 @@ func TestRateLimitStormStaysSmall(t *testing.T) {
 	}
 	const id = "storm-e2e"
 	stateDir := t.TempDir()
-	workspace := filepath.Join(stateDir, activities.SessionsFolder, id)
+	// A named workspace: the session's own folder is named when it starts.
+	workspace := filepath.Join(stateDir, agentworker.DefaultRootFolder, id)
 	if err := os.MkdirAll(workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestRateLimitStormStaysSmall(t *testing.T) {
 	s.startWorker(t, stateDir)
 
 	sc := &scenario.Scenario{Name: "storm", TimeLimitS: int((storm + 5*time.Minute) / time.Second),
-		Input: workflows.AgentInput{Prompt: "Read the twelve parts.", Model: "openai:test-model"}}
+		Input: workflows.AgentInput{Prompt: "Read the twelve parts.", Model: "openai:test-model", Workspace: id}}
 	began := time.Now()
 	ch := playAsync(t, s.c, sc, id, storm+6*time.Minute)
 	p := <-ch
@@ -208,18 +210,12 @@ func TestSecondContextOverflowIsLearned(t *testing.T) {
 	}{{14, "turn 1 done"}, {7, "turn 2 done"}, {7, "turn 3 done"}}
 
 	stateDir := t.TempDir()
-	workspace := filepath.Join(stateDir, activities.SessionsFolder, id)
-	if err := os.MkdirAll(workspace, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var script []string
-	n := 0
+	var script, chapters []string
 	for _, turn := range turns {
 		for range turn.reads {
-			n++
-			p := fmt.Sprintf("chapter-%02d.txt", n)
-			writeTextFile(t, filepath.Join(workspace, p), 40_000, n)
-			script = append(script, readFiles(fmt.Sprintf("r%d", n), p))
+			p := fmt.Sprintf("chapter-%02d.txt", len(chapters)+1)
+			chapters = append(chapters, p)
+			script = append(script, readFiles(fmt.Sprintf("r%d", len(chapters)), p))
 		}
 		script = append(script, assistantText(turn.reply))
 	}
@@ -239,6 +235,14 @@ func TestSecondContextOverflowIsLearned(t *testing.T) {
 		workflows.AgentInput{Model: "openai:test-model", Todo: todo.Config{Enabled: &off}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The session's folder, named by its first run, before its first message.
+	workspace := filepath.Join(stateDir, activities.SessionsFolder, activities.SessionKey(id, run.GetRunID()))
+	if err := os.MkdirAll(workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range chapters {
+		writeTextFile(t, filepath.Join(workspace, p), 40_000, i+1)
 	}
 	began := time.Now()
 	var replies []string

@@ -109,7 +109,7 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 	t.Logf("the session's workspace is on %s (%s)", pinned, queue)
 
 	for _, name := range names {
-		_, err := os.Stat(filepath.Join(dirs[name], activities.SessionsFolder, id, "notes.txt"))
+		_, err := os.Stat(filepath.Join(dirs[name], activities.SessionsFolder, st.Session, "notes.txt"))
 		if have := err == nil; have != (name == pinned) {
 			t.Errorf("%s's state folder has notes.txt: %v; want it on the session's host only", name, have)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
@@ -336,4 +337,84 @@ func TestWatchFollowsTheWorkersStream(t *testing.T) {
 		t.Errorf("%g heartbeats for one model call of 6 s; want at most 2 (the liveness cadence is 3.5 s)", beats)
 	}
 	t.Logf("%d parts shown, %g heartbeats", len(parts), beats)
+}
+
+// runningCall is where the running model call of workflow id streams its
+// reply, and the key that names it there; ok is false while none runs.
+func runningCall(ctx context.Context, c client.Client, id string) (at string, k replystream.Key, ok bool) {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return "", k, false
+	}
+	for _, pa := range d.GetPendingActivities() {
+		if pa.GetActivityType().GetName() != activities.CallModelName || pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			continue
+		}
+		at = replystream.Locate(pa.GetLastWorkerIdentity())
+		k = replystream.Key{WorkflowID: id, RunID: d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), ActivityID: pa.GetActivityId()}
+		return at, k, at != ""
+	}
+	return "", k, false
+}
+
+// Whoever knows one session's run id cannot take every stream of the
+// worker (issue 36: 64 streams of one call took all the worker's slots):
+// after 64 tries at one call, the watcher of another session's call is
+// still served.
+func TestStreamSlotsAreNotOneCallers(t *testing.T) {
+	s := startServer(t)
+	s.startWorker(t, t.TempDir())
+	sc := writeScenario(t, `{"model": [{"content": "a long answer", "delay_ms": 20000}]}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := todoclient.New(s.c, todoclient.Options{})
+	calls := map[string]replystream.Key{}
+	var at string
+	for _, id := range []string{"held-session", "other-session"} {
+		if _, err := c.Start(ctx, workflows.AgentInput{Prompt: "answer", Model: sc.RunInput().Model}, todoclient.StartOptions{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "the model call of "+id, func() bool {
+			var ok bool
+			at, calls[id], ok = runningCall(ctx, s.c, id)
+			return ok
+		})
+	}
+	// 64 streams of one call at once, each until it is served or refused.
+	held, stop := context.WithCancel(ctx)
+	defer stop()
+	var mu sync.Mutex
+	served, refused := 0, 0
+	for range replystream.DefaultMaxWatchers {
+		go func() {
+			first := true
+			err := replystream.Follow(held, at, calls["held-session"], nil, func(replystream.Frame) {
+				mu.Lock()
+				defer mu.Unlock()
+				if first {
+					served, first = served+1, false
+				}
+			})
+			if err != nil && strings.Contains(err.Error(), "503") {
+				mu.Lock()
+				refused++
+				mu.Unlock()
+			}
+		}()
+	}
+	waitFor(t, time.Minute, "the 64 streams served or refused", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return served+refused == replystream.DefaultMaxWatchers
+	})
+	got := make(chan error, 1)
+	go func() {
+		wctx, done := context.WithCancel(ctx)
+		defer done()
+		got <- replystream.Follow(wctx, at, calls["other-session"], nil, func(replystream.Frame) { done() })
+	}()
+	if err := <-got; err != nil && !strings.Contains(err.Error(), context.Canceled.Error()) {
+		t.Errorf("the other session's watcher: %v; want it served (%d of one call's streams served, %d refused)", err, served, refused)
+	}
+	t.Logf("one call's streams: %d served, %d refused", served, refused)
 }

@@ -21,17 +21,45 @@ import (
 // nothing of it but the reply. A caller that asks for the reply late, after
 // the session was told to end, still gets it.
 func TestChatReplyFollowsTheTurnAcrossRuns(t *testing.T) {
-	stubs := newStubRouter(t)
-	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
-	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
-	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=20")
-	s.startWorker(t, t.TempDir())
+	stubs, s := handoverEnv(t)
 	for _, late := range []bool{false, true} {
 		id := fmt.Sprintf("chat-turn-reply-late-%v", late)
 		_, ref := stubs.add(t, id, writeThenReply()...)
 		runs := chatReplyAcrossRuns(t, s.c, ref, id, late)
 		t.Logf("late %v: the turn's reply came after %d runs", late, runs)
 	}
+}
+
+// handoverEnv is a server that suggests continuing as new after 20 events,
+// and a worker whose openai: model calls the stubs answer.
+func handoverEnv(t *testing.T) (*stubRouter, *server) {
+	stubs := newStubRouter(t)
+	t.Setenv("OPENAI_BASE_URL", stubs.baseURL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=20")
+	s.startWorker(t, t.TempDir())
+	return stubs, s
+}
+
+// awaitHandedOverApproval waits until session id waits for a tool call's
+// approval in a later run than its first: what grows the run's history (a
+// child's news in real sessions; here updates that change nothing) makes
+// the server suggest continuing as new, and the wait is handed over.
+func awaitHandedOverApproval(ctx context.Context, t *testing.T, c client.Client, sess *tfclient.Session, id string) {
+	t.Helper()
+	waitFor(t, 2*time.Minute, "the approval wait in a later run", func() bool {
+		st, err := sess.State(ctx)
+		if err != nil || st.PendingApproval == nil {
+			return false
+		}
+		if runs, err := runsOf(ctx, c, id); err != nil || len(runs) < 2 {
+			if _, err := sess.SetContinuation(ctx, false); err != nil {
+				t.Logf("set_continuation: %v", err)
+			}
+			return false
+		}
+		return true
+	})
 }
 
 // writeThenReply are the model's answers of chatReplyAcrossRuns: a write
@@ -81,24 +109,9 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string, late boo
 		got <- answer{reply, err}
 	}()
 
-	// While the turn waits, what grows the run's history (a child's news
-	// in real sessions; here updates that change nothing) makes the server
-	// suggest continuing as new. The approval is given once the wait was
-	// handed over at least once.
+	// The approval is given once the wait was handed over at least once.
+	awaitHandedOverApproval(ctx, t, c, sess, id)
 	var st workflows.State
-	waitFor(t, 2*time.Minute, "the write's approval wait in a later run", func() bool {
-		st, err = sess.State(ctx)
-		if err != nil || st.PendingApproval == nil {
-			return false
-		}
-		if runs, err := runsOf(ctx, c, id); err != nil || len(runs) < 2 {
-			if _, err := sess.SetContinuation(ctx, false); err != nil {
-				t.Logf("set_continuation: %v", err)
-			}
-			return false
-		}
-		return true
-	})
 	// An answer that reaches a run which has just handed the wait over,
 	// and one whose successor has not asked again yet, is refused ("no
 	// tool call is waiting"): the user answers the wait shown next.
@@ -215,5 +228,84 @@ func TestPlayerFollowsAHandedOverTurn(t *testing.T) {
 	}
 	if followed == 0 {
 		t.Fatal("no turn_reply in the session's history: the message's turn was not handed over, the case was not played")
+	}
+}
+
+// The typed client follows a handed-over turn under update ids no one can
+// work out (issue 36: it asked under "<message's id>/reply-1", and an update
+// that someone who read the history registered first under that id had its
+// answer taken for the turn's reply). Here that someone registers a
+// set_continuation under the old id as soon as the turn is handed over; the
+// message's caller still gets the turn's reply.
+func TestTurnReplyCannotBePreempted(t *testing.T) {
+	stubs, s := handoverEnv(t)
+	const id = "turn-reply-preempted"
+	_, ref := stubs.add(t, id, writeThenReply()...)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, workflows.AgentInput{
+		Model: ref, Todo: todoOff(), Approval: todo.ToolApproval{"write_file": todo.ApprovalRequired},
+	}, tfclient.StartOptions{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := sess.Send(ctx, "write a.txt")
+	if err := sent.Accepted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The write's approval wait, handed over to a later run (the message's
+	// update is answered that its turn goes on).
+	awaitHandedOverApproval(ctx, t, s.c, sess, id)
+	planted, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: sent.UpdateID() + "/reply-1",
+		UpdateName: workflows.SetContinuationUpdate, Args: []any{workflows.ContinuationArgs{Enabled: new(bool)}},
+		WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil || planted.Get(ctx, nil) != nil {
+		t.Fatalf("the planted update: %v", err)
+	}
+
+	type answer struct {
+		reply string
+		err   error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		reply, err := sent.Reply(ctx)
+		got <- answer{reply, err}
+	}()
+	// The caller asks for the reply (a turn_reply the run accepts), or has
+	// taken the planted update's answer for it, before the write is
+	// approved.
+	var a *answer
+	waitFor(t, time.Minute, "the caller following the turn", func() bool {
+		select {
+		case r := <-got:
+			a = &r
+			return true
+		default:
+		}
+		for _, ev := range historyOf(t, s.c, id) {
+			if u := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); u != nil && u.GetAcceptedRequest().GetInput().GetName() == workflows.TurnReplyUpdate {
+				return true
+			}
+		}
+		return false
+	})
+	if a == nil {
+		waitFor(t, time.Minute, "the approval taken", func() bool {
+			st, err := sess.State(ctx)
+			if err != nil || st.PendingApproval == nil {
+				return false
+			}
+			_, err = sess.Approve(ctx, tfclient.AnswerTo(st, ""))
+			return err == nil
+		})
+		r := <-got
+		a = &r
+	}
+	if a.err != nil || a.reply != "Wrote a.txt." {
+		t.Fatalf("the message's reply: %q, %v; want the turn's reply", a.reply, a.err)
+	}
+	if err := sess.End(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

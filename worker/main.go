@@ -15,8 +15,8 @@
 // It serves the text of the model calls it runs, as the model writes it,
 // to the clients that watch their sessions: on a free port of 127.0.0.1,
 // or --stream-addr (TODOFLOW_STREAM_ADDR; off serves none), reached at
-// --stream-url when not at the address listened on (package
-// internal/replystream).
+// --stream-url when not at the address listened on, over TLS with
+// --stream-cert and --stream-key (package internal/replystream).
 //
 // With --metrics-addr (or TODOFLOW_METRICS_ADDR; a port alone binds
 // 127.0.0.1) it serves Prometheus metrics, the SDK's and todoflow's own, at
@@ -57,6 +57,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
@@ -107,7 +108,9 @@ func run() error {
 	deployment := fs.String("deployment", "", "run as a version of this worker deployment (Worker Versioning; with --build-id): sessions are pinned to the build that starts them (default $"+agentworker.EnvDeployment+")")
 	buildID := fs.String("build-id", "", "this worker's build id in its --deployment (default $"+agentworker.EnvBuildID+")")
 	streamAddr := fs.String("stream-addr", "", "serve the replies of running model calls to watching clients on `HOST:PORT` (a PORT alone: 127.0.0.1; off: none, clients then see replies every few seconds; default $"+agentworker.EnvStreamAddr+", else a free port on 127.0.0.1)")
-	streamURL := fs.String("stream-url", "", "the address clients reach --stream-addr at, as `http://HOST:PORT`, when not the one listened on (default $"+agentworker.EnvStreamURL+")")
+	streamURL := fs.String("stream-url", "", "the address clients reach --stream-addr at, as `http://HOST:PORT` (https:// with --stream-cert), when not the one listened on (default $"+agentworker.EnvStreamURL+")")
+	streamCert := fs.String("stream-cert", "", "serve the reply streams over TLS with the certificate of this PEM `FILE` (with --stream-key; default $"+agentworker.EnvStreamCert+"); clients trust it through the system's authorities or the file $"+replystream.EnvCA+" names")
+	streamKey := fs.String("stream-key", "", "the PEM `FILE` of --stream-cert's key (default $"+agentworker.EnvStreamKey+")")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics (the SDK's and todoflow's) on `HOST:PORT` at /metrics; a PORT alone (:9090) binds 127.0.0.1, 0.0.0.0:PORT every interface (default $"+telemetry.EnvMetricsAddr+")")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -205,7 +208,7 @@ func run() error {
 	return agentworker.Run(ctx, c, ns, agentworker.Options{
 		TaskQueue: *taskQueue, HostQueue: *hostQueue, MCPConfig: *mcpConfig, Logger: logger,
 		WorkspaceRoots: roots, SubagentModels: subagentModels, VCSWrites: *vcsWrites, ScriptDir: *scriptDir,
-		Deployment: *deployment, BuildID: *buildID, StreamAddr: *streamAddr, StreamURL: *streamURL,
+		Deployment: *deployment, BuildID: *buildID, StreamAddr: *streamAddr, StreamURL: *streamURL, StreamCert: *streamCert, StreamKey: *streamKey,
 	})
 }
 
@@ -315,15 +318,20 @@ const (
 	idleTimeout       = 2 * time.Minute
 )
 
-// serveHTTP serves handler on ln until shutdown is called.
-func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) (shutdown func()) {
-	srv := &http.Server{
+// httpServer is the server of handler, with the timeouts above.
+func httpServer(handler http.Handler) *http.Server {
+	return &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 	}
+}
+
+// serveHTTP serves handler on ln until shutdown is called.
+func serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) (shutdown func()) {
+	srv := httpServer(handler)
 	go func() { _ = srv.Serve(ln) }()
 	return func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

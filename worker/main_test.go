@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -211,5 +212,26 @@ func TestServeCodec(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The codec and metrics servers time out a caller who sends or reads
+// slowly, or keeps an idle connection, so that none holds a connection
+// (and its goroutine) for ever.
+func TestHTTPServerTimeouts(t *testing.T) {
+	srv := httpServer(http.NotFoundHandler())
+	tests := []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"request headers", srv.ReadHeaderTimeout, readHeaderTimeout},
+		{"a request", srv.ReadTimeout, readTimeout},
+		{"an answer", srv.WriteTimeout, writeTimeout},
+		{"an idle connection", srv.IdleTimeout, idleTimeout},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want || tt.got <= 0 {
+			t.Errorf("%s: timeout %s, want %s", tt.name, tt.got, tt.want)
+		}
 	}
 }

@@ -82,10 +82,13 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 		err = errCarryOnStart
 	case in.TreeKey != "" && info.ParentWorkflowExecution == nil:
 		err = errTreeKeyOfRoot
+	case in.Session != "" && info.ParentWorkflowExecution == nil:
+		err = errSessionOfRoot
 	}
 	if err == nil {
 		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)
 	}
+	cfg.session = sessionKey(info, in)
 	if err != nil {
 		// The state query still answers, so that a client polling the run
 		// sees it failed and why, not an unknown query.
@@ -155,7 +158,7 @@ func newAgent(cfg config) *agent {
 		plans:        todo.NewPlanState(cfg.agentID),
 		approvals:    newApprovals(c),
 		tree:         newTree(c),
-		reporters:    newReporting(cfg.agentID, cfg.in.Reporters, c.reports()),
+		reporters:    newReporting(cfg.agentID, cfg.session, cfg.in.Reporters, c.reports()),
 		host:         newHost(cfg.in, cfg.hostWait),
 	}
 	if c == nil {

@@ -188,7 +188,7 @@ func TestFailingReporterDoesNotHoldTheHandover(t *testing.T) {
 // A carry holds at most carriedReportBytes of reports: the oldest that do
 // not fit are counted as failed, and the state says so.
 func TestCarriedReportsStayBounded(t *testing.T) {
-	rp := newReporting("main", []activities.ReporterConfig{{Type: "console"}, {Type: "file"}}, nil)
+	rp := newReporting("main", "", []activities.ReporterConfig{{Type: "console"}, {Type: "file"}}, nil)
 	ev := []byte(fmt.Sprintf(`{"data":%q}`, strings.Repeat("e", 1<<10)))
 	for range 200 {
 		for _, r := range rp.list {
@@ -208,10 +208,10 @@ func TestCarriedReportsStayBounded(t *testing.T) {
 	if total > carriedReportBytes || total < carriedReportBytes/2 {
 		t.Errorf("carried %d bytes of reports; want at most %d, most of it used", total, carriedReportBytes)
 	}
-	if again := newReporting("main", []activities.ReporterConfig{{Type: "console"}, {Type: "file"}}, out); len(again.list[1].queue) != len(out[1].Queue) {
+	if again := newReporting("main", "", []activities.ReporterConfig{{Type: "console"}, {Type: "file"}}, out); len(again.list[1].queue) != len(out[1].Queue) {
 		t.Errorf("a carry of the same reporters restored %d reports of %d", len(again.list[1].queue), len(out[1].Queue))
 	}
-	if other := newReporting("main", []activities.ReporterConfig{{Type: "file"}, {Type: "console"}}, out); len(other.list[0].queue) != 0 {
+	if other := newReporting("main", "", []activities.ReporterConfig{{Type: "file"}, {Type: "console"}}, out); len(other.list[0].queue) != 0 {
 		t.Errorf("a carry of other reporters was restored: %d reports", len(other.list[0].queue))
 	}
 }

@@ -202,6 +202,7 @@ func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, t.c.Name)
 	in := activities.RunToolInput{
 		WorkflowID: t.workspaceOf,
+		Session:    a.cfg.session,
 		AgentID:    a.cfg.agentID,
 		Workspace:  a.cfg.in.Workspace,
 		// The arguments are in the transcript already (the answer just

@@ -101,6 +101,10 @@ type AgentInput struct {
 	// TreeKey is the key of the run tree (tree_key.go), set by a parent for
 	// its subagent; a root mints its own.
 	TreeKey string `json:"tree_key,omitempty"`
+	// Session is the key of the session (activities.SessionKey), which
+	// names its folders on the workers, set by a parent for its subagent;
+	// a root makes its own from its workflow id and first run id.
+	Session string `json:"session,omitempty"`
 	// Carry is set only by continue-as-new: the state of the previous run.
 	Carry *Carry `json:"carry,omitempty"`
 	// Protocol is the protocol of the build that wrote the input (its
@@ -220,6 +224,9 @@ func (in AgentInput) Validate() error {
 	if in.TreeKey != "" {
 		return errTreeKeyOfRoot
 	}
+	if in.Session != "" {
+		return errSessionOfRoot
+	}
 	_, err := resolve(in)
 	return err
 }
@@ -233,6 +240,10 @@ var errCarryOnStart = errors.New("carry: set only by a run's continue-as-new, ne
 // errTreeKeyOfRoot refuses a tree key in a root's input: a root mints its
 // own (tree_key.go), and one its starter chose would be known to them.
 var errTreeKeyOfRoot = errors.New("tree_key: set only by a parent for its subagent, never in the input that starts a session")
+
+// errSessionOfRoot refuses a session key in a root's input: one its
+// starter chose could name another session's folders.
+var errSessionOfRoot = errors.New("session: set only by a parent for its subagent, never in the input that starts a session")
 
 // config is an AgentInput with defaults applied and checked.
 type config struct {
@@ -250,6 +261,8 @@ type config struct {
 	summarize        bool
 	approval         todo.ToolApproval
 	hostWait         time.Duration
+	// session is the session's key (sessionKey), set at the run's start.
+	session string
 }
 
 // resolve checks the input and applies defaults. Its errors name the field,
@@ -263,6 +276,9 @@ func resolve(in AgentInput) (config, error) {
 	}
 	if c.agentID == "" {
 		c.agentID = DefaultAgentID
+	}
+	if err := checkAgentID(c.agentID); err != nil {
+		return config{}, err
 	}
 	c.subagent = c.agentID != DefaultAgentID
 	switch {
@@ -338,6 +354,11 @@ func resolve(in AgentInput) (config, error) {
 	}
 	if err := checkWorkspace(in); err != nil {
 		return config{}, err
+	}
+	if in.Session != "" {
+		if err := activities.CheckSessionKey(in.Session); err != nil {
+			return config{}, err
+		}
 	}
 	if err := CheckModel(in.Model); err != nil {
 		return config{}, err

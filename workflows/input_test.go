@@ -17,7 +17,7 @@ func TestValidateTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := AgentInput{Prompt: "hi", Tools: tt.tools}.Validate()
-		if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+		if !matches(err, tt.wantErr) {
 			t.Errorf("Validate(tools %q) = %v, want an error containing %q", tt.tools, err, tt.wantErr)
 		}
 	}
@@ -41,8 +41,44 @@ func TestValidateWorkspace(t *testing.T) {
 	for _, tt := range tests {
 		tt.in.Prompt = "hi"
 		err := tt.in.Validate()
-		if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+		if !matches(err, tt.wantErr) {
 			t.Errorf("Validate(%+v) = %v, want an error containing %q", tt.in, err, tt.wantErr)
 		}
 	}
+}
+
+// An agent id is a short name, as spawn_subagent asks of a model: whoever
+// starts a run cannot name its agent "../../etc" (issue 36), which custom
+// tools, logs and terminals would take as a name.
+func TestValidateAgentID(t *testing.T) {
+	tests := []struct {
+		id      string
+		wantErr string // empty: valid
+	}{
+		{"", ""}, // the root's default, "main"
+		{"main", ""},
+		{"researcher_2-b", ""},
+		{strings.Repeat("a", 64), ""},
+		{"../../etc", `agent_id "../../etc": use 1 to 64 letters, digits`},
+		{"a/b", `agent_id "a/b"`},
+		{"with space", `agent_id "with space"`},
+		{"tab\there", `agent_id "tab\there"`},
+		{"ünïcode", `agent_id "ünïcode"`},
+		{strings.Repeat("a", 65), "use 1 to 64"},
+	}
+	for _, tt := range tests {
+		err := AgentInput{Prompt: "hi", AgentID: tt.id}.Validate()
+		if !matches(err, tt.wantErr) {
+			t.Errorf("Validate(agent_id %q) = %v, want an error containing %q", tt.id, err, tt.wantErr)
+		}
+	}
+}
+
+// matches reports whether err is what a table's wantErr asks: nil for "",
+// else an error containing it.
+func matches(err error, wantErr string) bool {
+	if err == nil || wantErr == "" {
+		return (err == nil) == (wantErr == "")
+	}
+	return strings.Contains(err.Error(), wantErr)
 }

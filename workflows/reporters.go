@@ -67,6 +67,7 @@ type Report struct {
 // loop only appends to its queues (report).
 type reporting struct {
 	agentID string
+	session string // the session's key, which names its reports' folder
 	list    []*reporter
 }
 
@@ -79,7 +80,7 @@ type reporter struct {
 
 // newReporting builds the run's reporters, with the queues and counts an
 // earlier run carried (none when the reporters changed).
-func newReporting(agentID string, cfgs []activities.ReporterConfig, carried []CarriedReporter) *reporting {
+func newReporting(agentID, session string, cfgs []activities.ReporterConfig, carried []CarriedReporter) *reporting {
 	rs := make([]*reporter, len(cfgs))
 	for i, c := range cfgs {
 		rs[i] = &reporter{cfg: c, status: ReporterStatus{Type: c.Type}}
@@ -88,7 +89,7 @@ func newReporting(agentID string, cfgs []activities.ReporterConfig, carried []Ca
 			rs[i].status.Pending = 0
 		}
 	}
-	return &reporting{agentID: agentID, list: rs}
+	return &reporting{agentID: agentID, session: session, list: rs}
 }
 
 // carry is the reporters' queues as a carry holds them: each
@@ -147,6 +148,7 @@ func (rp *reporting) start(ctx workflow.Context) {
 				err := workflow.ExecuteActivity(actx, activities.ReportName, activities.ReportInput{
 					Reporter:   r.cfg,
 					WorkflowID: info.WorkflowExecution.ID,
+					Session:    rp.session,
 					AgentID:    rp.agentID,
 					Event:      item.Event,
 					Plan:       item.Plan,

@@ -41,6 +41,10 @@ type State struct {
 	// Workspace says where the agent's tools run: the host that holds its
 	// workspace, or any worker for a shared one; null until it is known.
 	Workspace *WorkspaceState `json:"workspace"`
+	// Session is the session's key, which names its folders on the
+	// workers: <state folder>/sessions/<key>, the workspace of a run that
+	// names none, and <state folder>/reports/<key>/, its file reports.
+	Session string `json:"session,omitempty"`
 	// Live is set in a parent's entry for a running child: the counters the
 	// child sent with its latest event or status change (its own run's
 	// state query has the rest).
@@ -124,6 +128,7 @@ func (a *agent) state() State {
 		Compactions:      a.window.comp.Count,
 		Waiting:          []Wait{},
 		Workspace:        a.host.state(),
+		Session:          a.cfg.session,
 	}
 	st.Status = a.shownStatus()
 	if ws := a.waiting(); ws != nil {

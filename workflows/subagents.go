@@ -69,6 +69,16 @@ type SpawnArgs struct {
 
 var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// checkAgentID refuses an agent id that is not a short name: ids go into
+// workflow ids, log lines, terminals and the custom tools' ToolEnv, where
+// "../../etc" or a control character must not pass as a name.
+func checkAgentID(id string) error {
+	if !agentIDPattern.MatchString(id) {
+		return fmt.Errorf("agent_id %q: use 1 to 64 letters, digits, '-' or '_'", id)
+	}
+	return nil
+}
+
 // childPolicy: a subagent outlives the run that started it, because the
 // server applies a parent close policy when the parent continues as new
 // too, and a long wait on children is where a parent's history grows (their
@@ -87,9 +97,10 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	if err := dec.Decode(&args); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf(`spawn_subagent takes {"agent_id": "...", "task": "...", "tools"?: [...], "model"?: "...", "todo"?: {...}}: %v`, err)}
 	}
+	if err := checkAgentID(args.AgentID); err != nil {
+		return todo.Result{IsError: true, Content: err.Error()}
+	}
 	switch {
-	case !agentIDPattern.MatchString(args.AgentID):
-		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q: use 1 to 64 letters, digits, '-' or '_'", args.AgentID)}
 	case args.AgentID == a.cfg.agentID || args.AgentID == DefaultAgentID:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case a.tree.children[args.AgentID] != nil:
@@ -139,6 +150,8 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		ModelRetryWindowS: a.cfg.in.ModelRetryWindowS,
 		Protocol:          Protocol,
 		TreeKey:           a.treeKey(ctx),
+		// The tree shares its root's workspace, named by the session.
+		Session: a.cfg.session,
 	}
 	if args.Todo != nil {
 		in.Todo = *args.Todo

@@ -136,6 +136,18 @@ func workspaceOf(ctx workflow.Context) string {
 	return info.WorkflowExecution.ID
 }
 
+// sessionKey is the key of the session a run belongs to (activities'
+// session.go): a root makes it of its workflow id and first run id, which
+// continue-as-new keeps; a subagent has its parent's in its input, or none
+// from a parent of a build before keys (its calls then name the folder
+// after the root's workflow id, as that build did).
+func sessionKey(info *workflow.Info, in AgentInput) string {
+	if info.ParentWorkflowExecution != nil {
+		return in.Session
+	}
+	return activities.SessionKey(info.WorkflowExecution.ID, info.FirstRunID)
+}
+
 // activityAnswer is what the tool message of call c says of its activity's
 // outcome (out, or err; queue is the host's, "" for none).
 func (a *agent) activityAnswer(ctx workflow.Context, c model.ToolCall, queue string, out activities.RunToolResult, err error) (string, bool) {

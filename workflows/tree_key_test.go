@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -68,4 +70,45 @@ func TestForgedTreeMessagesAreDropped(t *testing.T) {
 	if approvedAt.Subagents["kid"].Status != StatusCompleted {
 		t.Errorf("kid after the root's approval: %s, want completed", approvedAt.Subagents["kid"].Status)
 	}
+}
+
+// The tree's key is in no query's answer, of the root or of a subagent:
+// whoever may query a session must not learn the proof that makes a tree
+// signal believed.
+func TestTreeKeyIsInNoQueryAnswer(t *testing.T) {
+	env := newTreeEnv()
+	scriptTree(env, map[string][]model.Response{
+		"main": {calls(spawnCall("kid", "wait for me", quiet)), say("kid works")},
+		"kid":  {calls(call("todo_pause", `{"reason":"waiting"}`)), say("done")},
+	})
+	type query struct {
+		name string
+		args []any
+	}
+	queries := []query{
+		{StateQuery, nil}, {MessagesQuery, []any{0, 0}}, {PlanQuery, nil},
+		{activities.TranscriptQuery, []any{activities.PageRequest{Start: 0, End: 1 << 20}}},
+		{ToolDiffsQuery, []any{[]string(nil)}},
+	}
+	env.RegisterDelayedCallback(func() {
+		for _, wf := range []string{treeRoot, childWF("kid")} {
+			for _, q := range queries {
+				v, err := env.QueryWorkflowByID(wf, q.name, q.args...)
+				if err != nil {
+					t.Errorf("query %s of %s: %v", q.name, wf, err)
+					continue
+				}
+				var answer json.RawMessage
+				if err := v.Get(&answer); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(answer), testTreeKey) {
+					t.Errorf("query %s of %s answers with the tree's key: %s", q.name, wf, answer)
+				}
+			}
+		}
+		env.SignalWorkflow(EndSessionSignal, nil)
+	}, time.Hour)
+	keyedRoot(env, "delegate")
+	completed(t, env)
 }

@@ -66,7 +66,9 @@ func run() error {
 	flag.Parse()
 
 	tools := activities.DefaultRegistry()
-	if err := tools.Register(activities.NewTool(wordCount, countWords)); err != nil {
+	// It only reads: a run whose approval is "destructive" lets it run
+	// unasked (a tool without hints may destroy, as MCP's defaults say).
+	if err := tools.Register(activities.WithHints(activities.NewTool(wordCount, countWords), activities.ToolHints{ReadOnly: true})); err != nil {
 		return err
 	}
 

@@ -23,8 +23,12 @@
 // payload made by the worker's data converter, as the call's heartbeat
 // details are: with payload encryption on, a caller without the key reads
 // nothing. The server serves only the calls it runs, while they run, to a
-// bounded number of watchers at once, with bounded frames and timeouts on
-// every read and write.
+// bounded number of watchers at once (MaxWatchers), and of one call
+// (MaxPerCall), so that one caller who knows a run id cannot take them all,
+// with bounded frames and timeouts on every read and write. With a
+// certificate (Options.TLS) it serves HTTPS, and the run ids callers name
+// do not cross the network in the clear; followers trust the system's
+// authorities and the certificates of the file EnvCA names.
 //
 // # The stream
 //

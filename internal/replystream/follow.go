@@ -3,13 +3,17 @@ package replystream
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -25,14 +29,45 @@ const quietLimit = 2 * keepAlive
 // sealed, in base64.
 const maxLine = 8*MaxBytes + 4096
 
-// followClient reaches the workers' stream servers: a worker that is gone
-// fails fast, and a stream has no overall deadline (it lasts as long as
-// its call).
-var followClient = &http.Client{Transport: &http.Transport{
-	DialContext:           (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-	ResponseHeaderTimeout: 5 * time.Second,
-	MaxIdleConnsPerHost:   2,
-}}
+// EnvCA names a PEM file of certificates that followers trust besides
+// the system's: those of stream servers whose certificate the operator
+// made (worker --stream-cert).
+const EnvCA = "TODOFLOW_STREAM_CA"
+
+// followClients reach the workers' stream servers, one client per value of
+// EnvCA: a worker that is gone fails fast, and a stream has no overall
+// deadline (it lasts as long as its call).
+var followClients sync.Map // EnvCA's value → *http.Client
+
+// followClient is the client of the EnvCA this process has now.
+func followClient() (*http.Client, error) {
+	ca := os.Getenv(EnvCA)
+	if c, ok := followClients.Load(ca); ok {
+		return c.(*http.Client), nil
+	}
+	tr := &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Second,
+		MaxIdleConnsPerHost:   2,
+	}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("reply streams' certificates (%s): %w", EnvCA, err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("reply streams' certificates (%s): %s holds no PEM certificate", EnvCA, ca)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	c, _ := followClients.LoadOrStore(ca, &http.Client{Transport: tr})
+	return c.(*http.Client), nil
+}
 
 // ErrEnded is Follow's error when the call has ended, or does not run at
 // that server (any more).
@@ -52,7 +87,11 @@ func Follow(ctx context.Context, base string, k Key, dc converter.DataConverter,
 	if err != nil {
 		return fmt.Errorf("reply stream at %s: %w", base, err)
 	}
-	resp, err := followClient.Do(req)
+	hc, err := followClient()
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("reply stream at %s: %w", base, err)
 	}

@@ -3,6 +3,7 @@ package replystream
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net"
@@ -29,6 +30,12 @@ const Path = "/v1/reply"
 // Options say otherwise.
 const DefaultMaxWatchers = 64
 
+// DefaultMaxPerCall bounds the streams of one call a Server serves at once
+// unless Options say otherwise: a session has a few watchers (a chat, a
+// `starter watch`), and one caller who knows a run id must not take every
+// slot of the server from the watchers of the other sessions.
+const DefaultMaxPerCall = 4
+
 // Timeouts of the server: a request's headers must come within
 // headerTimeout, each write must be taken within writeTimeout, and a quiet
 // stream gets a keep-alive line every keepAlive.
@@ -45,6 +52,11 @@ type Options struct {
 	// empty means http:// and the address listened on, with the machine's
 	// name for an unspecified host (0.0.0.0).
 	URL string
+	// TLS, when set, makes Listen serve HTTPS with it (its Certificates),
+	// and the default URL https://. Without it streams are plaintext on
+	// the wire: sealed by DataConverter when payloads are, readable by
+	// whoever sees the traffic when not.
+	TLS *tls.Config
 	// DataConverter makes each frame's payload: the worker client's own,
 	// so that frames are sealed when payloads are (TODOFLOW_PAYLOAD_KEY).
 	// nil means the SDK's default.
@@ -52,26 +64,35 @@ type Options struct {
 	// MaxWatchers bounds the streams served at once; 0 means
 	// DefaultMaxWatchers.
 	MaxWatchers int
+	// MaxPerCall bounds the streams of one call served at once; 0 means
+	// DefaultMaxPerCall.
+	MaxPerCall int
 }
 
 // Server serves the replies of the calls it was told of (Open) while they
 // run.
 type Server struct {
-	url   string
-	dc    converter.DataConverter
-	slots chan struct{}
-	http  *http.Server
-	done  chan struct{} // closed by Close: every stream ends
+	url     string
+	dc      converter.DataConverter
+	slots   chan struct{}
+	perCall int
+	http    *http.Server
+	done    chan struct{} // closed by Close: every stream ends
 
 	mu    sync.Mutex
-	calls map[string]served // by workflow id and activity id
+	calls map[string]*served // by callID
 	once  sync.Once
 }
 
 type served struct {
-	runID string
-	reply *Reply
+	runID    string
+	reply    *Reply
+	watchers int // streams of it being served
 }
+
+// callID is the key of k's call in Server.calls: a call runs once at a
+// time under its workflow id and activity id.
+func callID(k Key) string { return k.WorkflowID + "\x00" + k.ActivityID }
 
 // Listen serves on addr ("host:port"; port 0 picks one) until Close.
 func Listen(addr string, o Options) (*Server, error) {
@@ -79,8 +100,12 @@ func Listen(addr string, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reply streams: %w", err)
 	}
+	scheme := "http://"
+	if o.TLS != nil {
+		ln, scheme = tls.NewListener(ln, o.TLS), "https://"
+	}
 	if o.URL == "" {
-		o.URL = "http://" + advertised(ln.Addr().(*net.TCPAddr))
+		o.URL = scheme + advertised(ln.Addr().(*net.TCPAddr))
 	}
 	s := NewServer(o)
 	go func() { _ = s.http.Serve(ln) }()
@@ -96,8 +121,11 @@ func NewServer(o Options) *Server {
 	if o.MaxWatchers <= 0 {
 		o.MaxWatchers = DefaultMaxWatchers
 	}
-	s := &Server{url: o.URL, dc: o.DataConverter, slots: make(chan struct{}, o.MaxWatchers),
-		done: make(chan struct{}), calls: map[string]served{}}
+	if o.MaxPerCall <= 0 {
+		o.MaxPerCall = DefaultMaxPerCall
+	}
+	s := &Server{url: o.URL, dc: o.DataConverter, slots: make(chan struct{}, o.MaxWatchers), perCall: o.MaxPerCall,
+		done: make(chan struct{}), calls: map[string]*served{}}
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: headerTimeout,
@@ -132,29 +160,46 @@ func (s *Server) Close() error {
 // Open serves the reply of the call k until the reply ends.
 func (s *Server) Open(k Key, call int) *Reply {
 	r := NewReply(call)
-	id := k.WorkflowID + "\x00" + k.ActivityID
+	id := callID(k)
 	r.onEnd = func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.calls[id].reply == r {
+		if c := s.calls[id]; c != nil && c.reply == r {
 			delete(s.calls, id)
 		}
 	}
 	s.mu.Lock()
-	s.calls[id] = served{runID: k.RunID, reply: r}
+	s.calls[id] = &served{runID: k.RunID, reply: r}
 	s.mu.Unlock()
 	return r
 }
 
-// lookup is the reply of k, if it runs here.
-func (s *Server) lookup(k Key) (*Reply, bool) {
+// watch is the reply of k, if it runs here, for one more watcher of it:
+// release ends the watch. status says why there is none: 404 for a call
+// that does not run here (or another run id), 503 for a call that has as
+// many watchers as it may (MaxPerCall), or a server that has (MaxWatchers).
+func (s *Server) watch(k Key) (reply *Reply, release func(), status int) {
 	s.mu.Lock()
-	c, ok := s.calls[k.WorkflowID+"\x00"+k.ActivityID]
-	s.mu.Unlock()
-	if !ok || subtle.ConstantTimeCompare([]byte(c.runID), []byte(k.RunID)) != 1 {
-		return nil, false
+	defer s.mu.Unlock()
+	c := s.calls[callID(k)]
+	switch {
+	case c == nil || subtle.ConstantTimeCompare([]byte(c.runID), []byte(k.RunID)) != 1:
+		return nil, nil, http.StatusNotFound
+	case c.watchers >= s.perCall:
+		return nil, nil, http.StatusServiceUnavailable
 	}
-	return c.reply, true
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		return nil, nil, http.StatusServiceUnavailable
+	}
+	c.watchers++
+	return c.reply, func() {
+		s.mu.Lock()
+		c.watchers--
+		s.mu.Unlock()
+		<-s.slots
+	}, http.StatusOK
 }
 
 // ServeHTTP serves GET Path?workflow_id=…&run_id=…&activity_id=…: the
@@ -170,18 +215,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	reply, ok := s.lookup(Key{WorkflowID: q.Get("workflow_id"), RunID: q.Get("run_id"), ActivityID: q.Get("activity_id")})
-	if !ok {
-		http.Error(w, "no such call runs here", http.StatusNotFound)
+	reply, release, status := s.watch(Key{WorkflowID: q.Get("workflow_id"), RunID: q.Get("run_id"), ActivityID: q.Get("activity_id")})
+	switch status {
+	case http.StatusNotFound:
+		http.Error(w, "no such call runs here", status)
+		return
+	case http.StatusServiceUnavailable:
+		http.Error(w, "too many watchers", status)
 		return
 	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	default:
-		http.Error(w, "too many watchers", http.StatusServiceUnavailable)
-		return
-	}
+	defer release()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

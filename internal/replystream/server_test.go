@@ -3,6 +3,7 @@ package replystream
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/internal/testcert"
 	"github.com/todoflow/todoflow/worker/codec"
 )
 
@@ -199,5 +201,145 @@ func TestStreamBounds(t *testing.T) {
 	_ = s.Close()
 	if _, err := first.wait(t); err == nil {
 		t.Error("a stream cut by Close ended without an error; want one (the call has not ended)")
+	}
+}
+
+// One call's watchers take at most MaxPerCall of the server's slots (issue
+// 36: one caller who knew a run id opened 64 streams and took them all):
+// the next watcher of that call is refused with 503, and a watcher of
+// another call is still served.
+func TestStreamPerCallCap(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    Options
+		perCall int
+	}{
+		{"the default", Options{}, DefaultMaxPerCall},
+		{"the operator's", Options{MaxPerCall: 2}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := listen(t, tt.opts)
+			r := s.Open(call, 1)
+			r.Add("x")
+			for range tt.perCall {
+				follow(t, s, call).waitText(t, "x")
+			}
+			if _, err := follow(t, s, call).wait(t); err == nil || !strings.Contains(err.Error(), "503") {
+				t.Errorf("watcher %d of one call: %v; want 503", tt.perCall+1, err)
+			}
+			other := Key{WorkflowID: "other", RunID: "r", ActivityID: "1"}
+			o := s.Open(other, 1)
+			o.Add("y")
+			follow(t, s, other).waitText(t, "y")
+			r.End()
+			o.End()
+		})
+	}
+}
+
+// With a certificate, the server serves HTTPS: a follower that trusts the
+// certificate (TODOFLOW_STREAM_CA) reads the stream, one that does not and
+// a plaintext one read nothing.
+func TestStreamTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := testcert.Write(t, dir)
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := listen(t, Options{TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
+	if !strings.HasPrefix(s.URL(), "https://127.0.0.1:") {
+		t.Fatalf("URL %q, want https://127.0.0.1:…", s.URL())
+	}
+	r := s.Open(call, 1)
+	r.Add("secret plans")
+	defer r.End()
+	tests := []struct {
+		name    string
+		ca      string // TODOFLOW_STREAM_CA
+		base    string
+		wantErr string // "": reads the stream
+	}{
+		{"a follower that trusts the certificate", certFile, s.URL(), ""},
+		{"a follower that does not", "", s.URL(), "certificate"},
+		{"a plaintext follower", certFile, "http://" + strings.TrimPrefix(s.URL(), "https://"), "400 Bad Request"},
+		{"a follower whose CA file is not one", keyFile, s.URL(), "holds no PEM certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(EnvCA, tt.ca)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			got := make(chan string, 1)
+			err := Follow(ctx, tt.base, call, nil, func(f Frame) {
+				got <- f.Text
+				cancel() // one frame is enough
+			})
+			if tt.wantErr == "" {
+				if text := <-got; text != "secret plans" {
+					t.Errorf("read %q, want the reply", text)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Follow: %v; want an error saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// deadlineWriter is a ResponseWriter that records the write deadlines set
+// on it, as http.ResponseController sets them.
+type deadlineWriter struct {
+	header    http.Header
+	deadlines []time.Time
+	writes    int
+}
+
+func (w *deadlineWriter) Header() http.Header { return w.header }
+func (w *deadlineWriter) WriteHeader(int)     {}
+func (w *deadlineWriter) Flush()              {}
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return len(p), nil
+}
+func (w *deadlineWriter) SetWriteDeadline(t time.Time) error {
+	w.deadlines = append(w.deadlines, t)
+	return nil
+}
+
+// A slow or silent caller holds no stream for ever: the server times out a
+// request's headers and an idle connection, and each frame's write must be
+// taken within writeTimeout.
+func TestStreamServerTimeouts(t *testing.T) {
+	s := NewServer(Options{})
+	tests := []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"request headers", s.http.ReadHeaderTimeout, headerTimeout},
+		{"an idle connection", s.http.IdleTimeout, idleTimeout},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want || tt.got <= 0 {
+			t.Errorf("%s: timeout %s, want %s", tt.name, tt.got, tt.want)
+		}
+	}
+	r := NewReply(1)
+	r.Add("some text")
+	r.End()
+	w := &deadlineWriter{header: http.Header{}}
+	before := time.Now()
+	if err := s.stream(context.Background(), w, r); err != nil {
+		t.Fatal(err)
+	}
+	if w.writes == 0 || len(w.deadlines) != w.writes {
+		t.Fatalf("%d writes, %d deadlines; want a deadline before each write", w.writes, len(w.deadlines))
+	}
+	for i, d := range w.deadlines {
+		if d.Before(before.Add(writeTimeout)) || d.After(time.Now().Add(writeTimeout)) {
+			t.Errorf("write %d: deadline %s after the start, want %s", i+1, d.Sub(before), writeTimeout)
+		}
 	}
 }

@@ -102,9 +102,16 @@ type Options struct {
 	// internal/replystream.
 	StreamAddr string
 	// StreamURL is the stream server's address as clients reach it
-	// (http://HOST:PORT), when not the one it listens on; empty means
-	// $TODOFLOW_STREAM_URL, else the address listened on.
+	// (http://HOST:PORT, https:// with StreamCert), when not the one it
+	// listens on; empty means $TODOFLOW_STREAM_URL, else the address
+	// listened on.
 	StreamURL string
+	// StreamCert and StreamKey are PEM files of the certificate and key
+	// the stream server serves HTTPS with; empty means
+	// $TODOFLOW_STREAM_CERT and $TODOFLOW_STREAM_KEY, and plain HTTP when
+	// those are unset too. Clients trust the system's authorities and the
+	// certificates of the file TODOFLOW_STREAM_CA names.
+	StreamCert, StreamKey string
 	// DataConverter is c's data converter, which seals the frames of the
 	// reply streams as it seals payloads; nil means the one
 	// TODOFLOW_PAYLOAD_KEY makes (as Dial does), else the SDK's default.

@@ -2,6 +2,7 @@ package agentworker
 
 import (
 	"cmp"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -12,10 +13,12 @@ import (
 )
 
 // Environment variables of the reply stream server (Options.StreamAddr,
-// Options.StreamURL).
+// Options.StreamURL, Options.StreamCert, Options.StreamKey).
 const (
 	EnvStreamAddr = "TODOFLOW_STREAM_ADDR"
 	EnvStreamURL  = "TODOFLOW_STREAM_URL"
+	EnvStreamCert = "TODOFLOW_STREAM_CERT"
+	EnvStreamKey  = "TODOFLOW_STREAM_KEY"
 )
 
 // StreamOff is the StreamAddr of a worker that serves no reply streams.
@@ -46,20 +49,50 @@ func serveStreams(opts *Options) (*replystream.Server, error) {
 			dc = sealer.DataConverter()
 		}
 	}
+	conf, err := streamTLS(opts)
+	if err != nil {
+		return nil, err
+	}
 	url := cmp.Or(opts.StreamURL, os.Getenv(EnvStreamURL))
-	if url != "" && !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+	switch {
+	case url != "" && conf != nil && !strings.HasPrefix(url, "https://"):
+		return nil, fmt.Errorf("reply streams (--stream-url, %s) %q: want https://HOST:PORT, the server serves TLS (--stream-cert)", EnvStreamURL, url)
+	case url != "" && !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://"):
 		return nil, fmt.Errorf("reply streams (--stream-url, %s) %q: want http://HOST:PORT", EnvStreamURL, url)
 	}
-	s, err := replystream.Listen(net.JoinHostPort(host, port), replystream.Options{URL: url, DataConverter: dc})
+	s, err := replystream.Listen(net.JoinHostPort(host, port), replystream.Options{URL: url, TLS: conf, DataConverter: dc})
 	if err != nil {
 		return nil, fmt.Errorf("%w (--stream-addr, %s; %q serves none)", err, EnvStreamAddr, StreamOff)
 	}
 	opts.Worker.Identity = s.Identity(cmp.Or(opts.Worker.Identity, defaultIdentity()))
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && dc == nil {
-		opts.Logger.Warn("Reply streams are served beyond loopback without payload encryption: whoever reaches the address and knows a session's run id reads its replies as they are written (set "+codec.EnvKey+")", "StreamAddr", addr)
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		switch {
+		case dc == nil:
+			opts.Logger.Warn("Reply streams are served beyond loopback without payload encryption: whoever reaches the address and knows a session's run id reads its replies as they are written (set "+codec.EnvKey+")", "StreamAddr", addr)
+		case conf == nil:
+			opts.Logger.Warn("Reply streams are served beyond loopback without TLS: the frames are sealed, but whoever sees the traffic learns the run ids it asks for (set --stream-cert and --stream-key)", "StreamAddr", addr)
+		}
 	}
 	opts.Logger.Info("Replies stream to watching clients from this worker", "URL", s.URL())
 	return s, nil
+}
+
+// streamTLS is the TLS configuration of the stream server: nil without a
+// certificate, an error when only one of certificate and key is given or
+// they cannot be loaded.
+func streamTLS(opts *Options) (*tls.Config, error) {
+	cert, key := cmp.Or(opts.StreamCert, os.Getenv(EnvStreamCert)), cmp.Or(opts.StreamKey, os.Getenv(EnvStreamKey))
+	switch {
+	case cert == "" && key == "":
+		return nil, nil
+	case cert == "" || key == "":
+		return nil, fmt.Errorf("reply streams' TLS: give both a certificate (--stream-cert, %s) and its key (--stream-key, %s)", EnvStreamCert, EnvStreamKey)
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("reply streams' TLS (--stream-cert %s, --stream-key %s): %w", cert, key, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // defaultIdentity is the SDK's default worker identity.

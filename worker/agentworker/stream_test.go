@@ -6,14 +6,19 @@ import (
 	"testing"
 
 	"github.com/todoflow/todoflow/internal/replystream"
+	"github.com/todoflow/todoflow/internal/testcert"
 )
 
 // The reply stream server: on a free loopback port by default, named in
-// the worker's identity; none with "off"; a bad address or URL refused.
+// the worker's identity; none with "off"; HTTPS with a certificate and its
+// key; a bad address or URL, or half a certificate, refused.
 func TestServeStreams(t *testing.T) {
 	t.Setenv(EnvStreamAddr, "")
 	t.Setenv(EnvStreamURL, "")
+	t.Setenv(EnvStreamCert, "")
+	t.Setenv(EnvStreamKey, "")
 	quiet := slog.New(slog.DiscardHandler)
+	cert, key := testcert.Write(t, t.TempDir())
 	tests := []struct {
 		name      string
 		opts      Options
@@ -28,6 +33,12 @@ func TestServeStreams(t *testing.T) {
 		{name: "advertised elsewhere", opts: Options{StreamURL: "http://worker-3:7240"}, wantURL: "http://worker-3:7240"},
 		{name: "no port", opts: Options{StreamAddr: "localhost"}, wantError: "want HOST:PORT"},
 		{name: "not http", opts: Options{StreamURL: "ftp://worker-3"}, wantError: "want http://HOST:PORT"},
+		{name: "TLS", opts: Options{StreamCert: cert, StreamKey: key}, wantURL: "https://127.0.0.1:"},
+		{name: "TLS advertised elsewhere", opts: Options{StreamCert: cert, StreamKey: key, StreamURL: "https://worker-3:7240"}, wantURL: "https://worker-3:7240"},
+		{name: "TLS advertised as plain HTTP", opts: Options{StreamCert: cert, StreamKey: key, StreamURL: "http://worker-3:7240"}, wantError: "want https://HOST:PORT"},
+		{name: "a certificate without its key", opts: Options{StreamCert: cert}, wantError: "give both a certificate (--stream-cert, TODOFLOW_STREAM_CERT) and its key"},
+		{name: "a key without its certificate", opts: Options{StreamKey: key}, wantError: "give both"},
+		{name: "a certificate that is not one", opts: Options{StreamCert: key, StreamKey: key}, wantError: "reply streams' TLS (--stream-cert"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
