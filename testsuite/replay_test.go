@@ -205,9 +205,10 @@ const firstRelease = "v0.1.0"
 
 // TestReplayRecordedHistories replays the recorded corpus, and the corpus of
 // every release (testdata/releases/VERSION), under every worker setting. A
-// failure of the corpus means a change altered the command sequence: until
-// the first release, re-record the corpus (TestRecordHistories -record) in
-// the same commit; from then on, see the README's versioning policy. A
+// failure of the corpus means a change altered the command sequence: ship it
+// as a new worker deployment build and re-record the corpus
+// (TestRecordHistories -record) in the same commit (README: Versions and
+// upgrades). A
 // failure of a release's corpus means this build would break the sessions
 // that release started: its histories are never recorded again.
 func TestReplayRecordedHistories(t *testing.T) {

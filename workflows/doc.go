@@ -127,15 +127,15 @@
 //
 // # Versions
 //
-// todoflow has shipped no release, so no running session needs protecting:
-// the workflow has one command sequence and no workflow.GetVersion branch.
-// A change to the command sequence re-records the replay corpus
-// (testsuite/testdata/histories, one history per path, TestRecordHistories
-// -record) in the same commit. From the first release on, ordinary changes
-// ship as a new worker deployment build (sessions pinned to the build that
-// started them, moved at continue-as-new), and a GetVersion patch is kept
-// only for a fix that must reach running sessions, with the release that
-// removes it (see the README's versioning policy).
+// v0.1.0 is the first release (protocol 2); the workflow has one command
+// sequence and no workflow.GetVersion branch. Its recorded corpus is frozen
+// in testsuite/testdata/releases/v0.1.0 and must keep replaying: a change to
+// the command sequence ships as a new worker deployment build (sessions
+// pinned to the build that started them, moved at continue-as-new), and a
+// GetVersion patch is kept only for a fix that must reach running sessions,
+// with the release that removes it (see the README's versioning policy).
+// The current corpus (testsuite/testdata/histories, TestRecordHistories
+// -record) is re-recorded for such a build.
 //
 // What a build writes says the protocol it speaks (Protocol, protocol.go):
 // the input, the carry and the tree's signals, and the build id an

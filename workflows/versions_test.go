@@ -11,10 +11,10 @@ import (
 	"testing"
 )
 
-// Until the first release the workflow has one command sequence: a change
-// to it re-records the replay corpus instead of adding a version branch
-// (doc.go, "Versions"). A GetVersion that creeps in fails here, so that the
-// policy is changed on purpose, with the release that removes the branch.
+// The workflow has one command sequence (doc.go, "Versions"): a change to it
+// ships as a new worker deployment build, not a version branch. A
+// GetVersion that creeps in fails here, so that a patch for running
+// sessions is added on purpose, with the release that removes it.
 func TestNoVersionBranches(t *testing.T) {
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -26,7 +26,7 @@ func TestNoVersionBranches(t *testing.T) {
 			return err
 		}
 		for _, pos := range versionUses(f) {
-			t.Errorf("%s uses workflow.GetVersion: no release has shipped, so re-record the corpus instead (TestRecordHistories -record)", fset.Position(pos))
+			t.Errorf("%s uses workflow.GetVersion: ship a command change as a new worker deployment build (README: Versions and upgrades), or change this test on purpose for a patch that must reach running sessions", fset.Position(pos))
 		}
 		return nil
 	})
