@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -33,6 +34,12 @@ type agent struct {
 	// history's length at its start (session.go).
 	turnsHere   int
 	startEvents int
+	// lean says the run takes patchLeanTurn (patches.go); idle is its
+	// moving idle timer (session.go).
+	lean bool
+	idle idleTimer
+	// busySince is when the status last became running (publish.go).
+	busySince time.Time
 	// Signal channels, drained by pollSignals and, before the run hands
 	// over or completes, by drainSignals.
 	userCh, endCh, resumeCh workflow.ReceiveChannel
@@ -115,6 +122,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	if err := a.register(ctx); err != nil {
 		return AgentResult{}, err
 	}
+	a.lean = patched(ctx, patchLeanTurn)
 	a.joinTree(ctx)
 	a.adoptChildren(ctx)
 	a.reporters.start(ctx)

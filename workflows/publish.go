@@ -31,6 +31,13 @@ type published struct {
 // dearest thing a step does on the embedded server (BENCHMARKS.md).
 const publishEvery = time.Second
 
+// listBusyAfter is how long a run of patchLeanTurn is busy before the run
+// list shows it running: most chat turns are shorter, and showing each one
+// would cost two upserts a turn (running, then waiting again) for a status
+// that a reader of the list would rarely catch. The run's page and the
+// state query show it at once.
+const listBusyAfter = 10 * time.Second
+
 // publish makes the state visible: search attributes for the run list (only
 // when they changed, so history does not grow idle), current details for the
 // run's page in the Web UI.
@@ -41,8 +48,9 @@ const publishEvery = time.Second
 //     attributes (StartSearchAttributes, which the starters and a parent
 //     set), nor when a continued run starts with what it inherits;
 //   - while it is busy (status running), it upserts at most once every
-//     publishEvery: a change within that time is sent with the next publish
-//     after it, at the next step. Any other status means the run now waits
+//     publishEvery, and not before it has been busy for listBusyAfter (a
+//     run of patchLeanTurn): a change within that time is sent with the
+//     next publish after it, at the next step. Any other status means the run now waits
 //     (for its user, an approval, a subagent) or has ended, and is sent at
 //     once, with the counters of that moment. So the run list trails a busy
 //     run by at most one step, and only when its steps come faster than one a
@@ -66,6 +74,11 @@ func (a *agent) publish(ctx workflow.Context) {
 	p.status = a.shownStatus()
 	a.sendBrief(ctx)
 	now := workflow.Now(ctx)
+	if p.status != StatusRunning {
+		a.busySince = time.Time{}
+	} else if a.busySince.IsZero() {
+		a.busySince = now
+	}
 	switch {
 	case p.same(a.published):
 	case !a.published.set && startedWith(ctx).set:
@@ -79,6 +92,9 @@ func (a *agent) publish(ctx workflow.Context) {
 		}
 	case a.published.set && p.status == StatusRunning && now.Sub(a.published.at) < publishEvery:
 		// Busy: sent at a later step, or with the status the run waits in.
+	case a.lean && a.published.set && p.status == StatusRunning && now.Sub(a.busySince) < listBusyAfter:
+		// A short turn: the list goes from waiting to waiting, and a turn
+		// that leaves the list as it was upserts nothing at all.
 	default:
 		current := p.current
 		if a.opts.Encrypted {

@@ -19,7 +19,8 @@ import (
 
 // A lean run upserts its search attributes only when the run list would
 // otherwise be wrong: not what it was started with, and while it is busy
-// at most once a second; every status it waits in is sent at once.
+// at most once a second and (patchLeanTurn) not in its first
+// listBusyAfter; every status it waits in is sent at once.
 func TestLeanPublishing(t *testing.T) {
 	list := func(a, b string) model.Response {
 		return calls(call("write_todos", fmt.Sprintf(`{"todos":[{"content":"a","status":%q},{"content":"b","status":%q}]}`, a, b)))
@@ -32,10 +33,12 @@ func TestLeanPublishing(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		started bool            // with StartSearchAttributes
-		stale   bool            // with what a continued run inherits, no prompt
-		takes   []time.Duration // each model call's time
-		want    []string
+		started bool // with StartSearchAttributes
+		stale   bool // with what a continued run inherits, no prompt
+		// unpatched replays a run an older build started (patches.go).
+		unpatched bool
+		takes     []time.Duration // each model call's time
+		want      []string
 	}{
 		{
 			name:  "a continued run waiting for its user",
@@ -54,15 +57,28 @@ func TestLeanPublishing(t *testing.T) {
 			want:  []string{"running 0/0", "waiting_user 2/2", "completed 2/2"},
 		},
 		{
-			name:    "steps slower than publishEvery",
+			name:    "steps slower than publishEvery, in a turn shorter than listBusyAfter",
 			started: true,
 			takes:   []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second},
-			want:    []string{"running 0/2 a", "running 1/2 b", "running 2/2", "waiting_user 2/2", "completed 2/2"},
+			want:    []string{"waiting_user 2/2", "completed 2/2"},
+		},
+		{
+			name:      "before patchLeanTurn, steps slower than publishEvery",
+			started:   true,
+			unpatched: true,
+			takes:     []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second},
+			want:      []string{"running 0/2 a", "running 1/2 b", "running 2/2", "waiting_user 2/2", "completed 2/2"},
+		},
+		{
+			name:    "a turn longer than listBusyAfter",
+			started: true,
+			takes:   []time.Duration{6 * time.Second, 6 * time.Second, 6 * time.Second, 6 * time.Second},
+			want:    []string{"running 1/2 b", "running 2/2", "waiting_user 2/2", "completed 2/2"},
 		},
 		{
 			name:    "a change held back goes out at the next step after a second",
 			started: true,
-			takes:   []time.Duration{0, 2 * time.Second, 0, 0},
+			takes:   []time.Duration{0, 11 * time.Second, 0, 0},
 			want:    []string{"running 1/2 b", "waiting_user 2/2", "completed 2/2"},
 		},
 	}
@@ -71,6 +87,9 @@ func TestLeanPublishing(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
 			scripted(env) // registers the activities the mock below stands in for
+			if tt.unpatched {
+				env.OnGetVersion(patchLeanTurn, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
 			n := 0
 			env.OnActivity(activities.CallModelName, mock.Anything, mock.Anything).
 				AfterFn(func() time.Duration {

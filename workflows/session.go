@@ -15,8 +15,8 @@ import (
 // accepted and forgotten.
 //
 //   - Between turns the run waits for a message, end_session, a compaction
-//     request or its idle timeout; the idle timer is cancelled when anything
-//     comes, so a chat turn leaves no timer behind to fire an hour later.
+//     request or its idle timeout; the idle timer is one that moves
+//     (idle.go), so a chat turn starts no timer of its own.
 //   - Winding down (after end_session or the idle timeout, or when a
 //     subagent's task is done) waits for running children and reporters,
 //     and a message that arrives meanwhile is taken into a new turn: the
@@ -66,7 +66,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 			if !a.cfg.subagent && !a.ended {
 				a.status = StatusWaitingUser
 				a.publish(ctx)
-				woken, err := a.awaitOrTimeout(ctx, a.cfg.idleTimeout, "idle timeout", func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) })
+				woken, err := a.awaitUser(ctx, a.cfg.idleTimeout, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) })
 				if err != nil {
 					return AgentResult{}, err
 				}

@@ -6,32 +6,71 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// The workflow has one command sequence (doc.go, "Versions"): a change to it
-// ships as a new worker deployment build, not a version branch. A
-// GetVersion that creeps in fails here, so that a patch for running
-// sessions is added on purpose, with the release that removes it.
-func TestNoVersionBranches(t *testing.T) {
+// A change to the command sequence after the first release is a patch
+// (patches.go): GetVersion is called in patches.go alone, once, and every
+// patch id is a patch* constant there whose comment names the release that
+// removes it. A GetVersion that creeps in elsewhere, or a patch nobody
+// plans to remove, fails here.
+func TestPatchesAreListed(t *testing.T) {
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
 		}
-		for _, pos := range versionUses(f) {
-			t.Errorf("%s uses workflow.GetVersion: ship a command change as a new worker deployment build (README: Versions and upgrades), or change this test on purpose for a patch that must reach running sessions", fset.Position(pos))
+		uses := versionUses(f)
+		if path == "patches.go" {
+			if len(uses) != 1 {
+				t.Errorf("patches.go names workflow.GetVersion %d times, want once (in patched)", len(uses))
+			}
+			checkPatchConsts(t, fset, f)
+			return nil
+		}
+		for _, pos := range uses {
+			t.Errorf("%s uses workflow.GetVersion: a change to the command sequence is a patch in patches.go (README: Versions and upgrades)", fset.Position(pos))
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// removeIn is how a patch's comment names the release that removes it.
+var removeIn = regexp.MustCompile(`Remove in v\d+\.\d+\.\d+\.`)
+
+// checkPatchConsts checks that each patch* constant of f says when it goes.
+func checkPatchConsts(t *testing.T, fset *token.FileSet, f *ast.File) {
+	t.Helper()
+	for _, decl := range f.Decls {
+		g, ok := decl.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for _, name := range vs.Names {
+				if !strings.HasPrefix(name.Name, "patch") {
+					continue
+				}
+				doc := vs.Doc
+				if doc == nil && len(g.Specs) == 1 {
+					doc = g.Doc
+				}
+				if doc == nil || !removeIn.MatchString(doc.Text()) {
+					t.Errorf("%s: patch %s does not say \"Remove in vX.Y.Z.\"", fset.Position(name.Pos()), name.Name)
+				}
+			}
+		}
 	}
 }
 

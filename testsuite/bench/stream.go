@@ -21,8 +21,10 @@ import (
 // The stream phase measures what streaming a reply costs and what a user
 // of `starter chat` waits for: the billable actions (the server's `action`
 // counter) of a turn whose one model call streams its reply for
-// streamLong, with nobody watching and with a client watching, and the
-// time from the model's first token to that client.
+// streamLong, with nobody watching and with a client watching, of a turn
+// whose reply comes in one piece, and of a chat turn of two model calls
+// (write_todos, then a one-piece reply); and the time from the model's
+// first token to the watching client.
 //
 // The model is a real OpenAI-compatible server in this process, reached by
 // the worker process through the openai-go client (OPENAI_BASE_URL), that
@@ -50,6 +52,12 @@ type streamServer struct {
 	addr string
 
 	pieces atomic.Int32 // how many pieces the next replies have
+	calls  atomic.Int64 // tool calls made, for their ids
+	// twoCalls makes a turn two model calls: the first answers the user's
+	// message with a write_todos call (a tool of the workflow's own, so
+	// that the turn runs no other activity), the second the tool's result
+	// with the reply.
+	twoCalls atomic.Bool
 
 	mu      sync.Mutex
 	flushed map[string]time.Time // piece text → when it was flushed
@@ -101,6 +109,10 @@ func (s *streamServer) serve(w http.ResponseWriter, r *http.Request) {
 			last = text
 		}
 	}
+	if s.twoCalls.Load() && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == "user" {
+		s.writeTodos(w, req.Stream, last)
+		return
+	}
 	var pieces []string
 	for i := range int(s.pieces.Load()) {
 		pieces = append(pieces, piece(last, i))
@@ -141,6 +153,26 @@ func (s *streamServer) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// writeTodos answers with one write_todos call whose item names message,
+// so that each turn changes the list the run list shows.
+func (s *streamServer) writeTodos(w http.ResponseWriter, stream bool, message string) {
+	args, _ := json.Marshal(map[string]any{"todos": []map[string]string{{"content": "answer " + message, "status": "in_progress"}}})
+	call := fmt.Sprintf(`{"index":0,"id":"call_%d","type":"function","function":{"name":"write_todos","arguments":%q}}`, s.calls.Add(1), args)
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-b","object":"chat.completion","created":1700000000,"model":"bench-stream","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[%s]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}`, call)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(body string) {
+		fmt.Fprint(w, `data: {"id":"chatcmpl-b","object":"chat.completion.chunk","created":1700000000,"model":"bench-stream",`+body+"}\n\n")
+	}
+	chunk(`"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[` + call + `]}}]`)
+	chunk(`"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]`)
+	chunk(`"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}`)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
 func (s *streamServer) flushedAt(p string) (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,15 +198,16 @@ func (e *env) measureStream(ctx context.Context, m *streamServer, reps int) erro
 	}
 	defer s.end(ctx)
 	long := int(streamLong/streamGap) + 1
-	var unwatched, watched, instant []actions
+	var unwatched, watched, instant, two []actions
 	var first, all []time.Duration
 	for rep := 1; rep <= reps; rep++ {
-		for _, kind := range []string{"unwatched", "watched", "instant"} {
+		for _, kind := range []string{"unwatched", "watched", "instant", "two"} {
 			pieces, watch := long, kind == "watched"
-			if kind == "instant" {
+			if kind == "instant" || kind == "two" {
 				pieces = 1
 			}
 			m.pieces.Store(int32(pieces))
+			m.twoCalls.Store(kind == "two")
 			t, err := e.streamTurn(ctx, m, s, fmt.Sprintf("%s %d", kind, rep), pieces, watch)
 			if err != nil {
 				return err
@@ -185,6 +218,8 @@ func (e *env) measureStream(ctx context.Context, m *streamServer, reps int) erro
 			case "watched":
 				watched = append(watched, t.actions)
 				first, all = append(first, t.first...), append(all, t.pieces...)
+			case "two":
+				two = append(two, t.actions)
 			default:
 				instant = append(instant, t.actions)
 			}
@@ -200,8 +235,8 @@ func (e *env) measureStream(ctx context.Context, m *streamServer, reps int) erro
 	}
 
 	fmt.Fprintf(e.out, "\nBillable actions per turn (the server's `action` counter, by action_type; medians of %d turns):\n\n", reps)
-	fmt.Fprintf(e.out, "| action_type | %v reply, unwatched | %v reply, watched | one-piece reply, unwatched |\n|---|---|---|---|\n", streamLong, streamLong)
-	all3 := [][]actions{unwatched, watched, instant}
+	fmt.Fprintf(e.out, "| action_type | %v reply, unwatched | %v reply, watched | one-piece reply, unwatched | two model calls (write_todos, then a one-piece reply) |\n|---|---|---|---|---|\n", streamLong, streamLong)
+	all3 := [][]actions{unwatched, watched, instant, two}
 	for _, typ := range types(all3...) {
 		fmt.Fprintf(e.out, "| %s |", typ)
 		for _, as := range all3 {
@@ -209,7 +244,7 @@ func (e *env) measureStream(ctx context.Context, m *streamServer, reps int) erro
 		}
 		fmt.Fprintln(e.out)
 	}
-	fmt.Fprint(e.out, "| **the model call's own** (its scheduling, heartbeats, retries) |")
+	fmt.Fprint(e.out, "| **the model calls' own** (their scheduling, heartbeats, retries) |")
 	for _, as := range all3 {
 		fmt.Fprintf(e.out, " **%g** |", medianOf(as, actions.modelCall))
 	}

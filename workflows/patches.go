@@ -1,0 +1,30 @@
+package workflows
+
+import "go.temporal.io/sdk/workflow"
+
+// Patches: changes to AgentWorkflow's command sequence made after the first
+// release (README: Versions and upgrades).
+//
+// An unversioned worker (the default: no worker deployment) replays every
+// open session on whatever build it runs, so a build that makes other
+// commands than the release that started a session must still make that
+// release's commands for it. Each such change is a patch: a constant below,
+// named patch*, whose comment says the release that removes it (the first
+// release after which no supported build can hold a session started before
+// the patch), and one call of patched where the run starts. The release's
+// recorded corpus (testsuite/testdata/releases) replays through the old
+// branch, the current corpus through the new one; TestPatchesAreListed
+// keeps GetVersion to this file.
+
+// patchLeanTurn makes a chat turn cheaper: the idle timer is started once
+// and moved, not started and cancelled on every turn (session.go), and a
+// short turn does not show "running" in the run list (publish.go).
+// Remove in v0.3.0.
+const patchLeanTurn = "lean-turn"
+
+// patched reports whether this run takes the patch id: true for a run that
+// a build with the patch started (the marker it recorded says so), false
+// for one an older build started and this build replays.
+func patched(ctx workflow.Context, id string) bool {
+	return workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) == 1
+}
