@@ -26,7 +26,7 @@ func TestNoVersionBranches(t *testing.T) {
 			return err
 		}
 		for _, pos := range versionUses(f) {
-			t.Errorf("%s uses workflow.GetVersion: ship a command change as a new worker deployment build (README: Versions and upgrades), or change this test on purpose for a patch that must reach running sessions", fset.Position(pos))
+			t.Errorf("%s uses workflow.GetVersion: ship a command change as a new worker deployment build (docs/protocol.md: Versions and upgrades), or change this test on purpose for a patch that must reach running sessions", fset.Position(pos))
 		}
 		return nil
 	})
