@@ -2,7 +2,7 @@
 // (on the embedded server, with an in-process worker, when no address is
 // given), starts runs on a server, talks to running ones and exports their
 // histories. Every command has an equivalent with the stock `temporal` CLI;
-// the README shows both.
+// docs/operations.md shows both.
 //
 // Exit codes: 0 success (a run that completed), 1 a failed run or a command
 // that could not be carried out, 2 bad arguments or a bad scenario file. The

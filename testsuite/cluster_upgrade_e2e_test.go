@@ -89,7 +89,7 @@ func (w *buildBWorkflow) ExecuteWorkflow(ctx workflow.Context, in *interceptor.E
 	return w.Next.ExecuteWorkflow(ctx, in)
 }
 
-// TestClusterUpgradeKeepsSessions upgrades a fleet with Worker Versioning, as the README
+// TestClusterUpgradeKeepsSessions upgrades a fleet with Worker Versioning, as docs/protocol.md
 // tells (Versions and upgrades): two workers of build A, in deployment "todoflow", start
 // five sessions that wait for their user (one paused, one awaiting its plan's approval, a
 // chat, one that wrote a file, a tree whose subagent comes in its second turn); two
@@ -110,7 +110,7 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 	binA := buildWorker(t)
 	t.Logf("build A (go build ./worker) in %s", time.Since(start).Round(100*time.Millisecond))
 
-	// Build A, started as the README says, with --deployment and --build-id.
+	// Build A, started as docs/protocol.md says, with --deployment and --build-id.
 	var fleetA []*workerProc
 	hostsA := map[string]bool{}
 	for i := range 2 {
@@ -174,7 +174,7 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 	switched := time.Now()
 	cl.setCurrent(t, deployName, buildB)
 	t.Logf("%s current; %s is %s", buildB, buildA, cl.drainage(t, buildA))
-	// The sessions that keep A draining, as the README lists them.
+	// The sessions that keep A draining, as docs/protocol.md lists them.
 	query := fmt.Sprintf("TemporalWorkerDeploymentVersion=%q AND ExecutionStatus=%q", deployName+":"+buildA, "Running")
 	var count string
 	waitFor(t, 2*time.Minute, "the old sessions listed as running on "+buildA, func() bool {
@@ -212,7 +212,7 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 	// later runs too: the workflow asks for AutoUpgrade when it continues as new, but
 	// server 1.29 does not know that field (temporalio/temporal#8784 came after it) and
 	// starts the next run of a pinned session on its version. A server that knows it
-	// moves them to B: then this test and the README change.
+	// moves them to B: then this test and docs/protocol.md change.
 	for _, s := range sessions {
 		want := buildB
 		if s.old {
@@ -350,7 +350,7 @@ func (w *workerProc) stop(t *testing.T) {
 	}
 }
 
-// setCurrent makes build the deployment's current version, as the README says to. The
+// setCurrent makes build the deployment's current version, as docs/protocol.md says to. The
 // server can answer "Worker Deployment not found" for a while after a version appeared
 // (the CLI reads the deployment's conflict token first, and the deployment's own record
 // lags behind its version's under load): that answer is tried again, as an operator

@@ -93,8 +93,8 @@ func subagentsOf(t *testing.T, out *scenario.Output) []string {
 	return slices.Sorted(maps.Keys(st.Subagents))
 }
 
-// workerOptions are the worker settings of AgentWorkflow the README
-// documents (an encrypted worker, a plain one): a recorded history must
+// workerOptions are the worker settings of AgentWorkflow that
+// docs/testing.md names (an encrypted worker, a plain one): a recorded history must
 // replay under each, since a session moves between workers of either kind.
 var workerOptions = []workflows.Options{{}, {Encrypted: true}}
 
@@ -199,7 +199,7 @@ func replay(data []byte, id string) error {
 	return nil
 }
 
-// firstRelease is the first release (README: Versions and upgrades), whose
+// firstRelease is the first release (docs/protocol.md: Versions and upgrades), whose
 // corpus every later build must replay.
 const firstRelease = "v0.1.0"
 
@@ -207,8 +207,8 @@ const firstRelease = "v0.1.0"
 // every release (testdata/releases/VERSION), under every worker setting. A
 // failure of the corpus means a change altered the command sequence: ship it
 // as a new worker deployment build and re-record the corpus
-// (TestRecordHistories -record) in the same commit (README: Versions and
-// upgrades). A
+// (TestRecordHistories -record) in the same commit (docs/protocol.md: Versions
+// and upgrades). A
 // failure of a release's corpus means this build would break the sessions
 // that release started: its histories are never recorded again.
 func TestReplayRecordedHistories(t *testing.T) {

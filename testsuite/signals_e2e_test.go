@@ -21,7 +21,7 @@ import (
 // every run stays under the server's limits, none is terminated, and every
 // message gets its turn. (A burst that fills 50 MB before the worker gets
 // one workflow task, 28 such signals sent back to back, is refused by the
-// server whatever the workflow does: README, "Large signals".)
+// server whatever the workflow does: docs/architecture.md, "Large signals".)
 func TestLargeSignalsHandOver(t *testing.T) {
 	const (
 		signals = 28

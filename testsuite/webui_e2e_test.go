@@ -34,7 +34,7 @@ const screenshotPath = "../docs/webui-run.png"
 // the run's User Metadata tab, each rendered from markdown in a frame of its own whose
 // address carries the markdown (/render?content=…); the test reads both the addresses and
 // the frames' text. -update-screenshot writes the page's screenshot to docs/ for the
-// README.
+// README and docs/observability.md.
 func TestWebUIShowsTheRun(t *testing.T) {
 	browser := chromium(t)
 	if testing.Short() {

@@ -31,7 +31,7 @@
 // in), --allow-vcs-writes, --script-dir (scripted models, for tests and
 // demos), --subagent-model (the models a model may choose for a subagent).
 // With --deployment and --build-id the worker is a version of a worker
-// deployment, and the sessions it starts are pinned to it (README,
+// deployment, and the sessions it starts are pinned to it (docs/protocol.md,
 // "Versions and upgrades").
 //
 // It talks to a server on loopback without gRPC compression and to any

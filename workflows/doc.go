@@ -110,14 +110,9 @@
 // that answered the host question and that the server keeps sending the
 // run's workflow tasks to. Any other worker refuses the call unrun, and the
 // run then sends it, and its later calls, to the host's queue as RunTool.
-// When the host is gone the call is answered with an error
-// tool message that says which host is not answering and that nothing ran
-// elsewhere; the session goes on (its model calls do not need the host),
-// state.workspace shows since when the host is silent, and the tools work
-// again once a worker with that state folder, hence that queue and those
-// files, polls again. A session never moves to another host by itself. A
-// workspace on storage every worker mounts (workspace_shared) is not
-// pinned: its tools run on any worker.
+// What the session and its operator see when the host is gone, and
+// storage every worker mounts (workspace_shared), are in
+// docs/operations.md, "Several workers".
 //
 // # Waiting
 //
@@ -127,15 +122,10 @@
 //
 // # Versions
 //
-// v0.1.0 is the first release (protocol 2); the workflow has one command
-// sequence and no workflow.GetVersion branch. Its recorded corpus is frozen
-// in testsuite/testdata/releases/v0.1.0 and must keep replaying: a change to
-// the command sequence ships as a new worker deployment build (sessions
-// pinned to the build that started them, moved at continue-as-new), and a
-// GetVersion patch is kept only for a fix that must reach running sessions,
-// with the release that removes it (see the README's versioning policy).
-// The current corpus (testsuite/testdata/histories, TestRecordHistories
-// -record) is re-recorded for such a build.
+// The versioning policy (the first release, v0.1.0, and its frozen corpus;
+// a change to the command sequence as a patch, patches.go, with the release
+// that removes it) is in docs/protocol.md, "Versions and upgrades"; the
+// replay corpus in docs/testing.md.
 //
 // What a build writes says the protocol it speaks (Protocol, protocol.go):
 // the input, the carry and the tree's signals, and the build id an
@@ -144,8 +134,7 @@
 // is refused on replay by a panic, which blocks the workflow task (the
 // default WorkflowPanicPolicy) with a message that says which build to run,
 // and never fails the run; a new run from an older build's carry is
-// served, the fields it does not know ignored. A change to the command
-// sequence raises Protocol with the corpus it re-records.
+// served, the fields it does not know ignored.
 //
 // Nothing a worker is configured with changes a command: encryption changes
 // what TodoCurrent holds (blank), never whether it is upserted; the caps are

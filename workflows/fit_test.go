@@ -211,14 +211,14 @@ func TestStateWithinItsCap(t *testing.T) {
 	if len(b) > MaxQueryAnswerBytes {
 		t.Errorf("the largest state takes %d bytes, over MaxQueryAnswerBytes (%d)", len(b), MaxQueryAnswerBytes)
 	}
-	// The README quotes this figure; it must be this measurement's.
-	readme, err := os.ReadFile("../README.md")
+	// docs/protocol.md quotes this figure; it must be this measurement's.
+	readme, err := os.ReadFile("../docs/protocol.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("built by `TestStateWithinItsCap`, takes %.2f MB", float64(len(b))/1e6)
 	if !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want) {
-		t.Errorf("README.md does not say %q", want)
+		t.Errorf("docs/protocol.md does not say %q", want)
 	}
 }
 

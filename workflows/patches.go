@@ -3,7 +3,7 @@ package workflows
 import "go.temporal.io/sdk/workflow"
 
 // Patches: changes to AgentWorkflow's command sequence made after the first
-// release (README: Versions and upgrades).
+// release (docs/protocol.md: Versions and upgrades).
 //
 // An unversioned worker (the default: no worker deployment) replays every
 // open session on whatever build it runs, so a build that makes other

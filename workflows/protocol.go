@@ -135,7 +135,7 @@ func refusal(s started, opts Options) (int, bool) {
 // RefusalMessage is the message of a workflow task refused for a run
 // started by a build that speaks protocol p.
 func RefusalMessage(p int) string {
-	return fmt.Sprintf("this run was started by a todoflow build that speaks protocol %d; run that build's worker for it, or move sessions with Worker Versioning (README: Versions and upgrades). This worker speaks protocol %d.", p, Protocol)
+	return fmt.Sprintf("this run was started by a todoflow build that speaks protocol %d; run that build's worker for it, or move sessions with Worker Versioning (docs/protocol.md: Versions and upgrades). This worker speaks protocol %d.", p, Protocol)
 }
 
 // refuseForeign blocks the workflow task of a run this worker cannot serve

@@ -36,7 +36,7 @@ func TestPatchesAreListed(t *testing.T) {
 			return nil
 		}
 		for _, pos := range uses {
-			t.Errorf("%s uses workflow.GetVersion: a change to the command sequence is a patch in patches.go (README: Versions and upgrades)", fset.Position(pos))
+			t.Errorf("%s uses workflow.GetVersion: a change to the command sequence is a patch in patches.go (docs/protocol.md: Versions and upgrades)", fset.Position(pos))
 		}
 		return nil
 	})

@@ -25,7 +25,7 @@ const (
 //
 // Pinned, because a session's history must replay on the build that wrote it: a session
 // runs to its end on the version that started it, and a build whose command sequence
-// differs only takes new sessions (README, "Versions and upgrades").
+// differs only takes new sessions (docs/protocol.md, "Versions and upgrades").
 func deploymentOptions(opts Options) (worker.DeploymentOptions, error) {
 	name, build := strings.TrimSpace(opts.Deployment), strings.TrimSpace(opts.BuildID)
 	if name == "" && build == "" {

@@ -43,7 +43,7 @@ func NewMetrics() (*Metrics, error) {
 	exporter, err := otelprom.New(
 		otelprom.WithRegisterer(reg),
 		// Prometheus names, said explicitly: the exporter's default may
-		// change, and the README lists these names.
+		// change, and docs/observability.md lists these names.
 		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes),
 		// No otel_scope_* labels on every series and no target_info: the
 		// scrape's job and instance say which process it is.
