@@ -69,12 +69,6 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// Activity names, as registered on the worker and scheduled by AgentWorkflow.
-const (
-	CallModelName = "CallModel"
-	RunToolName   = "RunTool"
-)
-
 // ModelResolver returns the client for a model reference from a workflow input
 // ("openai:gpt-4o-mini", "script:/path/scenario.json#agent") and the name to put
 // in the request (the reference with its prefix removed).

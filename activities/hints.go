@@ -3,6 +3,8 @@ package activities
 import (
 	"errors"
 	"fmt"
+
+	"github.com/todoflow/todoflow/api"
 )
 
 // What a tool says of its effects, and what RunTool does with it.
@@ -120,6 +122,6 @@ func uncertain(tool, why string) RunToolResult {
 // said, as its last heartbeat, that its call never reached the tool
 // (last.Unsent). An attempt that ended any other way (the worker died, the
 // attempt timed out, the connection broke after writing) may have acted.
-func mayResend(h ToolHints, attempt int32, last *ToolProgress) bool {
+func mayResend(h ToolHints, attempt int32, last *api.ToolProgress) bool {
 	return attempt <= 1 || h.Resendable() || (last != nil && last.Unsent == attempt-1)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -44,16 +46,16 @@ func TestMayResend(t *testing.T) {
 		name    string
 		h       ToolHints
 		attempt int32
-		last    *ToolProgress
+		last    *api.ToolProgress
 		want    bool
 	}{
 		{"first attempt", once, 1, nil, true},
 		{"idempotent, after anything", ToolHints{Idempotent: true}, 3, nil, true},
 		{"read-only, after anything", ToolHints{ReadOnly: true}, 2, nil, true},
 		{"no word from the attempt before", once, 2, nil, false},
-		{"progress, no word of not sending", once, 2, &ToolProgress{Tool: "t", Progress: 3}, false},
-		{"the attempt before did not send", once, 2, &ToolProgress{Tool: "t", Unsent: 1}, true},
-		{"an older attempt did not send; the one before may have", once, 3, &ToolProgress{Tool: "t", Unsent: 1}, false},
+		{"progress, no word of not sending", once, 2, &api.ToolProgress{Tool: "t", Progress: 3}, false},
+		{"the attempt before did not send", once, 2, &api.ToolProgress{Tool: "t", Unsent: 1}, true},
+		{"an older attempt did not send; the one before may have", once, 3, &api.ToolProgress{Tool: "t", Unsent: 1}, false},
 	} {
 		if got := mayResend(tt.h, tt.attempt, tt.last); got != tt.want {
 			t.Errorf("%s: mayResend = %v, want %v", tt.name, got, tt.want)
@@ -130,14 +132,14 @@ func (rt *resendTools) runWithRetries(t *testing.T, tool string) (RunToolResult,
 		}
 		return a.RunTool(ctx, in)
 	}
-	env.RegisterActivityWithOptions(runTool, activity.RegisterOptions{Name: RunToolName})
+	env.RegisterActivityWithOptions(runTool, activity.RegisterOptions{Name: api.ToolActivity})
 	wf := func(ctx workflow.Context) (RunToolResult, error) {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: 10 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Millisecond, MaximumAttempts: 3},
 		})
 		var res RunToolResult
-		err := workflow.ExecuteActivity(ctx, RunToolName, RunToolInput{WorkflowID: "wf", Call: toolCall(tool, `{}`)}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(ctx, api.ToolActivity, RunToolInput{WorkflowID: "wf", Call: toolCall(tool, `{}`)}).Get(ctx, &res)
 		return res, err
 	}
 	env.RegisterWorkflow(wf)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/todoflow/todoflow/api"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -149,7 +151,7 @@ func firstNeeded(spans []Span, head int) int {
 // schedules one that carries them.
 func newFrom(ev *historypb.HistoryEvent, dc converter.DataConverter) (int, bool) {
 	a := ev.GetActivityTaskScheduledEventAttributes()
-	if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || a.GetActivityType().GetName() != CallModelName {
+	if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || a.GetActivityType().GetName() != api.ModelCallActivity {
 		return 0, false
 	}
 	var in struct {

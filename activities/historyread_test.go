@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enums "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -101,9 +103,9 @@ func TestNewFrom(t *testing.T) {
 		from   int
 		exists bool
 	}{
-		{"a first attempt", sched(CallModelName, CallModelInput{New: NewMessagesOf(msgs, 7, 0)}), 7, true},
-		{"a retry", sched(CallModelName, CallModelInput{}), 0, false},
-		{"a tool", sched(RunToolName, RunToolInput{}), 0, false},
+		{"a first attempt", sched(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs, 7, 0)}), 7, true},
+		{"a retry", sched(api.ModelCallActivity, CallModelInput{}), 0, false},
+		{"a tool", sched(api.ToolActivity, RunToolInput{}), 0, false},
 	} {
 		if from, ok := newFrom(tt.ev, dc); from != tt.from || ok != tt.exists {
 			t.Errorf("%s: %d, %v; want %d, %v", tt.name, from, ok, tt.from, tt.exists)
@@ -129,7 +131,7 @@ func longHistory(t *testing.T, turns, filler, gap int) ([]*historypb.HistoryEven
 	msgs := []model.Message{{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}}}
 	sent := 0
 	call := func(resp model.Response) {
-		id := h.schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs, sent, 0)})
+		id := h.schedule(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs, sent, 0)})
 		sent = len(msgs)
 		fill(filler)
 		h.complete(id, resp)
@@ -145,7 +147,7 @@ func longHistory(t *testing.T, turns, filler, gap int) ([]*historypb.HistoryEven
 		if i == turns {
 			result = strings.Repeat("a long log line\n", HeldOver/8)
 		}
-		tool := h.schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: callID, Name: "read_file"}})
+		tool := h.schedule(api.ToolActivity, RunToolInput{Call: model.ToolCall{ID: callID, Name: "read_file"}})
 		fill(filler)
 		h.complete(tool, RunToolResult{Content: result})
 		if i == turns {

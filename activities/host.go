@@ -11,10 +11,6 @@ import (
 // queue, which host will hold its workspace.
 const WorkspaceHostName = "WorkspaceHost"
 
-// RunToolOnHostName is RunTool scheduled on the shared task queue for the
-// workspace's host (RunToolOnHost).
-const RunToolOnHostName = "RunToolOnHost"
-
 // ErrTypeNotHost is the error type of a RunToolOnHost call that a worker
 // other than the workspace's host refused: nothing ran, and the workflow
 // sends the call to the host's queue instead.

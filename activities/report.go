@@ -8,13 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -23,13 +22,6 @@ import (
 // ReportName is the name of the activity that delivers one plan event to one
 // reporter of a workflow input's `reporters` list.
 const ReportName = "Report"
-
-// Reporter types, as jaato's reporter_type names them.
-const (
-	ReporterConsole = "console"
-	ReporterFile    = "file"
-	ReporterWebhook = "webhook"
-)
 
 // Error types of the application errors Report fails with, for retry
 // policies (NonRetryableErrorTypes) and for callers that inspect them.
@@ -55,206 +47,9 @@ const (
 	ErrTypeReportForbidden = "ReportForbidden"
 )
 
-// ReporterConfig is one entry of a workflow input's `reporters` list (jaato's
-// reporter_type + reporter_config): {"type": "console"|"file"|"webhook",
-// "config": {...}}.
-//
-//   - console: no config; each event is one line in the worker's log.
-//   - file: {"path": "plans.log"}; each event is appended as a JSON line to
-//     <worker state folder>/reports/<session key>/<path>: a file of the
-//     run's own session (session.go), which no other session's run can
-//     name. The path must be relative and stay inside that folder.
-//   - webhook: {"url": "https://…", "headers": "NAME"}; each event is POSTed
-//     as JSON. headers (optional) names a JSON object of header → value in
-//     the worker's environment variable TODOFLOW_WEBHOOK_HEADERS_<NAME>
-//     (see WebhookHeadersEnv), so that credentials stay on the worker and out
-//     of workflow history; they are sent only to the URLs the worker's
-//     TODOFLOW_WEBHOOK_URLS_<NAME> binds them to (see WebhookURLsEnv). The
-//     worker checks both when it delivers (Validate cannot: it runs in
-//     workflow code, which must not read the environment), and refuses
-//     addresses on its own machine and private networks unless allowed
-//     (see WebhookAllowNetsEnv).
-type ReporterConfig struct {
-	Type   string          `json:"type"`
-	Config json.RawMessage `json:"config,omitempty"`
-	// RetryWindowS bounds, in seconds, how long one event is retried before
-	// it counts as failed; 0 means DefaultRetryWindow.
-	RetryWindowS int `json:"retry_window_s,omitempty"`
-}
-
-// Bounds of a reporter's retry window per event.
-const (
-	DefaultRetryWindow = 2 * time.Minute
-	MaxRetryWindow     = time.Hour
-)
-
-// RetryWindow is how long one event is retried.
-func (r ReporterConfig) RetryWindow() time.Duration {
-	if r.RetryWindowS <= 0 {
-		return DefaultRetryWindow
-	}
-	return time.Duration(r.RetryWindowS) * time.Second
-}
-
-// fileReporterConfig is the config of a file reporter.
-type fileReporterConfig struct {
-	Path string
-}
-
-// webhookReporterConfig is the config of a webhook reporter.
-type webhookReporterConfig struct {
-	URL     *url.URL
-	Headers string // a name, see WebhookHeadersEnv; "" for none
-}
-
-// reporterFields are the config fields each reporter type accepts.
-var reporterFields = map[string][]string{
-	ReporterConsole: nil,
-	ReporterFile:    {"path"},
-	ReporterWebhook: {"url", "headers"},
-}
-
-// Validate checks a reporter config without I/O, so that a workflow can
-// refuse a bad `reporters` entry at its start rather than at its first event.
-func (r ReporterConfig) Validate() error {
-	if r.RetryWindowS < 0 || r.RetryWindow() > MaxRetryWindow {
-		return fmt.Errorf("%s reporter: retry_window_s is %d: want 1 to %d seconds (default %d)",
-			r.Type, r.RetryWindowS, int(MaxRetryWindow.Seconds()), int(DefaultRetryWindow.Seconds()))
-	}
-	_, _, err := r.parse()
-	return err
-}
-
-// parse validates the config and returns the parsed config of its type.
-func (r ReporterConfig) parse() (*fileReporterConfig, *webhookReporterConfig, error) {
-	known, ok := reporterFields[r.Type]
-	if !ok {
-		if r.Type == "" {
-			return nil, nil, errors.New(`reporter: "type" is required (console, file or webhook)`)
-		}
-		return nil, nil, fmt.Errorf("reporter: unknown type %q (want console, file or webhook)", r.Type)
-	}
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s reporter: %s", r.Type, fmt.Sprintf(format, args...))
-	}
-
-	fields := map[string]json.RawMessage{}
-	if raw := bytes.TrimSpace(r.Config); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
-			return nil, nil, fail("config must be a JSON object")
-		}
-	}
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if !slices.Contains(known, name) {
-			if len(known) == 0 {
-				return nil, nil, fail("unknown config field %q (a %s reporter takes no config)", name, r.Type)
-			}
-			return nil, nil, fail("unknown config field %q (known: %s)", name, strings.Join(known, ", "))
-		}
-	}
-	// str reads an optional string field; ok is false when it is absent or null.
-	str := func(name string) (string, bool, error) {
-		raw, present := fields[name]
-		if !present || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			return "", false, nil
-		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", false, fail("%q must be a string", name)
-		}
-		return s, true, nil
-	}
-
-	switch r.Type {
-	case ReporterFile:
-		p, ok, err := str("path")
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok || p == "" {
-			return nil, nil, fail(`"path" is required (a file in the session's reports folder on the worker)`)
-		}
-		if err := checkReportPath(p); err != nil {
-			return nil, nil, fail("path %q: %v", p, err)
-		}
-		return &fileReporterConfig{Path: filepath.Clean(filepath.FromSlash(p))}, nil, nil
-
-	case ReporterWebhook:
-		raw := strings.TrimSpace(string(fields["headers"]))
-		if strings.HasPrefix(raw, "{") {
-			return nil, nil, fail(`"headers" must name a set of headers in the worker's configuration, not hold them: ` +
-				`workflow inputs are stored in workflow history, where credentials must not be. ` +
-				`Put the headers, as a JSON object, in the worker's environment variable ` +
-				WebhookHeadersEnvPrefix + `<NAME> and set "headers" to NAME`)
-		}
-		headers, named, err := str("headers")
-		if err != nil {
-			return nil, nil, fail(`"headers" must be a string naming the worker's environment variable ` +
-				WebhookHeadersEnvPrefix + `<NAME> that holds the headers`)
-		}
-		if named && !strings.ContainsFunc(headers, isAlnum) {
-			return nil, nil, fail(`"headers" must be a name with letters or digits (it selects the worker's environment variable %s<NAME>)`,
-				WebhookHeadersEnvPrefix)
-		}
-		if len(headers) > 100 {
-			return nil, nil, fail(`"headers" name is too long (at most 100 bytes)`)
-		}
-		s, ok, err := str("url")
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok || s == "" {
-			return nil, nil, fail(`"url" is required`)
-		}
-		u, err := url.Parse(s)
-		if err != nil {
-			return nil, nil, fail(`"url" is not a valid URL`)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return nil, nil, fail(`"url" must be an absolute http or https URL, got %q`, u.Redacted())
-		}
-		if u.Host == "" || u.Hostname() == "" {
-			return nil, nil, fail(`"url" has no host: %q`, u.Redacted())
-		}
-		if u.User != nil {
-			return nil, nil, fail(`"url" must not carry credentials (workflow inputs are stored in workflow history): `+
-				`put an Authorization header in the worker's environment variable %s<NAME> and set "headers" to NAME`,
-				WebhookHeadersEnvPrefix)
-		}
-		return nil, &webhookReporterConfig{URL: u, Headers: headers}, nil
-	}
-	return nil, nil, nil // console
-}
-
-// checkReportPath refuses paths that are absolute or leave the session's
-// reports folder: a workflow input must not choose arbitrary files on the
-// worker, nor another session's.
-func checkReportPath(p string) error {
-	switch {
-	case strings.ContainsRune(p, 0):
-		return errors.New("contains a NUL byte")
-	case filepath.IsAbs(p), strings.HasPrefix(p, "/"), strings.HasPrefix(p, `\`), filepath.VolumeName(p) != "":
-		return errors.New("must be relative to the session's reports folder, not absolute")
-	case !filepath.IsLocal(filepath.FromSlash(p)):
-		return errors.New(`must stay inside the session's reports folder (no ".." leading out of it)`)
-	case filepath.Clean(filepath.FromSlash(p)) == ".", strings.HasSuffix(p, "/"), strings.HasSuffix(p, `\`):
-		return errors.New("must name a file, not a folder")
-	}
-	return nil
-}
-
-func isAlnum(c rune) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
 // ReportInput is one plan event for one reporter.
 type ReportInput struct {
-	Reporter ReporterConfig `json:"reporter"`
+	Reporter api.ReporterConfig `json:"reporter"`
 	// WorkflowID is the workflow the event belongs to; empty means the
 	// workflow that scheduled the activity.
 	WorkflowID string `json:"workflow_id"`
@@ -315,7 +110,7 @@ type reportPlan struct {
 // body. Delivery is at least once: a webhook receiver drops duplicates by
 // the Idempotency-Key header.
 func (a *Activities) Report(ctx context.Context, in ReportInput) error {
-	fileCfg, hookCfg, err := in.Reporter.parse()
+	fileCfg, hookCfg, err := in.Reporter.Parse()
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)
 	}
@@ -335,7 +130,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) error {
 	}
 
 	switch in.Reporter.Type {
-	case ReporterConsole:
+	case api.ReporterConsole:
 		line := consoleLine(in, ev)
 		if activity.IsActivity(ctx) {
 			activity.GetLogger(ctx).Info(line)
@@ -343,7 +138,7 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) error {
 			slog.InfoContext(ctx, line)
 		}
 		return nil
-	case ReporterFile:
+	case api.ReporterFile:
 		return a.reportFile(in, fileCfg)
 	default:
 		return reportWebhook(ctx, in, ev, hookCfg)
@@ -462,7 +257,7 @@ func record(in ReportInput) ([]byte, error) {
 // StateDir/reports/<session key>/<path>. The file is opened through an
 // os.Root of the session's folder, so that a symbolic link cannot lead the
 // write out of it either.
-func (a *Activities) reportFile(in ReportInput, cfg *fileReporterConfig) error {
+func (a *Activities) reportFile(in ReportInput, cfg *api.FileReport) error {
 	if a.StateDir == "" {
 		err := errors.New("file reporter: the worker has no state folder to write reports under")
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeReportConfig, nil)

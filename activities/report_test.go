@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -63,7 +65,7 @@ func TestReporterConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := ReporterConfig{Type: tt.typ, Config: json.RawMessage(tt.config)}.Validate()
+			err := api.ReporterConfig{Type: tt.typ, Config: json.RawMessage(tt.config)}.Validate()
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("Validate() = %v, want nil", err)
@@ -80,11 +82,11 @@ func TestReporterConfigValidate(t *testing.T) {
 }
 
 func TestReporterConfigJSON(t *testing.T) {
-	var r ReporterConfig
+	var r api.ReporterConfig
 	if err := json.Unmarshal([]byte(`{"type": "file", "config": {"path": "p.log"}}`), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Type != ReporterFile || r.Validate() != nil {
+	if r.Type != api.ReporterFile || r.Validate() != nil {
 		t.Fatalf("got %+v (%v)", r, r.Validate())
 	}
 }
@@ -154,7 +156,7 @@ func TestReportConsole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger := &captureLogger{}
-			tt.in.Reporter = ReporterConfig{Type: ReporterConsole}
+			tt.in.Reporter = api.ReporterConfig{Type: api.ReporterConsole}
 			if err := executeReport(t, &Activities{StateDir: t.TempDir()}, tt.in, logger); err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +184,7 @@ func TestReportConsole(t *testing.T) {
 func TestReportFile(t *testing.T) {
 	stateDir := t.TempDir()
 	a := &Activities{StateDir: stateDir}
-	rep := ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "team/plans.jsonl"}`)}
+	rep := api.ReporterConfig{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "team/plans.jsonl"}`)}
 	events := []struct{ event, plan string }{
 		{"{\n  \"event_id\": 1,\n  \"type\": \"plan_created\"\n}", testPlan},
 		{`{"event_id": 2, "type": "plan_started"}`, ""},
@@ -238,7 +240,7 @@ func TestReportFile(t *testing.T) {
 func TestReportFileStaysInItsSession(t *testing.T) {
 	stateDir := t.TempDir()
 	a := &Activities{StateDir: stateDir}
-	rep := ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "events.jsonl"}`)}
+	rep := api.ReporterConfig{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "events.jsonl"}`)}
 	victim, other := SessionKey("shared-id", "run-1"), SessionKey("shared-id", "run-2")
 	tests := []struct {
 		name     string
@@ -285,7 +287,7 @@ func TestReportFileErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := executeReport(t, &Activities{StateDir: stateDir}, ReportInput{
-			Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "plans.log"}`)}, Event: event}, nil)
+			Reporter: api.ReporterConfig{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "plans.log"}`)}, Event: event}, nil)
 		wantAppErr(t, err, ErrTypeReportRetryable, false)
 	})
 	t.Run("symlink out of the folder", func(t *testing.T) {
@@ -297,7 +299,7 @@ func TestReportFileErrors(t *testing.T) {
 			t.Skip("no symlinks:", err)
 		}
 		err := executeReport(t, &Activities{StateDir: stateDir}, ReportInput{
-			Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "out/plans.log"}`)}, Event: event}, nil)
+			Reporter: api.ReporterConfig{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "out/plans.log"}`)}, Event: event}, nil)
 		if err == nil {
 			t.Fatal("wrote through a symlink out of the reports folder")
 		}
@@ -313,19 +315,19 @@ func TestReportFileErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"absolute path", &Activities{StateDir: t.TempDir()},
-			ReportInput{Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "/tmp/x.log"}`)}, Event: event},
+			ReportInput{Reporter: api.ReporterConfig{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "/tmp/x.log"}`)}, Event: event},
 			ErrTypeReportConfig, "not absolute"},
 		{"no state folder", &Activities{},
-			ReportInput{Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "x.log"}`)}, Event: event},
+			ReportInput{Reporter: api.ReporterConfig{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "x.log"}`)}, Event: event},
 			ErrTypeReportConfig, "no state folder"},
 		{"event not an object", &Activities{StateDir: t.TempDir()},
-			ReportInput{Reporter: ReporterConfig{Type: ReporterFile, Config: json.RawMessage(`{"path": "x.log"}`)}, Event: json.RawMessage(`[1]`)},
+			ReportInput{Reporter: api.ReporterConfig{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "x.log"}`)}, Event: json.RawMessage(`[1]`)},
 			ErrTypeReportInput, "JSON object"},
 		{"event without id", &Activities{StateDir: t.TempDir()},
-			ReportInput{Reporter: ReporterConfig{Type: ReporterConsole}, Event: json.RawMessage(`{"type": "plan_created"}`)},
+			ReportInput{Reporter: api.ReporterConfig{Type: api.ReporterConsole}, Event: json.RawMessage(`{"type": "plan_created"}`)},
 			ErrTypeReportInput, "no event_id"},
 		{"event without type", &Activities{StateDir: t.TempDir()},
-			ReportInput{Reporter: ReporterConfig{Type: ReporterConsole}, Event: json.RawMessage(`{"event_id": 3}`)},
+			ReportInput{Reporter: api.ReporterConfig{Type: api.ReporterConsole}, Event: json.RawMessage(`{"event_id": 3}`)},
 			ErrTypeReportInput, "no type"},
 	}
 	for _, tt := range tests {
@@ -344,14 +346,14 @@ func TestReporterRetryWindow(t *testing.T) {
 		want    time.Duration
 		wantErr bool
 	}{
-		{0, DefaultRetryWindow, false},
+		{0, api.DefaultReportRetryWindow, false},
 		{30, 30 * time.Second, false},
 		{3600, time.Hour, false},
 		{3601, 0, true},
 		{-1, 0, true},
 	}
 	for _, tt := range tests {
-		r := ReporterConfig{Type: ReporterConsole, RetryWindowS: tt.seconds}
+		r := api.ReporterConfig{Type: api.ReporterConsole, RetryWindowS: tt.seconds}
 		err := r.Validate()
 		if (err != nil) != tt.wantErr {
 			t.Errorf("retry_window_s %d: err = %v", tt.seconds, err)

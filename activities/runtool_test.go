@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -259,7 +261,7 @@ func TestRunToolHeartbeats(t *testing.T) {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestActivityEnvironment()
 		env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
-			var d ToolProgress
+			var d api.ToolProgress
 			if err := details.Get(&d); err != nil {
 				t.Error(err)
 			}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/todoflow/todoflow/api"
 )
 
 // What names a session's folders on a worker: the workspace of a run that
@@ -40,15 +42,6 @@ func SessionKey(workflowID, firstRunID string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CheckSessionKey refuses what SessionKey cannot have made: a key is used
-// as a folder name, and must not be able to name any other folder.
-func CheckSessionKey(key string) error {
-	if len(key) != 2*sha256.Size || strings.Trim(key, "0123456789abcdef") != "" {
-		return fmt.Errorf("session %q: want the 64 hexadecimal digits of a session key", key)
-	}
-	return nil
-}
-
 // sessionFolder is the name of the folder of a call's session: its key,
 // or, for a call scheduled by a build from before session keys (which
 // sends none), legacy, the folder that build used.
@@ -56,7 +49,7 @@ func sessionFolder(key, legacy string) (string, error) {
 	if key == "" {
 		return legacy, nil
 	}
-	if err := CheckSessionKey(key); err != nil {
+	if err := api.CheckSessionKey(key); err != nil {
 		return "", err
 	}
 	return key, nil

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/todoflow/todoflow/api"
 )
 
 // Session keys tell apart what the workflow id alone did not (issue 36): a
@@ -33,7 +35,7 @@ func TestSessionKey(t *testing.T) {
 			if (a == b) != tt.wantSameFolder {
 				t.Errorf("SessionKey(%q, %q) = %s, SessionKey(%q, %q) = %s; want the same: %v", tt.idA, tt.runA, a, tt.idB, tt.runB, b, tt.wantSameFolder)
 			}
-			if err := CheckSessionKey(a); err != nil {
+			if err := api.CheckSessionKey(a); err != nil {
 				t.Errorf("CheckSessionKey(SessionKey(...)) = %v", err)
 			}
 		})

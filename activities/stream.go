@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 
 	"github.com/todoflow/todoflow/internal/replystream"
@@ -31,18 +33,6 @@ import (
 // (clients show the next attempt's reply, not that preview:
 // client/stream.go).
 
-// ReplyStream is the heartbeat detail of a running CallModel.
-type ReplyStream struct {
-	AgentID string `json:"agent_id"`
-	Turn    int    `json:"turn"`
-	Call    int    `json:"call"`
-	// Text is the reply's text so far (its end, when it grew past
-	// MaxStreamBytes).
-	Text string `json:"text"`
-	// Cut counts the bytes of the reply left out before Text.
-	Cut int `json:"cut,omitempty"`
-}
-
 // MaxStreamBytes bounds the text a heartbeat carries and a worker keeps
 // for a call's watchers: a client shows a reply's last lines only, and a
 // call whose worker dies leaves its last details in history (the attempt's
@@ -52,7 +42,7 @@ const MaxStreamBytes = replystream.MaxBytes
 // replyStream is a model call's reply as it is written, served to its
 // watchers, and the heartbeats that keep the call alive with its preview.
 type replyStream struct {
-	head  ReplyStream
+	head  api.ReplyStream
 	reply *replystream.Reply
 	stop  func()
 }
@@ -61,7 +51,7 @@ type replyStream struct {
 // receives the reply's pieces, stop ends both (and the watchers' streams).
 // Outside an activity it records and serves nothing.
 func (a *Activities) streamReply(ctx context.Context, in CallModelInput) *replyStream {
-	s := &replyStream{head: ReplyStream{AgentID: in.AgentID, Turn: in.Turn, Call: in.Call}}
+	s := &replyStream{head: api.ReplyStream{AgentID: in.AgentID, Turn: in.Turn, Call: in.Call}}
 	if a.Streams != nil && activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
 		s.reply = a.Streams.Open(replystream.Key{
@@ -82,7 +72,7 @@ func (a *Activities) streamReply(ctx context.Context, in CallModelInput) *replyS
 func (s *replyStream) add(piece string) { s.reply.Add(piece) }
 
 // details are the heartbeat details now: the call and its text so far.
-func (s *replyStream) details() ReplyStream {
+func (s *replyStream) details() api.ReplyStream {
 	d := s.head
 	d.Text, d.Cut = s.reply.Text()
 	return d

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
@@ -42,15 +44,15 @@ func (m *streamingModel) Complete(ctx context.Context, req model.Request) (model
 
 // beats runs CallModel on m in a test environment and returns the
 // heartbeats it recorded.
-func beats(t *testing.T, a *Activities, in CallModelInput) []ReplyStream {
+func beats(t *testing.T, a *Activities, in CallModelInput) []api.ReplyStream {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
 	var mu sync.Mutex
-	var got []ReplyStream
+	var got []api.ReplyStream
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
-		var d ReplyStream
+		var d api.ReplyStream
 		if err := details.Get(&d); err != nil {
 			t.Errorf("heartbeat details are no ReplyStream: %v", err)
 		}
@@ -110,7 +112,7 @@ func TestCallModelServesItsReply(t *testing.T) {
 	defer srv.Close()
 	m := &streamingModel{pieces: []string{"Hel", "lo"}, started: make(chan activity.Info, 1), release: make(chan struct{})}
 	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }, Streams: srv}
-	done := make(chan []ReplyStream)
+	done := make(chan []api.ReplyStream)
 	go func() { done <- beats(t, a, CallModelInput{Call: 2, Model: "x:y"}) }()
 	info := <-m.started
 	k := replystream.Key{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, ActivityID: info.ActivityID}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 )
 
@@ -25,20 +27,6 @@ import (
 // before a failure ahead of the failure, so the server hands it to the
 // next attempt.
 
-// ToolProgress is the heartbeat detail of a running RunTool.
-type ToolProgress struct {
-	Tool string `json:"tool"`
-	// Progress, Total and Message are the tool's latest word on how far it
-	// has come: Progress grows, Total is 0 when unknown, Message is at
-	// most MaxProgressMessage bytes.
-	Progress float64 `json:"progress,omitempty"`
-	Total    float64 `json:"total,omitempty"`
-	Message  string  `json:"message,omitempty"`
-	// Unsent is the number of the attempt that failed before its call
-	// reached the tool; 0 while none did.
-	Unsent int32 `json:"unsent,omitempty"`
-}
-
 // Progress is what a tool says of how far it has come (MCP's
 // notifications/progress): Progress grows with each report; Total is 0
 // when unknown.
@@ -55,17 +43,17 @@ const MaxProgressMessage = 200
 // toolBeat heartbeats for a running tool with its latest progress.
 type toolBeat struct {
 	mu     sync.Mutex
-	d      ToolProgress
-	record func(ToolProgress) // activity.RecordHeartbeat in an activity
+	d      api.ToolProgress
+	record func(api.ToolProgress) // activity.RecordHeartbeat in an activity
 	stop   func()
 }
 
 // beatTool starts heartbeating for a call of tool; stop ends it. Outside
 // an activity it records nothing.
 func beatTool(ctx context.Context, tool string) *toolBeat {
-	b := &toolBeat{d: ToolProgress{Tool: tool}, record: func(ToolProgress) {}}
+	b := &toolBeat{d: api.ToolProgress{Tool: tool}, record: func(api.ToolProgress) {}}
 	if activity.IsActivity(ctx) {
-		b.record = func(d ToolProgress) { activity.RecordHeartbeat(ctx, d) }
+		b.record = func(d api.ToolProgress) { activity.RecordHeartbeat(ctx, d) }
 	}
 	b.stop = keepBeating(ctx, b.beat)
 	return b
@@ -107,11 +95,11 @@ func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // lastBeat is the last heartbeat an earlier attempt of this call recorded;
 // nil if none did (or it is not a ToolProgress).
-func lastBeat(ctx context.Context) *ToolProgress {
+func lastBeat(ctx context.Context) *api.ToolProgress {
 	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
 		return nil
 	}
-	var d ToolProgress
+	var d api.ToolProgress
 	if activity.GetHeartbeatDetails(ctx, &d) != nil {
 		return nil
 	}

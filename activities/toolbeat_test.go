@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
@@ -31,9 +33,9 @@ func TestRunToolProgress(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	var mu sync.Mutex
-	var beats []ToolProgress
+	var beats []api.ToolProgress
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
-		var d ToolProgress
+		var d api.ToolProgress
 		if err := details.Get(&d); err != nil {
 			t.Error(err)
 		}
@@ -48,7 +50,7 @@ func TestRunToolProgress(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := ToolProgress{Tool: "import", Progress: 1, Total: 4, Message: "reading"}
+	want := api.ToolProgress{Tool: "import", Progress: 1, Total: 4, Message: "reading"}
 	if len(beats) == 0 || beats[0] != want {
 		t.Errorf("heartbeats %+v, want the first to be %+v", beats, want)
 	}
@@ -57,8 +59,8 @@ func TestRunToolProgress(t *testing.T) {
 // The details carry the latest report, a message cut between characters,
 // and, once recorded, Unsent; a report JSON cannot carry is dropped.
 func TestToolBeat(t *testing.T) {
-	var got []ToolProgress
-	b := &toolBeat{d: ToolProgress{Tool: "import"}, record: func(d ToolProgress) { got = append(got, d) }}
+	var got []api.ToolProgress
+	b := &toolBeat{d: api.ToolProgress{Tool: "import"}, record: func(d api.ToolProgress) { got = append(got, d) }}
 	b.beat()
 	b.progress(Progress{Progress: 3, Total: 4, Message: "writing " + strings.Repeat("é", 300)})
 	b.beat()
@@ -69,7 +71,7 @@ func TestToolBeat(t *testing.T) {
 	if len(got) != 4 {
 		t.Fatalf("%d heartbeats recorded, want 4: %+v", len(got), got)
 	}
-	if got[0] != (ToolProgress{Tool: "import"}) {
+	if got[0] != (api.ToolProgress{Tool: "import"}) {
 		t.Errorf("first beat %+v", got[0])
 	}
 	if m := got[1].Message; got[1].Progress != 3 || len(m) > MaxProgressMessage || !utf8.ValidString(m) || !strings.HasSuffix(m, "é…") {

@@ -22,11 +22,6 @@ import (
 // the server at 2 MiB ("Blob data size exceeds limit"), and one message can
 // hold a whole file, so answers are sized in bytes, not in messages.
 
-// MessagesQuery is the name of the public workflow query that returns the
-// stored transcript (see MessagesPage). It is declared here, beside the
-// paging logic, and re-exported by the workflows package.
-const MessagesQuery = "messages"
-
 // TranscriptQuery is the name of the internal workflow query that the
 // activities read what history cannot tell them with (see TranscriptPage).
 // It is a query, not an update or a signal, because reading must leave

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -64,7 +66,7 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := ev.GetActivityTaskScheduledEventAttributes()
-			if a.GetActivityType().GetName() != CallModelName {
+			if a.GetActivityType().GetName() != api.ModelCallActivity {
 				continue
 			}
 			var in CallModelInput

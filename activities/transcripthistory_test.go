@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enums "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -53,11 +55,11 @@ func runHistory(t *testing.T, dc converter.DataConverter) ([]*historypb.HistoryE
 	h := &eventLog{t: t, dc: dc}
 	h.start(map[string]any{"prompt": ""})
 	h.update("send_message", map[string]string{"text": long})
-	first := h.schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:2], 0, 0)})
+	first := h.schedule(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs[:2], 0, 0)})
 	h.complete(first, model.Response{ToolCalls: msgs[2].ToolCalls})
-	tool := h.schedule(RunToolName, RunToolInput{Call: model.ToolCall{ID: "c1", Name: "read_file"}})
+	tool := h.schedule(api.ToolActivity, RunToolInput{Call: model.ToolCall{ID: "c1", Name: "read_file"}})
 	h.complete(tool, RunToolResult{Content: log})
-	second := h.schedule(CallModelName, CallModelInput{New: NewMessagesOf(msgs[:4], 2, 0)})
+	second := h.schedule(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs[:4], 2, 0)})
 	h.complete(second, model.Response{ToolCalls: msgs[4].ToolCalls})
 	return h.evs, msgs
 }
@@ -139,7 +141,7 @@ func TestReadHistoryOfAContinuedRun(t *testing.T) {
 		{EventId: 1, EventType: enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
 			WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{Input: input}}},
 		{EventId: 5, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{
-			ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{ActivityType: &commonpb.ActivityType{Name: CallModelName}, Input: call}}},
+			ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{ActivityType: &commonpb.ActivityType{Name: api.ModelCallActivity}, Input: call}}},
 	}
 	h, err := readHistory(evs, dc)
 	if err != nil {
@@ -200,7 +202,7 @@ func TestReadTranscriptQueriesOnlyWhatHistoryLacks(t *testing.T) {
 	}
 	evs = append(evs, &historypb.HistoryEvent{EventId: 99, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 		Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
-			ActivityType: &commonpb.ActivityType{Name: CallModelName}, Input: ps}}})
+			ActivityType: &commonpb.ActivityType{Name: api.ModelCallActivity}, Input: ps}}})
 	c := &queryClient{workflowID: "wf", runID: "run", msgs: msgs[:4], history: evs}
 	got, err := (&Activities{Client: c}).readTranscript(context.Background(), "wf", "run", []Span{{Start: 0, End: 4}})
 	if err != nil {

@@ -19,6 +19,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -35,10 +38,6 @@ import (
 //   - redirects are not followed, so neither check can be walked around;
 //   - the receiver's answer is not recorded: its status is, its body (which
 //     may quote the credentials back) is not.
-
-// WebhookHeadersEnvPrefix starts the names of the worker's environment
-// variables that hold webhook headers; see WebhookHeadersEnv.
-const WebhookHeadersEnvPrefix = "TODOFLOW_WEBHOOK_HEADERS_"
 
 // WebhookURLsEnvPrefix starts the names of the worker's environment
 // variables that bind a header set to its destinations; see WebhookURLsEnv.
@@ -60,7 +59,7 @@ const maxDrain = 64 << 10
 // the name upper-cased, every byte other than a letter or digit turned to
 // '_' ("my-hook" → TODOFLOW_WEBHOOK_HEADERS_MY_HOOK). Its value is a JSON
 // object of header name → value, e.g. {"Authorization": "Bearer …"}.
-func WebhookHeadersEnv(name string) string { return webhookEnv(WebhookHeadersEnvPrefix, name) }
+func WebhookHeadersEnv(name string) string { return webhookEnv(api.WebhookHeadersEnvPrefix, name) }
 
 // WebhookURLsEnv returns the environment variable that lists where the
 // header set name may be sent: TODOFLOW_WEBHOOK_URLS_ followed by the name
@@ -76,7 +75,7 @@ func WebhookURLsEnv(name string) string { return webhookEnv(WebhookURLsEnvPrefix
 func webhookEnv(prefix, name string) string {
 	b := []byte(strings.ToUpper(name))
 	for i, c := range b {
-		if !isAlnum(rune(c)) {
+		if !text.IsAlnum(rune(c)) {
 			b[i] = '_'
 		}
 	}
@@ -113,7 +112,7 @@ var webhookClient = &http.Client{
 }
 
 // reportWebhook POSTs the event to the reporter's URL.
-func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *webhookReporterConfig) error {
+func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api.WebhookReport) error {
 	nonRetryable := func(err error, typ string) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), typ, nil)
 	}
@@ -299,7 +298,7 @@ func validHeaderName(h string) bool {
 	}
 	for i := 0; i < len(h); i++ {
 		c := h[i]
-		if !isAlnum(rune(c)) && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+		if !text.IsAlnum(rune(c)) && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
 			return false
 		}
 	}

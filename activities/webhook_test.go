@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/todoflow/todoflow/api"
 )
 
 // loopback lets webhooks reach the test servers, which listen on loopback.
@@ -73,7 +75,7 @@ func webhookInput(t *testing.T, config map[string]string) ReportInput {
 		t.Fatal(err)
 	}
 	return ReportInput{
-		Reporter:   ReporterConfig{Type: ReporterWebhook, Config: cfg},
+		Reporter:   api.ReporterConfig{Type: api.ReporterWebhook, Config: cfg},
 		WorkflowID: "wf-1/researcher", AgentID: "researcher",
 		Event: json.RawMessage(testEvent), Plan: json.RawMessage(testPlan),
 	}

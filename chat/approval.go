@@ -5,12 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/callview"
 	"github.com/todoflow/todoflow/internal/termtext"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A tool call that waits for approval is answered only once it is seen
@@ -312,6 +313,6 @@ func wrapHanging(line string, width int) []string {
 // the tool call shown waiting (approve and reject answer that call, never
 // another).
 type seen struct {
-	st   *workflows.State
+	st   *api.State
 	call *client.WaitingCall
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	sdkclient "go.temporal.io/sdk/client"
@@ -18,7 +20,6 @@ import (
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // approver is a Temporal client whose session answers every update at
@@ -87,9 +88,9 @@ func waitFor(c model.ToolCall) []client.Event {
 	if len(args) > 2048 {
 		args, _ = json.Marshal(todo.ApprovalPreview(c.Arguments, 2048))
 	}
-	st := workflows.State{AgentID: "main", Status: workflows.StatusAwaitingApproval,
-		PendingApproval: &workflows.PendingApproval{CallID: c.ID, Tool: c.Name, Arguments: args},
-		Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval, CallID: c.ID,
+	st := api.State{AgentID: "main", Status: api.StatusAwaitingApproval,
+		PendingApproval: &api.PendingApproval{CallID: c.ID, Tool: c.Name, Arguments: args},
+		Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitToolApproval, CallID: c.ID,
 			Reason: fmt.Sprintf("call %s of %s %s", c.ID, c.Name, todo.ApprovalPreview(c.Arguments, 200))}}}
 	return []client.Event{
 		client.StateChanged{State: st, At: time.Now()},
@@ -274,7 +275,7 @@ func TestLineModeShowsTheWholeCall(t *testing.T) {
 		case <-a.taken:
 		case <-ctx.Done():
 		}
-		send(client.StateChanged{State: workflows.State{AgentID: "main", Status: workflows.StatusWaitingUser}, At: time.Now()},
+		send(client.StateChanged{State: api.State{AgentID: "main", Status: api.StatusWaitingUser}, At: time.Now()},
 			client.Closed{Status: client.RunCompleted}, client.Looked{})
 	}()
 	var out strings.Builder
@@ -318,8 +319,8 @@ func TestApprovalChoices(t *testing.T) {
 // Esc refuses a plan's wait too: the interrupt stops the turn that waits.
 func TestEscRefusesAPlanWait(t *testing.T) {
 	u, a := approvalChat(t)
-	look(u, []client.Event{client.StateChanged{State: workflows.State{AgentID: "main", Status: workflows.StatusAwaitingApproval,
-		AwaitingApproval: true, Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPlanApproval}}}, At: time.Now()}, client.Looked{}})
+	look(u, []client.Event{client.StateChanged{State: api.State{AgentID: "main", Status: api.StatusAwaitingApproval,
+		AwaitingApproval: true, Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPlanApproval}}}, At: time.Now()}, client.Looked{}})
 	press(u, "esc")
 	if got := a.updates(); !slices.Equal(got, []string{"interrupt"}) {
 		t.Errorf("Esc sent %q, want the interrupt", got)
@@ -359,7 +360,7 @@ func TestApproveAnswersTheCallShown(t *testing.T) {
 // /approve --remember with nothing waiting says that nothing waits.
 func TestApproveRememberWithNothingWaiting(t *testing.T) {
 	u, a := approvalChat(t)
-	look(u, []client.Event{client.StateChanged{State: workflows.State{AgentID: "main", Status: workflows.StatusWaitingUser}, At: time.Now()}, client.Looked{}})
+	look(u, []client.Event{client.StateChanged{State: api.State{AgentID: "main", Status: api.StatusWaitingUser}, At: time.Now()}, client.Looked{}})
 	msgs := said(press(u, "/approve --remember", "enter"))
 	if !strings.Contains(msgs, "nothing waits for approval") || strings.Contains(msgs, "plan") {
 		t.Errorf("/approve --remember said %s", msgs)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
@@ -15,7 +17,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/todoflow/todoflow/client"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Options configure Run. Client is required (its task queue is where a new
@@ -128,7 +129,7 @@ func open(ctx context.Context, o *Options) (*session, []string, error) {
 		o.ID = newID()
 	}
 	// A model no session can run is said now, not at the first message.
-	if err := workflows.CheckModel(o.Model); err != nil {
+	if err := api.CheckModel(o.Model); err != nil {
 		return nil, nil, err
 	}
 	sess := &session{id: o.ID, pending: &newSession{c: o.Client, model: o.Model, poll: o.Poll}}
@@ -160,7 +161,7 @@ type newSession struct {
 // start starts session id with prompt as its first message: its first turn
 // answers it, as it would a message sent.
 func (n newSession) start(ctx context.Context, id, prompt string) (*client.Session, error) {
-	s, err := n.c.Start(ctx, workflows.AgentInput{Model: n.model, Prompt: prompt}, client.StartOptions{ID: id})
+	s, err := n.c.Start(ctx, api.AgentInput{Model: n.model, Prompt: prompt}, client.StartOptions{ID: id})
 	if unanswered(err) {
 		// The SDK's words ("context deadline exceeded") do not say whose.
 		return nil, fmt.Errorf("the Temporal server did not answer (%w)", err)

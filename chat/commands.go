@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A line the user types is either a message for the model (send_message)
@@ -176,7 +177,7 @@ func (s *session) run(ctx context.Context, l line, sn seen) (string, error) {
 	case "reject":
 		return s.answer(ctx, false, l.arg, false, sn)
 	case "resume":
-		if st != nil && !st.Paused && !hasWait(st, workflows.WaitPaused) {
+		if st != nil && !st.Paused && !hasWait(st, api.WaitPaused) {
 			return "", fmt.Errorf("no agent is paused (status %s); nothing to resume", st.Status)
 		}
 		if err := s.s.Resume(ctx, l.arg, ""); err != nil {
@@ -259,11 +260,11 @@ func (s *session) answer(ctx context.Context, approve bool, feedback string, rem
 }
 
 // planWaits says a plan of the tree waits for approval.
-func planWaits(st *workflows.State) bool {
-	return st.AwaitingApproval || hasWait(st, workflows.WaitPlanApproval)
+func planWaits(st *api.State) bool {
+	return st.AwaitingApproval || hasWait(st, api.WaitPlanApproval)
 }
 
-func hasWait(st *workflows.State, kind string) bool {
+func hasWait(st *api.State, kind string) bool {
 	for _, w := range st.Waiting {
 		if w.Kind == kind {
 			return true

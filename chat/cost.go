@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/todoflow/todoflow/workflows"
+	"github.com/todoflow/todoflow/api"
 )
 
 // What a session has cost: the tokens of its agents' model calls, priced by
@@ -72,7 +72,7 @@ func (p Prices) of(ref string) (Price, bool) {
 // usageLine is the status line's account of what the session used: its
 // tree's tokens and, when every agent that used any has a price, their
 // cost.
-func (p Prices) usageLine(st *workflows.State) string {
+func (p Prices) usageLine(st *api.State) string {
 	if st == nil || st.TreeUsage.TotalTokens == 0 {
 		return ""
 	}
@@ -88,7 +88,7 @@ func (p Prices) usageLine(st *workflows.State) string {
 // What the tree used beyond the agents listed (children pruned from the
 // list, a finished child's own children) is priced at the model of the
 // agent that lists them, the model they use unless one was chosen.
-func (p Prices) cost(st workflows.State) (float64, bool) {
+func (p Prices) cost(st api.State) (float64, bool) {
 	total := 0.0
 	in, out := st.TreeUsage.PromptTokens, st.TreeUsage.CompletionTokens
 	for _, id := range slices.Sorted(maps.Keys(st.Subagents)) {

@@ -6,31 +6,31 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/todoflow/todoflow/workflows"
+	"github.com/todoflow/todoflow/api"
 )
 
-func usage(in, out int64) workflows.Usage {
-	return workflows.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
+func usage(in, out int64) api.Usage {
+	return api.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
 }
 
 func TestUsageLine(t *testing.T) {
 	prices := Prices{"gpt-big": {Input: 10, Output: 30}, "openai:gpt-small": {Input: 1, Output: 2}}
-	child := workflows.State{Model: "openai:gpt-small", Usage: usage(1_000_000, 0), TreeUsage: usage(1_000_000, 0)}
+	child := api.State{Model: "openai:gpt-small", Usage: usage(1_000_000, 0), TreeUsage: usage(1_000_000, 0)}
 	tests := []struct {
 		name string
-		st   *workflows.State
+		st   *api.State
 		want string
 	}{
-		{"nothing used yet", &workflows.State{Model: "openai:gpt-big"}, ""},
-		{"priced by its name", &workflows.State{Model: "openai:gpt-big", Usage: usage(100_000, 10_000), TreeUsage: usage(100_000, 10_000)}, "110.0k tokens · $1.3000"},
-		{"by its reference", &workflows.State{Model: "openai:gpt-small", Usage: usage(500, 500), TreeUsage: usage(500, 500)}, "1.0k tokens · $0.0015"},
-		{"a model without a price: tokens only", &workflows.State{Model: "openai:other", Usage: usage(500, 0), TreeUsage: usage(500, 0)}, "500 tokens"},
-		{"the worker's default model: tokens only", &workflows.State{Usage: usage(2_500_000, 0), TreeUsage: usage(2_500_000, 0)}, "2.5M tokens"},
-		{"each agent at its model's price", &workflows.State{Model: "openai:gpt-big", Usage: usage(100_000, 0), TreeUsage: usage(1_100_000, 0),
-			Subagents: map[string]workflows.State{"a": child}}, "1.1M tokens · $2.0000"},
-		{"a child without a price: tokens only", &workflows.State{Model: "openai:gpt-big", Usage: usage(100_000, 0), TreeUsage: usage(1_100_000, 0),
-			Subagents: map[string]workflows.State{"a": {Model: "x:unknown", Usage: usage(1_000_000, 0), TreeUsage: usage(1_000_000, 0)}}}, "1.1M tokens"},
-		{"pruned children at the parent's price", &workflows.State{Model: "openai:gpt-big", Usage: usage(0, 0), TreeUsage: usage(100_000, 0)}, "100.0k tokens · $1.0000"},
+		{"nothing used yet", &api.State{Model: "openai:gpt-big"}, ""},
+		{"priced by its name", &api.State{Model: "openai:gpt-big", Usage: usage(100_000, 10_000), TreeUsage: usage(100_000, 10_000)}, "110.0k tokens · $1.3000"},
+		{"by its reference", &api.State{Model: "openai:gpt-small", Usage: usage(500, 500), TreeUsage: usage(500, 500)}, "1.0k tokens · $0.0015"},
+		{"a model without a price: tokens only", &api.State{Model: "openai:other", Usage: usage(500, 0), TreeUsage: usage(500, 0)}, "500 tokens"},
+		{"the worker's default model: tokens only", &api.State{Usage: usage(2_500_000, 0), TreeUsage: usage(2_500_000, 0)}, "2.5M tokens"},
+		{"each agent at its model's price", &api.State{Model: "openai:gpt-big", Usage: usage(100_000, 0), TreeUsage: usage(1_100_000, 0),
+			Subagents: map[string]api.State{"a": child}}, "1.1M tokens · $2.0000"},
+		{"a child without a price: tokens only", &api.State{Model: "openai:gpt-big", Usage: usage(100_000, 0), TreeUsage: usage(1_100_000, 0),
+			Subagents: map[string]api.State{"a": {Model: "x:unknown", Usage: usage(1_000_000, 0), TreeUsage: usage(1_000_000, 0)}}}, "1.1M tokens"},
+		{"pruned children at the parent's price", &api.State{Model: "openai:gpt-big", Usage: usage(0, 0), TreeUsage: usage(100_000, 0)}, "100.0k tokens · $1.0000"},
 	}
 	for _, tt := range tests {
 		if got := prices.usageLine(tt.st); got != tt.want {

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/client"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A failure's reason is its innermost message, without the wrappers' ids.
@@ -34,7 +35,7 @@ func TestEndedFailedIsAnError(t *testing.T) {
 	for _, status := range []string{client.RunFailed, client.RunCompleted} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		looks := make(chan client.Event, 3)
-		looks <- client.StateChanged{State: workflows.State{AgentID: "main", Status: workflows.StatusFailed}, At: time.Now()}
+		looks <- client.StateChanged{State: api.State{AgentID: "main", Status: api.StatusFailed}, At: time.Now()}
 		looks <- client.Closed{Status: status}
 		looks <- client.Looked{}
 		var out strings.Builder

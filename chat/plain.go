@@ -8,9 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The line mode, when the client's input or output is not a terminal
@@ -62,7 +63,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 		// Ready for the next line: the state read after the last action
 		// says the session waits for the user.
 		fresh := tr.st != nil && tr.stateAt > acted.UnixNano()
-		human := fresh && slices.Contains([]string{workflows.StatusAwaitingApproval, workflows.StatusPaused}, tr.st.Status)
+		human := fresh && slices.Contains([]string{api.StatusAwaitingApproval, api.StatusPaused}, tr.st.Status)
 		ready := settled && (tr.closed != "" || human || (fresh && sending == 0 && tr.waiting()))
 		// A session not started yet waits for its first message.
 		ready = ready || sess.pending != nil

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // hostile is what a reply, a tool's result or a file read back may hold to
@@ -26,19 +27,19 @@ const (
 // shows holds hostile: the transcript, the checklist, a pause, the
 // subagents and their events.
 func hostileLook() []client.Event {
-	st := &workflows.State{
-		AgentID: "main", Status: workflows.StatusPaused, Paused: true, PauseReason: hostile,
-		Waiting:   []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPaused, Reason: hostile}},
+	st := &api.State{
+		AgentID: "main", Status: api.StatusPaused, Paused: true, PauseReason: hostile,
+		Waiting:   []api.Wait{{AgentID: "main", Kind: api.WaitPaused, Reason: hostile}},
 		Todos:     []todo.Item{{ID: "1", Content: hostile, Status: todo.InProgress}},
 		Events:    []todo.Event{{EventID: 1, AgentID: hostile, Type: "step_completed"}},
-		Subagents: map[string]workflows.State{hostile: {Status: workflows.StatusRunning}},
+		Subagents: map[string]api.State{hostile: {Status: api.StatusRunning}},
 	}
 	return []client.Event{
 		client.StateChanged{State: *st, At: time.Now()},
 		client.NewMessage{Message: model.Message{Role: model.RoleUser, Content: "read notes.txt"}},
 		client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Content: hostile}},
 		client.NewMessage{Message: model.Message{Role: model.RoleTool, Content: hostile + "\nsecond line"}},
-		client.NewMessage{Message: model.Message{Role: model.RoleUser, Name: workflows.NameTaskEvent, Content: hostile}},
+		client.NewMessage{Message: model.Message{Role: model.RoleUser, Name: api.NameTaskEvent, Content: hostile}},
 	}
 }
 

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // What the client shows, as plain text with a kind; the terminal view
@@ -60,7 +61,7 @@ func messageEntries(m model.Message) []entry {
 		var out []entry
 		if text := strings.TrimSpace(m.Content); text != "" {
 			k := kindReply
-			if m.Name == workflows.NameModelError {
+			if m.Name == api.NameModelError {
 				k = kindError
 			}
 			out = append(out, entry{k, text})
@@ -110,12 +111,12 @@ func resultEntries(m *model.Message) []entry {
 // <system_reminder>, and says nothing to the user that the checklist and
 // the transcript do not.
 var reminders = map[string]string{
-	todo.NameReminder:            "the agent was reminded of its checklist",
-	todo.NameCompletionReminder:  "the agent was reminded of unfinished items",
-	todo.NameStaleReminder:       "the agent was asked to update its checklist",
-	todo.NameContinuation:        "the agent was asked to go on with its checklist",
-	todo.NameBlocked:             "the agent was told to stop and report what is unfinished",
-	workflows.NameContextSummary: "older messages were summarised",
+	todo.NameReminder:           "the agent was reminded of its checklist",
+	todo.NameCompletionReminder: "the agent was reminded of unfinished items",
+	todo.NameStaleReminder:      "the agent was asked to update its checklist",
+	todo.NameContinuation:       "the agent was asked to go on with its checklist",
+	todo.NameBlocked:            "the agent was told to stop and report what is unfinished",
+	api.NameContextSummary:      "older messages were summarised",
 }
 
 // callText is a tool call on one line: its name and arguments, shortened;
@@ -139,7 +140,7 @@ func callText(c model.ToolCall) string {
 // progressLine is the line above the prompt: the item in progress, done/total
 // and what the session is doing (or, with no list, the plan's step and
 // progress).
-func progressLine(st *workflows.State, closed string) string {
+func progressLine(st *api.State, closed string) string {
 	if st == nil {
 		return "connecting…"
 	}
@@ -169,22 +170,22 @@ func statusText(status, closed string) string {
 		return "session " + closed
 	}
 	switch status {
-	case workflows.StatusRunning:
+	case api.StatusRunning:
 		return "working"
-	case workflows.StatusWaitingUser:
+	case api.StatusWaitingUser:
 		return "your turn"
-	case workflows.StatusAwaitingApproval:
+	case api.StatusAwaitingApproval:
 		return "awaiting your approval"
-	case workflows.StatusPaused:
+	case api.StatusPaused:
 		return "paused"
-	case workflows.StatusBlocked:
+	case api.StatusBlocked:
 		return "waiting on subagents"
 	}
 	return status
 }
 
 // checklist is what Ctrl+T shows: the whole todo list and the plan.
-func checklist(st *workflows.State) string {
+func checklist(st *api.State) string {
 	if st == nil {
 		return "(no state yet)"
 	}
@@ -198,17 +199,17 @@ func checklist(st *workflows.State) string {
 // attention are the things that wait for the user or that the user should
 // know while they last: a pause, a plan to approve, a model that is being
 // retried or that ended the turn.
-func attention(st *workflows.State) []string {
+func attention(st *api.State) []string {
 	if st == nil {
 		return nil
 	}
 	var out []string
 	waits := st.Waiting
 	if len(waits) == 0 && st.Paused {
-		waits = []workflows.Wait{{AgentID: st.AgentID, Kind: workflows.WaitPaused, Reason: st.PauseReason}}
+		waits = []api.Wait{{AgentID: st.AgentID, Kind: api.WaitPaused, Reason: st.PauseReason}}
 	}
 	if len(waits) == 0 && st.AwaitingApproval {
-		waits = []workflows.Wait{{AgentID: st.AgentID, Kind: workflows.WaitPlanApproval}}
+		waits = []api.Wait{{AgentID: st.AgentID, Kind: api.WaitPlanApproval}}
 	}
 	for _, w := range waits {
 		who := ""
@@ -216,9 +217,9 @@ func attention(st *workflows.State) []string {
 			who = w.AgentID + ": "
 		}
 		switch w.Kind {
-		case workflows.WaitPaused:
+		case api.WaitPaused:
 			out = append(out, fmt.Sprintf("⏸ %spaused: %s — /resume [what changed]", who, clip(oneLine(w.Reason), 100)))
-		case workflows.WaitPlanApproval:
+		case api.WaitPlanApproval:
 			title := ""
 			if st.Plan != nil && w.AgentID == st.AgentID {
 				title = fmt.Sprintf(" %q (%d steps)", clip(oneLine(st.Plan.Title), 60), len(st.Plan.Steps))
@@ -231,7 +232,7 @@ func attention(st *workflows.State) []string {
 		if me.Retryable {
 			out = append(out, fmt.Sprintf("↻ the model is failing, retrying (attempt %d, since %s): %s",
 				me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
-		} else if st.Status == workflows.StatusWaitingUser {
+		} else if st.Status == api.StatusWaitingUser {
 			out = append(out, "✗ the last turn failed on the model: "+clip(oneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
 		}
 	}
@@ -240,7 +241,7 @@ func attention(st *workflows.State) []string {
 
 // news are the changes between two states worth a line: another agent's
 // plan events and the subagents that started or ended.
-func news(prev, cur *workflows.State) []entry {
+func news(prev, cur *api.State) []entry {
 	if cur == nil {
 		return nil
 	}
@@ -275,7 +276,7 @@ func news(prev, cur *workflows.State) []entry {
 		switch {
 		case before == "":
 			out = append(out, entry{kindEvent, fmt.Sprintf("◆ subagent %s: %s", id, now)})
-		case now == workflows.StatusCompleted || now == workflows.StatusFailed:
+		case now == api.StatusCompleted || now == api.StatusFailed:
 			out = append(out, entry{kindEvent, fmt.Sprintf("◆ subagent %s %s", id, now)})
 		}
 	}
@@ -284,11 +285,11 @@ func news(prev, cur *workflows.State) []entry {
 
 // agentTree is /agents: the session's agent and its subagents, each with
 // its status and list progress.
-func agentTree(id string, st workflows.State) string {
+func agentTree(id string, st api.State) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s): %s\n", id, st.AgentID, agentLine(st))
-	var walk func(subs map[string]workflows.State, indent string)
-	walk = func(subs map[string]workflows.State, indent string) {
+	var walk func(subs map[string]api.State, indent string)
+	walk = func(subs map[string]api.State, indent string) {
 		ids := slices.Sorted(maps.Keys(subs))
 		for i, sid := range ids {
 			branch, deeper := "├─ ", "│  "
@@ -306,7 +307,7 @@ func agentTree(id string, st workflows.State) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func agentLine(st workflows.State) string {
+func agentLine(st api.State) string {
 	done, total := todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)
 	if l := st.Live; l != nil {
 		done, total = l.TodosCompleted, l.TodosTotal

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 func TestMessageEntries(t *testing.T) {
@@ -21,15 +22,15 @@ func TestMessageEntries(t *testing.T) {
 		{"system prompt", model.Message{Role: model.RoleSystem, Content: "You are..."}, nil},
 		{"user", model.Message{Role: model.RoleUser, Content: "fix it"}, []entry{{kindUser, "> fix it"}}},
 		{"lines", model.Message{Role: model.RoleUser, Content: "fix it:\n- a\n- b"}, []entry{{kindUser, "> fix it:\n  - a\n  - b"}}},
-		{"task event", model.Message{Role: model.RoleUser, Name: workflows.NameTaskEvent, Content: "Subagent s1 completed step_2.\nDetails"}, []entry{{kindNote, "· task_event: Subagent s1 completed step_2."}}},
+		{"task event", model.Message{Role: model.RoleUser, Name: api.NameTaskEvent, Content: "Subagent s1 completed step_2.\nDetails"}, []entry{{kindNote, "· task_event: Subagent s1 completed step_2."}}},
 		{"reminder", model.Message{Role: model.RoleUser, Name: todo.NameReminder, Content: "<system_reminder>\nYour checklist\n</system_reminder>"}, []entry{{kindNote, "· the agent was reminded of its checklist"}}},
-		{"summary", model.Message{Role: model.RoleUser, Name: workflows.NameContextSummary, Content: "Summary of the earlier conversation"}, []entry{{kindNote, "· older messages were summarised"}}},
+		{"summary", model.Message{Role: model.RoleUser, Name: api.NameContextSummary, Content: "Summary of the earlier conversation"}, []entry{{kindNote, "· older messages were summarised"}}},
 		{"reply and calls", model.Message{Role: model.RoleAssistant, Content: "Reading.", ToolCalls: []model.ToolCall{
 			{Name: "read_file", Arguments: json.RawMessage(`{"path":"a.go"}`)},
 			{Name: "todo_read", Arguments: json.RawMessage(`{}`)},
 			{Name: "write_todos", Arguments: json.RawMessage(`{"todos":[{"content":"a","status":"completed"},{"content":"b","status":"pending"}]}`)},
 		}}, []entry{{kindReply, "Reading."}, {kindTool, `⏺ read_file {"path":"a.go"}`}, {kindTool, "⏺ todo_read"}, {kindTool, "⏺ write_todos (2 items, 1 done)"}}},
-		{"failed turn", model.Message{Role: model.RoleAssistant, Name: workflows.NameModelError, Content: "The model call failed."}, []entry{{kindError, "The model call failed."}}},
+		{"failed turn", model.Message{Role: model.RoleAssistant, Name: api.NameModelError, Content: "The model call failed."}, []entry{{kindError, "The model call failed."}}},
 		{"result", model.Message{Role: model.RoleTool, Content: "line one\nline two\nline three"}, []entry{{kindResult, "  ⎿ line one (+2 lines)"}}},
 		{"error result", model.Message{Role: model.RoleTool, Content: "no such file", IsError: true}, []entry{{kindError, "  ⎿ no such file"}}},
 	}
@@ -59,16 +60,16 @@ func TestProgressLine(t *testing.T) {
 	plan := &todo.Plan{Title: "Fix", Steps: []todo.Step{{StepID: "step_1", Description: "Move the check", Status: todo.StepCompleted}, {StepID: "step_2", Description: "Run tests", Status: todo.StepInProgress}}}
 	tests := []struct {
 		name   string
-		st     *workflows.State
+		st     *api.State
 		closed string
 		want   string
 	}{
 		{"no state", nil, "", "connecting…"},
-		{"empty", &workflows.State{Status: workflows.StatusWaitingUser}, "", "your turn"},
-		{"in progress", &workflows.State{Status: workflows.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "▶ item b · 1/3 · working"},
-		{"none in progress", &workflows.State{Status: workflows.StatusWaitingUser, Todos: items(todo.Completed, todo.Completed, todo.Completed)}, "", "3/3 · your turn"},
-		{"plan only", &workflows.State{Status: workflows.StatusAwaitingApproval, Plan: plan}, "", "▶ Run tests · plan 1/2 · awaiting your approval"},
-		{"ended", &workflows.State{Status: workflows.StatusCompleted}, "completed", "session completed"},
+		{"empty", &api.State{Status: api.StatusWaitingUser}, "", "your turn"},
+		{"in progress", &api.State{Status: api.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "▶ item b · 1/3 · working"},
+		{"none in progress", &api.State{Status: api.StatusWaitingUser, Todos: items(todo.Completed, todo.Completed, todo.Completed)}, "", "3/3 · your turn"},
+		{"plan only", &api.State{Status: api.StatusAwaitingApproval, Plan: plan}, "", "▶ Run tests · plan 1/2 · awaiting your approval"},
+		{"ended", &api.State{Status: api.StatusCompleted}, "completed", "session completed"},
 	}
 	for _, tt := range tests {
 		if got := progressLine(tt.st, tt.closed); got != tt.want {
@@ -81,21 +82,21 @@ func TestAttention(t *testing.T) {
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
 	tests := []struct {
 		name string
-		st   workflows.State
+		st   api.State
 		want []string // substrings, one per line
 	}{
-		{"nothing", workflows.State{Status: workflows.StatusRunning}, nil},
-		{"paused", workflows.State{AgentID: "main", Paused: true, PauseReason: "no key", Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPaused, Reason: "no key"}}},
+		{"nothing", api.State{Status: api.StatusRunning}, nil},
+		{"paused", api.State{AgentID: "main", Paused: true, PauseReason: "no key", Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPaused, Reason: "no key"}}},
 			[]string{"paused: no key — /resume"}},
-		{"plan", workflows.State{AgentID: "main", AwaitingApproval: true, Plan: &todo.Plan{Title: "Fix auth", Steps: make([]todo.Step, 2)},
-			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPlanApproval}}}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
-		{"subagent's plan", workflows.State{AgentID: "main", Waiting: []workflows.Wait{{AgentID: "coder", Kind: workflows.WaitPlanApproval}}}, []string{"coder: plan awaits approval"}},
+		{"plan", api.State{AgentID: "main", AwaitingApproval: true, Plan: &todo.Plan{Title: "Fix auth", Steps: make([]todo.Step, 2)},
+			Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPlanApproval}}}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
+		{"subagent's plan", api.State{AgentID: "main", Waiting: []api.Wait{{AgentID: "coder", Kind: api.WaitPlanApproval}}}, []string{"coder: plan awaits approval"}},
 		// A tool call is shown whole by each view, not in a line (approval.go).
-		{"tool", workflows.State{AgentID: "main", PendingApproval: &workflows.PendingApproval{Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)},
-			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval}}}, nil},
-		{"retrying", workflows.State{Status: workflows.StatusRunning, ModelError: &workflows.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}},
+		{"tool", api.State{AgentID: "main", PendingApproval: &api.PendingApproval{Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)},
+			Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitToolApproval}}}, nil},
+		{"retrying", api.State{Status: api.StatusRunning, ModelError: &api.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}},
 			[]string{"retrying (attempt 3, since 03:04:05): 503 Service Unavailable"}},
-		{"failed turn", workflows.State{Status: workflows.StatusWaitingUser, ModelError: &workflows.ModelError{Message: "401 Unauthorized"}}, []string{"the last turn failed on the model: 401"}},
+		{"failed turn", api.State{Status: api.StatusWaitingUser, ModelError: &api.ModelError{Message: "401 Unauthorized"}}, []string{"the last turn failed on the model: 401"}},
 	}
 	for _, tt := range tests {
 		got := attention(&tt.st)
@@ -112,13 +113,13 @@ func TestAttention(t *testing.T) {
 }
 
 func TestNews(t *testing.T) {
-	prev := &workflows.State{AgentID: "main", Events: []todo.Event{{EventID: 1, AgentID: "main", Type: "plan_created"}},
-		Subagents: map[string]workflows.State{"coder": {Status: workflows.StatusRunning}}}
-	cur := &workflows.State{AgentID: "main", Events: []todo.Event{
+	prev := &api.State{AgentID: "main", Events: []todo.Event{{EventID: 1, AgentID: "main", Type: "plan_created"}},
+		Subagents: map[string]api.State{"coder": {Status: api.StatusRunning}}}
+	cur := &api.State{AgentID: "main", Events: []todo.Event{
 		{EventID: 1, AgentID: "main", Type: "plan_created"},
 		{EventID: 2, AgentID: "main", Type: "plan_started"},
 		{EventID: 3, AgentID: "coder", Type: "step_completed", StepID: "step_1"},
-	}, Subagents: map[string]workflows.State{"coder": {Status: workflows.StatusCompleted}, "tester": {Status: workflows.StatusRunning}}}
+	}, Subagents: map[string]api.State{"coder": {Status: api.StatusCompleted}, "tester": {Status: api.StatusRunning}}}
 	var got []string
 	for _, e := range news(prev, cur) {
 		got = append(got, e.text)
@@ -153,7 +154,7 @@ func TestStreamText(t *testing.T) {
 // The tracker keeps a finished call's text until its message is in the
 // transcript, and clears it then.
 func TestTrackerStream(t *testing.T) {
-	running := workflows.State{Status: workflows.StatusRunning}
+	running := api.State{Status: api.StatusRunning}
 	at := time.Now()
 	reply := model.Message{Role: model.RoleAssistant, Content: "The fix is in."}
 	var tr tracker

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tea "charm.land/bubbletea/v2"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/client"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // starts is a Temporal client that records the sessions started on it
@@ -25,7 +26,7 @@ type starts struct {
 	*acceptor
 	mu      sync.Mutex
 	started []sdkclient.StartWorkflowOptions
-	inputs  []workflows.AgentInput
+	inputs  []api.AgentInput
 	err     error
 }
 
@@ -36,7 +37,7 @@ func (f *starts) ExecuteWorkflow(_ context.Context, o sdkclient.StartWorkflowOpt
 		return nil, f.err
 	}
 	f.started = append(f.started, o)
-	f.inputs = append(f.inputs, args[0].(workflows.AgentInput))
+	f.inputs = append(f.inputs, args[0].(api.AgentInput))
 	return run{id: o.ID}, nil
 }
 

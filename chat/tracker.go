@@ -3,9 +3,10 @@ package chat
 import (
 	"slices"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // tracker turns the watch's events (client.Session.Watch) into what the
@@ -15,7 +16,7 @@ import (
 // the session has ended (closed). Both the terminal view and the line mode
 // use it.
 type tracker struct {
-	st      *workflows.State
+	st      *api.State
 	stateAt int64 // the time st was read, in ns, to notice a new answer
 	closed  string
 	ending  string // the session ended so, not yet told (no state read since)
@@ -84,7 +85,7 @@ func (t *tracker) apply(ev client.Event) []entry {
 	}
 	// The reply is in the transcript now (printed above); until it is, the
 	// finished call's text stays, so that it never blinks out.
-	if !t.running && (t.replied || t.ending != "" || (t.st != nil && t.st.Status != workflows.StatusRunning)) {
+	if !t.running && (t.replied || t.ending != "" || (t.st != nil && t.st.Status != api.StatusRunning)) {
 		t.stream = nil
 	}
 	// The end is told by the view, which reads why a run failed (ending).
@@ -100,7 +101,7 @@ func (t *tracker) waiting() bool {
 	if t.closed != "" {
 		return true
 	}
-	return t.st != nil && slices.Contains([]string{workflows.StatusWaitingUser, workflows.StatusAwaitingApproval, workflows.StatusPaused}, t.st.Status)
+	return t.st != nil && slices.Contains([]string{api.StatusWaitingUser, api.StatusAwaitingApproval, api.StatusPaused}, t.st.Status)
 }
 
 // waitingCalls are the tool calls that wait for approval, the agent's own

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -16,7 +18,6 @@ import (
 	"github.com/todoflow/todoflow/internal/callview"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The terminal view (bubbletea, inline like Gemini CLI's): what is final
@@ -317,7 +318,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case "esc":
 			// A turn running, or waiting for an approval (a tool call's, a
 			// plan's): the interrupt stops it, refusing what waits.
-			if st := u.tr.st; st == nil || (st.Status != workflows.StatusRunning && st.Status != workflows.StatusAwaitingApproval) {
+			if st := u.tr.st; st == nil || (st.Status != api.StatusRunning && st.Status != api.StatusAwaitingApproval) {
 				break // nothing to stop: the input takes the key
 			}
 			ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
@@ -413,7 +414,7 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		}
 		return u, u.clear()
 	case l.cmd == "model":
-		if err := workflows.CheckModel(l.arg); err != nil {
+		if err := api.CheckModel(l.arg); err != nil {
 			return u, u.print([]entry{{kindError, "/model: " + err.Error()}})
 		}
 		return u, u.print([]entry{{kindNote, u.modelText(l.arg)}})
@@ -659,9 +660,9 @@ func (u *ui) View() tea.View {
 	switch {
 	case !u.armed.IsZero():
 		progress += " · Ctrl+C again to leave (the session goes on)"
-	case u.tr.st != nil && u.tr.st.Status == workflows.StatusRunning:
+	case u.tr.st != nil && u.tr.st.Status == api.StatusRunning:
 		progress += " · Esc: stop the turn"
-	case u.tr.st != nil && u.tr.st.Status == workflows.StatusAwaitingApproval && u.ask == nil:
+	case u.tr.st != nil && u.tr.st.Status == api.StatusAwaitingApproval && u.ask == nil:
 		progress += " · Esc: refuse the wait (stops the turn)"
 	case !u.expanded:
 		progress += " · Ctrl+T: checklist"

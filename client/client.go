@@ -7,12 +7,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/google/uuid"
 	"go.temporal.io/api/serviceerror"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Client starts sessions and attaches to them. It wraps a Temporal client
@@ -30,7 +30,7 @@ type Client struct {
 // Options configure a Client; the zero value serves the default task queue.
 type Options struct {
 	// TaskQueue is the todoflow workers' task queue, where Start starts
-	// sessions; empty means workflows.TaskQueue.
+	// sessions; empty means api.TaskQueue.
 	TaskQueue string
 	// DataConverter decodes what Watch reads outside the workflow's
 	// answers: a reply's stream from its worker and the heartbeat details
@@ -45,7 +45,7 @@ type Options struct {
 // New is a Client over tc.
 func New(tc sdkclient.Client, o Options) *Client {
 	if o.TaskQueue == "" {
-		o.TaskQueue = workflows.TaskQueue
+		o.TaskQueue = api.TaskQueue
 	}
 	if o.DataConverter == nil {
 		o.DataConverter = converter.GetDefaultDataConverter()
@@ -70,7 +70,7 @@ type StartOptions struct {
 	// ID is the session's workflow id; empty means todoflow-<uuid>.
 	ID string
 	// Summary and Details are what the Web UI shows of the run from its
-	// start on; empty means workflows.Describe of the input.
+	// start on; empty means api.Describe of the input.
 	Summary, Details string
 }
 
@@ -79,17 +79,17 @@ type StartOptions struct {
 //
 // An input the workflow would refuse is refused here, before a run starts
 // and fails on it.
-func (c *Client) Start(ctx context.Context, in workflows.AgentInput, o StartOptions) (*Session, error) {
+func (c *Client) Start(ctx context.Context, in api.AgentInput, o StartOptions) (*Session, error) {
 	// The input is this build's, whatever the caller wrote: a worker of
 	// another protocol refuses it by that (workflows/protocol.go).
-	in.Protocol = workflows.Protocol
+	in.Protocol = api.Protocol
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("session input: %w", err)
 	}
 	if o.ID == "" {
 		o.ID = "todoflow-" + uuid.NewString()
 	}
-	summary, details := workflows.Describe(in)
+	summary, details := api.Describe(in)
 	if o.Summary != "" {
 		summary = o.Summary
 	}
@@ -99,8 +99,8 @@ func (c *Client) Start(ctx context.Context, in workflows.AgentInput, o StartOpti
 	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
 		ID: o.ID, TaskQueue: c.opts.TaskQueue, StaticSummary: summary, StaticDetails: details,
 		// The run need not upsert what it starts with.
-		TypedSearchAttributes: workflows.StartSearchAttributes(),
-	}, workflows.WorkflowName, in)
+		TypedSearchAttributes: api.StartSearchAttributes(),
+	}, api.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start session %s: %w", o.ID, err)
 	}

@@ -3,9 +3,10 @@ package client
 import (
 	"context"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // What a tool call changed, for the user: the diff a write_file call shows
@@ -17,7 +18,7 @@ import (
 // session keeps) is not in the answer.
 func (s *Session) ToolDiffs(ctx context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}
-	err := s.query(ctx, &out, workflows.ToolDiffsQuery, ids)
+	err := s.query(ctx, &out, api.ToolDiffsQuery, ids)
 	return out, err
 }
 

@@ -7,11 +7,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // diffServer answers the tool_diffs query from diffs, and records what
@@ -23,7 +24,7 @@ type diffServer struct {
 }
 
 func (f *diffServer) QueryWorkflow(_ context.Context, _, _, name string, args ...any) (converter.EncodedValue, error) {
-	if name != workflows.ToolDiffsQuery {
+	if name != api.ToolDiffsQuery {
 		return nil, fmt.Errorf("unexpected query %s", name)
 	}
 	ids := args[0].([]string)

@@ -6,7 +6,7 @@
 // outlives every client that talks to it.
 //
 //	c := client.New(temporalClient, client.Options{})
-//	s, err := c.Start(ctx, workflows.AgentInput{}, client.StartOptions{ID: "fix-auth"})
+//	s, err := c.Start(ctx, api.AgentInput{}, client.StartOptions{ID: "fix-auth"})
 //	reply, err := s.Send(ctx, "fix the failing auth test").Reply(ctx)
 //
 // The caller dials Temporal (agentworker.DialWith does it as the starter
@@ -21,15 +21,15 @@
 // Sent.Result sends by itself to follow a turn handed over to a later
 // run), the signals resume and
 // end_session, the queries state, plan and messages. Their argument and
-// answer types are those of package workflows (workflows.State,
-// workflows.AgentInput, workflows.CompactResult, …), used as they are: the
+// answer types are those of package api (api.State,
+// api.AgentInput, api.CompactResult, …), used as they are: the
 // types the workflow decodes strictly are the contract, and a second name
 // for each would be a second thing to keep in step. The client imports
 // nothing else of the worker's, except what carries a streamed reply: the
 // stream the worker serves (internal/replystream) and the heartbeat
-// details that preview it (workflows.ReplyStream), which Watch turns into
+// details that preview it (api.ReplyStream), which Watch turns into
 // StreamChanged (stream.go), and a running tool's progress
-// (workflows.ToolProgress), which it turns into ToolsChanged.
+// (api.ToolProgress), which it turns into ToolsChanged.
 //
 // # In order, once
 //

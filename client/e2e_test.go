@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/client"
@@ -23,7 +25,6 @@ import (
 	"github.com/todoflow/todoflow/model/openai"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // env is a dev server of the test's own (free ports, a fresh database) and
@@ -40,7 +41,7 @@ func startEnv(t *testing.T) *env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // includes a cold build
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes()})
+	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: api.SearchAttributes()})
 	if err != nil {
 		t.Fatalf("start dev server: %v", err)
 	}
@@ -145,7 +146,7 @@ func TestSessionEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := client.New(e.tc, client.Options{})
-	s, err := c.Start(ctx, workflows.AgentInput{Model: ref, Approval: map[string]string{"write_file": "required"}}, client.StartOptions{ID: "client-e2e"})
+	s, err := c.Start(ctx, api.AgentInput{Model: ref, Approval: map[string]string{"write_file": "required"}}, client.StartOptions{ID: "client-e2e"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestSessionEndToEnd(t *testing.T) {
 		},
 		"the status awaiting_approval": func(ev client.Event) bool {
 			sc, ok := ev.(client.StatusChanged)
-			return ok && sc.Status == workflows.StatusAwaitingApproval
+			return ok && sc.Status == api.StatusAwaitingApproval
 		},
 		"the tool call in the transcript": func(ev client.Event) bool {
 			nm, ok := ev.(client.NewMessage)
@@ -249,7 +250,7 @@ func TestReplySurvivesWorkerRestart(t *testing.T) {
 	stop := e.worker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s, err := client.New(e.tc, client.Options{}).Start(ctx, workflows.AgentInput{Model: "openai:stub"}, client.StartOptions{ID: "client-restart"})
+	s, err := client.New(e.tc, client.Options{}).Start(ctx, api.AgentInput{Model: "openai:stub"}, client.StartOptions{ID: "client-restart"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func (s *Session) Failure(ctx context.Context) (string, error) {
 
 // Blocked says why the server cannot run the session's workflow now: the failure of its
 // latest workflow task, which a worker refused and the server tries again (a worker whose
-// protocol is not the one that started the run, workflows.RefusalMessage, or workflow code
+// protocol is not the one that started the run, workflows.RefusalMessage (in the worker), or workflow code
 // that fails on the run's history), or "" when no task is failing. The state query is not
 // answered meanwhile; this reads the run's description and the end of its history.
 func (s *Session) Blocked(ctx context.Context) (string, error) {

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/client"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Failure says why a session's run failed, in the run's own words; nothing
@@ -20,7 +21,7 @@ func TestFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := client.New(e.tc, client.Options{})
-	in := workflows.AgentInput{Model: "gpt-4o"}
+	in := api.AgentInput{Model: "gpt-4o"}
 	// Start refuses what the workflow would; a run started otherwise (the
 	// temporal CLI) fails, and Failure says why.
 	if _, err := c.Start(ctx, in, client.StartOptions{ID: "refused-e2e"}); err == nil || !strings.Contains(err.Error(), `session input: model "gpt-4o"`) {
@@ -29,7 +30,7 @@ func TestFailure(t *testing.T) {
 	if _, err := e.tc.DescribeWorkflowExecution(ctx, "refused-e2e", ""); err == nil {
 		t.Error("the refused input started a run")
 	}
-	if _, err := e.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: "failure-e2e", TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in); err != nil {
+	if _, err := e.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{ID: "failure-e2e", TaskQueue: api.TaskQueue}, api.WorkflowName, in); err != nil {
 		t.Fatal(err)
 	}
 	bad, err := c.Attach(ctx, "failure-e2e")
@@ -43,7 +44,7 @@ func TestFailure(t *testing.T) {
 	if err != nil || !strings.Contains(why, `model "gpt-4o"`) || strings.Contains(why, "workflowID") {
 		t.Errorf("Failure = %q, %v; want the input's refusal in its own words", why, err)
 	}
-	good, err := c.Start(ctx, workflows.AgentInput{Model: e.script(t, "idle.json", `{"model": []}`), IdleTimeoutS: 600}, client.StartOptions{ID: "running-e2e"})
+	good, err := c.Start(ctx, api.AgentInput{Model: e.script(t, "idle.json", `{"model": []}`), IdleTimeoutS: 600}, client.StartOptions{ID: "running-e2e"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Event is what Watch reports: one of the types below, each a change since
@@ -17,11 +18,11 @@ type Event interface{ event() }
 // StateChanged carries a new answer of the state query, whole, read at At.
 // The changes in it follow as their own events.
 type StateChanged struct {
-	State workflows.State
+	State api.State
 	At    time.Time
 }
 
-// StatusChanged: the agent's status (workflows.Status*: running,
+// StatusChanged: the agent's status (api.Status*: running,
 // waiting_user, awaiting_approval, paused, blocked, completed, failed).
 type StatusChanged struct{ Status string }
 
@@ -35,14 +36,14 @@ type PlanChanged struct{ Plan *todo.Plan }
 // tool call to approve); Pending is the root agent's own tool call that
 // waits, whose CallID an approval must name (AnswerTo).
 type WaitsChanged struct {
-	Waiting []workflows.Wait
-	Pending *workflows.PendingApproval
+	Waiting []api.Wait
+	Pending *api.PendingApproval
 }
 
 // ModelErrorChanged: a model call is failing and retried, or failed for
 // good and ended the turn (Err, with the provider's message as its cause);
 // Err is nil once that is over.
-type ModelErrorChanged struct{ Err *workflows.ModelError }
+type ModelErrorChanged struct{ Err *api.ModelError }
 
 // TaskEvent is a plan event of an agent of the tree (step started,
 // completed, blocked, …), new since the previous look.
@@ -122,10 +123,10 @@ func (Looked) event()            {}
 
 // changes are the events that tell what changed from prev (nil: nothing
 // seen yet) to cur, StateChanged first.
-func changes(prev *workflows.State, cur workflows.State, at time.Time) []Event {
+func changes(prev *api.State, cur api.State, at time.Time) []Event {
 	evs := []Event{StateChanged{State: cur, At: at}}
 	if prev == nil {
-		prev = &workflows.State{}
+		prev = &api.State{}
 		evs = append(evs, StatusChanged{cur.Status}) // even "" is news at first
 	} else if cur.Status != prev.Status {
 		evs = append(evs, StatusChanged{cur.Status})
@@ -155,6 +156,6 @@ func changes(prev *workflows.State, cur workflows.State, at time.Time) []Event {
 }
 
 // sameWaits compares the waits, an empty list and none alike.
-func sameWaits(a, b *workflows.State) bool {
+func sameWaits(a, b *api.State) bool {
 	return slices.Equal(a.Waiting, b.Waiting) && reflect.DeepEqual(a.PendingApproval, b.PendingApproval)
 }

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // kinds names the events, in order, for comparison.
@@ -42,36 +43,36 @@ func TestChanges(t *testing.T) {
 	items := []todo.Item{{ID: "1", Content: "Read the code", Status: todo.InProgress}}
 	done := []todo.Item{{ID: "1", Content: "Read the code", Status: todo.Completed}}
 	plan := &todo.Plan{PlanID: "p1", Title: "Fix"}
-	wait := []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval, CallID: "c1"}}
+	wait := []api.Wait{{AgentID: "main", Kind: api.WaitToolApproval, CallID: "c1"}}
 	ev := func(id int, typ string) todo.Event { return todo.Event{EventID: id, Type: typ} }
-	running := workflows.State{Status: workflows.StatusRunning, Todos: items}
+	running := api.State{Status: api.StatusRunning, Todos: items}
 
 	for _, tt := range []struct {
 		name string
-		prev *workflows.State
-		cur  workflows.State
+		prev *api.State
+		cur  api.State
 		want []string
 	}{
 		{"first look", nil, running, []string{"state", "status running", "todos 1"}},
-		{"first look, empty", nil, workflows.State{Status: workflows.StatusWaitingUser}, []string{"state", "status waiting_user"}},
+		{"first look, empty", nil, api.State{Status: api.StatusWaitingUser}, []string{"state", "status waiting_user"}},
 		{"nothing new", &running, running, []string{"state"}},
-		{"list done, turn over", &running, workflows.State{Status: workflows.StatusWaitingUser, Todos: done},
+		{"list done, turn over", &running, api.State{Status: api.StatusWaitingUser, Todos: done},
 			[]string{"state", "status waiting_user", "todos 1"}},
 		{"a plan and its events", &running,
-			workflows.State{Status: workflows.StatusRunning, Todos: items, Plan: plan, Events: []todo.Event{ev(1, "plan_created"), ev(2, "step_started")}},
+			api.State{Status: api.StatusRunning, Todos: items, Plan: plan, Events: []todo.Event{ev(1, "plan_created"), ev(2, "step_started")}},
 			[]string{"state", "plan", "event plan_created", "event step_started"}},
-		{"only the new events", &workflows.State{Status: workflows.StatusRunning, Events: []todo.Event{ev(1, "plan_created")}},
-			workflows.State{Status: workflows.StatusRunning, Events: []todo.Event{ev(1, "plan_created"), ev(2, "plan_started")}},
+		{"only the new events", &api.State{Status: api.StatusRunning, Events: []todo.Event{ev(1, "plan_created")}},
+			api.State{Status: api.StatusRunning, Events: []todo.Event{ev(1, "plan_created"), ev(2, "plan_started")}},
 			[]string{"state", "event plan_started"}},
 		{"a call waits", &running,
-			workflows.State{Status: workflows.StatusAwaitingApproval, Todos: items, Waiting: wait, PendingApproval: &workflows.PendingApproval{CallID: "c1"}},
+			api.State{Status: api.StatusAwaitingApproval, Todos: items, Waiting: wait, PendingApproval: &api.PendingApproval{CallID: "c1"}},
 			[]string{"state", "status awaiting_approval", "waits 1"}},
-		{"no waits and an empty list are alike", &workflows.State{Status: workflows.StatusRunning, Waiting: []workflows.Wait{}},
-			workflows.State{Status: workflows.StatusRunning}, []string{"state"}},
+		{"no waits and an empty list are alike", &api.State{Status: api.StatusRunning, Waiting: []api.Wait{}},
+			api.State{Status: api.StatusRunning}, []string{"state"}},
 		{"the model fails", &running,
-			workflows.State{Status: workflows.StatusRunning, Todos: items, ModelError: &workflows.ModelError{Message: "503", Attempts: 2}},
+			api.State{Status: api.StatusRunning, Todos: items, ModelError: &api.ModelError{Message: "503", Attempts: 2}},
 			[]string{"state", "model error true"}},
-		{"and recovers", &workflows.State{Status: workflows.StatusRunning, Todos: items, ModelError: &workflows.ModelError{Message: "503"}},
+		{"and recovers", &api.State{Status: api.StatusRunning, Todos: items, ModelError: &api.ModelError{Message: "503"}},
 			running, []string{"state", "model error false"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

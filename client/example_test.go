@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A Go program that embeds todoflow: a Temporal dev server and a todoflow
@@ -28,7 +29,7 @@ func Example() {
 	defer cancel()
 
 	// The server, and a Temporal client for it.
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes()})
+	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: api.SearchAttributes()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func Example() {
 
 	// The session.
 	c := client.New(tc, client.Options{})
-	s, err := c.Start(ctx, workflows.AgentInput{Model: "script:" + script}, client.StartOptions{ID: "example"})
+	s, err := c.Start(ctx, api.AgentInput{Model: "script:" + script}, client.StartOptions{ID: "example"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A model call that fails is retried by the server (its activity's
@@ -26,8 +26,8 @@ import (
 // attempts are those that failed; since is when the call was first
 // scheduled, its expiration (the end of the retry window) less the
 // window, or, from a server that does not say, the current attempt's.
-func (c *Client) retriedModelError(pa *workflowpb.PendingActivityInfo) *workflows.ModelError {
-	if pa == nil || pa.GetActivityType().GetName() != workflows.ModelCallActivity || pa.GetAttempt() <= 1 || pa.GetLastFailure() == nil {
+func (c *Client) retriedModelError(pa *workflowpb.PendingActivityInfo) *api.ModelError {
+	if pa == nil || pa.GetActivityType().GetName() != api.ModelCallActivity || pa.GetAttempt() <= 1 || pa.GetLastFailure() == nil {
 		return nil
 	}
 	since := pa.GetScheduledTime().AsTime()
@@ -35,8 +35,8 @@ func (c *Client) retriedModelError(pa *workflowpb.PendingActivityInfo) *workflow
 		since = exp.AsTime().Add(-window.AsDuration())
 	}
 	fc := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: c.opts.DataConverter})
-	return &workflows.ModelError{
-		Message:   workflows.ModelErrorText(fc.FailureToError(pa.GetLastFailure())),
+	return &api.ModelError{
+		Message:   api.ModelErrorText(fc.FailureToError(pa.GetLastFailure())),
 		Attempts:  int(pa.GetAttempt()) - 1,
 		Since:     since.UTC(),
 		Retryable: true,
@@ -46,7 +46,7 @@ func (c *Client) retriedModelError(pa *workflowpb.PendingActivityInfo) *workflow
 // retriedModelCall is the model_error of the session's model call that the
 // server retries now, nil when there is none (or the server could not be
 // asked: the state goes on without it).
-func (s *Session) retriedModelCall(ctx context.Context) *workflows.ModelError {
+func (s *Session) retriedModelCall(ctx context.Context) *api.ModelError {
 	d, err := s.c.tc.DescribeWorkflowExecution(ctx, s.id, "")
 	if err != nil {
 		return nil
@@ -66,7 +66,7 @@ func (s *Session) withRetried(ctx context.Context, raw json.RawMessage) (json.Ra
 	var st struct {
 		Status string `json:"status"`
 	}
-	if json.Unmarshal(raw, &st) != nil || st.Status != workflows.StatusRunning {
+	if json.Unmarshal(raw, &st) != nil || st.Status != api.StatusRunning {
 		return raw, nil
 	}
 	me := s.retriedModelCall(ctx)

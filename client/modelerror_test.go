@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	activitypb "go.temporal.io/api/activity/v1"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -12,8 +14,6 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A model call the server retries is the state's model_error: its failed
@@ -25,7 +25,7 @@ func TestRetriedModelError(t *testing.T) {
 	window := 24 * time.Hour
 	call := func(attempt int32, failure *failurepb.Failure) *workflowpb.PendingActivityInfo {
 		return &workflowpb.PendingActivityInfo{
-			ActivityType:    &commonpb.ActivityType{Name: workflows.ModelCallActivity},
+			ActivityType:    &commonpb.ActivityType{Name: api.ModelCallActivity},
 			State:           enumspb.PENDING_ACTIVITY_STATE_SCHEDULED,
 			Attempt:         attempt,
 			LastFailure:     failure,
@@ -37,7 +37,7 @@ func TestRetriedModelError(t *testing.T) {
 	unavailable := &failurepb.Failure{Message: "openai: 503 Service Unavailable", FailureInfo: &failurepb.Failure_ApplicationFailureInfo{
 		ApplicationFailureInfo: &failurepb.ApplicationFailureInfo{Type: "ModelError"}}}
 	got := c.retriedModelError(call(4, unavailable))
-	want := workflows.ModelError{Message: "openai: 503 Service Unavailable", Attempts: 3, Since: first, Retryable: true}
+	want := api.ModelError{Message: "openai: 503 Service Unavailable", Attempts: 3, Since: first, Retryable: true}
 	if got == nil || *got != want {
 		t.Errorf("a call at its fourth attempt: %+v, want %+v", got, want)
 	}
@@ -55,7 +55,7 @@ func TestRetriedModelError(t *testing.T) {
 	}
 
 	tool := call(3, unavailable)
-	tool.ActivityType.Name = workflows.ToolActivity
+	tool.ActivityType.Name = api.ToolActivity
 	for name, pa := range map[string]*workflowpb.PendingActivityInfo{
 		"first attempt": call(1, nil), "no failure": call(2, nil), "a tool": tool, "none": nil,
 	} {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/todoflow/todoflow/internal/patient"
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Reading a session: the queries (a worker answers them, from the run's
@@ -21,12 +22,12 @@ import (
 // State is the state query's answer: the list, the plan, the waits, the
 // subagents, the model's errors (CONTRACT.md); a model call that the
 // server retries now is its model_error (modelerror.go).
-func (s *Session) State(ctx context.Context) (workflows.State, error) {
+func (s *Session) State(ctx context.Context) (api.State, error) {
 	st, err := s.RunState(ctx)
 	if err != nil {
 		return st, err
 	}
-	if st.Status == workflows.StatusRunning {
+	if st.Status == api.StatusRunning {
 		if me := s.retriedModelCall(ctx); me != nil {
 			st.ModelError = me
 		}
@@ -37,9 +38,9 @@ func (s *Session) State(ctx context.Context) (workflows.State, error) {
 // RunState is the state query's answer alone, what the run knows: one
 // request, for a caller that polls often and does not show model_error
 // (State also asks the server about the model call it retries).
-func (s *Session) RunState(ctx context.Context) (workflows.State, error) {
-	var st workflows.State
-	err := s.query(ctx, &st, workflows.StateQuery)
+func (s *Session) RunState(ctx context.Context) (api.State, error) {
+	var st api.State
+	err := s.query(ctx, &st, api.StateQuery)
 	return st, err
 }
 
@@ -48,7 +49,7 @@ func (s *Session) RunState(ctx context.Context) (workflows.State, error) {
 // call that the server retries now, which is its model_error, as in State.
 func (s *Session) RawState(ctx context.Context) (json.RawMessage, error) {
 	var raw json.RawMessage
-	if err := s.query(ctx, &raw, workflows.StateQuery); err != nil {
+	if err := s.query(ctx, &raw, api.StateQuery); err != nil {
 		return nil, err
 	}
 	return s.withRetried(ctx, raw)
@@ -57,7 +58,7 @@ func (s *Session) RawState(ctx context.Context) (json.RawMessage, error) {
 // Plan is the plan checklist, as the `plan` command shows it.
 func (s *Session) Plan(ctx context.Context) (string, error) {
 	var text string
-	err := s.query(ctx, &text, workflows.PlanQuery)
+	err := s.query(ctx, &text, api.PlanQuery)
 	return text, err
 }
 
@@ -66,7 +67,7 @@ func (s *Session) Plan(ctx context.Context) (string, error) {
 // bytes); an empty page is the end.
 func (s *Session) Messages(ctx context.Context, from, limit int) ([]model.Message, error) {
 	var page []model.Message
-	err := s.query(ctx, &page, workflows.MessagesQuery, from, limit)
+	err := s.query(ctx, &page, api.MessagesQuery, from, limit)
 	return page, err
 }
 
@@ -117,17 +118,17 @@ type Record struct {
 // not change, read whenever a worker serves it.
 func (s *Session) Record(ctx context.Context) (Record, error) {
 	var rec Record
-	v, err := patient.Query(ctx, s.c.tc, s.id, "", workflows.StateQuery)
-	if err := s.decode(v, err, &rec.State, workflows.StateQuery); err != nil {
+	v, err := patient.Query(ctx, s.c.tc, s.id, "", api.StateQuery)
+	if err := s.decode(v, err, &rec.State, api.StateQuery); err != nil {
 		return rec, err
 	}
 	rec.Messages = []json.RawMessage{}
 	// A short page is not the end: only an empty one is.
 	for {
 		off := len(rec.Messages)
-		v, err := patient.Query(ctx, s.c.tc, s.id, "", workflows.MessagesQuery, off, messagesPage)
+		v, err := patient.Query(ctx, s.c.tc, s.id, "", api.MessagesQuery, off, messagesPage)
 		var page []json.RawMessage
-		if err := s.decode(v, err, &page, workflows.MessagesQuery); err != nil {
+		if err := s.decode(v, err, &page, api.MessagesQuery); err != nil {
 			return rec, fmt.Errorf("from message %d: %w", off, err)
 		}
 		if len(page) == 0 {

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/google/uuid"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Rewind takes the session back to just before its turn n (1-based, as
@@ -47,7 +47,7 @@ func (s *Session) Rewind(ctx context.Context, n int) (string, error) {
 		}
 		events = append(events, ev)
 	}
-	var in workflows.AgentInput
+	var in api.AgentInput
 	if start := events[0].GetWorkflowExecutionStartedEventAttributes(); start != nil {
 		if err := s.c.opts.DataConverter.FromPayloads(start.GetInput(), &in); err != nil {
 			return "", fmt.Errorf("rewind %s: read its input: %w", s.id, err)
@@ -76,11 +76,8 @@ func (s *Session) Rewind(ctx context.Context, n int) (string, error) {
 // before the message of turn n came. A turn's message is the prompt, a
 // send_message or retry_turn update accepted, or a user_message signal, in
 // the order they came (the run takes them in that order).
-func rewindPoint(events []*historypb.HistoryEvent, in workflows.AgentInput, n int) (int64, error) {
-	first := 1
-	if c := in.Carry; c != nil {
-		first = c.Session.Turns + 1
-	}
+func rewindPoint(events []*historypb.HistoryEvent, in api.AgentInput, n int) (int64, error) {
+	first := in.CarriedTurns() + 1
 	if n < first {
 		return 0, fmt.Errorf("turn %d is in an earlier run of the session (this run began with turn %d); only its own turns can be rewound", n, first)
 	}
@@ -99,12 +96,12 @@ func rewindPoint(events []*historypb.HistoryEvent, in workflows.AgentInput, n in
 			continue
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 			switch ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName() {
-			case workflows.SendMessageUpdate, workflows.RetryTurnUpdate:
+			case api.SendMessageUpdate, api.RetryTurnUpdate:
 			default:
 				continue
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-			if ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() != workflows.UserMessageSignal {
+			if ev.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() != api.UserMessageSignal {
 				continue
 			}
 		default:

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Rewind takes a session back to just before a turn: its list, its turns
@@ -29,7 +30,7 @@ func TestRewind(t *testing.T) {
 	defer cancel()
 	c := client.New(e.tc, client.Options{})
 	zero, off := 0, false // no guard: one model call per scripted answer
-	s, err := c.Start(ctx, workflows.AgentInput{Model: model, IdleTimeoutS: 600,
+	s, err := c.Start(ctx, api.AgentInput{Model: model, IdleTimeoutS: 600,
 		Todo: todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off}}, client.StartOptions{ID: "rewind-e2e"})
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +46,9 @@ func TestRewind(t *testing.T) {
 	if _, err := s.Rewind(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	var st workflows.State
+	var st api.State
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if st, err = s.State(ctx); err == nil && st.Status == workflows.StatusWaitingUser {
+		if st, err = s.State(ctx); err == nil && st.Status == api.StatusWaitingUser {
 			break
 		}
 		if time.Now().After(deadline) {

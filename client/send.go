@@ -8,13 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/google/uuid"
 	"go.temporal.io/api/serviceerror"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/internal/patient"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // How a session's queue delivers: one request at a time, in the order they
@@ -110,7 +111,7 @@ func (m *Sent) Result(ctx context.Context, out any) error {
 		if !sleep(ctx, min(time.Duration(n)*firstRetry, maxRetry)) {
 			return fmt.Errorf("%s to %s: its turn went on in a later run, not answered yet: %w", m.r.name, m.s.id, ctx.Err())
 		}
-		next := m.s.post(ctx, workflows.TurnReplyUpdate, workflows.TurnReplyArgs{UpdateID: id}, m.r.followID(n))
+		next := m.s.post(ctx, api.TurnReplyUpdate, api.TurnReplyArgs{UpdateID: id}, m.r.followID(n))
 		err = next.result(ctx, out)
 	}
 }
@@ -150,10 +151,10 @@ func (m *Sent) result(ctx context.Context, out any) error {
 // names it; updateID when it does not).
 func goesOn(err error, updateID string) (string, bool) {
 	ae, ok := errors.AsType[*temporal.ApplicationError](err)
-	if !ok || ae.Type() != workflows.ErrTypeTurnGoesOn {
+	if !ok || ae.Type() != api.ErrTypeTurnGoesOn {
 		return "", false
 	}
-	var d workflows.TurnGoesOn
+	var d api.TurnGoesOn
 	if ae.HasDetails() && ae.Details(&d) == nil && d.UpdateID != "" {
 		return d.UpdateID, true
 	}

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/api/serviceerror"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // fakeTemporal is a Temporal client whose workflow takes updates and
@@ -153,7 +153,7 @@ func (h *fakeHandle) Get(ctx context.Context, out any) error {
 	h.f.mu.Unlock()
 	if h.f.goesOn != nil {
 		if id := h.f.goesOn(h.run.name, h.run.arg, h.id); id != "" {
-			return temporal.NewNonRetryableApplicationError("the turn goes on", workflows.ErrTypeTurnGoesOn, nil, workflows.TurnGoesOn{UpdateID: id})
+			return temporal.NewNonRetryableApplicationError("the turn goes on", api.ErrTypeTurnGoesOn, nil, api.TurnGoesOn{UpdateID: id})
 		}
 	}
 	if out == nil {
@@ -315,12 +315,12 @@ func TestRefusedAndNotSent(t *testing.T) {
 // An approval names what the caller was shown: the tool call by its
 // call_id, else the plan.
 func TestAnswers(t *testing.T) {
-	st := workflows.State{AgentID: "main", Status: workflows.StatusAwaitingApproval,
-		PendingApproval: &workflows.PendingApproval{CallID: "call_7", Tool: "write_file"}}
+	st := api.State{AgentID: "main", Status: api.StatusAwaitingApproval,
+		PendingApproval: &api.PendingApproval{CallID: "call_7", Tool: "write_file"}}
 	if a := AnswerTo(st, ""); a.CallID != "call_7" {
 		t.Errorf("AnswerTo = %+v; want call_7", a)
 	}
-	if a := AnswerTo(workflows.State{AgentID: "main"}, ""); a.CallID != "" {
+	if a := AnswerTo(api.State{AgentID: "main"}, ""); a.CallID != "" {
 		t.Errorf("AnswerTo a plan wait = %+v; want no call", a)
 	}
 
@@ -352,10 +352,10 @@ func TestReplyFollowsAHandedOverTurn(t *testing.T) {
 	f := newFake()
 	first := "" // the first turn_reply's id, which goes on too
 	f.goesOn = func(name, arg, id string) string {
-		if name == workflows.TurnReplyUpdate && first == "" {
+		if name == api.TurnReplyUpdate && first == "" {
 			first = id
 		}
-		if name == workflows.SendMessageUpdate || id == first {
+		if name == api.SendMessageUpdate || id == first {
 			return "u1"
 		}
 		return ""
@@ -385,7 +385,7 @@ func TestFollowIDsAreRandomAndKept(t *testing.T) {
 		wantFollows int // turn_reply updates the session takes
 	}{
 		{"an update planted under the predictable id", map[string]*fakeRun{
-			"u1/reply-1": {name: workflows.SendMessageUpdate, arg: "planted"},
+			"u1/reply-1": {name: api.SendMessageUpdate, arg: "planted"},
 		}, 1, 1},
 		{"the reply asked for three times", nil, 3, 1},
 	}
@@ -393,7 +393,7 @@ func TestFollowIDsAreRandomAndKept(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake()
 			f.goesOn = func(name, arg, _ string) string {
-				if name == workflows.SendMessageUpdate && arg == "hello" {
+				if name == api.SendMessageUpdate && arg == "hello" {
 					return "u1"
 				}
 				return ""
@@ -408,7 +408,7 @@ func TestFollowIDsAreRandomAndKept(t *testing.T) {
 			}
 			follows := 0
 			for _, s := range f.taken() {
-				if strings.HasPrefix(s, workflows.TurnReplyUpdate+":") {
+				if strings.HasPrefix(s, api.TurnReplyUpdate+":") {
 					follows++
 				}
 			}

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	sdkclient "go.temporal.io/sdk/client"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Session is one agent session (an AgentWorkflow run and its
@@ -38,14 +38,14 @@ func (s *Session) ID() string { return s.id }
 // an answer was lost is answered once. sent.Accepted says the session took
 // it; sent.Reply waits for the agent's reply.
 func (s *Session) Send(ctx context.Context, text string) *Sent {
-	return s.post(ctx, workflows.SendMessageUpdate, text, "")
+	return s.post(ctx, api.SendMessageUpdate, text, "")
 }
 
 // SendWithID is Send under the update id given: a message sent again with
 // the id of one the session has taken is answered once, with the first
 // reply (`starter send --update-id`). An empty id is a fresh one.
 func (s *Session) SendWithID(ctx context.Context, updateID, text string) *Sent {
-	return s.post(ctx, workflows.SendMessageUpdate, text, updateID)
+	return s.post(ctx, api.SendMessageUpdate, text, updateID)
 }
 
 // Answer is a human's answer to what waits for approval. The workflow
@@ -53,7 +53,7 @@ func (s *Session) SendWithID(ctx context.Context, updateID, text string) *Sent {
 // the caller must have shown (WaitingCall.Answer gives it); without a
 // CallID, the plan that waits (a startPlan).
 type Answer struct {
-	// CallID is the tool call answered (workflows.State.WaitingCall); empty
+	// CallID is the tool call answered (api.State.WaitingCall); empty
 	// answers a plan.
 	CallID string
 	// AgentID is the agent of the tree whose wait is answered, when several
@@ -71,7 +71,7 @@ type Answer struct {
 // tree ("" for the only wait): the tool call st names, else the plan. It
 // shows nothing: a client that asks a human shows the call first
 // (WaitingCalls, ReadWhole) and answers it with WaitingCall.Answer.
-func AnswerTo(st workflows.State, agent string) Answer {
+func AnswerTo(st api.State, agent string) Answer {
 	callID, _ := st.WaitingCall(agent)
 	return Answer{CallID: callID, AgentID: agent}
 }
@@ -93,13 +93,13 @@ func (s *Session) answer(ctx context.Context, approve bool, a Answer) (string, e
 	var out string
 	var err error
 	if a.CallID != "" {
-		err = s.call(ctx, workflows.ApproveToolUpdate, workflows.ToolApprovalArgs{
+		err = s.call(ctx, api.ApproveToolUpdate, api.ToolApprovalArgs{
 			Approved: &approve, Feedback: a.Feedback, CallID: a.CallID, Remember: a.Remember, AgentID: a.AgentID}, &out)
 	} else {
 		if a.Remember {
 			return "", &RefusedError{Message: "remember approves a tool for the session: name the tool call (its call_id)"}
 		}
-		err = s.call(ctx, workflows.ApprovePlanUpdate, workflows.ApprovalArgs{Approved: &approve, Feedback: a.Feedback, AgentID: a.AgentID}, &out)
+		err = s.call(ctx, api.ApprovePlanUpdate, api.ApprovalArgs{Approved: &approve, Feedback: a.Feedback, AgentID: a.AgentID}, &out)
 	}
 	return out, err
 }
@@ -109,16 +109,16 @@ func (s *Session) answer(ctx context.Context, approve bool, a Answer) (string, e
 func (s *Session) Resume(ctx context.Context, text, agent string) error {
 	var arg any = text
 	if agent != "" {
-		arg = workflows.ResumeArgs{Text: text, AgentID: agent}
+		arg = api.ResumeArgs{Text: text, AgentID: agent}
 	}
-	return s.signal(ctx, workflows.ResumeSignal, arg)
+	return s.signal(ctx, api.ResumeSignal, arg)
 }
 
 // Retry runs again a turn that failed on the model, once its cause is fixed
 // (retry_turn), and returns the turn's reply.
 func (s *Session) Retry(ctx context.Context) (string, error) {
 	var reply string
-	err := s.call(ctx, workflows.RetryTurnUpdate, nil, &reply)
+	err := s.call(ctx, api.RetryTurnUpdate, nil, &reply)
 	return reply, err
 }
 
@@ -128,14 +128,14 @@ func (s *Session) Retry(ctx context.Context) (string, error) {
 // its reply; with no turn running it is refused.
 func (s *Session) Interrupt(ctx context.Context) (string, error) {
 	var reply string
-	err := s.call(ctx, workflows.InterruptUpdate, nil, &reply)
+	err := s.call(ctx, api.InterruptUpdate, nil, &reply)
 	return reply, err
 }
 
 // Compact summarises the session's older messages now (compact_context).
-func (s *Session) Compact(ctx context.Context) (workflows.CompactResult, error) {
-	var res workflows.CompactResult
-	err := s.call(ctx, workflows.CompactContextUpdate, nil, &res)
+func (s *Session) Compact(ctx context.Context) (api.CompactResult, error) {
+	var res api.CompactResult
+	err := s.call(ctx, api.CompactContextUpdate, nil, &res)
 	return res, err
 }
 
@@ -143,7 +143,7 @@ func (s *Session) Compact(ctx context.Context) (workflows.CompactResult, error) 
 // setting now in effect.
 func (s *Session) SetContinuation(ctx context.Context, on bool) (bool, error) {
 	var now bool
-	err := s.call(ctx, workflows.SetContinuationUpdate, workflows.ContinuationArgs{Enabled: &on}, &now)
+	err := s.call(ctx, api.SetContinuationUpdate, api.ContinuationArgs{Enabled: &on}, &now)
 	return now, err
 }
 
@@ -151,20 +151,20 @@ func (s *Session) SetContinuation(ctx context.Context, on bool) (bool, error) {
 // waits for its subagents and completes. It returns once the request is
 // delivered, after everything asked before it.
 func (s *Session) End(ctx context.Context) error {
-	return s.signal(ctx, workflows.EndSessionSignal, nil)
+	return s.signal(ctx, api.EndSessionSignal, nil)
 }
 
 // Wait waits until the session has ended, following continue-as-new, and
 // returns its result; a run that failed is the SDK's error as it is (a
 // *temporal.WorkflowExecutionError with the cause).
-func (s *Session) Wait(ctx context.Context) (workflows.AgentResult, error) {
+func (s *Session) Wait(ctx context.Context) (api.AgentResult, error) {
 	s.mu.Lock()
 	run := s.run
 	s.mu.Unlock()
 	if run == nil {
 		run = s.c.tc.GetWorkflow(ctx, s.id, "")
 	}
-	var res workflows.AgentResult
+	var res api.AgentResult
 	err := run.Get(ctx, &res)
 	if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
 		return res, s.wrap("wait for", err)

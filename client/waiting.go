@@ -9,8 +9,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The tool calls that wait for a human's approval, whole: a human answers
@@ -46,10 +47,10 @@ func (c WaitingCall) Answer(feedback string, remember bool) Answer {
 // WaitingCalls are the tool calls that wait for approval in st's tree, in
 // the state's order (the agent's own first), as the state shows them:
 // whole when their arguments were short enough to be shown whole.
-func WaitingCalls(st workflows.State) []WaitingCall {
+func WaitingCalls(st api.State) []WaitingCall {
 	var out []WaitingCall
 	for _, w := range st.Waiting {
-		if w.Kind != workflows.WaitToolApproval {
+		if w.Kind != api.WaitToolApproval {
 			continue
 		}
 		if p := st.PendingApproval; p != nil && w.AgentID == st.AgentID && p.CallID == w.CallID {
@@ -68,7 +69,7 @@ func WaitingCalls(st workflows.State) []WaitingCall {
 // pendingCall is the call state.pending_approval shows: its arguments are
 // the model's JSON object when they were at most 2 KiB, else a JSON string
 // holding their start.
-func pendingCall(agent string, p workflows.PendingApproval) WaitingCall {
+func pendingCall(agent string, p api.PendingApproval) WaitingCall {
 	c := WaitingCall{AgentID: agent, CallID: p.CallID, Tool: p.Tool}
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) > 0 && args[0] == '{' && json.Valid(args) {
@@ -85,7 +86,7 @@ func pendingCall(agent string, p workflows.PendingApproval) WaitingCall {
 // call's arguments read whole from the transcript of its agent. A call
 // that could not be read stays as it was, not whole, and the error says
 // why.
-func (s *Session) ReadWhole(ctx context.Context, st workflows.State, calls []WaitingCall) ([]WaitingCall, error) {
+func (s *Session) ReadWhole(ctx context.Context, st api.State, calls []WaitingCall) ([]WaitingCall, error) {
 	out := slices.Clone(calls)
 	var errs []error
 	for i, c := range out {
@@ -103,7 +104,7 @@ func (s *Session) ReadWhole(ctx context.Context, st workflows.State, calls []Wai
 }
 
 // readCall reads call c whole from the transcript of its agent.
-func (s *Session) readCall(ctx context.Context, st workflows.State, c WaitingCall) (WaitingCall, error) {
+func (s *Session) readCall(ctx context.Context, st api.State, c WaitingCall) (WaitingCall, error) {
 	agent := s
 	if c.AgentID != st.AgentID {
 		var err error
@@ -127,7 +128,7 @@ func (s *Session) readCall(ctx context.Context, st workflows.State, c WaitingCal
 // st), looked for at most depth levels down: a child's workflow id is its
 // parent's and its agent id, and a grandchild is found in its parent's
 // own state (the root's shows its children only).
-func (s *Session) member(ctx context.Context, st workflows.State, id string, depth int) (*Session, error) {
+func (s *Session) member(ctx context.Context, st api.State, id string, depth int) (*Session, error) {
 	if _, ok := st.Subagents[id]; ok {
 		return s.c.Session(s.id + "/" + id), nil
 	}

@@ -7,33 +7,34 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 func TestWaitingCalls(t *testing.T) {
 	short := json.RawMessage(`{"path":"a.txt","content":"hi"}`)
 	cut, _ := json.Marshal(`{"path":"a.txt","content":"step 1… (5000 more bytes)`)
-	own := func(args json.RawMessage) workflows.State {
-		return workflows.State{AgentID: "main",
-			PendingApproval: &workflows.PendingApproval{CallID: "c1", Tool: "write_file", Arguments: args},
-			Waiting:         []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval, CallID: "c1", Reason: "call c1 of write_file …"}}}
+	own := func(args json.RawMessage) api.State {
+		return api.State{AgentID: "main",
+			PendingApproval: &api.PendingApproval{CallID: "c1", Tool: "write_file", Arguments: args},
+			Waiting:         []api.Wait{{AgentID: "main", Kind: api.WaitToolApproval, CallID: "c1", Reason: "call c1 of write_file …"}}}
 	}
 	tree := own(short)
 	tree.Waiting = append(tree.Waiting,
-		workflows.Wait{AgentID: "coder", Kind: workflows.WaitPlanApproval},
-		workflows.Wait{AgentID: "coder", Kind: workflows.WaitToolApproval, CallID: "c9", Reason: "call c9 of run {\"cmd\":\"make\"…"})
+		api.Wait{AgentID: "coder", Kind: api.WaitPlanApproval},
+		api.Wait{AgentID: "coder", Kind: api.WaitToolApproval, CallID: "c9", Reason: "call c9 of run {\"cmd\":\"make\"…"})
 	older := own(short)
 	older.Waiting = nil
 	for _, tt := range []struct {
 		name string
-		st   workflows.State
+		st   api.State
 		want string
 	}{
-		{"nothing", workflows.State{AgentID: "main"}, ""},
+		{"nothing", api.State{AgentID: "main"}, ""},
 		{"short", own(short), `main c1 write_file whole {"path":"a.txt","content":"hi"}`},
 		{"cut", own(cut), `main c1 write_file cut {"path":"a.txt","content":"step 1… (5000 more bytes)`},
 		{"tree", tree, `main c1 write_file whole {"path":"a.txt","content":"hi"}|coder c9  cut call c9 of run {"cmd":"make"…`},
@@ -60,17 +61,17 @@ func callString(c WaitingCall) string {
 // workflows, from states and transcripts by workflow id.
 type treeServer struct {
 	sdkclient.Client
-	states      map[string]workflows.State
+	states      map[string]api.State
 	transcripts map[string][]model.Message
 }
 
 func (f *treeServer) QueryWorkflow(_ context.Context, id, _, name string, args ...any) (converter.EncodedValue, error) {
 	switch name {
-	case workflows.StateQuery:
+	case api.StateQuery:
 		if st, ok := f.states[id]; ok {
 			return jsonValue{st}, nil
 		}
-	case workflows.MessagesQuery:
+	case api.MessagesQuery:
 		if msgs, ok := f.transcripts[id]; ok {
 			from := args[0].(int)
 			return jsonValue{msgs[min(from, len(msgs)):]}, nil
@@ -87,14 +88,14 @@ func TestReadWhole(t *testing.T) {
 		return []model.Message{{Role: model.RoleUser, Content: "go"},
 			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "other"}, {ID: id, Name: "write_file", Arguments: long}}}}
 	}
-	root := workflows.State{AgentID: "main", Subagents: map[string]workflows.State{"coder": {}},
-		PendingApproval: &workflows.PendingApproval{CallID: "c1", Tool: "write_file", Arguments: json.RawMessage(`"{\"path\"… (3000 more bytes)"`)},
-		Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval, CallID: "c1"},
-			{AgentID: "coder", Kind: workflows.WaitToolApproval, CallID: "c2"},
-			{AgentID: "tester", Kind: workflows.WaitToolApproval, CallID: "c3"},
-			{AgentID: "gone", Kind: workflows.WaitToolApproval, CallID: "c4", Reason: "call c4 of run …"}}}
+	root := api.State{AgentID: "main", Subagents: map[string]api.State{"coder": {}},
+		PendingApproval: &api.PendingApproval{CallID: "c1", Tool: "write_file", Arguments: json.RawMessage(`"{\"path\"… (3000 more bytes)"`)},
+		Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitToolApproval, CallID: "c1"},
+			{AgentID: "coder", Kind: api.WaitToolApproval, CallID: "c2"},
+			{AgentID: "tester", Kind: api.WaitToolApproval, CallID: "c3"},
+			{AgentID: "gone", Kind: api.WaitToolApproval, CallID: "c4", Reason: "call c4 of run …"}}}
 	f := &treeServer{
-		states:      map[string]workflows.State{"s/coder": {AgentID: "coder", Subagents: map[string]workflows.State{"tester": {}}}},
+		states:      map[string]api.State{"s/coder": {AgentID: "coder", Subagents: map[string]api.State{"tester": {}}}},
 		transcripts: map[string][]model.Message{"s": answer("c1"), "s/coder": answer("c2"), "s/coder/tester": answer("c3")},
 	}
 	calls, err := New(f, Options{}).Session("s").ReadWhole(context.Background(), root, WaitingCalls(root))

@@ -8,12 +8,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // DefaultWatchInterval is how often Watch looks when no interval is given:
@@ -94,11 +95,11 @@ type watcher struct {
 	runID      string
 	historyLen int64
 	stateOK    bool
-	queried    workflows.State       // the state query's latest answer
-	retried    *workflows.ModelError // the model call the server retries, as the latest look saw it
-	state      *workflows.State      // as last reported: queried, with retried as its model_error
-	offset     int                   // the transcript's messages reported
-	last       *model.Message        // the last one, to find the place again after continue-as-new
+	queried    api.State       // the state query's latest answer
+	retried    *api.ModelError // the model call the server retries, as the latest look saw it
+	state      *api.State      // as last reported: queried, with retried as its model_error
+	offset     int             // the transcript's messages reported
+	last       *model.Message  // the last one, to find the place again after continue-as-new
 	closed     bool
 	stream     StreamChanged // as last reported
 	preview    StreamChanged // as the last look's heartbeat details had it
@@ -132,14 +133,14 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 	var modelCall *workflowpb.PendingActivityInfo
 	for _, pa := range d.GetPendingActivities() {
 		switch pa.GetActivityType().GetName() {
-		case workflows.ModelCallActivity:
+		case api.ModelCallActivity:
 			stream.Running, modelCall = true, pa
-			var rs workflows.ReplyStream
+			var rs api.ReplyStream
 			if hd := currentDetails(pa); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &rs) == nil {
 				stream.Call, stream.Text, stream.Cut = rs.Call, rs.Text, rs.Cut
 			}
-		case workflows.ToolActivity, workflows.ToolOnHostActivity:
-			var tp workflows.ToolProgress
+		case api.ToolActivity, api.ToolOnHostActivity:
+			var tp api.ToolProgress
 			if hd := pa.GetHeartbeatDetails(); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &tp) == nil && tp.Tool != "" {
 				tools = append(tools, RunningTool{Name: tp.Tool, Progress: tp.Progress, Total: tp.Total, Message: tp.Message})
 			}
@@ -155,7 +156,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 			w.offset = -1
 		}
 		w.runID, w.historyLen = runID, info.GetHistoryLength()
-		var st workflows.State
+		var st api.State
 		st, qerr = w.s.RunState(ctx)
 		if qerr == nil {
 			w.queried, w.retried = st, retried
@@ -203,7 +204,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 // (modelerror.go).
 func (w *watcher) changed() []Event {
 	st := w.queried
-	if w.retried != nil && st.Status == workflows.StatusRunning {
+	if w.retried != nil && st.Status == api.StatusRunning {
 		st.ModelError = w.retried
 	}
 	evs := changes(w.state, st, time.Now())

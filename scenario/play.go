@@ -10,13 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/google/uuid"
 	sdkclient "go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Options tune a play.
@@ -49,7 +50,7 @@ const queryPatience = 3 * time.Minute
 // client package, over c.
 func Play(ctx context.Context, c sdkclient.Client, sc *Scenario, opts Options) (*Output, error) {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.TaskQueue
+		opts.TaskQueue = api.TaskQueue
 	}
 	if opts.WorkflowID == "" {
 		opts.WorkflowID = "todoflow-" + uuid.NewString()
@@ -118,11 +119,11 @@ func Play(ctx context.Context, c sdkclient.Client, sc *Scenario, opts Options) (
 	return out, playErr
 }
 
-// describe is the run's static summary and details (workflows.Describe), with the
+// describe is the run's static summary and details (api.Describe), with the
 // scenario's name: the summary when the run has no prompt, the last line of the details
 // (a name may be a long description).
-func describe(sc *Scenario, in workflows.AgentInput) (summary, details string) {
-	summary, details = workflows.Describe(in)
+func describe(sc *Scenario, in api.AgentInput) (summary, details string) {
+	summary, details = api.Describe(in)
 	if sc.Name == "" {
 		return summary, details
 	}
@@ -152,7 +153,7 @@ type player struct {
 	followCtx context.Context
 	following sync.WaitGroup
 
-	last      workflows.State
+	last      api.State
 	seen      bool
 	afterMark string // the state an action was taken in; wait for a change
 	retries   int    // times the next action was refused because its wait moved
@@ -166,7 +167,7 @@ func (p *player) where() string {
 }
 
 // mark identifies a state well enough to see that an action took effect.
-func mark(s workflows.State) string {
+func mark(s api.State) string {
 	// The calls of one response wait for approval one after another with
 	// the same counters: the waiting call tells them apart.
 	call := ""
@@ -216,7 +217,7 @@ func (p *player) step(ctx context.Context) error {
 		return err
 	}
 	switch {
-	case st.Status == workflows.StatusWaitingUser && len(p.actions) == 0:
+	case st.Status == api.StatusWaitingUser && len(p.actions) == 0:
 		if !p.ended {
 			p.ended = true
 			p.afterMark = mark(st)
@@ -226,7 +227,7 @@ func (p *player) step(ctx context.Context) error {
 		return nil
 	case len(p.actions) == 0:
 		return fmt.Errorf("the run is %s and the scenario has no action left for it (%s)", st.Status, p.where())
-	case st.Status == workflows.StatusWaitingUser:
+	case st.Status == api.StatusWaitingUser:
 		return nil // a later action waits for another status; let the session idle
 	default:
 		return fmt.Errorf("the run is %s but the next user action waits for %s (%s)", st.Status, p.actions[0].When, p.where())
@@ -246,10 +247,10 @@ func moved(err error) bool {
 		errors.As(err, &r) && (strings.Contains(r.Message, "does not wait for this") || strings.Contains(r.Message, "no agent of this run tree waits for this"))
 }
 
-func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
+func (p *player) take(ctx context.Context, a Action, st api.State) error {
 	fmt.Fprintf(p.progress, "todoflow: run is %s: sending %s\n", a.When, a.name())
 	args := a.Args
-	if a.Update == workflows.ApproveToolUpdate {
+	if a.Update == api.ApproveToolUpdate {
 		var err error
 		if args, err = withCallID(a.Args, st); err != nil {
 			return err
@@ -268,7 +269,7 @@ func (p *player) take(ctx context.Context, a Action, st workflows.State) error {
 	if err := sent.Accepted(ctx); err != nil {
 		return fmt.Errorf("update %s: %w", a.Update, err)
 	}
-	if a.Update == workflows.SendMessageUpdate || a.Update == workflows.RetryTurnUpdate {
+	if a.Update == api.SendMessageUpdate || a.Update == api.RetryTurnUpdate {
 		p.following.Go(func() {
 			if _, err := sent.Reply(p.followCtx); err != nil && p.followCtx.Err() == nil {
 				fmt.Fprintf(p.progress, "todoflow: %s: its reply could not be read: %v\n", a.name(), err)
@@ -283,7 +284,7 @@ var errNoWaitingCall = errors.New("no tool call waits for approval in the state"
 // withCallID is an approve_tool's arguments with the call_id of the call
 // the state shows waiting, unless the scenario names one: the player, as
 // every client, answers the call it was shown.
-func withCallID(args json.RawMessage, st workflows.State) (json.RawMessage, error) {
+func withCallID(args json.RawMessage, st api.State) (json.RawMessage, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(args, &fields); err != nil {
 		return nil, fmt.Errorf("approve_tool's args: %w", err)
@@ -305,7 +306,7 @@ func withCallID(args json.RawMessage, st workflows.State) (json.RawMessage, erro
 
 // report prints what changed since the last look: the status and the
 // checklist, redrawn when it changes.
-func (p *player) report(st workflows.State) {
+func (p *player) report(st api.State) {
 	if !p.seen || st.Status != p.last.Status {
 		fmt.Fprintf(p.progress, "todoflow: %s (turn %d, %d model calls)\n", st.Status, st.Turns, st.ModelCalls)
 		if st.Paused {

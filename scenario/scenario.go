@@ -25,8 +25,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model/script"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // DefaultTimeLimit bounds a scenario run from the workflow's start.
@@ -40,7 +41,7 @@ const MaxTimeLimit = 24 * time.Hour
 // Scenario is a parsed scenario file.
 type Scenario struct {
 	Name   string                       `json:"name"`
-	Input  workflows.AgentInput         `json:"-"`
+	Input  api.AgentInput               `json:"-"`
 	Model  []json.RawMessage            `json:"model"`
 	Agents map[string][]json.RawMessage `json:"agents"`
 	// Summary is what the scripted model answers every summarising call
@@ -199,10 +200,10 @@ func wantedKind(t reflect.Type) string {
 }
 
 var (
-	waits   = map[string]bool{workflows.StatusWaitingUser: true, workflows.StatusAwaitingApproval: true, workflows.StatusPaused: true}
-	updates = map[string]bool{workflows.SendMessageUpdate: true, workflows.ApprovePlanUpdate: true, workflows.ApproveToolUpdate: true,
-		workflows.SetContinuationUpdate: true, workflows.CompactContextUpdate: true}
-	signals = map[string]bool{workflows.UserMessageSignal: true, workflows.ResumeSignal: true, workflows.EndSessionSignal: true}
+	waits   = map[string]bool{api.StatusWaitingUser: true, api.StatusAwaitingApproval: true, api.StatusPaused: true}
+	updates = map[string]bool{api.SendMessageUpdate: true, api.ApprovePlanUpdate: true, api.ApproveToolUpdate: true,
+		api.SetContinuationUpdate: true, api.CompactContextUpdate: true}
+	signals = map[string]bool{api.UserMessageSignal: true, api.ResumeSignal: true, api.EndSessionSignal: true}
 )
 
 func checkAction(a Action) error {
@@ -228,7 +229,7 @@ func checkAction(a Action) error {
 
 // RunInput is the workflow input the scenario starts: its input, with the
 // scripted model of the file unless the input names a model.
-func (sc *Scenario) RunInput() workflows.AgentInput {
+func (sc *Scenario) RunInput() api.AgentInput {
 	in := sc.Input
 	if in.Model == "" && sc.Path != "" {
 		in.Model = "script:" + sc.Path

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -21,7 +23,6 @@ import (
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // cmdChat is the terminal client (package chat). Without an address it
@@ -143,7 +144,7 @@ func chatServer(ctx context.Context, c *conn, scriptDir string, logw io.Writer, 
 	// Said before the chat starts: building the server's binary may take a
 	// while the first time.
 	fmt.Fprintf(os.Stderr, "todoflow: starting the embedded Temporal server (database %s, log %s)\n", db, logPath)
-	opts := devserver.Options{Port: 7233, UIPort: 8233, DBFile: db, SearchAttributes: workflows.SearchAttributes(), Log: logw, Progress: logw}
+	opts := devserver.Options{Port: 7233, UIPort: 8233, DBFile: db, SearchAttributes: api.SearchAttributes(), Log: logw, Progress: logw}
 	srv, err := devserver.Start(ctx, opts)
 	if errors.Is(err, devserver.ErrPortInUse) {
 		opts.Port, opts.UIPort = 0, 0

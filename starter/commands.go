@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/scenario"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 func cmdStart(c *cmdline) action {
@@ -30,7 +31,7 @@ func cmdStart(c *cmdline) action {
 // startRun is `starter start` once its flags are read.
 func startRun(c *cmdline, id, scenarioFile, modelRef string, pos []string) error {
 	prompt := strings.TrimSpace(strings.Join(pos, " "))
-	var in workflows.AgentInput
+	var in api.AgentInput
 	switch {
 	case scenarioFile != "" && prompt != "":
 		return c.usageErr("give --scenario or a prompt, not both")
@@ -81,14 +82,14 @@ func cmdSend(c *cmdline) action {
 }
 
 // queryState reads the state query's answer, decoded and as the workflow wrote it.
-func queryState(ctx context.Context, s *tfclient.Session) (workflows.State, json.RawMessage, error) {
+func queryState(ctx context.Context, s *tfclient.Session) (api.State, json.RawMessage, error) {
 	raw, err := s.RawState(ctx)
 	if err != nil {
-		return workflows.State{}, nil, err
+		return api.State{}, nil, err
 	}
-	var st workflows.State
+	var st api.State
 	if err := json.Unmarshal(raw, &st); err != nil {
-		return workflows.State{}, nil, fmt.Errorf("decode state of %s: %w", s.ID(), err)
+		return api.State{}, nil, fmt.Errorf("decode state of %s: %w", s.ID(), err)
 	}
 	return st, raw, nil
 }
@@ -119,7 +120,7 @@ func cmdState(c *cmdline) action {
 			return err
 		}
 		printState(os.Stdout, s.ID(), st)
-		if st.Status == workflows.StatusFailed {
+		if st.Status == api.StatusFailed {
 			// The state says failed; why is in the run's result.
 			if why, err := s.Failure(ctx); err == nil && why != "" {
 				printText("Failed: " + why)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
@@ -21,7 +23,6 @@ import (
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/worker/telemetry"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // conn holds the flags every command that talks to a server shares.
@@ -42,7 +43,7 @@ type conn struct {
 func (c *conn) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.address, "address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
 	fs.StringVar(&c.namespace, "namespace", "", "Temporal namespace `NS` (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
-	fs.StringVar(&c.taskQueue, "task-queue", workflows.TaskQueue, "task `QUEUE` of the todoflow workers")
+	fs.StringVar(&c.taskQueue, "task-queue", api.TaskQueue, "task `QUEUE` of the todoflow workers")
 }
 
 // dial connects to the server, quietly: the SDK's info logs would drown the
@@ -86,7 +87,7 @@ func (c *conn) dialReady(ctx context.Context) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := devserver.EnsureSearchAttributes(ctx, cl, c.namespace, workflows.SearchAttributes()); err != nil {
+	if err := devserver.EnsureSearchAttributes(ctx, cl, c.namespace, api.SearchAttributes()); err != nil {
 		cl.Close()
 		return nil, err
 	}

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/callview"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The commands that steer a running agent: approve and reject (the
@@ -196,10 +197,10 @@ func cmdResume(c *cmdline) action {
 // pausedAgent is the agent a resume is for: the one named, or the only
 // paused agent of the tree (state.waiting; a run of an older version lists
 // none and answers for itself).
-func pausedAgent(st workflows.State, agent string) (string, error) {
+func pausedAgent(st api.State, agent string) (string, error) {
 	var paused []string
 	for _, w := range st.Waiting {
-		if w.Kind == workflows.WaitPaused && (agent == "" || w.AgentID == agent) {
+		if w.Kind == api.WaitPaused && (agent == "" || w.AgentID == agent) {
 			paused = append(paused, w.AgentID)
 		}
 	}

@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // `starter approve ID` shows the waiting call whole and answers nothing
@@ -44,7 +45,7 @@ func TestApproveShowsTheCallFirst(t *testing.T) {
 	if err := os.WriteFile(path, script, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.client(cl).Start(ctx, workflows.AgentInput{Prompt: "Write the notes", Model: "script:" + path,
+	s, err := c.client(cl).Start(ctx, api.AgentInput{Prompt: "Write the notes", Model: "script:" + path,
 		Approval: todo.ToolApproval{"write_file": "required"}}, tfclient.StartOptions{ID: "approve-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestApproveShowsTheCallFirst(t *testing.T) {
 			st, ok := ev.(tfclient.StateChanged)
 			switch {
 			case !ok:
-			case call == "" && st.State.Status == workflows.StatusWaitingUser:
+			case call == "" && st.State.Status == api.StatusWaitingUser:
 				return
 			case st.State.PendingApproval != nil && st.State.PendingApproval.CallID == call:
 				return

@@ -7,9 +7,10 @@ import (
 	"io"
 	"net/url"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // devUI is the Web UI of `worker --dev`, which serves the state database afterwards.
@@ -34,7 +35,7 @@ func startEmbedded(ctx context.Context, notes io.Writer) (*embedded, error) {
 		return nil, err
 	}
 	fmt.Fprintln(notes, "todoflow: starting the embedded Temporal server")
-	opts := devserver.Options{DBFile: db, SearchAttributes: workflows.SearchAttributes(), Progress: notes}
+	opts := devserver.Options{DBFile: db, SearchAttributes: api.SearchAttributes(), Progress: notes}
 	srv, err := devserver.Start(ctx, opts)
 	if errors.Is(err, devserver.ErrDBInUse) {
 		fmt.Fprintf(notes, "todoflow: %s is in use by another process (a `worker --dev`, another `starter run`), so this run goes to a temporary database "+

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // hostile is what a reply, a todo or a file read back may hold to take over
@@ -20,14 +21,14 @@ const (
 )
 
 // hostileState is a run whose every part that the views show holds hostile.
-func hostileState() workflows.State {
-	return workflows.State{
-		AgentID: "main", Status: workflows.StatusPaused, Paused: true, PauseReason: hostile,
+func hostileState() api.State {
+	return api.State{
+		AgentID: "main", Status: api.StatusPaused, Paused: true, PauseReason: hostile,
 		Todos:      []todo.Item{{ID: "1", Content: hostile, Status: todo.InProgress}},
 		Plan:       &todo.Plan{PlanID: "plan_1", Title: hostile, Steps: []todo.Step{{StepID: "step_1", Sequence: 1, Description: hostile, Status: todo.StepPending}}},
-		ModelError: &workflows.ModelError{Message: hostile},
-		Waiting:    []workflows.Wait{{AgentID: hostile, Kind: workflows.WaitPaused, Reason: hostile}},
-		Subagents:  map[string]workflows.State{hostile: {Status: workflows.StatusPaused, Paused: true, PauseReason: hostile}},
+		ModelError: &api.ModelError{Message: hostile},
+		Waiting:    []api.Wait{{AgentID: hostile, Kind: api.WaitPaused, Reason: hostile}},
+		Subagents:  map[string]api.State{hostile: {Status: api.StatusPaused, Paused: true, PauseReason: hostile}},
 	}
 }
 

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // runOutput is `starter run --json`'s object (CONTRACT.md): the scenario player's output,
@@ -43,7 +44,7 @@ const (
 // (status waiting_user) the session is ended (end_session), as a one-shot run should be:
 // the run winds down (its subagents finish) and completes. Interrupting leaves the run as
 // it is, on its server.
-func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutput, error) {
+func (p *promptRun) run(ctx context.Context, in api.AgentInput) (*runOutput, error) {
 	s, err := p.c.Start(ctx, in, tfclient.StartOptions{ID: p.id})
 	if err != nil {
 		return nil, fmt.Errorf("start run: %w", err)
@@ -79,7 +80,7 @@ func (p *promptRun) run(ctx context.Context, in workflows.AgentInput) (*runOutpu
 		if view.show(st, raw) {
 			poll = minPoll
 		}
-		if st.Status == workflows.StatusWaitingUser && !ended {
+		if st.Status == api.StatusWaitingUser && !ended {
 			if err := s.End(ctx); err != nil {
 				return nil, fmt.Errorf("end the session of %s: %w", out.WorkflowID, err)
 			}
@@ -115,12 +116,12 @@ func (o *runOutput) print(w io.Writer, asJSON bool) error {
 // outcome is the error `starter run` exits with for a run that ended: nil only when it
 // completed with an answer.
 func (o *runOutput) outcome() error {
-	if o.RunStatus != workflows.StatusCompleted {
+	if o.RunStatus != api.StatusCompleted {
 		return fmt.Errorf("run %s ended %s: %s", o.WorkflowID, o.RunStatus, o.Error)
 	}
 	// A one-shot run whose turn failed on the model completed (the session survives
 	// such a turn), but the user asked for an answer and got none.
-	var st workflows.State
+	var st api.State
 	if json.Unmarshal(o.State, &st) == nil && st.ModelError != nil && !st.ModelError.Retryable {
 		return fmt.Errorf("run %s: the model call failed: %s", o.WorkflowID, st.ModelError.Message)
 	}
@@ -141,7 +142,7 @@ type progressView struct {
 
 // show prints what changed, cleaned (print.go), and reports whether anything in the
 // state (raw) did.
-func (v *progressView) show(st workflows.State, raw json.RawMessage) bool {
+func (v *progressView) show(st api.State, raw json.RawMessage) bool {
 	w := cleanWriter{v.w}
 	changed := string(raw) != v.last.state
 	v.last.state = string(raw)
@@ -165,7 +166,7 @@ func (v *progressView) show(st workflows.State, raw json.RawMessage) bool {
 }
 
 // waitHints say what the run waits for from a human, and the command that answers it.
-func (v *progressView) waitHints(st workflows.State) []string {
+func (v *progressView) waitHints(st api.State) []string {
 	var hints []string
 	if st.Paused {
 		hints = append(hints, fmt.Sprintf(`Paused: %s (run "starter resume %s [TEXT]" to go on)`, oneLine(st.PauseReason), v.id))

@@ -9,11 +9,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // demo is the scenario `starter run` plays when no model is configured, so
@@ -99,7 +100,7 @@ func runAgent(c *cmdline, id, scenarioFile string, asJSON, ui bool, pos []string
 		if emb != nil {
 			p.server = c.conn.address
 		}
-		out, runErr = p.run(ctx, workflows.AgentInput{Prompt: prompt})
+		out, runErr = p.run(ctx, api.AgentInput{Prompt: prompt})
 	}
 	if out == nil {
 		if ctx.Err() != nil {

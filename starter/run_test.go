@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // realBinary makes sure the dev server binary is there (.ci/run builds it first); only a
@@ -220,7 +221,7 @@ func TestRunPrompt(t *testing.T) {
 	}
 	var out struct {
 		runOutput
-		StateObj workflows.State `json:"-"`
+		StateObj api.State `json:"-"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out.runOutput); err != nil {
 		t.Fatalf("stdout is not the JSON object: %v\n%s", err, stdout)
@@ -231,7 +232,7 @@ func TestRunPrompt(t *testing.T) {
 	if out.WorkflowID != id || out.RunStatus != "completed" || out.Reply != "Done." {
 		t.Errorf("workflow_id %q, run_status %q, reply %q; want %s, completed, Done.", out.WorkflowID, out.RunStatus, out.Reply, id)
 	}
-	if st := out.StateObj; st.Status != workflows.StatusCompleted || len(st.Todos) != 2 || st.Turns != 1 {
+	if st := out.StateObj; st.Status != api.StatusCompleted || len(st.Todos) != 2 || st.Turns != 1 {
 		t.Errorf("final state: status %s, %d todos, %d turns; want completed, 2, 1", st.Status, len(st.Todos), st.Turns)
 	}
 	var first struct{ Role, Content string }
@@ -281,8 +282,8 @@ func TestRunPrompt(t *testing.T) {
 		t.Errorf("static summary %q, %v; want the prompt %q", summary, err, prompt)
 	}
 	details, err := desc.GetStaticDetails()
-	if _, want := workflows.Describe(workflows.AgentInput{Prompt: prompt}); err != nil || details != want || !strings.Contains(details, "- **Model:** ") {
-		t.Errorf("static details %q, %v; want workflows.Describe's:\n%s", details, err, want)
+	if _, want := api.Describe(api.AgentInput{Prompt: prompt}); err != nil || details != want || !strings.Contains(details, "- **Model:** ") {
+		t.Errorf("static details %q, %v; want api.Describe's:\n%s", details, err, want)
 	}
 }
 
@@ -322,7 +323,7 @@ func TestRunPromptWaitsForAHuman(t *testing.T) {
 		approved <- err
 	}()
 	p := &promptRun{c: c.client(cl), id: "wait-1", progress: &progress, server: c.address}
-	out, err := p.run(ctx, workflows.AgentInput{Prompt: "Ship it", Model: "script:" + script})
+	out, err := p.run(ctx, api.AgentInput{Prompt: "Ship it", Model: "script:" + script})
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, progress.String())
 	}
@@ -395,7 +396,7 @@ func scriptedServer(ctx context.Context, t *testing.T) (conn, client.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = emb.srv.Stop() })
-	c := conn{address: emb.srv.Address(), namespace: emb.srv.Namespace(), taskQueue: workflows.TaskQueue, local: true}
+	c := conn{address: emb.srv.Address(), namespace: emb.srv.Namespace(), taskQueue: api.TaskQueue, local: true}
 	cl, err := c.dialReady(ctx)
 	if err != nil {
 		t.Fatal(err)

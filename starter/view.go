@@ -7,14 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // printState is the `state` command's text: the tree of agents, the root's
 // todo checklist and, once there is one, its plan checklist; cleaned, as the
 // agents wrote most of it (print.go).
-func printState(w io.Writer, id string, st workflows.State) {
+func printState(w io.Writer, id string, st api.State) {
 	w = cleanWriter{w}
 	fmt.Fprint(w, agentTree(id, st))
 	if n := workspaceNote(st.Workspace); n != "" {
@@ -43,14 +44,14 @@ func printState(w io.Writer, id string, st workflows.State) {
 //	├─ coder: running, turn 1, 2 model calls, todos 0/2
 //	│  └─ tester: completed, turn 1, 1 model calls, todos 1/1
 //	└─ researcher: paused, turn 1, 3 model calls, todos 0/0, paused: no access
-func agentTree(id string, st workflows.State) string {
+func agentTree(id string, st api.State) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s): %s\n", id, st.AgentID, agentSummary(st))
 	writeSubagents(&b, st.Subagents, "")
 	return b.String()
 }
 
-func writeSubagents(b *strings.Builder, subs map[string]workflows.State, indent string) {
+func writeSubagents(b *strings.Builder, subs map[string]api.State, indent string) {
 	ids := make([]string, 0, len(subs))
 	for id := range subs {
 		ids = append(ids, id)
@@ -68,7 +69,7 @@ func writeSubagents(b *strings.Builder, subs map[string]workflows.State, indent 
 
 // agentSummary is one agent's progress: status, turn, model calls, todos
 // done/total, plan progress when it has a plan, and why it is paused.
-func agentSummary(st workflows.State) string {
+func agentSummary(st api.State) string {
 	done, total := todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)
 	if l := st.Live; l != nil {
 		// A running subagent as its parent knows it: its counters.
@@ -97,7 +98,7 @@ func agentSummary(st workflows.State) string {
 
 // planNotes are the lines `starter plan` adds after the plan checklist: why
 // the run is paused, and how to answer a plan that awaits approval.
-func planNotes(id string, st workflows.State) []string {
+func planNotes(id string, st api.State) []string {
 	var notes []string
 	if st.Paused {
 		notes = append(notes, "Paused: "+oneLine(st.PauseReason))
@@ -110,21 +111,21 @@ func planNotes(id string, st workflows.State) []string {
 
 // waitNotes say which subagents of the tree wait for a human, and how to
 // answer them at the root.
-func waitNotes(id string, st workflows.State) []string {
+func waitNotes(id string, st api.State) []string {
 	var notes []string
 	for _, w := range st.Waiting {
 		if w.AgentID == st.AgentID {
 			continue // the root's own wait is said with its state
 		}
 		switch w.Kind {
-		case workflows.WaitPaused:
+		case api.WaitPaused:
 			notes = append(notes, fmt.Sprintf(`Subagent %s is paused: %s (run "starter resume %s --agent %s TEXT")`, w.AgentID, oneLine(w.Reason), id, w.AgentID))
-		case workflows.WaitPlanApproval:
+		case api.WaitPlanApproval:
 			notes = append(notes, fmt.Sprintf(`Subagent %s's plan awaits approval (run "starter approve %s --agent %s" or "starter reject %s --agent %s --feedback TEXT")`, w.AgentID, id, w.AgentID, id, w.AgentID))
 		}
 	}
 	for _, w := range st.Waiting {
-		if w.Kind == workflows.WaitToolApproval {
+		if w.Kind == api.WaitToolApproval {
 			// The root's own call too: its state says nothing else of it.
 			notes = append(notes, fmt.Sprintf(`Tool call %s of agent %s awaits approval (run "starter approve %s" to see it whole, then answer with --call %s)`, w.CallID, w.AgentID, id, w.CallID))
 		}
@@ -143,7 +144,7 @@ func oneLine(s string) string {
 
 // workspaceNote says where the run's tools run: on the host that holds its
 // workspace (and whether that host answers), or on any worker.
-func workspaceNote(ws *workflows.WorkspaceState) string {
+func workspaceNote(ws *api.WorkspaceState) string {
 	switch {
 	case ws == nil:
 		return ""

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoflow/todoflow/workflows"
+	"github.com/todoflow/todoflow/api"
 )
 
 // treeState is a state query answer (trimmed to what the views read) with
@@ -45,9 +45,9 @@ const treeState = `{
   }
 }`
 
-func decodeState(t *testing.T, s string) workflows.State {
+func decodeState(t *testing.T, s string) api.State {
 	t.Helper()
-	var st workflows.State
+	var st api.State
 	if err := json.Unmarshal([]byte(s), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestAgentTree(t *testing.T) {
 }
 
 func TestAgentTreeAlone(t *testing.T) {
-	st := workflows.State{AgentID: "main", Status: "paused", Turns: 2, ModelCalls: 5, Paused: true, PauseReason: "need the password"}
+	st := api.State{AgentID: "main", Status: "paused", Turns: 2, ModelCalls: 5, Paused: true, PauseReason: "need the password"}
 	want := "wf-2 (main): paused, turn 2, 5 model calls, todos 0/0, paused: need the password\n"
 	if got := agentTree("wf-2", st); got != want {
 		t.Errorf("agentTree = %q, want %q", got, want)
@@ -109,7 +109,7 @@ Awaiting approval: run "starter approve wf-1" or "starter reject wf-1 --feedback
 
 func TestPrintStateNoPlan(t *testing.T) {
 	var b strings.Builder
-	printState(&b, "wf-3", workflows.State{AgentID: "main", Status: "running"})
+	printState(&b, "wf-3", api.State{AgentID: "main", Status: "running"})
 	want := "wf-3 (main): running, turn 0, 0 model calls, todos 0/0\n\n(no todo items)\n"
 	if got := b.String(); got != want {
 		t.Errorf("printState = %q, want %q", got, want)
@@ -118,17 +118,17 @@ func TestPrintStateNoPlan(t *testing.T) {
 
 func TestPlanNotes(t *testing.T) {
 	cases := []struct {
-		st   workflows.State
+		st   api.State
 		want []string
 	}{
-		{workflows.State{Status: "running"}, nil},
-		{workflows.State{Status: "paused", Paused: true, PauseReason: "waiting for\nthe keys"}, []string{"Paused: waiting for the keys"}},
-		{workflows.State{Status: "awaiting_approval", AwaitingApproval: true},
+		{api.State{Status: "running"}, nil},
+		{api.State{Status: "paused", Paused: true, PauseReason: "waiting for\nthe keys"}, []string{"Paused: waiting for the keys"}},
+		{api.State{Status: "awaiting_approval", AwaitingApproval: true},
 			[]string{`Awaiting approval: run "starter approve wf-1" or "starter reject wf-1 --feedback TEXT"`}},
-		{workflows.State{AgentID: "main", Status: "paused", Waiting: []workflows.Wait{{AgentID: "fixer", Kind: workflows.WaitPaused, Reason: "no\npassword"}}},
+		{api.State{AgentID: "main", Status: "paused", Waiting: []api.Wait{{AgentID: "fixer", Kind: api.WaitPaused, Reason: "no\npassword"}}},
 			[]string{`Subagent fixer is paused: no password (run "starter resume wf-1 --agent fixer TEXT")`}},
-		{workflows.State{AgentID: "main", Status: "awaiting_approval", AwaitingApproval: true, Waiting: []workflows.Wait{
-			{AgentID: "main", Kind: workflows.WaitPlanApproval}, {AgentID: "impl", Kind: workflows.WaitPlanApproval}}},
+		{api.State{AgentID: "main", Status: "awaiting_approval", AwaitingApproval: true, Waiting: []api.Wait{
+			{AgentID: "main", Kind: api.WaitPlanApproval}, {AgentID: "impl", Kind: api.WaitPlanApproval}}},
 			[]string{`Awaiting approval: run "starter approve wf-1" or "starter reject wf-1 --feedback TEXT"`,
 				`Subagent impl's plan awaits approval (run "starter approve wf-1 --agent impl" or "starter reject wf-1 --agent impl --feedback TEXT")`}},
 	}
@@ -141,26 +141,26 @@ func TestPlanNotes(t *testing.T) {
 }
 
 func TestPausedAgent(t *testing.T) {
-	paused := func(ids ...string) []workflows.Wait {
-		var ws []workflows.Wait
+	paused := func(ids ...string) []api.Wait {
+		var ws []api.Wait
 		for _, id := range ids {
-			ws = append(ws, workflows.Wait{AgentID: id, Kind: workflows.WaitPaused})
+			ws = append(ws, api.Wait{AgentID: id, Kind: api.WaitPaused})
 		}
 		return ws
 	}
 	cases := []struct {
 		name, agent string
-		st          workflows.State
+		st          api.State
 		want, err   string
 	}{
-		{"the root itself, older run", "", workflows.State{AgentID: "main", Paused: true}, "main", ""},
-		{"the only paused subagent", "", workflows.State{AgentID: "main", Waiting: paused("fixer")}, "fixer", ""},
-		{"several: must pick", "", workflows.State{AgentID: "main", Waiting: paused("a", "b")}, "", "agents a, b are paused; name one with --agent"},
-		{"picked", "b", workflows.State{AgentID: "main", Waiting: paused("a", "b")}, "b", ""},
-		{"picked one that is not paused", "c", workflows.State{AgentID: "main", Status: "paused", Waiting: paused("a")}, "", "agent c is not paused (status paused); nothing to resume"},
-		{"nothing paused", "", workflows.State{AgentID: "main", Status: "running"}, "", "no agent of the run is paused (status running); nothing to resume"},
-		{"a plan approval is not a pause", "", workflows.State{AgentID: "main", Status: "awaiting_approval",
-			Waiting: []workflows.Wait{{AgentID: "x", Kind: workflows.WaitPlanApproval}}}, "", "no agent of the run is paused (status awaiting_approval); nothing to resume"},
+		{"the root itself, older run", "", api.State{AgentID: "main", Paused: true}, "main", ""},
+		{"the only paused subagent", "", api.State{AgentID: "main", Waiting: paused("fixer")}, "fixer", ""},
+		{"several: must pick", "", api.State{AgentID: "main", Waiting: paused("a", "b")}, "", "agents a, b are paused; name one with --agent"},
+		{"picked", "b", api.State{AgentID: "main", Waiting: paused("a", "b")}, "b", ""},
+		{"picked one that is not paused", "c", api.State{AgentID: "main", Status: "paused", Waiting: paused("a")}, "", "agent c is not paused (status paused); nothing to resume"},
+		{"nothing paused", "", api.State{AgentID: "main", Status: "running"}, "", "no agent of the run is paused (status running); nothing to resume"},
+		{"a plan approval is not a pause", "", api.State{AgentID: "main", Status: "awaiting_approval",
+			Waiting: []api.Wait{{AgentID: "x", Kind: api.WaitPlanApproval}}}, "", "no agent of the run is paused (status awaiting_approval); nothing to resume"},
 	}
 	for _, tc := range cases {
 		got, err := pausedAgent(tc.st, tc.agent)
@@ -173,13 +173,13 @@ func TestPausedAgent(t *testing.T) {
 func TestWorkspaceNote(t *testing.T) {
 	since := time.Date(2026, 5, 1, 10, 4, 0, 0, time.UTC)
 	cases := []struct {
-		ws   *workflows.WorkspaceState
+		ws   *api.WorkspaceState
 		want string
 	}{
 		{nil, ""},
-		{&workflows.WorkspaceState{Shared: true}, "Workspace: shared, tools run on any worker"},
-		{&workflows.WorkspaceState{HostQueue: "todoflow-host-a-1234"}, "Workspace: on host todoflow-host-a-1234"},
-		{&workflows.WorkspaceState{HostQueue: "todoflow-host-a-1234", UnansweredSince: &since},
+		{&api.WorkspaceState{Shared: true}, "Workspace: shared, tools run on any worker"},
+		{&api.WorkspaceState{HostQueue: "todoflow-host-a-1234"}, "Workspace: on host todoflow-host-a-1234"},
+		{&api.WorkspaceState{HostQueue: "todoflow-host-a-1234", UnansweredSince: &since},
 			"Workspace: on host todoflow-host-a-1234, NOT ANSWERING since 2026-05-01T10:04:00Z: tool calls fail until a worker with that host queue is back"},
 	}
 	for _, tc := range cases {
@@ -188,7 +188,7 @@ func TestWorkspaceNote(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	printState(&b, "wf-4", workflows.State{AgentID: "main", Status: "waiting_user", Workspace: &workflows.WorkspaceState{HostQueue: "h1"}, Session: "5e55"})
+	printState(&b, "wf-4", api.State{AgentID: "main", Status: "waiting_user", Workspace: &api.WorkspaceState{HostQueue: "h1"}, Session: "5e55"})
 	if want := "wf-4 (main): waiting_user, turn 0, 0 model calls, todos 0/0\nWorkspace: on host h1\n" +
 		"Session folders: sessions/5e55 (the workspace, unless the run names one) and reports/5e55/, in the worker's state folder\n\n(no todo items)\n"; b.String() != want {
 		t.Errorf("printState = %q, want %q", b.String(), want)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	tfclient "github.com/todoflow/todoflow/client"
 	"io"
 	"math"
 	"net/http"
@@ -17,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+	tfclient "github.com/todoflow/todoflow/client"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -27,7 +29,6 @@ import (
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The acceptance tests of the issue "a rate-limit storm and a second context
@@ -125,7 +126,7 @@ func TestRateLimitStormStaysSmall(t *testing.T) {
 	s.startWorker(t, stateDir)
 
 	sc := &scenario.Scenario{Name: "storm", TimeLimitS: int((storm + 5*time.Minute) / time.Second),
-		Input: workflows.AgentInput{Prompt: "Read the twelve parts.", Model: "openai:test-model", Workspace: id}}
+		Input: api.AgentInput{Prompt: "Read the twelve parts.", Model: "openai:test-model", Workspace: id}}
 	began := time.Now()
 	ch := playAsync(t, s.c, sc, id, storm+6*time.Minute)
 	p := <-ch
@@ -231,8 +232,8 @@ func TestSecondContextOverflowIsLearned(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	off := false
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Model: "openai:test-model", Todo: todo.Config{Enabled: &off}})
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName,
+		api.AgentInput{Model: "openai:test-model", Todo: todo.Config{Enabled: &off}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestSecondContextOverflowIsLearned(t *testing.T) {
 		replies = append(replies, reply)
 	}
 	st, _ := queryState(ctx, s.c, id)
-	_ = s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil)
+	_ = s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil)
 	if err := run.Get(ctx, nil); err != nil {
 		t.Errorf("run: %v", err)
 	}
@@ -421,7 +422,7 @@ func readHistory(t *testing.T, c client.Client, id string, fc converter.FailureC
 			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
 				previous = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-				if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == activities.CallModelName {
+				if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == api.ModelCallActivity {
 					h.modelCalls++
 				}
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:

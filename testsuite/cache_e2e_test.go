@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // wireMessage is what a comparison of a request's message with a stored one
@@ -51,7 +52,7 @@ func runMessages(t *testing.T, c client.Client, id, runID string) []model.Messag
 	t.Helper()
 	var out []model.Message
 	for {
-		v, err := c.QueryWorkflow(context.Background(), id, runID, workflows.MessagesQuery, len(out), 0)
+		v, err := c.QueryWorkflow(context.Background(), id, runID, api.MessagesQuery, len(out), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,10 +93,10 @@ func TestTranscriptCacheEndToEnd(t *testing.T) {
 
 	ctx := context.Background()
 	id := "cache-e2e"
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName,
 		// No summaries: each request must be the stored transcript, which a
 		// handover that summarises (the view outgrew the carry) would not send.
-		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: workflows.ContextConfig{Summarize: new(bool)}})
+		api.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: api.ContextConfig{Summarize: new(bool)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestTranscriptCacheEndToEnd(t *testing.T) {
 		runs, _ := runsOf(ctx, s.c, id)
 		marks = append(marks, mark{len(evs), historyBytes(evs), len(runs)})
 	}
-	_ = s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil)
+	_ = s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil)
 	if err := run.Get(ctx, nil); err != nil {
 		t.Logf("the first run: %v", err)
 	}

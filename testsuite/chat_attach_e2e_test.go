@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A long transcript comes back whole on every attach: ten attaches in a
@@ -31,7 +32,7 @@ func TestChatReattachShowsTheWholeTranscript(t *testing.T) {
 	}
 	ctx := context.Background()
 	const id = "chat-long"
-	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, workflows.AgentInput{Model: "script:" + script}, tfclient.StartOptions{ID: id})
+	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, api.AgentInput{Model: "script:" + script}, tfclient.StartOptions{ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

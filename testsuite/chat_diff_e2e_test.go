@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -88,7 +90,7 @@ func TestChatShowsWriteDiff(t *testing.T) {
 		switch a := ev.GetAttributes().(type) {
 		case *historypb.HistoryEvent_ActivityTaskScheduledEventAttributes:
 			name := a.ActivityTaskScheduledEventAttributes.GetActivityType().GetName()
-			tools[ev.GetEventId()] = name == activities.RunToolName || name == activities.RunToolOnHostName
+			tools[ev.GetEventId()] = name == api.ToolActivity || name == api.ToolOnHostActivity
 		case *historypb.HistoryEvent_ActivityTaskCompletedEventAttributes:
 			at := a.ActivityTaskCompletedEventAttributes
 			if !tools[at.GetScheduledEventId()] {

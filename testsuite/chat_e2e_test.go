@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
+	"github.com/todoflow/todoflow/api"
 
-	"github.com/todoflow/todoflow/workflows"
+	enumspb "go.temporal.io/api/enums/v1"
 )
 
 // chatScript is the scripted model of the chat tests: a list of three, a
@@ -111,12 +111,12 @@ func TestChatTerminalEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, limit, "the killed client to be gone", func() bool { return !processRuns(pid) })
-	if st, ok := queryState(context.Background(), s.c, id); !ok || st.Status != workflows.StatusRunning {
-		t.Fatalf("when the client was gone: status %q (read: %v), want the turn still %s", st.Status, ok, workflows.StatusRunning)
+	if st, ok := queryState(context.Background(), s.c, id); !ok || st.Status != api.StatusRunning {
+		t.Fatalf("when the client was gone: status %q (read: %v), want the turn still %s", st.Status, ok, api.StatusRunning)
 	}
 	waitFor(t, limit, "the turn to end without its client", func() bool {
 		st, ok := queryState(context.Background(), s.c, id)
-		return ok && st.Status == workflows.StatusWaitingUser
+		return ok && st.Status == api.StatusWaitingUser
 	})
 
 	// Coming back shows the transcript and the list done.
@@ -181,8 +181,8 @@ func TestChatLineModeEndToEnd(t *testing.T) {
 		t.Errorf("the line mode wrote terminal escapes:\n%q", text)
 	}
 	st, ok := queryState(context.Background(), s.c, id)
-	if !ok || st.Status != workflows.StatusWaitingUser {
-		t.Errorf("after the client left: status %q, want %s", st.Status, workflows.StatusWaitingUser)
+	if !ok || st.Status != api.StatusWaitingUser {
+		t.Errorf("after the client left: status %q, want %s", st.Status, api.StatusWaitingUser)
 	}
 }
 

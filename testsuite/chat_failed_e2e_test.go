@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"go.temporal.io/sdk/client"
+	"github.com/todoflow/todoflow/api"
 
-	"github.com/todoflow/todoflow/workflows"
+	"go.temporal.io/sdk/client"
 )
 
 // A model no session can run is refused when the chat opens, before a
@@ -40,8 +40,8 @@ func TestChatFailedSessionEndToEnd(t *testing.T) {
 	t.Run("failed while shown", func(t *testing.T) {
 		const id = "chat-failed"
 		// Started as `temporal workflow start` would, which checks nothing.
-		if _, err := s.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-			workflows.WorkflowName, workflows.AgentInput{Model: "gpt-4o"}); err != nil {
+		if _, err := s.c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue},
+			api.WorkflowName, api.AgentInput{Model: "gpt-4o"}); err != nil {
 			t.Fatal(err)
 		}
 		out, err := chatLines(t, s, bin, id, "", "hello\n")

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // keysScript answers the one message of TestChatKeysEndToEnd: a list (a
@@ -137,8 +138,8 @@ func TestChatKeysEndToEnd(t *testing.T) {
 	tm.keys("first", "C-c")
 	tm.waitFor("first", limit, "Left session "+id, "[exit 0]")
 	st, ok := queryState(ctx, s.c, id)
-	if !ok || st.Status != workflows.StatusWaitingUser {
-		t.Errorf("after the client left: status %q (read: %v), want %s", st.Status, ok, workflows.StatusWaitingUser)
+	if !ok || st.Status != api.StatusWaitingUser {
+		t.Errorf("after the client left: status %q (read: %v), want %s", st.Status, ok, api.StatusWaitingUser)
 	}
 
 	// Without NO_COLOR the same transcript has colours: the check above
@@ -183,7 +184,7 @@ func TestChatEscStopsTheTurn(t *testing.T) {
 		t.Errorf("the turn stopped %v after Esc; the model call was not cancelled", d)
 	}
 	st, ok := queryState(context.Background(), s.c, id)
-	if !ok || st.Status != workflows.StatusWaitingUser || len(st.Todos) != 1 {
+	if !ok || st.Status != api.StatusWaitingUser || len(st.Todos) != 1 {
 		t.Errorf("after Esc: status %q, list %+v (read: %v); want the session waiting with its list", st.Status, st.Todos, ok)
 	}
 }

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/todoflow/todoflow/internal/localcluster"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The tests of this file keep deploy/cluster.sh and docker-compose.yml on one server
@@ -50,7 +51,7 @@ func TestClusterSearchAttributes(t *testing.T) {
 		}
 		got[name] = typ
 	}
-	if want := workflows.SearchAttributes(); !maps.Equal(got, want) {
+	if want := api.SearchAttributes(); !maps.Equal(got, want) {
 		t.Errorf("deploy/cluster.sh creates %v; the workflows need %v", got, want)
 	}
 }

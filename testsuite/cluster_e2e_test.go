@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/internal/localcluster"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The tests of this file run todoflow on the production topology of deploy/cluster.sh:
@@ -134,7 +135,7 @@ func (cl *cluster) dial(t *testing.T) client.Client {
 	t.Cleanup(c.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := devserver.EnsureSearchAttributes(ctx, c, "default", workflows.SearchAttributes()); err != nil {
+	if err := devserver.EnsureSearchAttributes(ctx, c, "default", api.SearchAttributes()); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -180,7 +181,7 @@ func TestClusterHistoryRestart(t *testing.T) {
 	id := "cluster-history-" + time.Now().Format("150405.000000")
 	result := playAsync(t, c, sc, id, 3*time.Minute)
 
-	var before workflows.State
+	var before api.State
 	waitFor(t, 60*time.Second, "the run's model call after the approval", func() bool {
 		st, ok := queryState(context.Background(), c, id)
 		if ok && st.ModelCalls == 4 && modelCallRunning(c, id) {
@@ -199,7 +200,7 @@ func TestClusterHistoryRestart(t *testing.T) {
 	}
 	ready := time.Now()
 
-	step := func(st workflows.State) string {
+	step := func(st api.State) string {
 		return fmt.Sprintf("%s/%d/%d", st.Status, st.ModelCalls, st.EventsTotal)
 	}
 	var next time.Time

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
@@ -17,7 +19,6 @@ import (
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // TestClusterSessionsSurviveFaults runs three kinds of session at once on the cluster,
@@ -136,11 +137,11 @@ func startFaultSessions(t *testing.T, cl *cluster, c client.Client, tag string) 
 // session took from then to its next step.
 func injectFault(t *testing.T, cl *cluster, c client.Client, sessions []*faultSession, service string, down time.Duration) {
 	t.Helper()
-	before := map[string]workflows.State{}
+	before := map[string]api.State{}
 	waitFor(t, time.Minute, "every session in the middle of its run", func() bool {
 		for _, fs := range sessions {
 			st, ok := queryState(context.Background(), c, fs.id)
-			if !ok || st.ModelCalls < 3 || st.Status == workflows.StatusCompleted {
+			if !ok || st.ModelCalls < 3 || st.Status == api.StatusCompleted {
 				return false
 			}
 			before[fs.kind] = st
@@ -173,7 +174,7 @@ func injectFault(t *testing.T, cl *cluster, c client.Client, sessions []*faultSe
 	up := time.Now()
 
 	// The next step: a state that differs from the one seen before the kill.
-	step := func(st workflows.State) string {
+	step := func(st api.State) string {
 		return fmt.Sprintf("%s/%d/%d/%d", st.Status, st.Turns, st.ModelCalls, st.EventsTotal)
 	}
 	var mu sync.Mutex
@@ -218,7 +219,7 @@ func (fs *faultSession) check(t *testing.T, c client.Client, out *scenario.Outpu
 	t.Helper()
 	sent := []string{fs.sc.Input.Prompt}
 	for _, a := range fs.sc.User {
-		if a.Update == workflows.SendMessageUpdate || a.Signal == workflows.UserMessageSignal {
+		if a.Update == api.SendMessageUpdate || a.Signal == api.UserMessageSignal {
 			var text string
 			if err := json.Unmarshal(a.Args, &text); err != nil {
 				t.Fatalf("%s: %s's args: %v", fs.kind, a.Update+a.Signal, err)
@@ -292,17 +293,17 @@ func (cl *cluster) driveCLI(ctx context.Context, t *testing.T, c client.Client, 
 		return nil, err
 	}
 	// UseExisting: a start repeated after an answer lost on the way is no error.
-	if err := cl.retryCLI(ctx, t, "workflow", "start", "--type", workflows.WorkflowName, "--task-queue", workflows.TaskQueue,
+	if err := cl.retryCLI(ctx, t, "workflow", "start", "--type", api.WorkflowName, "--task-queue", api.TaskQueue,
 		"--workflow-id", id, "--id-conflict-policy", "UseExisting", "--input", string(input)); err != nil {
 		return nil, err
 	}
-	t.Logf("temporal workflow start --type %s --workflow-id %s: started", workflows.WorkflowName, id)
+	t.Logf("temporal workflow start --type %s --workflow-id %s: started", api.WorkflowName, id)
 	session := tfclient.New(c, tfclient.Options{}).Session(id)
 	closed := make(chan error, 1)
 	go func() { _, err := session.Wait(ctx); closed <- err }()
 
-	waits := map[string]bool{workflows.StatusWaitingUser: true, workflows.StatusAwaitingApproval: true, workflows.StatusPaused: true}
-	mark := func(st workflows.State) string {
+	waits := map[string]bool{api.StatusWaitingUser: true, api.StatusAwaitingApproval: true, api.StatusPaused: true}
+	mark := func(st api.State) string {
 		return fmt.Sprintf("%s/%d/%d/%v", st.Status, st.Turns, st.ModelCalls, st.Paused)
 	}
 	actions, ended, after := sc.User, false, ""
@@ -351,12 +352,12 @@ func (cl *cluster) driveCLI(ctx context.Context, t *testing.T, c client.Client, 
 				}
 			}
 			t.Logf("temporal workflow %s --name %s: done (the run was %s)", args[1], a.Update+a.Signal, st.Status)
-		case st.Status == workflows.StatusWaitingUser && len(actions) == 0 && !ended:
+		case st.Status == api.StatusWaitingUser && len(actions) == 0 && !ended:
 			ended = true
-			if err := cl.retryCLI(ctx, t, "workflow", "signal", "--workflow-id", id, "--name", workflows.EndSessionSignal); err != nil {
+			if err := cl.retryCLI(ctx, t, "workflow", "signal", "--workflow-id", id, "--name", api.EndSessionSignal); err != nil {
 				return nil, err
 			}
-			t.Logf("temporal workflow signal --name %s: sent", workflows.EndSessionSignal)
+			t.Logf("temporal workflow signal --name %s: sent", api.EndSessionSignal)
 		case len(actions) == 0:
 			return nil, fmt.Errorf("%s is %s and the scenario has no action left for it", id, st.Status)
 		}
@@ -376,7 +377,7 @@ func (cl *cluster) driveCLI(ctx context.Context, t *testing.T, c client.Client, 
 func (cl *cluster) followTurn(ctx context.Context, t *testing.T, id, update string) error {
 	input := fmt.Sprintf(`{"update_id": %q}`, update)
 	for n := 1; ; n++ {
-		err := cl.retryCLI(ctx, t, "workflow", "update", "execute", "--workflow-id", id, "--name", workflows.TurnReplyUpdate,
+		err := cl.retryCLI(ctx, t, "workflow", "update", "execute", "--workflow-id", id, "--name", api.TurnReplyUpdate,
 			"--update-id", fmt.Sprintf("%s/reply-%d", update, n), "--input", input)
 		if err == nil || !turnCarried(err) {
 			return err
@@ -387,7 +388,7 @@ func (cl *cluster) followTurn(ctx context.Context, t *testing.T, id, update stri
 // turnCarried reports whether the CLI said that an update's turn was carried
 // to the session's next run: by the failure's type, or by its message.
 func turnCarried(err error) bool {
-	return strings.Contains(err.Error(), workflows.ErrTypeTurnGoesOn) || strings.Contains(err.Error(), workflows.TurnReplyUpdate+" update with")
+	return strings.Contains(err.Error(), api.ErrTypeTurnGoesOn) || strings.Contains(err.Error(), api.TurnReplyUpdate+" update with")
 }
 
 // retryCLI runs the temporal CLI until it succeeds, for a minute at most: while a service

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
@@ -155,8 +157,8 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 			m["user"] = []any{map[string]any{"when": "waiting_user", "update": "send_message", "args": "Go ahead."}}
 		}), true),
 	}
-	waiting := map[string]string{"paused": workflows.StatusPaused, "approval": workflows.StatusAwaitingApproval,
-		"chat": workflows.StatusWaitingUser, "files": workflows.StatusWaitingUser, "tree": workflows.StatusWaitingUser}
+	waiting := map[string]string{"paused": api.StatusPaused, "approval": api.StatusAwaitingApproval,
+		"chat": api.StatusWaitingUser, "files": api.StatusWaitingUser, "tree": api.StatusWaitingUser}
 	for _, s := range old {
 		waitFor(t, 2*time.Minute, s.kind+" waiting for its user", func() bool {
 			st, ok := queryState(context.Background(), c, s.id)
@@ -270,13 +272,13 @@ func TestClusterUpgradeKeepsSessions(t *testing.T) {
 	// The old sessions' results stay. A query goes to a worker of the build the session
 	// is pinned to: with none left, it is not answered.
 	for _, s := range old {
-		var res workflows.AgentResult
+		var res api.AgentResult
 		if err := c.GetWorkflow(context.Background(), s.id, "").Get(context.Background(), &res); err != nil {
 			t.Errorf("%s's result after A's workers stopped: %v", s.kind, err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_, err := c.QueryWorkflow(ctx, old[0].id, "", workflows.StateQuery)
+	_, err := c.QueryWorkflow(ctx, old[0].id, "", api.StateQuery)
 	cancel()
 	answered := "answered"
 	if err != nil {
@@ -410,7 +412,7 @@ func (cl *cluster) waitVersion(t *testing.T, build string) {
 		v, ok := cl.describeVersion(t, build)
 		n := 0
 		for _, q := range v.TaskQueues {
-			if q.Name == workflows.TaskQueue {
+			if q.Name == api.TaskQueue {
 				n++
 			}
 		}
@@ -515,7 +517,7 @@ func replayBuild(t *testing.T, c client.Client, id string, onB bool) ([]byte, er
 	if onB {
 		build = buildB
 	}
-	r.RegisterWorkflowWithOptions(workflows.WithOptions(workflows.Options{BuildID: build}), workflow.RegisterOptions{Name: workflows.WorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.WithOptions(workflows.Options{BuildID: build}), workflow.RegisterOptions{Name: api.WorkflowName})
 	return data, r.ReplayWorkflowHistoryWithOptions(quiet{}, hist, worker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: id, RunID: runs[0]},
 	})

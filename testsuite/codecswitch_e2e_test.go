@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // TestEncryptionSwitchBetweenTurns: a session runs its first turn on a
@@ -74,8 +75,8 @@ func TestEncryptionSwitchBetweenTurns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	zero, off := 0, false
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Model: "openai:test-model", Todo: todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off}})
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName,
+		api.AgentInput{Model: "openai:test-model", Todo: todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ wait:
 	desc, derr := sealed.DescribeWorkflow(ctx, id, "")
 	current := "(unknown)"
 	if derr == nil {
-		if v, ok := desc.TypedSearchAttributes.GetKeyword(workflows.TodoCurrentKey); ok {
+		if v, ok := desc.TypedSearchAttributes.GetKeyword(api.TodoCurrentKey); ok {
 			current = v
 		}
 	}
@@ -162,7 +163,7 @@ wait:
 	if st, ok := queryState(ctx, sealed, id); !ok || len(st.Todos) != 2 || st.Todos[1].Status != todo.InProgress {
 		t.Errorf("after turn 2 the list is %+v; want its second item in progress", st.Todos)
 	}
-	_ = sealed.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil)
+	_ = sealed.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil)
 	if err := sealed.GetWorkflow(ctx, id, run.GetRunID()).Get(ctx, nil); err != nil {
 		t.Errorf("run: %v", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -18,7 +20,6 @@ import (
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // recordingModel answers every request with "ok" and keeps the messages it
@@ -59,7 +60,7 @@ func modelCalls(t *testing.T, c client.Client, id string) []activities.CallModel
 	var calls []activities.CallModelInput
 	for _, ev := range historyOf(t, c, id) {
 		a := ev.GetActivityTaskScheduledEventAttributes()
-		if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || a.GetActivityType().GetName() != activities.CallModelName {
+		if ev.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED || a.GetActivityType().GetName() != api.ModelCallActivity {
 			continue
 		}
 		var in activities.CallModelInput
@@ -103,12 +104,12 @@ func TestColdModelCallReadsHistory(t *testing.T) {
 
 	ctx := context.Background()
 	id := "cold-read-e2e"
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff()}); err != nil {
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName,
+		api.AgentInput{Model: "openai:test-model", Todo: todoOff()}); err != nil {
 		t.Fatal(err)
 	}
 	for i, text := range []string{"write this file:\n" + big, "now read it back", "thanks"} {
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: api.SendMessageUpdate,
 			Args: []any{text}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
 			t.Fatalf("turn %d: %v", i+1, err)
@@ -259,12 +260,12 @@ func toolSession(t *testing.T, id string, turns int, dynamic ...string) (*server
 	s := startServerTB(t, dynamic...)
 	stop := s.startWorker(t, t.TempDir())
 	ctx := context.Background()
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: workflows.ContextConfig{Summarize: new(bool), MaxTokens: 10_000_000}}); err != nil {
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName,
+		api.AgentInput{Model: "openai:test-model", Todo: todoOff(), Context: api.ContextConfig{Summarize: new(bool), MaxTokens: 10_000_000}}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= turns; i++ {
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: api.SendMessageUpdate,
 			Args: []any{fmt.Sprintf("message %d: what is in this folder now?", i)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
 			t.Fatalf("turn %d: %v", i, err)

@@ -1,6 +1,7 @@
 package testsuite
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/todoflow/todoflow/api"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -170,9 +173,9 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		typ := a.GetActivityType().GetName()
 		r.activity[ev.GetEventId()] = typ
 		switch {
-		case typ == activities.RunToolName && a.GetTaskQueue().GetName() == workflows.TaskQueue:
+		case typ == api.ToolActivity && a.GetTaskQueue().GetName() == api.TaskQueue:
 			return []string{"scheduled RunTool on the workflow's queue"}, nil
-		case typ != activities.CallModelName:
+		case typ != api.ModelCallActivity:
 			return []string{"scheduled " + typ}, nil
 		}
 		// Only the field that tells a summarising call: an activity's
@@ -237,7 +240,7 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		return []string{"update " + ev.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput().GetName()}, nil
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 		a := ev.GetWorkflowExecutionSignaledEventAttributes()
-		if a.GetSignalName() == workflows.EndSessionSignal {
+		if a.GetSignalName() == api.EndSessionSignal {
 			r.ended = true
 		}
 		if a.GetSignalName() != workflows.HandSignal {
@@ -257,18 +260,25 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		}
 		return []string{"signal " + workflows.HandSignal}, nil
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
-		var in workflows.AgentInput
+		var in api.AgentInput
 		if err := dc.FromPayloads(ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetInput(), &in); err != nil {
 			return nil, err
 		}
 		out := []string{"continued as new"}
-		if c := in.Carry; c != nil && slices.ContainsFunc(c.Window.Messages, func(m model.Message) bool { return m.Name == workflows.NameContextSummary }) {
+		var c *workflows.Carry
+		if len(in.Carry) > 0 {
+			c = new(workflows.Carry)
+			if err := json.Unmarshal(in.Carry, c); err != nil {
+				return nil, fmt.Errorf("the carry: %w", err)
+			}
+		}
+		if c != nil && slices.ContainsFunc(c.Window.Messages, func(m model.Message) bool { return m.Name == api.NameContextSummary }) {
 			out = append(out, "continued as new with a context_summary")
 		}
-		if c := in.Carry; c != nil && c.Tree != nil && len(c.Tree.Running) > 0 {
+		if c != nil && c.Tree != nil && len(c.Tree.Running) > 0 {
 			out = append(out, "continued as new with children running")
 		}
-		if c := in.Carry; c != nil && len(c.Inbox.Queue) > 0 && c.Inbox.Queue[0].Blocked != nil {
+		if c != nil && len(c.Inbox.Queue) > 0 && c.Inbox.Queue[0].Blocked != nil {
 			switch b := c.Inbox.Queue[0].Blocked; {
 			case b.Approval:
 				out = append(out, "continued as new in a plan's approval wait")
@@ -282,10 +292,10 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 				out = append(out, "continued as new in a turn's blocked wait")
 			}
 		}
-		if c := in.Carry; c != nil && slices.ContainsFunc(c.Inbox.Queue, func(m workflows.Inbound) bool { return m.Blocked == nil }) {
+		if c != nil && slices.ContainsFunc(c.Inbox.Queue, func(m workflows.Inbound) bool { return m.Blocked == nil }) {
 			out = append(out, "continued as new with messages queued")
 		}
-		if c := in.Carry; c != nil && len(c.Inbox.Queue) > 0 && c.Inbox.Queue[0].ReplyTo != "" {
+		if c != nil && len(c.Inbox.Queue) > 0 && c.Inbox.Queue[0].ReplyTo != "" {
 			out = append(out, "continued as new owing a turn's reply")
 		}
 		if r.lastCall == "summary" {

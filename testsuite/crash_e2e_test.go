@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/scenario"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // crashDelayMS is how long the model call a crash interrupts takes: long
@@ -34,7 +34,7 @@ type crashRun struct {
 	ready func(c client.Client) bool
 	// retried is the workflow whose model call the kill interrupts.
 	retried string
-	check   func(t *testing.T, st workflows.State)
+	check   func(t *testing.T, st api.State)
 }
 
 // TestWorkerCrash kills the worker binary (kill -9) while three runs depend
@@ -95,11 +95,11 @@ func TestWorkerCrash(t *testing.T) {
 			ready: func(c client.Client) bool {
 				id := "crash-blocked-parent-" + stamp
 				st, ok := queryState(context.Background(), c, id)
-				return ok && st.Status == workflows.StatusBlocked && modelCallRunning(c, id+"/implementer")
+				return ok && st.Status == api.StatusBlocked && modelCallRunning(c, id+"/implementer")
 			},
 			retried: "crash-blocked-parent-" + stamp + "/implementer",
-			check: func(t *testing.T, st workflows.State) {
-				if got := st.Subagents["implementer"].Status; got != workflows.StatusCompleted {
+			check: func(t *testing.T, st api.State) {
+				if got := st.Subagents["implementer"].Status; got != api.StatusCompleted {
 					t.Errorf("subagents.implementer.status = %q, want completed", got)
 				}
 				if st.Plan == nil || st.Plan.Status != "completed" {
@@ -119,11 +119,11 @@ func TestWorkerCrash(t *testing.T) {
 			ready: func(c client.Client) bool {
 				id := "crash-finishing-parent-" + stamp
 				root, ok := queryState(context.Background(), c, id)
-				if !ok || root.Status != workflows.StatusBlocked {
+				if !ok || root.Status != api.StatusBlocked {
 					return false
 				}
 				consumer, ok := queryState(context.Background(), c, id+"/consumer")
-				return ok && consumer.Status == workflows.StatusBlocked && modelCallRunning(c, id+"/producer")
+				return ok && consumer.Status == api.StatusBlocked && modelCallRunning(c, id+"/producer")
 			},
 			retried: "crash-finishing-parent-" + stamp + "/producer",
 		},
@@ -308,7 +308,7 @@ func modelCallRunning(c client.Client, workflowID string) bool {
 		return false
 	}
 	for _, a := range d.GetPendingActivities() {
-		if a.GetActivityType().GetName() == activities.CallModelName && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+		if a.GetActivityType().GetName() == api.ModelCallActivity && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
 			return true
 		}
 	}
@@ -321,7 +321,7 @@ func modelCallRunning(c client.Client, workflowID string) bool {
 // retries itself.
 func interruptedModelCalls(t *testing.T, c client.Client, workflowID string) int {
 	t.Helper()
-	_, n := activityAttempts(t, c, workflowID, activities.CallModelName)
+	_, n := activityAttempts(t, c, workflowID, api.ModelCallActivity)
 	return n
 }
 

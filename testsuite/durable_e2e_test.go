@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
@@ -18,7 +20,6 @@ import (
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // toolCall is an assistant message in the wire format that calls one tool.
@@ -49,10 +50,10 @@ func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
 
 	outageEnd := time.Now().Add(90 * time.Second)
 	stub.failUntil(outageEnd, http.StatusServiceUnavailable, "")
-	sc := &scenario.Scenario{Name: "outage", Input: workflows.AgentInput{Prompt: "hi", Model: "openai:test-model"}, TimeLimitS: 300}
+	sc := &scenario.Scenario{Name: "outage", Input: api.AgentInput{Prompt: "hi", Model: "openai:test-model"}, TimeLimitS: 300}
 	ch := playAsync(t, s.c, sc, "outage-e2e", 5*time.Minute)
 
-	var during workflows.State
+	var during api.State
 	session := tfclient.New(s.c, tfclient.Options{}).Session("outage-e2e")
 	waitFor(t, 80*time.Second, "model_error while the provider is down", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -61,7 +62,7 @@ func TestModelOutageIsWaitedOutEndToEnd(t *testing.T) {
 		during = st
 		return err == nil && st.ModelError != nil && st.ModelError.Attempts >= 3
 	})
-	if during.Status != workflows.StatusRunning || !during.ModelError.Retryable || !strings.Contains(during.ModelError.Message, "503") {
+	if during.Status != api.StatusRunning || !during.ModelError.Retryable || !strings.Contains(during.ModelError.Message, "503") {
 		t.Errorf("during the outage: status %s, model_error %+v", during.Status, during.ModelError)
 	}
 	if len(during.ModelError.Message) > 300 || strings.Contains(during.ModelError.Message, "activity error") {
@@ -106,21 +107,21 @@ func rejectThenRetry(t *testing.T, c client.Client, stub *modelStub, model, id s
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue},
-		workflows.WorkflowName, workflows.AgentInput{Prompt: "hi", Model: model})
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue},
+		api.WorkflowName, api.AgentInput{Prompt: "hi", Model: model})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st workflows.State
+	var st api.State
 	waitFor(t, time.Minute, "the failed turn", func() bool {
 		var ok bool
 		st, ok = queryState(ctx, c, run.GetID())
-		return ok && st.Status == workflows.StatusWaitingUser
+		return ok && st.Status == api.StatusWaitingUser
 	})
 	if st.ModelError == nil || st.ModelError.Retryable || !strings.Contains(st.ModelError.Message, "OPENAI_API_KEY") || strings.Contains(st.ModelError.Message, "sk-wrong") {
 		t.Fatalf("model_error after a 401 = %+v", st.ModelError)
 	}
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.RetryTurnUpdate,
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: api.RetryTurnUpdate,
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func rejectThenRetry(t *testing.T, c client.Client, stub *modelStub, model, id s
 	if reply != "hello after the fix" {
 		t.Errorf("retry_turn reply = %q", reply)
 	}
-	_ = c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil)
+	_ = c.SignalWorkflow(ctx, run.GetID(), "", api.EndSessionSignal, nil)
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -155,7 +156,7 @@ func TestContextLengthExceededCompactsEndToEnd(t *testing.T) {
 		if m.Role == model.RoleTool {
 			tools++
 		}
-		if m.Name == workflows.NameContextSummary {
+		if m.Name == api.NameContextSummary {
 			summaries++
 		}
 	}
@@ -185,7 +186,7 @@ func playOverflow(t *testing.T, c client.Client, stub *modelStub, ref, id string
 	t.Helper()
 	stub.contextLimit(70_000)
 	stub.setSummaryText("The user asked to read big.txt; it holds a repeated hex pattern.")
-	sc := &scenario.Scenario{Name: "context", Input: workflows.AgentInput{Prompt: "Write and read big.txt.", Model: ref}}
+	sc := &scenario.Scenario{Name: "context", Input: api.AgentInput{Prompt: "Write and read big.txt.", Model: ref}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := scenario.Play(ctx, c, sc, scenario.Options{WorkflowID: id, Progress: testWriter{t}})
@@ -287,13 +288,13 @@ func TestManySendsInFlight(t *testing.T) {
 	s.startWorker(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "inflight-e2e", TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, sc.RunInput())
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "inflight-e2e", TaskQueue: api.TaskQueue}, api.WorkflowName, sc.RunInput())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var handles []client.WorkflowUpdateHandle
 	for i := 1; i <= sends; i++ {
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.SendMessageUpdate,
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: api.SendMessageUpdate,
 			Args: []any{fmt.Sprintf("message %d", i)}, WaitForStage: client.WorkflowUpdateStageAccepted})
 		if err != nil {
 			t.Fatalf("send %d refused: %v", i, err)
@@ -309,7 +310,7 @@ func TestManySendsInFlight(t *testing.T) {
 			t.Errorf("send %d answered %q, want %q", i+1, reply, want)
 		}
 	}
-	_ = s.c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil)
+	_ = s.c.SignalWorkflow(ctx, run.GetID(), "", api.EndSessionSignal, nil)
 	if err := run.Get(ctx, nil); err != nil {
 		t.Fatalf("run: %v", err)
 	}

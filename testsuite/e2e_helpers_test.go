@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/scenario"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // writeScenario writes a scenario file (JSON text) into a temporary folder
@@ -43,7 +44,7 @@ func mustJSON(t *testing.T, v any) string {
 
 // play plays sc to its end on c (within limit) and fails the test when it
 // could not be played; it returns the output and its state, decoded.
-func play(t *testing.T, c client.Client, sc *scenario.Scenario, limit time.Duration) (*scenario.Output, workflows.State) {
+func play(t *testing.T, c client.Client, sc *scenario.Scenario, limit time.Duration) (*scenario.Output, api.State) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -77,9 +78,9 @@ func playAsync(t *testing.T, c client.Client, sc *scenario.Scenario, id string, 
 	return ch
 }
 
-func decodeState(t *testing.T, out *scenario.Output) workflows.State {
+func decodeState(t *testing.T, out *scenario.Output) api.State {
 	t.Helper()
-	var st workflows.State
+	var st api.State
 	if err := json.Unmarshal(out.State, &st); err != nil {
 		t.Fatalf("decode state: %v\n%s", err, out.State)
 	}
@@ -87,16 +88,16 @@ func decodeState(t *testing.T, out *scenario.Output) workflows.State {
 }
 
 // queryState reads a run's state query; ok is false while it cannot be read.
-func queryState(ctx context.Context, c client.Client, workflowID string) (workflows.State, bool) {
+func queryState(ctx context.Context, c client.Client, workflowID string) (api.State, bool) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	v, err := c.QueryWorkflow(qctx, workflowID, "", workflows.StateQuery)
+	v, err := c.QueryWorkflow(qctx, workflowID, "", api.StateQuery)
 	if err != nil {
-		return workflows.State{}, false
+		return api.State{}, false
 	}
-	var st workflows.State
+	var st api.State
 	if v.Get(&st) != nil {
-		return workflows.State{}, false
+		return api.State{}, false
 	}
 	return st, true
 }

@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // server is a dev server of the test's own, on free ports with a fresh
@@ -30,7 +31,7 @@ func startServerTB(t testing.TB, dynamic ...string) *server {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // includes a cold build
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes(), Progress: testWriter{t}, DynamicConfig: dynamic})
+	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: api.SearchAttributes(), Progress: testWriter{t}, DynamicConfig: dynamic})
 	if err != nil {
 		t.Fatalf("start dev server: %v", err)
 	}
@@ -40,7 +41,7 @@ func startServerTB(t testing.TB, dynamic ...string) *server {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(c.Close)
-	if err := devserver.EnsureSearchAttributes(ctx, c, srv.Namespace(), workflows.SearchAttributes()); err != nil {
+	if err := devserver.EnsureSearchAttributes(ctx, c, srv.Namespace(), api.SearchAttributes()); err != nil {
 		t.Fatal(err)
 	}
 	return &server{srv: srv, c: c}

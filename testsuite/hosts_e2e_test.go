@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -18,7 +20,6 @@ import (
 	"github.com/todoflow/todoflow/internal/patient"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // TestTwoHostsOneWorkspace runs two worker processes, each with its own
@@ -81,15 +82,15 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	id := "hosts-e2e-" + time.Now().Format("150405.000000")
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, sc.RunInput())
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName, sc.RunInput())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st workflows.State
+	var st api.State
 	waitFor(t, 90*time.Second, "the first turn to end", func() bool {
 		var ok bool
 		st, ok = queryState(ctx, s.c, id)
-		return ok && st.Turns == 1 && st.Status == workflows.StatusWaitingUser && st.Subagents["reader"].Status == workflows.StatusCompleted
+		return ok && st.Turns == 1 && st.Status == api.StatusWaitingUser && st.Subagents["reader"].Status == api.StatusCompleted
 	})
 	tools := toolMessages(t, s.c, id)
 	if len(tools) != 2+reads {
@@ -119,8 +120,8 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 		pids[strconv.Itoa(procs[name].cmd.Process.Pid)] = name
 	}
 	took := activityWorkers(t, s.c, id, queue, pids)
-	t.Logf("model calls taken by worker: %v; tool calls: %v; refused by a worker not the host: %v", took[activities.CallModelName], took[activities.RunToolName], took[refusedTool])
-	if got := took[activities.RunToolName]; got[pinned] != 1+reads || len(got) != 1 {
+	t.Logf("model calls taken by worker: %v; tool calls: %v; refused by a worker not the host: %v", took[api.ModelCallActivity], took[api.ToolActivity], took[refusedTool])
+	if got := took[api.ToolActivity]; got[pinned] != 1+reads || len(got) != 1 {
 		t.Errorf("tool calls taken by worker: %v, want all %d by %s", got, 1+reads, pinned)
 	}
 	if got := took[refusedTool]; got[pinned] != 0 {
@@ -129,7 +130,7 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 	if n := sum(took[activities.WorkspaceHostName]); n != 1 {
 		t.Errorf("the session asked for its host %d times, want once", n)
 	}
-	if got := activityWorkers(t, s.c, id+"/reader", queue, pids); got[activities.RunToolName][pinned] != 1 || len(got[activities.WorkspaceHostName]) != 0 {
+	if got := activityWorkers(t, s.c, id+"/reader", queue, pids); got[api.ToolActivity][pinned] != 1 || len(got[activities.WorkspaceHostName]) != 0 {
 		t.Errorf("the subagent's activities by worker: %v; want its read on %s, no host asked", got, pinned)
 	}
 
@@ -148,7 +149,7 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 		t.Errorf("the read with the host gone was answered %q (error %v), want %q…", gone.Content, gone.IsError, want)
 	}
 	st, _ = queryState(ctx, s.c, id)
-	if st.Status != workflows.StatusWaitingUser || st.Workspace == nil || st.Workspace.UnansweredSince == nil {
+	if st.Status != api.StatusWaitingUser || st.Workspace == nil || st.Workspace.UnansweredSince == nil {
 		t.Errorf("with the host gone: status %s, workspace %+v; want waiting_user, unanswered_since set", st.Status, st.Workspace)
 	}
 
@@ -166,11 +167,11 @@ func TestTwoHostsOneWorkspace(t *testing.T) {
 	if st, _ = queryState(ctx, s.c, id); st.Workspace == nil || st.Workspace.HostQueue != queue || st.Workspace.UnansweredSince != nil {
 		t.Errorf("with the host back: state.workspace %+v", st.Workspace)
 	}
-	if got := activityWorkers(t, s.c, id, queue, pids)[activities.RunToolName][pinned+"-again"]; got != 1 {
+	if got := activityWorkers(t, s.c, id, queue, pids)[api.ToolActivity][pinned+"-again"]; got != 1 {
 		t.Errorf("the restarted host took %d tool calls, want 1", got)
 	}
 
-	if err := s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Get(ctx, nil); err != nil {
@@ -195,7 +196,7 @@ func toolMessages(t *testing.T, c client.Client, id string) []model.Message {
 	// again, as the clients do: a loaded machine can lose one.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	v, err := patient.Query(ctx, c, id, "", workflows.MessagesQuery)
+	v, err := patient.Query(ctx, c, id, "", api.MessagesQuery)
 	if err != nil {
 		t.Fatalf("messages of %s: %v", id, err)
 	}
@@ -224,8 +225,8 @@ func activityWorkers(t *testing.T, c client.Client, id, toolQueue string, pids m
 	started := map[int64]string{} // the worker of an attempt, by its started event
 	took := map[string]map[string]int{}
 	count := func(typ, who string) {
-		if typ == activities.RunToolOnHostName {
-			typ = activities.RunToolName
+		if typ == api.ToolOnHostActivity {
+			typ = api.ToolActivity
 		}
 		if took[typ] == nil {
 			took[typ] = map[string]int{}
@@ -261,9 +262,9 @@ func activityWorkers(t *testing.T, c client.Client, id, toolQueue string, pids m
 				who = a.GetIdentity()
 			}
 			switch {
-			case s.typ == activities.RunToolName && s.queue != toolQueue:
+			case s.typ == api.ToolActivity && s.queue != toolQueue:
 				t.Errorf("a tool call was scheduled on %s, not on the session's host queue %s", s.queue, toolQueue)
-			case s.typ == activities.RunToolOnHostName && s.queue != workflows.TaskQueue:
+			case s.typ == api.ToolOnHostActivity && s.queue != api.TaskQueue:
 				t.Errorf("a tool call for the host was scheduled on %s, not on the shared queue", s.queue)
 			}
 			started[ev.GetEventId()] = who
@@ -275,7 +276,7 @@ func activityWorkers(t *testing.T, c client.Client, id, toolQueue string, pids m
 		}
 		if a := ev.GetActivityTaskFailedEventAttributes(); a != nil {
 			typ := sched[a.GetScheduledEventId()].typ
-			if typ == activities.RunToolOnHostName && a.GetFailure().GetApplicationFailureInfo().GetType() == activities.ErrTypeNotHost {
+			if typ == api.ToolOnHostActivity && a.GetFailure().GetApplicationFailureInfo().GetType() == activities.ErrTypeNotHost {
 				typ = refusedTool
 			}
 			count(typ, started[a.GetStartedEventId()])
@@ -289,7 +290,7 @@ func activityWorkers(t *testing.T, c client.Client, id, toolQueue string, pids m
 
 // refusedTool counts, in activityWorkers, the tool calls for the host that
 // a worker other than the host refused.
-const refusedTool = "refused " + activities.RunToolOnHostName
+const refusedTool = "refused " + api.ToolOnHostActivity
 
 func sum(m map[string]int) int {
 	n := 0

@@ -16,13 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // loadEnv turns on the full load test: TODOFLOW_LOAD=1 plays loadRuns
@@ -415,7 +416,7 @@ func evalJQ(t *testing.T, exprs []string, data []byte) ([]bool, error) {
 // events exactly once, in the subagent's order: the root's log entries of
 // agent C are C's own events, none missing, none twice, none overtaken. It
 // adds the subagents' model calls to calls.
-func checkParentEvents(t *testing.T, c client.Client, rootID string, root workflows.State, calls *int) {
+func checkParentEvents(t *testing.T, c client.Client, rootID string, root api.State, calls *int) {
 	t.Helper()
 	if root.EventsTotal != len(root.Events) {
 		t.Errorf("%s: %d events in all, %d in the state: the check needs them all", rootID, root.EventsTotal, len(root.Events))
@@ -438,14 +439,14 @@ func checkParentEvents(t *testing.T, c client.Client, rootID string, root workfl
 
 // queryFinalState reads a finished workflow's state query (a worker
 // replays it), trying again while a worker is not there to answer.
-func queryFinalState(c client.Client, workflowID string) (workflows.State, error) {
+func queryFinalState(c client.Client, workflowID string) (api.State, error) {
 	var last error
 	for range 5 {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		v, err := c.QueryWorkflow(ctx, workflowID, "", workflows.StateQuery)
+		v, err := c.QueryWorkflow(ctx, workflowID, "", api.StateQuery)
 		cancel()
 		if err == nil {
-			var st workflows.State
+			var st api.State
 			if err := v.Get(&st); err != nil {
 				return st, fmt.Errorf("decode state: %w", err)
 			}
@@ -454,7 +455,7 @@ func queryFinalState(c client.Client, workflowID string) (workflows.State, error
 		last = err
 		time.Sleep(time.Second)
 	}
-	return workflows.State{}, fmt.Errorf("state query: %w", last)
+	return api.State{}, fmt.Errorf("state query: %w", last)
 }
 
 // eventsOf is agent's events in a log, without the log's own event_id.
@@ -480,7 +481,7 @@ func eventText(ev todo.Event) string {
 // log at least once, that every delivery of the run is an event of its log
 // (a repeated key carries the same event), and that the state counts them
 // all delivered. It returns the run's deliveries and how many were repeats.
-func checkDeliveries(t *testing.T, id string, st workflows.State, byKey map[string][]hookBody) (n, repeats int) {
+func checkDeliveries(t *testing.T, id string, st api.State, byKey map[string][]hookBody) (n, repeats int) {
 	t.Helper()
 	if len(st.Reporters) != 1 {
 		t.Errorf("%s: reporters %+v, want the webhook", id, st.Reporters)
@@ -500,7 +501,7 @@ func checkDeliveries(t *testing.T, id string, st workflows.State, byKey map[stri
 	}
 	// The root reports every event of its log, its subagents' included,
 	// under its own agent id (subagents have no reporters).
-	prefix := id + "/" + workflows.DefaultAgentID + "/"
+	prefix := id + "/" + api.DefaultAgentID + "/"
 	for key, bodies := range byKey {
 		if !strings.HasPrefix(key, prefix) {
 			continue // another run's
@@ -522,7 +523,7 @@ func checkDeliveries(t *testing.T, id string, st workflows.State, byKey map[stri
 // reports its subagents' events too, under its own agent id and with its
 // log's event_id.
 func rootKey(workflowID string, ev todo.Event) string {
-	return workflowID + "/" + workflows.DefaultAgentID + "/" + strconv.Itoa(ev.EventID)
+	return workflowID + "/" + api.DefaultAgentID + "/" + strconv.Itoa(ev.EventID)
 }
 
 // deliveriesByKey are the bodies of the webhook's answered (2xx) requests,
@@ -558,7 +559,7 @@ func countTimeouts(t *testing.T, c client.Client, runs []*loadRun) timeouts {
 	for _, r := range runs {
 		ids := []string{r.id}
 		if r.out != nil {
-			var st workflows.State
+			var st api.State
 			if json.Unmarshal(r.out.State, &st) == nil {
 				for _, id := range slices.Sorted(mapsKeys(st.Subagents)) {
 					ids = append(ids, r.id+"/"+id)
@@ -641,7 +642,7 @@ func startRestartableServer(t *testing.T) *restartableServer {
 	}
 	t.Cleanup(func() { logf.Close() })
 	opts := devserver.Options{UIPort: -1, DBFile: filepath.Join(dir, "temporal.db"),
-		SearchAttributes: workflows.SearchAttributes(), Progress: testWriter{t}, Log: logf}
+		SearchAttributes: api.SearchAttributes(), Progress: testWriter{t}, Log: logf}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // includes a cold build
 	defer cancel()
 	srv, err := devserver.Start(ctx, opts)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
@@ -22,7 +24,6 @@ import (
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // runOrdersServer is the stdio MCP server "orders" (see TestMain).
@@ -204,7 +205,7 @@ func TestMCPServers(t *testing.T) {
 		return out
 	}
 
-	out := play(&scenario.Scenario{Name: "mcp", Input: workflows.AgentInput{
+	out := play(&scenario.Scenario{Name: "mcp", Input: api.AgentInput{
 		Prompt: "Check order A1.", Model: "openai:test-model", Tools: []string{"mcp__*"},
 	}})
 	if out.RunStatus != "completed" || out.Reply != "Run 1 done." {
@@ -268,7 +269,7 @@ func TestMCPServers(t *testing.T) {
 	billing.CloseClientConnections()
 	billing.Close()
 	start := time.Now()
-	out = play(&scenario.Scenario{Name: "mcp down", Input: workflows.AgentInput{Prompt: "Invoice A1.", Model: "openai:test-model"}})
+	out = play(&scenario.Scenario{Name: "mcp down", Input: api.AgentInput{Prompt: "Invoice A1.", Model: "openai:test-model"}})
 	took := time.Since(start)
 	if out.RunStatus != "completed" || out.Reply != "Run 2 done." {
 		t.Fatalf("run 2: %s, reply %q", out.RunStatus, out.Reply)
@@ -305,10 +306,10 @@ func TestMCPServers(t *testing.T) {
 	// itself, so may destroy) waits for the approval the scenario gives;
 	// import (read-only) runs at once. A run whose call waited with no
 	// action left would end with an error.
-	sc := &scenario.Scenario{Name: "mcp destructive", Input: workflows.AgentInput{
+	sc := &scenario.Scenario{Name: "mcp destructive", Input: api.AgentInput{
 		Prompt: "Import, then look up A1.", Model: "openai:test-model", Tools: []string{"mcp__orders__*"},
 		Approval: todo.ToolApproval{"*": todo.ApprovalDestructive},
-	}, User: []scenario.Action{{When: workflows.StatusAwaitingApproval, Update: workflows.ApproveToolUpdate, Args: json.RawMessage(`{"approved": true}`)}}}
+	}, User: []scenario.Action{{When: api.StatusAwaitingApproval, Update: api.ApproveToolUpdate, Args: json.RawMessage(`{"approved": true}`)}}}
 	if out = play(sc); out.RunStatus != "completed" || out.Reply != "Run 3 done." {
 		t.Fatalf("run 3: %s, reply %q", out.RunStatus, out.Reply)
 	}
@@ -383,7 +384,7 @@ func TestMCPProgress(t *testing.T) {
 	var out *scenario.Output
 	go func() {
 		var err error
-		out, err = scenario.Play(ctx, s.c, &scenario.Scenario{Name: "progress", Input: workflows.AgentInput{
+		out, err = scenario.Play(ctx, s.c, &scenario.Scenario{Name: "progress", Input: api.AgentInput{
 			Prompt: "Import the orders.", Model: "openai:test-model", Tools: []string{"mcp__*"},
 		}}, scenario.Options{WorkflowID: id})
 		played <- err

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The measurements of the durable-sessions closing note; opt-in, since they
@@ -70,14 +70,14 @@ func TestMeasureChatTurns(t *testing.T) {
 	sc := writeScenario(t, mustJSON(t, map[string]any{"name": "500 turns", "input": map[string]any{}, "model": model}))
 	ctx := context.Background()
 	id := "measure-chat"
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, sc.RunInput()); err != nil {
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName, sc.RunInput()); err != nil {
 		t.Fatal(err)
 	}
 	type mark struct{ events, bytes int }
 	marks := map[int]mark{}
 	start := time.Now()
 	for turn := 1; turn <= 500; turn++ {
-		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: api.SendMessageUpdate,
 			Args: []any{fmt.Sprintf("message %d", turn)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
 			t.Fatalf("turn %d: %v", turn, err)
@@ -100,7 +100,7 @@ func TestMeasureChatTurns(t *testing.T) {
 			turn, m.events-prev.events, m.bytes-prev.bytes, m.events, m.bytes, float64(m.bytes)/float64(turn))
 	}
 	t.Logf("500 turns in %s, %d runs (continue-as-new)", elapsed.Round(time.Second), len(runs))
-	_ = s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil)
+	_ = s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil)
 }
 
 // TestMeasurePayloadsWithTenSubagents: the largest carry, result and

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/scenario"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // TestMeasureModelOutage: the history events that a model outage adds to a
@@ -43,7 +44,7 @@ func TestMeasureModelOutage(t *testing.T) {
 	session := func(id string, outage time.Duration) historyFigures {
 		t.Helper()
 		sc := &scenario.Scenario{Name: id, TimeLimitS: int((outage + 5*time.Minute) / time.Second),
-			Input: workflows.AgentInput{Prompt: "Say hello.", Model: "openai:test-model"}}
+			Input: api.AgentInput{Prompt: "Say hello.", Model: "openai:test-model"}}
 		began := time.Now()
 		if outage > 0 {
 			stub.failUntil(began.Add(outage), http.StatusServiceUnavailable, "")

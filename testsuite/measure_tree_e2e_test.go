@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // TestMeasureHistoryPerEventTenSiblings: the history a tree of ten sibling
@@ -141,7 +141,7 @@ func TestMeasureHistoryPerEventTenSiblings(t *testing.T) {
 				undelivered++
 			}
 			a := ev.GetWorkflowExecutionSignaledEventAttributes()
-			if a == nil || a.GetSignalName() != workflows.TaskEventSignal {
+			if a == nil || a.GetSignalName() != api.TaskEventSignal {
 				continue
 			}
 			n := proto.Size(a.GetInput())

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // TestMeasureRootWaitingOnItsChildren: the largest run of a root that waits
@@ -63,7 +63,7 @@ func TestMeasureRootWaitingOnItsChildren(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	id := "measure-root-waiting"
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, sc.RunInput())
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName, sc.RunInput())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +73,13 @@ func TestMeasureRootWaitingOnItsChildren(t *testing.T) {
 			return false
 		}
 		for _, sub := range st.Subagents {
-			if sub.Status != workflows.StatusCompleted {
+			if sub.Status != api.StatusCompleted {
 				return false
 			}
 		}
 		return true
 	})
-	if err := s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Get(ctx, nil); err != nil {

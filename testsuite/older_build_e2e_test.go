@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
@@ -75,14 +77,14 @@ func TestOlderBuildsSessionsAreRefusedNotFailed(t *testing.T) {
 		plain: {"prompt": "Fix the failing test and explain the fix.", "model": scenario("01_write_todos_lifecycle")},
 		tree:  {"prompt": "Have the database fixed.", "model": scenario("06f_paused_child_resumed_at_root")},
 	} {
-		if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in); err != nil {
+		if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName, in); err != nil {
 			t.Fatalf("start %s: %v", id, err)
 		}
 	}
 	// The plain session waits for its user with its list done; the tree's
 	// subagent paused with its list, its pause surfaced at the root.
 	lists := map[string][]todo.Item{}
-	for id, status := range map[string]string{plain: workflows.StatusWaitingUser, tree: workflows.StatusPaused, child: workflows.StatusPaused} {
+	for id, status := range map[string]string{plain: api.StatusWaitingUser, tree: api.StatusPaused, child: api.StatusPaused} {
 		waitFor(t, time.Minute, id+" "+status+" on "+olderBuild, func() bool {
 			st, ok := queryState(ctx, s.c, id)
 			lists[id] = st.Todos
@@ -137,7 +139,7 @@ func TestOlderBuildsSessionsAreRefusedNotFailed(t *testing.T) {
 			return ok && slices.Equal(st.Todos, lists[id])
 		})
 	}
-	if err := s.c.SignalWorkflow(ctx, tree, "", workflows.ResumeSignal, "The password is in the vault now."); err != nil {
+	if err := s.c.SignalWorkflow(ctx, tree, "", api.ResumeSignal, "The password is in the vault now."); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Minute, "the subagent's end", func() bool {
@@ -145,12 +147,12 @@ func TestOlderBuildsSessionsAreRefusedNotFailed(t *testing.T) {
 		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
 	})
 	for _, id := range []string{plain, tree} {
-		if err := s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+		if err := s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, id := range sessions {
-		var res workflows.AgentResult
+		var res api.AgentResult
 		if err := s.c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 			t.Errorf("%s: %v; want it completed", id, err)
 		}

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/scenario"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // TestRealClientOverHTTP runs an agent with the real openai-go client
@@ -28,7 +29,7 @@ func TestRealClientOverHTTP(t *testing.T) {
 
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
-	sc := &scenario.Scenario{Name: "openai", Input: workflows.AgentInput{Prompt: "Write notes.", Model: "openai:test-model"}}
+	sc := &scenario.Scenario{Name: "openai", Input: api.AgentInput{Prompt: "Write notes.", Model: "openai:test-model"}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := scenario.Play(ctx, s.c, sc, scenario.Options{})
@@ -84,7 +85,7 @@ func TestUnreachableModelFailsClearly(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-wrong")
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
-	sc := &scenario.Scenario{Name: "bad key", Input: workflows.AgentInput{Prompt: "hi", Model: "openai:test-model"}}
+	sc := &scenario.Scenario{Name: "bad key", Input: api.AgentInput{Prompt: "hi", Model: "openai:test-model"}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := scenario.Play(ctx, s.c, sc, scenario.Options{})

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	commonpb "go.temporal.io/api/common/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/todoflow/todoflow/scenario"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A run the player starts, and the subagent it starts, begin with their
@@ -38,13 +39,13 @@ func TestStartSearchAttributes(t *testing.T) {
 	}
 	for _, id := range ids {
 		evs := historyOf(t, s.c, id)
-		if got := startedStatus(evs); got != workflows.StatusRunning {
-			t.Errorf("%s started with AgentStatus %q, want %q", id, got, workflows.StatusRunning)
+		if got := startedStatus(evs); got != api.StatusRunning {
+			t.Errorf("%s started with AgentStatus %q, want %q", id, got, api.StatusRunning)
 		}
-		if up := upsertsOf(evs); len(up) == 0 || up[0] == workflows.StatusRunning+" 0/0" {
+		if up := upsertsOf(evs); len(up) == 0 || up[0] == api.StatusRunning+" 0/0" {
 			t.Errorf("%s upserted %q: the start's attributes again, or nothing", id, up)
 		}
-		checkShown(t, s.c, id, workflows.StatusCompleted)
+		checkShown(t, s.c, id, api.StatusCompleted)
 	}
 
 	// Without them.
@@ -56,7 +57,7 @@ func TestStartSearchAttributes(t *testing.T) {
 	}
 	in := plain.RunInput()
 	in.IdleTimeoutS = 1
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "plain-start", TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "plain-start", TaskQueue: api.TaskQueue}, api.WorkflowName, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,17 +68,17 @@ func TestStartSearchAttributes(t *testing.T) {
 	if got := startedStatus(evs); got != "" {
 		t.Errorf("started with AgentStatus %q, want none", got)
 	}
-	if up := upsertsOf(evs); len(up) == 0 || up[0] != workflows.StatusRunning+" 0/0" {
+	if up := upsertsOf(evs); len(up) == 0 || up[0] != api.StatusRunning+" 0/0" {
 		t.Errorf("upserts %q, want running 0/0 first", up)
 	}
-	checkShown(t, s.c, run.GetID(), workflows.StatusCompleted)
+	checkShown(t, s.c, run.GetID(), api.StatusCompleted)
 }
 
 // startedStatus is the AgentStatus a run was started with.
 func startedStatus(evs []*historypb.HistoryEvent) string {
 	var status string
 	f := evs[0].GetWorkflowExecutionStartedEventAttributes().GetSearchAttributes().GetIndexedFields()
-	_ = decodeAttr(f, workflows.AgentStatusKey.GetName(), &status)
+	_ = decodeAttr(f, api.AgentStatusKey.GetName(), &status)
 	return status
 }
 
@@ -88,9 +89,9 @@ func upsertsOf(evs []*historypb.HistoryEvent) []string {
 		f := ev.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()
 		var status string
 		var total, done int64
-		if decodeAttr(f, workflows.AgentStatusKey.GetName(), &status) {
-			_ = decodeAttr(f, workflows.TodoTotalKey.GetName(), &total)
-			_ = decodeAttr(f, workflows.TodoCompletedKey.GetName(), &done)
+		if decodeAttr(f, api.AgentStatusKey.GetName(), &status) {
+			_ = decodeAttr(f, api.TodoTotalKey.GetName(), &total)
+			_ = decodeAttr(f, api.TodoCompletedKey.GetName(), &done)
 			out = append(out, status+" "+strconv.FormatInt(done, 10)+"/"+strconv.FormatInt(total, 10))
 		}
 	}
@@ -114,6 +115,6 @@ func checkShown(t *testing.T, c client.Client, id, want string) {
 			return false
 		}
 		f := d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
-		return decodeAttr(f, workflows.AgentStatusKey.GetName(), &got) && got == want
+		return decodeAttr(f, api.AgentStatusKey.GetName(), &got) && got == want
 	})
 }

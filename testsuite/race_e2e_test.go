@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
@@ -38,10 +40,10 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 	// Heartbeats as often as agentworker's, so that the streamed reply
 	// shows when the model call has read its transcript (see
 	// answerWithSignals).
-	acts := worker.New(s.c, workflows.TaskQueue, worker.Options{DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle})
+	acts := worker.New(s.c, api.TaskQueue, worker.Options{DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle})
 	a := &activities.Activities{Client: s.c, Models: agentworker.NewModels("", "/"), StateDir: t.TempDir()}
-	acts.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
-	acts.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	acts.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: api.ModelCallActivity})
+	acts.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: api.ToolActivity})
 	acts.RegisterActivityWithOptions(a.Report, activity.RegisterOptions{Name: activities.ReportName})
 	if err := acts.Start(); err != nil {
 		t.Fatalf("start activity worker: %v", err)
@@ -52,8 +54,8 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 		// not enough: the SDK polls for activity tasks all the same, and
 		// takes a model call it cannot run ("unable to find
 		// activityType=CallModel. Supported types: []").
-		w := worker.New(s.c, workflows.TaskQueue, worker.Options{LocalActivityWorkerOnly: true})
-		w.RegisterWorkflowWithOptions(workflows.WithOptions(workflows.Options{}), workflow.RegisterOptions{Name: workflows.WorkflowName})
+		w := worker.New(s.c, api.TaskQueue, worker.Options{LocalActivityWorkerOnly: true})
+		w.RegisterWorkflowWithOptions(workflows.WithOptions(workflows.Options{}), workflow.RegisterOptions{Name: api.WorkflowName})
 		if err := w.Start(); err != nil {
 			t.Fatalf("start workflow worker: %v", err)
 		}
@@ -73,12 +75,12 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 // call runs, stops the workflow worker, waits for the call to finish,
 // sends signals, and starts a workflow worker again: the model's answer
 // and the signals come to the run in one workflow task.
-func answerWithSignals(t *testing.T, s *server, id string, in workflows.AgentInput, signals func(ctx context.Context)) {
+func answerWithSignals(t *testing.T, s *server, id string, in api.AgentInput, signals func(ctx context.Context)) {
 	t.Helper()
 	ctx := context.Background()
 	startWorkflows := splitWorkers(t, s)
 	stop := startWorkflows()
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in); err != nil {
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName, in); err != nil {
 		t.Fatal(err)
 	}
 	// writing reports whether a model call is in state and, when writing
@@ -89,10 +91,10 @@ func answerWithSignals(t *testing.T, s *server, id string, in workflows.AgentInp
 			t.Fatal(err)
 		}
 		for _, pa := range d.GetPendingActivities() {
-			if pa.GetActivityType().GetName() != activities.CallModelName || pa.GetState() != state {
+			if pa.GetActivityType().GetName() != api.ModelCallActivity || pa.GetState() != state {
 				continue
 			}
-			var rs activities.ReplyStream
+			var rs api.ReplyStream
 			if !writing || converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &rs) == nil && rs.Text != "" {
 				return true
 			}
@@ -160,7 +162,7 @@ func transcriptOf(c client.Client, id string) ([]model.Message, error) {
 	defer cancel()
 	var all []model.Message
 	for {
-		v, err := c.QueryWorkflow(ctx, id, "", workflows.MessagesQuery, len(all), 0)
+		v, err := c.QueryWorkflow(ctx, id, "", api.MessagesQuery, len(all), 0)
 		if err != nil {
 			return nil, fmt.Errorf("messages of %s: %w", id, err)
 		}
@@ -194,7 +196,7 @@ func TestSignalInTheTaskBeforeContinueAsNew(t *testing.T) {
 	  "model": [{"content": "reply one", "delay_ms": 5000}, {"content": "reply two"}]}`)
 	id := "race-continue-as-new"
 	answerWithSignals(t, s, id, sc.RunInput(), func(ctx context.Context) {
-		if err := s.c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, "two"); err != nil {
+		if err := s.c.SignalWorkflow(ctx, id, "", api.UserMessageSignal, "two"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -211,10 +213,10 @@ func TestSignalInTheTaskBeforeContinueAsNew(t *testing.T) {
 		}
 		st, ok := queryState(context.Background(), s.c, id)
 		msgs, err := transcriptOf(s.c, id)
-		return ok && err == nil && st.Status == workflows.StatusWaitingUser && hasMessage(msgs, model.RoleAssistant, "reply two")
+		return ok && err == nil && st.Status == api.StatusWaitingUser && hasMessage(msgs, model.RoleAssistant, "reply two")
 	})
 	first := historyOf(t, s.c, id)
-	if !inOneTask(first, workflows.UserMessageSignal) {
+	if !inOneTask(first, api.UserMessageSignal) {
 		t.Fatal("the model's answer and the signal came in different workflow tasks: the race was not played")
 	}
 	if len(runs) < 2 {
@@ -227,7 +229,7 @@ func TestSignalInTheTaskBeforeContinueAsNew(t *testing.T) {
 	if !hasMessage(msgs, model.RoleUser, "two") {
 		t.Errorf("the signalled message is missing from the transcript: %+v", msgs)
 	}
-	_ = s.c.SignalWorkflow(context.Background(), id, "", workflows.EndSessionSignal, nil)
+	_ = s.c.SignalWorkflow(context.Background(), id, "", api.EndSessionSignal, nil)
 }
 
 // A user_message signal and end_session in the same workflow task as the
@@ -238,16 +240,16 @@ func TestSignalInTheTaskBeforeCompletion(t *testing.T) {
 	  "model": [{"content": "reply one", "delay_ms": 5000}, {"content": "reply two"}]}`)
 	id := "race-completion"
 	answerWithSignals(t, s, id, sc.RunInput(), func(ctx context.Context) {
-		if err := s.c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, "two"); err != nil {
+		if err := s.c.SignalWorkflow(ctx, id, "", api.UserMessageSignal, "two"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+		if err := s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 			t.Fatal(err)
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var res workflows.AgentResult
+	var res api.AgentResult
 	if err := s.c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -257,7 +259,7 @@ func TestSignalInTheTaskBeforeCompletion(t *testing.T) {
 			logHistory(t, evs)
 		}
 	})
-	if !inOneTask(evs, workflows.EndSessionSignal) {
+	if !inOneTask(evs, api.EndSessionSignal) {
 		t.Fatal("the model's answer and end_session came in different workflow tasks: the race was not played")
 	}
 	msgs, err := transcriptOf(s.c, id)

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/scenario"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // recordChildAdopted: a root spawns a subagent whose work takes seconds and
@@ -35,19 +36,19 @@ func recordChildAdopted(t *testing.T, env *recordEnv, id string) []string {
 			return false
 		}
 		st, ok := queryState(ctx, c, id)
-		return ok && st.Subagents["kid"].Status == workflows.StatusCompleted
+		return ok && st.Subagents["kid"].Status == api.StatusCompleted
 	})
-	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
-	var res workflows.AgentResult
+	var res api.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	// The kid's summary, which it sent with its end, as a parent whose
 	// child future resolved would show it.
 	kid := res.State.Subagents["kid"]
-	if kid.Status != workflows.StatusCompleted || kid.Turns != 1 || kid.ModelCalls != 1 {
+	if kid.Status != api.StatusCompleted || kid.Turns != 1 || kid.ModelCalls != 1 {
 		t.Errorf("kid in the final state: %+v, want completed after its one model call", kid)
 	}
 	return []string{"kid"}
@@ -73,7 +74,7 @@ func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string 
 	defer cancel()
 	c := env.s.c
 	run := env.startDriven(ctx, t, "34_cancel_adopted_child", id)
-	var st workflows.State
+	var st api.State
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the root stood at %s, the kid at %s", st.Status, st.Subagents["kid"].Status)
@@ -87,7 +88,7 @@ func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string 
 		}
 		var ok bool
 		st, ok = queryState(ctx, c, id)
-		return ok && st.Status == workflows.StatusWaitingUser && st.Subagents["kid"].Status == workflows.StatusRunning
+		return ok && st.Status == api.StatusWaitingUser && st.Subagents["kid"].Status == api.StatusRunning
 	})
 	sess := tfclient.New(c, tfclient.Options{}).Session(id)
 	reply, err := sess.Send(ctx, "Call the survey off.").Reply(ctx)
@@ -96,11 +97,11 @@ func recordCancelAdoptedChild(t *testing.T, env *recordEnv, id string) []string 
 	}
 	waitFor(t, time.Minute, "the kid's end", func() bool {
 		st, ok := queryState(ctx, c, id)
-		return ok && st.Subagents["kid"].Status != workflows.StatusRunning
+		return ok && st.Subagents["kid"].Status != api.StatusRunning
 	})
 	waitFor(t, time.Minute, "the kid's workflow cancelled", func() bool { return kidEnded(ctx, t, env, id) })
 	kidCancelled(ctx, t, env, id)
-	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sess.Wait(ctx); err != nil {
@@ -140,7 +141,7 @@ func recordCancelRootWithChildren(t *testing.T, env *recordEnv, id string) []str
 	run := env.startDriven(ctx, t, "35_cancel_root_with_children", id)
 	waitFor(t, time.Minute, "the kid running", func() bool {
 		st, ok := queryState(ctx, c, id)
-		return ok && st.Subagents["kid"].Status == workflows.StatusRunning
+		return ok && st.Subagents["kid"].Status == api.StatusRunning
 	})
 	t.Cleanup(func() {
 		if t.Failed() {

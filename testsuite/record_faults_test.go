@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -20,7 +22,6 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // driven are the recorded cases that a scenario file cannot script: faults
@@ -91,22 +92,22 @@ func (env *recordEnv) play(t *testing.T, sc *scenario.Scenario, id string) *scen
 
 // firstTurn starts a session with in as workflow id, and returns once its
 // first turn has ended.
-func (env *recordEnv) firstTurn(ctx context.Context, t *testing.T, in workflows.AgentInput, id string) client.WorkflowRun {
+func (env *recordEnv) firstTurn(ctx context.Context, t *testing.T, in api.AgentInput, id string) client.WorkflowRun {
 	t.Helper()
-	run, err := env.s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
+	run, err := env.s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the end of the first turn", func() bool {
 		st, ok := queryState(ctx, env.s.c, id)
-		return ok && st.Turns == 1 && st.Status == workflows.StatusWaitingUser
+		return ok && st.Turns == 1 && st.Status == api.StatusWaitingUser
 	})
 	return run
 }
 
 // inputOf reads an AgentInput as a scenario's input is read (unknown fields
 // refused, the input validated).
-func inputOf(t *testing.T, text string) workflows.AgentInput {
+func inputOf(t *testing.T, text string) api.AgentInput {
 	t.Helper()
 	sc, err := scenario.Parse([]byte(`{"input": ` + text + `}`))
 	if err != nil {
@@ -239,7 +240,7 @@ func recordHostGone(t *testing.T, env *recordEnv, id string) []string {
 	if tools := toolMessages(t, c, id); tools[len(tools)-1].IsError {
 		t.Errorf("the tool call with the host back: %q", tools[len(tools)-1].Content)
 	}
-	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Get(ctx, nil); err != nil {
@@ -276,12 +277,12 @@ func recordReporterDrain(t *testing.T, env *recordEnv, id string) []string {
 	defer cancel()
 	c := env.s.c
 	run := env.firstTurn(ctx, t, in, id)
-	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, "the wait for the reporters", func() bool { return timerStarted(ctx, t, c, id, "reporters drain") })
 	release()
-	var res workflows.AgentResult
+	var res api.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -303,7 +304,7 @@ func recordIdleTimeout(t *testing.T, env *recordEnv, id string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run := env.firstTurn(ctx, t, in, id)
-	var res workflows.AgentResult
+	var res api.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -332,12 +333,12 @@ func recordCompactOverflow(t *testing.T, env *recordEnv, id string) []string {
 	c := env.s.c
 	run := env.firstTurn(ctx, t, in, id)
 	stub.contextLimit(10_000)
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.CompactContextUpdate,
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: api.CompactContextUpdate,
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res workflows.CompactResult
+	var res api.CompactResult
 	if err := h.Get(ctx, &res); err != nil {
 		t.Fatalf("compact_context: %v", err)
 	}
@@ -348,7 +349,7 @@ func recordCompactOverflow(t *testing.T, env *recordEnv, id string) []string {
 	if reply := send(ctx, t, c, id, "Are you there?"); reply != "Still here." {
 		t.Errorf("reply after the refused compaction = %q", reply)
 	}
-	if err := c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Get(ctx, nil); err != nil {

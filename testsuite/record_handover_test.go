@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // recordBusyTurn: one chat turn of many steps (responses of four list_files
@@ -32,7 +33,7 @@ func recordBusyTurn(t *testing.T, env *recordEnv, id string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := env.s.c
-	sess, err := tfclient.New(c, tfclient.Options{}).Start(ctx, workflows.AgentInput{Model: ref, Todo: todoOff()}, tfclient.StartOptions{ID: id})
+	sess, err := tfclient.New(c, tfclient.Options{}).Start(ctx, api.AgentInput{Model: ref, Todo: todoOff()}, tfclient.StartOptions{ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func recordBusyTurn(t *testing.T, env *recordEnv, id string) []string {
 	// The messages come while the turn works, not before it.
 	waitFor(t, time.Minute, "the turn's first model call", func() bool { return len(stub.requests()) >= 1 })
 	for _, text := range []string{"Then tell me how many.", "And thanks."} {
-		if err := c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, text); err != nil {
+		if err := c.SignalWorkflow(ctx, id, "", api.UserMessageSignal, text); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -50,7 +51,7 @@ func recordBusyTurn(t *testing.T, env *recordEnv, id string) []string {
 	}
 	waitFor(t, time.Minute, "both queued messages answered", func() bool {
 		st, err := sess.State(ctx)
-		return err == nil && st.Turns == 3 && st.Status == workflows.StatusWaitingUser
+		return err == nil && st.Turns == 3 && st.Status == api.StatusWaitingUser
 	})
 	if err := sess.End(ctx); err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func recordInterrupt(t *testing.T, env *recordEnv, id string) []string {
 	stub.failUntil(time.Now().Add(time.Hour), http.StatusServiceUnavailable, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sess, err := tfclient.New(env.s.c, tfclient.Options{}).Start(ctx, workflows.AgentInput{Model: ref, Todo: todoOff()}, tfclient.StartOptions{ID: id})
+	sess, err := tfclient.New(env.s.c, tfclient.Options{}).Start(ctx, api.AgentInput{Model: ref, Todo: todoOff()}, tfclient.StartOptions{ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -188,7 +190,7 @@ func replay(data []byte, id string) error {
 			return fmt.Errorf("load history of %s: %w", id, err)
 		}
 		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions(workflows.WithOptions(opts), workflow.RegisterOptions{Name: workflows.WorkflowName})
+		r.RegisterWorkflowWithOptions(workflows.WithOptions(opts), workflow.RegisterOptions{Name: api.WorkflowName})
 		err = r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
 			OriginalExecution: workflow.Execution{ID: id, RunID: "replay"},
 		})

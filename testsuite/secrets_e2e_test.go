@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
@@ -20,7 +22,6 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // Environment of the "vault" MCP server (see TestMain): its secret, which
@@ -129,10 +130,10 @@ func TestSecretsStayOutOfHistory(t *testing.T) {
 	}}})
 
 	const prompt = "Open the vault and report."
-	sc := &scenario.Scenario{Name: "secrets", Input: workflows.AgentInput{
+	sc := &scenario.Scenario{Name: "secrets", Input: api.AgentInput{
 		Prompt: prompt, Model: "openai:test-model",
 		Todo:      todo.Config{PlanApproval: todo.ApprovalAuto},
-		Reporters: []activities.ReporterConfig{{Type: "webhook", Config: []byte(`{"url": "` + h.URL + `", "headers": "vault-hook"}`)}},
+		Reporters: []api.ReporterConfig{{Type: "webhook", Config: []byte(`{"url": "` + h.URL + `", "headers": "vault-hook"}`)}},
 	}}
 	out, st := play(t, s.c, sc, 2*time.Minute)
 	if out.RunStatus != "completed" || out.Reply != "The vault is open." {

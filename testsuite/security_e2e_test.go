@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The tests of this file play what an attacker tried against a running
@@ -109,7 +110,7 @@ func TestModelCannotChooseAScriptedModel(t *testing.T) {
 		    {"content": "done"}]}`)
 		s.startWorkerWith(t, agentworker.Options{ScriptDir: filepath.Dir(sc.Path)})
 		out, st := play(t, s.c, sc, 2*time.Minute)
-		if child := st.Subagents["reader"]; child.Status != workflows.StatusFailed || child.ModelCalls != 0 {
+		if child := st.Subagents["reader"]; child.Status != api.StatusFailed || child.ModelCalls != 0 {
 			t.Errorf("the subagent with a model chosen by the model: %+v, want it failed before any model call", child)
 		}
 		err := s.c.GetWorkflow(context.Background(), out.WorkflowID+"/reader", "").Get(context.Background(), nil)
@@ -121,22 +122,22 @@ func TestModelCannotChooseAScriptedModel(t *testing.T) {
 
 // failedTurn starts a session on queue with model ref, waits for its first
 // turn to fail on the model, ends it and returns its state then.
-func failedTurn(t *testing.T, c client.Client, queue, ref string) workflows.State {
+func failedTurn(t *testing.T, c client.Client, queue, ref string) api.State {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, workflows.WorkflowName,
-		workflows.AgentInput{Prompt: "hello", Model: ref})
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, api.WorkflowName,
+		api.AgentInput{Prompt: "hello", Model: ref})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st workflows.State
+	var st api.State
 	waitFor(t, time.Minute, "the turn to fail on the model", func() bool {
 		var ok bool
 		st, ok = queryState(ctx, c, run.GetID())
-		return ok && st.Status == workflows.StatusWaitingUser && st.ModelError != nil
+		return ok && st.Status == api.StatusWaitingUser && st.ModelError != nil
 	})
-	if err := c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil); err != nil {
+	if err := c.SignalWorkflow(ctx, run.GetID(), "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Get(ctx, nil); err != nil {
@@ -254,7 +255,7 @@ func TestUnknownInputFieldRefusedEndToEnd(t *testing.T) {
 	s.startWorkerWith(t, agentworker.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
+	run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: api.TaskQueue}, api.WorkflowName,
 		json.RawMessage(`{"prompt": "write the release notes", "aproval": {"*": "required"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +264,7 @@ func TestUnknownInputFieldRefusedEndToEnd(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown field "aproval"`) {
 		t.Fatalf("the run ended with %v, want it refused naming the field", err)
 	}
-	if st, ok := queryState(ctx, s.c, run.GetID()); !ok || st.Status != workflows.StatusFailed || st.ModelCalls != 0 {
+	if st, ok := queryState(ctx, s.c, run.GetID()); !ok || st.Status != api.StatusFailed || st.ModelCalls != 0 {
 		t.Errorf("state %+v (read: %v), want failed before any model call", st, ok)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/activities"
@@ -21,7 +23,6 @@ import (
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The lower items of issue 36, played as whoever may start a workflow
@@ -38,7 +39,7 @@ func TestInputAgentIDIsAName(t *testing.T) {
 		// The raw JSON a `temporal workflow start --input` sends: no
 		// client-side check comes first.
 		in := map[string]any{"prompt": "hi", "agent_id": id}
-		run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.TaskQueue}, workflows.WorkflowName, in)
+		run, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: api.TaskQueue}, api.WorkflowName, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,15 +121,15 @@ func TestDestructiveHoldsToolsWithoutHints(t *testing.T) {
 	sc := writeScenario(t, `{"model": [{"tool_calls": [{"name": "purge", "arguments": {}}]}, {"content": "done"}]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, workflows.AgentInput{Prompt: "clean up", Model: sc.RunInput().Model,
+	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, api.AgentInput{Prompt: "clean up", Model: sc.RunInput().Model,
 		Todo: todoOff(), Approval: todo.ToolApproval{"*": todo.ApprovalDestructive}}, tfclient.StartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st workflows.State
+	var st api.State
 	waitFor(t, time.Minute, "the call held or the turn ended", func() bool {
 		st, err = sess.State(ctx)
-		return err == nil && (st.PendingApproval != nil || st.Status == workflows.StatusWaitingUser)
+		return err == nil && (st.PendingApproval != nil || st.Status == api.StatusWaitingUser)
 	})
 	if st.PendingApproval == nil || st.PendingApproval.Tool != "purge" {
 		t.Fatalf("the turn went on without asking (status %s, pending %+v, the tool ran %d times); want purge held for approval", st.Status, st.PendingApproval, ran.Load())
@@ -138,7 +139,7 @@ func TestDestructiveHoldsToolsWithoutHints(t *testing.T) {
 	}
 	waitFor(t, time.Minute, "the turn's end", func() bool {
 		st, err = sess.State(ctx)
-		return err == nil && st.Status == workflows.StatusWaitingUser
+		return err == nil && st.Status == api.StatusWaitingUser
 	})
 	if n := ran.Load(); n != 0 {
 		t.Errorf("purge ran %d times; want none, the call was rejected", n)

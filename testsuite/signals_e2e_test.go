@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
@@ -40,15 +42,15 @@ func TestLargeSignalsHandOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	const id = "large-signals"
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Model: "openai:test-model", Todo: todoOff()}); err != nil {
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName,
+		api.AgentInput{Model: "openai:test-model", Todo: todoOff()}); err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
 	for i := range signals {
 		time.Sleep(400 * time.Millisecond)
 		text := fmt.Sprintf("message %d: %s", i+1, strings.Repeat("a", size))
-		if err := s.c.SignalWorkflow(ctx, id, "", workflows.UserMessageSignal, text); err != nil {
+		if err := s.c.SignalWorkflow(ctx, id, "", api.UserMessageSignal, text); err != nil {
 			logRuns(ctx, t, s.c, id)
 			t.Fatalf("signal %d: %v", i+1, err)
 		}
@@ -80,7 +82,7 @@ func TestLargeSignalsHandOver(t *testing.T) {
 	if continued == 0 || largest >= workflows.MaxHistoryBytes+4*size {
 		t.Errorf("%d runs continued as new, the largest history is %d bytes; want handovers that keep each run near its cap of %d", continued, largest, workflows.MaxHistoryBytes)
 	}
-	if err := s.c.SignalWorkflow(ctx, id, "", workflows.EndSessionSignal, nil); err != nil {
+	if err := s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {

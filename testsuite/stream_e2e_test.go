@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -34,8 +36,8 @@ func streamed(ctx context.Context, c client.Client, id string) string {
 		return ""
 	}
 	for _, pa := range d.GetPendingActivities() {
-		var rs activities.ReplyStream
-		if pa.GetActivityType().GetName() == activities.CallModelName && pa.GetHeartbeatDetails() != nil &&
+		var rs api.ReplyStream
+		if pa.GetActivityType().GetName() == api.ModelCallActivity && pa.GetHeartbeatDetails() != nil &&
 			converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &rs) == nil {
 			return rs.Text
 		}
@@ -56,8 +58,8 @@ func TestStreamSurvivesWorkerCrash(t *testing.T) {
 	const id = "stream-crash"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.WorkflowName,
-		workflows.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}); err != nil {
+	if _, err := s.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue}, api.WorkflowName,
+		api.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}); err != nil {
 		t.Fatal(err)
 	}
 	seen := watchStream(ctx, todoclient.New(s.c, todoclient.Options{}), id)
@@ -74,7 +76,7 @@ func TestStreamSurvivesWorkerCrash(t *testing.T) {
 	s.startWorker(t, t.TempDir())
 	waitFor(t, 2*time.Minute, "the turn to end", func() bool {
 		st, ok := queryState(ctx, s.c, id)
-		return ok && st.Status == workflows.StatusWaitingUser
+		return ok && st.Status == api.StatusWaitingUser
 	})
 	// The watcher followed the next attempt's stream, from its own worker:
 	// piece by piece, where the heartbeats alone would show one part.
@@ -87,7 +89,7 @@ func TestStreamSurvivesWorkerCrash(t *testing.T) {
 	if len(after) < 3 {
 		t.Errorf("after the crash the watcher showed %q; want the next attempt's reply piece by piece", after)
 	}
-	v, err := s.c.QueryWorkflow(ctx, id, "", workflows.MessagesQuery, 0, 0)
+	v, err := s.c.QueryWorkflow(ctx, id, "", api.MessagesQuery, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +150,7 @@ func TestChatStreamLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = streams.Close() })
-	w := worker.New(s.c, workflows.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle, Identity: streams.Identity("latency-worker")})
+	w := worker.New(s.c, api.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle, Identity: streams.Identity("latency-worker")})
 	workflows.RegisterWithOptions(w, &activities.Activities{Client: s.c, StateDir: t.TempDir(), Streams: streams,
 		Models: func(ref string) (model.Client, string, error) {
 			return timed, strings.TrimPrefix(ref, "script:"), nil
@@ -287,7 +289,7 @@ func TestWatchFollowsTheWorkersStream(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // the server's counters, reported once a second
 	before := heartbeats(t, s)
 	const id = "watch-stream"
-	if _, err := c.Start(ctx, workflows.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}, todoclient.StartOptions{ID: id}); err != nil {
+	if _, err := c.Start(ctx, api.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}, todoclient.StartOptions{ID: id}); err != nil {
 		t.Fatal(err)
 	}
 	early := watchStream(ctx, c, id)
@@ -297,7 +299,7 @@ func TestWatchFollowsTheWorkersStream(t *testing.T) {
 	waitFor(t, time.Minute, "the late watcher to show the reply", func() bool { return len(late()) > 0 })
 	waitFor(t, time.Minute, "the turn to end", func() bool {
 		st, ok := queryState(ctx, s.c, id)
-		return ok && st.Status == workflows.StatusWaitingUser
+		return ok && st.Status == api.StatusWaitingUser
 	})
 	time.Sleep(1500 * time.Millisecond)
 	beats := heartbeats(t, s) - before
@@ -347,7 +349,7 @@ func runningCall(ctx context.Context, c client.Client, id string) (at string, k 
 		return "", k, false
 	}
 	for _, pa := range d.GetPendingActivities() {
-		if pa.GetActivityType().GetName() != activities.CallModelName || pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
+		if pa.GetActivityType().GetName() != api.ModelCallActivity || pa.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
 			continue
 		}
 		at = replystream.Locate(pa.GetLastWorkerIdentity())
@@ -371,7 +373,7 @@ func TestStreamSlotsAreNotOneCallers(t *testing.T) {
 	calls := map[string]replystream.Key{}
 	var at string
 	for _, id := range []string{"held-session", "other-session"} {
-		if _, err := c.Start(ctx, workflows.AgentInput{Prompt: "answer", Model: sc.RunInput().Model}, todoclient.StartOptions{ID: id}); err != nil {
+		if _, err := c.Start(ctx, api.AgentInput{Prompt: "answer", Model: sc.RunInput().Model}, todoclient.StartOptions{ID: id}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, time.Minute, "the model call of "+id, func() bool {

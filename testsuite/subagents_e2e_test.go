@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The subagent scenarios 06a–06d in testdata/scenarios (played by
@@ -38,7 +38,7 @@ func TestSubagentWithUnconfiguredModelFails(t *testing.T) {
 	checkExpect(t, sc, out)
 	// Not retried, by the server or by the workflow: the child's history
 	// has one model call, which ended on its first attempt.
-	if calls, retried := activityAttempts(t, s.c, out.WorkflowID+"/migrator", activities.CallModelName); calls != 1 || retried != 0 {
+	if calls, retried := activityAttempts(t, s.c, out.WorkflowID+"/migrator", api.ModelCallActivity); calls != 1 || retried != 0 {
 		t.Errorf("the child scheduled %d model calls, %d of them retried or timed out; want one, not retried", calls, retried)
 	}
 	if st.Plan == nil || len(st.Plan.Steps) != 3 {
@@ -47,7 +47,7 @@ func TestSubagentWithUnconfiguredModelFails(t *testing.T) {
 	if e := st.Plan.Steps[1].Error; !strings.Contains(e, "migrator") || !strings.Contains(e, "OPENAI_API_KEY") {
 		t.Errorf("the dependent step's error %q does not name the child and the missing setting", e)
 	}
-	if got := st.Subagents["migrator"]; got.Status != workflows.StatusFailed || got.ModelCalls > 1 {
+	if got := st.Subagents["migrator"]; got.Status != api.StatusFailed || got.ModelCalls > 1 {
 		t.Errorf("subagents.migrator = status %q after %d model calls, want failed at its first", got.Status, got.ModelCalls)
 	}
 }

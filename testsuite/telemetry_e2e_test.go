@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -120,7 +122,7 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 	}
 	probe := &replayProbe{}
 	startWorker := func() worker.Worker {
-		w := worker.New(c, workflows.TaskQueue, worker.Options{Interceptors: []interceptor.WorkerInterceptor{probe}})
+		w := worker.New(c, api.TaskQueue, worker.Options{Interceptors: []interceptor.WorkerInterceptor{probe}})
 		workflows.Register(w, acts)
 		if err := w.Start(); err != nil {
 			t.Fatalf("start worker: %v", err)
@@ -129,14 +131,14 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 	}
 
 	w1 := startWorker()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "telemetry-e2e", TaskQueue: workflows.TaskQueue},
-		workflows.WorkflowName, workflows.AgentInput{Prompt: "turn one", Model: "openai:fake-model", Tools: []string{"read_file", "write_file", "made_*"}})
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "telemetry-e2e", TaskQueue: api.TaskQueue},
+		api.WorkflowName, api.AgentInput{Prompt: "turn one", Model: "openai:fake-model", Tools: []string{"read_file", "write_file", "made_*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Minute, "the first turn", func() bool {
 		st, ok := queryState(ctx, c, run.GetID())
-		return ok && st.Status == workflows.StatusWaitingUser && st.Turns == 1
+		return ok && st.Status == api.StatusWaitingUser && st.Turns == 1
 	})
 	first := telemetrytest.Get(t, scrapeURL)
 
@@ -145,7 +147,7 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 	w1.Stop()
 	w2 := startWorker()
 	defer w2.Stop()
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: workflows.SendMessageUpdate,
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), UpdateName: api.SendMessageUpdate,
 		Args: []any{"turn two"}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +156,7 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 	if err := h.Get(ctx, &reply); err != nil || reply != "turn two done" {
 		t.Fatalf("send_message = %q, %v", reply, err)
 	}
-	if err := c.SignalWorkflow(ctx, run.GetID(), "", workflows.EndSessionSignal, nil); err != nil {
+	if err := c.SignalWorkflow(ctx, run.GetID(), "", api.EndSessionSignal, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.Get(ctx, nil); err != nil {
@@ -218,7 +220,7 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 		}
 	}
 	// The todoflow series carry the SDK's activity tags too.
-	if n := last.Series("todoflow_model_calls_total", m("namespace", s.srv.Namespace(), "task_queue", workflows.TaskQueue, "activity_type", "CallModel")); n != 2 {
+	if n := last.Series("todoflow_model_calls_total", m("namespace", s.srv.Namespace(), "task_queue", api.TaskQueue, "activity_type", "CallModel")); n != 2 {
 		t.Errorf("%d todoflow_model_calls_total series with the activity's tags, want 2 (ok, error):\n%s", n, last.Named("todoflow_model_calls_total"))
 	}
 	// The second worker did replay the first turn (or the counts above

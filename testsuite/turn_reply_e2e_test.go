@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
@@ -82,7 +83,7 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string, late boo
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sess, err := tfclient.New(c, tfclient.Options{}).Start(ctx, workflows.AgentInput{
+	sess, err := tfclient.New(c, tfclient.Options{}).Start(ctx, api.AgentInput{
 		Model: ref, Todo: todoOff(), Approval: todo.ToolApproval{"write_file": todo.ApprovalRequired},
 	}, tfclient.StartOptions{ID: id})
 	if err != nil {
@@ -101,7 +102,7 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string, late boo
 			return
 		}
 		var reply string
-		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: lateID, UpdateName: workflows.SendMessageUpdate,
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: lateID, UpdateName: api.SendMessageUpdate,
 			Args: []any{"write a.txt"}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			err = h.Get(ctx, &reply)
@@ -111,7 +112,7 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string, late boo
 
 	// The approval is given once the wait was handed over at least once.
 	awaitHandedOverApproval(ctx, t, c, sess, id)
-	var st workflows.State
+	var st api.State
 	// An answer that reaches a run which has just handed the wait over,
 	// and one whose successor has not asked again yet, is refused ("no
 	// tool call is waiting"): the user answers the wait shown next.
@@ -140,15 +141,15 @@ func chatReplyAcrossRuns(t *testing.T, c client.Client, ref, id string, late boo
 		t.Fatal("no answer to the message")
 	}
 	if late {
-		if app, ok := errors.AsType[*temporal.ApplicationError](a.err); !ok || app.Type() != workflows.ErrTypeTurnGoesOn {
-			t.Fatalf("send_message answered %q, %v; want %s", a.reply, a.err, workflows.ErrTypeTurnGoesOn)
+		if app, ok := errors.AsType[*temporal.ApplicationError](a.err); !ok || app.Type() != api.ErrTypeTurnGoesOn {
+			t.Fatalf("send_message answered %q, %v; want %s", a.reply, a.err, api.ErrTypeTurnGoesOn)
 		}
 		if err := sess.End(ctx); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, time.Minute, "the session waiting for the late caller", func() bool { return timerStarted(ctx, t, c, id, "replies drain") })
-		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.TurnReplyUpdate,
-			Args: []any{workflows.TurnReplyArgs{UpdateID: lateID}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: api.TurnReplyUpdate,
+			Args: []any{api.TurnReplyArgs{UpdateID: lateID}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			err = h.Get(ctx, &a.reply)
 		}
@@ -222,7 +223,7 @@ func TestPlayerFollowsAHandedOverTurn(t *testing.T) {
 	}
 	followed := 0
 	for _, ev := range evs {
-		if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetInput().GetName() == workflows.TurnReplyUpdate {
+		if a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetInput().GetName() == api.TurnReplyUpdate {
 			followed++
 		}
 	}
@@ -243,7 +244,7 @@ func TestTurnReplyCannotBePreempted(t *testing.T) {
 	_, ref := stubs.add(t, id, writeThenReply()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, workflows.AgentInput{
+	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, api.AgentInput{
 		Model: ref, Todo: todoOff(), Approval: todo.ToolApproval{"write_file": todo.ApprovalRequired},
 	}, tfclient.StartOptions{ID: id})
 	if err != nil {
@@ -257,7 +258,7 @@ func TestTurnReplyCannotBePreempted(t *testing.T) {
 	// update is answered that its turn goes on).
 	awaitHandedOverApproval(ctx, t, s.c, sess, id)
 	planted, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: sent.UpdateID() + "/reply-1",
-		UpdateName: workflows.SetContinuationUpdate, Args: []any{workflows.ContinuationArgs{Enabled: new(bool)}},
+		UpdateName: api.SetContinuationUpdate, Args: []any{api.ContinuationArgs{Enabled: new(bool)}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil || planted.Get(ctx, nil) != nil {
 		t.Fatalf("the planted update: %v", err)
@@ -284,7 +285,7 @@ func TestTurnReplyCannotBePreempted(t *testing.T) {
 		default:
 		}
 		for _, ev := range historyOf(t, s.c, id) {
-			if u := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); u != nil && u.GetAcceptedRequest().GetInput().GetName() == workflows.TurnReplyUpdate {
+			if u := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes(); u != nil && u.GetAcceptedRequest().GetInput().GetName() == api.TurnReplyUpdate {
 				return true
 			}
 		}

@@ -10,9 +10,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 
+	"github.com/todoflow/todoflow/api"
 	todoclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // billable are the history events that Temporal Cloud bills as an action
@@ -49,7 +49,7 @@ func TestChatTurnCost(t *testing.T) {
 	// The list stays open between turns, as a chat's does: no guard asks
 	// the model to finish it.
 	zero, off := 0, false
-	in := workflows.AgentInput{Model: sc.RunInput().Model, IdleTimeoutS: 600,
+	in := api.AgentInput{Model: sc.RunInput().Model, IdleTimeoutS: 600,
 		Todo: todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off}}
 	sess, err := c.Start(ctx, in, todoclient.StartOptions{ID: "turn-cost"})
 	if err != nil {

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // hookRequest is one request a test webhook received.
@@ -212,7 +213,7 @@ func TestWebhookReporterDeliversEveryEventOnce(t *testing.T) {
 			t.Errorf("delivery %d: body is not a report: %v: %s", i+1, err, d.Body)
 			continue
 		}
-		if body.WorkflowID != out.WorkflowID || body.AgentID != workflows.DefaultAgentID {
+		if body.WorkflowID != out.WorkflowID || body.AgentID != api.DefaultAgentID {
 			t.Errorf("delivery %d is for %s/%s, want %s/main", i+1, body.WorkflowID, body.AgentID, out.WorkflowID)
 		}
 		if !sameEvent(body.Event, ev) {

@@ -13,12 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "TestWebUIShowsTheRun: write the screenshot of the run's page to "+screenshotPath)
@@ -42,7 +43,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // includes a cold build of the server
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: workflows.SearchAttributes(), Progress: testWriter{t}})
+	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: api.SearchAttributes(), Progress: testWriter{t}})
 	if err != nil {
 		t.Fatalf("start dev server: %v", err)
 	}
@@ -55,7 +56,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := devserver.EnsureSearchAttributes(ctx, c, srv.Namespace(), workflows.SearchAttributes()); err != nil {
+	if err := devserver.EnsureSearchAttributes(ctx, c, srv.Namespace(), api.SearchAttributes()); err != nil {
 		t.Fatal(err)
 	}
 	// The worker stays up while the page loads: the UI reads the current details with a
@@ -122,8 +123,8 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	}
 	t.Logf("%s showed the run's page in %s", browser, time.Since(start).Round(time.Millisecond))
 
-	// The player sets workflows.Describe's summary and details, with the scenario's name.
-	summary, details := workflows.Describe(sc.RunInput())
+	// The player sets api.Describe's summary and details, with the scenario's name.
+	summary, details := api.Describe(sc.RunInput())
 	for what, want := range map[string][]string{
 		"the summary":         {"Draft the release notes for v0.3", summary},
 		"the details":         {details, "- **Model:** `script:" + sc.Path + "`", "- **Scenario:** release notes"},

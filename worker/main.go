@@ -53,6 +53,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -62,7 +64,6 @@ import (
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/worker/telemetry"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 func main() {
@@ -92,7 +93,7 @@ func run() error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	address := fs.String("address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
 	namespace := fs.String("namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
-	taskQueue := fs.String("task-queue", workflows.TaskQueue, "task queue to poll")
+	taskQueue := fs.String("task-queue", api.TaskQueue, "task queue to poll")
 	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
 	codecAddr := fs.String("codec-addr", "", "serve the codec server the Web UI decrypts payloads with on `HOST:PORT` (a PORT alone: 127.0.0.1); callers send $"+codec.EnvToken+" as a bearer token (needs $"+codec.EnvKey+")")
 	codecOrigins := fs.String("codec-origins", strings.Join(codec.DefaultOrigins, ","), "Web UI `ORIGINS` (comma-separated) allowed to call the codec server")
@@ -183,7 +184,7 @@ func run() error {
 			UIPort:           8233,
 			DBFile:           db,
 			Namespace:        *namespace,
-			SearchAttributes: workflows.SearchAttributes(),
+			SearchAttributes: api.SearchAttributes(),
 			Progress:         os.Stderr,
 		})
 		if errors.Is(err, devserver.ErrDBInUse) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
@@ -21,7 +23,7 @@ import (
 // on a server that suggests continuing as new: the root hands over at the
 // end of its turn with kid running, and the carry names kid for the
 // continuation to adopt.
-func handedOverWithKid(t *testing.T) AgentInput {
+func handedOverWithKid(t *testing.T) handover {
 	t.Helper()
 	env := newTreeEnv()
 	scriptTree(env, map[string][]model.Response{
@@ -29,7 +31,7 @@ func handedOverWithKid(t *testing.T) AgentInput {
 		"kid":  {say("done")},
 	}, late{"kid", 1, 24 * time.Hour})
 	env.SetContinueAsNewSuggested(true)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	next := continuedWith(t, env)
 	c := next.Carry
 	if c == nil || len(c.Tree.Running) != 1 || c.Tree.Running[0].AgentID != "kid" || c.Tree.Running[0].WorkflowID != childWF("kid") {
@@ -53,24 +55,24 @@ func TestChildCrossesContinueAsNew(t *testing.T) {
 	next := handedOverWithKid(t)
 	env := newTreeEnv()
 	scriptTree(env, map[string][]model.Response{"main": {say("kid finished")}})
-	var running State
+	var running api.State
 	env.RegisterDelayedCallback(func() { running = queryState(t, env) }, time.Minute)
-	final := State{AgentID: "kid", Status: StatusCompleted, Turns: 1, ModelCalls: 3, Todos: []todo.Item{{ID: "1", Content: "work", Status: todo.Completed}}}
+	final := api.State{AgentID: "kid", Status: api.StatusCompleted, Turns: 1, ModelCalls: 3, Todos: []todo.Item{{ID: "1", Content: "work", Status: todo.Completed}}}
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: StatusCompleted, Final: &final, Reply: "the day's work", Key: next.Carry.Tree.Key})
+		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: api.StatusCompleted, Final: &final, Reply: "the day's work", Key: next.Carry.Tree.Key})
 	}, 2*time.Hour)
-	var ended State
+	var ended api.State
 	env.RegisterDelayedCallback(func() { ended = queryState(t, env) }, 3*time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 4*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(WorkflowName, next)
+	env.ExecuteWorkflow(api.WorkflowName, asInput(t, next))
 	completed(t, env)
 
-	if kid := running.Subagents["kid"]; kid.Status != StatusRunning {
+	if kid := running.Subagents["kid"]; kid.Status != api.StatusRunning {
 		t.Errorf("adopted kid before its end = %s, want running", dump(kid))
 	}
 	kid := ended.Subagents["kid"]
-	if kid.Status != StatusCompleted || kid.ModelCalls != 3 || len(kid.Todos) != 1 {
+	if kid.Status != api.StatusCompleted || kid.ModelCalls != 3 || len(kid.Todos) != 1 {
 		t.Errorf("adopted kid after its tree_end = %s, want the summary it sent", dump(kid))
 	}
 }
@@ -82,20 +84,20 @@ func TestAdoptedChildThatDiesSilently(t *testing.T) {
 	next := handedOverWithKid(t)
 	env := newTreeEnv()
 	scriptTree(env, nil)
-	var before, after State
+	var before, after api.State
 	deadline := next.Carry.Tree.Running[0].Deadline
 	env.SetStartTime(deadline.Add(-30 * time.Minute))
 	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 29*time.Minute)
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 32*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 40*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 40*time.Minute)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(WorkflowName, next)
+	env.ExecuteWorkflow(api.WorkflowName, asInput(t, next))
 	completed(t, env)
 
-	if kid := before.Subagents["kid"]; kid.Status != StatusRunning {
+	if kid := before.Subagents["kid"]; kid.Status != api.StatusRunning {
 		t.Errorf("kid before its deadline = %s, want running", dump(kid))
 	}
-	if kid := after.Subagents["kid"]; kid.Status != StatusFailed {
+	if kid := after.Subagents["kid"]; kid.Status != api.StatusFailed {
 		t.Errorf("kid after its deadline = %s, want failed", dump(kid))
 	}
 }
@@ -121,15 +123,15 @@ func TestAdoptedChildCancelledAtGrace(t *testing.T) {
 		cancelAsked++
 		return errors.New("workflow not found")
 	})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(WorkflowName, next)
+	env.ExecuteWorkflow(api.WorkflowName, asInput(t, next))
 	completed(t, env)
 
 	if finishAsked != 1 || cancelAsked != 1 {
 		t.Errorf("kid was asked to finish %d times and cancelled %d times, want 1 and 1", finishAsked, cancelAsked)
 	}
-	if kid := queryState(t, env).Subagents["kid"]; kid.Status != StatusFailed {
+	if kid := queryState(t, env).Subagents["kid"]; kid.Status != api.StatusFailed {
 		t.Errorf("kid = %s, want failed", dump(kid))
 	}
 }
@@ -148,7 +150,7 @@ func TestCancelledRunCancelsItsChildren(t *testing.T) {
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(WorkflowName, next)
+	env.ExecuteWorkflow(api.WorkflowName, asInput(t, next))
 	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "canceled") {
 		t.Fatalf("run ended with %v, want cancelled", err)
 	}
@@ -180,24 +182,24 @@ func handOverInAWait(t *testing.T, grow func(testEnv)) {
 		"main": {calls(spawnCall("kid", "work for a day", quiet)), say("kid is on it")},
 		"kid":  {say("done")},
 	}, late{"kid", 1, 24 * time.Hour})
-	var waiting State
+	var waiting api.State
 	env.RegisterDelayedCallback(func() {
 		waiting = queryState(t, env)
 		grow(env)
 		// What made the history long: the child's news.
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "kid", Brief: &Brief{Status: StatusRunning, Turns: 1}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "kid", Brief: &api.Brief{Status: api.StatusRunning, Turns: 1}})
 	}, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	next := continuedWith(t, env)
 
-	if waiting.Status != StatusWaitingUser {
+	if waiting.Status != api.StatusWaitingUser {
 		t.Fatalf("before the suggestion the root is %s, want waiting_user", waiting.Status)
 	}
 	c := next.Carry
 	if c.Session.Turns != 1 || len(c.Inbox.Queue) != 0 || len(c.Tree.Running) != 1 {
 		t.Errorf("carry: %d turns, inbox %v, running %v; want the one turn, no message, kid running", c.Session.Turns, c.Inbox.Queue, c.Tree.Running)
 	}
-	if b := c.Tree.Briefs["kid"]; b == nil || b.Status != StatusRunning {
+	if b := c.Tree.Briefs["kid"]; b == nil || b.Status != api.StatusRunning {
 		t.Errorf("kid's last brief was not carried: %s", dump(c.Tree.Briefs))
 	}
 }
@@ -211,13 +213,13 @@ func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 	env := newTreeEnv()
 	scriptTree(env, reviewOfKid("work for a day"), late{"kid", 1, 24 * time.Hour})
 	env.RegisterDelayedCallback(func() {
-		if st := queryState(t, env); st.Status != StatusBlocked {
+		if st := queryState(t, env); st.Status != api.StatusBlocked {
 			t.Errorf("after an hour the root is %s, want blocked", st.Status)
 		}
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "kid", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "kid", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	next := continuedWith(t, env)
 	c := next.Carry
 	if len(c.Inbox.Queue) != 1 || c.Inbox.Queue[0].Blocked == nil || c.Inbox.Queue[0].Blocked.Calls != 5 || c.Session.Turns != 1 {
@@ -232,9 +234,9 @@ func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk", Key: next.Carry.Tree.Key})
 	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(WorkflowName, next)
+	env.ExecuteWorkflow(api.WorkflowName, asInput(t, next))
 	completed(t, env)
 	st := queryState(t, env)
 	if st.Turns != 1 || st.ModelCalls != 7 {
@@ -243,7 +245,7 @@ func TestBlockedTurnCrossesContinueAsNew(t *testing.T) {
 	if s := step(t, st.Plan, "step_2"); s.Status != todo.StepFailed {
 		t.Errorf("the step on kid = %s, want failed", dump(s))
 	}
-	var res AgentResult
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil || res.Reply != "kid failed; the review is off." {
 		t.Errorf("reply %q (%v), want the answer after the step failed", res.Reply, err)
 	}
@@ -261,11 +263,11 @@ func TestSubagentStopsWhenItsRootIsGone(t *testing.T) {
 	// Every message of kid to the root finds no root (the root's own run,
 	// which the test environment cannot terminate, goes on to see kid end).
 	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&rootGone{}}})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 48*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 48*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 	st := queryState(t, env)
-	if kid := st.Subagents["kid"]; kid.Status != StatusFailed {
+	if kid := st.Subagents["kid"]; kid.Status != api.StatusFailed {
 		t.Errorf("kid = %s, want failed (stopped)", dump(kid))
 	}
 	if n := len(tm.inputs("kid")); n > 1 {

@@ -1,9 +1,11 @@
 package workflows
 
 import (
-	"errors"
+	"fmt"
 	"slices"
 	"time"
+
+	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -27,9 +29,9 @@ type agent struct {
 	continuation bool
 	ended        bool
 	cur          *turnCursor
-	modelError   *ModelError // the model call that ended the last turn (clients read one being retried from its activity)
-	failedTurn   bool        // the last turn ended on a model error; retry_turn may run it again
-	usage        Usage
+	modelError   *api.ModelError // the model call that ended the last turn (clients read one being retried from its activity)
+	failedTurn   bool            // the last turn ended on a model error; retry_turn may run it again
+	usage        api.Usage
 	// turnsHere counts the turns this run took up, startEvents its
 	// history's length at its start (session.go).
 	turnsHere   int
@@ -59,7 +61,7 @@ type agent struct {
 
 // AgentWorkflow runs one agent: a single task from a prompt, or a chat
 // session fed by send_message and user_message. See the package doc.
-func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+func AgentWorkflow(ctx workflow.Context, in api.AgentInput) (api.AgentResult, error) {
 	return agentWorkflow(ctx, in, Options{})
 }
 
@@ -79,33 +81,39 @@ type Options struct {
 	BuildID string
 }
 
-func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResult, error) {
-	refuseForeign(ctx, in, opts)
+func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.AgentResult, error) {
+	h, err := readHandover(in)
+	if err != nil {
+		// Before any command, as when the SDK could not decode the input.
+		return api.AgentResult{}, fmt.Errorf("AgentWorkflow input: %w", err)
+	}
+	refuseForeign(ctx, h, opts)
 	cfg, err := resolve(in)
 	info := workflow.GetInfo(ctx)
 	switch {
 	case err != nil:
-	case in.Carry != nil && info.ContinuedExecutionRunID == "":
-		err = errCarryOnStart
+	case h.Carry != nil && info.ContinuedExecutionRunID == "":
+		err = api.ErrCarryOnStart
 	case in.TreeKey != "" && info.ParentWorkflowExecution == nil:
-		err = errTreeKeyOfRoot
+		err = api.ErrTreeKeyOfRoot
 	case in.Session != "" && info.ParentWorkflowExecution == nil:
-		err = errSessionOfRoot
+		err = api.ErrSessionOfRoot
 	}
 	if err == nil {
 		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)
 	}
+	cfg.carry = h.Carry
 	cfg.session = sessionKey(info, in)
 	if err != nil {
 		// The state query still answers, so that a client polling the run
 		// sees it failed and why, not an unknown query.
-		failed := State{AgentID: in.AgentID, Status: StatusFailed, Todos: []todo.Item{}, Events: []todo.Event{},
-			Subagents: map[string]State{}, Reporters: []ReporterStatus{}, Extra: (&todo.State{}).Extra()}
-		_ = workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return failed, nil })
-		_ = workflow.SetQueryHandler(ctx, MessagesQuery, func(int, int) ([]model.Message, error) { return []model.Message{}, nil })
+		failed := api.State{AgentID: in.AgentID, Status: api.StatusFailed, Todos: []todo.Item{}, Events: []todo.Event{},
+			Subagents: map[string]api.State{}, Reporters: []api.ReporterStatus{}, Extra: (&todo.State{}).Extra()}
+		_ = workflow.SetQueryHandler(ctx, api.StateQuery, func() (api.State, error) { return failed, nil })
+		_ = workflow.SetQueryHandler(ctx, api.MessagesQuery, func(int, int) ([]model.Message, error) { return []model.Message{}, nil })
 		// The run list must not show it running for ever.
-		_ = workflow.UpsertTypedSearchAttributes(ctx, AgentStatusKey.ValueSet(StatusFailed))
-		return AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
+		_ = workflow.UpsertTypedSearchAttributes(ctx, api.AgentStatusKey.ValueSet(api.StatusFailed))
+		return api.AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
 	}
 	a := newAgent(cfg)
 	a.opts = opts
@@ -120,7 +128,7 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 	}
 	a.plans.Peers = a
 	if err := a.register(ctx); err != nil {
-		return AgentResult{}, err
+		return api.AgentResult{}, err
 	}
 	a.lean = patched(ctx, patchLeanTurn)
 	a.joinTree(ctx)
@@ -140,9 +148,9 @@ func agentWorkflow(ctx workflow.Context, in AgentInput, opts Options) (AgentResu
 }
 
 // result is what a finished run returns, with its final state.
-func (a *agent) result(final State) AgentResult {
-	res := AgentResult{
-		AgentID:    a.cfg.agentID,
+func (a *agent) result(final api.State) api.AgentResult {
+	res := api.AgentResult{
+		AgentID:    a.cfg.AgentID,
 		Reply:      a.lastReply(),
 		Turns:      a.turns,
 		ModelCalls: a.modelCalls,
@@ -156,18 +164,18 @@ func (a *agent) result(final State) AgentResult {
 // newAgent builds a run's agent: each component from its part of the
 // carry, or fresh for a session's first run.
 func newAgent(cfg config) *agent {
-	c := cfg.in.Carry
+	c := cfg.carry
 	a := &agent{
 		cfg:          cfg,
-		status:       StatusRunning,
-		continuation: cfg.todo.Continuation,
+		status:       api.StatusRunning,
+		continuation: cfg.Todo.Continuation,
 		window:       newWindow(cfg),
 		inbox:        newInbox(c, cfg.in.Prompt),
-		plans:        todo.NewPlanState(cfg.agentID),
+		plans:        todo.NewPlanState(cfg.AgentID),
 		approvals:    newApprovals(c),
 		tree:         newTree(c),
-		reporters:    newReporting(cfg.agentID, cfg.session, cfg.in.Reporters, c.reports()),
-		host:         newHost(cfg.in, cfg.hostWait),
+		reporters:    newReporting(cfg.AgentID, cfg.session, cfg.in.Reporters, c.reports()),
+		host:         newHost(cfg.in, cfg.HostWait),
 	}
 	if c == nil {
 		return a
@@ -186,19 +194,6 @@ func newAgent(cfg config) *agent {
 		a.published = published{total: p.Total, completed: p.Completed, current: p.Current, status: p.Status, set: true}
 	}
 	return a
-}
-
-// rootMessage is the innermost message of an activity or child error, the
-// part a model or a user can act on ("no such file"), without Temporal's
-// wrapping and its "(type: ..., retryable: ...)" suffix.
-func rootMessage(err error) string {
-	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(err) {
-		err = next
-	}
-	if app, ok := err.(*temporal.ApplicationError); ok && app.Message() != "" {
-		return app.Message()
-	}
-	return err.Error()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

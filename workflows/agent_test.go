@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
@@ -30,10 +32,10 @@ func scripted(env *testsuite.TestWorkflowEnvironment, responses ...model.Respons
 			}
 		}
 		return r, nil
-	}, activity.RegisterOptions{Name: activities.CallModelName})
+	}, activity.RegisterOptions{Name: api.ModelCallActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName})
+	}, activity.RegisterOptions{Name: api.ToolActivity})
 	registerHost(env)
 	return &seen
 }
@@ -44,13 +46,13 @@ func call(name, args string) model.ToolCall {
 
 func calls(cs ...model.ToolCall) model.Response { return model.Response{ToolCalls: cs} }
 
-func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
+func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) api.State {
 	t.Helper()
-	v, err := env.QueryWorkflow(StateQuery)
+	v, err := env.QueryWorkflow(api.StateQuery)
 	if err != nil {
 		t.Fatalf("state query: %v", err)
 	}
-	var s State
+	var s api.State
 	if err := v.Get(&s); err != nil {
 		t.Fatalf("decode state: %v", err)
 	}
@@ -59,7 +61,7 @@ func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
 
 func queryMessages(t *testing.T, env *testsuite.TestWorkflowEnvironment, args ...any) []model.Message {
 	t.Helper()
-	v, err := env.QueryWorkflow(MessagesQuery, args...)
+	v, err := env.QueryWorkflow(api.MessagesQuery, args...)
 	if err != nil {
 		t.Fatalf("messages query: %v", err)
 	}
@@ -80,11 +82,11 @@ func TestLoopWritesTodosAndFinishes(t *testing.T) {
 		calls(call("write_todos", `{"todos":[{"content":"Find","status":"completed"},{"content":"Fix","status":"completed"}]}`)),
 		model.Response{Content: "Fixed."},
 	)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Fix the test.", IdleTimeoutS: 60})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Fix the test.", IdleTimeoutS: 60})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: completed=%v err=%v", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
-	var res AgentResult
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestLoopWritesTodosAndFinishes(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 	st := queryState(t, env)
-	if st.Status != StatusCompleted || len(st.Todos) != 2 || st.Todos[1].Status != "completed" || st.Todos[0].ID != "1" {
+	if st.Status != api.StatusCompleted || len(st.Todos) != 2 || st.Todos[1].Status != "completed" || st.Todos[0].ID != "1" {
 		t.Errorf("state = %+v", st)
 	}
 	msgs := queryMessages(t, env)
@@ -134,7 +136,7 @@ func TestParallelWritesAndValidation(t *testing.T) {
 		calls(call("write_todos", `{"todos":[{"content":"A","status":"pending"}]}`)),
 		model.Response{Content: "ok"},
 	)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 1})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 1})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func TestSessionTakesMessagesUntilEnded(t *testing.T) {
 	var reply string
 	var rejected error
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(SendMessageUpdate, "1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SendMessageUpdate, "1", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("rejected: %v", err) },
 			OnComplete: func(r any, err error) {
 				if err != nil {
@@ -175,19 +177,19 @@ func TestSessionTakesMessagesUntilEnded(t *testing.T) {
 		}, "hello")
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(SendMessageUpdate, "2", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SendMessageUpdate, "2", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { rejected = err },
 			OnComplete: func(any, error) {},
 		}, "   ")
 	}, 2*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "again") }, 3*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.UserMessageSignal, "again") }, 3*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		if st := queryState(t, env); st.Status != StatusWaitingUser || st.Turns != 2 {
+		if st := queryState(t, env); st.Status != api.StatusWaitingUser || st.Turns != 2 {
 			t.Errorf("between messages: %+v", st)
 		}
-		env.SignalWorkflow(EndSessionSignal, nil)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 4*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func TestSessionTakesMessagesUntilEnded(t *testing.T) {
 	if rejected == nil {
 		t.Error("an empty message was not rejected")
 	}
-	var res AgentResult
+	var res api.AgentResult
 	_ = env.GetWorkflowResult(&res)
 	if res.Turns != 2 || res.Reply != "two" {
 		t.Errorf("result = %+v", res)
@@ -208,11 +210,11 @@ func TestIdleTimeoutCompletes(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	scripted(env, model.Response{Content: "hi"})
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hello", IdleTimeoutS: 30})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "hello", IdleTimeoutS: 30})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if st := queryState(t, env); st.Status != StatusCompleted {
+	if st := queryState(t, env); st.Status != api.StatusCompleted {
 		t.Errorf("status = %s", st.Status)
 	}
 }
@@ -222,8 +224,8 @@ func TestMaxTurnsEndsTheTurn(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	loop := calls(call("list_files", `{}`))
 	scripted(env, loop, loop, loop, loop, loop)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "loop", MaxTurns: 3, IdleTimeoutS: 1})
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "loop", MaxTurns: 3, IdleTimeoutS: 1})
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +235,7 @@ func TestMaxTurnsEndsTheTurn(t *testing.T) {
 }
 
 func TestBadInputFailsClearly(t *testing.T) {
-	for name, in := range map[string]AgentInput{
+	for name, in := range map[string]api.AgentInput{
 		"policy":    {Prompt: "x", Todo: todoPolicy("one_please")},
 		"max_turns": {Prompt: "x", MaxTurns: -1},
 		"model":     {Prompt: "x", Model: "gpt-4o"},
@@ -249,7 +251,7 @@ func TestBadInputFailsClearly(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "invalid AgentWorkflow input") {
 				t.Errorf("err = %v", err)
 			}
-			if st := queryState(t, env); st.Status != StatusFailed {
+			if st := queryState(t, env); st.Status != api.StatusFailed {
 				t.Errorf("state of a run with a bad input = %+v", st)
 			}
 		})
@@ -262,15 +264,15 @@ func TestSetContinuationValidates(t *testing.T) {
 	scripted(env, model.Response{Content: "hi"})
 	var rejected, accepted bool
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(SetContinuationUpdate, "bad", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SetContinuationUpdate, "bad", &testsuite.TestUpdateCallback{
 			OnReject: func(error) { rejected = true }, OnComplete: func(any, error) {},
 		}, map[string]any{"enable": true})
 		off := false
-		env.UpdateWorkflow(SetContinuationUpdate, "good", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SetContinuationUpdate, "good", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) { accepted = true },
-		}, ContinuationArgs{Enabled: &off})
+		}, api.ContinuationArgs{Enabled: &off})
 	}, time.Second)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hello", IdleTimeoutS: 10})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "hello", IdleTimeoutS: 10})
 	if !rejected || !accepted {
 		t.Errorf("rejected=%v accepted=%v", rejected, accepted)
 	}

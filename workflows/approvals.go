@@ -1,5 +1,7 @@
 package workflows
 
+import "github.com/todoflow/todoflow/api"
+
 // approvals are the human answers a run waits for, a component of the run:
 // the plan's approval (approve_plan, plans.go) and a tool call's
 // (approve_tool, tool_approval.go). Each wait is answered by its own
@@ -13,12 +15,12 @@ type approvals struct {
 	// toolWait is the tool call waiting for approve_tool, toolAnswer its
 	// answer until approveTools takes it; remembered are the tools
 	// approved for the rest of the session.
-	toolWait   *PendingApproval
-	toolAnswer *ToolApprovalArgs
+	toolWait   *api.PendingApproval
+	toolAnswer *api.ToolApprovalArgs
 	remembered []string
 	// early is a tool approval the root handed on that crossed the
 	// handover of the wait it answers (onHandedToolApproval).
-	early *ToolApprovalArgs
+	early *api.ToolApprovalArgs
 }
 
 // ApprovalsCarry is the approvals' part of a carry.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/model"
@@ -34,9 +36,9 @@ func BenchmarkAgentWorkflowRun(b *testing.B) {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
 		scripted(env, script...)
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 0)
-		env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Write the six files f1.txt to f6.txt.", Model: "script:bench"})
-		var res AgentResult
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 0)
+		env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Write the six files f1.txt to f6.txt.", Model: "script:bench"})
+		var res api.AgentResult
 		if err := env.GetWorkflowResult(&res); err != nil {
 			b.Fatal(err)
 		}

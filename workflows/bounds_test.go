@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -73,7 +75,7 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 		events = append(events, todo.Event{EventID: i, Type: todo.EventStepAdded, AgentID: "a", PlanID: "plan_1",
 			Data: json.RawMessage(strconv.Quote(strings.Repeat("d", 2<<10)))})
 	}
-	brief := Brief{Status: StatusRunning, Current: strings.Repeat("c", 1<<10), PauseReason: strings.Repeat("p", 4<<10)}
+	brief := api.Brief{Status: api.StatusRunning, Current: strings.Repeat("c", 1<<10), PauseReason: strings.Repeat("p", 4<<10)}
 	parts := todo.Batches(events, signalEventsBudget)
 	for _, p := range parts {
 		b, _ := json.Marshal(Events{Of: "a", Events: p, Brief: &brief})

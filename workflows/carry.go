@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/temporal"
@@ -35,12 +38,12 @@ func (a *agent) summariseForCarry(ctx workflow.Context) error {
 		// A session with no message yet has less than its head.
 		lo, hi := min(max(sp.Start, todo.Head), len(a.window.msgs)), min(max(sp.End, todo.Head), len(a.window.msgs))
 		for _, m := range a.window.msgs[lo:hi] {
-			if m.Name != NameContextSummary {
+			if m.Name != api.NameContextSummary {
 				recent = append(recent, m)
 			}
 		}
 	}
-	if !a.cfg.summarize || len(recent) <= carryMessages && size(recent) <= carryBytes {
+	if !a.cfg.Summarize || len(recent) <= carryMessages && size(recent) <= carryBytes {
 		return nil
 	}
 	// The recent part kept is what the carry holds: carryBytes, at most
@@ -95,7 +98,7 @@ func compact(msgs []model.Message) []model.Message {
 		before = last
 	}
 	for i := before - 1; i >= todo.Head; i-- {
-		if msgs[i].Name == NameContextSummary {
+		if msgs[i].Name == api.NameContextSummary {
 			out = append(out, msgs[i]) // the latest one stands for all before it
 			break
 		}
@@ -128,7 +131,7 @@ func cutResults(group []model.Message, budget int) []model.Message {
 	for i := 1; i < len(out); i++ {
 		if c := out[i].Content; len(c) > share {
 			note := fmt.Sprintf("\n\n[Cut at a handover: this result was %d bytes; the whole result is in the session's previous run.]", len(c))
-			out[i].Content = cutUTF8(c, max(0, share-len(note))) + note
+			out[i].Content = text.Cut(c, max(0, share-len(note))) + note
 		}
 	}
 	return out
@@ -148,17 +151,17 @@ func size(msgs []model.Message) int {
 // reply never cross the boundary (AgentWorkflow waits for all handlers
 // first, and a handed-over turn's callers were answered: replies.go), so
 // seqs restart safely.
-func (a *agent) carry() AgentInput {
-	in := a.cfg.in
+func (a *agent) carry() handover {
+	in := handover{AgentInput: a.cfg.in}
 	in.Prompt = ""
 	// The continuation may start on another build (Worker Versioning moves
 	// a session here): both say who wrote them (protocol.go).
-	in.Protocol = Protocol
+	in.Protocol = api.Protocol
 	// The continuation keeps the host of this run's workspace.
 	in.WorkspaceHost = a.host.queue
 	a.plans.Prune(carryEvents, carryEventBytes)
 	in.Carry = &Carry{
-		Protocol: Protocol,
+		Protocol: api.Protocol,
 		Session: SessionCarry{Turns: a.turns, ModelCalls: a.modelCalls, Continuation: a.continuation, Ended: a.ended,
 			FailedTurn: a.failedTurn, ModelError: a.modelError, Usage: a.usage},
 		Window:    a.carryWindow(),
@@ -180,4 +183,43 @@ func (c *Carry) reports() []CarriedReporter {
 		return nil
 	}
 	return c.Reports
+}
+
+// handover is a continuation's input as this package sees it: the
+// contract's input with its carry decoded. To everyone else the carry is
+// opaque JSON (api.AgentInput.Carry), which this package alone writes and
+// reads, so that its parts can change with the run's components.
+type handover struct {
+	api.AgentInput
+	// Carry is AgentInput.Carry decoded, which it stands for.
+	Carry *Carry `json:"-"`
+}
+
+// readHandover decodes in's carry.
+func readHandover(in api.AgentInput) (handover, error) {
+	h := handover{AgentInput: in}
+	if len(in.Carry) == 0 {
+		return h, nil
+	}
+	h.Carry = new(Carry)
+	if err := json.Unmarshal(in.Carry, h.Carry); err != nil {
+		return handover{}, fmt.Errorf("carry: %w", err)
+	}
+	return h, nil
+}
+
+// input is h as it goes to the continuation: its carry encoded into the
+// input, the same JSON as when the carry was a field of the input's own.
+func (h handover) input() (api.AgentInput, error) {
+	in := h.AgentInput
+	in.Carry = nil
+	if h.Carry == nil {
+		return in, nil
+	}
+	b, err := json.Marshal(h.Carry)
+	if err != nil {
+		return api.AgentInput{}, fmt.Errorf("carry: %w", err)
+	}
+	in.Carry = b
+	return in, nil
 }

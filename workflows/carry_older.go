@@ -3,6 +3,8 @@ package workflows
 import (
 	"encoding/json"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -15,29 +17,29 @@ import (
 
 // flatCarry is a carry as protocols 0 and 1 wrote it.
 type flatCarry struct {
-	Protocol        int               `json:"protocol"`
-	Messages        []model.Message   `json:"messages"`
-	Todo            todo.State        `json:"todo"`
-	Turns           int               `json:"turns"`
-	ModelCalls      int               `json:"model_calls"`
-	SummaryCalls    int               `json:"summary_calls"`
-	ContextLimit    int               `json:"context_limit"`
-	Continuation    bool              `json:"continuation"`
-	Inbox           []Inbound         `json:"inbox"`
-	Ended           bool              `json:"ended"`
-	Plans           *todo.PlanState   `json:"plans"`
-	Subagents       map[string]State  `json:"subagents"`
-	SubagentsPruned int               `json:"subagents_pruned"`
-	Running         []RunningChild    `json:"running"`
-	FailedTurn      bool              `json:"failed_turn"`
-	ModelError      *ModelError       `json:"model_error"`
-	Usage           Usage             `json:"usage"`
-	EventsPruned    int               `json:"events_pruned"`
-	Tree            *TreeCarry        `json:"tree"`
-	Remembered      []string          `json:"remembered"`
-	Replies         []KeptReply       `json:"replies"`
-	Published       *PublishedAttrs   `json:"published"`
-	Reports         []CarriedReporter `json:"reports"`
+	Protocol        int                  `json:"protocol"`
+	Messages        []model.Message      `json:"messages"`
+	Todo            todo.State           `json:"todo"`
+	Turns           int                  `json:"turns"`
+	ModelCalls      int                  `json:"model_calls"`
+	SummaryCalls    int                  `json:"summary_calls"`
+	ContextLimit    int                  `json:"context_limit"`
+	Continuation    bool                 `json:"continuation"`
+	Inbox           []Inbound            `json:"inbox"`
+	Ended           bool                 `json:"ended"`
+	Plans           *todo.PlanState      `json:"plans"`
+	Subagents       map[string]api.State `json:"subagents"`
+	SubagentsPruned int                  `json:"subagents_pruned"`
+	Running         []RunningChild       `json:"running"`
+	FailedTurn      bool                 `json:"failed_turn"`
+	ModelError      *api.ModelError      `json:"model_error"`
+	Usage           api.Usage            `json:"usage"`
+	EventsPruned    int                  `json:"events_pruned"`
+	Tree            *TreeCarry           `json:"tree"`
+	Remembered      []string             `json:"remembered"`
+	Replies         []KeptReply          `json:"replies"`
+	Published       *PublishedAttrs      `json:"published"`
+	Reports         []CarriedReporter    `json:"reports"`
 }
 
 // UnmarshalJSON reads a carry of any protocol: today's parts as they are, a

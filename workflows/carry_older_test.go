@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -25,18 +27,18 @@ func TestFlatCarryReadsIntoItsParts(t *testing.T) {
 		Inbox:           []Inbound{{Text: "go on", ReplyTo: "u1", Blocked: &BlockedTurn{Calls: 2, Next: true}}},
 		Ended:           true,
 		Plans:           &todo.PlanState{AgentID: "main", PlanCount: 2},
-		Subagents:       map[string]State{"done": {AgentID: "done", Status: StatusCompleted}},
+		Subagents:       map[string]api.State{"done": {AgentID: "done", Status: api.StatusCompleted}},
 		SubagentsPruned: 4,
 		Running:         []RunningChild{{AgentID: "kid", WorkflowID: "root/kid"}},
 		FailedTurn:      true,
-		ModelError:      &ModelError{Message: "overloaded"},
-		Usage:           Usage{PromptTokens: 10},
+		ModelError:      &api.ModelError{Message: "overloaded"},
+		Usage:           api.Usage{PromptTokens: 10},
 		EventsPruned:    5,
 		Tree:            &TreeCarry{Asked: []string{"kid"}, Subs: 2},
 		Remembered:      []string{"write_file"},
 		Replies:         []KeptReply{{UpdateID: "u0", Reply: "earlier"}},
-		Published:       &PublishedAttrs{Total: 1, Status: StatusRunning},
-		Reports:         []CarriedReporter{{Status: ReporterStatus{Type: "webhook", Delivered: 3}}},
+		Published:       &PublishedAttrs{Total: 1, Status: api.StatusRunning},
+		Reports:         []CarriedReporter{{Status: api.ReporterStatus{Type: "webhook", Delivered: 3}}},
 	}
 	v := reflect.ValueOf(f)
 	for i := range v.NumField() {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -50,10 +52,10 @@ func TestCompact(t *testing.T) {
 // however far before the tail it stands.
 func TestCompactKeepsTheSummary(t *testing.T) {
 	msgs := transcript("su"+strings.Repeat("at", 100), "x")
-	summary := model.Message{Role: model.RoleUser, Name: NameContextSummary, Content: "what was decided"}
+	summary := model.Message{Role: model.RoleUser, Name: api.NameContextSummary, Content: "what was decided"}
 	msgs = append(msgs[:todo.Head], append([]model.Message{summary}, msgs[todo.Head:]...)...)
 	got := compact(msgs)
-	if len(got) > todo.Head+1+carryMessages || got[todo.Head].Name != NameContextSummary || got[todo.Head].Content != "what was decided" {
+	if len(got) > todo.Head+1+carryMessages || got[todo.Head].Name != api.NameContextSummary || got[todo.Head].Content != "what was decided" {
 		t.Fatalf("carried %d messages, the one after the head %+v; want the summary kept", len(got), got[todo.Head])
 	}
 	if n := len(got) - todo.Head - 1; n != carryMessages && n != carryMessages-1 {
@@ -79,11 +81,11 @@ func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	seen := scripted(env, readMoreThanTheCarry(), model.Response{Content: "read them all"})
 	suggestAfterTurn(env)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
 	summaries := 0
 	for _, m := range next.Carry.Window.Messages {
-		if m.Name == NameContextSummary {
+		if m.Name == api.NameContextSummary {
 			summaries++
 		}
 	}
@@ -98,7 +100,7 @@ func TestHandOverSummarisesWhatTheCarryLeavesOut(t *testing.T) {
 // the run's input, as carry.window.messages (activities' reader of history): the
 // names it reads must be the input's.
 func TestCarriedMessagesAreWhereTheReaderLooks(t *testing.T) {
-	in := AgentInput{Carry: &Carry{Window: WindowCarry{Messages: []model.Message{{Role: model.RoleUser, Content: "hello"}}}}}
+	in := withCarry(t, api.AgentInput{}, &Carry{Window: WindowCarry{Messages: []model.Message{{Role: model.RoleUser, Content: "hello"}}}})
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +132,7 @@ func TestHandOverSummaryIsOneAttempt(t *testing.T) {
 	}, "", readMoreThanTheCarry(), model.Response{Content: "read them all"})
 	suggestAfterTurn(env)
 	start := env.Now()
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
 	if took := env.Now().Sub(start); took > time.Minute {
 		t.Errorf("the handover came %s after the start; want it at once, not after the model retry window", took)
@@ -145,7 +147,7 @@ func TestHandOverSummaryIsOneAttempt(t *testing.T) {
 		t.Errorf("%d attempts at the summary before the handover, want 1", summaries)
 	}
 	for _, m := range next.Carry.Window.Messages {
-		if m.Name == NameContextSummary {
+		if m.Name == api.NameContextSummary {
 			t.Errorf("the carry holds a summary the model never wrote: %+v", m)
 		}
 	}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -22,10 +25,6 @@ import (
 // max_messages window does). The todo_reminder rule then restores the
 // checklist when its last write_todos left the view.
 const (
-	// DefaultContextTokens is context.max_tokens' default: the estimated
-	// tokens of a request's messages, leaving room in a 128k-token model for
-	// the tool definitions and the answer.
-	DefaultContextTokens = 100_000
 	// toolTokens is what the tool definitions of a call are counted as.
 	toolTokens = 4_000
 	// bytesPerToken estimates tokens from bytes. Three is cautious: English
@@ -48,10 +47,6 @@ const (
 	// every carry.
 	maxSummaryBytes = 64 << 10
 )
-
-// NameContextSummary names the message that stands for the compacted older
-// messages (role user).
-const NameContextSummary = "context_summary"
 
 // compaction is where the model's view of the transcript starts.
 type compaction struct {
@@ -130,9 +125,9 @@ func (a *agent) fit(ctx workflow.Context, spans []activities.Span) ([]activities
 // limit is.
 func (a *agent) budget() int {
 	if a.window.contextLimit > 0 {
-		return min(a.cfg.maxTokens, a.window.contextLimit)
+		return min(a.cfg.MaxTokens, a.window.contextLimit)
 	}
-	return a.cfg.maxTokens
+	return a.cfg.MaxTokens
 }
 
 // compact moves the view's start forward so that the recent messages keep
@@ -198,7 +193,7 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p pa
 	}
 
 	summary := ""
-	if a.cfg.summarize {
+	if a.cfg.Summarize {
 		text, err := a.summarize(ctx, spans, budget, p)
 		if err != nil {
 			return "", err
@@ -207,8 +202,8 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p pa
 	}
 	a.window.comp.From, a.window.comp.Count = cut, a.window.comp.Count+1
 	a.window.comp.Summary = 0
-	msg := model.Message{Role: model.RoleUser, Name: NameContextSummary,
-		Content: "Summary of the earlier conversation, which no longer fits the context:\n\n" + cutUTF8(summary, maxSummaryBytes)}
+	msg := model.Message{Role: model.RoleUser, Name: api.NameContextSummary,
+		Content: "Summary of the earlier conversation, which no longer fits the context:\n\n" + text.Cut(summary, maxSummaryBytes)}
 	if summary != "" && tokens(msg) < replaced {
 		a.append(msg)
 		a.window.comp.Summary = len(a.window.msgs) - 1
@@ -301,19 +296,13 @@ func splitSpans(msgs []model.Message, spans []activities.Span, limit int) [][]ac
 	return parts
 }
 
-// CompactResult is the answer of the compact_context update.
-type CompactResult struct {
-	Compacted bool   `json:"compacted"`
-	Message   string `json:"message"`
-}
-
 func (a *agent) validateCompact() error {
 	switch {
 	case a.window.compactAsked:
 		return errors.New("a compaction is already waiting")
 	case a.approvals.toolWait != nil:
 		return fmt.Errorf("the run is waiting for the approval of call %s (%s); ask again once it goes on", a.approvals.toolWait.CallID, a.approvals.toolWait.Tool)
-	case a.plans.AwaitingApproval || a.status == StatusBlocked:
+	case a.plans.AwaitingApproval || a.status == api.StatusBlocked:
 		// The loop compacts between model calls; these waits may last
 		// days, and the caller would wait with them.
 		return fmt.Errorf("the run is %s; ask again once it goes on", map[bool]string{true: "waiting for a plan approval", false: "waiting for its subagents"}[a.plans.AwaitingApproval])
@@ -323,10 +312,10 @@ func (a *agent) validateCompact() error {
 
 // onCompact asks the loop to compact: the loop owns the transcript and the
 // model calls, so the handler only waits for its answer.
-func (a *agent) onCompact(ctx workflow.Context) (CompactResult, error) {
+func (a *agent) onCompact(ctx workflow.Context) (api.CompactResult, error) {
 	a.window.compactAsked = true
 	if err := workflow.Await(ctx, func() bool { return !a.window.compactAsked }); err != nil {
-		return CompactResult{}, err
+		return api.CompactResult{}, err
 	}
 	return a.window.compactAnswer, nil
 }
@@ -340,22 +329,18 @@ func (a *agent) compactOnRequest(ctx workflow.Context) error {
 	var tf *turnFailure
 	switch {
 	case errors.Is(err, errNothingToCompact):
-		a.window.compactAnswer = CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.window.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
+		a.window.compactAnswer = api.CompactResult{Message: "Nothing to compact: " + fmt.Sprint(len(a.window.msgs)-a.viewStart()) + " recent messages fit in half the budget."}
 	case errors.As(err, &tf):
-		a.window.compactAnswer = CompactResult{Message: tf.reply}
+		a.window.compactAnswer = api.CompactResult{Message: tf.reply}
 	case err != nil && (temporal.IsCanceledError(err) || ctx.Err() != nil):
 		return err // the run itself is being cancelled
 	case err != nil:
 		// The session goes on as it was: the caller learns why nothing
 		// was compacted (a summarising call that overflowed, say).
-		a.window.compactAnswer = CompactResult{Message: "The compaction did not happen: " + rootMessage(err)}
+		a.window.compactAnswer = api.CompactResult{Message: "The compaction did not happen: " + api.RootMessage(err)}
 	default:
-		a.window.compactAnswer = CompactResult{Compacted: true, Message: text}
+		a.window.compactAnswer = api.CompactResult{Compacted: true, Message: text}
 	}
 	a.window.compactAsked = false
 	return nil
 }
-
-// minContextTokens is the smallest context.max_tokens accepted: below it
-// the tool definitions alone would not fit.
-const minContextTokens = 2 * toolTokens

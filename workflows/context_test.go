@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
@@ -64,13 +66,13 @@ func TestSummaryInParts(t *testing.T) {
 		}
 		answers++
 		return replies[answers-1], nil
-	}, activity.RegisterOptions{Name: activities.CallModelName})
+	}, activity.RegisterOptions{Name: api.ModelCallActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: strings.Repeat("data ", 6_000)}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName})
+	}, activity.RegisterOptions{Name: api.ToolActivity})
 	registerHost(env)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read a, b and c", IdleTimeoutS: 1,
-		Context: ContextConfig{MaxTokens: 9000}, Todo: todo.Config{Enabled: new(false)}})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read a, b and c", IdleTimeoutS: 1,
+		Context: api.ContextConfig{MaxTokens: 9000}, Todo: todo.Config{Enabled: new(false)}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +112,14 @@ func TestSummaryInParts(t *testing.T) {
 	if longest < 2 {
 		t.Fatalf("%d summarising calls, none after another; want a stretch summarised in parts", len(parts))
 	}
-	var res AgentResult
+	var res api.AgentResult
 	_ = env.GetWorkflowResult(&res)
 	if res.Reply != "read them all" {
 		t.Errorf("reply = %q", res.Reply)
 	}
 	var summary string
 	for _, m := range msgs {
-		if m.Name == NameContextSummary {
+		if m.Name == api.NameContextSummary {
 			summary = m.Content
 		}
 	}

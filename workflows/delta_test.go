@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -71,7 +73,7 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 		w.cache.Answer(in.WorkflowID, in.RunID, in.New.Epoch, in.New.From+len(in.New.Messages),
 			model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 		return resp, nil
-	}, activity.RegisterOptions{Name: activities.CallModelName})
+	}, activity.RegisterOptions{Name: api.ModelCallActivity})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		if w.toolResult != "" {
 			return activities.RunToolResult{Content: w.toolResult}, nil
@@ -85,7 +87,7 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 		w.tools[in.Call.ID] = c
 		w.mu.Unlock()
 		return activities.RunToolResult{Content: "ran " + c.Name + " " + string(c.Arguments)}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName})
+	}, activity.RegisterOptions{Name: api.ToolActivity})
 }
 
 // spanned is msgs cut to spans.
@@ -132,12 +134,12 @@ func TestModelCallsCarryTheirNewMessages(t *testing.T) {
 	}}
 	w.register(env)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
 		}, "and again")
 	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Find it.", IdleTimeoutS: 600})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Find it.", IdleTimeoutS: 600})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -178,9 +180,9 @@ func TestContinuedRunDoesNotSendItsCarriedMessages(t *testing.T) {
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
 		seen = append(seen, in)
 		return model.Response{Content: "again"}, nil
-	}, activity.RegisterOptions{Name: activities.CallModelName})
+	}, activity.RegisterOptions{Name: api.ModelCallActivity})
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 1, Carry: &Carry{Window: WindowCarry{Messages: carried}, Inbox: InboxCarry{Queue: []Inbound{{Text: "second"}}}, Session: SessionCarry{Turns: 1, ModelCalls: 1}}})
+	env.ExecuteWorkflow(AgentWorkflow, withCarry(t, api.AgentInput{IdleTimeoutS: 1}, &Carry{Window: WindowCarry{Messages: carried}, Inbox: InboxCarry{Queue: []Inbound{{Text: "second"}}}, Session: SessionCarry{Turns: 1, ModelCalls: 1}}))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +222,7 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 		return model.Response{Content: "second turn done"}, nil
 	}}
 	w.register(env)
-	var compacted CompactResult
+	var compacted api.CompactResult
 	var retried string
 	update := func(name string, args ...any) func(func(any)) {
 		return func(done func(any)) {
@@ -229,14 +231,14 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 			}, args...)
 		}
 	}
-	env.RegisterDelayedCallback(func() { update(SendMessageUpdate, "second")(func(any) {}) }, time.Minute)
-	env.RegisterDelayedCallback(func() { update(CompactContextUpdate)(func(r any) { compacted, _ = r.(CompactResult) }) }, 2*time.Minute)
+	env.RegisterDelayedCallback(func() { update(api.SendMessageUpdate, "second")(func(any) {}) }, time.Minute)
+	env.RegisterDelayedCallback(func() { update(api.CompactContextUpdate)(func(r any) { compacted, _ = r.(api.CompactResult) }) }, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		failing = false
-		update(RetryTurnUpdate)(func(r any) { retried, _ = r.(string) })
+		update(api.RetryTurnUpdate)(func(r any) { retried, _ = r.(string) })
 	}, 3*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 600, Context: ContextConfig{MaxTokens: 40_000}})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 4*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read", IdleTimeoutS: 600, Context: api.ContextConfig{MaxTokens: 40_000}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +249,7 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 	last := w.inputs[len(w.inputs)-1]
 	prev := w.inputs[len(w.inputs)-2]
 	notice := len(final) - 1 // where the notice was, before the retry's answer took its place
-	if prev.Summarize == nil || prev.New.From+len(prev.New.Messages) != notice+1 || prev.New.Messages[len(prev.New.Messages)-1].Name != NameModelError {
+	if prev.Summarize == nil || prev.New.From+len(prev.New.Messages) != notice+1 || prev.New.Messages[len(prev.New.Messages)-1].Name != api.NameModelError {
 		t.Fatalf("the call before the retry is not the summary that was sent the notice: %+v", prev)
 	}
 	if last.New.Epoch != 1 || last.New.From != notice || len(last.New.Messages) != 0 {

@@ -17,11 +17,6 @@ import (
 	"github.com/todoflow/todoflow/activities"
 )
 
-// ToolDiffsQuery returns the diffs the run keeps of the tool calls named by
-// its argument, a list of call ids, as {call_id: diff}; a call without one
-// (no diff, or one too old to be kept) is not in the answer.
-const ToolDiffsQuery = "tool_diffs"
-
 // maxKeptDiffs is how many diffs, the latest, the run keeps: a client that
 // looks several times a second needs only those of one model's answer,
 // and their query answer, each diff at most activities.MaxDiffBytes and

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 
@@ -28,8 +30,8 @@ func TestToolDiffsForTheUserOnly(t *testing.T) {
 			return activities.RunToolResult{Content: "x"}, nil
 		}
 		return activities.RunToolResult{Content: "wrote 1 bytes", Diff: "@@ -0,0 +1 @@\n+x " + in.Call.ID}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	}, activity.RegisterOptions{Name: api.ToolActivity, DisableAlreadyRegisteredCheck: true})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(nil))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -45,7 +47,7 @@ func TestToolDiffsForTheUserOnly(t *testing.T) {
 			}
 		}
 	}
-	v, err := env.QueryWorkflow(ToolDiffsQuery, ids)
+	v, err := env.QueryWorkflow(api.ToolDiffsQuery, ids)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -33,7 +36,8 @@ import (
 // up to 2 MiB) and the log says by how much it passed the cap.
 
 // carrySize is what the carry takes as the continuation's input.
-func carrySize(in AgentInput) int {
+func carrySize(h handover) int {
+	in, _ := h.input()
 	b, _ := json.Marshal(in)
 	return len(b)
 }
@@ -48,7 +52,7 @@ type shedding struct {
 
 // fitCarry sheds from in.Carry until in fits MaxCarryBytes, and says what
 // it shed; over is how many bytes in still passes the cap (0 when it fits).
-func fitCarry(in *AgentInput) (shed []string, over int) {
+func fitCarry(in *handover) (shed []string, over int) {
 	steps := []shedding{
 		{"older messages", func(c *Carry, over int) bool { return shedTail(c, over) > 0 }},
 		{"details of the briefs", shedBriefs},
@@ -84,10 +88,10 @@ func shedBriefs(c *Carry, _ int) bool {
 	for _, r := range t.Running {
 		ids = append(ids, r.AgentID)
 	}
-	briefs := make(map[string]*Brief, len(t.Briefs))
+	briefs := make(map[string]*api.Brief, len(t.Briefs))
 	for _, id := range ids {
 		if b := t.Briefs[id]; b != nil {
-			briefs[id] = b.counters()
+			briefs[id] = counters(b)
 		}
 	}
 	tc := *t
@@ -165,7 +169,7 @@ func shedSubagents(c *Carry, _ int) bool {
 func shedTail(c *Carry, over int) int {
 	msgs := c.Window.Messages
 	keep := min(todo.Head, len(msgs))
-	if keep < len(msgs) && msgs[keep].Name == NameContextSummary {
+	if keep < len(msgs) && msgs[keep].Name == api.NameContextSummary {
 		keep++
 	}
 	end := len(msgs)
@@ -202,7 +206,7 @@ func shedTail(c *Carry, over int) int {
 
 // counters is a brief without its texts: what a parent shows of a running
 // agent until its next brief, and its waits.
-func (b *Brief) counters() *Brief {
+func counters(b *api.Brief) *api.Brief {
 	out := *b
 	out.Current, out.PauseReason, out.ModelError = "", "", nil
 	return &out
@@ -213,17 +217,17 @@ func (b *Brief) counters() *Brief {
 // the server refuses is lost with the run. The state gives way first to its
 // summary (what a parent keeps of a child), then the reply to its head, with
 // a note: the whole answer stays in the transcript.
-func fitResult(res *AgentResult) {
+func fitResult(res *api.AgentResult) {
 	fits := func() bool { b, _ := json.Marshal(res); return len(b) <= MaxResultBytes }
 	if fits() {
 		return
 	}
 	if res.State != nil {
-		sum := res.State.summary()
+		sum := summary(*res.State)
 		res.State = &sum
 	}
 	if b, _ := json.Marshal(res); len(b) > MaxResultBytes {
 		keep := max(0, len(res.Reply)-(len(b)-MaxResultBytes)-256)
-		res.Reply = cutUTF8(res.Reply, keep) + fmt.Sprintf("\n\n[The answer was %d bytes; its first %d are here, and the whole of it is in the transcript.]", len(res.Reply), keep)
+		res.Reply = text.Cut(res.Reply, keep) + fmt.Sprintf("\n\n[The answer was %d bytes; its first %d are here, and the whole of it is in the transcript.]", len(res.Reply), keep)
 	}
 }

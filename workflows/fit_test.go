@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -17,12 +19,12 @@ import (
 // and prompt, a long summary, a full tail, a full list, queue and plan, the
 // events of a busy tree, the most finished subagents kept and a full tree
 // of running agents, each paused with the longest reasons.
-func worstCarry() AgentInput {
+func worstCarry() handover {
 	text := func(c string, n int) string { return strings.Repeat(c, n) }
 	msgs := []model.Message{
 		{Role: model.RoleSystem, Content: text("s", todo.MaxSystemPromptBytes+8<<10)},
 		{Role: model.RoleUser, Content: text("p", todo.MaxMessageBytes)},
-		{Role: model.RoleUser, Name: NameContextSummary, Content: text("m", maxSummaryBytes+100)},
+		{Role: model.RoleUser, Name: api.NameContextSummary, Content: text("m", maxSummaryBytes+100)},
 	}
 	for i := range carryMessages - 1 {
 		role := model.RoleAssistant
@@ -55,18 +57,18 @@ func worstCarry() AgentInput {
 		plans.Events = append(plans.Events, todo.Event{EventID: i + 1, Type: todo.EventStepCompleted, AgentID: fmt.Sprintf("a%d", i%50),
 			PlanID: "plan_1", StepID: fmt.Sprintf("step_%d", i), Data: data})
 	}
-	ended := map[string]State{}
+	ended := map[string]api.State{}
 	for i := range maxChildren {
-		ended[fmt.Sprintf("done%03d", i)] = State{AgentID: fmt.Sprintf("done%03d", i), Status: StatusCompleted, Todos: []todo.Item{}, Events: []todo.Event{},
-			Subagents: map[string]State{}, Ended: &EndedChild{Result: text("h", resultHead)}}
+		ended[fmt.Sprintf("done%03d", i)] = api.State{AgentID: fmt.Sprintf("done%03d", i), Status: api.StatusCompleted, Todos: []todo.Item{}, Events: []todo.Event{},
+			Subagents: map[string]api.State{}, Ended: &api.EndedChild{Result: text("h", resultHead)}}
 	}
-	tree := &TreeCarry{Briefs: map[string]*Brief{}}
+	tree := &TreeCarry{Briefs: map[string]*api.Brief{}}
 	for i := range todo.MaxSubagents * (1 + todo.MaxSubagents) {
 		id := fmt.Sprintf("agent-%0*d", 58, i) // 64 bytes, the longest id
-		w := Wait{AgentID: id, Kind: WaitPaused, Reason: text("w", waitReasonBytes)}
+		w := api.Wait{AgentID: id, Kind: api.WaitPaused, Reason: text("w", waitReasonBytes)}
 		tree.Broker.Members = append(tree.Broker.Members, todo.Member{AgentID: id, WorkflowID: "root/" + id, Parent: "root"})
-		tree.Briefs[id] = &Brief{Status: StatusPaused, Current: text("c", 200), Paused: true, PauseReason: text("p", waitReasonBytes),
-			ModelError: &ModelError{Message: text("e", 500)}, Waiting: []Wait{w}}
+		tree.Briefs[id] = &api.Brief{Status: api.StatusPaused, Current: text("c", 200), Paused: true, PauseReason: text("p", waitReasonBytes),
+			ModelError: &api.ModelError{Message: text("e", 500)}, Waiting: []api.Wait{w}}
 		tree.Handed = append(tree.Handed, w)
 	}
 	// A turn handed over in its wait for the approval of the most calls,
@@ -83,7 +85,7 @@ func worstCarry() AgentInput {
 		kept.kept = append(kept.kept, KeptReply{UpdateID: text("u", maxUpdateIDBytes), Reply: text("r", 1<<20)})
 	}
 	tree.Subagents = ended
-	return AgentInput{Model: "openai:gpt", Carry: &Carry{Window: WindowCarry{Messages: msgs}, Todo: st, Plans: plans, Tree: tree,
+	return handover{AgentInput: api.AgentInput{Model: "openai:gpt"}, Carry: &Carry{Window: WindowCarry{Messages: msgs}, Todo: st, Plans: plans, Tree: tree,
 		Inbox: InboxCarry{Queue: []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}},
 			Replies: kept.carry().Replies}}}
 }
@@ -108,7 +110,7 @@ func TestCarryFitsItsCap(t *testing.T) {
 		t.Errorf("after shedding %v the carry takes %d bytes, over MaxCarryBytes (%d)", shed, after, MaxCarryBytes)
 	}
 	c := in.Carry
-	if len(c.Window.Messages) < todo.Head+1 || c.Window.Messages[todo.Head].Name != NameContextSummary {
+	if len(c.Window.Messages) < todo.Head+1 || c.Window.Messages[todo.Head].Name != api.NameContextSummary {
 		t.Errorf("the carried messages lost their head or summary")
 	}
 	if len(c.Window.Messages) > todo.Head+1 && c.Window.Messages[todo.Head+1].Role == model.RoleTool {
@@ -130,7 +132,7 @@ func TestCarryFitsItsCap(t *testing.T) {
 		t.Errorf("shed %v, want %v first", shed, want)
 	}
 
-	small := AgentInput{Carry: &Carry{Window: WindowCarry{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}}}
+	small := handover{Carry: &Carry{Window: WindowCarry{Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}}}}
 	if shed, _ := fitCarry(&small); shed != nil {
 		t.Errorf("a small carry shed %v", shed)
 	}
@@ -147,7 +149,7 @@ func TestStateWithinItsCap(t *testing.T) {
 	in := worstCarry()
 	c := in.Carry
 	c.Todo.Paused, c.Todo.PauseReason = true, strings.Repeat("é", todo.MaxPauseReason)
-	c.Session.ModelError = &ModelError{Message: strings.Repeat("e", 500)}
+	c.Session.ModelError = &api.ModelError{Message: strings.Repeat("e", 500)}
 	c.Tree.Handed = nil // each wait of the tree shows until the root hands its answer on
 	for i := range todo.MaxSubagents {
 		id := fmt.Sprintf("agent-%0*d", 58, i)
@@ -156,21 +158,22 @@ func TestStateWithinItsCap(t *testing.T) {
 	if n := todo.PlanBytes(c.Plans.Plan); n > todo.MaxPlanBytes {
 		t.Fatalf("the plan takes %d bytes, over MaxPlanBytes: not one a run can have", n)
 	}
-	cfg, err := resolve(in)
+	cfg, err := resolve(in.AgentInput)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.carry = in.Carry
 	a := newAgent(cfg)
-	a.status = StatusPaused
-	a.approvals.toolWait = &PendingApproval{CallID: "call", Tool: strings.Repeat("t", 64),
+	a.status = api.StatusPaused
+	a.approvals.toolWait = &api.PendingApproval{CallID: "call", Tool: strings.Repeat("t", 64),
 		Arguments: json.RawMessage(strconv.Quote(strings.Repeat("a", previewBytes)))}
 	// Finished in this run, the most recent: full summaries (lists of two
 	// items, about 9 KB each), as many as fit in fullChildrenBytes.
 	list := c.Todo.Todos
 	for i := range fullChildren {
 		id := fmt.Sprintf("finished-%02d", i)
-		st := State{AgentID: id, Status: StatusCompleted, Todos: list[:2], Events: []todo.Event{},
-			Extra: todo.Extra{Todos: list[:2]}, Subagents: map[string]State{}}
+		st := api.State{AgentID: id, Status: api.StatusCompleted, Todos: list[:2], Events: []todo.Event{},
+			Extra: todo.Extra{Todos: list[:2]}, Subagents: map[string]api.State{}}
 		a.tree.children[id] = &child{AgentID: id, State: &st, Done: true, reply: strings.Repeat("h", resultHead)}
 		a.tree.childOrder = append(a.tree.childOrder, id)
 	}
@@ -227,7 +230,7 @@ func TestStateWithinItsCap(t *testing.T) {
 // head.
 func TestResultFitsItsCap(t *testing.T) {
 	in := worstCarry()
-	st := State{AgentID: "root", Todos: in.Carry.Todo.Todos, Extra: todo.Extra{Todos: in.Carry.Todo.Todos}, Plan: in.Carry.Plans.Plan,
+	st := api.State{AgentID: "root", Todos: in.Carry.Todo.Todos, Extra: todo.Extra{Todos: in.Carry.Todo.Todos}, Plan: in.Carry.Plans.Plan,
 		Events: in.Carry.Plans.Events, Subagents: in.Carry.Tree.Subagents}
 	reply := strings.Repeat("r", 1<<20)
 	for _, tt := range []struct {
@@ -243,9 +246,9 @@ func TestResultFitsItsCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := st
 			if tt.name == "small" {
-				s = State{AgentID: "root"}
+				s = api.State{AgentID: "root"}
 			}
-			res := AgentResult{AgentID: "root", Reply: tt.reply, Todos: s.Todos, State: &s}
+			res := api.AgentResult{AgentID: "root", Reply: tt.reply, Todos: s.Todos, State: &s}
 			fitResult(&res)
 			b, _ := json.Marshal(res)
 			if len(b) > MaxResultBytes {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/model"
@@ -29,13 +31,13 @@ func TestFinalizationGuardOneCorrection(t *testing.T) {
 		calls(call("write_todos", `{"todos":[{"content":"Summarise","status":"completed"},{"content":"List questions","status":"completed"}]}`)),
 		model.Response{Content: "Checklist updated."},
 	)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 1})
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 1})
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
 	msgs := queryMessages(t, env)
-	rem := named(msgs, NameCompletionReminder)
+	rem := named(msgs, api.NameCompletionReminder)
 	if len(rem) != 1 || !strings.Contains(rem[0].Content, "List questions") || strings.Contains(rem[0].Content, "[completed]") {
 		t.Errorf("completion reminders = %+v", rem)
 	}
@@ -57,15 +59,15 @@ func TestGuardThenTwoContinuationsThenTurnEnds(t *testing.T) {
 		model.Response{Content: "done?"}, model.Response{Content: "done!"}, model.Response{Content: "really"}, model.Response{Content: "stop"},
 		model.Response{Content: "never asked"},
 	)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 1})
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 1})
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
 	msgs := queryMessages(t, env)
-	cont := named(msgs, NameContinuation)
-	if res.ModelCalls != 5 || len(named(msgs, NameCompletionReminder)) != 1 || len(cont) != 2 {
-		t.Fatalf("calls=%d reminders=%d continuations=%d", res.ModelCalls, len(named(msgs, NameCompletionReminder)), len(cont))
+	cont := named(msgs, api.NameContinuation)
+	if res.ModelCalls != 5 || len(named(msgs, api.NameCompletionReminder)) != 1 || len(cont) != 2 {
+		t.Fatalf("calls=%d reminders=%d continuations=%d", res.ModelCalls, len(named(msgs, api.NameCompletionReminder)), len(cont))
 	}
 	if strings.Contains(cont[0].Content, "not changed") || !strings.Contains(cont[1].Content, "not changed") {
 		t.Errorf("second continuation not firmer: %q / %q", cont[0].Content, cont[1].Content)
@@ -82,20 +84,20 @@ func TestSetContinuationTakesEffectMidRun(t *testing.T) {
 	responses := []model.Response{calls(call("write_todos", `{"todos":[{"content":"A","status":"in_progress"}]}`)), slow, slow, slow}
 	env.RegisterDelayedCallback(func() {
 		off := false
-		env.UpdateWorkflow(SetContinuationUpdate, "off", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SetContinuationUpdate, "off", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Error(err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
-		}, ContinuationArgs{Enabled: &off})
+		}, api.ContinuationArgs{Enabled: &off})
 	}, 0)
 	scripted(env, responses...)
 	zero := 0
-	in := AgentInput{Prompt: "go", IdleTimeoutS: 1}
+	in := api.AgentInput{Prompt: "go", IdleTimeoutS: 1}
 	in.Todo.FinalizationMaxCorrections = &zero
 	env.ExecuteWorkflow(AgentWorkflow, in)
-	var res AgentResult
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(named(queryMessages(t, env), NameContinuation)); n != 0 || res.ModelCalls != 2 {
+	if n := len(named(queryMessages(t, env), api.NameContinuation)); n != 0 || res.ModelCalls != 2 {
 		t.Errorf("continuations=%d calls=%d; continuation was switched off before the first final answer", n, res.ModelCalls)
 	}
 }
@@ -111,13 +113,13 @@ func TestPauseWaitsForResume(t *testing.T) {
 	)
 	env.RegisterDelayedCallback(func() {
 		st := queryState(t, env)
-		if st.Status != StatusPaused || !st.Paused || st.PauseReason != "The deploy key is missing." || st.ModelCalls != 2 {
+		if st.Status != api.StatusPaused || !st.Paused || st.PauseReason != "The deploy key is missing." || st.ModelCalls != 2 {
 			t.Errorf("while paused: %+v", st)
 		}
-		env.SignalWorkflow(ResumeSignal, "The key is in place now.")
+		env.SignalWorkflow(api.ResumeSignal, "The key is in place now.")
 	}, 48*time.Hour) // far beyond the idle timeout: a pause waits as long as it takes
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Deploy.", IdleTimeoutS: 60})
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Deploy.", IdleTimeoutS: 60})
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +146,12 @@ func TestContextWindowRemindsOfTheList(t *testing.T) {
 		calls(call("write_todos", `{"todos":[{"content":"A","status":"completed"}]}`)),
 		model.Response{Content: "ok"},
 	)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 1, Context: ContextConfig{MaxMessages: 4}})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 1, Context: api.ContextConfig{MaxMessages: 4}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
 	msgs := queryMessages(t, env)
-	rem := named(msgs, NameTodoReminder)
+	rem := named(msgs, api.NameTodoReminder)
 	if len(rem) == 0 || !strings.Contains(rem[0].Content, "[in_progress] A") {
 		t.Fatalf("no todo_reminder after write_todos left the window: %d reminders", len(rem))
 	}
@@ -178,12 +180,12 @@ func TestStaleReminderInTheLoop(t *testing.T) {
 	}
 	responses = append(responses, calls(call("write_todos", `{"todos":[{"content":"A","status":"completed"}]}`)), model.Response{Content: "ok"})
 	scripted(env, responses...)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 1})
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 1})
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(named(queryMessages(t, env), NameStaleReminder)); n != 2 || res.ModelCalls != 13 {
+	if n := len(named(queryMessages(t, env), api.NameStaleReminder)); n != 2 || res.ModelCalls != 13 {
 		t.Errorf("stale reminders = %d (want 2, at 5 and 10), model calls = %d (want 13: soft reminders cost no call)", n, res.ModelCalls)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
@@ -16,20 +18,20 @@ import (
 
 // register installs the queries, updates and signals.
 func (a *agent) register(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (State, error) { return a.state(), nil }); err != nil {
-		return fmt.Errorf("register %s query: %w", StateQuery, err)
+	if err := workflow.SetQueryHandler(ctx, api.StateQuery, func() (api.State, error) { return a.state(), nil }); err != nil {
+		return fmt.Errorf("register %s query: %w", api.StateQuery, err)
 	}
-	if err := workflow.SetQueryHandler(ctx, MessagesQuery, a.messagesQuery); err != nil {
-		return fmt.Errorf("register %s query: %w", MessagesQuery, err)
+	if err := workflow.SetQueryHandler(ctx, api.MessagesQuery, a.messagesQuery); err != nil {
+		return fmt.Errorf("register %s query: %w", api.MessagesQuery, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, activities.TranscriptQuery, a.transcriptPage); err != nil {
 		return fmt.Errorf("register %s query: %w", activities.TranscriptQuery, err)
 	}
-	if err := workflow.SetQueryHandler(ctx, ToolDiffsQuery, a.diffs.answer); err != nil {
-		return fmt.Errorf("register %s query: %w", ToolDiffsQuery, err)
+	if err := workflow.SetQueryHandler(ctx, api.ToolDiffsQuery, a.diffs.answer); err != nil {
+		return fmt.Errorf("register %s query: %w", api.ToolDiffsQuery, err)
 	}
-	if err := workflow.SetQueryHandler(ctx, PlanQuery, func() (string, error) { return todo.PlanChecklist(a.plans.Current()), nil }); err != nil {
-		return fmt.Errorf("register %s query: %w", PlanQuery, err)
+	if err := workflow.SetQueryHandler(ctx, api.PlanQuery, func() (string, error) { return todo.PlanChecklist(a.plans.Current()), nil }); err != nil {
+		return fmt.Errorf("register %s query: %w", api.PlanQuery, err)
 	}
 	// Every update has a validator, which refuses a message before
 	// anything of it is recorded.
@@ -37,14 +39,14 @@ func (a *agent) register(ctx workflow.Context) error {
 		name               string
 		handler, validator any
 	}{
-		{SendMessageUpdate, a.onSendMessage, a.validateSendMessage},
-		{SetContinuationUpdate, a.onSetContinuation, validateSetContinuation},
-		{ApprovePlanUpdate, a.onApproval, a.validateApproval},
-		{RetryTurnUpdate, a.onRetry, a.validateRetry},
-		{ApproveToolUpdate, a.onToolApproval, a.validateToolApproval},
-		{CompactContextUpdate, a.onCompact, a.validateCompact},
-		{InterruptUpdate, a.onInterrupt, a.validateInterrupt},
-		{TurnReplyUpdate, a.inbox.onTurnReply, a.inbox.validateTurnReply},
+		{api.SendMessageUpdate, a.onSendMessage, a.validateSendMessage},
+		{api.SetContinuationUpdate, a.onSetContinuation, validateSetContinuation},
+		{api.ApprovePlanUpdate, a.onApproval, a.validateApproval},
+		{api.RetryTurnUpdate, a.onRetry, a.validateRetry},
+		{api.ApproveToolUpdate, a.onToolApproval, a.validateToolApproval},
+		{api.CompactContextUpdate, a.onCompact, a.validateCompact},
+		{api.InterruptUpdate, a.onInterrupt, a.validateInterrupt},
+		{api.TurnReplyUpdate, a.inbox.onTurnReply, a.inbox.validateTurnReply},
 	} {
 		err := workflow.SetUpdateHandlerWithOptions(ctx, u.name, u.handler, workflow.UpdateHandlerOptions{Validator: u.validator})
 		if err != nil {
@@ -53,12 +55,12 @@ func (a *agent) register(ctx workflow.Context) error {
 	}
 	a.tree.join = workflow.GetSignalChannel(ctx, JoinSignal)
 	a.tree.want = workflow.GetSignalChannel(ctx, WantSignal)
-	a.tree.events = workflow.GetSignalChannel(ctx, TaskEventSignal)
+	a.tree.events = workflow.GetSignalChannel(ctx, api.TaskEventSignal)
 	a.tree.end = workflow.GetSignalChannel(ctx, EndSignal)
 	a.tree.hand = workflow.GetSignalChannel(ctx, HandSignal)
-	a.userCh = workflow.GetSignalChannel(ctx, UserMessageSignal)
-	a.endCh = workflow.GetSignalChannel(ctx, EndSessionSignal)
-	a.resumeCh = workflow.GetSignalChannel(ctx, ResumeSignal)
+	a.userCh = workflow.GetSignalChannel(ctx, api.UserMessageSignal)
+	a.endCh = workflow.GetSignalChannel(ctx, api.EndSessionSignal)
+	a.resumeCh = workflow.GetSignalChannel(ctx, api.ResumeSignal)
 	workflow.Go(ctx, a.pollSignals)
 	return nil
 }
@@ -83,7 +85,7 @@ func (a *agent) pollSignals(ctx workflow.Context) {
 
 func (a *agent) validateSendMessage(text string) error {
 	switch {
-	case a.cfg.subagent:
+	case a.cfg.Subagent:
 		return errors.New("a subagent takes no user messages; talk to its parent")
 	case a.ended:
 		return errors.New("the session has ended")
@@ -101,16 +103,9 @@ func (a *agent) onSendMessage(ctx workflow.Context, text string) (string, error)
 	return a.inbox.enqueue(ctx, Inbound{Text: text})
 }
 
-// ContinuationArgs is the argument of the set_continuation update.
-type ContinuationArgs struct {
-	Enabled *bool `json:"enabled"`
-
-	unknown string // strict.go
-}
-
-func validateSetContinuation(args ContinuationArgs) error {
-	if args.unknown != "" {
-		return unknownField(SetContinuationUpdate, args.unknown)
+func validateSetContinuation(args api.ContinuationArgs) error {
+	if err := args.UnknownField(); err != nil {
+		return err
 	}
 	if args.Enabled == nil {
 		return errors.New(`set_continuation takes {"enabled": true} or {"enabled": false}`)
@@ -118,7 +113,7 @@ func validateSetContinuation(args ContinuationArgs) error {
 	return nil
 }
 
-func (a *agent) onSetContinuation(_ workflow.Context, args ContinuationArgs) (bool, error) {
+func (a *agent) onSetContinuation(_ workflow.Context, args api.ContinuationArgs) (bool, error) {
 	a.continuation = *args.Enabled
 	return a.continuation, nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -29,17 +31,17 @@ func TestQueuedMessagesCrossAHandover(t *testing.T) {
 	scriptTree(env, reviewOfKid("work for a day"), late{"kid", 1, 24 * time.Hour})
 	var msg *sent
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(UserMessageSignal, "also check the docs")
-		msg = sendUpdate(env, SendMessageUpdate, "msg-1", "and the tests")
+		env.SignalWorkflow(api.UserMessageSignal, "also check the docs")
+		msg = sendUpdate(env, api.SendMessageUpdate, "msg-1", "and the tests")
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
-		if st := queryState(t, env); st.Status != StatusBlocked {
+		if st := queryState(t, env); st.Status != api.StatusBlocked {
 			t.Errorf("with two messages queued the root is %s, want blocked", st.Status)
 		}
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "kid", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "kid", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, 2*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	next := continuedWith(t, env)
 
 	in := next.Carry.Inbox.Queue
@@ -53,8 +55,8 @@ func TestQueuedMessagesCrossAHandover(t *testing.T) {
 		}
 	}
 	var app *temporal.ApplicationError
-	if msg == nil || !msg.done || !errors.As(msg.err, &app) || app.Type() != ErrTypeTurnGoesOn {
-		t.Fatalf("send_message answered %+v; want a %s failure", msg, ErrTypeTurnGoesOn)
+	if msg == nil || !msg.done || !errors.As(msg.err, &app) || app.Type() != api.ErrTypeTurnGoesOn {
+		t.Fatalf("send_message answered %+v; want a %s failure", msg, api.ErrTypeTurnGoesOn)
 	}
 
 	// The continuation ends the blocked turn, then takes the messages in
@@ -69,11 +71,11 @@ func TestQueuedMessagesCrossAHandover(t *testing.T) {
 		env.SignalWorkflow(EndSignal, End{AgentID: "kid", How: "failed: out of disk", Key: next.Carry.Tree.Key})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
-		reply = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
-		env.SignalWorkflow(EndSessionSignal, nil)
+		reply = sendUpdate(env, api.TurnReplyUpdate, "msg-1/reply-1", api.TurnReplyArgs{UpdateID: "msg-1"})
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 2*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(WorkflowName, next)
+	env.ExecuteWorkflow(api.WorkflowName, asInput(t, next))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,9 +108,9 @@ func TestBusyTurnHandsOverBetweenSteps(t *testing.T) {
 	big := strings.Repeat("x", 200<<10)
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: big}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: api.ToolActivity, DisableAlreadyRegisteredCheck: true})
 	env.SetContinueAsNewSuggested(true)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read every file", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
 
 	c := next.Carry
@@ -125,10 +127,10 @@ func TestBusyTurnHandsOverBetweenSteps(t *testing.T) {
 
 	env = s.NewTestWorkflowEnvironment()
 	seen := scripted(env, calls(reads...), calls(reads...), say("read them all"))
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, next)
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +154,10 @@ func TestFailingReporterDoesNotHoldTheHandover(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		suggested = env.Now()
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "nobody", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "plan", IdleTimeoutS: 7 * 24 * 3600,
-		Reporters: []activities.ReporterConfig{{Type: "console", RetryWindowS: 3600}}})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "plan", IdleTimeoutS: 7 * 24 * 3600,
+		Reporters: []api.ReporterConfig{{Type: "console", RetryWindowS: 3600}}})
 	now = env.Now()
 	next := continuedWith(t, env)
 
@@ -174,9 +176,9 @@ func TestFailingReporterDoesNotHoldTheHandover(t *testing.T) {
 		delivered = append(delivered, string(in.Event))
 		return nil
 	}, activity.RegisterOptions{Name: activities.ReportName})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, next)
+	env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func TestFailingReporterDoesNotHoldTheHandover(t *testing.T) {
 // A carry holds at most carriedReportBytes of reports: the oldest that do
 // not fit are counted as failed, and the state says so.
 func TestCarriedReportsStayBounded(t *testing.T) {
-	rp := newReporting("main", "", []activities.ReporterConfig{{Type: "console"}, {Type: "file"}}, nil)
+	rp := newReporting("main", "", []api.ReporterConfig{{Type: "console"}, {Type: "file"}}, nil)
 	ev := []byte(fmt.Sprintf(`{"data":%q}`, strings.Repeat("e", 1<<10)))
 	for range 200 {
 		for _, r := range rp.list {
@@ -208,10 +210,10 @@ func TestCarriedReportsStayBounded(t *testing.T) {
 	if total > carriedReportBytes || total < carriedReportBytes/2 {
 		t.Errorf("carried %d bytes of reports; want at most %d, most of it used", total, carriedReportBytes)
 	}
-	if again := newReporting("main", "", []activities.ReporterConfig{{Type: "console"}, {Type: "file"}}, out); len(again.list[1].queue) != len(out[1].Queue) {
+	if again := newReporting("main", "", []api.ReporterConfig{{Type: "console"}, {Type: "file"}}, out); len(again.list[1].queue) != len(out[1].Queue) {
 		t.Errorf("a carry of the same reporters restored %d reports of %d", len(again.list[1].queue), len(out[1].Queue))
 	}
-	if other := newReporting("main", "", []activities.ReporterConfig{{Type: "file"}, {Type: "console"}}, out); len(other.list[0].queue) != 0 {
+	if other := newReporting("main", "", []api.ReporterConfig{{Type: "file"}, {Type: "console"}}, out); len(other.list[0].queue) != 0 {
 		t.Errorf("a carry of other reporters was restored: %d reports", len(other.list[0].queue))
 	}
 }
@@ -226,15 +228,15 @@ func TestAFreshRunDoesNotHandOverAtOnce(t *testing.T) {
 	scripted(env)
 	env.SetCurrentHistoryLength(10)
 	env.SetContinueAsNewSuggested(true)
-	var fresh State
+	var fresh api.State
 	env.RegisterDelayedCallback(func() {
 		fresh = queryState(t, env)
 		env.SetCurrentHistoryLength(10 + minRunEvents)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "nobody", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 3600})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{IdleTimeoutS: 3600})
 	continuedWith(t, env)
-	if fresh.Status != StatusWaitingUser {
+	if fresh.Status != api.StatusWaitingUser {
 		t.Errorf("a minute into a fresh run suggested to hand over, it is %s; want it waiting for its user", fresh.Status)
 	}
 }

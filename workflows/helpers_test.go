@@ -3,6 +3,8 @@ package workflows
 import (
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"context"
 	"errors"
 	"testing"
@@ -24,17 +26,37 @@ func asContinueAsNew(err error, target **workflow.ContinueAsNewError) bool {
 
 // continuedWith is the input a run that continued as new handed to its
 // continuation, failing the test when the run did not continue as new.
-func continuedWith(t *testing.T, env *testsuite.TestWorkflowEnvironment) AgentInput {
+func continuedWith(t *testing.T, env *testsuite.TestWorkflowEnvironment) handover {
 	t.Helper()
 	var can *workflow.ContinueAsNewError
 	if !asContinueAsNew(env.GetWorkflowError(), &can) {
 		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
 	}
-	var next AgentInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+	var in api.AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	next, err := readHandover(in)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return next
+}
+
+// asInput is h as the continuation receives it.
+func asInput(t testing.TB, h handover) api.AgentInput {
+	t.Helper()
+	return withCarry(t, h.AgentInput, h.Carry)
+}
+
+// withCarry is in with c as its carry, as a continuation receives it.
+func withCarry(t testing.TB, in api.AgentInput, c *Carry) api.AgentInput {
+	t.Helper()
+	out, err := handover{AgentInput: in, Carry: c}.input()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // suggestAfterTurn has the test server suggest continuing as new a second

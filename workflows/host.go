@@ -5,19 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
-)
-
-// The workspace's host (see the package doc, "One workspace per session").
-const (
-	// DefaultHostWait is how long a tool call waits for the workspace's
-	// host to take it (host_wait_s) before it is answered with an error.
-	DefaultHostWait = time.Minute
 )
 
 // hostLocal asks the worker that runs the workflow task which worker is the
@@ -49,7 +44,7 @@ func checkWorkspaceRoot(ctx workflow.Context, workspace string) (string, error) 
 	var dir string
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, checkLocal), activities.CheckWorkspaceName, workspace).Get(ctx, &dir)
 	if err != nil {
-		return "", errors.New(rootMessage(err))
+		return "", errors.New(api.RootMessage(err))
 	}
 	return dir, nil
 }
@@ -60,19 +55,6 @@ var checkLocal = workflow.LocalActivityOptions{
 	StartToCloseTimeout: 10 * time.Second,
 	RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	Summary:             "check the workspace",
-}
-
-// WorkspaceState is state.workspace: where the session's tools run.
-type WorkspaceState struct {
-	// HostQueue is the task queue of the worker that holds the workspace
-	// (its --host-queue); "" when the workspace is shared.
-	HostQueue string `json:"host_queue"`
-	// Shared: the workspace is on storage every worker mounts
-	// (workspace_shared), so any worker runs the tools.
-	Shared bool `json:"shared"`
-	// UnansweredSince is when a tool call found the host not answering;
-	// nil again once a call ran there.
-	UnansweredSince *time.Time `json:"unanswered_since"`
 }
 
 // host is where the run's tools run, a component of the run: built at its
@@ -95,17 +77,17 @@ type host struct {
 	direct bool
 }
 
-func newHost(in AgentInput, wait time.Duration) *host {
+func newHost(in api.AgentInput, wait time.Duration) *host {
 	return &host{shared: in.WorkspaceShared, wait: wait, queue: in.WorkspaceHost, direct: true}
 }
 
 // state is state.workspace: nil until the run knows its host.
-func (h *host) state() *WorkspaceState {
+func (h *host) state() *api.WorkspaceState {
 	switch {
 	case h.shared:
-		return &WorkspaceState{Shared: true}
+		return &api.WorkspaceState{Shared: true}
 	case h.queue != "":
-		return &WorkspaceState{HostQueue: h.queue, UnansweredSince: h.silent}
+		return &api.WorkspaceState{HostQueue: h.queue, UnansweredSince: h.silent}
 	}
 	return nil
 }
@@ -126,7 +108,7 @@ func (h *host) toolQueue(ctx workflow.Context) (string, error) {
 	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, hostLocal), activities.WorkspaceHostName).Get(ctx, &info)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("no worker could take this session's workspace: %s", rootMessage(err))
+		return "", fmt.Errorf("no worker could take this session's workspace: %s", api.RootMessage(err))
 	case info.Queue == "":
 		// A worker that polls no host queue: the deployment pins nothing
 		// (see activities.WorkspaceHost). Asked again after
@@ -199,11 +181,11 @@ type toolCall struct {
 // else, and waits at most host_wait_s for a worker to take it.
 func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 	opts := a.host.options(toolActivity, t.queue)
-	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.agentID, t.c.Name)
+	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.AgentID, t.c.Name)
 	in := activities.RunToolInput{
 		WorkflowID: t.workspaceOf,
 		Session:    a.cfg.session,
-		AgentID:    a.cfg.agentID,
+		AgentID:    a.cfg.AgentID,
 		Workspace:  a.cfg.in.Workspace,
 		// The arguments are in the transcript already (the answer just
 		// appended); the activity reads them from there.
@@ -212,9 +194,9 @@ func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 		WorkerTools:     a.cfg.in.Tools,
 		HoldDestructive: !t.approved && a.holdsDestructive(t.c.Name),
 	}
-	name := activities.RunToolName
+	name := api.ToolActivity
 	if t.direct {
-		name, in.Host = activities.RunToolOnHostName, t.queue
+		name, in.Host = api.ToolOnHostActivity, t.queue
 		opts.TaskQueue = ""
 		// A worker of a version without RunToolOnHost fails the task as
 		// not registered: nothing ran there either, and another attempt

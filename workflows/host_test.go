@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -74,7 +76,7 @@ func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(
 		l.runs = append(l.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: activity.GetInfo(ctx).TaskQueue})
 		l.mu.Unlock()
 		return answer(n, in.Call.Name)
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: api.ToolActivity, DisableAlreadyRegisteredCheck: true})
 	env.RegisterActivityWithOptions(func(ctx context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		if q := activity.GetInfo(ctx).TaskQueue; q != testQueue {
 			return activities.RunToolResult{}, fmt.Errorf("RunToolOnHost scheduled on %q, want the workflow's queue", q)
@@ -91,7 +93,7 @@ func recordTools(env *testsuite.TestWorkflowEnvironment, host string, fail func(
 		l.runs = append(l.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: in.Host, direct: true})
 		l.mu.Unlock()
 		return answer(n, in.Call.Name)
-	}, activity.RegisterOptions{Name: activities.RunToolOnHostName, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: api.ToolOnHostActivity, DisableAlreadyRegisteredCheck: true})
 	return l
 }
 
@@ -123,15 +125,15 @@ func TestToolsRunOnTheWorkspaceHost(t *testing.T) {
 		model.Response{Content: "still there"},
 	)
 	log := recordTools(env, "todoflow-host-a", nil)
-	var before State
+	var before api.State
 	var askedBefore int
 	env.RegisterDelayedCallback(func() {
 		before = queryState(t, env)
 		askedBefore, _ = log.snapshot()
-		env.SignalWorkflow(UserMessageSignal, "read it again")
+		env.SignalWorkflow(api.UserMessageSignal, "read it again")
 	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write a.txt", IdleTimeoutS: 3600})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "write a.txt", IdleTimeoutS: 3600})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +157,7 @@ func TestToolsRunOnTheWorkspaceHost(t *testing.T) {
 	env2 := s.NewTestWorkflowEnvironment()
 	scripted(env2, calls(call("write_todos", `{"todos":[{"content":"Think","status":"completed"}]}`)), model.Response{Content: "done"})
 	log2 := recordTools(env2, "todoflow-host-a", nil)
-	env2.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "think", IdleTimeoutS: 1})
+	env2.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "think", IdleTimeoutS: 1})
 	if err := env2.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +194,8 @@ func TestToolCallsGoDirectToTheHost(t *testing.T) {
 		}
 		log.runs = append(log.runs, toolRun{agent: in.AgentID, tool: in.Call.Name, queue: in.Host, direct: true})
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolOnHostName, DisableAlreadyRegisteredCheck: true})
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write and read", IdleTimeoutS: 1})
+	}, activity.RegisterOptions{Name: api.ToolOnHostActivity, DisableAlreadyRegisteredCheck: true})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "write and read", IdleTimeoutS: 1})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +229,7 @@ func TestWorkspaceHostCarriedThroughContinueAsNew(t *testing.T) {
 	scripted(env, calls(call("write_file", `{"path":"a.txt","content":"x"}`)), model.Response{Content: "written"})
 	recordTools(env, "todoflow-host-a", nil)
 	env.SetContinueAsNewSuggested(true)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write", IdleTimeoutS: 3600})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "write", IdleTimeoutS: 3600})
 	next := continuedWith(t, env)
 	if next.WorkspaceHost != "todoflow-host-a" {
 		t.Fatalf("the continuation's workspace_host = %q, want the host of the run", next.WorkspaceHost)
@@ -238,12 +240,12 @@ func TestWorkspaceHostCarriedThroughContinueAsNew(t *testing.T) {
 	env2 := s.NewTestWorkflowEnvironment()
 	scripted(env2, model.Response{}, model.Response{}, calls(call("read_file", `{"path":"a.txt"}`)), model.Response{Content: "read"})
 	log := recordTools(env2, "todoflow-host-b", nil)
-	var st State
+	var st api.State
 	env2.RegisterDelayedCallback(func() { st = queryState(t, env2) }, time.Second)
-	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(UserMessageSignal, "read it") }, 2*time.Second)
-	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(api.UserMessageSignal, "read it") }, 2*time.Second)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
 	env2.SetContinuedExecutionRunID("the-run-before")
-	env2.ExecuteWorkflow(AgentWorkflow, next)
+	env2.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	if err := env2.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -274,9 +276,9 @@ func TestSubagentUsesItsParentsHost(t *testing.T) {
 		},
 	})
 	log := recordTools(env, "todoflow-host-a", nil)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "read what kid wrote") }, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.UserMessageSignal, "read what kid wrote") }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	asked, runs := log.snapshot()
@@ -318,13 +320,13 @@ func TestWorkspaceHostGone(t *testing.T) {
 		}
 		return nil
 	})
-	var between State
+	var between api.State
 	env.RegisterDelayedCallback(func() {
 		between = queryState(t, env)
-		env.SignalWorkflow(UserMessageSignal, "try again")
+		env.SignalWorkflow(api.UserMessageSignal, "try again")
 	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write and read", IdleTimeoutS: 3 * 3600, HostWaitS: 5})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "write and read", IdleTimeoutS: 3 * 3600, HostWaitS: 5})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the session failed: %v", err)
 	}
@@ -345,7 +347,7 @@ func TestWorkspaceHostGone(t *testing.T) {
 	if tools[2].IsError || tools[2].Content != "ran read_file" {
 		t.Errorf("after the host came back: %+v", tools[2])
 	}
-	if between.Status != StatusWaitingUser || between.Workspace == nil || between.Workspace.UnansweredSince == nil {
+	if between.Status != api.StatusWaitingUser || between.Workspace == nil || between.Workspace.UnansweredSince == nil {
 		t.Errorf("between the turns: status %s, workspace %s; want waiting_user and unanswered_since set", between.Status, dump(between.Workspace))
 	}
 	if ws := queryState(t, env).Workspace; ws == nil || ws.UnansweredSince != nil {
@@ -368,7 +370,7 @@ func TestWorkspaceHostUnknown(t *testing.T) {
 		model.Response{Content: "no host"},
 	)
 	log := recordTools(env, "", nil)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 1})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read", IdleTimeoutS: 1})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -400,10 +402,10 @@ func TestWorkspaceHostUnknown(t *testing.T) {
 func TestToolsUnpinned(t *testing.T) {
 	cases := []struct {
 		name   string
-		in     AgentInput
+		in     api.AgentInput
 		shared bool
 	}{
-		{name: "shared workspace", in: AgentInput{Workspace: "/mnt/team/project", WorkspaceShared: true}, shared: true},
+		{name: "shared workspace", in: api.AgentInput{Workspace: "/mnt/team/project", WorkspaceShared: true}, shared: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -415,8 +417,8 @@ func TestToolsUnpinned(t *testing.T) {
 			log := recordTools(env, "todoflow-host-a", nil)
 			in := rootInput("read")
 			in.Workspace, in.WorkspaceShared = tc.in.Workspace, tc.in.WorkspaceShared
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-			env.ExecuteWorkflow(WorkflowName, in)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+			env.ExecuteWorkflow(api.WorkflowName, in)
 			completed(t, env)
 			asked, runs := log.snapshot()
 			if asked != 0 || len(runs) != 2 {
@@ -449,7 +451,7 @@ func TestWorkspaceHostNone(t *testing.T) {
 		model.Response{Content: "done"},
 	)
 	log := recordTools(env, noHostQueue, nil)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "write, then read", IdleTimeoutS: 1})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "write, then read", IdleTimeoutS: 1})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}

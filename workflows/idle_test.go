@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -45,10 +46,10 @@ func TestIdleTimerMoves(t *testing.T) {
 			start := env.Now()
 			for i, at := range sent {
 				env.RegisterDelayedCallback(func() {
-					env.SignalWorkflow(UserMessageSignal, "message "+string(rune('1'+i)))
+					env.SignalWorkflow(api.UserMessageSignal, "message "+string(rune('1'+i)))
 				}, at)
 			}
-			env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: int(idle / time.Second)})
+			env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{IdleTimeoutS: int(idle / time.Second)})
 			if err := env.GetWorkflowError(); err != nil {
 				t.Fatal(err)
 			}
@@ -75,9 +76,9 @@ func TestIdleWaitEndsOnCancel(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
 			scripted(env, model.Response{Content: "ok"})
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "hello") }, 5*time.Minute)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.UserMessageSignal, "hello") }, 5*time.Minute)
 			env.RegisterDelayedCallback(env.CancelWorkflow, at)
-			env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 600})
+			env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{IdleTimeoutS: 600})
 			if err := env.GetWorkflowError(); !temporal.IsCanceledError(err) {
 				t.Fatalf("ended with %v, want cancelled", err)
 			}

@@ -5,6 +5,8 @@ package workflows
 import (
 	"errors"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/model"
@@ -22,7 +24,7 @@ const interruptedReply = "Interrupted by the user: the turn stopped here, with w
 // would stop the next turn, which the user has not seen yet.
 func (a *agent) validateInterrupt() error {
 	switch {
-	case a.cfg.subagent:
+	case a.cfg.Subagent:
 		return errors.New("a subagent's turn is stopped by its parent (cancel_subagent)")
 	case a.ended:
 		return errors.New("the session has ended")
@@ -54,7 +56,7 @@ func (a *agent) stopping() bool { return a.cur != nil && a.cur.stop }
 
 // endInterrupted ends the turn the user interrupted and returns its reply.
 func (a *agent) endInterrupted() string {
-	a.append(model.Message{Role: model.RoleAssistant, Name: NameInterrupted, Content: interruptedReply})
+	a.append(model.Message{Role: model.RoleAssistant, Name: api.NameInterrupted, Content: interruptedReply})
 	todo.TurnEnded(&a.todo)
 	return interruptedReply
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
@@ -20,7 +22,7 @@ import (
 // when the interrupt came.
 type interruptCase struct {
 	name string
-	in   AgentInput
+	in   api.AgentInput
 	// answer answers model call n; the call named by block waits for its
 	// cancellation (a model that takes its time) after it sends the
 	// interrupt.
@@ -48,7 +50,7 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 		},
 		{
 			name: "a compaction's summarising call in flight",
-			in:   AgentInput{Context: ContextConfig{MaxTokens: 8000}},
+			in:   api.AgentInput{Context: api.ContextConfig{MaxTokens: 8000}},
 			answer: func(n int) model.Response {
 				return map[bool]model.Response{true: list, false: calls(call("read_file", `{"path":"big"}`))}[n == 1]
 			},
@@ -57,7 +59,7 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 		},
 		{
 			name: "a tool waiting for its approval",
-			in:   AgentInput{Approval: map[string]string{"run_command": "required"}},
+			in:   api.AgentInput{Approval: map[string]string{"run_command": "required"}},
 			answer: func(n int) model.Response {
 				return map[bool]model.Response{true: list, false: calls(call("run_command", `{"command":"make"}`))}[n == 1]
 			},
@@ -75,7 +77,7 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 			var after atomic.Int32 // model calls that started after it
 			interrupt := func() {
 				sent.Store(true)
-				env.UpdateWorkflow(InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
+				env.UpdateWorkflow(api.InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
 					OnReject:   func(err error) { interruptErr = err },
 					OnAccept:   func() {},
 					OnComplete: func(r any, err error) { interrupted, _ = r.(string); interruptErr = err },
@@ -86,7 +88,7 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 			cancelled := make(chan struct{})
 			var once sync.Once
 			env.SetOnActivityCanceledListener(func(info *activity.Info) {
-				if info.ActivityType.Name == activities.CallModelName {
+				if info.ActivityType.Name == api.ModelCallActivity {
 					once.Do(func() { close(cancelled) })
 				}
 			})
@@ -108,16 +110,16 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 					r.ToolCalls[i].ID = "c" + string(rune('0'+in.Call))
 				}
 				return r, nil
-			}, activity.RegisterOptions{Name: activities.CallModelName})
+			}, activity.RegisterOptions{Name: api.ModelCallActivity})
 			env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 				if tt.toolResult != "" {
 					return activities.RunToolResult{Content: tt.toolResult}, nil
 				}
 				return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
-			}, activity.RegisterOptions{Name: activities.RunToolName})
+			}, activity.RegisterOptions{Name: api.ToolActivity})
 			registerHost(env)
 			env.RegisterDelayedCallback(func() {
-				env.UpdateWorkflow(SendMessageUpdate, "m1", &testsuite.TestUpdateCallback{
+				env.UpdateWorkflow(api.SendMessageUpdate, "m1", &testsuite.TestUpdateCallback{
 					OnReject:   func(err error) { t.Errorf("send rejected: %v", err) },
 					OnAccept:   func() {},
 					OnComplete: func(r any, err error) { reply, _ = r.(string) },
@@ -126,12 +128,12 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 			if tt.interruptAt != 0 {
 				env.RegisterDelayedCallback(interrupt, tt.interruptAt)
 			}
-			var between State
+			var between api.State
 			var msgs []model.Message
 			env.RegisterDelayedCallback(func() {
 				between = queryState(t, env)
 				msgs = queryMessages(t, env)
-				env.SignalWorkflow(EndSessionSignal, nil)
+				env.SignalWorkflow(api.EndSessionSignal, nil)
 			}, time.Hour)
 			in := tt.in
 			in.IdleTimeoutS = 7200
@@ -152,11 +154,11 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 			if n := after.Load(); n > 0 {
 				t.Errorf("%d model calls started after the interrupt", n)
 			}
-			if between.Status != StatusWaitingUser || len(between.Todos) != 2 || between.Todos[0].Status != todo.InProgress {
+			if between.Status != api.StatusWaitingUser || len(between.Todos) != 2 || between.Todos[0].Status != todo.InProgress {
 				t.Errorf("after the interrupt: status %s, list %+v; want the session waiting, the list as it was", between.Status, between.Todos)
 			}
 			last := msgs[len(msgs)-1]
-			if last.Name != NameInterrupted || last.Role != model.RoleAssistant {
+			if last.Name != api.NameInterrupted || last.Role != model.RoleAssistant {
 				t.Errorf("the transcript ends with %+v, want the interrupted note", last)
 			}
 			if tt.wantTool != "" {
@@ -176,15 +178,15 @@ func TestInterruptWithoutATurnIsRefused(t *testing.T) {
 	seen := scripted(env, model.Response{Content: "hello"})
 	var refused error
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { refused = err },
 			OnAccept:   func() { t.Error("an interrupt with no turn running was accepted") },
 			OnComplete: func(any, error) {},
 		})
 	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "hi") }, 2*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 3600})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.UserMessageSignal, "hi") }, 2*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{IdleTimeoutS: 3600})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestInterruptBetweenAttempts(t *testing.T) {
 	var interrupted, reply string
 	var interruptErr error
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(SendMessageUpdate, "m1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SendMessageUpdate, "m1", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("send rejected: %v", err) },
 			OnAccept:   func() {},
 			OnComplete: func(r any, err error) { reply, _ = r.(string) },
@@ -221,18 +223,18 @@ func TestInterruptBetweenAttempts(t *testing.T) {
 	// at 3:07.
 	env.RegisterDelayedCallback(func() {
 		sent = true
-		env.UpdateWorkflow(InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.InterruptUpdate, "stop", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { interruptErr = err },
 			OnAccept:   func() {},
 			OnComplete: func(r any, err error) { interrupted, _ = r.(string); interruptErr = err },
 		})
 	}, 2*time.Minute+30*time.Second)
-	var after State
+	var after api.State
 	env.RegisterDelayedCallback(func() {
 		after = queryState(t, env)
-		env.SignalWorkflow(EndSessionSignal, nil)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{IdleTimeoutS: 7200})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{IdleTimeoutS: 7200})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +244,7 @@ func TestInterruptBetweenAttempts(t *testing.T) {
 	if attempts != 7 || late != 0 || len(*seen) != attempts {
 		t.Errorf("%d attempts, %d after the interrupt; want the 7 before it and none after", attempts, late)
 	}
-	if after.Status != StatusWaitingUser || after.ModelError != nil {
+	if after.Status != api.StatusWaitingUser || after.ModelError != nil {
 		t.Errorf("after the interrupt: status %s, model_error %+v; want the session waiting, no failed turn", after.Status, after.ModelError)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
@@ -31,11 +33,11 @@ func TestToolCallsPerResponseAreCapped(t *testing.T) {
 	scripted(env, model.Response{ToolCalls: many}, model.Response{Content: "done"})
 	ran := 0
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		if info.ActivityType.Name == activities.RunToolName || info.ActivityType.Name == activities.RunToolOnHostName {
+		if info.ActivityType.Name == api.ToolActivity || info.ActivityType.Name == api.ToolOnHostActivity {
 			ran++
 		}
 	})
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read everything", IdleTimeoutS: 1})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read everything", IdleTimeoutS: 1})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -167,12 +169,12 @@ func TestWorkspaceIsCheckedAtStart(t *testing.T) {
 		env := s.NewTestWorkflowEnvironment()
 		scripted(env, calls(call("read_file", `{"path": "etc/passwd"}`)))
 		env.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName, DisableAlreadyRegisteredCheck: true})
-		env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", Workspace: "/"})
+		env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", Workspace: "/"})
 		err := env.GetWorkflowError()
 		if err == nil || !strings.Contains(err.Error(), "invalid AgentWorkflow input: workspace") || !strings.Contains(err.Error(), "not a folder inside") {
 			t.Fatalf("workflow error = %v, want the workspace refused", err)
 		}
-		if st := queryState(t, env); st.Status != StatusFailed {
+		if st := queryState(t, env); st.Status != api.StatusFailed {
 			t.Errorf("state status = %q, want failed", st.Status)
 		}
 	})
@@ -186,10 +188,10 @@ func TestWorkspaceIsCheckedAtStart(t *testing.T) {
 			got = append(got, in.Workspace)
 			return activities.RunToolResult{Content: "ok"}, nil
 		}
-		for _, name := range []string{activities.RunToolName, activities.RunToolOnHostName} {
+		for _, name := range []string{api.ToolActivity, api.ToolOnHostActivity} {
 			env.RegisterActivityWithOptions(run, activity.RegisterOptions{Name: name, DisableAlreadyRegisteredCheck: true})
 		}
-		env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", Workspace: "proj", IdleTimeoutS: 1})
+		env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", Workspace: "proj", IdleTimeoutS: 1})
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
@@ -217,10 +219,10 @@ func TestManySubagentsStayBounded(t *testing.T) {
 	}
 	script["main"] = append(main, say("all spawned"))
 	scriptTree(env, script)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 24*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 24*time.Hour)
 	in := rootInput("fix them all")
 	in.MaxTurns = n + 10
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
 	st := queryState(t, env)
 	b, _ := json.Marshal(st)
@@ -235,7 +237,7 @@ func TestManySubagentsStayBounded(t *testing.T) {
 	if len(last.Todos) != 3 || old.Ended == nil || old.Ended.TodosCompleted != 3 || !strings.HasPrefix(old.Ended.Result, "fixed ticket") {
 		t.Errorf("the newest child %s, an older one %s; want the list of the newest and the bounded summary of the older", dump(last), dump(old))
 	}
-	var res AgentResult
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -250,13 +252,13 @@ func TestManySubagentsStayBounded(t *testing.T) {
 func TestUserTextIsCapped(t *testing.T) {
 	long := strings.Repeat("x", todo.MaxMessageBytes+1)
 	for _, tt := range []struct {
-		in   AgentInput
+		in   api.AgentInput
 		want string
 	}{
-		{AgentInput{Prompt: long}, fmt.Sprintf("prompt is %d bytes: at most %d", len(long), todo.MaxMessageBytes)},
-		{AgentInput{Prompt: "hi", SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes+1)}, "system_prompt is"},
-		{AgentInput{Prompt: long[1:], SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes)}, ""},
-		{AgentInput{Prompt: "hi", Tools: slices.Repeat([]string{"mcp__server__" + strings.Repeat("t", 100)}, 1000)}, "the input's settings (all but prompt and system_prompt) take"},
+		{api.AgentInput{Prompt: long}, fmt.Sprintf("prompt is %d bytes: at most %d", len(long), todo.MaxMessageBytes)},
+		{api.AgentInput{Prompt: "hi", SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes+1)}, "system_prompt is"},
+		{api.AgentInput{Prompt: long[1:], SystemPrompt: strings.Repeat("s", todo.MaxSystemPromptBytes)}, ""},
+		{api.AgentInput{Prompt: "hi", Tools: slices.Repeat([]string{"mcp__server__" + strings.Repeat("t", 100)}, 1000)}, "the input's settings (all but prompt and system_prompt) take"},
 	} {
 		if err := tt.in.Validate(); (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Validate(prompt of %d bytes, system prompt of %d) = %v, want %q", len(tt.in.Prompt), len(tt.in.SystemPrompt), err, tt.want)
@@ -284,10 +286,10 @@ func TestUserTextIsCapped(t *testing.T) {
 
 	t.Run("approval feedback", func(t *testing.T) {
 		a := &agent{}
-		if err := a.validateApproval(ApprovalArgs{Approved: new(true), Feedback: long}); err == nil || !strings.Contains(err.Error(), "the feedback is 131073 bytes") {
+		if err := a.validateApproval(api.ApprovalArgs{Approved: new(true), Feedback: long}); err == nil || !strings.Contains(err.Error(), "the feedback is 131073 bytes") {
 			t.Errorf("approve_plan with long feedback: %v", err)
 		}
-		if err := a.validateToolApproval(ToolApprovalArgs{Approved: new(true), CallID: "c", Feedback: long}); err == nil || !strings.Contains(err.Error(), "the feedback is 131073 bytes") {
+		if err := a.validateToolApproval(api.ToolApprovalArgs{Approved: new(true), CallID: "c", Feedback: long}); err == nil || !strings.Contains(err.Error(), "the feedback is 131073 bytes") {
 			t.Errorf("approve_tool with long feedback: %v", err)
 		}
 	})
@@ -300,10 +302,10 @@ func TestUserTextIsCapped(t *testing.T) {
 			model.Response{Content: "ready"},
 			model.Response{Content: "read it"})
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(UserMessageSignal, strings.Repeat("é", todo.MaxQueuedBytes)) // 512 KiB
+			env.SignalWorkflow(api.UserMessageSignal, strings.Repeat("é", todo.MaxQueuedBytes)) // 512 KiB
 		}, time.Minute)
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
-		env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 600})
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+		env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 600})
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -29,24 +31,11 @@ import (
 // The provider's Retry-After is the next attempt's delay, floored in the
 // activity (activities.minRetryAfter), where the attempt is known.
 const (
-	// DefaultModelRetryWindow is how long the server keeps retrying a
-	// failing model call before the turn ends with the error.
-	DefaultModelRetryWindow = 24 * time.Hour
 	// maxModelBackoff caps the wait between two attempts, so that the run
 	// notices a provider that came back within minutes.
 	maxModelBackoff   = 5 * time.Minute
 	firstModelBackoff = time.Second
 )
-
-// ModelError is state.model_error: what fails, since when and how often,
-// while a model call is retried (retryable; clients fill it from the
-// pending activity) or after it ended a turn.
-type ModelError struct {
-	Message   string    `json:"message"`
-	Attempts  int       `json:"attempts"`
-	Since     time.Time `json:"since"`
-	Retryable bool      `json:"retryable"`
-}
 
 // errContextOverflow says the request did not fit the model's context: the
 // loop compacts and calls again rather than wait.
@@ -96,10 +85,10 @@ var (
 // transcript window and the todo tools.
 func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 	for _, ev := range a.plans.TakeNotifications() {
-		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: todo.NotificationText(ev)})
+		a.append(model.Message{Role: model.RoleUser, Name: api.NameTaskEvent, Content: todo.NotificationText(ev)})
 	}
 	if a.tree.finishNote != "" {
-		a.append(model.Message{Role: model.RoleUser, Name: NameTaskEvent, Content: a.tree.finishNote})
+		a.append(model.Message{Role: model.RoleUser, Name: api.NameTaskEvent, Content: a.tree.finishNote})
 		a.tree.finishNote = ""
 	}
 	spans, err := a.fit(ctx, a.requestSpans())
@@ -129,7 +118,7 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summar
 	in := activities.CallModelInput{
 		WorkflowID:  info.WorkflowExecution.ID,
 		RunID:       info.WorkflowExecution.RunID,
-		AgentID:     a.cfg.agentID,
+		AgentID:     a.cfg.AgentID,
 		Model:       a.cfg.in.Model,
 		ModelChosen: a.cfg.in.ModelChosen,
 		Turn:        a.turns,
@@ -148,7 +137,7 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summar
 
 // callSummary is how the current model call reads in the Web UI.
 func (a *agent) callSummary() string {
-	return fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.agentID, modelLabel(a.cfg.in.Model), a.turns, a.modelCalls)
+	return fmt.Sprintf("%s: %s, turn %d, call %d", a.cfg.AgentID, modelLabel(a.cfg.in.Model), a.turns, a.modelCalls)
 }
 
 // patience is how long a model call may be retried.
@@ -184,7 +173,7 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 	// The window bounds the retries, not a healthy attempt: one shorter
 	// than an attempt's StartToClose (a test's, a subagent's that must
 	// time out first) would cut a slow answer that was coming.
-	opts.ScheduleToCloseTimeout = max(a.cfg.modelRetryWindow, opts.StartToCloseTimeout)
+	opts.ScheduleToCloseTimeout = max(a.cfg.ModelRetryWindow, opts.StartToCloseTimeout)
 	if p == oneAttempt {
 		policy := *opts.RetryPolicy
 		policy.MaximumAttempts = 1
@@ -192,14 +181,14 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 	}
 	since := workflow.Now(ctx)
 	var resp model.Response
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), activities.CallModelName, in).Get(ctx, &resp)
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in).Get(ctx, &resp)
 	switch {
 	case err == nil:
 		if a.modelError != nil {
 			a.modelError = nil
 			a.publish(ctx)
 		}
-		a.usage.add(resp.Usage)
+		addUsage(&a.usage, resp.Usage)
 		return resp, nil
 	case a.stopping() && ctx.Err() == nil:
 		return model.Response{}, errInterrupted
@@ -207,16 +196,16 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 		return model.Response{}, err // the run itself is being cancelled
 	case isOverflow(err):
 		a.modelError = nil
-		return model.Response{}, fmt.Errorf("%w: %s", errContextOverflow, ModelErrorText(err))
+		return model.Response{}, fmt.Errorf("%w: %s", errContextOverflow, api.ModelErrorText(err))
 	case p == oneAttempt:
 		// Not a turn's failure: the caller goes on without the answer.
-		return model.Response{}, fmt.Errorf("one attempt at a model call: %s", ModelErrorText(err))
+		return model.Response{}, fmt.Errorf("one attempt at a model call: %s", api.ModelErrorText(err))
 	}
 	// The server gave up: the error was not one to retry, or the retry
 	// window ran out (the last attempt's failure, or a timeout whose cause
 	// is that failure).
 	retryable := !isPermanent(err)
-	a.modelError = &ModelError{Message: ModelErrorText(err), Attempts: activities.FailedAttempt(err), Since: since}
+	a.modelError = &api.ModelError{Message: api.ModelErrorText(err), Attempts: activities.FailedAttempt(err), Since: since}
 	workflow.GetLogger(ctx).Warn("model call failed; the turn ends", "attempts", a.modelError.Attempts, "error", a.modelError.Message)
 	a.publish(ctx)
 	return model.Response{}, &turnFailure{reply: a.failureReply(ctx, workflow.Now(ctx).Sub(since), retryable)}
@@ -242,32 +231,6 @@ func isPermanent(err error) bool {
 // a request as too long; each time the run learned a lower limit.
 const maxOverflows = 3
 
-// ModelErrorText is one sentence a user can act on, never Temporal's wrapped
-// chain of activity, attempt and type: for state.model_error, written by
-// the run when a call ended a turn and by clients from the failure of a
-// call the server still retries.
-func ModelErrorText(err error) string {
-	// The activity's own message is the account; a cause it kept (a
-	// transport error's raw text) is the detail under it. When the retry
-	// window ran out, the last attempt's failure is the cause of the
-	// timeout, and says more than the timeout.
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Message() != "" {
-		return app.Message()
-	}
-	// The innermost timeout is the attempt's own (a heartbeat missed),
-	// not the window's around it.
-	var timeout *temporal.TimeoutError
-	for e := err; errors.As(e, &timeout); e = timeout.Unwrap() {
-		// timeout holds the last one found
-	}
-	if timeout != nil {
-		return fmt.Sprintf("the model call timed out (%s): the worker was lost or the model did not answer in time",
-			strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
-	}
-	return rootMessage(err)
-}
-
 // failureReply is the reply of a turn that failed on the model: what failed
 // and what the user can do, in the words they will see first.
 func (a *agent) failureReply(ctx workflow.Context, waited time.Duration, retryable bool) string {
@@ -283,7 +246,7 @@ func (a *agent) failureReply(ctx workflow.Context, waited time.Duration, retryab
 			waited.Round(time.Second), tries, me.Message, id)
 	}
 	return fmt.Sprintf("The model call failed: %s. The list and plan are kept; fix the cause, then run `starter retry %s` "+
-		"(update %s) to run this turn again, or send a new message.", me.Message, id, RetryTurnUpdate)
+		"(update %s) to run this turn again, or send a new message.", me.Message, id, api.RetryTurnUpdate)
 }
 
 // modelLabel is how a model reference reads in the Web UI's activity list:
@@ -298,45 +261,38 @@ func modelLabel(ref string) string {
 	return ref
 }
 
-// Usage is state.usage: tokens summed over the run's model calls as the
-// provider reported them.
-type Usage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-}
-
-func (u Usage) plus(o Usage) Usage {
-	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
+func plusUsage(u, o api.Usage) api.Usage {
+	return api.Usage{PromptTokens: u.PromptTokens + o.PromptTokens, CompletionTokens: u.CompletionTokens + o.CompletionTokens, TotalTokens: u.TotalTokens + o.TotalTokens}
 }
 
 // treeUsage is what this agent and every agent under it used: a running
 // child's as of its latest report (an event or a change of status), a
 // finished one's from its final state.
-func (a *agent) treeUsage() Usage {
+func (a *agent) treeUsage() api.Usage {
 	u := a.usage
 	for _, id := range a.tree.childOrder {
 		ch := a.tree.children[id]
 		switch {
 		case !ch.Done && a.tree.briefs[id] != nil:
-			u = u.plus(a.tree.briefs[id].TreeUsage.or(a.tree.briefs[id].Usage))
+			u = plusUsage(u, usageOr(a.tree.briefs[id].TreeUsage, a.tree.briefs[id].Usage))
 		case ch.State != nil:
-			u = u.plus(ch.State.TreeUsage.or(ch.State.Usage))
+			u = plusUsage(u, usageOr(ch.State.TreeUsage, ch.State.Usage))
 		}
 	}
 	return u
 }
 
-// or is u, or own when u was never set (a state of an older run, which
+// usageOr is u, or own when u was never set (a state of an older run, which
 // counted its own usage only).
-func (u Usage) or(own Usage) Usage {
-	if u == (Usage{}) {
+func usageOr(u, own api.Usage) api.Usage {
+	if u == (api.Usage{}) {
 		return own
 	}
 	return u
 }
 
-func (u *Usage) add(m model.Usage) {
+// addUsage adds a model call's usage to u.
+func addUsage(u *api.Usage, m model.Usage) {
 	u.PromptTokens += m.PromptTokens
 	u.CompletionTokens += m.CompletionTokens
 	u.TotalTokens += m.PromptTokens + m.CompletionTokens
@@ -351,7 +307,7 @@ func (u *Usage) add(m model.Usage) {
 func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 	if errors.Is(err, errContextOverflow) {
 		if limit := todo.ContextLimit(err.Error(), a.window.sentTokens); limit > 0 && (a.window.contextLimit == 0 || limit < a.window.contextLimit) {
-			a.window.contextLimit = max(limit, minContextTokens)
+			a.window.contextLimit = max(limit, api.MinContextTokens)
 		}
 		var cerr error
 		if *overflows < maxOverflows {
@@ -364,14 +320,14 @@ func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 		if cerr != nil && errors.As(cerr, &tf) {
 			err = cerr
 		} else {
-			a.modelError = &ModelError{Message: "the conversation does not fit the model's context window, even after compaction",
+			a.modelError = &api.ModelError{Message: "the conversation does not fit the model's context window, even after compaction",
 				Attempts: 1, Since: workflow.Now(ctx)}
 			err = &turnFailure{reply: "The model call failed: the latest messages alone do not fit the model's context window. " +
 				"The list and plan are kept; send a shorter message, or lower context.max_tokens and start a new session."}
 		}
 	}
 	var tf *turnFailure
-	if errors.As(err, &tf) && a.cfg.subagent {
+	if errors.As(err, &tf) && a.cfg.Subagent {
 		msg := tf.reply
 		if a.modelError != nil {
 			msg = "model call failed: " + a.modelError.Message

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -24,18 +26,18 @@ func TestEncryptedWorkerKeepsTodoTextOutOfSearchAttributes(t *testing.T) {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
 		opts := Options{Encrypted: encrypted}
-		env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+		env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in api.AgentInput) (api.AgentResult, error) {
 			return agentWorkflow(ctx, in, opts)
-		}, workflow.RegisterOptions{Name: WorkflowName})
+		}, workflow.RegisterOptions{Name: api.WorkflowName})
 		scripted(env, calls(call("write_todos", `{"todos":[{"content":"Rotate the secret key","status":"in_progress"}]}`)), model.Response{Content: "on it"})
 		var current []string
 		env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
-			if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(TodoCurrentKey); ok {
+			if v, ok := args.Get(0).(temporal.SearchAttributes).GetKeyword(api.TodoCurrentKey); ok {
 				current = append(current, v)
 			}
 		}).Return(nil)
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-		env.ExecuteWorkflow(WorkflowName, AgentInput{Prompt: "rotate", Todo: todoPolicy("")})
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+		env.ExecuteWorkflow(api.WorkflowName, api.AgentInput{Prompt: "rotate", Todo: todoPolicy("")})
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +61,8 @@ func TestRunToolGetsTheRunsTools(t *testing.T) {
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		got = append(got, in.WorkerTools)
 		return activities.RunToolResult{Content: "ok"}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 1, Tools: []string{"read_*"}})
+	}, activity.RegisterOptions{Name: api.ToolActivity, DisableAlreadyRegisteredCheck: true})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read", IdleTimeoutS: 1, Tools: []string{"read_*"}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +70,11 @@ func TestRunToolGetsTheRunsTools(t *testing.T) {
 		t.Errorf("RunTool got tools %q, want [read_*]", got)
 	}
 
-	b, err := json.Marshal(AgentInput{Tools: []string{}})
+	b, err := json.Marshal(api.AgentInput{Tools: []string{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back AgentInput
+	var back api.AgentInput
 	if err := json.Unmarshal(b, &back); err != nil || back.Tools == nil {
 		t.Errorf("tools [] after a round trip = %#v (%s): the run would be offered every tool", back.Tools, b)
 	}
@@ -90,7 +92,7 @@ func TestSubagentToolsAreBoundedByTheParents(t *testing.T) {
 		"inherits":  {say("done")},
 		"asks_less": {say("done")},
 	})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
 	in := rootInput("delegate")
 	in.Tools = []string{"read_*", "list_files"}
 	env.ExecuteWorkflow(AgentWorkflow, in)

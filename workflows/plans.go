@@ -5,22 +5,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
-
-// ApprovalArgs is the argument of the approve_plan update.
-type ApprovalArgs struct {
-	Approved *bool  `json:"approved"`
-	Feedback string `json:"feedback"`
-	// AgentID picks the agent of the tree whose plan is answered, when
-	// several wait (the root hands the answer on).
-	AgentID string `json:"agent_id,omitempty"`
-
-	unknown string // strict.go
-}
 
 // approval is a human's answer to a startPlan request.
 type approval struct {
@@ -28,10 +19,10 @@ type approval struct {
 	feedback string
 }
 
-func (a *agent) validateApproval(args ApprovalArgs) error {
+func (a *agent) validateApproval(args api.ApprovalArgs) error {
 	switch {
-	case args.unknown != "":
-		return unknownField(ApprovePlanUpdate, args.unknown)
+	case args.UnknownField() != nil:
+		return args.UnknownField()
 	case args.Approved == nil:
 		return errors.New(`approve_plan takes {"approved": true|false, "feedback": "...", "agent_id"?: "..."}`)
 	case len(args.Feedback) > todo.MaxMessageBytes:
@@ -43,18 +34,18 @@ func (a *agent) validateApproval(args ApprovalArgs) error {
 
 // approvalFor is the wait the answer is for: this agent's, or (at the
 // root) that of an agent of its tree.
-func (a *agent) approvalFor(agentID string) (Wait, error) {
-	w, err := a.waitFor(WaitPlanApproval, agentID)
+func (a *agent) approvalFor(agentID string) (api.Wait, error) {
+	w, err := a.waitFor(api.WaitPlanApproval, agentID)
 	if err != nil {
-		return Wait{}, fmt.Errorf("no plan is waiting for approval: %w", err)
+		return api.Wait{}, fmt.Errorf("no plan is waiting for approval: %w", err)
 	}
-	if w.AgentID != a.cfg.agentID && !a.isRoot() {
-		return Wait{}, fmt.Errorf("agent %q waits for approval; answer it at the root of the run tree", w.AgentID)
+	if w.AgentID != a.cfg.AgentID && !a.isRoot() {
+		return api.Wait{}, fmt.Errorf("agent %q waits for approval; answer it at the root of the run tree", w.AgentID)
 	}
 	return w, nil
 }
 
-func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, error) {
+func (a *agent) onApproval(ctx workflow.Context, args api.ApprovalArgs) (string, error) {
 	verdict := "rejected"
 	if *args.Approved {
 		verdict = "approved"
@@ -63,7 +54,7 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 	if err != nil {
 		return "", err
 	}
-	if w.AgentID != a.cfg.agentID {
+	if w.AgentID != a.cfg.AgentID {
 		if err := a.handOn(ctx, w.AgentID, Handed{Approve: &args}); err != nil {
 			return "", err
 		}
@@ -79,7 +70,7 @@ func (a *agent) onApproval(ctx workflow.Context, args ApprovalArgs) (string, err
 // required waits here, durably and for as long as it takes, for the
 // approve_plan update; the tool's result is the human's answer.
 func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
-	out := a.plans.ApplyPlan(todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}, a.cfg.todo.PlanApproval == todo.ApprovalRequired)
+	out := a.plans.ApplyPlan(todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}, a.cfg.Todo.PlanApproval == todo.ApprovalRequired)
 	if c.Name == todo.ToolUnsubscribe && !out.Result.IsError && !a.isRoot() {
 		// The root forwards this agent's subscribed events until told.
 		var args struct {
@@ -95,7 +86,7 @@ func (a *agent) planTool(ctx workflow.Context, c model.ToolCall) todo.Result {
 	if !out.NeedsApproval {
 		return out.Result
 	}
-	a.status = StatusAwaitingApproval
+	a.status = api.StatusAwaitingApproval
 	a.publish(ctx)
 	// end_session and an interrupt end the wait too: a session that is
 	// told to end must not wait days for an approval nobody will give. A
@@ -130,7 +121,7 @@ func (a *agent) verdict(ctx workflow.Context) todo.Result {
 		out = a.plans.Reject(ans.feedback)
 	}
 	a.emit(ctx, out.Events)
-	a.status = StatusRunning
+	a.status = api.StatusRunning
 	a.publish(ctx)
 	return out.Result
 }
@@ -144,7 +135,7 @@ func (a *agent) awaitHandedApproval(ctx workflow.Context, cur *turnCursor, calls
 	if !a.plans.AwaitingApproval {
 		return nil // answered meanwhile by an earlier run's end
 	}
-	a.status = StatusAwaitingApproval
+	a.status = api.StatusAwaitingApproval
 	a.publish(ctx)
 	if err := workflow.Await(ctx, func() bool { return a.approvals.plan != nil || a.ended || cur.stop || a.handOverDue(ctx) }); err != nil {
 		return err
@@ -154,6 +145,6 @@ func (a *agent) awaitHandedApproval(ctx workflow.Context, cur *turnCursor, calls
 		return errHandOver
 	}
 	r := a.verdict(ctx)
-	a.append(model.Message{Role: model.RoleUser, Name: NamePlanVerdict, Content: "The user's answer to your startPlan: " + r.Content})
+	a.append(model.Message{Role: model.RoleUser, Name: api.NamePlanVerdict, Content: "The user's answer to your startPlan: " + r.Content})
 	return nil
 }

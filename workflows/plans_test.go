@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -14,7 +16,7 @@ import (
 )
 
 func approve(env *testsuite.TestWorkflowEnvironment, t *testing.T, approved bool, feedback string, rejected *error) {
-	env.UpdateWorkflow(ApprovePlanUpdate, "", &testsuite.TestUpdateCallback{
+	env.UpdateWorkflow(api.ApprovePlanUpdate, "", &testsuite.TestUpdateCallback{
 		OnReject: func(err error) {
 			if rejected != nil {
 				*rejected = err
@@ -24,7 +26,7 @@ func approve(env *testsuite.TestWorkflowEnvironment, t *testing.T, approved bool
 		},
 		OnAccept:   func() {},
 		OnComplete: func(any, error) {},
-	}, ApprovalArgs{Approved: &approved, Feedback: feedback})
+	}, api.ApprovalArgs{Approved: &approved, Feedback: feedback})
 }
 
 // The approval wait is durable and has no timeout: three days later the
@@ -44,13 +46,13 @@ func TestApprovalWaitsForDays(t *testing.T) {
 	env.RegisterDelayedCallback(func() { approve(env, t, true, "", &early) }, 0) // before any plan: refused
 	env.RegisterDelayedCallback(func() {
 		st := queryState(t, env)
-		if st.Status != StatusAwaitingApproval || !st.AwaitingApproval || st.ModelCalls != 2 {
+		if st.Status != api.StatusAwaitingApproval || !st.AwaitingApproval || st.ModelCalls != 2 {
 			t.Errorf("after three days: %+v", st)
 		}
 		approve(env, t, true, "go ahead", nil)
 	}, 72*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestApprovalWaitsForDays(t *testing.T) {
 	if got := strings.Join(types, ","); got != "plan_created,plan_started,step_completed,step_completed,plan_completed" {
 		t.Errorf("events = %s", got)
 	}
-	if v, err := env.QueryWorkflow(PlanQuery); err != nil {
+	if v, err := env.QueryWorkflow(api.PlanQuery); err != nil {
 		t.Fatal(err)
 	} else {
 		var text string
@@ -89,7 +91,7 @@ func TestRejectedPlanGivesFeedbackToTheModel(t *testing.T) {
 		model.Response{Content: "Cancelled."},
 	)
 	env.RegisterDelayedCallback(func() { approve(env, t, false, "Not now, we freeze the code.", nil) }, time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -118,16 +120,16 @@ func TestAutoApprovalSkipsTheWait(t *testing.T) {
 		calls(call("setStepStatus", `{"step_id":"step_1","status":"completed","result":"did A"}`)),
 		model.Response{Content: "All done."},
 	)
-	in := AgentInput{Prompt: "go", IdleTimeoutS: 60}
+	in := api.AgentInput{Prompt: "go", IdleTimeoutS: 60}
 	in.Todo.PlanApproval = todo.ApprovalAuto
 	env.ExecuteWorkflow(AgentWorkflow, in)
-	var res AgentResult
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
 	// The final answer with a pending step of the started plan met the
 	// finalization guard, which names the step.
-	rem := named(queryMessages(t, env), NameCompletionReminder)
+	rem := named(queryMessages(t, env), api.NameCompletionReminder)
 	if len(rem) != 1 || !strings.Contains(rem[0].Content, "A") || res.Reply != "All done." {
 		t.Errorf("reminders = %+v, reply %q", rem, res.Reply)
 	}
@@ -145,14 +147,18 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 		model.Response{Content: "still partial"},
 	)
 	suggestAfterTurn(env)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 60})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 60})
 	err := env.GetWorkflowError()
 	var can *workflow.ContinueAsNewError
 	if !asContinueAsNew(err, &can) {
 		t.Fatalf("want continue-as-new, got %v", err)
 	}
-	var next AgentInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+	var in api.AgentInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	next, err := readHandover(in)
+	if err != nil {
 		t.Fatal(err)
 	}
 	c := next.Carry
@@ -172,9 +178,9 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	// calls on (the scripted model answers by call number).
 	env2 := s.NewTestWorkflowEnvironment()
 	seen := scripted(env2)
-	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Second)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(api.EndSessionSignal, nil) }, time.Second)
 	env2.SetContinuedExecutionRunID("the-run-before")
-	env2.ExecuteWorkflow(AgentWorkflow, next)
+	env2.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	if err := env2.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +203,7 @@ func TestContinueAsNewCompactsAndReminds(t *testing.T) {
 	scripted(env, responses...)
 	suggestAfterTurn(env)
 	zero := 0
-	in := AgentInput{Prompt: "go", IdleTimeoutS: 60, MaxTurns: 100}
+	in := api.AgentInput{Prompt: "go", IdleTimeoutS: 60, MaxTurns: 100}
 	in.Todo.StaleThreshold, in.Todo.FinalizationMaxCorrections, in.Todo.ContinuationMax = &zero, &zero, &zero
 	env.ExecuteWorkflow(AgentWorkflow, in)
 	next := continuedWith(t, env)
@@ -207,14 +213,14 @@ func TestContinueAsNewCompactsAndReminds(t *testing.T) {
 
 	env2 := s.NewTestWorkflowEnvironment()
 	scripted(env2, model.Response{}) // call numbers go on from the carry
-	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(UserMessageSignal, "go on") }, time.Second)
-	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(api.UserMessageSignal, "go on") }, time.Second)
+	env2.RegisterDelayedCallback(func() { env2.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
 	env2.SetContinuedExecutionRunID("the-run-before")
-	env2.ExecuteWorkflow(AgentWorkflow, next)
+	env2.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	if err := env2.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	rem := named(queryMessages(t, env2), NameTodoReminder)
+	rem := named(queryMessages(t, env2), api.NameTodoReminder)
 	if len(rem) != 1 || !strings.Contains(rem[0].Content, "[in_progress] Read all") {
 		t.Errorf("todo_reminder after continue-as-new: %+v", rem)
 	}
@@ -229,23 +235,23 @@ func TestEndSessionEndsAPlanApprovalWait(t *testing.T) {
 		calls(call("startPlan", `{}`)),
 		say("stopped"),
 	}})
-	var waiting State
+	var waiting api.State
 	env.RegisterDelayedCallback(func() {
 		waiting = queryState(t, env)
-		env.SignalWorkflow(EndSessionSignal, nil)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 24*time.Hour)
 	in := rootInput("release")
 	in.Todo.PlanApproval = todo.ApprovalRequired
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
-	if waiting.Status != StatusAwaitingApproval {
+	if waiting.Status != api.StatusAwaitingApproval {
 		t.Fatalf("status before end_session = %s, want awaiting_approval", waiting.Status)
 	}
 	msgs := queryMessages(t, env)
 	if m, ok := toolAnswer(msgs, "main-2-0"); !ok || !strings.Contains(m.Content, "The session ended before the plan was approved") {
 		t.Errorf("startPlan answered %+v", m)
 	}
-	if st := queryState(t, env); st.Status != StatusCompleted || st.Plan == nil || st.Plan.Started {
+	if st := queryState(t, env); st.Status != api.StatusCompleted || st.Plan == nil || st.Plan.Started {
 		t.Errorf("after end_session: status %s, plan %s", st.Status, dump(st.Plan))
 	}
 }
@@ -262,13 +268,13 @@ func TestApprovalWaitCrossesContinueAsNew(t *testing.T) {
 		calls(call("startPlan", `{"message":"Ready?"}`), call("write_todos", `{"todos":[{"content":"Read","status":"in_progress"}]}`)),
 	)
 	env.RegisterDelayedCallback(func() {
-		if st := queryState(t, env); st.Status != StatusAwaitingApproval {
+		if st := queryState(t, env); st.Status != api.StatusAwaitingApproval {
 			t.Errorf("after a day: %s, want awaiting approval", st.Status)
 		}
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "nobody", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, 24*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Refactor.", IdleTimeoutS: 60})
 	next := continuedWith(t, env)
 	c := next.Carry
 	if len(c.Inbox.Queue) != 1 || c.Inbox.Queue[0].Blocked == nil || !c.Inbox.Queue[0].Blocked.Approval || c.Inbox.Queue[0].Blocked.Calls != 2 || c.Session.Turns != 1 {
@@ -293,14 +299,14 @@ func TestApprovalWaitCrossesContinueAsNew(t *testing.T) {
 		model.Response{Content: "Done."},
 	)
 	env.RegisterDelayedCallback(func() {
-		if st := queryState(t, env); st.Status != StatusAwaitingApproval || len(st.Waiting) != 1 || st.Waiting[0].Kind != WaitPlanApproval {
+		if st := queryState(t, env); st.Status != api.StatusAwaitingApproval || len(st.Waiting) != 1 || st.Waiting[0].Kind != api.WaitPlanApproval {
 			t.Errorf("the continuation: %s, waiting %s; want the plan's approval", st.Status, dump(st.Waiting))
 		}
 		approve(env, t, true, "go ahead", nil)
 	}, 24*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, next)
-	var res AgentResult
+	env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +317,7 @@ func TestApprovalWaitCrossesContinueAsNew(t *testing.T) {
 	first := (*seen)[0]
 	var verdict string
 	for _, m := range first.New.Messages {
-		if m.Name == NamePlanVerdict {
+		if m.Name == api.NamePlanVerdict {
 			verdict = m.Content
 		}
 	}

@@ -13,15 +13,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 )
-
-// Protocol is what this build's workflow input, carry and tree signals
-// speak: their fields and what they mean, and the command sequence the
-// workflow makes of them. It goes up when a build can no longer replay the
-// histories of the one before, or read what it wrote; 0, the field left
-// out, is a build from before protocols.
-const Protocol = 2
 
 // A worker that meets a history or an input it cannot serve refuses it by
 // a panic, before the run makes any command: with the worker's default
@@ -54,7 +49,7 @@ const buildMark = "todoflow-p"
 // the workflow tasks it completes (worker.Options.BuildID): its protocol,
 // then sum, which tells builds of one protocol apart.
 func MarkBuild(sum string) string {
-	return buildMark + strconv.Itoa(Protocol) + "-" + sum
+	return buildMark + strconv.Itoa(api.Protocol) + "-" + sum
 }
 
 // DefaultBuildID is the build id a worker of this process records when it is
@@ -101,7 +96,7 @@ func builtProtocol(id string) (int, bool) {
 // workflow task is being replayed, the build id that completed that task,
 // and whether a parent started it.
 type started struct {
-	in         AgentInput
+	in         handover
 	replaying  bool
 	firstBuild string
 	child      bool
@@ -115,16 +110,16 @@ func refusal(s started, opts Options) (int, bool) {
 		if bp, ok := builtProtocol(s.firstBuild); ok {
 			p = bp
 		} else if opts.BuildID != "" && s.firstBuild == opts.BuildID {
-			p = Protocol
+			p = api.Protocol
 		}
-		return p, p != Protocol
+		return p, p != api.Protocol
 	}
 	switch {
-	case s.in.Protocol > Protocol:
+	case s.in.Protocol > api.Protocol:
 		return s.in.Protocol, true
-	case s.in.Carry != nil && s.in.Carry.Protocol > Protocol:
+	case s.in.Carry != nil && s.in.Carry.Protocol > api.Protocol:
 		return s.in.Carry.Protocol, true
-	case s.child && s.in.Carry == nil && s.in.Protocol != Protocol:
+	case s.child && s.in.Carry == nil && s.in.Protocol != api.Protocol:
 		// Its parent runs another protocol's tree, and its input may
 		// hold fields this build cannot know (tree_bus).
 		return s.in.Protocol, true
@@ -135,19 +130,19 @@ func refusal(s started, opts Options) (int, bool) {
 // RefusalMessage is the message of a workflow task refused for a run
 // started by a build that speaks protocol p.
 func RefusalMessage(p int) string {
-	return fmt.Sprintf("this run was started by a todoflow build that speaks protocol %d; run that build's worker for it, or move sessions with Worker Versioning (docs/protocol.md: Versions and upgrades). This worker speaks protocol %d.", p, Protocol)
+	return fmt.Sprintf("this run was started by a todoflow build that speaks protocol %d; run that build's worker for it, or move sessions with Worker Versioning (docs/protocol.md: Versions and upgrades). This worker speaks protocol %d.", p, api.Protocol)
 }
 
 // refuseForeign blocks the workflow task of a run this worker cannot serve
 // (see above). It makes no command and reads only what history recorded,
 // so a run this build started replays through it unchanged.
-func refuseForeign(ctx workflow.Context, in AgentInput, opts Options) {
+func refuseForeign(ctx workflow.Context, in handover, opts Options) {
 	info := workflow.GetInfo(ctx)
 	s := started{in: in, replaying: workflow.IsReplaying(ctx), firstBuild: info.GetCurrentBuildID(), child: info.ParentWorkflowExecution != nil}
 	if p, refused := refusal(s, opts); refused {
 		panic(RefusalMessage(p))
 	}
-	if in.ignored != "" {
-		workflow.GetLogger(ctx).Warn("the carry of another protocol held what this build does not know; ignored", "carry_protocol", in.Carry.Protocol, "ignored", in.ignored)
+	if ignored := in.Ignored(); ignored != "" {
+		workflow.GetLogger(ctx).Warn("the carry of another protocol held what this build does not know; ignored", "carry_protocol", in.Carry.Protocol, "ignored", ignored)
 	}
 }

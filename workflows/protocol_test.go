@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -26,8 +28,8 @@ import (
 
 func TestRefusal(t *testing.T) {
 	older := &Carry{}
-	current := &Carry{Protocol: Protocol}
-	newer := &Carry{Protocol: Protocol + 1}
+	current := &Carry{Protocol: api.Protocol}
+	newer := &Carry{Protocol: api.Protocol + 1}
 	own := Options{BuildID: "v7"}
 	for _, c := range []struct {
 		name    string
@@ -36,24 +38,24 @@ func TestRefusal(t *testing.T) {
 		refused bool
 		p       int
 	}{
-		{"a user's new run", started{in: AgentInput{}}, Options{}, false, 0},
-		{"a new run of this build's client", started{in: AgentInput{Protocol: Protocol}}, Options{}, false, 0},
-		{"a new run of a newer client", started{in: AgentInput{Protocol: Protocol + 1}}, Options{}, true, Protocol + 1},
-		{"an older build's carry", started{in: AgentInput{Carry: older}}, Options{}, false, 0},
-		{"a newer build's carry", started{in: AgentInput{Protocol: Protocol + 1, Carry: newer}}, Options{}, true, Protocol + 1},
-		{"a newer carry in an input that says nothing", started{in: AgentInput{Carry: newer}}, Options{}, true, Protocol + 1},
-		{"a subagent of this build", started{in: AgentInput{Protocol: Protocol}, child: true}, Options{}, false, 0},
-		{"a subagent of an older parent", started{in: AgentInput{}, child: true}, Options{}, true, 0},
-		{"a subagent's older carry", started{in: AgentInput{Carry: older}, child: true}, Options{}, false, 0},
+		{"a user's new run", started{in: handover{AgentInput: api.AgentInput{}}}, Options{}, false, 0},
+		{"a new run of this build's client", started{in: handover{AgentInput: api.AgentInput{Protocol: api.Protocol}}}, Options{}, false, 0},
+		{"a new run of a newer client", started{in: handover{AgentInput: api.AgentInput{Protocol: api.Protocol + 1}}}, Options{}, true, api.Protocol + 1},
+		{"an older build's carry", started{in: handover{AgentInput: api.AgentInput{}, Carry: older}}, Options{}, false, 0},
+		{"a newer build's carry", started{in: handover{AgentInput: api.AgentInput{Protocol: api.Protocol + 1}, Carry: newer}}, Options{}, true, api.Protocol + 1},
+		{"a newer carry in an input that says nothing", started{in: handover{AgentInput: api.AgentInput{}, Carry: newer}}, Options{}, true, api.Protocol + 1},
+		{"a subagent of this build", started{in: handover{AgentInput: api.AgentInput{Protocol: api.Protocol}}, child: true}, Options{}, false, 0},
+		{"a subagent of an older parent", started{in: handover{AgentInput: api.AgentInput{}}, child: true}, Options{}, true, 0},
+		{"a subagent's older carry", started{in: handover{AgentInput: api.AgentInput{}, Carry: older}, child: true}, Options{}, false, 0},
 		// Replays: the first task's build decides, else the input.
-		{"an older build's history", started{in: AgentInput{}, replaying: true, firstBuild: "0f3e7da0"}, Options{}, true, 0},
-		{"this build's client, another main's worker", started{in: AgentInput{Protocol: Protocol}, replaying: true, firstBuild: "0f3e7da0"}, Options{}, false, 0},
-		{"a user's run this protocol served", started{in: AgentInput{}, replaying: true, firstBuild: MarkBuild("a1")}, Options{}, false, 0},
-		{"an older carry this protocol served", started{in: AgentInput{Carry: older}, replaying: true, firstBuild: MarkBuild("a1")}, Options{}, false, 0},
-		{"this protocol's carry", started{in: AgentInput{Protocol: Protocol, Carry: current}, replaying: true, firstBuild: "0f3e7da0"}, Options{}, false, 0},
-		{"a newer build's history", started{in: AgentInput{Protocol: Protocol}, replaying: true, firstBuild: "todoflow-p9-a1"}, Options{}, true, 9},
-		{"a version's own history", started{in: AgentInput{}, replaying: true, firstBuild: "v7"}, own, false, 0},
-		{"another version's history", started{in: AgentInput{}, replaying: true, firstBuild: "v6"}, own, true, 0},
+		{"an older build's history", started{in: handover{AgentInput: api.AgentInput{}}, replaying: true, firstBuild: "0f3e7da0"}, Options{}, true, 0},
+		{"this build's client, another main's worker", started{in: handover{AgentInput: api.AgentInput{Protocol: api.Protocol}}, replaying: true, firstBuild: "0f3e7da0"}, Options{}, false, 0},
+		{"a user's run this protocol served", started{in: handover{AgentInput: api.AgentInput{}}, replaying: true, firstBuild: MarkBuild("a1")}, Options{}, false, 0},
+		{"an older carry this protocol served", started{in: handover{AgentInput: api.AgentInput{}, Carry: older}, replaying: true, firstBuild: MarkBuild("a1")}, Options{}, false, 0},
+		{"this protocol's carry", started{in: handover{AgentInput: api.AgentInput{Protocol: api.Protocol}, Carry: current}, replaying: true, firstBuild: "0f3e7da0"}, Options{}, false, 0},
+		{"a newer build's history", started{in: handover{AgentInput: api.AgentInput{Protocol: api.Protocol}}, replaying: true, firstBuild: "todoflow-p9-a1"}, Options{}, true, 9},
+		{"a version's own history", started{in: handover{AgentInput: api.AgentInput{}}, replaying: true, firstBuild: "v7"}, own, false, 0},
+		{"another version's history", started{in: handover{AgentInput: api.AgentInput{}}, replaying: true, firstBuild: "v6"}, own, true, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, refused := refusal(c.s, c.opts)
@@ -75,8 +77,8 @@ func firstTask(t *testing.T, in string, firstBuild string, parent bool) *history
 		t.Fatal(err)
 	}
 	started := &historypb.WorkflowExecutionStartedEventAttributes{
-		WorkflowType:        &commonpb.WorkflowType{Name: WorkflowName},
-		TaskQueue:           &taskqueuepb.TaskQueue{Name: TaskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
+		WorkflowType:        &commonpb.WorkflowType{Name: api.WorkflowName},
+		TaskQueue:           &taskqueuepb.TaskQueue{Name: api.TaskQueue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		Input:               input,
 		WorkflowTaskTimeout: durationpb.New(10 * time.Second),
 		Attempt:             1,
@@ -121,7 +123,7 @@ func TestOlderHistoryBlocksWithItsMessage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+			r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: api.WorkflowName})
 			err := r.ReplayWorkflowHistory(nil, firstTask(t, c.in, olderBuild, c.parent))
 			if err == nil || !strings.Contains(err.Error(), RefusalMessage(0)) {
 				t.Fatalf("replay: %v; want the task refused with %q", err, RefusalMessage(0))
@@ -144,7 +146,7 @@ func TestOlderHistoryBlocksWithItsMessage(t *testing.T) {
 // is not refused (whatever its fake commands then do).
 func TestOwnProtocolsHistoryIsNotRefused(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: api.WorkflowName})
 	err := r.ReplayWorkflowHistory(nil, firstTask(t, `{"prompt":"plan the release","todo":{},"context":{},"tools":null}`, MarkBuild("8a1c6b2f"), false))
 	if err != nil && strings.Contains(err.Error(), "speaks protocol") {
 		t.Fatalf("replay: %v; this protocol's history was refused", err)
@@ -168,23 +170,23 @@ func TestOlderCarryIsServed(t *testing.T) {
 	env.RegisterActivityWithOptions(func(context.Context, activities.CallModelInput) (model.Response, error) {
 		calls++
 		return model.Response{Content: "fixed"}, nil
-	}, activity.RegisterOptions{Name: activities.CallModelName})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
+	}, activity.RegisterOptions{Name: api.ModelCallActivity})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
 	// The worker decodes the input as here (the test environment takes a
 	// value, not its JSON).
-	var in AgentInput
+	var in api.AgentInput
 	if err := json.Unmarshal([]byte(olderCarry), &in); err != nil {
 		t.Fatalf("the older carry does not decode: %v", err)
 	}
-	if !strings.Contains(in.ignored, "tree_bus") || in.unknown != "" {
-		t.Errorf("ignored %q, unknown %q; want tree_bus ignored, nothing refused", in.ignored, in.unknown)
+	if _, err := in.Settings(); !strings.Contains(in.Ignored(), "tree_bus") || err != nil {
+		t.Errorf("ignored %q, settings: %v; want tree_bus ignored, nothing refused", in.Ignored(), err)
 	}
 	env.SetContinuedExecutionRunID("the-run-before")
 	env.ExecuteWorkflow(AgentWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the older carry was not served: %v", err)
 	}
-	var res AgentResult
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestOlderCarryIsServed(t *testing.T) {
 func TestNewerCarryIsRefused(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	var in AgentInput
+	var in api.AgentInput
 	if err := json.Unmarshal([]byte(strings.Replace(olderCarry, `"carry":{`, `"carry":{"protocol":99,`, 1)), &in); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func TestNewerCarryIsRefused(t *testing.T) {
 // A user's new run stays strict: a field an older build knew is not one a
 // user may set now (strict_test.go holds the rest).
 func TestUsersInputStaysStrict(t *testing.T) {
-	var in AgentInput
+	var in api.AgentInput
 	if err := json.Unmarshal([]byte(`{"prompt":"x","tree_bus":true}`), &in); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/model"
@@ -69,12 +72,12 @@ func (a *agent) publish(ctx workflow.Context) {
 	// and had it compared the blank, it would skip an upsert a plain worker
 	// sends, and a session moved between them would not replay.
 	if cur, ok := todo.Current(items); ok {
-		p.current = cutUTF8(cur.Content, 200)
+		p.current = text.Cut(cur.Content, 200)
 	}
 	p.status = a.shownStatus()
 	a.sendBrief(ctx)
 	now := workflow.Now(ctx)
-	if p.status != StatusRunning {
+	if p.status != api.StatusRunning {
 		a.busySince = time.Time{}
 	} else if a.busySince.IsZero() {
 		a.busySince = now
@@ -90,9 +93,9 @@ func (a *agent) publish(ctx workflow.Context) {
 		if p.same(a.published) {
 			a.published.at = now
 		}
-	case a.published.set && p.status == StatusRunning && now.Sub(a.published.at) < publishEvery:
+	case a.published.set && p.status == api.StatusRunning && now.Sub(a.published.at) < publishEvery:
 		// Busy: sent at a later step, or with the status the run waits in.
-	case a.lean && a.published.set && p.status == StatusRunning && now.Sub(a.busySince) < listBusyAfter:
+	case a.lean && a.published.set && p.status == api.StatusRunning && now.Sub(a.busySince) < listBusyAfter:
 		// A short turn: the list goes from waiting to waiting, and a turn
 		// that leaves the list as it was upserts nothing at all.
 	default:
@@ -101,10 +104,10 @@ func (a *agent) publish(ctx workflow.Context) {
 			current = ""
 		}
 		err := workflow.UpsertTypedSearchAttributes(ctx,
-			TodoTotalKey.ValueSet(p.total),
-			TodoCompletedKey.ValueSet(p.completed),
-			TodoCurrentKey.ValueSet(current),
-			AgentStatusKey.ValueSet(p.status),
+			api.TodoTotalKey.ValueSet(p.total),
+			api.TodoCompletedKey.ValueSet(p.completed),
+			api.TodoCurrentKey.ValueSet(current),
+			api.AgentStatusKey.ValueSet(p.status),
 		)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
@@ -118,7 +121,7 @@ func (a *agent) publish(ctx workflow.Context) {
 func (a *agent) title() string {
 	for _, m := range a.window.msgs[:min(len(a.window.msgs), todo.Head)] {
 		if m.Role == model.RoleUser && m.Name == "" {
-			return shorten(firstLine(m.Content), summaryMax)
+			return text.Shorten(text.FirstLine(m.Content), api.SummaryMax)
 		}
 	}
 	return ""
@@ -143,7 +146,7 @@ func (a *agent) details() string {
 	if t := a.title(); t != "" {
 		fmt.Fprintf(&b, "### %s\n\n", t)
 	}
-	fmt.Fprintf(&b, "**%s**: %s, turn %d, %d model calls\n\n", a.cfg.agentID, a.status, a.turns, a.modelCalls)
+	fmt.Fprintf(&b, "**%s**: %s, turn %d, %d model calls\n\n", a.cfg.AgentID, a.status, a.turns, a.modelCalls)
 	b.WriteString(todo.Checklist(a.todo.List()))
 	if a.todo.Paused {
 		fmt.Fprintf(&b, "\n\nPaused: %s", a.todo.PauseReason)
@@ -177,9 +180,9 @@ func (a *agent) details() string {
 	// approvals too (its pause has one above).
 	for _, w := range a.waiting() {
 		switch {
-		case w.AgentID != a.cfg.agentID:
+		case w.AgentID != a.cfg.AgentID:
 			fmt.Fprintf(&b, "\n\n**waiting**: agent %s (%s): %s", w.AgentID, w.Kind, w.Reason)
-		case w.Kind != WaitPaused:
+		case w.Kind != api.WaitPaused:
 			fmt.Fprintf(&b, "\n\n**waiting** (%s): %s", w.Kind, w.Reason)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -91,7 +93,7 @@ func TestLeanPublishing(t *testing.T) {
 				env.OnGetVersion(patchLeanTurn, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}
 			n := 0
-			env.OnActivity(activities.CallModelName, mock.Anything, mock.Anything).
+			env.OnActivity(api.ModelCallActivity, mock.Anything, mock.Anything).
 				AfterFn(func() time.Duration {
 					if n++; n > len(tt.takes) {
 						return 0
@@ -110,20 +112,20 @@ func TestLeanPublishing(t *testing.T) {
 				got = append(got, shownAttributes(args.Get(0).(temporal.SearchAttributes)))
 			}).Return(nil)
 			if tt.started {
-				if err := env.SetTypedSearchAttributesOnStart(StartSearchAttributes()); err != nil {
+				if err := env.SetTypedSearchAttributesOnStart(api.StartSearchAttributes()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			in := AgentInput{Prompt: "two things", Todo: todoPolicy("")}
+			in := api.AgentInput{Prompt: "two things", Todo: todoPolicy("")}
 			if tt.stale {
 				in.Prompt = ""
-				err := env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(TodoTotalKey.ValueSet(0), TodoCompletedKey.ValueSet(0),
-					TodoCurrentKey.ValueSet(""), AgentStatusKey.ValueSet(StatusAwaitingApproval)))
+				err := env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(api.TodoTotalKey.ValueSet(0), api.TodoCompletedKey.ValueSet(0),
+					api.TodoCurrentKey.ValueSet(""), api.AgentStatusKey.ValueSet(api.StatusAwaitingApproval)))
 				if err != nil {
 					t.Fatal(err)
 				}
 			}
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
 			env.ExecuteWorkflow(AgentWorkflow, in)
 			if err := env.GetWorkflowError(); err != nil {
 				t.Fatal(err)
@@ -131,7 +133,7 @@ func TestLeanPublishing(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("upserts %q, want %q", got, tt.want)
 			}
-			if st := queryState(t, env); st.Status != StatusCompleted {
+			if st := queryState(t, env); st.Status != api.StatusCompleted {
 				t.Errorf("state %s, want completed", st.Status)
 			}
 		})
@@ -140,11 +142,11 @@ func TestLeanPublishing(t *testing.T) {
 
 // shownAttributes is an upsert as "status done/total current".
 func shownAttributes(sa temporal.SearchAttributes) string {
-	status, _ := sa.GetKeyword(AgentStatusKey)
-	total, _ := sa.GetInt64(TodoTotalKey)
-	done, _ := sa.GetInt64(TodoCompletedKey)
+	status, _ := sa.GetKeyword(api.AgentStatusKey)
+	total, _ := sa.GetInt64(api.TodoTotalKey)
+	done, _ := sa.GetInt64(api.TodoCompletedKey)
 	s := fmt.Sprintf("%s %d/%d", status, done, total)
-	if cur, _ := sa.GetKeyword(TodoCurrentKey); cur != "" {
+	if cur, _ := sa.GetKeyword(api.TodoCurrentKey); cur != "" {
 		s += " " + cur
 	}
 	return s
@@ -160,12 +162,12 @@ func TestStartedWith(t *testing.T) {
 		want published
 	}{
 		{"none", temporal.NewSearchAttributes(), published{}},
-		{"the start's", StartSearchAttributes(), published{status: StatusRunning, set: true}},
-		{"a continued run's", temporal.NewSearchAttributes(TodoTotalKey.ValueSet(3), TodoCompletedKey.ValueSet(1),
-			TodoCurrentKey.ValueSet("b"), AgentStatusKey.ValueSet(StatusWaitingUser)),
-			published{total: 3, completed: 1, current: "b", status: StatusWaitingUser, set: true}},
-		{"three of four", temporal.NewSearchAttributes(TodoTotalKey.ValueSet(0), TodoCompletedKey.ValueSet(0),
-			AgentStatusKey.ValueSet(StatusRunning)), published{}},
+		{"the start's", api.StartSearchAttributes(), published{status: api.StatusRunning, set: true}},
+		{"a continued run's", temporal.NewSearchAttributes(api.TodoTotalKey.ValueSet(3), api.TodoCompletedKey.ValueSet(1),
+			api.TodoCurrentKey.ValueSet("b"), api.AgentStatusKey.ValueSet(api.StatusWaitingUser)),
+			published{total: 3, completed: 1, current: "b", status: api.StatusWaitingUser, set: true}},
+		{"three of four", temporal.NewSearchAttributes(api.TodoTotalKey.ValueSet(0), api.TodoCompletedKey.ValueSet(0),
+			api.AgentStatusKey.ValueSet(api.StatusRunning)), published{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -192,15 +194,15 @@ func TestStartedWith(t *testing.T) {
 // The run's page has a line for every wait a human may answer, the agent's
 // own tool approval included, and lists at most detailsChildren subagents.
 func TestDetailsShowWaitsAndStayShort(t *testing.T) {
-	cfg, err := resolve(AgentInput{Prompt: "go"})
+	cfg, err := resolve(api.AgentInput{Prompt: "go"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := newAgent(cfg)
-	a.approvals.toolWait = &PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"a"}`)}
+	a.approvals.toolWait = &api.PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"a"}`)}
 	for i := range detailsChildren + 10 {
 		id := fmt.Sprintf("kid%02d", i)
-		a.tree.children[id] = &child{AgentID: id, Done: true, State: &State{AgentID: id, Status: StatusCompleted}}
+		a.tree.children[id] = &child{AgentID: id, Done: true, State: &api.State{AgentID: id, Status: api.StatusCompleted}}
 		a.tree.childOrder = append(a.tree.childOrder, id)
 	}
 	a.append(model.Message{Role: model.RoleUser, Content: "Fix the flaky test\nin the parser"})
@@ -224,17 +226,17 @@ func TestContinuedRunShowsContinued(t *testing.T) {
 	var last string
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
-		if st, ok := sa.GetKeyword(AgentStatusKey); ok {
+		if st, ok := sa.GetKeyword(api.AgentStatusKey); ok {
 			last = st
 		}
 	}).Return(nil)
 	env.SetContinueAsNewSuggested(true)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 3600})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 3600})
 	var can *workflow.ContinueAsNewError
 	if !asContinueAsNew(env.GetWorkflowError(), &can) {
 		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
 	}
-	if last != StatusContinued {
-		t.Errorf("the last AgentStatus upserted is %q, want %q", last, StatusContinued)
+	if last != api.StatusContinued {
+		t.Errorf("the last AgentStatus upserted is %q, want %q", last, api.StatusContinued)
 	}
 }

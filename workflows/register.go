@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"github.com/todoflow/todoflow/api"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -17,12 +18,12 @@ func Register(r worker.Registry, acts *activities.Activities) {
 // RegisterWithOptions is Register with the worker's settings of the
 // workflow.
 func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Options) {
-	r.RegisterWorkflowWithOptions(WithOptions(opts), workflow.RegisterOptions{Name: WorkflowName})
-	r.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: activities.CallModelName})
-	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	r.RegisterWorkflowWithOptions(WithOptions(opts), workflow.RegisterOptions{Name: api.WorkflowName})
+	r.RegisterActivityWithOptions(acts.CallModel, activity.RegisterOptions{Name: api.ModelCallActivity})
+	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: api.ToolActivity})
 	r.RegisterActivityWithOptions(acts.Report, activity.RegisterOptions{Name: activities.ReportName})
 	r.RegisterActivityWithOptions(acts.WorkspaceHost, activity.RegisterOptions{Name: activities.WorkspaceHostName})
-	r.RegisterActivityWithOptions(acts.RunToolOnHost, activity.RegisterOptions{Name: activities.RunToolOnHostName})
+	r.RegisterActivityWithOptions(acts.RunToolOnHost, activity.RegisterOptions{Name: api.ToolOnHostActivity})
 	r.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
 }
 
@@ -32,15 +33,17 @@ func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Op
 // (DefaultBuildID): set it to the worker's own (worker.Options.BuildID)
 // when that is set. AgentWorkflow registered as it is knows no build as its
 // own (protocol.go).
-func WithOptions(opts Options) func(workflow.Context, AgentInput) (AgentResult, error) {
+func WithOptions(opts Options) func(workflow.Context, api.AgentInput) (api.AgentResult, error) {
 	if opts.BuildID == "" {
 		opts.BuildID = DefaultBuildID()
 	}
-	return func(ctx workflow.Context, in AgentInput) (AgentResult, error) { return agentWorkflow(ctx, in, opts) }
+	return func(ctx workflow.Context, in api.AgentInput) (api.AgentResult, error) {
+		return agentWorkflow(ctx, in, opts)
+	}
 }
 
 // RegisterHost registers what a worker's host queue (acts.HostQueue)
 // serves: the tool calls of the sessions whose workspace it holds.
 func RegisterHost(r worker.Registry, acts *activities.Activities) {
-	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: api.ToolActivity})
 }

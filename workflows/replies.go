@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -34,25 +37,6 @@ import (
 // The same caller is never left waiting and no reply is lost: it is either
 // the update's answer or kept under the update's id, and a turn_reply for
 // an id no turn answers is refused.
-
-// ErrTypeTurnGoesOn is the type of the failure a send_message, retry_turn
-// or turn_reply is answered with when its turn was handed over to the
-// session's next run: the reply comes from turn_reply (TurnReplyArgs).
-const ErrTypeTurnGoesOn = "TurnGoesOn"
-
-// TurnGoesOn is the detail of a TurnGoesOn failure.
-type TurnGoesOn struct {
-	// UpdateID is what turn_reply asks for: the id of the update that
-	// started the turn.
-	UpdateID string `json:"update_id"`
-}
-
-// TurnReplyArgs is the argument of the turn_reply update.
-type TurnReplyArgs struct {
-	UpdateID string `json:"update_id"`
-
-	unknown string // strict.go
-}
 
 // KeptReply is the reply of a handed-over turn. It is kept while newer ones
 // leave it room: a second caller following the same turn (two clients, a
@@ -179,8 +163,8 @@ func (b *inbox) carried(id string) *Inbound {
 }
 
 func turnGoesOn(id string) error {
-	msg := fmt.Sprintf("the turn goes on in the session's next run (it waited past this run's history limits); its reply comes from the %s update with {\"update_id\": %q}", TurnReplyUpdate, id)
-	return temporal.NewNonRetryableApplicationError(msg, ErrTypeTurnGoesOn, nil, TurnGoesOn{UpdateID: id})
+	msg := fmt.Sprintf("the turn goes on in the session's next run (it waited past this run's history limits); its reply comes from the %s update with {\"update_id\": %q}", api.TurnReplyUpdate, id)
+	return temporal.NewNonRetryableApplicationError(msg, api.ErrTypeTurnGoesOn, nil, api.TurnGoesOn{UpdateID: id})
 }
 
 // replied hands the reply of turn m to whoever waits for it: the update
@@ -211,12 +195,12 @@ func (b *inbox) answers(id string) bool {
 	return id != "" && b.taken == id || b.carried(id) != nil
 }
 
-func (b *inbox) validateTurnReply(args TurnReplyArgs) error {
+func (b *inbox) validateTurnReply(args api.TurnReplyArgs) error {
 	switch {
-	case args.unknown != "":
-		return unknownField(TurnReplyUpdate, args.unknown)
+	case args.UnknownField() != nil:
+		return args.UnknownField()
 	case args.UpdateID == "":
-		return fmt.Errorf(`%s takes {"update_id": "..."}: the id a %s failure named`, TurnReplyUpdate, ErrTypeTurnGoesOn)
+		return fmt.Errorf(`%s takes {"update_id": "..."}: the id a %s failure named`, api.TurnReplyUpdate, api.ErrTypeTurnGoesOn)
 	case b.keptReply(args.UpdateID) < 0 && !b.answers(args.UpdateID):
 		return fmt.Errorf("no turn of this session answers update %q: its reply was dropped for %d later ones or left behind in an earlier run once taken, or the turn never went on here; the messages query has every reply", args.UpdateID, maxKeptReplies)
 	}
@@ -225,7 +209,7 @@ func (b *inbox) validateTurnReply(args TurnReplyArgs) error {
 
 // onTurnReply waits for the reply of the turn update id started, and takes
 // it.
-func (b *inbox) onTurnReply(ctx workflow.Context, args TurnReplyArgs) (string, error) {
+func (b *inbox) onTurnReply(ctx workflow.Context, args api.TurnReplyArgs) (string, error) {
 	id := args.UpdateID
 	if err := workflow.Await(ctx, func() bool { return b.keptReply(id) >= 0 || b.goesOn(id) }); err != nil {
 		return "", err
@@ -277,15 +261,6 @@ func cutReply(reply string, n int) string {
 		return reply
 	}
 	note := fmt.Sprintf("\n\n[This reply was %d bytes; its first %%d are kept here. The whole reply is the transcript's assistant message (messages query).]", len(reply))
-	head := cutUTF8(reply, n-len(note)-8)
+	head := text.Cut(reply, n-len(note)-8)
 	return head + fmt.Sprintf(note, len(head))
-}
-
-// UnmarshalJSON decodes turn_reply's arguments, keeping an unknown field for
-// the validator.
-func (r *TurnReplyArgs) UnmarshalJSON(b []byte) error {
-	type plain TurnReplyArgs
-	unknown, err := strictly(b, (*plain)(r))
-	r.unknown = unknown
-	return err
 }

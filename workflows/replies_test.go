@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/todo"
@@ -45,21 +47,21 @@ func TestChatTurnCrossesContinueAsNew(t *testing.T) {
 	env, ran := approvalEnv(say("(call 1, of the first run)"), say("wrote a"))
 	var unknown, early, again *sent
 	env.RegisterDelayedCallback(func() {
-		unknown = sendUpdate(env, TurnReplyUpdate, "r0", TurnReplyArgs{UpdateID: "msg-9"})
-		early = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
+		unknown = sendUpdate(env, api.TurnReplyUpdate, "r0", api.TurnReplyArgs{UpdateID: "msg-9"})
+		early = sendUpdate(env, api.TurnReplyUpdate, "msg-1/reply-1", api.TurnReplyArgs{UpdateID: "msg-1"})
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		if early.done {
 			t.Errorf("turn_reply answered before the turn ended: %+v", early)
 		}
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
-		again = sendUpdate(env, TurnReplyUpdate, "r2", TurnReplyArgs{UpdateID: "msg-1"})
-		env.SignalWorkflow(EndSessionSignal, nil)
+		again = sendUpdate(env, api.TurnReplyUpdate, "r2", api.TurnReplyArgs{UpdateID: "msg-1"})
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 2*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, next)
+	env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	completed(t, env)
 	if unknown.refused == nil || !strings.Contains(unknown.refused.Error(), "msg-9") {
 		t.Errorf("turn_reply for an unknown id: %+v; want refused", unknown)
@@ -89,17 +91,17 @@ func TestKeptReplyOutlivesEndSession(t *testing.T) {
 			var late *sent
 			var openAfterEnd bool
 			env.RegisterDelayedCallback(func() {
-				approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
-				env.SignalWorkflow(EndSessionSignal, nil)
+				approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+				env.SignalWorkflow(api.EndSessionSignal, nil)
 			}, time.Hour)
 			env.RegisterDelayedCallback(func() {
 				openAfterEnd = true
 				if tt.asked {
-					late = sendUpdate(env, TurnReplyUpdate, "msg-1/reply-1", TurnReplyArgs{UpdateID: "msg-1"})
+					late = sendUpdate(env, api.TurnReplyUpdate, "msg-1/reply-1", api.TurnReplyArgs{UpdateID: "msg-1"})
 				}
 			}, time.Hour+time.Minute)
 			env.SetContinuedExecutionRunID("the-run-before")
-			env.ExecuteWorkflow(AgentWorkflow, next)
+			env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 			completed(t, env)
 			if !openAfterEnd {
 				t.Fatal("the run completed before its caller could ask for the reply")
@@ -107,7 +109,7 @@ func TestKeptReplyOutlivesEndSession(t *testing.T) {
 			if tt.asked && (late == nil || late.err != nil || late.reply != "wrote a") {
 				t.Errorf("turn_reply after end_session: %+v; want the reply", late)
 			}
-			var res AgentResult
+			var res api.AgentResult
 			if err := env.GetWorkflowResult(&res); err != nil || res.Reply != "wrote a" {
 				t.Errorf("result reply %q (%v)", res.Reply, err)
 			}
@@ -118,29 +120,29 @@ func TestKeptReplyOutlivesEndSession(t *testing.T) {
 // handedChatTurn plays a chat turn whose write waits for approval until the
 // run hands it over, and returns the continuation's input; the
 // send_message (id msg-1) must have been answered that the turn goes on.
-func handedChatTurn(t *testing.T) AgentInput {
+func handedChatTurn(t *testing.T) handover {
 	t.Helper()
 	chat := approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired})
 	chat.Prompt = ""
 	env, ran := approvalEnv(calls(call("write_file", `{"path":"a","content":"x"}`)))
 	var msg *sent
-	env.RegisterDelayedCallback(func() { msg = sendUpdate(env, SendMessageUpdate, "msg-1", "write a") }, time.Minute)
+	env.RegisterDelayedCallback(func() { msg = sendUpdate(env, api.SendMessageUpdate, "msg-1", "write a") }, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		if st := queryState(t, env); st.PendingApproval == nil {
 			t.Errorf("the turn does not wait for its approval: %s", st.Status)
 		}
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "nobody", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, chat)
 	next := continuedWith(t, env)
 
 	var app *temporal.ApplicationError
-	if msg == nil || !msg.done || !errors.As(msg.err, &app) || app.Type() != ErrTypeTurnGoesOn {
-		t.Fatalf("send_message answered %+v; want a %s failure", msg, ErrTypeTurnGoesOn)
+	if msg == nil || !msg.done || !errors.As(msg.err, &app) || app.Type() != api.ErrTypeTurnGoesOn {
+		t.Fatalf("send_message answered %+v; want a %s failure", msg, api.ErrTypeTurnGoesOn)
 	}
-	var d TurnGoesOn
-	if err := app.Details(&d); err != nil || d.UpdateID != "msg-1" || !strings.Contains(app.Message(), TurnReplyUpdate) {
+	var d api.TurnGoesOn
+	if err := app.Details(&d); err != nil || d.UpdateID != "msg-1" || !strings.Contains(app.Message(), api.TurnReplyUpdate) {
 		t.Errorf("the failure names %+v (%v) and says %q; want msg-1 and where the reply comes from", d, err, app.Message())
 	}
 	if len(*ran) != 0 {

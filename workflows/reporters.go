@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -42,17 +44,8 @@ const carriedReportBytes = 128 << 10
 
 // CarriedReporter is one reporter's part of a carry.
 type CarriedReporter struct {
-	Status ReporterStatus `json:"status"`
-	Queue  []Report       `json:"queue,omitempty"`
-}
-
-// ReporterStatus is one reporter's line in the state query.
-type ReporterStatus struct {
-	Type      string `json:"type"`
-	Delivered int    `json:"delivered"`
-	Failed    int    `json:"failed"`
-	Pending   int    `json:"pending"`
-	LastError string `json:"last_error,omitempty"`
+	Status api.ReporterStatus `json:"status"`
+	Queue  []Report           `json:"queue,omitempty"`
 }
 
 // Report is one queued delivery: the event and the plan after it.
@@ -72,18 +65,18 @@ type reporting struct {
 }
 
 type reporter struct {
-	cfg    activities.ReporterConfig
+	cfg    api.ReporterConfig
 	queue  []Report
 	busy   bool
-	status ReporterStatus
+	status api.ReporterStatus
 }
 
 // newReporting builds the run's reporters, with the queues and counts an
 // earlier run carried (none when the reporters changed).
-func newReporting(agentID, session string, cfgs []activities.ReporterConfig, carried []CarriedReporter) *reporting {
+func newReporting(agentID, session string, cfgs []api.ReporterConfig, carried []CarriedReporter) *reporting {
 	rs := make([]*reporter, len(cfgs))
 	for i, c := range cfgs {
-		rs[i] = &reporter{cfg: c, status: ReporterStatus{Type: c.Type}}
+		rs[i] = &reporter{cfg: c, status: api.ReporterStatus{Type: c.Type}}
 		if len(carried) == len(cfgs) && carried[i].Status.Type == c.Type {
 			rs[i].status, rs[i].queue = carried[i].Status, carried[i].Queue
 			rs[i].status.Pending = 0
@@ -156,7 +149,7 @@ func (rp *reporting) start(ctx workflow.Context) {
 				r.queue, r.busy = r.queue[1:], false
 				if err != nil {
 					r.status.Failed++
-					r.status.LastError = rootMessage(err)
+					r.status.LastError = api.RootMessage(err)
 					workflow.GetLogger(ctx).Warn("plan event not reported", "reporter", r.cfg.Type, "error", err)
 				} else {
 					r.status.Delivered++
@@ -189,8 +182,8 @@ func (rp *reporting) abandon() {
 	}
 }
 
-func (rp *reporting) states() []ReporterStatus {
-	out := make([]ReporterStatus, len(rp.list))
+func (rp *reporting) states() []api.ReporterStatus {
+	out := make([]api.ReporterStatus, len(rp.list))
 	for i, r := range rp.list {
 		out[i] = r.status
 		out[i].Pending = len(r.queue)

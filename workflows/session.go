@@ -1,10 +1,11 @@
 package workflows
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/todoflow/todoflow/api"
 
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/workflow"
@@ -27,14 +28,14 @@ import (
 //     no message waits and every handler has finished: a signal read by no
 //     one in the same workflow task as the last model answer cannot be
 //     dropped, and no send_message caller waits on a loop that has stopped.
-func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
+func (a *agent) loop(ctx workflow.Context) (api.AgentResult, error) {
 	for {
 		// A cancel request (or a root gone, leaveTree) ends the session in
 		// this run: a wait woken by something else at the same time must
 		// not hand the session to a continuation that would never know it
 		// was cancelled.
 		if err := ctx.Err(); err != nil {
-			return AgentResult{}, err
+			return api.AgentResult{}, err
 		}
 		a.drainSignals(ctx)
 		if err := a.compactOnRequest(ctx); err != nil {
@@ -46,7 +47,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		// run without progress.
 		if a.handOverDue(ctx) && (a.inbox.empty() || a.turnsHere > 0) {
 			if err := a.handOver(ctx); err != nil {
-				return AgentResult{}, err
+				return api.AgentResult{}, err
 			}
 		}
 		// Each wait below also ends when a handover is due: what grows a
@@ -55,20 +56,20 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		if a.inbox.empty() && a.todo.Paused && !a.ended {
 			// A pause waits as long as it takes: the human may need a day
 			// to fix what blocked the agent, so no idle timeout applies.
-			a.status = StatusPaused
+			a.status = api.StatusPaused
 			a.publish(ctx)
 			if err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) }); err != nil {
-				return AgentResult{}, err
+				return api.AgentResult{}, err
 			}
 			continue
 		}
 		if a.inbox.empty() {
-			if !a.cfg.subagent && !a.ended {
-				a.status = StatusWaitingUser
+			if !a.cfg.Subagent && !a.ended {
+				a.status = api.StatusWaitingUser
 				a.publish(ctx)
-				woken, err := a.awaitUser(ctx, a.cfg.idleTimeout, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) })
+				woken, err := a.awaitUser(ctx, a.cfg.IdleTimeout, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) })
 				if err != nil {
-					return AgentResult{}, err
+					return api.AgentResult{}, err
 				}
 				if woken {
 					continue
@@ -81,7 +82,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 						return a.interrupted() || a.ended || len(a.waiting()) == 0 || a.handOverDue(ctx)
 					})
 					if err != nil {
-						return AgentResult{}, err
+						return api.AgentResult{}, err
 					}
 					continue
 				}
@@ -102,7 +103,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 			// goes on in this run.
 			a.inbox.putBack(cur.carried())
 			if err := a.handOver(ctx); err != nil {
-				return AgentResult{}, err
+				return api.AgentResult{}, err
 			}
 			continue
 		} else if err != nil {
@@ -110,7 +111,7 @@ func (a *agent) loop(ctx workflow.Context) (AgentResult, error) {
 		}
 		if r := cur.at.Resume; r != nil {
 			if a.todo.Paused {
-				a.onResume(ctx, ResumeArgs{Text: *r})
+				a.onResume(ctx, api.ResumeArgs{Text: *r})
 			} else {
 				workflow.GetLogger(ctx).Warn("ignoring a resume signal: the turn ended without a pause")
 			}
@@ -149,10 +150,10 @@ func (a *agent) handOverDue(ctx workflow.Context) bool {
 // before anything reached it.
 const minRunEvents = 6
 
-func (a *agent) fail(ctx workflow.Context, err error) (AgentResult, error) {
-	a.status = StatusFailed
+func (a *agent) fail(ctx workflow.Context, err error) (api.AgentResult, error) {
+	a.status = api.StatusFailed
 	a.publish(ctx)
-	return AgentResult{}, err
+	return api.AgentResult{}, err
 }
 
 // interrupted reports whether something waits for the loop: a message (or
@@ -187,32 +188,32 @@ func (a *agent) awaitOrTimeout(ctx workflow.Context, d time.Duration, summary st
 // delivers its own last signals, and completes. A message, retry or
 // compaction request that comes meanwhile sends it back to the loop (done
 // false): the run goes on, and winds down again later.
-func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
+func (a *agent) windDown(ctx workflow.Context) (api.AgentResult, bool, error) {
 	if a.runningChildren() > 0 {
-		a.status = StatusBlocked
+		a.status = api.StatusBlocked
 		a.publish(ctx)
 		if a.ended {
 			// end_session: the children get subagent_grace_s to finish,
 			// then are cancelled, so that a child waiting on this agent
 			// cannot hold the tree for ever.
 			if err := a.finishChildren(ctx); err != nil {
-				return AgentResult{}, false, err
+				return api.AgentResult{}, false, err
 			}
 		}
 		if err := workflow.Await(ctx, func() bool { return a.runningChildren() == 0 || a.interrupted() || a.handOverDue(ctx) }); err != nil {
-			return AgentResult{}, false, err
+			return api.AgentResult{}, false, err
 		}
 		if a.interrupted() || a.runningChildren() > 0 {
-			return AgentResult{}, false, nil
+			return api.AgentResult{}, false, nil
 		}
 	}
 	if !a.reporters.idle() {
 		idle, err := a.awaitOrTimeout(ctx, drainTimeout, "reporters drain", func() bool { return a.reporters.idle() || a.interrupted() })
 		if err != nil {
-			return AgentResult{}, false, err
+			return api.AgentResult{}, false, err
 		}
 		if a.interrupted() {
-			return AgentResult{}, false, nil
+			return api.AgentResult{}, false, nil
 		}
 		if !idle {
 			a.reporters.abandon()
@@ -223,19 +224,19 @@ func (a *agent) windDown(ctx workflow.Context) (AgentResult, bool, error) {
 		// reply yet: it gets as long as the reporters do, then the reply
 		// stays in the result and the transcript.
 		if _, err := a.awaitOrTimeout(ctx, drainTimeout, "replies drain", func() bool { return !a.inbox.untaken() || a.interrupted() }); err != nil {
-			return AgentResult{}, false, err
+			return api.AgentResult{}, false, err
 		}
 		if a.interrupted() {
-			return AgentResult{}, false, nil
+			return api.AgentResult{}, false, nil
 		}
 	}
-	a.status = StatusCompleted
+	a.status = api.StatusCompleted
 	a.publish(ctx)
 	// A parent records a child's last events from its signals and its final
 	// state from its result: the signals must be delivered first.
 	a.awaitSent(ctx)
 	if !a.settled(ctx, false) {
-		return AgentResult{}, false, nil
+		return api.AgentResult{}, false, nil
 	}
 	a.sayEnded(ctx)
 	// The state query's answer is already bounded (see State).
@@ -271,17 +272,21 @@ func (a *agent) handOver(ctx workflow.Context) error {
 	// The run list shows this run as what it is now, not as the running
 	// or waiting it last said: its continuation takes the session on
 	// (and starts with these attributes, until it publishes its own).
-	a.status = StatusContinued
+	a.status = api.StatusContinued
 	a.publish(ctx)
 	// A session pinned to the build that started it (worker versioning)
 	// moves to the current build here, at a point where its state is all
 	// in the carry: a new build need not replay the old one's history.
 	opts := workflow.ContinueAsNewErrorOptions{InitialVersioningBehavior: workflow.ContinueAsNewVersioningBehaviorAutoUpgrade}
-	in := a.carry()
-	if shed, over := fitCarry(&in); len(shed) > 0 {
-		workflow.GetLogger(ctx).Warn("the carry shed parts to fit its cap", "shed", shed, "bytes", carrySize(in), "cap", MaxCarryBytes, "over", over)
+	h := a.carry()
+	if shed, over := fitCarry(&h); len(shed) > 0 {
+		workflow.GetLogger(ctx).Warn("the carry shed parts to fit its cap", "shed", shed, "bytes", carrySize(h), "cap", MaxCarryBytes, "over", over)
 	}
-	return workflow.NewContinueAsNewErrorWithOptions(ctx, opts, WorkflowName, in)
+	in, err := h.input()
+	if err != nil {
+		return err
+	}
+	return workflow.NewContinueAsNewErrorWithOptions(ctx, opts, api.WorkflowName, in)
 }
 
 // settled is the last check before the run ends, made without yielding so
@@ -319,7 +324,7 @@ func (a *agent) drainSignals(ctx workflow.Context) {
 	a.drainTree(ctx)
 	for {
 		var text string
-		var resume ResumeArgs
+		var resume api.ResumeArgs
 		switch {
 		case a.userCh.ReceiveAsync(&text):
 			a.onUserMessage(ctx, text)
@@ -345,41 +350,19 @@ func (a *agent) onUserMessage(ctx workflow.Context, text string) {
 	a.inbox.push(Inbound{Text: text})
 }
 
-// ResumeArgs is the resume signal's argument: a JSON string (the text the
-// agent goes on with; empty for a default), or {"text", "agent_id"} to pick
-// the paused agent of the tree when several are.
-type ResumeArgs struct {
-	Text    string `json:"text"`
-	AgentID string `json:"agent_id,omitempty"`
-
-	unknown string // strict.go
-}
-
-// UnmarshalJSON takes the plain string of older clients as the text, and
-// keeps an unknown field of the object form for onResume to refuse.
-func (r *ResumeArgs) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, &r.Text); err == nil {
-		return nil
-	}
-	type plain ResumeArgs
-	unknown, err := strictly(b, (*plain)(r))
-	r.unknown = unknown
-	return err
-}
-
-func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
-	if args.unknown != "" {
+func (a *agent) onResume(ctx workflow.Context, args api.ResumeArgs) {
+	if err := args.UnknownField(); err != nil {
 		// A signal has no answer to refuse it in; the worker's log and
 		// the unchanged status say it was not taken.
-		workflow.GetLogger(ctx).Warn("resume refused", "error", unknownField(ResumeSignal, args.unknown))
+		workflow.GetLogger(ctx).Warn("resume refused", "error", err)
 		return
 	}
 	// A resume text may be handed on in a signal, or queued.
 	text := todo.CutMessage(args.Text, min(todo.MaxMessageBytes, todo.MaxQueuedBytes-a.inbox.queuedBytes()))
-	if (args.AgentID != "" && args.AgentID != a.cfg.agentID) || !a.todo.Paused {
-		w, err := a.waitFor(WaitPaused, args.AgentID)
+	if (args.AgentID != "" && args.AgentID != a.cfg.AgentID) || !a.todo.Paused {
+		w, err := a.waitFor(api.WaitPaused, args.AgentID)
 		switch {
-		case err == nil && w.AgentID != a.cfg.agentID:
+		case err == nil && w.AgentID != a.cfg.AgentID:
 			if err := a.handOn(ctx, w.AgentID, Handed{Resume: &text}); err != nil {
 				workflow.GetLogger(ctx).Warn("resume not handed on", "agent", w.AgentID, "error", err)
 			} else {
@@ -408,7 +391,7 @@ func (a *agent) onResume(ctx workflow.Context, args ResumeArgs) {
 
 func (a *agent) validateRetry() error {
 	switch {
-	case a.cfg.subagent:
+	case a.cfg.Subagent:
 		return errors.New("a subagent takes no retries; its parent sees its failure")
 	case a.ended:
 		return errors.New("the session has ended")

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 
 	"github.com/todoflow/todoflow/activities"
@@ -33,17 +35,17 @@ func TestSessionKeyNamesTheFolders(t *testing.T) {
 		defer mu.Unlock()
 		tools[in.AgentID] = in.Session
 		return activities.RunToolResult{Content: "nothing"}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: api.ToolActivity, DisableAlreadyRegisteredCheck: true})
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.ReportInput) error {
 		mu.Lock()
 		defer mu.Unlock()
 		reports[in.AgentID] = in.Session
 		return nil
 	}, activity.RegisterOptions{Name: activities.ReportName})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
 	in := rootInput("look")
-	in.Reporters = []activities.ReporterConfig{{Type: activities.ReporterFile, Config: json.RawMessage(`{"path": "events.jsonl"}`)}}
-	env.ExecuteWorkflow(WorkflowName, in)
+	in.Reporters = []api.ReporterConfig{{Type: api.ReporterFile, Config: json.RawMessage(`{"path": "events.jsonl"}`)}}
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
 
 	// The test environment gives a run no first run id.
@@ -60,34 +62,6 @@ func TestSessionKeyNamesTheFolders(t *testing.T) {
 	for _, tt := range tests {
 		if tt.got != want {
 			t.Errorf("%s names session %q, want %q (the root's id and first run)", tt.what, tt.got, want)
-		}
-	}
-}
-
-// A session key names folders, so whoever starts a session cannot set one:
-// only a parent gives its own to its subagent.
-func TestValidateSession(t *testing.T) {
-	key := activities.SessionKey("s", "run-1")
-	tests := []struct {
-		in      AgentInput
-		wantErr string // empty: valid
-	}{
-		{AgentInput{}, ""},
-		{AgentInput{Session: key}, "session: set only by a parent for its subagent"},
-		{AgentInput{Session: "../sessions/other"}, "session: set only by a parent"},
-	}
-	for _, tt := range tests {
-		tt.in.Prompt = "hi"
-		if err := tt.in.Validate(); !matches(err, tt.wantErr) {
-			t.Errorf("Validate(session %q) = %v, want an error containing %q", tt.in.Session, err, tt.wantErr)
-		}
-	}
-	// A subagent's input is checked by resolve: a key, or none.
-	for _, s := range []struct {
-		session, wantErr string
-	}{{"", ""}, {key, ""}, {"../sessions/other", "want the 64 hexadecimal digits"}} {
-		if _, err := resolve(AgentInput{AgentID: "kid", Session: s.session}); !matches(err, s.wantErr) {
-			t.Errorf("resolve(subagent, session %q) = %v, want an error containing %q", s.session, err, s.wantErr)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -34,10 +36,10 @@ func faulty(env *testsuite.TestWorkflowEnvironment, fail func(in activities.Call
 			return model.Response{}, nil
 		}
 		return responses[n-1], nil
-	}, activity.RegisterOptions{Name: activities.CallModelName})
+	}, activity.RegisterOptions{Name: api.ModelCallActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: strings.Repeat("x", 3000)}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName})
+	}, activity.RegisterOptions{Name: api.ToolActivity})
 	registerHost(env)
 	return &seen
 }
@@ -68,15 +70,15 @@ func TestModelOutageIsRetriedByTheServer(t *testing.T) {
 			return model.Response{}, unavailable()
 		}
 		return model.Response{Content: "back"}, nil
-	}, activity.RegisterOptions{Name: activities.CallModelName})
+	}, activity.RegisterOptions{Name: api.ModelCallActivity})
 	registerHost(env)
-	var during State
+	var during api.State
 	env.RegisterDelayedCallback(func() { during = queryState(t, env) }, 2*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 60, ModelRetryWindowS: 7200})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "hi", IdleTimeoutS: 60, ModelRetryWindowS: 7200})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the run failed on an outage: %v", err)
 	}
-	var res AgentResult
+	var res api.AgentResult
 	_ = env.GetWorkflowResult(&res)
 	if res.Reply != "back" || res.State.ModelError != nil || res.State.Turns != 1 {
 		t.Errorf("result = %q after %d turns, model_error %+v", res.Reply, res.State.Turns, res.State.ModelError)
@@ -116,29 +118,29 @@ func TestOutageBeyondTheWindowEndsTheTurn(t *testing.T) {
 		return nil
 	}, "", model.Response{Content: "done after the retry"})
 	var failedAfter int
-	var failed State
+	var failed api.State
 	var retryReply string
 	var refused error
 	env.RegisterDelayedCallback(func() {
 		failed, failedAfter = queryState(t, env), len(*seen)
 		healthy = true
-		env.UpdateWorkflow(RetryTurnUpdate, "r1", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.RetryTurnUpdate, "r1", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("retry refused: %v", err) },
 			OnComplete: func(r any, err error) { retryReply, _ = r.(string) },
 		})
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(RetryTurnUpdate, "r2", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.RetryTurnUpdate, "r2", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { refused = err },
 			OnComplete: func(any, error) {},
 		})
-		env.SignalWorkflow(EndSessionSignal, nil)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", ModelRetryWindowS: 900, IdleTimeoutS: 36000})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "hi", ModelRetryWindowS: 900, IdleTimeoutS: 36000})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the run failed: %v", err)
 	}
-	if failed.Status != StatusWaitingUser || failed.ModelError == nil || failed.ModelError.Retryable {
+	if failed.Status != api.StatusWaitingUser || failed.ModelError == nil || failed.ModelError.Retryable {
 		t.Errorf("after the window: status %s, model_error %+v", failed.Status, failed.ModelError)
 	}
 	if failedAfter != 4 {
@@ -152,7 +154,7 @@ func TestOutageBeyondTheWindowEndsTheTurn(t *testing.T) {
 	}
 	msgs := queryMessages(t, env)
 	for _, m := range msgs {
-		if m.Name == NameModelError {
+		if m.Name == api.NameModelError {
 			t.Errorf("the failure notice stayed after the retry: %+v", m)
 		}
 	}
@@ -175,23 +177,23 @@ func TestNonRetryableModelErrorEndsTheTurn(t *testing.T) {
 		return nil
 	}, "", model.Response{ToolCalls: []model.ToolCall{{ID: "a", Name: "write_todos", Arguments: []byte(`{"todos":[{"content":"A","status":"in_progress"}]}`)}}})
 	answered := false
-	var st State
+	var st api.State
 	var msgs []model.Message
 	env.RegisterDelayedCallback(func() {
 		st, msgs = queryState(t, env), queryMessages(t, env)
-		env.UpdateWorkflow(SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) { answered = true },
 		}, "again")
 	}, time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 600})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "hi", IdleTimeoutS: 600})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("the run failed: %v", err)
 	}
-	if calls != 1 || st.Status != StatusWaitingUser || len(st.Todos) != 1 || st.ModelError == nil || st.ModelError.Retryable {
+	if calls != 1 || st.Status != api.StatusWaitingUser || len(st.Todos) != 1 || st.ModelError == nil || st.ModelError.Retryable {
 		t.Errorf("attempts %d, state after the failed turn %+v", calls, st)
 	}
 	last := msgs[len(msgs)-1]
-	if last.Name != NameModelError || !strings.Contains(last.Content, "OPENAI_API_KEY") || !strings.Contains(last.Content, "starter retry") {
+	if last.Name != api.NameModelError || !strings.Contains(last.Content, "OPENAI_API_KEY") || !strings.Contains(last.Content, "starter retry") {
 		t.Errorf("the failed turn ended with %+v", last)
 	}
 	if !answered {
@@ -210,7 +212,7 @@ func TestSubagentFailsOnAFailedTurn(t *testing.T) {
 	faulty(env, func(activities.CallModelInput) error {
 		return temporal.NewNonRetryableApplicationError("model \"x\": unknown", activities.ErrTypeModelConfig, nil)
 	}, "")
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "task", AgentID: "worker"})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "task", AgentID: "worker"})
 	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "unknown") {
 		t.Fatalf("subagent error = %v", err)
 	}
@@ -226,7 +228,7 @@ func TestContextBudgetCompacts(t *testing.T) {
 	write := model.Response{ToolCalls: []model.ToolCall{{ID: "w", Name: "write_todos", Arguments: []byte(`{"todos":[{"content":"Read","status":"in_progress"}]}`)}}}
 	seen := faulty(env, func(activities.CallModelInput) error { return nil }, "The user asked to read files; a was read.",
 		write, read, read, read, read, read, read, model.Response{Content: "read"})
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "read", IdleTimeoutS: 1, Context: ContextConfig{MaxTokens: 9000}})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read", IdleTimeoutS: 1, Context: api.ContextConfig{MaxTokens: 9000}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -243,9 +245,9 @@ func TestContextBudgetCompacts(t *testing.T) {
 	var summaryAt, reminders int
 	for i, m := range msgs {
 		switch m.Name {
-		case NameContextSummary:
+		case api.NameContextSummary:
 			summaryAt = i
-		case NameTodoReminder:
+		case api.NameTodoReminder:
 			reminders++
 		}
 	}
@@ -283,11 +285,11 @@ func TestContextOverflowCompactsAndRetries(t *testing.T) {
 		}
 		return nil
 	}, "summary", read, read, read, read, model.Response{Content: "fits"})
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "go", IdleTimeoutS: 1, Context: ContextConfig{Summarize: new(false)}})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "go", IdleTimeoutS: 1, Context: api.ContextConfig{Summarize: new(false)}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	var res AgentResult
+	var res api.AgentResult
 	_ = env.GetWorkflowResult(&res)
 	if res.Reply != "fits" || overflowed == 0 {
 		t.Errorf("reply %q after %d overflows", res.Reply, overflowed)
@@ -300,14 +302,14 @@ func TestCompactContextUpdate(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	faulty(env, func(activities.CallModelInput) error { return nil }, "short summary", model.Response{Content: "one"})
-	var got CompactResult
+	var got api.CompactResult
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(CompactContextUpdate, "c", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(r any, _ error) { got, _ = r.(CompactResult) },
+		env.UpdateWorkflow(api.CompactContextUpdate, "c", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(r any, _ error) { got, _ = r.(api.CompactResult) },
 		})
 	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Minute)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi"})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "hi"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -330,18 +332,18 @@ func TestMessageDuringWindDownGetsATurn(t *testing.T) {
 	var status string
 	env.RegisterDelayedCallback(func() {
 		status = queryState(t, env).Status
-		env.UpdateWorkflow(SendMessageUpdate, "late", &testsuite.TestUpdateCallback{
+		env.UpdateWorkflow(api.SendMessageUpdate, "late", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(r any, _ error) { reply, _ = r.(string) },
 		}, "late message")
 	}, 90*time.Second)
-	env.ExecuteWorkflow(AgentWorkflow, AgentInput{Prompt: "hi", IdleTimeoutS: 60,
-		Reporters: []activities.ReporterConfig{{Type: "console", RetryWindowS: 300}}})
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "hi", IdleTimeoutS: 60,
+		Reporters: []api.ReporterConfig{{Type: "console", RetryWindowS: 300}}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
 	// The idle timeout (60 s) had passed: the run was draining its
 	// reporter, the last step before it completes.
-	if status != StatusWaitingUser {
+	if status != api.StatusWaitingUser {
 		t.Errorf("status when the late message came = %s", status)
 	}
 	if reply != "two" {
@@ -376,7 +378,7 @@ func TestModelErrorText(t *testing.T) {
 		{"the window ran out on a timeout", temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, heartbeat),
 			"the model call timed out (heartbeat): the worker was lost or the model did not answer in time"},
 	} {
-		if got := ModelErrorText(tt.err); got != tt.want {
+		if got := api.ModelErrorText(tt.err); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/stretchr/testify/mock"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -26,19 +28,19 @@ func TestTreeResumeInTheTaskOfThePause(t *testing.T) {
 	}, late{"kid", 1, 2 * time.Hour})
 	// The kid's brief of its pause, as it sends it, and the human's resume,
 	// in one workflow task.
-	pause := Wait{AgentID: "kid", Kind: WaitPaused, Reason: "The deploy key is missing."}
-	brief := Events{Of: "kid", Brief: &Brief{Status: StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []Wait{pause}}}
-	var after State
+	pause := api.Wait{AgentID: "kid", Kind: api.WaitPaused, Reason: "The deploy key is missing."}
+	brief := Events{Of: "kid", Brief: &api.Brief{Status: api.StatusPaused, Paused: true, PauseReason: pause.Reason, Waiting: []api.Wait{pause}}}
+	var after api.State
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflowSkippingWorkflowTask(TaskEventSignal, brief)
-		env.SignalWorkflow(ResumeSignal, "the key is in place")
+		env.SignalWorkflowSkippingWorkflowTask(api.TaskEventSignal, brief)
+		env.SignalWorkflow(api.ResumeSignal, "the key is in place")
 	}, 30*time.Minute)
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
-	if after.Status == StatusPaused || len(after.Waiting) != 0 {
+	if after.Status == api.StatusPaused || len(after.Waiting) != 0 {
 		t.Errorf("after the resume: status %s, waiting %s; want the kid's pause answered", after.Status, dump(after.Waiting))
 	}
 }
@@ -69,13 +71,13 @@ func TestTreeEventsBeforeTheEndInOneTask(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(JoinSignal, Join{Member: todo.Member{AgentID: "prod", WorkflowID: childWF("prod"), Parent: childWF("lead")}, Key: testTreeKey})
 	}, 10*time.Minute)
-	var joined State
+	var joined api.State
 	env.RegisterDelayedCallback(func() { joined = queryState(t, env) }, 20*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflowSkippingWorkflowTask(EndSignal, End{AgentID: "prod", How: StatusCompleted, Key: testTreeKey})
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "prod", Events: []todo.Event{completedStep}, Key: testTreeKey})
+		env.SignalWorkflowSkippingWorkflowTask(EndSignal, End{AgentID: "prod", How: api.StatusCompleted, Key: testTreeKey})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "prod", Events: []todo.Event{completedStep}, Key: testTreeKey})
 	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 4*time.Hour)
 	// prod's parent, below the root, is told of its end: a parent that
 	// adopted prod from an earlier run has no future to learn it from.
 	var toldLead []End
@@ -124,8 +126,8 @@ func TestTreeSenderKeepsItsOrder(t *testing.T) {
 		// kid2 still runs while kid works.
 	}, late{"kid", 1, time.Minute}, late{"kid2", 5, 30 * time.Minute})
 	sc := countSignals(env)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	sc.check(t)
@@ -170,8 +172,8 @@ func TestUnsubscribeStopsTheForwarding(t *testing.T) {
 		},
 		// kid2 still runs, unsubscribed, while kid works.
 	}, late{"kid", 1, time.Minute}, late{"kid2", 3, 30 * time.Minute})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	if done := eventsOf(stateOf(t, env, childWF("kid")).Events, "kid", todo.EventStepCompleted); len(done) != 2 {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/stretchr/testify/mock"
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/temporal"
@@ -26,13 +28,13 @@ func TestUnknownInputFieldsAreRefused(t *testing.T) {
 	for _, tt := range tests {
 		env := newTreeEnv()
 		scripted(env, say("never"))
-		env.ExecuteWorkflow(WorkflowName, json.RawMessage(tt.input))
+		env.ExecuteWorkflow(api.WorkflowName, json.RawMessage(tt.input))
 		err := env.GetWorkflowError()
 		if err == nil || !strings.Contains(err.Error(), "invalid AgentWorkflow input: "+tt.field) {
 			t.Errorf("input %s: workflow error %v, want %s refused", tt.input, err, tt.field)
 		}
 	}
-	var in AgentInput
+	var in api.AgentInput
 	if err := json.Unmarshal([]byte(`{"prompt": "ok", "todo": {"enabled": true}}`), &in); err != nil || in.Validate() != nil {
 		t.Errorf("a known input: %v, %v", err, in.Validate())
 	}
@@ -64,8 +66,8 @@ func TestCarryIsNoWayAroundTheInputsChecks(t *testing.T) {
 			if tt.continued {
 				env.SetContinuedExecutionRunID("the-run-before")
 			}
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Minute)
-			env.ExecuteWorkflow(WorkflowName, json.RawMessage(tt.input))
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
+			env.ExecuteWorkflow(api.WorkflowName, json.RawMessage(tt.input))
 			err := env.GetWorkflowError()
 			if tt.refused == "" {
 				if err != nil {
@@ -78,7 +80,7 @@ func TestCarryIsNoWayAroundTheInputsChecks(t *testing.T) {
 			}
 		})
 	}
-	var in AgentInput
+	var in api.AgentInput
 	if err := json.Unmarshal([]byte(`{"prompt": "hi", `+carry+`}`), &in); err != nil {
 		t.Fatal(err)
 	}
@@ -92,22 +94,22 @@ func TestCarryIsNoWayAroundTheInputsChecks(t *testing.T) {
 // unknown field resumes nothing; set_continuation with one is refused.
 func TestAnswersOnlyThroughTheirMessage(t *testing.T) {
 	env, ran := approvalEnv(calls(call("write_file", `{"path":"a"}`)), say("done"))
-	var st State
+	var st api.State
 	var contErr error
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(HandSignal, Handed{From: DefaultAgentID, ApproveTool: &ToolApprovalArgs{Approved: yes(), CallID: "c1a"}})
-		env.UpdateWorkflow(SetContinuationUpdate, "", &updateCallback{reject: func(err error) { contErr = err }},
+		env.SignalWorkflow(HandSignal, Handed{From: api.DefaultAgentID, ApproveTool: &api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}})
+		env.UpdateWorkflow(api.SetContinuationUpdate, "", &updateCallback{reject: func(err error) { contErr = err }},
 			json.RawMessage(`{"enabled": false, "enabeld": true}`))
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		st = queryState(t, env)
-		env.SignalWorkflow(EndSessionSignal, nil)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 2*time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_file": todo.ApprovalRequired}))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != StatusAwaitingApproval || len(*ran) != 0 {
+	if st.Status != api.StatusAwaitingApproval || len(*ran) != 0 {
 		t.Errorf("after a tree_hand approval: status %s, tools run %v; want the call still waiting", st.Status, *ran)
 	}
 	if contErr == nil || !strings.Contains(contErr.Error(), `unknown field "enabeld"`) {
@@ -116,17 +118,17 @@ func TestAnswersOnlyThroughTheirMessage(t *testing.T) {
 
 	env, _ = approvalEnv(calls(call("todo_pause", `{"reason": "need the key"}`)), say("resumed"))
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(ResumeSignal, json.RawMessage(`{"text": "go", "agnet_id": "main"}`))
+		env.SignalWorkflow(api.ResumeSignal, json.RawMessage(`{"text": "go", "agnet_id": "main"}`))
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		st = queryState(t, env)
-		env.SignalWorkflow(EndSessionSignal, nil)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 2*time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(nil))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != StatusPaused {
+	if st.Status != api.StatusPaused {
 		t.Errorf("after a resume with an unknown field: status %s, want still paused", st.Status)
 	}
 }
@@ -139,10 +141,10 @@ func TestRefusedRunShowsFailed(t *testing.T) {
 	var status string
 	env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
 		sa := args.Get(0).(temporal.SearchAttributes)
-		status, _ = sa.GetKeyword(AgentStatusKey)
+		status, _ = sa.GetKeyword(api.AgentStatusKey)
 	}).Return(nil)
-	env.ExecuteWorkflow(WorkflowName, json.RawMessage(`{"prompt": "x", "aproval": {}}`))
-	if env.GetWorkflowError() == nil || status != StatusFailed {
+	env.ExecuteWorkflow(api.WorkflowName, json.RawMessage(`{"prompt": "x", "aproval": {}}`))
+	if env.GetWorkflowError() == nil || status != api.StatusFailed {
 		t.Errorf("error %v, AgentStatus %q; want the run failed and shown failed", env.GetWorkflowError(), status)
 	}
 }

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
@@ -20,10 +21,10 @@ import (
 // child is a subagent started by this run, or by an earlier run of this
 // workflow and still running at its continue-as-new (adopted).
 type child struct {
-	AgentID    string `json:"agent_id"`
-	WorkflowID string `json:"workflow_id"`
-	State      *State `json:"state"`
-	Done       bool   `json:"done"`
+	AgentID    string     `json:"agent_id"`
+	WorkflowID string     `json:"workflow_id"`
+	State      *api.State `json:"state"`
+	Done       bool       `json:"done"`
 	// deadline is when the server ends the child (subagent_timeout_s).
 	deadline time.Time
 	// cancel asks a child this run started to stop (cancel_subagent,
@@ -41,17 +42,17 @@ type child struct {
 	reply, how string
 	// sum is the summary of State, and sumBytes what it takes as JSON,
 	// made once per State (fullSummary).
-	sum      *State
-	sumOf    *State
+	sum      *api.State
+	sumOf    *api.State
 	sumBytes int
 }
 
 // fullSummary is a finished child's summary and its size as JSON, made
 // once for each final state the child gets: every state query and every
 // publish show it.
-func (ch *child) fullSummary() (State, int) {
+func (ch *child) fullSummary() (api.State, int) {
 	if ch.sumOf != ch.State {
-		s := ch.State.summary()
+		s := summary(*ch.State)
 		b, _ := json.Marshal(s)
 		ch.sum, ch.sumOf, ch.sumBytes = &s, ch.State, len(b)
 	}
@@ -65,18 +66,6 @@ type SpawnArgs struct {
 	Tools   []string     `json:"tools,omitempty"`
 	Model   string       `json:"model,omitempty"`
 	Todo    *todo.Config `json:"todo,omitempty"`
-}
-
-var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-// checkAgentID refuses an agent id that is not a short name: ids go into
-// workflow ids, log lines, terminals and the custom tools' ToolEnv, where
-// "../../etc" or a control character must not pass as a name.
-func checkAgentID(id string) error {
-	if !agentIDPattern.MatchString(id) {
-		return fmt.Errorf("agent_id %q: use 1 to 64 letters, digits, '-' or '_'", id)
-	}
-	return nil
 }
 
 // childPolicy: a subagent outlives the run that started it, because the
@@ -97,11 +86,11 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	if err := dec.Decode(&args); err != nil {
 		return todo.Result{IsError: true, Content: fmt.Sprintf(`spawn_subagent takes {"agent_id": "...", "task": "...", "tools"?: [...], "model"?: "...", "todo"?: {...}}: %v`, err)}
 	}
-	if err := checkAgentID(args.AgentID); err != nil {
+	if err := api.CheckAgentID(args.AgentID); err != nil {
 		return todo.Result{IsError: true, Content: err.Error()}
 	}
 	switch {
-	case args.AgentID == a.cfg.agentID || args.AgentID == DefaultAgentID:
+	case args.AgentID == a.cfg.AgentID || args.AgentID == api.DefaultAgentID:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("agent_id %q is taken by an agent of this run tree; choose another", args.AgentID)}
 	case a.tree.children[args.AgentID] != nil:
 		return todo.Result{IsError: true, Content: fmt.Sprintf("a subagent %q already exists in this run; choose another agent_id", args.AgentID)}
@@ -126,7 +115,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 			}
 		}
 	}
-	in := AgentInput{
+	in := api.AgentInput{
 		Prompt:       args.Task,
 		SystemPrompt: a.cfg.in.SystemPrompt,
 		Model:        childModel(a.cfg.in.Model, args.AgentID, args.Model),
@@ -148,7 +137,7 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 		SubagentTimeoutS:  a.cfg.in.SubagentTimeoutS,
 		SubagentGraceS:    a.cfg.in.SubagentGraceS,
 		ModelRetryWindowS: a.cfg.in.ModelRetryWindowS,
-		Protocol:          Protocol,
+		Protocol:          api.Protocol,
 		TreeKey:           a.treeKey(ctx),
 		// The tree shares its root's workspace, named by the session.
 		Session: a.cfg.session,
@@ -168,19 +157,19 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:        id,
 		ParentClosePolicy: childPolicy,
-		StaticSummary:     "subagent " + args.AgentID + ": " + shorten(args.Task, 120),
+		StaticSummary:     "subagent " + args.AgentID + ": " + text.Shorten(args.Task, 120),
 		// The server ends a subagent that overruns its limit; its parent
 		// then fails the steps that waited on it.
-		WorkflowExecutionTimeout: a.cfg.subagentTimeout,
-		TypedSearchAttributes:    StartSearchAttributes(),
+		WorkflowExecutionTimeout: a.cfg.SubagentTimeout,
+		TypedSearchAttributes:    api.StartSearchAttributes(),
 	}
 	cctx, cancel := workflow.WithCancel(ctx)
 	cctx = workflow.WithChildOptions(cctx, opts)
-	fut := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in)
+	fut := workflow.ExecuteChildWorkflow(cctx, api.WorkflowName, in)
 	if err := fut.GetChildWorkflowExecution().Get(ctx, nil); err != nil {
-		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, rootMessage(err))}
+		return todo.Result{IsError: true, Content: fmt.Sprintf("subagent %q could not be started: %v", args.AgentID, api.RootMessage(err))}
 	}
-	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel, deadline: workflow.Now(ctx).Add(a.cfg.subagentTimeout)}
+	ch := &child{AgentID: args.AgentID, WorkflowID: id, cancel: cancel, deadline: workflow.Now(ctx).Add(a.cfg.SubagentTimeout)}
 	a.tree.children[args.AgentID] = ch
 	a.tree.childOrder = append(a.tree.childOrder, args.AgentID)
 	workflow.Go(ctx, func(gctx workflow.Context) { a.awaitChild(gctx, ch, fut) })
@@ -229,7 +218,7 @@ func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
 		return false, nil
 	}
 	before := a.blockedSignature()
-	a.status = StatusBlocked
+	a.status = api.StatusBlocked
 	a.publish(ctx)
 	// The wait may last as long as the agents it waits on work, and their
 	// news grow this run's history: when a handover is due, the turn is
@@ -241,7 +230,7 @@ func (a *agent) waitBlocked(ctx workflow.Context) (bool, error) {
 	if err == nil && a.blockedSignature() == before && len(a.liveBlockers()) > 0 && !stop() {
 		return false, errHandOver
 	}
-	a.status = StatusRunning
+	a.status = api.StatusRunning
 	return err == nil, err
 }
 
@@ -265,22 +254,22 @@ func (a *agent) runningChildren() int {
 // the older ones their bounded summary, and those past maxChildren none:
 // what a state, a result and a carry hold of the children stays bounded
 // however many a session spawns.
-func (a *agent) subagentStates() map[string]State {
-	out := make(map[string]State, len(a.tree.children))
+func (a *agent) subagentStates() map[string]api.State {
+	out := make(map[string]api.State, len(a.tree.children))
 	finished, room := 0, fullChildrenBytes
 	for _, id := range slices.Backward(a.tree.childOrder) {
 		ch := a.tree.children[id]
 		switch {
 		case !ch.Done && a.tree.briefs[id] != nil:
-			out[id] = a.tree.briefs[id].state(id)
+			out[id] = briefState(a.tree.briefs[id], id)
 		case !ch.Done || ch.State == nil:
-			out[id] = State{AgentID: id, Status: StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]State{}}
+			out[id] = api.State{AgentID: id, Status: api.StatusRunning, Todos: []todo.Item{}, Events: []todo.Event{}, Subagents: map[string]api.State{}}
 		default:
 			finished++
 			if finished > maxChildren {
 				continue
 			}
-			out[id] = ch.State.ended(ch.reply)
+			out[id] = ended(*ch.State, ch.reply)
 			if finished <= fullChildren && ch.State.Ended == nil {
 				if sum, n := ch.fullSummary(); n <= room {
 					out[id], room = sum, room-n
@@ -316,24 +305,4 @@ func childModel(parent, agentID, asked string) string {
 		return "script:" + path + "#" + agentID
 	}
 	return parent
-}
-
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return cutUTF8(s, n) + "…"
-}
-
-// cutUTF8 is s cut to at most n bytes, between runes: a search attribute or
-// a payload must stay valid UTF-8.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
@@ -32,68 +35,25 @@ import (
 // approved call is sent again, not held; a rejected one is answered as
 // above.
 
-// ToolApprovalArgs is the argument of the approve_tool update.
-type ToolApprovalArgs struct {
-	Approved *bool  `json:"approved"`
-	Feedback string `json:"feedback"`
-	// CallID names the call answered; empty answers the one waiting.
-	CallID string `json:"call_id,omitempty"`
-	// Remember approves every later call of the same tool in this session.
-	Remember bool `json:"remember,omitempty"`
-	// AgentID picks the agent of the tree whose call is answered.
-	AgentID string `json:"agent_id,omitempty"`
-
-	unknown string // strict.go
-}
-
-// PendingApproval is state.pending_approval: the tool call that waits.
-type PendingApproval struct {
-	CallID string `json:"call_id"`
-	Tool   string `json:"tool"`
-	// Arguments are the call's arguments, as the model sent them when they
-	// are at most previewBytes; longer ones are a JSON string holding their
-	// start, so that the state stays small whatever the call carries.
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// WaitToolApproval is the Wait kind of a tool call waiting for approval.
-const WaitToolApproval = "tool_approval"
-
-// WaitingCall is the id of the tool call that waits for approval in the
-// tree of the state's agent: agentID's when given, else the only one (the
-// agent's own first). approve_tool takes it as call_id: a client sends the
-// call it showed, so that an answer never approves a call nobody saw.
-func (st State) WaitingCall(agentID string) (callID string, ok bool) {
-	if p := st.PendingApproval; p != nil && (agentID == "" || agentID == st.AgentID) {
-		return p.CallID, true
-	}
-	for _, w := range st.Waiting {
-		if w.Kind == WaitToolApproval && (agentID == "" || agentID == w.AgentID) {
-			return w.CallID, true
-		}
-	}
-	return "", false
-}
-
 // previewBytes bounds the arguments a state or a wait's reason shows.
 const previewBytes = 2048
 
-func pendingOf(c model.ToolCall) *PendingApproval {
+func pendingOf(c model.ToolCall) *api.PendingApproval {
 	args := json.RawMessage(c.Arguments)
 	if len(args) > previewBytes || !json.Valid(args) {
 		args, _ = json.Marshal(todo.ApprovalPreview(c.Arguments, previewBytes))
 	}
-	return &PendingApproval{CallID: c.ID, Tool: c.Name, Arguments: args}
+	return &api.PendingApproval{CallID: c.ID, Tool: c.Name, Arguments: args}
 }
 
-func (p *PendingApproval) reason() string {
+func approvalReason(p *api.PendingApproval) string {
 	return fmt.Sprintf("call %s of %s %s", p.CallID, p.Tool, todo.ApprovalPreview(p.Arguments, 200))
 }
 
-func (a *agent) validateToolApproval(args ToolApprovalArgs) error {
+func (a *agent) validateToolApproval(args api.ToolApprovalArgs) error {
 	switch {
-	case args.unknown != "":
-		return unknownField(ApproveToolUpdate, args.unknown)
+	case args.UnknownField() != nil:
+		return args.UnknownField()
 	case args.Approved == nil:
 		return errors.New(`approve_tool takes {"approved": true|false, "feedback": "...", "call_id": "...", "remember"?: bool, "agent_id"?: "..."}`)
 	case len(args.Feedback) > todo.MaxMessageBytes:
@@ -109,21 +69,21 @@ func (a *agent) validateToolApproval(args ToolApprovalArgs) error {
 
 // toolApprovalFor is the wait the answer is for: this agent's, or (at the
 // root) that of an agent of its tree. A call_id must name the waiting call.
-func (a *agent) toolApprovalFor(args ToolApprovalArgs) (Wait, error) {
-	w, err := a.waitFor(WaitToolApproval, args.AgentID)
+func (a *agent) toolApprovalFor(args api.ToolApprovalArgs) (api.Wait, error) {
+	w, err := a.waitFor(api.WaitToolApproval, args.AgentID)
 	if err != nil {
-		return Wait{}, fmt.Errorf("no tool call is waiting for approval: %w", err)
+		return api.Wait{}, fmt.Errorf("no tool call is waiting for approval: %w", err)
 	}
-	if w.AgentID != a.cfg.agentID && !a.isRoot() {
-		return Wait{}, fmt.Errorf("agent %q waits for a tool approval; answer it at the root of the run tree", w.AgentID)
+	if w.AgentID != a.cfg.AgentID && !a.isRoot() {
+		return api.Wait{}, fmt.Errorf("agent %q waits for a tool approval; answer it at the root of the run tree", w.AgentID)
 	}
 	if args.CallID != w.CallID {
-		return Wait{}, fmt.Errorf("call %q is not waiting for approval; %s is", args.CallID, w.Reason)
+		return api.Wait{}, fmt.Errorf("call %q is not waiting for approval; %s is", args.CallID, w.Reason)
 	}
 	return w, nil
 }
 
-func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (string, error) {
+func (a *agent) onToolApproval(ctx workflow.Context, args api.ToolApprovalArgs) (string, error) {
 	w, err := a.toolApprovalFor(args)
 	if err != nil {
 		return "", err
@@ -132,7 +92,7 @@ func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (str
 	if *args.Approved {
 		verdict = "approved"
 	}
-	if w.AgentID != a.cfg.agentID {
+	if w.AgentID != a.cfg.AgentID {
 		// The waiting agent checks call_id itself; an answer that no
 		// longer fits is logged there.
 		if err := a.handOn(ctx, w.AgentID, Handed{ApproveTool: &args}); err != nil {
@@ -143,13 +103,13 @@ func (a *agent) onToolApproval(ctx workflow.Context, args ToolApprovalArgs) (str
 		return fmt.Sprintf("%s (%s, agent %s)", verdict, w.Reason, w.AgentID), nil
 	}
 	a.approvals.toolAnswer = &args
-	return fmt.Sprintf("%s: %s", verdict, a.approvals.toolWait.reason()), nil
+	return fmt.Sprintf("%s: %s", verdict, approvalReason(a.approvals.toolWait)), nil
 }
 
 // onHandedToolApproval takes an answer the root handed on. One that crossed
 // a handover (the wait it answers was handed over, and the continuation has
 // not asked again yet) is kept for that ask.
-func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs) {
+func (a *agent) onHandedToolApproval(ctx workflow.Context, args api.ToolApprovalArgs) {
 	if a.approvals.toolWait == nil && a.approvals.toolAnswer == nil && a.unanswered(args.CallID) {
 		a.approvals.early = &args
 		return
@@ -170,7 +130,7 @@ func (a *agent) onHandedToolApproval(ctx workflow.Context, args ToolApprovalArgs
 func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refused []*todo.Result, handed bool) {
 	refused = make([]*todo.Result, len(calls))
 	for i, c := range calls {
-		if !a.cfg.approval.Required(c.Name) || slices.Contains(a.approvals.remembered, c.Name) {
+		if !a.cfg.Approval.Required(c.Name) || slices.Contains(a.approvals.remembered, c.Name) {
 			continue
 		}
 		if j := slices.IndexFunc(a.cur.at.Verdicts, func(v CallVerdict) bool { return v.ID == c.ID }); j >= 0 {
@@ -188,7 +148,7 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refu
 		if r != nil {
 			// Carried if the turn is handed over: up to 64 of them, each
 			// with a human's feedback.
-			v.Refusal = cutUTF8(r.Content, verdictBytes)
+			v.Refusal = text.Cut(r.Content, verdictBytes)
 		}
 		a.cur.at.Verdicts = append(a.cur.at.Verdicts, v)
 	}
@@ -214,7 +174,7 @@ func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) (*todo.Resul
 		return a.refusal(c, e, nil), false
 	}
 	a.approvals.toolWait = pendingOf(c)
-	a.status = StatusAwaitingApproval
+	a.status = api.StatusAwaitingApproval
 	a.publish(ctx)
 	err := workflow.Await(ctx, func() bool {
 		return a.approvals.toolAnswer != nil || a.ended || a.stopping() || a.handOverDue(ctx)
@@ -227,13 +187,13 @@ func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) (*todo.Resul
 		return nil, true
 	}
 	a.approvals.toolWait, a.approvals.toolAnswer = nil, nil
-	a.status = StatusRunning
+	a.status = api.StatusRunning
 	a.publish(ctx)
 	return a.refusal(c, ans, err), false
 }
 
 // refusal is what an answer (or its absence) makes of call c: nil to run it.
-func (a *agent) refusal(c model.ToolCall, ans *ToolApprovalArgs, err error) *todo.Result {
+func (a *agent) refusal(c model.ToolCall, ans *api.ToolApprovalArgs, err error) *todo.Result {
 	switch {
 	case err != nil:
 		return &todo.Result{IsError: true, Content: fmt.Sprintf("Not run: the wait for its approval was interrupted (%v).", err)}
@@ -257,7 +217,7 @@ func (a *agent) refusal(c model.ToolCall, ans *ToolApprovalArgs, err error) *tod
 // to hold if the tool may destroy: the policy says "destructive" for it,
 // and the user has not approved the tool for the session.
 func (a *agent) holdsDestructive(tool string) bool {
-	return a.cfg.approval.Destructive(tool) && !slices.Contains(a.approvals.remembered, tool)
+	return a.cfg.Approval.Destructive(tool) && !slices.Contains(a.approvals.remembered, tool)
 }
 
 // heldTool answers a call the worker held (the tool may destroy): it waits

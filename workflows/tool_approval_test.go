@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
@@ -34,15 +36,15 @@ func approvalEnv(responses ...model.Response) (*testsuite.TestWorkflowEnvironmen
 		ran = append(ran, in.Call.ID)
 		slices.Sort(ran)
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: api.ToolActivity, DisableAlreadyRegisteredCheck: true})
 	return env, &ran
 }
 
 // approveTool sends approve_tool; a rejection of the update goes to refused
 // (a test error when nil).
-func approveTool(t *testing.T, env *testsuite.TestWorkflowEnvironment, args ToolApprovalArgs, refused *error) {
+func approveTool(t *testing.T, env *testsuite.TestWorkflowEnvironment, args api.ToolApprovalArgs, refused *error) {
 	t.Helper()
-	env.UpdateWorkflow(ApproveToolUpdate, "", &updateCallback{
+	env.UpdateWorkflow(api.ApproveToolUpdate, "", &updateCallback{
 		reject: func(err error) {
 			if refused == nil {
 				t.Errorf("approve_tool(%+v) refused: %v", args, err)
@@ -56,9 +58,9 @@ func approveTool(t *testing.T, env *testsuite.TestWorkflowEnvironment, args Tool
 func yes() *bool { b := true; return &b }
 func no() *bool  { b := false; return &b }
 
-func approvalInput(policy todo.ToolApproval) AgentInput {
+func approvalInput(policy todo.ToolApproval) api.AgentInput {
 	zero, off := 0, false
-	return AgentInput{Prompt: "work", IdleTimeoutS: 7 * 24 * 3600, Approval: policy,
+	return api.AgentInput{Prompt: "work", IdleTimeoutS: 7 * 24 * 3600, Approval: policy,
 		Todo: todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off}}
 }
 
@@ -70,33 +72,33 @@ func TestToolApprovalApproveAndReject(t *testing.T) {
 	env, ran := approvalEnv(
 		calls(call("write_file", `{"path":"a","content":"x"}`), call("list_files", `{}`), call("write_file", `{"path":"b","content":"y"}`)),
 		say("done"))
-	var first, second State
+	var first, second api.State
 	var wrongCall, nothing, noCall, unknown error
 	env.RegisterDelayedCallback(func() {
 		first = queryState(t, env)
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c2", Remember: false}, &wrongCall)
-		approveTool(t, env, ToolApprovalArgs{Approved: yes()}, &noCall)
-		env.UpdateWorkflow(ApproveToolUpdate, "", &updateCallback{reject: func(err error) { unknown = err }},
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c2", Remember: false}, &wrongCall)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes()}, &noCall)
+		env.UpdateWorkflow(api.ApproveToolUpdate, "", &updateCallback{reject: func(err error) { unknown = err }},
 			json.RawMessage(`{"approved": true, "call_id": "c1a", "remmber": true}`))
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		second = queryState(t, env)
-		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "not b, write c", CallID: "c1c"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: no(), Feedback: "not b, write c", CallID: "c1c"}, nil)
 	}, 2*time.Hour)
 	env.RegisterDelayedCallback(func() {
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1c"}, &nothing)
-		env.SignalWorkflow(EndSessionSignal, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1c"}, &nothing)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 3*time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired}))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if first.Status != StatusAwaitingApproval || !first.AwaitingApproval || first.PendingApproval == nil ||
+	if first.Status != api.StatusAwaitingApproval || !first.AwaitingApproval || first.PendingApproval == nil ||
 		first.PendingApproval.CallID != "c1a" || first.PendingApproval.Tool != "write_file" || string(first.PendingApproval.Arguments) != `{"path":"a","content":"x"}` {
 		t.Errorf("state while the first call waits = %s", dump(first))
 	}
-	if len(first.Waiting) != 1 || first.Waiting[0] != (Wait{AgentID: "main", Kind: WaitToolApproval, Reason: `call c1a of write_file {"path":"a","content":"x"}`, CallID: "c1a"}) {
+	if len(first.Waiting) != 1 || first.Waiting[0] != (api.Wait{AgentID: "main", Kind: api.WaitToolApproval, Reason: `call c1a of write_file {"path":"a","content":"x"}`, CallID: "c1a"}) {
 		t.Errorf("waiting = %s", dump(first.Waiting))
 	}
 	if second.PendingApproval == nil || second.PendingApproval.CallID != "c1c" {
@@ -140,13 +142,13 @@ func TestToolApprovalRemember(t *testing.T) {
 		if queryState(t, env).PendingApproval != nil {
 			waits++
 		}
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), Remember: true, CallID: "c1a"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), Remember: true, CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		if queryState(t, env).PendingApproval != nil {
 			waits++
 		}
-		env.SignalWorkflow(EndSessionSignal, nil)
+		env.SignalWorkflow(api.EndSessionSignal, nil)
 	}, 2*time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"*": todo.ApprovalRequired, "write_todos": todo.ApprovalAuto}))
 	if err := env.GetWorkflowError(); err != nil {
@@ -160,7 +162,7 @@ func TestToolApprovalRemember(t *testing.T) {
 // end_session while a call waits: the call is not run and the run ends.
 func TestToolApprovalEndsWithTheSession(t *testing.T) {
 	env, ran := approvalEnv(calls(call("write_file", `{"path":"a"}`)), say("stopped"))
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_file": todo.ApprovalRequired}))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -182,21 +184,21 @@ func TestTreeToolApprovalAtTheRoot(t *testing.T) {
 		"main": {calls(spawnCall("kid", "write it", quiet)), say("kid writes")},
 		"kid":  {calls(call("write_file", `{"path":"out"}`)), say("written")},
 	})
-	var waiting State
+	var waiting api.State
 	var reply any
 	env.RegisterDelayedCallback(func() {
 		waiting = queryState(t, env)
-		env.UpdateWorkflow(ApproveToolUpdate, "", &updateCallback{
+		env.UpdateWorkflow(api.ApproveToolUpdate, "", &updateCallback{
 			reject:   func(err error) { t.Errorf("approve_tool refused: %v", err) },
 			complete: func(r any, _ error) { reply = r },
-		}, ToolApprovalArgs{Approved: yes(), Feedback: "fine", CallID: waiting.Waiting[0].CallID})
+		}, api.ToolApprovalArgs{Approved: yes(), Feedback: "fine", CallID: waiting.Waiting[0].CallID})
 	}, 24*time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 48*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 48*time.Hour)
 	in := rootInput("delegate")
 	in.Approval = todo.ToolApproval{"write_file": todo.ApprovalRequired}
 	env.ExecuteWorkflow(AgentWorkflow, in)
 	completed(t, env)
-	if waiting.Status != StatusAwaitingApproval || len(waiting.Waiting) != 1 || waiting.Waiting[0].Kind != WaitToolApproval ||
+	if waiting.Status != api.StatusAwaitingApproval || len(waiting.Waiting) != 1 || waiting.Waiting[0].Kind != api.WaitToolApproval ||
 		waiting.Waiting[0].AgentID != "kid" || !strings.Contains(waiting.Waiting[0].Reason, "write_file") {
 		t.Errorf("root while the kid's call waits: status %s, waiting %s", waiting.Status, dump(waiting.Waiting))
 	}
@@ -218,22 +220,22 @@ func TestToolApprovalBadPolicyFailsTheRun(t *testing.T) {
 }
 
 func TestWaitingCall(t *testing.T) {
-	own := State{AgentID: "main", PendingApproval: &PendingApproval{CallID: "c1", Tool: "write_file"}}
-	tree := State{AgentID: "main", Waiting: []Wait{
-		{AgentID: "planner", Kind: WaitPlanApproval},
-		{AgentID: "writer", Kind: WaitToolApproval, CallID: "w7"},
+	own := api.State{AgentID: "main", PendingApproval: &api.PendingApproval{CallID: "c1", Tool: "write_file"}}
+	tree := api.State{AgentID: "main", Waiting: []api.Wait{
+		{AgentID: "planner", Kind: api.WaitPlanApproval},
+		{AgentID: "writer", Kind: api.WaitToolApproval, CallID: "w7"},
 	}}
 	tests := []struct {
 		name  string
-		st    State
+		st    api.State
 		agent string
 		want  string // "" when no call waits
 	}{
-		{"nothing waits", State{AgentID: "main"}, "", ""},
+		{"nothing waits", api.State{AgentID: "main"}, "", ""},
 		{"own call", own, "", "c1"},
 		{"own call, named", own, "main", "c1"},
 		{"own call, another agent named", own, "writer", ""},
-		{"a plan waits", State{Waiting: []Wait{{AgentID: "main", Kind: WaitPlanApproval}}}, "", ""},
+		{"a plan waits", api.State{Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPlanApproval}}}, "", ""},
 		{"a subagent's call", tree, "writer", "w7"},
 		{"a subagent's plan", tree, "planner", ""},
 		{"any in the tree", tree, "", "w7"},
@@ -254,14 +256,14 @@ func TestToolApprovalWaitCrossesContinueAsNew(t *testing.T) {
 	response := calls(call("write_file", `{"path":"a","content":"x"}`), call("list_files", `{}`), call("write_file", `{"path":"b","content":"y"}`))
 	env, ran := approvalEnv(response)
 	env.RegisterDelayedCallback(func() {
-		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "not a", CallID: "c1a"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: no(), Feedback: "not a", CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		if st := queryState(t, env); st.PendingApproval == nil || st.PendingApproval.CallID != "c1c" {
 			t.Errorf("the second wait: %s", dump(st.PendingApproval))
 		}
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "nobody", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, 24*time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_*": todo.ApprovalRequired}))
 	next := continuedWith(t, env)
@@ -278,18 +280,18 @@ func TestToolApprovalWaitCrossesContinueAsNew(t *testing.T) {
 	}
 
 	env, ran = approvalEnv(say("(call 1, of the first run)"), say("done"))
-	var waiting State
+	var waiting api.State
 	env.RegisterDelayedCallback(func() {
 		waiting = queryState(t, env)
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1c"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1c"}, nil)
 	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, next)
+	env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if waiting.PendingApproval == nil || waiting.PendingApproval.CallID != "c1c" || waiting.Status != StatusAwaitingApproval {
+	if waiting.PendingApproval == nil || waiting.PendingApproval.CallID != "c1c" || waiting.Status != api.StatusAwaitingApproval {
 		t.Errorf("the continuation waits for %s (%s); want c1c, asked again", dump(waiting.PendingApproval), waiting.Status)
 	}
 	if strings.Join(*ran, ",") != "c1b,c1c" {
@@ -314,11 +316,11 @@ func TestToolApprovalThatCrossedTheHandover(t *testing.T) {
 	calls := []model.ToolCall{{ID: "c1", Name: "write_file"}, {ID: "c2", Name: "write_file"}}
 	for _, tt := range []struct {
 		name    string
-		args    ToolApprovalArgs
+		args    api.ToolApprovalArgs
 		refusal string // "" for approved
 	}{
-		{"approved", ToolApprovalArgs{Approved: yes(), CallID: "c2"}, ""},
-		{"rejected", ToolApprovalArgs{Approved: no(), CallID: "c2", Feedback: "not that file"}, "not that file"},
+		{"approved", api.ToolApprovalArgs{Approved: yes(), CallID: "c2"}, ""},
+		{"rejected", api.ToolApprovalArgs{Approved: no(), CallID: "c2", Feedback: "not that file"}, "not that file"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &agent{window: window{msgs: []model.Message{{Role: model.RoleUser, Content: "go"}, {Role: model.RoleAssistant, ToolCalls: calls}}}}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 
 	"github.com/todoflow/todoflow/activities"
@@ -27,24 +29,24 @@ func TestToolApprovalDestructive(t *testing.T) {
 		calls(call("drop", `{"table":"d"}`)),
 		say("done"))
 
-	var first State
+	var first api.State
 	env.RegisterDelayedCallback(func() {
 		first = queryState(t, env)
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
-		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "keep b", CallID: "c1c"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: no(), Feedback: "keep b", CallID: "c1c"}, nil)
 	}, 2*time.Hour)
 	env.RegisterDelayedCallback(func() {
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), Remember: true, CallID: "c2a"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), Remember: true, CallID: "c2a"}, nil)
 	}, 3*time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 4*time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"*": todo.ApprovalDestructive, "count": todo.ApprovalAuto}))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
 
-	if first.Status != StatusAwaitingApproval || first.PendingApproval == nil || first.PendingApproval.CallID != "c1a" ||
+	if first.Status != api.StatusAwaitingApproval || first.PendingApproval == nil || first.PendingApproval.CallID != "c1a" ||
 		first.PendingApproval.Tool != "drop" || string(first.PendingApproval.Arguments) != `{"table":"a"}` {
 		t.Errorf("state while the held call waits = %s", dump(first))
 	}
@@ -78,7 +80,7 @@ func holdingEnv(responses ...model.Response) (testEnv, func() string) {
 			return activities.RunToolResult{Held: true, Content: "drop may destroy"}, nil
 		}
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName, DisableAlreadyRegisteredCheck: true})
+	}, activity.RegisterOptions{Name: api.ToolActivity, DisableAlreadyRegisteredCheck: true})
 	return env, func() string {
 		mu.Lock()
 		defer mu.Unlock()
@@ -100,7 +102,7 @@ func TestHeldCallWaitCrossesContinueAsNew(t *testing.T) {
 			t.Errorf("the held wait: %s", dump(st.PendingApproval))
 		}
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "nobody", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(policy))
 	next := continuedWith(t, env)
@@ -122,18 +124,18 @@ func TestHeldCallWaitCrossesContinueAsNew(t *testing.T) {
 	}
 
 	env, sent = holdingEnv(say("(call 1, of the first run)"), say("done"))
-	var first, second State
+	var first, second api.State
 	env.RegisterDelayedCallback(func() {
 		first = queryState(t, env)
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		second = queryState(t, env)
-		approveTool(t, env, ToolApprovalArgs{Approved: no(), Feedback: "keep b", CallID: "c1c"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: no(), Feedback: "keep b", CallID: "c1c"}, nil)
 	}, 2*time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, next)
+	env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	completed(t, env)
 	if first.PendingApproval == nil || first.PendingApproval.CallID != "c1a" || second.PendingApproval == nil || second.PendingApproval.CallID != "c1c" {
 		t.Errorf("the continuation asked for %s, then %s; want c1a, then c1c", dump(first.PendingApproval), dump(second.PendingApproval))
@@ -165,7 +167,7 @@ func TestHeldCallAndPlanApprovalCrossTogether(t *testing.T) {
 		calls(call("startPlan", `{}`), call("drop", `{"table":"a"}`)))
 	env.RegisterDelayedCallback(func() {
 		env.SetContinueAsNewSuggested(true)
-		env.SignalWorkflow(TaskEventSignal, Events{Of: "nobody", Brief: &Brief{Status: StatusRunning}})
+		env.SignalWorkflow(api.TaskEventSignal, Events{Of: "nobody", Brief: &api.Brief{Status: api.StatusRunning}})
 	}, time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, approvalInput(policy))
 	next := continuedWith(t, env)
@@ -175,20 +177,20 @@ func TestHeldCallAndPlanApprovalCrossTogether(t *testing.T) {
 	}
 
 	env, sent := holdingEnv(say("(call 1)"), say("(call 2)"), say("done"))
-	var plan State
+	var plan api.State
 	env.RegisterDelayedCallback(func() {
 		if st := queryState(t, env); len(st.Waiting) != 2 {
 			t.Errorf("the waits shown: %s; want the held call's and the plan's", dump(st.Waiting))
 		}
-		approveTool(t, env, ToolApprovalArgs{Approved: yes(), CallID: "c2b"}, nil)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c2b"}, nil)
 	}, time.Hour)
 	env.RegisterDelayedCallback(func() {
 		plan = queryState(t, env)
 		approve(env, t, true, "", nil)
 	}, 2*time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(AgentWorkflow, next)
+	env.ExecuteWorkflow(AgentWorkflow, asInput(t, next))
 	completed(t, env)
 	if got := sent(); got != "c2b false" {
 		t.Errorf("the continuation sent %s; want the approved drop", got)
@@ -200,7 +202,7 @@ func TestHeldCallAndPlanApprovalCrossTogether(t *testing.T) {
 	if m, ok := toolAnswer(msgs, "c2b"); !ok || m.Content != "ran drop" {
 		t.Errorf("c2b answered %+v", m)
 	}
-	if !slices.ContainsFunc(msgs, func(m model.Message) bool { return m.Name == NamePlanVerdict }) {
+	if !slices.ContainsFunc(msgs, func(m model.Message) bool { return m.Name == api.NamePlanVerdict }) {
 		t.Error("the model was not told the plan's verdict")
 	}
 	if st := queryState(t, env); st.ModelCalls != 3 {

@@ -6,6 +6,8 @@ package workflows
 import (
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
@@ -35,7 +37,7 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 // runSomeTools answers the tool calls that run of one response.
 func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 	var results []*todo.Result
-	if len(a.cfg.approval) > 0 {
+	if len(a.cfg.Approval) > 0 {
 		// Calls that need approval wait for it before any call of the
 		// response runs; the refused ones are left out of the rest.
 		var handed bool
@@ -51,7 +53,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 				at = append(at, i)
 			}
 		}
-		for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.todo) {
+		for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.Todo) {
 			results[at[j]] = r
 		}
 	} else {
@@ -59,7 +61,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		for i, c := range calls {
 			tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
 		}
-		results = todo.Apply(&a.todo, tcalls, a.cfg.todo)
+		results = todo.Apply(&a.todo, tcalls, a.cfg.Todo)
 	}
 	futures := make([]workflow.Future, len(calls))
 	workspaceOf := workspaceOf(ctx)
@@ -90,13 +92,13 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		switch r := results[i]; {
 		case r != nil:
 			msg.Content, msg.IsError = r.Content, r.IsError
-		case c.Name == todo.ToolSpawnSubagent && a.cfg.todo.Enabled:
+		case c.Name == todo.ToolSpawnSubagent && a.cfg.Todo.Enabled:
 			r := a.spawn(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
-		case c.Name == todo.ToolCancelSubagent && a.cfg.todo.Enabled:
+		case c.Name == todo.ToolCancelSubagent && a.cfg.Todo.Enabled:
 			r := a.cancelSubagent(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
-		case todo.IsPlanTool(c.Name) && a.cfg.todo.Enabled:
+		case todo.IsPlanTool(c.Name) && a.cfg.Todo.Enabled:
 			r := a.planTool(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
 		default:
@@ -141,7 +143,7 @@ func workspaceOf(ctx workflow.Context) string {
 // continue-as-new keeps; a subagent has its parent's in its input, or none
 // from a parent of a build before keys (its calls then name the folder
 // after the root's workflow id, as that build did).
-func sessionKey(info *workflow.Info, in AgentInput) string {
+func sessionKey(info *workflow.Info, in api.AgentInput) string {
 	if info.ParentWorkflowExecution != nil {
 		return in.Session
 	}
@@ -155,7 +157,7 @@ func (a *agent) activityAnswer(ctx workflow.Context, c model.ToolCall, queue str
 	case queue != "" && a.host.answered(ctx, err):
 		return a.host.gone(c.Name), true
 	case err != nil:
-		return fmt.Sprintf("Tool %s failed: %v", c.Name, rootMessage(err)), true
+		return fmt.Sprintf("Tool %s failed: %v", c.Name, api.RootMessage(err)), true
 	}
 	a.diffs.keep(c.ID, out.Diff) // for the user, not in the message
 	return out.Content, out.IsError
@@ -165,7 +167,7 @@ func (a *agent) activityAnswer(ctx workflow.Context, c model.ToolCall, queue str
 // has noted its result.
 func (a *agent) appendAnswer(c model.ToolCall, msg model.Message) {
 	r := todo.Result{Content: msg.Content, IsError: msg.IsError}
-	todo.NoteResult(&a.todo, a.cfg.todo, c.Name, c.Arguments, &r)
+	todo.NoteResult(&a.todo, a.cfg.Todo, c.Name, c.Arguments, &r)
 	msg.Content = r.Content
 	a.append(msg)
 }
@@ -180,15 +182,15 @@ func (a *agent) callRef(i int, c model.ToolCall) *activities.CallRef {
 // todoTools names the workflow's own tools for a model call; none when the
 // todo list is disabled.
 func (a *agent) todoTools() *activities.TodoTools {
-	if !a.cfg.todo.Enabled {
+	if !a.cfg.Todo.Enabled {
 		return nil
 	}
-	return &activities.TodoTools{WriteDescription: a.cfg.todo.ToolDescription}
+	return &activities.TodoTools{WriteDescription: a.cfg.Todo.ToolDescription}
 }
 
 // inWorkflow reports whether a tool runs as workflow code rather than as an
 // activity: the todo, plan and subagent tools only change workflow state.
 func (a *agent) inWorkflow(name string) bool {
-	return a.cfg.todo.Enabled && (todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent ||
+	return a.cfg.Todo.Enabled && (todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent ||
 		name == todo.ToolCancelSubagent)
 }

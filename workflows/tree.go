@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"github.com/todoflow/todoflow/api"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/todo"
@@ -56,7 +57,7 @@ const (
 type Events struct {
 	Of       string       `json:"of"`
 	Events   []todo.Event `json:"events,omitempty"`
-	Brief    *Brief       `json:"brief,omitempty"`
+	Brief    *api.Brief   `json:"brief,omitempty"`
 	Bind     *string      `json:"bind,omitempty"`
 	Protocol int          `json:"protocol,omitempty"`
 	Key      string       `json:"key,omitempty"` // the tree's key (tree_key.go)
@@ -86,22 +87,22 @@ type End struct {
 	// Final is the ended agent's own bounded summary, and Reply the head
 	// of its answer, sent with its end: a parent that adopted it keeps
 	// them as its result (endMessage).
-	Final    *State `json:"final,omitempty"`
-	Reply    string `json:"reply,omitempty"`
-	Protocol int    `json:"protocol,omitempty"`
-	Key      string `json:"key,omitempty"`
+	Final    *api.State `json:"final,omitempty"`
+	Reply    string     `json:"reply,omitempty"`
+	Protocol int        `json:"protocol,omitempty"`
+	Key      string     `json:"key,omitempty"`
 }
 
 // Handed is a human's answer the root hands on to the agent that waits for
 // it, or a parent's request that its child finish within Finish seconds.
 type Handed struct {
-	From        string            `json:"from"`
-	Resume      *string           `json:"resume,omitempty"`
-	Approve     *ApprovalArgs     `json:"approve,omitempty"`
-	ApproveTool *ToolApprovalArgs `json:"approve_tool,omitempty"`
-	Finish      *int              `json:"finish,omitempty"`
-	Protocol    int               `json:"protocol,omitempty"`
-	Key         string            `json:"key,omitempty"`
+	From        string                `json:"from"`
+	Resume      *string               `json:"resume,omitempty"`
+	Approve     *api.ApprovalArgs     `json:"approve,omitempty"`
+	ApproveTool *api.ToolApprovalArgs `json:"approve_tool,omitempty"`
+	Finish      *int                  `json:"finish,omitempty"`
+	Protocol    int                   `json:"protocol,omitempty"`
+	Key         string                `json:"key,omitempty"`
 }
 
 // TreeCarry is the tree's part of a carry: the root's roster and
@@ -112,20 +113,20 @@ type Handed struct {
 type TreeCarry struct {
 	// Key is the root's tree key (tree_key.go); a subagent's is in its
 	// input.
-	Key    string            `json:"key,omitempty"`
-	Broker todo.Broker       `json:"broker"`
-	Asked  []string          `json:"asked,omitempty"`
-	Subs   int               `json:"subs,omitempty"`
-	Briefs map[string]*Brief `json:"briefs,omitempty"`
-	Handed []Wait            `json:"handed,omitempty"`
+	Key    string                `json:"key,omitempty"`
+	Broker todo.Broker           `json:"broker"`
+	Asked  []string              `json:"asked,omitempty"`
+	Subs   int                   `json:"subs,omitempty"`
+	Briefs map[string]*api.Brief `json:"briefs,omitempty"`
+	Handed []api.Wait            `json:"handed,omitempty"`
 	// Running are the children still working, in the order they were
 	// spawned.
 	Running []RunningChild `json:"running,omitempty"`
 	// Subagents are the final states of the finished children, as
 	// summaries, at most maxChildren of them; SubagentsPruned counts those
 	// left out.
-	Subagents       map[string]State `json:"subagents,omitempty"`
-	SubagentsPruned int              `json:"subagents_pruned,omitempty"`
+	Subagents       map[string]api.State `json:"subagents,omitempty"`
+	SubagentsPruned int                  `json:"subagents_pruned,omitempty"`
 }
 
 // tree is an agent's place in its run tree: the bus its messages go by, its
@@ -159,10 +160,10 @@ type bus struct {
 	subs  int
 	// brief is the last brief sent; briefs the latest received, by agent:
 	// at the root every agent's, elsewhere its children's.
-	brief  *Brief
-	briefs map[string]*Brief
+	brief  *api.Brief
+	briefs map[string]*api.Brief
 	// handed are waits whose human answer the root handed on.
-	handed                        []Wait
+	handed                        []api.Wait
 	out                           map[string]*outbox // by destination workflow
 	unsent                        int                // messages queued or in flight
 	join, want, events, end, hand workflow.ReceiveChannel
@@ -175,7 +176,7 @@ func (a *agent) isRoot() bool { return a.tree.parentID == "" }
 // and the bus's tables. Its channels and ids are set when the run starts.
 func newTree(c *Carry) tree {
 	t := tree{children: map[string]*child{}, gone: map[string]string{}}
-	t.briefs = map[string]*Brief{}
+	t.briefs = map[string]*api.Brief{}
 	if c == nil || c.Tree == nil {
 		return t
 	}

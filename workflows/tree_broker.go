@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/todo"
@@ -21,7 +23,7 @@ import (
 // Only an id that cannot name an agent is refused at once.
 func (a *agent) Peer(id string) todo.PeerKind {
 	switch {
-	case !agentIDPattern.MatchString(id):
+	case api.CheckAgentID(id) != nil:
 		return todo.PeerUnknown
 	case a.isRoot() && a.inTree(id):
 		return todo.PeerLocal
@@ -31,7 +33,7 @@ func (a *agent) Peer(id string) todo.PeerKind {
 
 // Known lists the agents of the tree this agent knows, for a refusal.
 func (a *agent) Known() []string {
-	ids := append([]string{a.cfg.agentID}, a.tree.childOrder...)
+	ids := append([]string{a.cfg.AgentID}, a.tree.childOrder...)
 	for _, m := range a.tree.Members {
 		ids = append(ids, m.AgentID)
 	}
@@ -40,13 +42,13 @@ func (a *agent) Known() []string {
 }
 
 func (a *agent) inTree(id string) bool {
-	return id == a.cfg.agentID || a.tree.Member(id) != nil || a.tree.children[id] != nil
+	return id == a.cfg.AgentID || a.tree.Member(id) != nil || a.tree.children[id] != nil
 }
 
 // maySpawn reports whether an agent not in the tree yet may still appear
 // for asker: the root's turn runs (unless turnOver), or another agent does.
 func (a *agent) maySpawn(turnOver bool, asker string) bool {
-	return (a.status == StatusRunning && !turnOver) || a.tree.MaySpawn(asker)
+	return (a.status == api.StatusRunning && !turnOver) || a.tree.MaySpawn(asker)
 }
 
 func (a *agent) onJoin(ctx workflow.Context, m todo.Member) {
@@ -73,13 +75,13 @@ func (a *agent) route(ctx workflow.Context, w todo.Want) {
 func (a *agent) serve(ctx workflow.Context, w todo.Want) {
 	ans := a.tree.Serve(w, a.plans)
 	switch {
-	case w.Agent == a.cfg.agentID:
+	case w.Agent == a.cfg.AgentID:
 		if ans.Bind != nil {
 			a.emit(ctx, a.plans.Bind(w.Of, *ans.Bind))
 		}
 		return
 	case len(ans.Backlog) > 0 || ans.Bind != nil:
-		a.send(ctx, w.WorkflowID, TaskEventSignal, Events{Of: w.Of, Events: ans.Backlog, Bind: ans.Bind})
+		a.send(ctx, w.WorkflowID, api.TaskEventSignal, Events{Of: w.Of, Events: ans.Backlog, Bind: ans.Bind})
 	}
 	if ans.Gone != "" {
 		a.send(ctx, w.WorkflowID, EndSignal, End{AgentID: w.Of, How: ans.Gone})
@@ -89,7 +91,7 @@ func (a *agent) serve(ctx workflow.Context, w todo.Want) {
 // refuse tells the asker that the agent it wants cannot appear any more.
 func (a *agent) refuse(ctx workflow.Context, w todo.Want) {
 	how := fmt.Sprintf("agent %q is not in this run tree and no spawn of it is pending (its agents are %s)", w.Of, strings.Join(a.Known(), ", "))
-	if end := (End{AgentID: w.Of, How: how, Never: true}); w.Agent != a.cfg.agentID {
+	if end := (End{AgentID: w.Of, How: how, Never: true}); w.Agent != a.cfg.AgentID {
 		a.send(ctx, w.WorkflowID, EndSignal, end)
 	} else {
 		a.takeEnd(ctx, end)
@@ -98,7 +100,7 @@ func (a *agent) refuse(ctx workflow.Context, w todo.Want) {
 
 // forward sends an agent's new events to each agent that wants them, in one
 // message each, and its counters to its parent unless that is the root.
-func (a *agent) forward(ctx workflow.Context, of string, events []todo.Event, brief *Brief) {
+func (a *agent) forward(ctx workflow.Context, of string, events []todo.Event, brief *api.Brief) {
 	var to []string
 	msgs := map[string]*Events{}
 	at := func(wf string) *Events {
@@ -118,7 +120,7 @@ func (a *agent) forward(ctx workflow.Context, of string, events []todo.Event, br
 		}
 	}
 	for _, wf := range to {
-		a.send(ctx, wf, TaskEventSignal, *msgs[wf])
+		a.send(ctx, wf, api.TaskEventSignal, *msgs[wf])
 	}
 }
 

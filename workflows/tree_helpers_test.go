@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
@@ -65,7 +67,7 @@ func newTreeEnv(wf ...any) *testsuite.TestWorkflowEnvironment {
 	if len(wf) > 0 {
 		fn = wf[0]
 	}
-	env.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: api.WorkflowName})
 	return env
 }
 
@@ -100,18 +102,18 @@ func scriptTree(env *testsuite.TestWorkflowEnvironment, script map[string][]mode
 		}
 		return r, nil
 	}
-	env.RegisterActivityWithOptions(answer, activity.RegisterOptions{Name: activities.CallModelName})
+	env.RegisterActivityWithOptions(answer, activity.RegisterOptions{Name: api.ModelCallActivity})
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.RunToolInput) (activities.RunToolResult, error) {
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
-	}, activity.RegisterOptions{Name: activities.RunToolName})
+	}, activity.RegisterOptions{Name: api.ToolActivity})
 	registerHost(env)
 	for _, l := range lates {
-		env.OnActivity(activities.CallModelName, mock.Anything, mock.MatchedBy(func(in activities.CallModelInput) bool {
+		env.OnActivity(api.ModelCallActivity, mock.Anything, mock.MatchedBy(func(in activities.CallModelInput) bool {
 			return in.AgentID == l.Agent && in.Call == l.Call
 		})).After(l.D).Return(answer)
 	}
 	if len(lates) > 0 {
-		env.OnActivity(activities.CallModelName, mock.Anything, mock.Anything).Return(answer)
+		env.OnActivity(api.ModelCallActivity, mock.Anything, mock.Anything).Return(answer)
 	}
 	return tm
 }
@@ -125,9 +127,9 @@ func (tm *treeModel) inputs(agentID string) []activities.CallModelInput {
 
 // rootInput is a root with the guards and continuation out of the way and
 // plans started without approval, unless a test says otherwise.
-func rootInput(prompt string) AgentInput {
+func rootInput(prompt string) api.AgentInput {
 	zero, off := 0, false
-	in := AgentInput{Prompt: prompt, IdleTimeoutS: 7 * 24 * 3600}
+	in := api.AgentInput{Prompt: prompt, IdleTimeoutS: 7 * 24 * 3600}
 	in.Todo = todo.Config{PlanApproval: todo.ApprovalAuto, FinalizationMaxCorrections: &zero, Continuation: &off}
 	return in
 }
@@ -141,10 +143,14 @@ const testTreeKey = "key-of-the-test-tree"
 // its own, which the test cannot know).
 func keyedRoot(env testEnv, prompt string) {
 	in := rootInput("")
-	in.Carry = &Carry{Protocol: Protocol, Window: WindowCarry{Messages: []model.Message{{Role: model.RoleSystem, Content: "system"}}},
-		Inbox: InboxCarry{Queue: []Inbound{{Text: prompt}}}, Tree: &TreeCarry{Key: testTreeKey}}
+	c, err := json.Marshal(&Carry{Protocol: api.Protocol, Window: WindowCarry{Messages: []model.Message{{Role: model.RoleSystem, Content: "system"}}},
+		Inbox: InboxCarry{Queue: []Inbound{{Text: prompt}}}, Tree: &TreeCarry{Key: testTreeKey}})
+	if err != nil {
+		panic(err) // a carry of plain values
+	}
+	in.Carry = c
 	env.SetContinuedExecutionRunID("the-run-before")
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 }
 
 // quiet is the todo argument of spawn_subagent for a child whose script
@@ -180,13 +186,13 @@ func reviewOfKid(task string, then ...model.Response) map[string][]model.Respons
 }
 
 // stateOf queries the state of any workflow of the tree (running or ended).
-func stateOf(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowID string) State {
+func stateOf(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowID string) api.State {
 	t.Helper()
-	v, err := env.QueryWorkflowByID(workflowID, StateQuery)
+	v, err := env.QueryWorkflowByID(workflowID, api.StateQuery)
 	if err != nil {
 		t.Fatalf("state query of %s: %v", workflowID, err)
 	}
-	var s State
+	var s api.State
 	if err := v.Get(&s); err != nil {
 		t.Fatalf("decode state of %s: %v", workflowID, err)
 	}
@@ -196,7 +202,7 @@ func stateOf(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowID st
 // messagesOf queries the transcript of any workflow of the tree.
 func messagesOf(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowID string) []model.Message {
 	t.Helper()
-	v, err := env.QueryWorkflowByID(workflowID, MessagesQuery)
+	v, err := env.QueryWorkflowByID(workflowID, api.MessagesQuery)
 	if err != nil {
 		t.Fatalf("messages query of %s: %v", workflowID, err)
 	}
@@ -298,14 +304,14 @@ func (u *updateCallback) Complete(success any, err error) {
 // the execution timeout its parent set has passed. limit receives the last
 // child's execution timeout. Register it as WorkflowName in place of
 // AgentWorkflow.
-func withExecutionTimeout(limit *time.Duration) func(workflow.Context, AgentInput) (AgentResult, error) {
-	return func(ctx workflow.Context, in AgentInput) (AgentResult, error) {
+func withExecutionTimeout(limit *time.Duration) func(workflow.Context, api.AgentInput) (api.AgentResult, error) {
+	return func(ctx workflow.Context, in api.AgentInput) (api.AgentResult, error) {
 		info := workflow.GetInfo(ctx)
 		if info.ParentWorkflowExecution == nil {
 			return AgentWorkflow(ctx, in)
 		}
 		*limit = info.WorkflowExecutionTimeout
-		var res AgentResult
+		var res api.AgentResult
 		var err error
 		done := false
 		workflow.Go(ctx, func(ctx workflow.Context) {
@@ -315,11 +321,11 @@ func withExecutionTimeout(limit *time.Duration) func(workflow.Context, AgentInpu
 		ok, werr := workflow.AwaitWithTimeout(ctx, info.WorkflowExecutionTimeout, func() bool { return done })
 		switch {
 		case werr != nil:
-			return AgentResult{}, werr
+			return api.AgentResult{}, werr
 		case ok:
 			return res, err
 		}
-		return AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+		return api.AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
 	}
 }
 

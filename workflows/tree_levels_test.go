@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/activities"
@@ -44,16 +46,16 @@ func TestTreeGrandchildWaitsOnGrandparent(t *testing.T) {
 		},
 	})
 	sc := countSignals(env)
-	var waiting State
+	var waiting api.State
 	env.RegisterDelayedCallback(func() {
 		waiting = stateOf(t, env, childWF("lead/gc"))
-		env.SignalWorkflow(UserMessageSignal, "the target is arm64")
+		env.SignalWorkflow(api.UserMessageSignal, "the target is arm64")
 	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
-	if s := step(t, waiting.Plan, "step_1"); s.Status != todo.StepBlocked || waiting.Status != StatusBlocked {
+	if s := step(t, waiting.Plan, "step_1"); s.Status != todo.StepBlocked || waiting.Status != api.StatusBlocked {
 		t.Errorf("before main's step: gc %s, step_1 %s", waiting.Status, s.Status)
 	}
 	gc := stateOf(t, env, childWF("lead/gc"))
@@ -61,13 +63,13 @@ func TestTreeGrandchildWaitsOnGrandparent(t *testing.T) {
 		t.Errorf("gc's step_1 = %s", dump(s))
 	}
 	var told bool
-	for _, m := range named(messagesOf(t, env, childWF("lead/gc")), NameTaskEvent) {
+	for _, m := range named(messagesOf(t, env, childWF("lead/gc")), api.NameTaskEvent) {
 		told = told || strings.Contains(m.Content, todo.EventStepUnblocked)
 	}
 	if !told {
 		t.Error("gc's model was not told that its step unblocked")
 	}
-	if lead := stateOf(t, env, childWF("lead")); len(lead.Events) != 0 || lead.Subagents["gc"].Status != StatusCompleted {
+	if lead := stateOf(t, env, childWF("lead")); len(lead.Events) != 0 || lead.Subagents["gc"].Status != api.StatusCompleted {
 		t.Errorf("lead: events %s, gc %s", dump(lead.Events), lead.Subagents["gc"].Status)
 	}
 	if len(eventsOf(queryState(t, env).Events, "gc", todo.EventStepCompleted)) != 1 {
@@ -103,17 +105,17 @@ func TestTreeGrandchildWaitsOnSibling(t *testing.T) {
 		},
 	}, late{"w2", 3, 30 * time.Minute})
 	sc := countSignals(env)
-	var during State
+	var during api.State
 	env.RegisterDelayedCallback(func() { during = stateOf(t, env, childWF("lead")) }, 15*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	w1 := stateOf(t, env, childWF("lead/w1"))
 	if s := step(t, w1.Plan, "step_1"); s.Status != todo.StepCompleted || string(s.ReceivedOutputs["w2:step_1"]) != `{"rows":7}` || !slicesContains([]string{"", "plan_1"}, s.BoundPlans["w2"]) {
 		t.Errorf("w1's step_1 = %s", dump(s))
 	}
-	if live := during.Subagents["w1"].Live; live == nil || during.Subagents["w1"].Status != StatusBlocked || live.PlanID != "plan_1" {
+	if live := during.Subagents["w1"].Live; live == nil || during.Subagents["w1"].Status != api.StatusBlocked || live.PlanID != "plan_1" {
 		t.Errorf("the lead's entry for the waiting w1 = %s", dump(during.Subagents["w1"]))
 	}
 	if len(eventsOf(stateOf(t, env, childWF("lead")).Events, "", "")) != 0 {
@@ -153,14 +155,14 @@ func TestTreeCancelMidWait(t *testing.T) {
 		},
 	}, late{"lead", 5, time.Hour})
 	sc := countSignals(env)
-	var before State
+	var before api.State
 	env.RegisterDelayedCallback(func() { before = stateOf(t, env, childWF("lead/gc")) }, 30*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "decide now") }, 2*time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.UserMessageSignal, "decide now") }, 2*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
-	if before.Status != StatusBlocked {
+	if before.Status != api.StatusBlocked {
 		t.Fatalf("the script is off: gc %s before the cancel", before.Status)
 	}
 	lead := stateOf(t, env, childWF("lead"))
@@ -202,8 +204,8 @@ func TestTreeGrandchildDiesWithoutItsEnd(t *testing.T) {
 		return nil
 	}
 	sc := countSignals(env)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	root := queryState(t, env)
@@ -213,7 +215,7 @@ func TestTreeGrandchildDiesWithoutItsEnd(t *testing.T) {
 	if len(eventsOf(root.Events, "gc", todo.EventPlanStarted)) != 1 {
 		t.Errorf("the root's log lacks gc's plan_started: %s", dump(eventsOf(root.Events, "gc", "")))
 	}
-	if st := stateOf(t, env, childWF("lead")); st.Subagents["gc"].Status != StatusFailed || st.Status != StatusCompleted {
+	if st := stateOf(t, env, childWF("lead")); st.Subagents["gc"].Status != api.StatusFailed || st.Status != api.StatusCompleted {
 		t.Errorf("lead %s, its gc %s", st.Status, st.Subagents["gc"].Status)
 	}
 	sc.check(t)

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -26,17 +29,17 @@ import (
 // parent does (the root takes an end in once). The root's log holds the
 // tree, so the root takes the end in here, after the child's messages.
 func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWorkflowFuture) {
-	var res AgentResult
+	var res api.AgentResult
 	err := fut.Get(ctx, &res)
 	// The child's last messages were delivered before it completed; let
 	// the signal loop take them in first.
 	_ = workflow.Await(ctx, func() bool { return a.treeLen() == 0 })
-	ch.Done, ch.how = true, StatusCompleted
+	ch.Done, ch.how = true, api.StatusCompleted
 	switch {
 	case err == nil && res.State != nil:
-		ch.State, ch.reply = res.State, cutUTF8(res.Reply, resultHead)
+		ch.State, ch.reply = res.State, text.Cut(res.Reply, resultHead)
 	case err != nil:
-		ch.how = "failed: " + rootMessage(err)
+		ch.how = "failed: " + api.RootMessage(err)
 		switch {
 		case temporal.IsCanceledError(err):
 			ch.how = "cancelled"
@@ -44,12 +47,12 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 				ch.how += ": " + ch.why
 			}
 		case errors.As(err, new(*temporal.TimeoutError)):
-			ch.how = fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.subagentTimeout)
+			ch.how = fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.SubagentTimeout)
 		}
-		st := State{AgentID: ch.AgentID, Status: StatusFailed}
+		st := api.State{AgentID: ch.AgentID, Status: api.StatusFailed}
 		if ch.State != nil {
 			st = *ch.State
-			st.Status = StatusFailed
+			st.Status = api.StatusFailed
 		}
 		ch.State = &st
 	}
@@ -65,14 +68,14 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 // finishChildren asks the running children to finish, waits for them for
 // subagent_grace_s, and cancels those still running.
 func (a *agent) finishChildren(ctx workflow.Context) error {
-	grace := int(a.cfg.subagentGrace / time.Second)
+	grace := int(a.cfg.SubagentGrace / time.Second)
 	for _, id := range a.tree.childOrder {
 		if ch := a.tree.children[id]; !ch.Done && !ch.finishAsked {
 			ch.finishAsked = true
-			a.send(ctx, ch.WorkflowID, HandSignal, Handed{From: a.cfg.agentID, Finish: &grace})
+			a.send(ctx, ch.WorkflowID, HandSignal, Handed{From: a.cfg.AgentID, Finish: &grace})
 		}
 	}
-	done, err := a.awaitOrTimeout(ctx, a.cfg.subagentGrace, "subagent grace", func() bool { return a.runningChildren() == 0 })
+	done, err := a.awaitOrTimeout(ctx, a.cfg.SubagentGrace, "subagent grace", func() bool { return a.runningChildren() == 0 })
 	if err != nil || done {
 		return err
 	}
@@ -187,7 +190,7 @@ func (a *agent) adoptChildren(ctx workflow.Context) {
 			wait := max(ch.deadline.Sub(workflow.Now(ctx))+deadlineSlack, time.Second)
 			ended, err := a.awaitOrTimeout(ctx, wait, "deadline of subagent "+ch.AgentID, func() bool { return ch.Done })
 			if err == nil && !ended {
-				a.childDied(ctx, ch, fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.subagentTimeout))
+				a.childDied(ctx, ch, fmt.Sprintf("timed out after %s (subagent_timeout_s)", a.cfg.SubagentTimeout))
 			}
 		})
 	}
@@ -219,13 +222,13 @@ func (a *agent) endFrom(ch *child, e End) {
 		st := *e.Final
 		ch.State = &st
 	case a.tree.briefs[e.AgentID] != nil:
-		st := a.tree.briefs[e.AgentID].state(e.AgentID)
+		st := briefState(a.tree.briefs[e.AgentID], e.AgentID)
 		ch.State = &st
 	default:
-		ch.State = &State{AgentID: e.AgentID}
+		ch.State = &api.State{AgentID: e.AgentID}
 	}
-	if e.How != StatusCompleted {
-		ch.State.Status = StatusFailed
+	if e.How != api.StatusCompleted {
+		ch.State.Status = api.StatusFailed
 	}
 }
 
@@ -250,7 +253,7 @@ func (a *agent) endTree(ctx workflow.Context, err error) {
 	if errors.As(err, new(*workflow.ContinueAsNewError)) {
 		return
 	}
-	how := "failed: " + rootMessage(err)
+	how := "failed: " + api.RootMessage(err)
 	if temporal.IsCanceledError(err) {
 		how = "cancelled"
 	}
@@ -277,13 +280,13 @@ func (a *agent) endTree(ctx workflow.Context, err error) {
 // older children are kept in.
 func (a *agent) endMessage(how string) End {
 	st := a.state()
-	if how != StatusCompleted {
-		st.Status = StatusFailed
+	if how != api.StatusCompleted {
+		st.Status = api.StatusFailed
 	}
-	reply := cutUTF8(a.lastReply(), resultHead)
-	final := st.summary()
+	reply := text.Cut(a.lastReply(), resultHead)
+	final := summary(st)
 	if b, _ := json.Marshal(final); len(b) > signalEventsBudget {
-		final = st.ended(reply)
+		final = ended(st, reply)
 	}
-	return End{AgentID: a.cfg.agentID, How: how, Final: &final, Reply: reply}
+	return End{AgentID: a.cfg.AgentID, How: how, Final: &final, Reply: reply}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -35,13 +37,13 @@ func TestTreeCancelSubagent(t *testing.T) {
 			say("waiting for main"),
 		},
 	}, late{"main", 5, time.Hour}, late{"main", 6, 10 * time.Minute})
-	var before State
+	var before api.State
 	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 30*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
-	if sub := before.Subagents["worker"]; sub.Status != StatusBlocked || before.Status != StatusRunning {
+	if sub := before.Subagents["worker"]; sub.Status != api.StatusBlocked || before.Status != api.StatusRunning {
 		t.Fatalf("the script is off: before the cancel, root %s, worker %s", before.Status, sub.Status)
 	}
 	msgs := queryMessages(t, env)
@@ -56,11 +58,11 @@ func TestTreeCancelSubagent(t *testing.T) {
 	if s.Status != todo.StepFailed || !containsAll(s.Error, "worker", "cancelled", "the user changed their mind") {
 		t.Errorf("the step that waited on the cancelled worker = %s", dump(s))
 	}
-	if sub := root.Subagents["worker"]; sub.Status != StatusFailed {
+	if sub := root.Subagents["worker"]; sub.Status != api.StatusFailed {
 		t.Errorf("root's entry for the cancelled worker: %s", sub.Status)
 	}
 	var told bool
-	for _, m := range named(msgs, NameTaskEvent) {
+	for _, m := range named(msgs, api.NameTaskEvent) {
 		told = told || containsAll(m.Content, "step_failed", "step_2")
 	}
 	if !told {
@@ -97,13 +99,13 @@ func TestTreeSubagentTimeout(t *testing.T) {
 			say("waiting for main"),
 		},
 	})
-	var before, after State
+	var before, after api.State
 	env.RegisterDelayedCallback(func() { before = queryState(t, env) }, 9*time.Minute)
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 11*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
 	in := rootInput("go")
 	in.SubagentTimeoutS, in.ModelRetryWindowS = 600, 300
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
 
 	if limit != 10*time.Minute {
@@ -117,7 +119,7 @@ func TestTreeSubagentTimeout(t *testing.T) {
 	if b, a := step(t, before.Plan, "step_2"), step(t, after.Plan, "step_2"); b.Status != todo.StepBlocked || a.Status != todo.StepFailed {
 		t.Errorf("step_2 at 9 min %s, at 11 min %s: want blocked, then failed at the 10-minute limit", b.Status, a.Status)
 	}
-	if res := root.Subagents["slow"]; res.Status != StatusFailed {
+	if res := root.Subagents["slow"]; res.Status != api.StatusFailed {
 		t.Errorf("root's entry for the slow child: %s", res.Status)
 	}
 }
@@ -144,34 +146,34 @@ func TestTreeEndSessionGrace(t *testing.T) {
 		"busy": {list, list, say("finished in time")},
 	}, late{"busy", 1, 50 * time.Minute}, late{"busy", 2, 50 * time.Minute})
 	start := env.Now()
-	var during State
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	var during api.State
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
 	env.RegisterDelayedCallback(func() { during = queryState(t, env) }, 90*time.Minute)
 	in := rootInput("go")
 	in.SubagentGraceS = 3600
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
 
 	took := env.Now().Sub(start)
 	if took < 2*time.Hour || took > 2*time.Hour+5*time.Minute {
 		t.Errorf("the root completed %s after the start; want just after end_session (1h) + subagent_grace_s (1h)", took)
 	}
-	if during.Status != StatusBlocked || during.Subagents["stuck"].Status != StatusBlocked {
+	if during.Status != api.StatusBlocked || during.Subagents["stuck"].Status != api.StatusBlocked {
 		t.Errorf("during the grace: root %s, stuck %s", during.Status, during.Subagents["stuck"].Status)
 	}
 	root := queryState(t, env)
-	if root.Status != StatusCompleted || root.Subagents["stuck"].Status != StatusFailed || root.Subagents["busy"].Status != StatusCompleted {
+	if root.Status != api.StatusCompleted || root.Subagents["stuck"].Status != api.StatusFailed || root.Subagents["busy"].Status != api.StatusCompleted {
 		t.Errorf("at the end: root %s, stuck %s, busy %s", root.Status, root.Subagents["stuck"].Status, root.Subagents["busy"].Status)
 	}
 	var noted bool
-	for _, m := range named(messagesOf(t, env, childWF("busy")), NameTaskEvent) {
+	for _, m := range named(messagesOf(t, env, childWF("busy")), api.NameTaskEvent) {
 		noted = noted || containsAll(m.Content, "session", "is ending", "3600 seconds")
 	}
 	if !noted {
 		t.Error("busy's model was not told that the session is ending")
 	}
-	var res AgentResult
-	if err := env.GetWorkflowResult(&res); err != nil || res.State == nil || res.State.Subagents["stuck"].Status != StatusFailed {
+	var res api.AgentResult
+	if err := env.GetWorkflowResult(&res); err != nil || res.State == nil || res.State.Subagents["stuck"].Status != api.StatusFailed {
 		t.Errorf("the root's result: %v, %+v", err, res.State)
 	}
 }
@@ -199,11 +201,11 @@ func TestTreeEndSessionBreaksAWaitOnAChild(t *testing.T) {
 	})
 	in := rootInput("go")
 	in.SubagentGraceS = 30
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
 	st := queryState(t, env)
-	if kid := st.Subagents["kid"]; kid.Status != StatusFailed {
+	if kid := st.Subagents["kid"]; kid.Status != api.StatusFailed {
 		t.Errorf("kid = %s, want failed (cancelled)", kid.Status)
 	}
 	if s := st.Plan.Steps[2]; s.Status != "failed" || !strings.Contains(s.Error, "subagent_grace_s") {
@@ -219,14 +221,14 @@ func TestSubagentTimeoutCoversTheRetryWindow(t *testing.T) {
 		timeout, window int
 		want            time.Duration
 	}{
-		{0, 0, DefaultModelRetryWindow},
+		{0, 0, api.DefaultModelRetryWindow},
 		{600, 300, 10 * time.Minute},
 		{600, 7200, 2 * time.Hour},
 	}
 	for _, tt := range tests {
-		c, err := resolve(AgentInput{SubagentTimeoutS: tt.timeout, ModelRetryWindowS: tt.window})
-		if err != nil || c.subagentTimeout != tt.want {
-			t.Errorf("subagent_timeout_s %d, model_retry_window_s %d: limit %s, %v; want %s", tt.timeout, tt.window, c.subagentTimeout, err, tt.want)
+		c, err := resolve(api.AgentInput{SubagentTimeoutS: tt.timeout, ModelRetryWindowS: tt.window})
+		if err != nil || c.SubagentTimeout != tt.want {
+			t.Errorf("subagent_timeout_s %d, model_retry_window_s %d: limit %s, %v; want %s", tt.timeout, tt.window, c.SubagentTimeout, err, tt.want)
 		}
 	}
 }

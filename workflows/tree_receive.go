@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -35,7 +37,7 @@ func (a *agent) drainTree(ctx workflow.Context) {
 		}
 	})
 	drain(a.tree.events, func(e Events) {
-		if a.heard(ctx, TaskEventSignal, e.Protocol, e.Key) {
+		if a.heard(ctx, api.TaskEventSignal, e.Protocol, e.Key) {
 			a.onEvents(ctx, e)
 		}
 	})
@@ -65,8 +67,8 @@ func (a *agent) heard(ctx workflow.Context, signal string, p int, key string) bo
 	if !a.proven(ctx, signal, key) {
 		return false
 	}
-	if p != Protocol {
-		workflow.GetLogger(ctx).Warn("a tree message of another protocol", "signal", signal, "protocol", p, "this_protocol", Protocol)
+	if p != api.Protocol {
+		workflow.GetLogger(ctx).Warn("a tree message of another protocol", "signal", signal, "protocol", p, "this_protocol", api.Protocol)
 	}
 	return true
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -48,18 +50,18 @@ func (a *agent) stamped(arg any) any {
 	key := a.tree.key
 	switch m := arg.(type) {
 	case Events:
-		m.Protocol, m.Key = Protocol, key
+		m.Protocol, m.Key = api.Protocol, key
 		return m
 	case End:
-		m.Protocol, m.Key = Protocol, key
+		m.Protocol, m.Key = api.Protocol, key
 		return m
 	case Handed:
-		m.Protocol, m.Key = Protocol, key
+		m.Protocol, m.Key = api.Protocol, key
 		return m
 	case todo.Member:
-		return Join{Member: m, Protocol: Protocol, Key: key}
+		return Join{Member: m, Protocol: api.Protocol, Key: key}
 	case todo.Want:
-		return Ask{Want: m, Protocol: Protocol, Key: key}
+		return Ask{Want: m, Protocol: api.Protocol, Key: key}
 	}
 	return arg
 }
@@ -121,7 +123,7 @@ func (a *agent) awaitSent(ctx workflow.Context) {
 // takes in anything else of it.
 func (a *agent) joinTree(ctx workflow.Context) {
 	if !a.isRoot() {
-		me := todo.Member{AgentID: a.cfg.agentID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Parent: a.tree.parentID}
+		me := todo.Member{AgentID: a.cfg.AgentID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Parent: a.tree.parentID}
 		a.send(ctx, a.tree.rootID, JoinSignal, me)
 	}
 }
@@ -137,11 +139,11 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 		a.reporters.report(ev, plan)
 	}
 	if a.isRoot() {
-		a.forward(ctx, a.cfg.agentID, events, nil)
+		a.forward(ctx, a.cfg.AgentID, events, nil)
 		return
 	}
 	b := a.nextBrief()
-	a.send(ctx, a.tree.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Events: events, Brief: &b})
+	a.send(ctx, a.tree.rootID, api.TaskEventSignal, Events{Of: a.cfg.AgentID, Events: events, Brief: &b})
 }
 
 // askPeers asks the root for what this agent's plan needs and was not asked
@@ -169,7 +171,7 @@ func (a *agent) askPeers(ctx workflow.Context) {
 }
 
 func (a *agent) ask(ctx workflow.Context, w todo.Want) {
-	w.Agent, w.WorkflowID = a.cfg.agentID, workflow.GetInfo(ctx).WorkflowExecution.ID
+	w.Agent, w.WorkflowID = a.cfg.AgentID, workflow.GetInfo(ctx).WorkflowExecution.ID
 	if a.isRoot() {
 		a.route(ctx, w)
 		return
@@ -181,7 +183,7 @@ func (a *agent) ask(ctx workflow.Context, w todo.Want) {
 // delivered.
 func (a *agent) sayEnded(ctx workflow.Context) {
 	if !a.isRoot() {
-		a.send(ctx, a.tree.rootID, EndSignal, a.endMessage(StatusCompleted))
+		a.send(ctx, a.tree.rootID, EndSignal, a.endMessage(api.StatusCompleted))
 		a.awaitSent(ctx)
 	}
 }

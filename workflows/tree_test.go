@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -35,16 +37,16 @@ func TestTreeChildWaitsOnParentStep(t *testing.T) {
 			say("kid done"),
 		},
 	})
-	var waiting State
+	var waiting api.State
 	env.RegisterDelayedCallback(func() {
 		waiting = stateOf(t, env, childWF("kid"))
-		env.SignalWorkflow(UserMessageSignal, "finish your steps")
+		env.SignalWorkflow(api.UserMessageSignal, "finish your steps")
 	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
-	if s := step(t, waiting.Plan, "step_1"); s.Status != todo.StepBlocked || waiting.Status != StatusBlocked {
+	if s := step(t, waiting.Plan, "step_1"); s.Status != todo.StepBlocked || waiting.Status != api.StatusBlocked {
 		t.Errorf("before the parent's step: kid %s, step_1 %s; want blocked, blocked", waiting.Status, s.Status)
 	}
 	kid := stateOf(t, env, childWF("kid"))
@@ -52,18 +54,18 @@ func TestTreeChildWaitsOnParentStep(t *testing.T) {
 	if s.Status != todo.StepCompleted || string(s.ReceivedOutputs["main:step_2"]) != `{"answer":42}` {
 		t.Errorf("kid's step_1 = %s", dump(s))
 	}
-	if kid.Status != StatusCompleted || len(eventsOf(kid.Events, "kid", todo.EventStepUnblocked)) != 1 {
+	if kid.Status != api.StatusCompleted || len(eventsOf(kid.Events, "kid", todo.EventStepUnblocked)) != 1 {
 		t.Errorf("kid: %s, events %s", kid.Status, dump(kid.Events))
 	}
 	var told bool
 	for _, m := range messagesOf(t, env, childWF("kid")) {
-		told = told || (m.Role == model.RoleUser && m.Name == NameTaskEvent && strings.Contains(m.Content, todo.EventStepUnblocked))
+		told = told || (m.Role == model.RoleUser && m.Name == api.NameTaskEvent && strings.Contains(m.Content, todo.EventStepUnblocked))
 	}
 	if !told {
 		t.Error("the kid's model was not told (task_event) that its step unblocked")
 	}
 	root := queryState(t, env)
-	if sub := root.Subagents["kid"]; sub.Status != StatusCompleted || sub.Plan == nil || sub.Plan.Status != todo.PlanCompleted {
+	if sub := root.Subagents["kid"]; sub.Status != api.StatusCompleted || sub.Plan == nil || sub.Plan.Status != todo.PlanCompleted {
 		t.Errorf("root's record of kid = %s", dump(sub))
 	}
 }
@@ -110,12 +112,12 @@ func TestTreeDependencyBindsToTheProducersCurrentPlan(t *testing.T) {
 				},
 				"cons": cons,
 			}, late{"cons", addDep, time.Hour}, late{"prod", 7, 2 * time.Hour})
-			var between, prodBetween State
+			var between, prodBetween api.State
 			env.RegisterDelayedCallback(func() {
 				between, prodBetween = stateOf(t, env, childWF("cons")), stateOf(t, env, childWF("prod"))
 			}, 90*time.Minute)
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
-			env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
+			env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 			completed(t, env)
 
 			if prodBetween.Plan == nil || prodBetween.Plan.PlanID != "plan_2" || step(t, prodBetween.Plan, "step_1").Status == todo.StepCompleted {
@@ -167,14 +169,14 @@ func TestTreeRelaysOnlyToSubscribers(t *testing.T) {
 		// b gives its final answer half an hour in, so that it still runs
 		// when a works (a subscriber that ended hears nothing more).
 	}, late{"b", len(b), 30 * time.Minute})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	hears := map[string][]string{"a": {"a"}, "b": {"a", "b"}, "c": {"c"}}
 	for _, id := range []string{"a", "b", "c"} {
 		st := stateOf(t, env, childWF(id))
-		if st.Status != StatusCompleted || st.Plan == nil || st.Plan.Status != todo.PlanCompleted {
+		if st.Status != api.StatusCompleted || st.Plan == nil || st.Plan.Status != todo.PlanCompleted {
 			t.Errorf("%s did not finish its plan: %s", id, st.Status)
 		}
 		for _, ev := range st.Events {
@@ -208,10 +210,10 @@ func TestTreeDependencyOnAnAgentNeverSpawned(t *testing.T) {
 			say("waiting for ghost"),
 		},
 	})
-	var during State
+	var during api.State
 	env.RegisterDelayedCallback(func() { during = queryState(t, env) }, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	s := step(t, during.Plan, "step_2")
@@ -221,7 +223,7 @@ func TestTreeDependencyOnAnAgentNeverSpawned(t *testing.T) {
 	if evs := eventsOf(during.Events, "main", todo.EventStepFailed); len(evs) != 1 || !strings.Contains(string(evs[0].Data), "not in this run tree") {
 		t.Errorf("step_failed events = %s", dump(evs))
 	}
-	if during.Status != StatusWaitingUser {
+	if during.Status != api.StatusWaitingUser {
 		t.Errorf("the root waits on nothing: status %s", during.Status)
 	}
 	msgs := queryMessages(t, env)
@@ -252,11 +254,11 @@ func TestTreeChildDependencyOnAnAgentNeverSpawned(t *testing.T) {
 			say("ghost never came"),
 		},
 	}, late{"main", 2, time.Hour})
-	var during, after State
+	var during, after api.State
 	env.RegisterDelayedCallback(func() { during = stateOf(t, env, childWF("kid")) }, 30*time.Minute)
 	env.RegisterDelayedCallback(func() { after = stateOf(t, env, childWF("kid")) }, 2*time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	if s := step(t, during.Plan, "step_1"); s.Status != todo.StepBlocked {
@@ -288,14 +290,14 @@ func TestTreeEscalationLastCallHasNoTools(t *testing.T) {
 	})
 	var reply any
 	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(SendMessageUpdate, "", &updateCallback{
+		env.UpdateWorkflow(api.SendMessageUpdate, "", &updateCallback{
 			reject:   func(err error) { t.Errorf("send_message rejected: %v", err) },
 			complete: func(r any, err error) { reply = r },
 		}, "go")
 	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(UserMessageSignal, "and now?") }, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.UserMessageSignal, "and now?") }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
 
 	if reply != "Shipping is not done: the registry refused the upload." {
@@ -316,7 +318,7 @@ func TestTreeEscalationLastCallHasNoTools(t *testing.T) {
 	if next < 0 {
 		t.Fatal("the second user message is not in the transcript")
 	}
-	if n := len(named(msgs[:next], NameBlocked)); n != 1 {
+	if n := len(named(msgs[:next], api.NameBlocked)); n != 1 {
 		t.Errorf("%d todo_blocked messages in the first turn", n)
 	}
 	m, ok := toolAnswer(msgs, "main-4-0")
@@ -348,8 +350,8 @@ func TestTreeRepeatedRefusalOfAPlanTool(t *testing.T) {
 			say("the build failed"),
 		},
 	})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	msgs := queryMessages(t, env)
@@ -390,10 +392,10 @@ func TestTreeChildSendsABriefNotItsState(t *testing.T) {
 			say("kid done"),
 		},
 	}, late{"kid", 5, time.Hour})
-	var during State
+	var during api.State
 	env.RegisterDelayedCallback(func() { during = queryState(t, env) }, 30*time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	sub := during.Subagents["kid"]
@@ -405,7 +407,7 @@ func TestTreeChildSendsABriefNotItsState(t *testing.T) {
 		t.Errorf("the running kid's entry carries state, not a brief: todos %d, plan %v, events %d", len(sub.Todos), sub.Plan != nil, len(sub.Events))
 	}
 	if live.TodosTotal != 2 || live.TodosCompleted != 1 || live.Current != "Write" || live.PlanID != "plan_1" ||
-		live.StepsTotal != 2 || live.StepsCompleted != 1 || live.ModelCalls < 4 || sub.Status != StatusRunning {
+		live.StepsTotal != 2 || live.StepsCompleted != 1 || live.ModelCalls < 4 || sub.Status != api.StatusRunning {
 		t.Errorf("the live counters = %s, status %s", dump(live), sub.Status)
 	}
 	// The parent's log has the kid's events, one by one.
@@ -413,7 +415,7 @@ func TestTreeChildSendsABriefNotItsState(t *testing.T) {
 		t.Errorf("the parent's log has %d of the kid's events, want 3", got)
 	}
 	end := queryState(t, env).Subagents["kid"]
-	if end.Live != nil || end.Status != StatusCompleted || len(end.Todos) != 2 || end.Plan == nil || end.Plan.Status != todo.PlanCompleted {
+	if end.Live != nil || end.Status != api.StatusCompleted || len(end.Todos) != 2 || end.Plan == nil || end.Plan.Status != todo.PlanCompleted {
 		t.Errorf("the parent's entry for the ended kid = %s", dump(end))
 	}
 }
@@ -452,8 +454,8 @@ func TestTreeRootDependsOnAGrandchild(t *testing.T) {
 		// worker's plan comes after its spawn was announced.
 		late{Agent: "worker", Call: 1, D: time.Minute},
 	)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 
 	st := queryState(t, env)
@@ -498,8 +500,8 @@ func TestTreeSubscribeAfterUnsubscribe(t *testing.T) {
 		"b": b,
 		// a works once b has subscribed again; b still runs then.
 	}, late{"a", 1, 10 * time.Minute}, late{"b", len(b), 30 * time.Minute})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
 	st := stateOf(t, env, childWF("b"))
 	if len(eventsOf(st.Events, "a", "step_completed")) != 1 {
@@ -535,10 +537,10 @@ func TestTreeNothingReachesAnEndedSubscriber(t *testing.T) {
 		// The producers work once their subscribers have ended.
 	}, late{"p", 1, time.Hour}, late{"p2", 1, time.Hour})
 	sc := countSignals(env)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 	completed(t, env)
-	if st := stateOf(t, env, childWF("p")); st.Status != StatusCompleted || sc.events == 0 {
+	if st := stateOf(t, env, childWF("p")); st.Status != api.StatusCompleted || sc.events == 0 {
 		t.Fatalf("p %s, %d events signalled in all: the test did not run its course", st.Status, sc.events)
 	}
 	sc.check(t)

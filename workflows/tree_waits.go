@@ -8,56 +8,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/workflow"
 )
 
-// Brief is what an agent tells the root with each of its events and each
-// change of its status, and the root its parent: the counters the parent
-// shows (state.subagents[id].live), not its whole state (the agent's own
-// run answers for that).
-type Brief struct {
-	Status           string      `json:"status"`
-	Turns            int         `json:"turns"`
-	ModelCalls       int         `json:"model_calls"`
-	TodosTotal       int         `json:"todos_total"`
-	TodosCompleted   int         `json:"todos_completed"`
-	Current          string      `json:"current,omitempty"`
-	PlanID           string      `json:"plan_id,omitempty"`
-	PlanStatus       string      `json:"plan_status,omitempty"`
-	StepsTotal       int         `json:"steps_total,omitempty"`
-	StepsCompleted   int         `json:"steps_completed,omitempty"`
-	Paused           bool        `json:"paused,omitempty"`
-	PauseReason      string      `json:"pause_reason,omitempty"`
-	AwaitingApproval bool        `json:"awaiting_approval,omitempty"`
-	ModelError       *ModelError `json:"model_error,omitempty"`
-	Usage            Usage       `json:"usage"`
-	TreeUsage        Usage       `json:"tree_usage"`
-	// Waiting are the agent's own human waits (the root gathers every
-	// agent's).
-	Waiting []Wait `json:"waiting,omitempty"`
-}
-
-// Wait is a human wait of an agent of the tree (CONTRACT.md state.waiting).
-type Wait struct {
-	AgentID string `json:"agent_id"`
-	Kind    string `json:"kind"`
-	Reason  string `json:"reason"`
-	// CallID is the call a tool_approval waits for, which approve_tool
-	// must name.
-	CallID string `json:"call_id,omitempty"`
-}
-
-// Kinds of Wait.
-const (
-	WaitPaused       = "paused"
-	WaitPlanApproval = "plan_approval"
-)
-
 // brief is this agent's counters for its parent.
-func (a *agent) brief() Brief {
+func (a *agent) brief() api.Brief {
 	items := a.todo.List()
-	b := Brief{
+	b := api.Brief{
 		Status:           a.status,
 		Turns:            a.turns,
 		ModelCalls:       a.modelCalls,
@@ -72,7 +33,7 @@ func (a *agent) brief() Brief {
 		Waiting:          a.ownWaits(),
 	}
 	if cur, ok := todo.Current(items); ok {
-		b.Current = shorten(cur.Content, 200)
+		b.Current = text.Shorten(cur.Content, 200)
 	}
 	if p := a.plans.Current(); p != nil {
 		pr := todo.ComputeProgress(p.Steps)
@@ -88,11 +49,11 @@ func (a *agent) sendBrief(ctx workflow.Context) {
 		return
 	}
 	b := a.nextBrief()
-	a.send(ctx, a.tree.rootID, TaskEventSignal, Events{Of: a.cfg.agentID, Brief: &b})
+	a.send(ctx, a.tree.rootID, api.TaskEventSignal, Events{Of: a.cfg.AgentID, Brief: &b})
 }
 
 // nextBrief is the brief to send now, remembered as the last one sent.
-func (a *agent) nextBrief() Brief {
+func (a *agent) nextBrief() api.Brief {
 	b := a.brief()
 	a.tree.brief = &b
 	return b
@@ -100,22 +61,22 @@ func (a *agent) nextBrief() Brief {
 
 // sameBrief compares what a parent shows without an event: the status and
 // the waits (the counters go with the next event).
-func sameBrief(x, y Brief) bool {
+func sameBrief(x, y api.Brief) bool {
 	return x.Status == y.Status && slices.Equal(x.Waiting, y.Waiting) && x.Paused == y.Paused && x.AwaitingApproval == y.AwaitingApproval
 }
 
 // state is a running child's entry in state.subagents: its counters (Live),
 // its status and its waits; the child's own state query answers the rest.
-func (b *Brief) state(id string) State {
-	return State{
+func briefState(b *api.Brief, id string) api.State {
+	return api.State{
 		AgentID:          id,
 		Status:           b.Status,
 		Turns:            b.Turns,
 		ModelCalls:       b.ModelCalls,
 		Todos:            []todo.Item{},
 		Events:           []todo.Event{},
-		Subagents:        map[string]State{},
-		Reporters:        []ReporterStatus{},
+		Subagents:        map[string]api.State{},
+		Reporters:        []api.ReporterStatus{},
 		Paused:           b.Paused,
 		PauseReason:      b.PauseReason,
 		AwaitingApproval: b.AwaitingApproval,
@@ -128,19 +89,19 @@ func (b *Brief) state(id string) State {
 }
 
 // ownWaits is the human wait of this agent, if it has one.
-func (a *agent) ownWaits() []Wait {
+func (a *agent) ownWaits() []api.Wait {
 	if a.todo.Paused && a.inbox.empty() {
-		return []Wait{{AgentID: a.cfg.agentID, Kind: WaitPaused, Reason: reasonHead(a.todo.PauseReason)}}
+		return []api.Wait{{AgentID: a.cfg.AgentID, Kind: api.WaitPaused, Reason: reasonHead(a.todo.PauseReason)}}
 	}
 	// A call and the plan wait at once when startPlan handed its wait over
 	// and a held call of the same response waits too: each is answered by
 	// its own update, in any order.
-	var ws []Wait
+	var ws []api.Wait
 	if a.approvals.toolWait != nil && a.approvals.toolAnswer == nil {
-		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitToolApproval, Reason: reasonHead(a.approvals.toolWait.reason()), CallID: a.approvals.toolWait.CallID})
+		ws = append(ws, api.Wait{AgentID: a.cfg.AgentID, Kind: api.WaitToolApproval, Reason: reasonHead(approvalReason(a.approvals.toolWait)), CallID: a.approvals.toolWait.CallID})
 	}
 	if a.plans.AwaitingApproval && a.approvals.plan == nil {
-		ws = append(ws, Wait{AgentID: a.cfg.agentID, Kind: WaitPlanApproval, Reason: reasonHead(a.plans.ApprovalMessage)})
+		ws = append(ws, api.Wait{AgentID: a.cfg.AgentID, Kind: api.WaitPlanApproval, Reason: reasonHead(a.plans.ApprovalMessage)})
 	}
 	return ws
 }
@@ -154,7 +115,7 @@ func reasonHead(s string) string {
 	if len(s) <= waitReasonBytes {
 		return s
 	}
-	return cutUTF8(s, waitReasonBytes) + "…"
+	return text.Cut(s, waitReasonBytes) + "…"
 }
 
 // under are the running agents whose counters this one holds: at the root
@@ -179,7 +140,7 @@ func (a *agent) under() []string {
 
 // waiting lists the human waits of this agent and of those under it, its
 // own first, without the ones the root has handed an answer on to.
-func (a *agent) waiting() []Wait {
+func (a *agent) waiting() []api.Wait {
 	ws := a.ownWaits()
 	for _, id := range a.under() {
 		if b := a.tree.briefs[id]; b != nil {
@@ -195,7 +156,7 @@ func (a *agent) waiting() []Wait {
 
 // forgetHanded drops the handed-on answers whose waits are over.
 func (a *agent) forgetHanded() {
-	a.tree.handed = slices.DeleteFunc(a.tree.handed, func(w Wait) bool {
+	a.tree.handed = slices.DeleteFunc(a.tree.handed, func(w api.Wait) bool {
 		b := a.tree.briefs[w.AgentID]
 		return b == nil || !slices.Contains(b.Waiting, w)
 	})
@@ -206,7 +167,7 @@ func (a *agent) forgetHanded() {
 // that a user (or a scenario) sees where the tree stands.
 func (a *agent) shownStatus() string {
 	switch a.status {
-	case StatusPaused, StatusAwaitingApproval, StatusCompleted, StatusFailed, StatusContinued:
+	case api.StatusPaused, api.StatusAwaitingApproval, api.StatusCompleted, api.StatusFailed, api.StatusContinued:
 		return a.status
 	}
 	if !a.isRoot() {
@@ -214,10 +175,10 @@ func (a *agent) shownStatus() string {
 	}
 	for _, w := range a.waiting() {
 		switch w.Kind {
-		case WaitPaused:
-			return StatusPaused
-		case WaitPlanApproval, WaitToolApproval:
-			return StatusAwaitingApproval
+		case api.WaitPaused:
+			return api.StatusPaused
+		case api.WaitPlanApproval, api.WaitToolApproval:
+			return api.StatusAwaitingApproval
 		}
 	}
 	return a.status
@@ -225,8 +186,8 @@ func (a *agent) shownStatus() string {
 
 // waitFor picks the wait of the tree a human's answer is for: the one of
 // agentID, or the only one of that kind.
-func (a *agent) waitFor(kind, agentID string) (Wait, error) {
-	var match []Wait
+func (a *agent) waitFor(kind, agentID string) (api.Wait, error) {
+	var match []api.Wait
 	for _, w := range a.waiting() {
 		if w.Kind == kind && (agentID == "" || w.AgentID == agentID) {
 			match = append(match, w)
@@ -240,11 +201,11 @@ func (a *agent) waitFor(kind, agentID string) (Wait, error) {
 		for i, w := range match {
 			ids[i] = w.AgentID
 		}
-		return Wait{}, fmt.Errorf("agents %s all wait for this; name one with agent_id", strings.Join(ids, ", "))
+		return api.Wait{}, fmt.Errorf("agents %s all wait for this; name one with agent_id", strings.Join(ids, ", "))
 	case agentID != "":
-		return Wait{}, fmt.Errorf("agent %q does not wait for this", agentID)
+		return api.Wait{}, fmt.Errorf("agent %q does not wait for this", agentID)
 	}
-	return Wait{}, fmt.Errorf("no agent of this run tree waits for this")
+	return api.Wait{}, fmt.Errorf("no agent of this run tree waits for this")
 }
 
 // handOn sends a human's answer to the agent of the tree it is for.
@@ -253,7 +214,7 @@ func (a *agent) handOn(ctx workflow.Context, agentID string, h Handed) error {
 	if m == nil || m.Ended != "" {
 		return fmt.Errorf("agent %q is not running in this run tree", agentID)
 	}
-	h.From = a.cfg.agentID
+	h.From = a.cfg.AgentID
 	a.send(ctx, m.WorkflowID, HandSignal, h)
 	return nil
 }
@@ -265,10 +226,10 @@ func (a *agent) onHanded(ctx workflow.Context, h Handed) {
 	switch {
 	case h.Finish != nil:
 		a.onFinish(*h.Finish)
-	case a.isRoot() || h.From != DefaultAgentID:
+	case a.isRoot() || h.From != api.DefaultAgentID:
 		workflow.GetLogger(ctx).Warn("ignoring a human's answer that did not come from the root of the run tree", "from", h.From)
 	case h.Resume != nil:
-		a.onResume(ctx, ResumeArgs{Text: *h.Resume, AgentID: a.cfg.agentID})
+		a.onResume(ctx, api.ResumeArgs{Text: *h.Resume, AgentID: a.cfg.AgentID})
 	case h.Approve != nil && a.plans.AwaitingApproval && a.approvals.plan == nil:
 		a.approvals.plan = &approval{approved: h.Approve.Approved != nil && *h.Approve.Approved, feedback: h.Approve.Feedback}
 	case h.Approve != nil:

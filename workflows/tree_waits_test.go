@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -31,28 +33,28 @@ func TestTreePausedSubagentResumedAtTheRoot(t *testing.T) {
 					say("deployed"),
 				},
 			})
-			var paused, after State
+			var paused, after api.State
 			env.RegisterDelayedCallback(func() {
 				paused = queryState(t, env)
-				env.SignalWorkflow(ResumeSignal, resume)
+				env.SignalWorkflow(api.ResumeSignal, resume)
 			}, 24*time.Hour) // far beyond any idle limit: a pause waits
 			env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 25*time.Hour)
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 26*time.Hour)
-			env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 26*time.Hour)
+			env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 			completed(t, env)
 
-			want := []Wait{{AgentID: "kid", Kind: WaitPaused, Reason: "The deploy key is missing."}}
-			if paused.Status != StatusPaused || dump(paused.Waiting) != dump(want) {
+			want := []api.Wait{{AgentID: "kid", Kind: api.WaitPaused, Reason: "The deploy key is missing."}}
+			if paused.Status != api.StatusPaused || dump(paused.Waiting) != dump(want) {
 				t.Errorf("root while the kid is paused: status %s, waiting %s", paused.Status, dump(paused.Waiting))
 			}
-			if sub := paused.Subagents["kid"]; sub.Status != StatusPaused || !sub.Paused || sub.PauseReason != "The deploy key is missing." {
+			if sub := paused.Subagents["kid"]; sub.Status != api.StatusPaused || !sub.Paused || sub.PauseReason != "The deploy key is missing." {
 				t.Errorf("root's entry for the paused kid = %s", dump(sub))
 			}
-			if after.Status != StatusWaitingUser || len(after.Waiting) != 0 {
+			if after.Status != api.StatusWaitingUser || len(after.Waiting) != 0 {
 				t.Errorf("root after the resume: status %s, waiting %s", after.Status, dump(after.Waiting))
 			}
 			kid := stateOf(t, env, childWF("kid"))
-			if kid.Status != StatusCompleted || kid.Paused || len(kid.Todos) != 1 || kid.Todos[0].Status != "completed" {
+			if kid.Status != api.StatusCompleted || kid.Paused || len(kid.Todos) != 1 || kid.Todos[0].Status != "completed" {
 				t.Errorf("kid after the resume = %s", dump(kid))
 			}
 			var heard bool
@@ -85,7 +87,7 @@ func TestTreePlanApprovalAtTheRoot(t *testing.T) {
 	// (an error of the test when nil), then runs when it completed.
 	answer := func(env testEnv, t *testing.T, agentID string, rejected *error, then func()) {
 		yes := true
-		env.UpdateWorkflow(ApprovePlanUpdate, "", &updateCallback{
+		env.UpdateWorkflow(api.ApprovePlanUpdate, "", &updateCallback{
 			reject: func(err error) {
 				if rejected != nil {
 					*rejected = err
@@ -101,7 +103,7 @@ func TestTreePlanApprovalAtTheRoot(t *testing.T) {
 					then()
 				}
 			},
-		}, ApprovalArgs{Approved: &yes, Feedback: "go ahead", AgentID: agentID})
+		}, api.ApprovalArgs{Approved: &yes, Feedback: "go ahead", AgentID: agentID})
 	}
 	for _, agentID := range []string{"", "kid"} {
 		t.Run("one_waiting/agent_id="+agentID, func(t *testing.T) {
@@ -110,7 +112,7 @@ func TestTreePlanApprovalAtTheRoot(t *testing.T) {
 				"main": {calls(spawnCall("kid", "plan it", needs)), say("kid plans")},
 				"kid":  kidScript("Kid"),
 			})
-			var waiting, answered, after State
+			var waiting, answered, after api.State
 			var again error
 			env.RegisterDelayedCallback(func() {
 				waiting = queryState(t, env)
@@ -122,21 +124,21 @@ func TestTreePlanApprovalAtTheRoot(t *testing.T) {
 				})
 			}, 48*time.Hour)
 			env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 49*time.Hour)
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 50*time.Hour)
-			env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 50*time.Hour)
+			env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 			completed(t, env)
 
-			if waiting.Status != StatusAwaitingApproval || len(waiting.Waiting) != 1 ||
-				waiting.Waiting[0].AgentID != "kid" || waiting.Waiting[0].Kind != WaitPlanApproval {
+			if waiting.Status != api.StatusAwaitingApproval || len(waiting.Waiting) != 1 ||
+				waiting.Waiting[0].AgentID != "kid" || waiting.Waiting[0].Kind != api.WaitPlanApproval {
 				t.Errorf("root while the kid's plan waits: status %s, waiting %s", waiting.Status, dump(waiting.Waiting))
 			}
-			if answered.Status == StatusAwaitingApproval || len(answered.Waiting) != 0 {
+			if answered.Status == api.StatusAwaitingApproval || len(answered.Waiting) != 0 {
 				t.Errorf("root as the approval is handed on: status %s, waiting %s", answered.Status, dump(answered.Waiting))
 			}
 			if again == nil || !strings.Contains(again.Error(), "no plan is waiting") {
 				t.Errorf("a second approval right after the first: %v", again)
 			}
-			if after.Status != StatusWaitingUser || len(after.Waiting) != 0 {
+			if after.Status != api.StatusWaitingUser || len(after.Waiting) != 0 {
 				t.Errorf("root after the approval: status %s, waiting %s", after.Status, dump(after.Waiting))
 			}
 			kid := stateOf(t, env, childWF("kid"))
@@ -156,18 +158,18 @@ func TestTreePlanApprovalAtTheRoot(t *testing.T) {
 			"kid2": kidScript("Two"),
 		})
 		var unnamed error
-		var waiting State
+		var waiting api.State
 		env.RegisterDelayedCallback(func() {
 			waiting = queryState(t, env)
 			answer(env, t, "", &unnamed, nil)
 		}, time.Hour)
 		env.RegisterDelayedCallback(func() { answer(env, t, "kid2", nil, nil) }, 2*time.Hour)
 		env.RegisterDelayedCallback(func() { answer(env, t, "kid1", nil, nil) }, 3*time.Hour)
-		env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 4*time.Hour)
-		env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+		env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 4*time.Hour)
+		env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 		completed(t, env)
 
-		if waiting.Status != StatusAwaitingApproval || len(waiting.Waiting) != 2 {
+		if waiting.Status != api.StatusAwaitingApproval || len(waiting.Waiting) != 2 {
 			t.Errorf("root with two plans waiting: status %s, waiting %s", waiting.Status, dump(waiting.Waiting))
 		}
 		if unnamed == nil || !containsAll(unnamed.Error(), "kid1", "kid2", "agent_id") {
@@ -194,17 +196,17 @@ func TestTreeResumeBeforeThePause(t *testing.T) {
 					say("resumed"),
 				},
 			}, late{"main", 1, time.Hour})
-			var after State
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(ResumeSignal, "here is the key") }, at)
+			var after api.State
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.ResumeSignal, "here is the key") }, at)
 			env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 2*time.Hour)
-			env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
-			env.ExecuteWorkflow(WorkflowName, rootInput("go"))
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
+			env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
 			completed(t, env)
 
-			if after.Paused || after.Status != StatusWaitingUser || after.ModelCalls != 2 {
+			if after.Paused || after.Status != api.StatusWaitingUser || after.ModelCalls != 2 {
 				t.Errorf("after the early resume: status %s, paused %v, %d model calls", after.Status, after.Paused, after.ModelCalls)
 			}
-			var res AgentResult
+			var res api.AgentResult
 			_ = env.GetWorkflowResult(&res)
 			if res.Reply != "resumed" {
 				t.Errorf("reply = %q", res.Reply)
@@ -234,19 +236,19 @@ func TestTreeIdleTimeoutWaitsForAPausedSubagent(t *testing.T) {
 	})
 	in := rootInput("go")
 	in.IdleTimeoutS = 60
-	var paused, after State
+	var paused, after api.State
 	env.RegisterDelayedCallback(func() {
 		paused = queryState(t, env)
-		env.SignalWorkflow(ResumeSignal, "the key is in place")
+		env.SignalWorkflow(api.ResumeSignal, "the key is in place")
 	}, 2*time.Hour)
 	env.RegisterDelayedCallback(func() { after = queryState(t, env) }, 2*time.Hour+30*time.Second)
-	env.ExecuteWorkflow(WorkflowName, in)
+	env.ExecuteWorkflow(api.WorkflowName, in)
 	completed(t, env)
-	if paused.Status != StatusPaused || len(paused.Waiting) != 1 {
+	if paused.Status != api.StatusPaused || len(paused.Waiting) != 1 {
 		t.Errorf("root two hours into the kid's pause: status %s, waiting %s", paused.Status, dump(paused.Waiting))
 	}
-	if after.Status != StatusWaitingUser {
-		t.Errorf("root after the resume: status %s, want %s (its idle timeout starts again)", after.Status, StatusWaitingUser)
+	if after.Status != api.StatusWaitingUser {
+		t.Errorf("root after the resume: status %s, want %s (its idle timeout starts again)", after.Status, api.StatusWaitingUser)
 	}
 }
 
@@ -257,9 +259,9 @@ func TestTreeIdleTimeoutWaitsForAPausedSubagent(t *testing.T) {
 func TestStepSettledDuringTheFinalAnswerIsHeard(t *testing.T) {
 	env := newTreeEnv()
 	tm := scriptTree(env, reviewOfKid("work for an hour", say("kid is gone; the review is off.")), late{"kid", 1, time.Hour}, late{"main", 6, 2 * time.Hour})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, 3*time.Hour)
-	env.ExecuteWorkflow(WorkflowName, rootInput("go"))
-	var res AgentResult
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 3*time.Hour)
+	env.ExecuteWorkflow(api.WorkflowName, rootInput("go"))
+	var res api.AgentResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +271,7 @@ func TestStepSettledDuringTheFinalAnswerIsHeard(t *testing.T) {
 	}
 	heard := false
 	for _, m := range in[6].New.Messages {
-		heard = heard || m.Name == NameTaskEvent && strings.Contains(m.Content, "step_failed")
+		heard = heard || m.Name == api.NameTaskEvent && strings.Contains(m.Content, "step_failed")
 	}
 	if !heard {
 		t.Errorf("the 7th call was not told of the failed step: %s", dump(in[6].New))

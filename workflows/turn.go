@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
@@ -148,7 +150,7 @@ func (a *agent) startTurn(ctx workflow.Context, m Inbound) (*turnCursor, source,
 	case m.Retry:
 		// The same user message again: its failure notice goes, so that
 		// the model does not read it as its own answer.
-		if n := len(a.window.msgs); n > 0 && a.window.msgs[n-1].Name == NameModelError {
+		if n := len(a.window.msgs); n > 0 && a.window.msgs[n-1].Name == api.NameModelError {
 			a.window.msgs = a.window.msgs[:n-1]
 			if a.window.sentMsgs > n-1 {
 				// A message the workers may have kept is gone: their
@@ -162,7 +164,7 @@ func (a *agent) startTurn(ctx workflow.Context, m Inbound) (*turnCursor, source,
 	if b == nil {
 		todo.NewUserMessage(&a.todo)
 	}
-	a.status = StatusRunning
+	a.status = api.StatusRunning
 	a.failedTurn = false
 	if !m.Retry && b == nil {
 		a.append(model.Message{Role: model.RoleUser, Content: m.Text})
@@ -240,8 +242,8 @@ func (m Inbound) blockedCalls() int {
 // again.
 func (a *agent) modelResponse(ctx workflow.Context, cur *turnCursor, overflows *int) (*model.Response, bool, error) {
 	ends := func(reply string) (*model.Response, bool, error) { return &model.Response{Content: reply}, true, nil }
-	if cur.at.Calls >= a.cfg.maxTurns {
-		reply := fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.maxTurns)
+	if cur.at.Calls >= a.cfg.MaxTurns {
+		reply := fmt.Sprintf("Stopped: this message used all %d model calls allowed per user message (max_turns). Send another message to continue.", a.cfg.MaxTurns)
 		a.append(model.Message{Role: model.RoleAssistant, Content: reply})
 		todo.TurnEnded(&a.todo)
 		return ends(reply)
@@ -261,7 +263,7 @@ func (a *agent) modelResponse(ctx workflow.Context, cur *turnCursor, overflows *
 			// Interrupted in the compaction an overflow asked for.
 			return ends(a.endInterrupted())
 		case errors.As(err, &tf):
-			a.append(model.Message{Role: model.RoleAssistant, Name: NameModelError, Content: tf.reply})
+			a.append(model.Message{Role: model.RoleAssistant, Name: api.NameModelError, Content: tf.reply})
 			a.failedTurn = true
 			todo.TurnEnded(&a.todo)
 			return ends(tf.reply)
@@ -313,7 +315,7 @@ func (a *agent) afterTools(ctx workflow.Context, cur *turnCursor, resp model.Res
 	for i, c := range resp.ToolCalls {
 		names[i] = c.Name
 	}
-	if inj := todo.AfterTools(&a.todo, a.cfg.todo, names); !inj.None() {
+	if inj := todo.AfterTools(&a.todo, a.cfg.Todo, names); !inj.None() {
 		a.inject(inj)
 	}
 	a.publish(ctx)
@@ -349,7 +351,7 @@ func (a *agent) answered(ctx workflow.Context, cur *turnCursor, content string) 
 		// not.
 		return "", false, err
 	}
-	inj := todo.EndOfTurn(&a.todo, a.cfg.todo, a.continuation, a.plans.UnfinishedSteps())
+	inj := todo.EndOfTurn(&a.todo, a.cfg.Todo, a.continuation, a.plans.UnfinishedSteps())
 	if inj.None() {
 		return content, true, nil
 	}
@@ -385,7 +387,7 @@ func (a *agent) requestSpans() []activities.Span {
 			}
 		}
 	}
-	if inj := todo.ContextReminder(&a.todo, a.cfg.todo, wrote, reminded); !inj.None() {
+	if inj := todo.ContextReminder(&a.todo, a.cfg.Todo, wrote, reminded); !inj.None() {
 		a.inject(inj)
 		from = start()
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -20,14 +22,14 @@ func TestTreeUsage(t *testing.T) {
 		"lead":  {used(calls(spawnCall("grand", "do it", quiet)), 20, 2), used(say("lead done"), 20, 2)},
 		"grand": {used(say("grand done"), 3, 1)},
 	})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(EndSessionSignal, nil) }, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
 	env.ExecuteWorkflow(AgentWorkflow, rootInput("delegate"))
 	completed(t, env)
 	st := queryState(t, env)
-	if want := (Usage{PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220}); st.Usage != want {
+	if want := (api.Usage{PromptTokens: 200, CompletionTokens: 20, TotalTokens: 220}); st.Usage != want {
 		t.Errorf("usage = %+v, want %+v", st.Usage, want)
 	}
-	if want := (Usage{PromptTokens: 243, CompletionTokens: 25, TotalTokens: 268}); st.TreeUsage != want {
+	if want := (api.Usage{PromptTokens: 243, CompletionTokens: 25, TotalTokens: 268}); st.TreeUsage != want {
 		t.Errorf("tree_usage = %+v, want %+v (the root's, the lead's and the grandchild's)", st.TreeUsage, want)
 	}
 	if lead := st.Subagents["lead"]; lead.TreeUsage.TotalTokens != 48 {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -23,7 +24,7 @@ type window struct {
 	// compactAsked: a compact_context update waits for the loop, which
 	// answers it with compactAnswer (context.go).
 	compactAsked  bool
-	compactAnswer CompactResult
+	compactAnswer api.CompactResult
 
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
@@ -52,7 +53,7 @@ type WindowCarry struct {
 // newWindow is a run's window: the carried one, or a transcript of the
 // system prompt alone.
 func newWindow(cfg config) window {
-	if c := cfg.in.Carry; c != nil {
+	if c := cfg.carry; c != nil {
 		// The carried messages are in this run's input already; its first
 		// model call does not send them again, only their digests: a
 		// worker finds them in its copy of the run before, or reads them
@@ -64,7 +65,7 @@ func newWindow(cfg config) window {
 	if base == "" {
 		base = todo.DefaultSystemPrompt
 	}
-	return window{msgs: []model.Message{{Role: model.RoleSystem, Content: todo.SystemPrompt(base, cfg.todo), ToolCalls: []model.ToolCall{}}}}
+	return window{msgs: []model.Message{{Role: model.RoleSystem, Content: todo.SystemPrompt(base, cfg.Todo), ToolCalls: []model.ToolCall{}}}}
 }
 
 // carryWindow is the window's part of a carry: the continuation starts

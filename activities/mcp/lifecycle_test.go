@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -418,7 +420,7 @@ func TestCallHeartbeats(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
 	a := &activities.Activities{Tools: f.reg, StateDir: t.TempDir()} // see executeRunTool
-	env.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: activities.RunToolName})
+	env.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: api.ToolActivity})
 	wf := func(ctx workflow.Context, call model.ToolCall) (activities.RunToolResult, error) {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: time.Minute,
@@ -426,7 +428,7 @@ func TestCallHeartbeats(t *testing.T) {
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 		})
 		var res activities.RunToolResult
-		err := workflow.ExecuteActivity(ctx, activities.RunToolName, activities.RunToolInput{WorkflowID: "wf-mcp", Call: call}).Get(ctx, &res)
+		err := workflow.ExecuteActivity(ctx, api.ToolActivity, activities.RunToolInput{WorkflowID: "wf-mcp", Call: call}).Get(ctx, &res)
 		return res, err
 	}
 	env.RegisterWorkflow(wf)

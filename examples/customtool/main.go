@@ -23,12 +23,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 func main() {
@@ -62,7 +63,7 @@ func countWords(_ context.Context, _ activities.ToolEnv, raw json.RawMessage) (s
 
 func run() error {
 	mcpConfig := flag.String("mcp-config", "", "MCP servers' configuration `FILE` (default $TODOFLOW_MCP_CONFIG)")
-	taskQueue := flag.String("task-queue", workflows.TaskQueue, "task queue to poll")
+	taskQueue := flag.String("task-queue", api.TaskQueue, "task queue to poll")
 	flag.Parse()
 
 	tools := activities.DefaultRegistry()

@@ -25,13 +25,14 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/todoflow/todoflow/api"
+
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 func main() {
@@ -67,7 +68,7 @@ func run() error {
 
 	s, err := c.Attach(ctx, *id)
 	if errors.Is(err, client.ErrNoSession) {
-		s, err = c.Start(ctx, workflows.AgentInput{}, client.StartOptions{ID: *id})
+		s, err = c.Start(ctx, api.AgentInput{}, client.StartOptions{ID: *id})
 	}
 	if err != nil {
 		return err

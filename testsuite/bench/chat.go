@@ -9,12 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // chain returns every event of a workflow id's runs from firstRun on,
@@ -48,9 +48,9 @@ type session struct {
 	turnTime []time.Duration
 }
 
-func (e *env) startSession(ctx context.Context, in workflows.AgentInput) (*session, error) {
+func (e *env) startSession(ctx context.Context, in api.AgentInput) (*session, error) {
 	id := e.nextID("chat")
-	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue, TypedSearchAttributes: workflows.StartSearchAttributes()}, workflows.WorkflowName, in)
+	run, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue, TypedSearchAttributes: api.StartSearchAttributes()}, api.WorkflowName, in)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", id, err)
 	}
@@ -60,7 +60,7 @@ func (e *env) startSession(ctx context.Context, in workflows.AgentInput) (*sessi
 // turn sends one message and waits for its reply.
 func (s *session) turn(ctx context.Context, text string) error {
 	start := time.Now()
-	h, err := s.e.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.id, UpdateName: workflows.SendMessageUpdate,
+	h, err := s.e.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.id, UpdateName: api.SendMessageUpdate,
 		Args: []any{text}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		return fmt.Errorf("%s: send_message: %w", s.id, err)
@@ -74,7 +74,7 @@ func (s *session) turn(ctx context.Context, text string) error {
 }
 
 func (s *session) end(ctx context.Context) {
-	_ = s.e.c.SignalWorkflow(ctx, s.id, "", workflows.EndSessionSignal, nil)
+	_ = s.e.c.SignalWorkflow(ctx, s.id, "", api.EndSessionSignal, nil)
 }
 
 // measureChat drives a session of turns turns and prints the history each
@@ -84,7 +84,7 @@ func (e *env) measureChat(ctx context.Context, turns int) error {
 	if err != nil {
 		return err
 	}
-	s, err := e.startSession(ctx, workflows.AgentInput{Model: model})
+	s, err := e.startSession(ctx, api.AgentInput{Model: model})
 	if err != nil {
 		return err
 	}

@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	tfclient "github.com/todoflow/todoflow/client"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // A load of chat sessions, driven through package client as a program that
@@ -226,7 +227,7 @@ func playSessions(ctx context.Context, tc *tfclient.Client, l load, prefix strin
 // playSession plays one session and returns its turns' latencies and when
 // its last reply came.
 func playSession(ctx context.Context, tc *tfclient.Client, l load, id string) (lat []time.Duration, last time.Time, err error) {
-	s, err := tc.Start(ctx, workflows.AgentInput{Model: l.model}, tfclient.StartOptions{ID: id})
+	s, err := tc.Start(ctx, api.AgentInput{Model: l.model}, tfclient.StartOptions{ID: id})
 	if err != nil {
 		return nil, last, err
 	}

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/internal/localcluster"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The cluster phase: the same load of chat sessions on the embedded dev
@@ -44,7 +45,7 @@ func measureCluster(ctx context.Context, dir string, dc []string, cfg workerConf
 		}
 		procs = append(procs, serverProc{svc, pid})
 	}
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes(), DynamicConfig: dc, Progress: os.Stderr})
+	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: api.SearchAttributes(), DynamicConfig: dc, Progress: os.Stderr})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/todoflow/todoflow/workflows"
+	"github.com/todoflow/todoflow/api"
 )
 
 // measureIdle opens sessions sessions, each after one turn waiting for the
@@ -35,7 +35,7 @@ func (e *env) measureIdle(ctx context.Context, sessions, lanes int) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			s, err := e.startSession(ctx, workflows.AgentInput{Model: model})
+			s, err := e.startSession(ctx, api.AgentInput{Model: model})
 			if err == nil {
 				err = s.turn(ctx, "hello")
 			}

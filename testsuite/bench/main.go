@@ -18,11 +18,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 var selfPID = os.Getpid()
@@ -307,7 +308,7 @@ func newEnv(ctx context.Context, dir string, dc []string, cfg workerConfig, out 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: workflows.SearchAttributes(), DynamicConfig: dc, Progress: os.Stderr})
+	srv, err := devserver.Start(ctx, devserver.Options{UIPort: -1, SearchAttributes: api.SearchAttributes(), DynamicConfig: dc, Progress: os.Stderr})
 	if err != nil {
 		return nil, err
 	}

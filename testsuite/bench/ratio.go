@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // env is what every phase works with: the server, a worker process, a
@@ -38,12 +39,12 @@ func (e *env) nextID(kind string) string { return fmt.Sprintf("bench-%s-%d", kin
 // after its turn without waiting for a user).
 func (e *env) agentRun(ctx context.Context) (string, error) {
 	id := e.nextID("agent")
-	run, err := e.c.SignalWithStartWorkflow(ctx, id, workflows.EndSessionSignal, nil,
-		client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue, TypedSearchAttributes: workflows.StartSearchAttributes()}, workflows.WorkflowName, runInput(e.model, id, e.shared))
+	run, err := e.c.SignalWithStartWorkflow(ctx, id, api.EndSessionSignal, nil,
+		client.StartWorkflowOptions{ID: id, TaskQueue: api.TaskQueue, TypedSearchAttributes: api.StartSearchAttributes()}, api.WorkflowName, runInput(e.model, id, e.shared))
 	if err != nil {
 		return "", fmt.Errorf("start %s: %w", id, err)
 	}
-	var res workflows.AgentResult
+	var res api.AgentResult
 	if err := run.Get(ctx, &res); err != nil {
 		return "", fmt.Errorf("run %s: %w", id, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -35,7 +37,7 @@ func (e *env) measureReplay(ctx context.Context, turns, reps int, save, profile 
 	}
 	// A budget no session of this length reaches: the history holds the
 	// turns and nothing else (no compaction's summary calls).
-	in := workflows.AgentInput{Model: model}
+	in := api.AgentInput{Model: model}
 	in.Context.MaxTokens = 100_000_000
 	s, err := e.startSession(ctx, in)
 	if err != nil {
@@ -103,7 +105,7 @@ func (e *env) measureReplay(ctx context.Context, turns, reps int, save, profile 
 func replay(hist *historypb.History, exec workflow.Execution) (time.Duration, error) {
 	h := proto.Clone(hist).(*historypb.History)
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	r.RegisterWorkflowWithOptions(workflows.AgentWorkflow, workflow.RegisterOptions{Name: api.WorkflowName})
 	start := time.Now()
 	err := r.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec})
 	return time.Since(start), err

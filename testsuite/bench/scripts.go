@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/todoflow/todoflow/workflows"
+	"github.com/todoflow/todoflow/api"
 )
 
 // The scripted model's answers (model/script): a file per workload, read by
@@ -78,8 +78,8 @@ func writeScript(dir, name string, responses []any) (string, error) {
 // marked as storage every worker mounts (workspace_shared): its tool calls
 // then run on the workflow's task queue, on any worker, instead of the
 // host queue of the worker that holds the workspace.
-func runInput(model, id, shared string) workflows.AgentInput {
-	in := workflows.AgentInput{Prompt: "Write the six files f1.txt to f6.txt.", Model: model}
+func runInput(model, id, shared string) api.AgentInput {
+	in := api.AgentInput{Prompt: "Write the six files f1.txt to f6.txt.", Model: model}
 	if shared != "" {
 		in.Workspace, in.WorkspaceShared = filepath.Join(shared, id), true
 	}

@@ -13,9 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model/openai"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The stream phase measures what streaming a reply costs and what a user
@@ -192,7 +193,7 @@ type streamTurn struct {
 // prints the actions each took and how long the pieces took to the
 // watcher.
 func (e *env) measureStream(ctx context.Context, m *streamServer, reps int) error {
-	s, err := e.startSession(ctx, workflows.AgentInput{Model: streamModel, IdleTimeoutS: 600})
+	s, err := e.startSession(ctx, api.AgentInput{Model: streamModel, IdleTimeoutS: 600})
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -29,7 +31,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // The worker runs in a process of its own (this program again, with
@@ -140,7 +141,7 @@ func pricedWorkflow(ctx workflow.Context, p priced) error {
 	input := strings.Repeat("x", p.InputBytes)
 	for i := range p.N {
 		if p.Upsert {
-			if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.TodoTotalKey.ValueSet(int64(i))); err != nil {
+			if err := workflow.UpsertTypedSearchAttributes(ctx, api.TodoTotalKey.ValueSet(int64(i))); err != nil {
 				return err
 			}
 		}

@@ -49,6 +49,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
@@ -70,7 +72,7 @@ const DefaultModel = "openai:gpt-4o-mini"
 // Options configure a worker. The zero value is the worker binary's
 // defaults.
 type Options struct {
-	// TaskQueue is the queue to poll; empty means workflows.TaskQueue.
+	// TaskQueue is the queue to poll; empty means api.TaskQueue.
 	TaskQueue string
 	// Tools are the tools models may call; nil means the built-ins. The
 	// MCP servers' tools are added to it.
@@ -190,7 +192,7 @@ const EnvToolOutputMax = "TODOFLOW_TOOL_OUTPUT_MAX"
 // the end of Run).
 func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.TaskQueue
+		opts.TaskQueue = api.TaskQueue
 	}
 	if opts.StateDir == "" {
 		dir, err := StateDir()
@@ -368,7 +370,7 @@ func (w *closing) close() {
 // registers todoflow's search attributes on namespace when they are missing,
 // builds the worker (see New) and runs it until ctx is done.
 func Run(ctx context.Context, c client.Client, namespace string, opts Options) error {
-	if err := devserver.EnsureSearchAttributes(ctx, c, namespace, workflows.SearchAttributes()); err != nil {
+	if err := devserver.EnsureSearchAttributes(ctx, c, namespace, api.SearchAttributes()); err != nil {
 		return err
 	}
 	w, err := New(c, opts)
@@ -376,7 +378,7 @@ func Run(ctx context.Context, c client.Client, namespace string, opts Options) e
 		return err
 	}
 	logger := cmp.Or(opts.Logger, slog.Default())
-	logger.Info("Worker polling; an interrupt stops it", "TaskQueue", cmp.Or(opts.TaskQueue, workflows.TaskQueue), "Namespace", namespace)
+	logger.Info("Worker polling; an interrupt stops it", "TaskQueue", cmp.Or(opts.TaskQueue, api.TaskQueue), "Namespace", namespace)
 	interrupt := make(chan any)
 	done := make(chan struct{})
 	defer close(done)

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.temporal.io/sdk/worker"
+	"github.com/todoflow/todoflow/api"
 
-	"github.com/todoflow/todoflow/workflows"
+	"go.temporal.io/sdk/worker"
 )
 
 // EnvHostQueue names the worker's host queue instead of the name kept in
@@ -38,7 +38,7 @@ func HostQueue(stateDir, name string) (string, error) {
 		name, source = os.Getenv(EnvHostQueue), EnvHostQueue
 	}
 	if name != "" {
-		if err := workflows.CheckHostQueue(name); err != nil {
+		if err := api.CheckHostQueue(name); err != nil {
 			return "", fmt.Errorf("%s %w", source, err)
 		}
 		return name, nil
@@ -78,7 +78,7 @@ func readHostQueue(path string) (string, error) {
 		return "", fmt.Errorf("host queue: %w", err)
 	}
 	name := strings.TrimSpace(string(data))
-	if err := workflows.CheckHostQueue(name); err != nil {
+	if err := api.CheckHostQueue(name); err != nil {
 		return "", fmt.Errorf("host queue in %s %w (write a valid name there, or remove the file to get a new one)", path, err)
 	}
 	return name, nil

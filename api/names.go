@@ -1,9 +1,6 @@
-package workflows
+package api
 
-import (
-	"github.com/todoflow/todoflow/activities"
-	"github.com/todoflow/todoflow/todo"
-)
+import "github.com/todoflow/todoflow/todo"
 
 // TaskQueue is the default task queue of workers and starters.
 const TaskQueue = "todoflow"
@@ -12,7 +9,7 @@ const TaskQueue = "todoflow"
 // `temporal workflow start --type`.
 const WorkflowName = "AgentWorkflow"
 
-// Message names: the public contract (DESIGN.md, CONTRACT.md). A caller that
+// Message names: the public contract (docs/protocol.md). A caller that
 // needs an answer or must know its input was accepted uses an update; a
 // fire-and-forget notification is a signal.
 const (
@@ -50,14 +47,14 @@ const (
 	// between turns is refused, not kept for the next one.
 	InterruptUpdate = "interrupt"
 	// TurnReplyUpdate waits for the reply of a turn that was handed over to
-	// a later run (TurnReplyArgs, replies.go): an update, because its
+	// a later run (TurnReplyArgs; workflows/replies.go): an update, because its
 	// caller waits for that reply, and an id no turn answers is refused.
 	TurnReplyUpdate = "turn_reply"
 	// CompactContextUpdate summarises the older messages now (Gemini CLI's
 	// /compress): an update, so the caller learns what was compacted.
 	CompactContextUpdate = "compact_context"
 	// TaskEventSignal carries plan events of an agent of the same run tree
-	// (Events; the tree's other messages are in tree.go): a signal, because
+	// (Events; the tree's other messages are in workflows/tree.go): a signal, because
 	// it is sent by workflow code (SignalExternalWorkflow), which survives
 	// the receiver's continue-as-new.
 	TaskEventSignal = "task_event"
@@ -68,7 +65,7 @@ const (
 	StateQuery = "state"
 	// MessagesQuery returns the stored transcript, oldest first; it takes an
 	// optional offset and limit for paging.
-	MessagesQuery = activities.MessagesQuery
+	MessagesQuery = "messages"
 )
 
 // Agent statuses, the AgentStatus search attribute and State.Status.
@@ -106,22 +103,12 @@ const (
 	NamePlanVerdict = "plan_verdict"
 )
 
-// The activities a client reads progress from in a session's pending
-// activities: a model call's heartbeat carries a preview of its reply
-// (ReplyStream; the reply itself streams from its worker, whose identity
-// the pending activity shows), a tool call's its tool's name and progress
-// (ToolProgress). Named here, so that a client needs the message types of
-// this package and not the worker's internals.
-const (
-	ModelCallActivity  = activities.CallModelName
-	ToolActivity       = activities.RunToolName
-	ToolOnHostActivity = activities.RunToolOnHostName
-)
+// ToolDiffsQuery returns the diffs the run keeps of the tool calls named by
+// its argument, a list of call ids, as {call_id: diff}; a call without one
+// (no diff, or one too old to be kept) is not in the answer. A query: it
+// reads the run and leaves nothing in its history.
+const ToolDiffsQuery = "tool_diffs"
 
-// ReplyStream is a running model call's heartbeat: its reply so far, as
-// it stood at the last heartbeat.
-type ReplyStream = activities.ReplyStream
-
-// ToolProgress is a running tool call's heartbeat: the tool, and how far
-// it says it has come (an MCP server's progress notifications).
-type ToolProgress = activities.ToolProgress
+// NameContextSummary names the message that stands for the compacted older
+// messages (role user).
+const NameContextSummary = "context_summary"

@@ -1,4 +1,4 @@
-package workflows
+package api
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -42,7 +41,7 @@ func TestDescribe(t *testing.T) {
 				SubagentTimeoutS: 120, SubagentGraceS: 30, Context: ContextConfig{MaxMessages: 40, MaxTokens: 8000, Summarize: &off},
 				Todo:      todo.Config{InProgressPolicy: todo.AtMostOne, Continuation: &off, PlanApproval: todo.ApprovalAuto, SystemPrompt: "Be brief."},
 				Workspace: "/srv/work",
-				Reporters: []activities.ReporterConfig{{Type: "console"}, {Type: "webhook", Config: json.RawMessage(`{"url": "https://hooks.example/T0KEN-in-the-path"}`)}},
+				Reporters: []ReporterConfig{{Type: "console"}, {Type: "webhook", Config: json.RawMessage(`{"url": "https://hooks.example/T0KEN-in-the-path"}`)}},
 			},
 			summary: "Tidy the README",
 			details: []string{

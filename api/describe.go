@@ -1,9 +1,13 @@
-package workflows
+package api
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // Describe is what the Web UI and `temporal workflow describe` show of a run from its
@@ -11,7 +15,7 @@ import (
 // shortened) and the details (markdown: the model, the tools, the limits and the todo
 // settings the run goes by, defaults applied). Starters set them as the run's static
 // summary and details (client.StartWorkflowOptions); the run's changing state is its
-// current details (agent.details).
+// current details (workflows/publish.go).
 //
 // Nothing secret goes in: an input names keys, never holds them, and of the reporters
 // only the kinds are shown (a webhook's address may carry a token). They are payloads
@@ -21,10 +25,10 @@ import (
 // Describe runs in starters, not in workflow code.
 func Describe(in AgentInput) (summary, details string) {
 	summary = "session, waiting for its first message"
-	if line := firstLine(in.Prompt); line != "" {
-		summary = shorten(line, summaryMax)
+	if line := text.FirstLine(in.Prompt); line != "" {
+		summary = text.Shorten(line, SummaryMax)
 	}
-	c, err := resolve(in)
+	c, err := in.Settings()
 	if err != nil {
 		// The run fails at its start with the same message.
 		return summary, "**Input refused:** " + err.Error()
@@ -45,10 +49,10 @@ func Describe(in AgentInput) (summary, details string) {
 		tools = "none"
 	}
 	row("Tools", "%s", tools)
-	if len(c.approval) > 0 {
+	if len(c.Approval) > 0 {
 		var rules []string
-		for _, k := range sortedKeys(c.approval) {
-			rules = append(rules, fmt.Sprintf("`%s` %s", k, c.approval[k]))
+		for _, k := range slices.Sorted(maps.Keys(c.Approval)) {
+			rules = append(rules, fmt.Sprintf("`%s` %s", k, c.Approval[k]))
 		}
 		row("Tool approval", "%s", strings.Join(rules, ", "))
 	}
@@ -57,14 +61,14 @@ func Describe(in AgentInput) (summary, details string) {
 		window = fmt.Sprintf("last %d messages", in.Context.MaxMessages)
 	}
 	compaction := "then summarised"
-	if !c.summarize {
+	if !c.Summarize {
 		compaction = "then dropped"
 	}
 	// Short rows: the Web UI shows the details in a frame of a fixed height.
 	row("Limits", "%d model calls a message; idle end %s; model retries %s; subagents %s",
-		c.maxTurns, span(c.idleTimeout), span(c.modelRetryWindow), span(c.subagentTimeout))
-	row("Context", "%s, %d tokens, %s", window, c.maxTokens, compaction)
-	ts := c.todo
+		c.MaxTurns, span(c.IdleTimeout), span(c.ModelRetryWindow), span(c.SubagentTimeout))
+	row("Context", "%s, %d tokens, %s", window, c.MaxTokens, compaction)
+	ts := c.Todo
 	if !ts.Enabled {
 		row("Todos", "off")
 	} else {
@@ -90,18 +94,8 @@ func Describe(in AgentInput) (summary, details string) {
 	return summary, strings.TrimRight(b.String(), "\n")
 }
 
-// summaryMax bounds the summary, in bytes: the Web UI shows it on one line.
-const summaryMax = 100
-
-// firstLine is s's first line that is not blank, trimmed.
-func firstLine(s string) string {
-	for line := range strings.Lines(s) {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
-	}
-	return ""
-}
+// SummaryMax bounds the summary, in bytes: the Web UI shows it on one line.
+const SummaryMax = 100
 
 // span writes a duration without its zero tails: 1h, 2m, 1h30m, 1m30s.
 func span(d time.Duration) string {

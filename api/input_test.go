@@ -1,4 +1,4 @@
-package workflows
+package api
 
 import (
 	"strings"
@@ -81,4 +81,32 @@ func matches(err error, wantErr string) bool {
 		return (err == nil) == (wantErr == "")
 	}
 	return strings.Contains(err.Error(), wantErr)
+}
+
+// A session key names folders, so whoever starts a session cannot set one:
+// only a parent gives its own to its subagent.
+func TestValidateSession(t *testing.T) {
+	key := strings.Repeat("5e", 32) // a session key's form
+	tests := []struct {
+		in      AgentInput
+		wantErr string // empty: valid
+	}{
+		{AgentInput{}, ""},
+		{AgentInput{Session: key}, "session: set only by a parent for its subagent"},
+		{AgentInput{Session: "../sessions/other"}, "session: set only by a parent"},
+	}
+	for _, tt := range tests {
+		tt.in.Prompt = "hi"
+		if err := tt.in.Validate(); !matches(err, tt.wantErr) {
+			t.Errorf("Validate(session %q) = %v, want an error containing %q", tt.in.Session, err, tt.wantErr)
+		}
+	}
+	// A subagent's input is checked by Settings: a key, or none.
+	for _, s := range []struct {
+		session, wantErr string
+	}{{"", ""}, {key, ""}, {"../sessions/other", "want the 64 hexadecimal digits"}} {
+		if _, err := (AgentInput{AgentID: "kid", Session: s.session}).Settings(); !matches(err, s.wantErr) {
+			t.Errorf("Settings(subagent, session %q) = %v, want an error containing %q", s.session, err, s.wantErr)
+		}
+	}
 }
