@@ -90,6 +90,13 @@ func Describe(in AgentInput) (summary, details string) {
 	return summary, strings.TrimRight(b.String(), "\n")
 }
 
+// MemoSummary is the memo field that holds a session's summary (Describe's),
+// which its starter sets: the SDK carries the memo to every run the session
+// continues in, and offers no static summary for them (continue-as-new has
+// no user metadata in go.temporal.io/sdk v1.50), so the Web UI's Memo tab
+// of a continued run still says what the session is about.
+const MemoSummary = "summary"
+
 // summaryMax bounds the summary, in bytes: the Web UI shows it on one line.
 const summaryMax = 100
 
