@@ -121,6 +121,11 @@ type Activities struct {
 	// sent, so that CallModel and RunTool read them without a read of the
 	// run's history (see TranscriptCache); nil reads every message there.
 	Transcripts *TranscriptCache
+	// Answers, when set, keeps the model's answers, so that the next
+	// attempt of a call whose completion was not recorded returns the
+	// answer it got instead of asking the provider again (see
+	// AnswerCache); nil asks every attempt.
+	Answers *AnswerCache
 	// Streams, when set, serves the reply of each running CallModel to the
 	// clients that watch it (see stream.go); the worker must run under
 	// Streams.Identity, which tells the clients where. nil: clients see a

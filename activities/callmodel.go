@@ -244,11 +244,27 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 		tools = append(tools, worker...)
 	}
 
-	start := time.Now()
-	resp, err := client.Complete(ctx, model.Request{
+	req := model.Request{
 		Model: name, Messages: msgs, Tools: tools, Call: in.Call, Stream: onText,
 		Summarize: in.Summarize != nil,
-	})
+	}
+	key, keep := a.answerKey(ctx, req)
+	if keep {
+		if resp, ok := a.Answers.Get(key); ok {
+			// An earlier attempt of this call got this answer and its
+			// completion was not recorded: it was paid for once. Its
+			// watchers see the text they saw then.
+			if onText != nil && resp.Content != "" {
+				onText(resp.Content)
+			}
+			countReusedAnswer(ctx, label)
+			activity.GetLogger(ctx).Info("Model answer taken from this worker's copy: an earlier attempt of the call got it, and its completion was not recorded")
+			a.keepAnswer(in, resp)
+			return resp, nil
+		}
+	}
+	start := time.Now()
+	resp, err := client.Complete(ctx, req)
 	countModelCall(ctx, label, time.Since(start), resp, err)
 	if err != nil {
 		return model.Response{}, classify(err, attempt(ctx), retryPolicy(ctx))
@@ -267,13 +283,33 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			resp.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", in.Call, i+1)
 		}
 	}
+	if keep {
+		a.Answers.Put(key, resp)
+	}
+	a.keepAnswer(in, resp)
+	return resp, nil
+}
+
+// answerKey is the key of the call's answer in the worker's answer cache,
+// and whether there is one to use: a worker with a cache, inside an
+// activity (whose ids make the key), with a request that has a digest.
+func (a *Activities) answerKey(ctx context.Context, req model.Request) (AnswerKey, bool) {
+	if a.Answers == nil || !activity.IsActivity(ctx) {
+		return AnswerKey{}, false
+	}
+	info := activity.GetInfo(ctx)
+	key := AnswerKey{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID,
+		ActivityID: info.ActivityID, Request: RequestDigest(req)}
+	return key, key.Request != ""
+}
+
+// keepAnswer gives the transcript cache the answer the workflow appends
+// next; its tool calls then read their arguments from there.
+func (a *Activities) keepAnswer(in CallModelInput, resp model.Response) {
 	if in.New != nil && in.Summarize == nil && a.Transcripts != nil {
-		// The workflow appends the answer next; its tool calls then read
-		// their arguments from here.
 		a.Transcripts.Answer(in.WorkflowID, in.RunID, in.New.Epoch, in.New.From+len(in.New.Messages),
 			model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 	}
-	return resp, nil
 }
 
 // MaxAnswerBytes bounds a model's answer (its text and its tool calls'

@@ -33,7 +33,7 @@ import (
 const (
 	// MetricModelCalls counts model calls, by model and outcome
 	// (OutcomeOK, OutcomeError, OutcomeRejected, OutcomeContextOverflow,
-	// OutcomeCanceled).
+	// OutcomeCanceled, OutcomeReused).
 	MetricModelCalls = "todoflow_model_calls"
 	// MetricModelTokens counts the tokens the provider reported for the
 	// calls that succeeded, by model and kind (TokensPrompt,
@@ -84,6 +84,10 @@ const (
 	OutcomeFailed = "failed"
 	// OutcomeCanceled: the attempt was cancelled or timed out.
 	OutcomeCanceled = "canceled"
+	// OutcomeReused: a model call's attempt returned the answer an
+	// earlier attempt of the call got on this worker (its completion was
+	// not recorded, see AnswerCache); the provider was not asked.
+	OutcomeReused = "reused"
 
 	TokensPrompt     = "prompt"
 	TokensCompletion = "completion"
@@ -124,6 +128,13 @@ func countModelCall(ctx context.Context, modelName string, d time.Duration, resp
 	span.SetAttributes(
 		attribute.Int64("gen_ai.usage.input_tokens", resp.Usage.PromptTokens),
 		attribute.Int64("gen_ai.usage.output_tokens", resp.Usage.CompletionTokens))
+}
+
+// countReusedAnswer reports a model call's attempt answered from the
+// worker's answer cache: no request, so no latency and no tokens.
+func countReusedAnswer(ctx context.Context, modelName string) {
+	metrics(ctx).WithTags(map[string]string{TagModel: modelLabels.label(modelName), TagOutcome: OutcomeReused}).Counter(MetricModelCalls).Inc(1)
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("todoflow.outcome", OutcomeReused))
 }
 
 // MaxModelLabels bounds the distinct values of the model tag a worker

@@ -97,6 +97,13 @@ func Describe(in AgentInput) (summary, details string) {
 // SummaryMax bounds the summary, in bytes: the Web UI shows it on one line.
 const SummaryMax = 100
 
+// MemoSummary is the memo field that holds a session's summary (Describe's),
+// which its starter sets: the SDK carries the memo to every run the session
+// continues in, and offers no static summary for them (continue-as-new has
+// no user metadata in go.temporal.io/sdk v1.50), so the Web UI's Memo tab
+// of a continued run still says what the session is about.
+const MemoSummary = "summary"
+
 // span writes a duration without its zero tails: 1h, 2m, 1h30m, 1m30s.
 func span(d time.Duration) string {
 	s := d.String()

@@ -98,6 +98,10 @@ func (c *Client) Start(ctx context.Context, in api.AgentInput, o StartOptions) (
 	}
 	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
 		ID: o.ID, TaskQueue: c.opts.TaskQueue, StaticSummary: summary, StaticDetails: details,
+		// The memo keeps the summary for the runs the session continues
+		// in: the SDK carries a run's memo to its continuation (with no
+		// command), and has no static summary for a continued run.
+		Memo: map[string]any{api.MemoSummary: summary},
 		// The run need not upsert what it starts with.
 		TypedSearchAttributes: api.StartSearchAttributes(),
 	}, api.WorkflowName, in)

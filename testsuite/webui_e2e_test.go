@@ -112,7 +112,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	for {
 		err := b.eval(ctx, framesJS, &frames)
 		markdown(frames)
-		if err == nil && hasFrame(frames, "Done: 3/3") && rendered(frames) {
+		if err == nil && hasFrame(frames, "3 of 3 done") && rendered(frames) {
 			break
 		}
 		if time.Since(start) > 2*time.Minute {
@@ -128,7 +128,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	for what, want := range map[string][]string{
 		"the summary":         {"Draft the release notes for v0.3", summary},
 		"the details":         {details, "- **Model:** `script:" + sc.Path + "`", "- **Scenario:** release notes"},
-		"the current details": {"### Draft the release notes for v0.3", "**main**: completed", "- [x] " + items[0], "- [x] " + items[1], "- [x] " + items[2], "Done: 3/3"},
+		"the current details": {"**Completed**\n", "### Draft the release notes for v0.3", "**main**: completed", "- [x] " + items[0], "- [x] " + items[1], "- [x] " + items[2], "3 of 3 done"},
 	} {
 		if !hasFrame(frames, want...) {
 			t.Errorf("no frame of the page shows %s (%q); frames: %+v", what, want, frames)
@@ -136,7 +136,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	}
 	// And the browser rendered the checklist's markdown: items, not markup.
 	for _, f := range frames {
-		if strings.Contains(f.Markdown, "Done: 3/3") {
+		if strings.Contains(f.Markdown, "3 of 3 done") {
 			for _, it := range items {
 				if !strings.Contains(f.Text, "[x] "+it) || strings.Contains(f.Text, "- [x]") {
 					t.Errorf("the checklist's frame reads %q; want the item %q rendered", f.Text, it)

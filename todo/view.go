@@ -99,12 +99,16 @@ func Checklist(items []Item) string {
 	if len(items) == 0 {
 		return "(no todo items)"
 	}
+	return ChecklistItems(items) + fmt.Sprintf("\nDone: %d/%d", CountStatus(items, Completed), len(items))
+}
+
+// ChecklistItems is the checklist without its count: one markdown line per
+// item, each ending in a newline.
+func ChecklistItems(items []Item) string {
 	var b strings.Builder
 	for _, it := range items {
 		fmt.Fprintf(&b, "- %s %s\n", marks[it.Status], oneLine(it.Content))
 	}
-	done := CountStatus(items, Completed)
-	fmt.Fprintf(&b, "\nDone: %d/%d", done, len(items))
 	return b.String()
 }
 

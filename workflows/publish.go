@@ -139,15 +139,24 @@ const detailsChildren = 20
 // details is the markdown the Web UI shows on the run's page.
 func (a *agent) details() string {
 	var b strings.Builder
-	// The session's first message heads the page: the static summary,
-	// set at the start, is "waiting for its first message" for a chat
-	// session, and a continued run has none (continue-as-new carries no
-	// user metadata); the first message is carried, so every run has it.
+	// The headline first (headline.go): what an operator needs at a
+	// glance, whatever else the page holds.
+	b.WriteString(a.headline() + "\n\n")
+	// Then the session's first message: the static summary, set at the
+	// start, is "waiting for its first message" for a chat session, and a
+	// continued run has none (the SDK's continue-as-new carries no user
+	// metadata); the first message is carried, so every run has it.
 	if t := a.title(); t != "" {
 		fmt.Fprintf(&b, "### %s\n\n", t)
 	}
 	fmt.Fprintf(&b, "**%s**: %s, turn %d, %d model calls\n\n", a.cfg.AgentID, a.status, a.turns, a.modelCalls)
-	b.WriteString(todo.Checklist(a.todo.List()))
+	// Counts in words, never "3/3": the Web UI's font may draw a digit,
+	// a slash and a digit as one fraction glyph.
+	if items := a.todo.List(); len(items) == 0 {
+		b.WriteString("(no todo items)")
+	} else {
+		fmt.Fprintf(&b, "%s\n%d of %d done", todo.ChecklistItems(items), todo.CountStatus(items, todo.Completed), len(items))
+	}
 	if a.todo.Paused {
 		fmt.Fprintf(&b, "\n\nPaused: %s", a.todo.PauseReason)
 	}
@@ -171,7 +180,7 @@ func (a *agent) details() string {
 		case st.Ended != nil:
 			done, total = st.Ended.TodosCompleted, st.Ended.TodosTotal
 		}
-		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d/%d todos done", id, st.Status, done, total)
+		fmt.Fprintf(&b, "\n\nsubagent **%s**: %s, %d of %d todos done", id, st.Status, done, total)
 	}
 	if more := len(a.tree.childOrder) + a.tree.pruned - shown; more > 0 {
 		fmt.Fprintf(&b, "\n\nand %d earlier subagents (the state query lists them)", more)

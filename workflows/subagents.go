@@ -260,6 +260,16 @@ func (a *agent) subagentStates() map[string]api.State {
 	for _, id := range slices.Backward(a.tree.childOrder) {
 		ch := a.tree.children[id]
 		switch {
+		case !ch.Done && ch.end != nil:
+			// Its tree_end came and its future has not resolved yet (or
+			// will not in this run, which hands over now): it has ended,
+			// and shows so, as the carry hands it on (runningChildList).
+			// Its brief was dropped with its end at the root; without
+			// this, the page a handover leaves showed it running.
+			if finished++; finished > maxChildren {
+				continue
+			}
+			out[id] = ended(a.endState(*ch.end), ch.end.Reply)
 		case !ch.Done && a.tree.briefs[id] != nil:
 			out[id] = briefState(a.tree.briefs[id], id)
 		case !ch.Done || ch.State == nil:

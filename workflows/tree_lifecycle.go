@@ -216,20 +216,28 @@ func (a *agent) adoptedEnded(e End) {
 
 // endFrom marks a child ended by its tree_end.
 func (a *agent) endFrom(ch *child, e End) {
-	ch.Done, ch.how, ch.reply = true, e.How, e.Reply
+	st := a.endState(e)
+	ch.Done, ch.how, ch.reply, ch.State = true, e.How, e.Reply, &st
+}
+
+// endState is the final state a tree_end tells of its agent: the summary
+// it sent, else its last brief, with the status its end says (a brief may
+// be older than the end, and say running).
+func (a *agent) endState(e End) api.State {
+	var st api.State
 	switch {
 	case e.Final != nil:
-		st := *e.Final
-		ch.State = &st
+		st = *e.Final
 	case a.tree.briefs[e.AgentID] != nil:
-		st := briefState(a.tree.briefs[e.AgentID], e.AgentID)
-		ch.State = &st
+		st = briefState(a.tree.briefs[e.AgentID], e.AgentID)
 	default:
-		ch.State = &api.State{AgentID: e.AgentID}
+		st = api.State{AgentID: e.AgentID}
 	}
+	st.Status = api.StatusCompleted
 	if e.How != api.StatusCompleted {
-		ch.State.Status = api.StatusFailed
+		st.Status = api.StatusFailed
 	}
+	return st
 }
 
 // childDied records the end of an adopted child that could not say it

@@ -232,3 +232,55 @@ func TestSubagentTimeoutCoversTheRetryWindow(t *testing.T) {
 		}
 	}
 }
+
+// A subagent whose tree_end came before its future resolved has ended: the
+// page, the state and the carry say so, and so does the page of the run
+// that hands over then and of the run after it (its end was dropped from
+// the briefs at the root, and the page said running).
+func TestEndedChildNeverShownRunning(t *testing.T) {
+	final := api.State{AgentID: "kid", Status: api.StatusCompleted, Turns: 1, ModelCalls: 2, Todos: []todo.Item{{ID: "1", Content: "a", Status: todo.Completed}}}
+	tests := []struct {
+		name string
+		end  End
+		want string
+	}{
+		{"with its summary", End{AgentID: "kid", How: api.StatusCompleted, Final: &final, Reply: "done"}, api.StatusCompleted},
+		{"with no summary, its last brief said running", End{AgentID: "kid", How: api.StatusCompleted}, api.StatusCompleted},
+		{"failed", End{AgentID: "kid", How: "failed: boom", Final: &final}, api.StatusFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := resolve(api.AgentInput{Prompt: "go"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := newAgent(cfg)
+			end := tt.end
+			a.tree.children["kid"] = &child{AgentID: "kid", WorkflowID: "wf/kid", cancel: func() {}, end: &end}
+			a.tree.childOrder = []string{"kid"}
+			if tt.end.Final == nil {
+				a.tree.briefs["kid"] = &api.Brief{Status: api.StatusRunning}
+			}
+			line := "subagent **kid**: " + tt.want
+			if d := a.details(); !strings.Contains(d, line) {
+				t.Errorf("the page, its future unresolved:\n%s\nwant %q", d, line)
+			}
+			if st := a.state().Subagents["kid"]; st.Status != tt.want {
+				t.Errorf("state.subagents.kid.status = %q, want %q", st.Status, tt.want)
+			}
+			a.status = api.StatusContinued // the handover publishes, then carries
+			if d := a.details(); !strings.Contains(d, line) {
+				t.Errorf("the page the handover leaves:\n%s\nwant %q", d, line)
+			}
+			c := a.carryTree()
+			if len(c.Running) != 0 || c.Subagents["kid"].Status != tt.want {
+				t.Fatalf("carried running %v, subagents %s; want kid ended", c.Running, dump(c.Subagents))
+			}
+			next := newAgent(cfg)
+			next.tree = newTree(&Carry{Tree: c})
+			if d := next.details(); !strings.Contains(d, line) {
+				t.Errorf("the page of the run after the handover:\n%s\nwant %q", d, line)
+			}
+		})
+	}
+}

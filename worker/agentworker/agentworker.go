@@ -127,6 +127,12 @@ type Options struct {
 	// activities.TranscriptCache): 0 means
 	// activities.DefaultTranscriptCacheBytes, a negative value no cache.
 	TranscriptCacheBytes int64
+	// AnswerCacheBytes bounds the worker's copy of its model calls'
+	// answers, which the next attempt of a call whose completion was not
+	// recorded returns instead of asking the provider again (see
+	// activities.AnswerCache): 0 means activities.DefaultAnswerCacheBytes,
+	// a negative value no cache.
+	AnswerCacheBytes int64
 	// Encrypted says the client seals payloads (see package codec), so the
 	// workflow keeps todo text out of the search attributes, which the
 	// server stores in the clear. It is set when TODOFLOW_PAYLOAD_KEY is.
@@ -249,6 +255,10 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.TranscriptCacheBytes >= 0 {
 		transcripts = activities.NewTranscriptCache(opts.TranscriptCacheBytes)
 	}
+	var answers *activities.AnswerCache
+	if opts.AnswerCacheBytes >= 0 {
+		answers = activities.NewAnswerCache(opts.AnswerCacheBytes, 0)
+	}
 	hostQueue, err := HostQueue(opts.StateDir, opts.HostQueue)
 	if err == nil && hostQueue == opts.TaskQueue {
 		err = fmt.Errorf("the host queue is %q, the shared task queue: name one that only this worker polls (--host-queue, %s)", hostQueue, EnvHostQueue)
@@ -296,6 +306,7 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		ToolOutputMax:  outputMax,
 		HostQueue:      hostQueue,
 		Transcripts:    transcripts,
+		Answers:        answers,
 	}
 	// Last, once nothing else can fail: the worker's identity names where
 	// it serves its calls' replies.
