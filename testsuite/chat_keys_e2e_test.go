@@ -3,6 +3,7 @@ package testsuite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -90,14 +91,20 @@ func TestChatKeysEndToEnd(t *testing.T) {
 	tm.waitScreen("first", limit, "the prompt cleared, and how to leave", func(s string) bool {
 		return !strings.Contains(s, "half a thought") && strings.Contains(s, "Ctrl+C again to leave")
 	})
-	// The hint goes with its two seconds, and the next Ctrl+C only clears.
+	// The hint goes with its two seconds, and the next Ctrl+C only clears:
+	// each press is read once its hint shows, and the second comes once the
+	// first's hint is gone, so the client has seen two presses further
+	// apart than its window, however slow the machine.
 	tm.waitScreen("first", limit, "the hint gone", func(s string) bool { return !strings.Contains(s, "Ctrl+C again") })
-	tm.keys("first", "C-c")
-	time.Sleep(2500 * time.Millisecond)
-	tm.keys("first", "C-c")
-	time.Sleep(500 * time.Millisecond)
-	if strings.Contains(tm.screen("first"), "[exit ") {
-		t.Fatalf("Ctrl+C presses 2.5 s apart ended the client:\n%s", tm.screen("first"))
+	for press := 1; press <= 2; press++ {
+		tm.keys("first", "C-c")
+		s := tm.waitScreen("first", limit, fmt.Sprintf("press %d read: its hint, or the client's end", press), func(s string) bool {
+			return strings.Contains(s, "Ctrl+C again to leave") || strings.Contains(s, "[exit ")
+		})
+		if strings.Contains(s, "[exit ") {
+			t.Fatalf("Ctrl+C presses further apart than the hint's window ended the client (press %d):\n%s", press, s)
+		}
+		tm.waitScreen("first", limit, "the hint gone", func(s string) bool { return !strings.Contains(s, "Ctrl+C again") })
 	}
 
 	// A bracketed paste of three lines waits at the prompt, whole; Alt+Enter
@@ -105,7 +112,9 @@ func TestChatKeysEndToEnd(t *testing.T) {
 	tm.must("set-buffer", "-b", "lines", "first line\nsecond line\nthird line")
 	tm.must("paste-buffer", "-p", "-b", "lines", "-t", "first")
 	tm.waitFor("first", limit, "> first line", "  second line", "  third line")
-	time.Sleep(time.Second)
+	// A paste sent early would show here or, if its start is slower than
+	// this look, as a user message of its own in the check after Enter,
+	// which wants exactly one.
 	if _, err := sess.State(ctx); !errors.Is(err, tfclient.ErrNoSession) {
 		t.Fatalf("before Enter the session exists (%v): the paste was sent", err)
 	}
