@@ -182,14 +182,12 @@ func TestRealServerBrokenDatabase(t *testing.T) {
 	if err := os.WriteFile(db, []byte(strings.Repeat("not a database ", 100)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	_, err := Start(context.Background(), Options{Binary: bin, UIPort: -1, DBFile: db})
 	if err == nil {
 		t.Fatal("Start succeeded on a corrupt database")
 	}
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("took %s to fail; the early exit should be noticed at once", d)
-	}
+	// Noticed by the exit, not by the ready timeout, which would end with
+	// another error.
 	if !strings.Contains(err.Error(), "exited during startup") {
 		t.Errorf("error does not explain the early exit: %v", err)
 	}
