@@ -16,8 +16,10 @@ import (
 	"github.com/todoflow/todoflow/workflows"
 )
 
-// The measurements of the durable-sessions closing note; opt-in, since they
-// take minutes: TODOFLOW_MEASURE=1 go test ./testsuite -run Measure -v.
+// The measurements of BENCHMARKS.md: TODOFLOW_MEASURE=1 go test ./testsuite
+// -run Measure -v. Those whose counts take seconds run in every `go test`
+// too, within loose bounds (withinCIBound); measureOnly skips the ones that
+// take minutes.
 func measureOnly(t *testing.T) {
 	if os.Getenv("TODOFLOW_MEASURE") == "" {
 		t.Skip("a measurement; set TODOFLOW_MEASURE=1 to run it")
