@@ -275,14 +275,8 @@ func heartbeats(t *testing.T, s *server) float64 {
 // counted completed, as its metrics report them.
 func completedCalls(t *testing.T, s *server) float64 {
 	t.Helper()
-	var n float64
-	for _, sm := range telemetrytest.Get(t, "http://"+s.srv.MetricsAddress()+"/metrics") {
-		if sm.Name == "activity_end_to_end_latency_count" && sm.Labels["activityType"] == activities.CallModelName &&
-			sm.Labels["operation"] == "RespondActivityTaskCompleted" {
-			n += sm.Value
-		}
-	}
-	return n
+	return telemetrytest.Get(t, "http://"+s.srv.MetricsAddress()+"/metrics").Sum("activity_end_to_end_latency_count",
+		map[string]string{"activityType": activities.CallModelName, "operation": "RespondActivityTaskCompleted"})
 }
 
 // A client that watches a session sees the reply while the model writes
