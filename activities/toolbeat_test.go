@@ -25,9 +25,16 @@ import (
 func TestRunToolProgress(t *testing.T) {
 	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
 	heartbeatEvery = 20 * time.Millisecond
+	// The tool works until a heartbeat went out (the minute is only a
+	// hang's bound), so the beat is seen however slow the machine.
+	beaten := make(chan struct{})
+	var once sync.Once
 	reg := NewRegistry(NewTool(model.ToolSpec{Name: "import"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
 		env.Progress(Progress{Progress: 1, Total: 4, Message: "reading"})
-		time.Sleep(5 * heartbeatEvery)
+		select {
+		case <-beaten:
+		case <-time.After(time.Minute):
+		}
 		return "imported", nil
 	}))
 	var s testsuite.WorkflowTestSuite
@@ -42,6 +49,7 @@ func TestRunToolProgress(t *testing.T) {
 		mu.Lock()
 		beats = append(beats, d)
 		mu.Unlock()
+		once.Do(func() { close(beaten) })
 	})
 	a := &Activities{StateDir: t.TempDir(), Tools: reg}
 	env.RegisterActivity(a)

@@ -3,8 +3,12 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/todoflow/todoflow/api"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/todoflow/todoflow/internal/fuzzcheck"
@@ -21,7 +25,8 @@ import (
 // JSON value, has a positive time limit, and every script in it is accepted
 // by the scripted model too (the worker reads the same file: a script the
 // runner accepts and the worker refuses would fail the run only once it
-// started); written out and read again it writes out the same.
+// started); written out, it reads back as the same scenario, field for field,
+// and the scripted model reads the same responses from it.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("..", "testsuite", "testdata", "scenarios", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -84,17 +89,74 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 
-		// Written out, the raw responses lose their spacing: what reads
-		// back must write out the same.
+		// Written out, the raw responses lose their spacing only: read back,
+		// the file is the scenario that was read, field for field, and the
+		// scripted model reads the same responses from it.
 		written := writeScenario(t, sc)
 		again, err := Parse(written)
 		if err != nil {
 			t.Fatalf("the scenario written out does not parse: %v\n%s", err, written)
 		}
+		if want, got := compacted(t, sc), compacted(t, again); !reflect.DeepEqual(got, want) {
+			t.Fatalf("the scenario written out reads back different\nread    %+v\nwritten %s\nreads   %+v", want, written, got)
+		}
+		for _, id := range append([]string{""}, slices.Sorted(maps.Keys(sc.Agents))...) {
+			want, _ := script.Parse(data, id)
+			if got, err := script.Parse(written, id); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("the scripted model reads agent %q's responses differently from the file written out (%v)\nread %+v\nnow  %+v", id, err, want, got)
+			}
+		}
 		if rewritten := writeScenario(t, again); !bytes.Equal(rewritten, written) {
 			t.Fatalf("the scenario changed when written out and read again\nfrom %s\nto   %s", written, rewritten)
 		}
 	})
+}
+
+// compacted is a copy of sc whose raw JSON (responses, action arguments) has
+// its spacing removed, the one thing writing a scenario out may change. The
+// input is what the workflow receives, its JSON; an action's absent args are
+// null, as they go to the update or signal; Path is left out, as a file
+// written elsewhere has another.
+func compacted(t *testing.T, sc *Scenario) Scenario {
+	t.Helper()
+	compact := func(raw json.RawMessage) json.RawMessage {
+		if raw == nil {
+			return nil
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			t.Fatalf("raw JSON that does not compact: %v: %s", err, raw)
+		}
+		return buf.Bytes()
+	}
+	out := *sc
+	out.Path = ""
+	in, err := json.Marshal(sc.RunInput())
+	if err != nil {
+		t.Fatalf("the input does not encode: %v", err)
+	}
+	out.Input = api.AgentInput{Prompt: string(in)}
+	out.Model = nil
+	for _, r := range sc.Model {
+		out.Model = append(out.Model, compact(r))
+	}
+	if sc.Agents != nil {
+		out.Agents = map[string][]json.RawMessage{}
+		for id, rs := range sc.Agents {
+			out.Agents[id] = []json.RawMessage{}
+			for _, r := range rs {
+				out.Agents[id] = append(out.Agents[id], compact(r))
+			}
+		}
+	}
+	out.User = nil
+	for _, a := range sc.User {
+		if a.Args = compact(a.Args); a.Args == nil {
+			a.Args = json.RawMessage("null")
+		}
+		out.User = append(out.User, a)
+	}
+	return out
 }
 
 // writeScenario writes a parsed scenario back as a file.

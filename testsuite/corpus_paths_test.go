@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -322,4 +323,45 @@ func (r *markReader) read(ev *historypb.HistoryEvent) ([]string, error) {
 		return []string{"canceled"}, nil
 	}
 	return nil, nil
+}
+
+// corpusFigures is how the docs state the corpus's size: "(108 files, 5.9
+// MB, from 40 cases".
+var corpusFigures = regexp.MustCompile(`\((\d+) files, (\d+(?:\.\d)?) MB, from (\d+) cases`)
+
+// The corpus's figures in the docs are the corpus's: its files, their size
+// in MB (one decimal) and the cases recorded. A re-recording or a new case
+// that changes them fails here until the text says so. The docs are read
+// wherever the figures are (README.md, or the pages under docs/).
+func TestDocsStateTheCorpusFigures(t *testing.T) {
+	files, err := filepath.Glob("testdata/histories/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recorded histories: %v", err)
+	}
+	var size int64
+	for _, f := range files {
+		info, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += info.Size()
+	}
+	want := fmt.Sprintf("(%d files, %.1f MB, from %d cases", len(files), float64(size)/1e6, len(recordedCases()))
+	docs, _ := filepath.Glob("../docs/*.md")
+	var found []string
+	for _, doc := range append([]string{"../README.md"}, docs...) {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range corpusFigures.FindAllString(string(data), -1) {
+			found = append(found, m)
+			if m != want {
+				t.Errorf("%s says %q of the corpus; it is %q", doc, m, want)
+			}
+		}
+	}
+	if len(found) == 0 {
+		t.Errorf("no page of the docs states the corpus's figures; want %q in README.md or docs/", want)
+	}
 }

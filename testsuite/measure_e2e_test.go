@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,11 +16,25 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The measurements of the durable-sessions closing note; opt-in, since they
-// take minutes: TODOFLOW_MEASURE=1 go test ./testsuite -run Measure -v.
+// The measurements of BENCHMARKS.md: TODOFLOW_MEASURE=1 go test ./testsuite
+// -run Measure -v. Those whose counts take seconds run in every `go test`
+// too, within loose bounds (withinCIBound); measureOnly skips the ones that
+// take minutes.
 func measureOnly(t *testing.T) {
 	if os.Getenv("TODOFLOW_MEASURE") == "" {
 		t.Skip("a measurement; set TODOFLOW_MEASURE=1 to run it")
+	}
+}
+
+// withinCIBound fails t when a figure that BENCHMARKS.md cites (cited, as
+// the page words it) is over its loose bound. The figures are counts (events,
+// bytes), not times, so a bound of about twice the figure never trips on a
+// slow machine, and still catches the design it replaced (the "before" of
+// its table) or a growth of that order.
+func withinCIBound(t *testing.T, what string, got, bound float64, cited string) {
+	t.Helper()
+	if got > bound {
+		t.Errorf("%s is %.0f, over its CI bound of %.0f (BENCHMARKS.md cites %s)", what, got, bound, cited)
 	}
 }
 
@@ -55,13 +70,20 @@ func historyBytes(evs []*historypb.HistoryEvent) int {
 
 // TestMeasureChatTurns: history bytes and events per chat turn at turns 10,
 // 100 and 500 of one session (scripted model, a write_todos and a reply per
-// turn), continue-as-new included.
+// turn), continue-as-new included. Without TODOFLOW_MEASURE it plays 100
+// turns (10 s), and turns 10 and 100 must each stay within their CI bound,
+// the later no dearer than twice the earlier; the 500 turns and their
+// continue-as-new are for the measurement only.
 func TestMeasureChatTurns(t *testing.T) {
-	measureOnly(t)
+	t.Parallel()
+	turns, at := 100, []int{10, 100}
+	if os.Getenv("TODOFLOW_MEASURE") != "" {
+		turns, at = 500, []int{10, 100, 500}
+	}
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
 	var model []any
-	for i := 1; i <= 500; i++ {
+	for i := 1; i <= turns; i++ {
 		model = append(model,
 			map[string]any{"tool_calls": []any{map[string]any{"name": "write_todos", "arguments": map[string]any{"todos": []any{
 				map[string]string{"content": fmt.Sprintf("Answer message %d", i), "status": "completed"}}}}}},
@@ -76,7 +98,7 @@ func TestMeasureChatTurns(t *testing.T) {
 	type mark struct{ events, bytes int }
 	marks := map[int]mark{}
 	start := time.Now()
-	for turn := 1; turn <= 500; turn++ {
+	for turn := 1; turn <= turns; turn++ {
 		h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: api.SendMessageUpdate,
 			Args: []any{fmt.Sprintf("message %d", turn)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
@@ -86,28 +108,35 @@ func TestMeasureChatTurns(t *testing.T) {
 		if err := h.Get(ctx, &reply); err != nil {
 			t.Fatalf("turn %d: %v", turn, err)
 		}
-		switch turn {
-		case 9, 10, 99, 100, 499, 500:
+		if slices.Contains(at, turn) || slices.Contains(at, turn+1) {
 			evs := historyOf(t, s.c, id)
 			marks[turn] = mark{len(evs), historyBytes(evs)}
 		}
 	}
 	elapsed := time.Since(start)
 	runs, _ := runsOf(ctx, s.c, id)
-	for _, turn := range []int{10, 100, 500} {
+	for _, turn := range at {
 		m, prev := marks[turn], marks[turn-1]
 		t.Logf("turn %d: this turn %d events, %d bytes; history so far %d events, %d bytes (%.0f bytes/turn on average)",
 			turn, m.events-prev.events, m.bytes-prev.bytes, m.events, m.bytes, float64(m.bytes)/float64(turn))
+		withinCIBound(t, fmt.Sprintf("turn %d's events", turn), float64(m.events-prev.events), 42, "21")
+		withinCIBound(t, fmt.Sprintf("turn %d's history bytes", turn), float64(m.bytes-prev.bytes), 8_000, "3,476 to 3,514")
 	}
-	t.Logf("500 turns in %s, %d runs (continue-as-new)", elapsed.Round(time.Second), len(runs))
+	first, last := at[0], at[len(at)-1]
+	withinCIBound(t, fmt.Sprintf("turn %d's bytes against turn %d's (×100)", last, first),
+		100*float64(marks[last].bytes-marks[last-1].bytes)/float64(marks[first].bytes-marks[first-1].bytes), 200, "1.01 (×100: 101)")
+	t.Logf("%d turns in %s, %d runs (continue-as-new)", turns, elapsed.Round(time.Second), len(runs))
 	_ = s.c.SignalWorkflow(ctx, id, "", api.EndSessionSignal, nil)
 }
 
 // TestMeasurePayloadsWithTenSubagents: the largest carry, result and
 // task_event payloads and the state query of a root with 10 subagents that
 // each worked through a plan, continue-as-new included.
+//
+// Its counts take 8 s, so it runs in every `go test`, each within its CI
+// bound.
 func TestMeasurePayloadsWithTenSubagents(t *testing.T) {
-	measureOnly(t)
+	t.Parallel()
 	s := startServerTB(t, "limit.historyCount.suggestContinueAsNew=200")
 	s.startWorker(t, t.TempDir())
 	root := []any{}
@@ -161,4 +190,8 @@ func TestMeasurePayloadsWithTenSubagents(t *testing.T) {
 	if len(st.Subagents) != 10 {
 		t.Errorf("%d subagents in the state", len(st.Subagents))
 	}
+	withinCIBound(t, "the largest carry (bytes)", float64(carry), 160_000, "76,734")
+	withinCIBound(t, "the result (bytes)", float64(result), 140_000, "67,542")
+	withinCIBound(t, "the largest task_event (bytes)", float64(signal), 8_000, "1,990")
+	withinCIBound(t, "the state query (bytes)", float64(len(out.State)), 140_000, "67,418")
 }

@@ -26,8 +26,11 @@ import (
 // the plan events the agents emitted themselves. Opt-in:
 //
 //	TODOFLOW_MEASURE=1 go test ./testsuite -run TestMeasureHistoryPerEventTenSiblings -count=1 -v
+//
+// Its counts take 9 s, so it runs in every `go test` too, each within its
+// CI bound (below the design before the Briefs).
 func TestMeasureHistoryPerEventTenSiblings(t *testing.T) {
-	measureOnly(t)
+	t.Parallel()
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
 
@@ -201,4 +204,7 @@ func TestMeasureHistoryPerEventTenSiblings(t *testing.T) {
 	for _, e := range execs {
 		t.Logf("  %s: %d runs, %d history events, %d bytes, %d own plan events", e.id, e.runs, len(e.events), historyBytes(e.events), e.own)
 	}
+	withinCIBound(t, "history bytes per plan event", float64(totalBytes)/float64(planEvents), 10_000, "4,538; before the Briefs 12,213")
+	withinCIBound(t, "history events per plan event", float64(totalEvents)/float64(planEvents), 30, "16.3; before 34.8")
+	withinCIBound(t, "root history bytes per child event", float64(rootBytes)/float64(planEvents), 5_000, "1,653; before 7,313")
 }

@@ -273,6 +273,14 @@ func heartbeats(t *testing.T, s *server) float64 {
 	return n
 }
 
+// completedCalls is the number of CallModel activities the server (s)
+// counted completed, as its metrics report them.
+func completedCalls(t *testing.T, s *server) float64 {
+	t.Helper()
+	return telemetrytest.Get(t, "http://"+s.srv.MetricsAddress()+"/metrics").Sum("activity_end_to_end_latency_count",
+		map[string]string{"activityType": api.ModelCallActivity, "operation": "RespondActivityTaskCompleted"})
+}
+
 // A client that watches a session sees the reply while the model writes
 // it, piece by piece, from the worker that runs the call, and one that
 // comes late sees the reply so far at once; meanwhile the call heartbeats
@@ -286,7 +294,8 @@ func TestWatchFollowsTheWorkersStream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := todoclient.New(s.c, todoclient.Options{})
-	time.Sleep(1500 * time.Millisecond) // the server's counters, reported once a second
+	// A fresh server, where no activity ran yet: a count read before its
+	// report could only make beats larger, failing the test, never passing it.
 	before := heartbeats(t, s)
 	const id = "watch-stream"
 	if _, err := c.Start(ctx, api.AgentInput{Prompt: "fix it", Model: sc.RunInput().Model}, todoclient.StartOptions{ID: id}); err != nil {
@@ -301,7 +310,11 @@ func TestWatchFollowsTheWorkersStream(t *testing.T) {
 		st, ok := queryState(ctx, s.c, id)
 		return ok && st.Status == api.StatusWaitingUser
 	})
-	time.Sleep(1500 * time.Millisecond)
+	// The server reports its counters together, once a second: once the
+	// call's completion is counted, so are the heartbeats it sent before it.
+	waitFor(t, time.Minute, "the server's counters to show the model call completed", func() bool {
+		return completedCalls(t, s) >= 1
+	})
 	beats := heartbeats(t, s) - before
 
 	whole := strings.Join(words, " ")

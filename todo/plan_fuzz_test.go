@@ -3,6 +3,7 @@ package todo
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -135,8 +136,8 @@ var fuzzToolNames = append(slices.Clone(planToolNames), ToolSpawnSubagent, ToolC
 // with fuzzed arguments, to each kind of plan state. A refusal says why and
 // changes nothing; an accepted call answers in JSON, records its events in
 // the log it returns them from, and leaves a state that keeps the plan's
-// invariants and survives the JSON round trip of continue-as-new; a status
-// report repeated changes nothing.
+// invariants and, decoded from the JSON continue-as-new carries, answers
+// every later call as before it; a status report repeated changes nothing.
 func FuzzPlanTools(f *testing.F) {
 	for i, seed := range planSeeds {
 		tool := uint8(slices.Index(fuzzToolNames, seed.tool))
@@ -195,7 +196,57 @@ func FuzzPlanTools(f *testing.F) {
 				t.Fatalf("%s repeated: %q, events %v; want it accepted with no change", name, rep.Result.Content, planTypes(rep.Events))
 			}
 		}
+		checkSameBehaviour(t, ps, &back, call, approval)
 	})
+}
+
+// checkSameBehaviour fails t unless the state continue-as-new carried (back,
+// decoded from ps's JSON) answers what ps answers: equal bytes can still hide
+// a field the JSON drops, which only a later call would show. Both get the
+// fuzzed call again, then every seed call in order, each answered (approved
+// where it waits) alike, with the same events.
+func checkSameBehaviour(t *testing.T, ps, back *PlanState, fuzzed Call, approval bool) {
+	t.Helper()
+	back.Peers = ps.Peers // not carried: the workflow attaches its tree's view to each run
+	calls := []Call{fuzzed}
+	for i, seed := range planSeeds {
+		calls = append(calls, Call{ID: fmt.Sprintf("call_%d", i+2), Name: seed.tool, Args: []byte(seed.args)})
+	}
+	for _, c := range calls {
+		known := c.Name == ToolSetStepStatus && nullOutputs(ps, back)
+		want, got := ps.ApplyPlan(c, approval), back.ApplyPlan(c, approval)
+		if want.NeedsApproval && got.NeedsApproval {
+			want, got = ps.Approve("go ahead"), back.Approve("go ahead")
+		}
+		if want.NeedsApproval != got.NeedsApproval || want.Result != got.Result || !slices.EqualFunc(want.Events, got.Events, eventEqual) {
+			if known && len(want.Events) == 0 && len(got.Events) == 1 && strings.Contains(want.Result.Content, "Unchanged: ") {
+				t.Logf("known divergence (a repeated report after continue-as-new emits again): %s(%s)", c.Name, c.Args)
+				return
+			}
+			t.Fatalf("after continue-as-new's JSON, %s(%s) answers %+v with events %v; before it, %+v with events %v",
+				c.Name, c.Args, got, planTypes(got.Events), want, planTypes(want.Events))
+		}
+	}
+}
+
+// nullOutputs says whether a step holds a nil output in ps and null in back:
+// the one divergence known today. A step completed by setStepStatus holds a
+// nil output, which continue-as-new's JSON brings back as null, so the same
+// report repeated after it is no longer seen as unchanged and emits its event
+// again. Fixing it changes what a replayed v0.1.0 history does, so it waits
+// for a versioned change; until then the check names it exactly (a repeated
+// setStepStatus, answered "Unchanged" before and with one event after), and
+// any other difference fails.
+func nullOutputs(ps, back *PlanState) bool {
+	if ps.Plan == nil || back.Plan == nil || len(ps.Plan.Steps) != len(back.Plan.Steps) {
+		return false
+	}
+	for i, s := range ps.Plan.Steps {
+		if s.Output == nil && string(back.Plan.Steps[i].Output) == "null" {
+			return true
+		}
+	}
+	return false
 }
 
 func mustJSON(t *testing.T, v any) []byte {

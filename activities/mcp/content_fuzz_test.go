@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -57,23 +58,51 @@ func FuzzResult(f *testing.F) {
 		}
 		for _, c := range res.Content {
 			note := contentText(c)
+			// other is c with other bytes of the same length, which no
+			// reader takes for text (0xFF and 0xFE are never UTF-8): the
+			// note must not change, so that none of the bytes, however
+			// few, reach the model.
 			var bound int
+			var other sdk.Content
 			switch c := c.(type) {
 			case *sdk.ImageContent:
 				bound = len(c.MIMEType)
+				o := *c
+				o.Data = otherBytes(c.Data)
+				other = &o
 			case *sdk.AudioContent:
 				bound = len(c.MIMEType)
+				o := *c
+				o.Data = otherBytes(c.Data)
+				other = &o
 			case *sdk.EmbeddedResource:
 				if c.Resource == nil || len(c.Resource.Blob) == 0 || strings.HasPrefix(c.Resource.MIMEType, "text/") && utf8.Valid(c.Resource.Blob) {
 					continue
 				}
 				bound = len(c.Resource.URI) + len(c.Resource.MIMEType)
+				o, r := *c, *c.Resource
+				r.Blob = otherBytes(r.Blob)
+				o.Resource = &r
+				other = &o
 			default:
 				continue
 			}
 			if len(note) > bound+64 {
 				t.Fatalf("binary content became %d bytes for the model: %q", len(note), note)
 			}
+			if again := contentText(other); again != note {
+				t.Fatalf("binary content reaches the model: with other bytes its note %q became %q", note, again)
+			}
 		}
 	})
+}
+
+// otherBytes is as long as b, differs from it in its first byte, and is
+// never valid UTF-8.
+func otherBytes(b []byte) []byte {
+	fill := byte(0xFF)
+	if len(b) > 0 && b[0] == 0xFF {
+		fill = 0xFE
+	}
+	return bytes.Repeat([]byte{fill}, len(b))
 }

@@ -2,12 +2,14 @@ package devserver
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,10 +32,24 @@ func TestPdeathsig(t *testing.T) {
 		fmt.Println(s.cmd.Process.Pid)
 		// Churn goroutines that lock threads and exit, which makes the runtime retire
 		// threads: with Pdeathsig on an unlocked starter thread the child would die here.
-		for range 50 {
-			go func() { lockAndExit() }()
+		tids := make(chan int, 50)
+		for range cap(tids) {
+			go func() { lockAndExit(tids) }()
 		}
-		time.Sleep(time.Hour)
+		// The kernel sends a parent-death signal as the thread exits, before its
+		// /proc/self/task entry goes: once every churned thread's entry is gone, any
+		// such signal has been sent, and the test may look at the child.
+		for range cap(tids) {
+			tid := <-tids
+			for tid != os.Getpid() { // a locked main thread is wedged, not retired
+				if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); errors.Is(err, os.ErrNotExist) {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+		fmt.Println("retired")
+		time.Sleep(time.Hour) // until the test kills it
 	}
 	helper := exec.Command(os.Args[0], "-test.run=^TestPdeathsig$")
 	helper.Env = append(os.Environ(), "DEVSERVER_PDEATHSIG_HELPER=1")
@@ -44,7 +60,8 @@ func TestPdeathsig(t *testing.T) {
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
 	if err != nil {
 		t.Fatalf("reading the helper's child pid: %v", err)
 	}
@@ -52,9 +69,12 @@ func TestPdeathsig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helper said %q", line)
 	}
-	time.Sleep(500 * time.Millisecond) // let the thread churn happen
-	if gone(child) {
-		t.Fatalf("the child %d died while its parent was alive (Pdeathsig fired on a retired thread)", child)
+	if line, err := r.ReadString('\n'); err != nil || line != "retired\n" {
+		t.Fatalf("the helper's churned threads: %q, %v; want them retired", line, err)
+	}
+	// A signal sent is pending until the child acts on it: both count.
+	if gone(child) || killPending(child) {
+		t.Fatalf("the child %d died or is dying while its parent is alive (Pdeathsig fired on a retired thread)", child)
 	}
 	_ = helper.Process.Kill()
 	_ = helper.Wait()
@@ -62,7 +82,27 @@ func TestPdeathsig(t *testing.T) {
 }
 
 // lockAndExit ends a goroutine while it is locked to its thread, so the runtime kills that
-// thread.
-func lockAndExit() {
+// thread; it sends the thread's id first.
+func lockAndExit(tids chan<- int) {
 	runtime.LockOSThread()
+	tids <- syscall.Gettid()
+}
+
+// killPending says whether pid has a SIGKILL pending, for itself or its thread group (the
+// SigPnd and ShdPnd masks of /proc/PID/status).
+func killPending(pid int) bool {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		name, mask, ok := strings.Cut(line, ":")
+		if !ok || (name != "SigPnd" && name != "ShdPnd") {
+			continue
+		}
+		if bits, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64); err == nil && bits&(1<<(syscall.SIGKILL-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }
