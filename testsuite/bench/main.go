@@ -57,7 +57,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // defaultPhases run when -phases names none; optPhases only when named.
 var (
 	defaultPhases = []string{"ratio", "steps", "prices", "chat", "stream", "replay", "idle", "levers"}
-	optPhases     = []string{"cluster"} // needs PostgreSQL and a build of temporal-server
+	optPhases     = []string{"cluster", "first"} // cluster needs PostgreSQL and a build of temporal-server
 	allPhases     = slices.Concat(defaultPhases, optPhases)
 )
 
@@ -70,6 +70,8 @@ func run(args []string, out io.Writer) error {
 	turns := fs.Int("turns", 0, "turns of the chat phase's session (default 500; with -quick 100)")
 	replayTurns := fs.Int("replay-turns", 1000, "turns of the replayed session")
 	idle := fs.Int("idle", 1000, "sessions of the idle phase")
+	firstSessions := fs.Int("first-sessions", 100, "sessions the first phase starts at once")
+	firstTurns := fs.Int("first-turns", 3, "turns of each session of the first phase")
 	streamTurns := fs.Int("stream-turns", 3, "rounds of the stream phase (a long reply unwatched, watched, and a short one)")
 	var ca clusterArgs
 	fs.IntVar(&ca.sessions, "cluster-sessions", 1000, "chat sessions of the cluster phase, on each server")
@@ -165,13 +167,13 @@ func run(args []string, out io.Writer) error {
 		devserver.CLIVersion, devserver.MinServerVersion, extraSettings(dc), cfg)
 
 	has := func(p string) bool { return slices.Contains(want, p) }
-	if has("ratio") || has("steps") || has("prices") || has("chat") || has("stream") || has("idle") || has("levers") {
+	if has("ratio") || has("steps") || has("prices") || has("chat") || has("stream") || has("idle") || has("levers") || has("first") {
 		e, err := newEnv(ctx, filepath.Join(dir, "main"), dc, cfg, out)
 		if err != nil {
 			return err
 		}
 		defer e.close()
-		if err := e.phases(ctx, want, phaseArgs{concs: concList, reps: *reps, turns: *turns, idle: *idle, cpuProfile: *cpuProfile, revs: revs, leverConcs: leverConcList, onlyRevs: *onlyRevs, model: model, streamTurns: *streamTurns}); err != nil {
+		if err := e.phases(ctx, want, phaseArgs{concs: concList, reps: *reps, turns: *turns, idle: *idle, cpuProfile: *cpuProfile, revs: revs, leverConcs: leverConcList, onlyRevs: *onlyRevs, model: model, streamTurns: *streamTurns, firstSessions: *firstSessions, firstTurns: *firstTurns}); err != nil {
 			return err
 		}
 	}
@@ -205,6 +207,9 @@ type phaseArgs struct {
 	onlyRevs    bool
 	model       *streamServer
 	streamTurns int
+	// firstSessions sessions of firstTurns turns start at once in the
+	// first phase.
+	firstSessions, firstTurns int
 }
 
 func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
@@ -289,6 +294,13 @@ func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
 	}
 	if has("levers") {
 		if err := e.measureLevers(ctx, pa.reps, pa.leverConcs, pa.revs, pa.onlyRevs); err != nil {
+			return err
+		}
+	}
+	if has("first") {
+		fmt.Fprintf(e.out, "\n## A first reply when %d sessions start at once\n\nEach session sends its first message as soon as it is started; the first reply is timed from the start, later turns from their message. Each worker is a fresh process; the bare chat workflow runs on the same process, with the SDK's defaults.\n", pa.firstSessions)
+		before := workerConfig{WorkflowPollers: sdkDefaultPollers, ActivityPollers: sdkDefaultPollers}
+		if err := e.measureFirst(ctx, pa.firstSessions, pa.firstTurns, []workerConfig{before, e.cfg}); err != nil {
 			return err
 		}
 	}

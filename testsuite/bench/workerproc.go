@@ -226,6 +226,7 @@ func runWorker(args []string) error {
 	}
 	b := worker.New(c, baselineQueue, opts)
 	b.RegisterWorkflowWithOptions(baselineWorkflow, workflow.RegisterOptions{Name: "baseline"})
+	b.RegisterWorkflowWithOptions(bareChatWorkflow, workflow.RegisterOptions{Name: "bareChat"})
 	b.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "noop"})
 	b.RegisterWorkflowWithOptions(pricedWorkflow, workflow.RegisterOptions{Name: "priced"})
 	b.RegisterActivityWithOptions(stepActivity(c), activity.RegisterOptions{Name: "step"})
