@@ -230,14 +230,15 @@ func logTo(w io.Writer) (restore func()) {
 }
 
 // chatDemo is the scripted session a chat plays with no model: the demo
-// of `starter run`, then one reply to what the user types after it.
+// of `starter run`, then one reply to whatever the user types after it.
 type chatDemo struct {
 	path   string // the scenario file, in the state folder's demo/
 	prompt string // the first message, sent as the session starts
 }
 
-// demoEnd answers the first message typed after the demo: the script has
-// nothing else to say (later messages are answered with an empty text).
+// demoEnd answers every message typed after the demo (the script's
+// "then"): the script has nothing else to say, and a message answered with
+// nothing would leave the user waiting for a reply.
 const demoEnd = "This session is the scripted demo, so no model reads what you type. Set OPENAI_API_KEY " +
 	"(or OPENAI_BASE_URL for a local server) and run `starter chat` again to talk to one; this session stays as it is."
 
@@ -256,7 +257,7 @@ func writeChatDemo() (*chatDemo, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.MarshalIndent(map[string]any{"name": "chat " + sc.Name, "model": append(sc.Model, end)}, "", "  ")
+	data, err := json.MarshalIndent(map[string]any{"name": "chat " + sc.Name, "model": sc.Model, "then": json.RawMessage(end)}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
