@@ -260,6 +260,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			"the model's answer is %d bytes, over the %d a model call may return; ask for the work in smaller pieces (a large file in several write_file calls)",
 			n, MaxAnswerBytes), ErrTypeModel, nil)
 	}
+	resp.Model = name
 	for i := range resp.ToolCalls {
 		if resp.ToolCalls[i].ID == "" {
 			// Tool messages answer calls by id; a server that sends none

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"cmp"
+
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -25,8 +27,10 @@ type State struct {
 	EventsTotal int         `json:"events_total"`
 	ModelError  *ModelError `json:"model_error"`
 	Usage       Usage       `json:"usage"`
-	// Model is the agent's model reference as its input names it (empty:
-	// the worker's default), which a client prices its usage by.
+	// Model is the agent's model reference as its input names it, or,
+	// when it names none, the name of the worker's default model as its
+	// latest call reported it (empty before the first call of a run),
+	// which a client prices its usage by.
 	Model string `json:"model"`
 	// TreeUsage adds the usage of every agent under this one (see
 	// agent.treeUsage).
@@ -123,7 +127,7 @@ func (a *agent) state() State {
 		Reporters:        a.reporters.states(),
 		ModelError:       a.modelError,
 		Usage:            a.usage,
-		Model:            a.cfg.in.Model,
+		Model:            cmp.Or(a.cfg.in.Model, a.served),
 		TreeUsage:        a.treeUsage(),
 		Compactions:      a.window.comp.Count,
 		Waiting:          []Wait{},
