@@ -339,7 +339,9 @@ func classify(err error, attempt int32, policy *temporal.RetryPolicy) error {
 			NonRetryable:   nonRetryable,
 			NextRetryDelay: retryDelay(me.RetryAfter, attempt, policy),
 			Cause:          cause,
-			Details:        []any{attempt},
+			// The status lets a client say what the provider answers
+			// (429) from the pending call's last failure.
+			Details: []any{attempt, me.StatusCode},
 		})
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

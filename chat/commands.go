@@ -42,6 +42,7 @@ var commands = []struct{ name, args, help string }{
 	{"end", "", "end the session (it completes after its current turn)"},
 	{"help", "", "show this help"},
 	{"quit", "", "leave the client; the session goes on (also Ctrl+C twice, Ctrl+D)"},
+	{"exit", "", "the same as /quit"},
 }
 
 func helpText() string {
@@ -81,6 +82,9 @@ func parseLine(s string) (line, error) {
 	}
 	name, arg, _ := strings.Cut(s[1:], " ")
 	l := line{cmd: strings.ToLower(name), arg: strings.TrimSpace(arg)}
+	if l.cmd == "exit" {
+		l.cmd = "quit" // one command under two names, refusing alike
+	}
 	switch l.cmd {
 	case "approve":
 		if l.arg != "" && l.arg != "--remember" {
@@ -103,8 +107,6 @@ func parseLine(s string) (line, error) {
 			return line{}, errors.New("/rewind N: the turn to go back before, counted from 1")
 		}
 	case "resume", "model":
-	case "exit":
-		l.cmd = "quit"
 	default:
 		return line{}, fmt.Errorf("unknown command /%s (/help lists them; // sends a line that starts with /)", name)
 	}

@@ -92,7 +92,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 				lastErr = tr.err.Error()
 				say("! " + lastErr)
 			}
-			now := attention(tr.st)
+			now := attention(tr.st, tr.retry)
 			for _, a := range now {
 				if !slices.Contains(announced, a) {
 					say(a)

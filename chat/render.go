@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -139,9 +140,13 @@ func callText(c model.ToolCall) string {
 // progressLine is the line above the prompt: the item in progress, done/total
 // and what the session is doing (or, with no list, the plan's step and
 // progress).
-func progressLine(st *workflows.State, closed string) string {
+//
+// stall, when the session makes no progress for a reason the client can
+// name (no worker, no server: see client.NoWorkerError), stands in for
+// the status: a "working" that nothing works on would mislead.
+func progressLine(st *workflows.State, closed, stall string) string {
 	if st == nil {
-		return "connecting…"
+		return cmp.Or(stall, "connecting…")
 	}
 	var parts []string
 	switch {
@@ -160,7 +165,11 @@ func progressLine(st *workflows.State, closed string) string {
 		p := todo.ComputeProgress(st.Plan.Steps)
 		parts = append(parts, fmt.Sprintf("plan %d/%d", p.Completed, p.Total))
 	}
-	parts = append(parts, statusText(st.Status, closed))
+	status := statusText(st.Status, closed)
+	if stall != "" && closed == "" {
+		status = stall
+	}
+	parts = append(parts, status)
 	return strings.Join(parts, " · ")
 }
 
@@ -197,8 +206,9 @@ func checklist(st *workflows.State) string {
 
 // attention are the things that wait for the user or that the user should
 // know while they last: a pause, a plan to approve, a model that is being
-// retried or that ended the turn.
-func attention(st *workflows.State) []string {
+// retried (with what the provider answers and when the next attempt is,
+// from retry) or that ended the turn.
+func attention(st *workflows.State, retry client.Retry) []string {
 	if st == nil {
 		return nil
 	}
@@ -229,8 +239,15 @@ func attention(st *workflows.State) []string {
 	}
 	if me := st.ModelError; me != nil {
 		if me.Retryable {
-			out = append(out, fmt.Sprintf("↻ the model is failing, retrying (attempt %d, since %s): %s",
-				me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
+			what, when := "the model is failing", ", retrying"
+			if retry.Status != 0 {
+				what = fmt.Sprintf("the model provider answers %d", retry.Status)
+			}
+			if !retry.Next.IsZero() {
+				when = "; retrying at " + retry.Next.Local().Format(time.TimeOnly)
+			}
+			out = append(out, fmt.Sprintf("↻ %s%s (attempt %d, since %s): %s",
+				what, when, me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
 		} else if st.Status == workflows.StatusWaitingUser {
 			out = append(out, "✗ the last turn failed on the model: "+clip(oneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
 		}

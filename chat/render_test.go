@@ -61,17 +61,22 @@ func TestProgressLine(t *testing.T) {
 		name   string
 		st     *workflows.State
 		closed string
+		stall  string
 		want   string
 	}{
-		{"no state", nil, "", "connecting…"},
-		{"empty", &workflows.State{Status: workflows.StatusWaitingUser}, "", "your turn"},
-		{"in progress", &workflows.State{Status: workflows.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "▶ item b · 1/3 · working"},
-		{"none in progress", &workflows.State{Status: workflows.StatusWaitingUser, Todos: items(todo.Completed, todo.Completed, todo.Completed)}, "", "3/3 · your turn"},
-		{"plan only", &workflows.State{Status: workflows.StatusAwaitingApproval, Plan: plan}, "", "▶ Run tests · plan 1/2 · awaiting your approval"},
-		{"ended", &workflows.State{Status: workflows.StatusCompleted}, "completed", "session completed"},
+		{"no state", nil, "", "", "connecting…"},
+		{"empty", &workflows.State{Status: workflows.StatusWaitingUser}, "", "", "your turn"},
+		{"in progress", &workflows.State{Status: workflows.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "", "▶ item b · 1/3 · working"},
+		{"none in progress", &workflows.State{Status: workflows.StatusWaitingUser, Todos: items(todo.Completed, todo.Completed, todo.Completed)}, "", "", "3/3 · your turn"},
+		{"plan only", &workflows.State{Status: workflows.StatusAwaitingApproval, Plan: plan}, "", "", "▶ Run tests · plan 1/2 · awaiting your approval"},
+		{"ended", &workflows.State{Status: workflows.StatusCompleted}, "completed", "", "session completed"},
+		{"no worker", &workflows.State{Status: workflows.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "no worker polls `q`",
+			"▶ item b · 1/3 · no worker polls `q`"},
+		{"no server, no state yet", nil, "", "the Temporal server does not answer", "the Temporal server does not answer"},
+		{"ended: the end, not the stall", &workflows.State{Status: workflows.StatusCompleted}, "completed", "no worker polls `q`", "session completed"},
 	}
 	for _, tt := range tests {
-		if got := progressLine(tt.st, tt.closed); got != tt.want {
+		if got := progressLine(tt.st, tt.closed, tt.stall); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
@@ -79,26 +84,32 @@ func TestProgressLine(t *testing.T) {
 
 func TestAttention(t *testing.T) {
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	retrying := workflows.State{Status: workflows.StatusRunning, ModelError: &workflows.ModelError{Message: "429 Too Many Requests", Attempts: 2, Since: since, Retryable: true}}
 	tests := []struct {
-		name string
-		st   workflows.State
-		want []string // substrings, one per line
+		name  string
+		st    workflows.State
+		retry client.Retry
+		want  []string // substrings, one per line
 	}{
-		{"nothing", workflows.State{Status: workflows.StatusRunning}, nil},
-		{"paused", workflows.State{AgentID: "main", Paused: true, PauseReason: "no key", Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPaused, Reason: "no key"}}},
+		{"nothing", workflows.State{Status: workflows.StatusRunning}, client.Retry{}, nil},
+		{"paused", workflows.State{AgentID: "main", Paused: true, PauseReason: "no key", Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPaused, Reason: "no key"}}}, client.Retry{},
 			[]string{"paused: no key — /resume"}},
 		{"plan", workflows.State{AgentID: "main", AwaitingApproval: true, Plan: &todo.Plan{Title: "Fix auth", Steps: make([]todo.Step, 2)},
-			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPlanApproval}}}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
-		{"subagent's plan", workflows.State{AgentID: "main", Waiting: []workflows.Wait{{AgentID: "coder", Kind: workflows.WaitPlanApproval}}}, []string{"coder: plan awaits approval"}},
+			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitPlanApproval}}}, client.Retry{}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
+		{"subagent's plan", workflows.State{AgentID: "main", Waiting: []workflows.Wait{{AgentID: "coder", Kind: workflows.WaitPlanApproval}}}, client.Retry{}, []string{"coder: plan awaits approval"}},
 		// A tool call is shown whole by each view, not in a line (approval.go).
 		{"tool", workflows.State{AgentID: "main", PendingApproval: &workflows.PendingApproval{Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)},
-			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval}}}, nil},
-		{"retrying", workflows.State{Status: workflows.StatusRunning, ModelError: &workflows.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}},
-			[]string{"retrying (attempt 3, since 03:04:05): 503 Service Unavailable"}},
-		{"failed turn", workflows.State{Status: workflows.StatusWaitingUser, ModelError: &workflows.ModelError{Message: "401 Unauthorized"}}, []string{"the last turn failed on the model: 401"}},
+			Waiting: []workflows.Wait{{AgentID: "main", Kind: workflows.WaitToolApproval}}}, client.Retry{}, nil},
+		{"retrying", workflows.State{Status: workflows.StatusRunning, ModelError: &workflows.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}}, client.Retry{},
+			[]string{"the model is failing, retrying (attempt 3, since 03:04:05): 503 Service Unavailable"}},
+		{"failed turn", workflows.State{Status: workflows.StatusWaitingUser, ModelError: &workflows.ModelError{Message: "401 Unauthorized"}}, client.Retry{}, []string{"the last turn failed on the model: 401"}},
+		{"the provider's status and the next attempt", retrying, client.Retry{Status: 429, Next: since.Add(time.Minute)},
+			[]string{"↻ the model provider answers 429; retrying at 03:05:05 (attempt 2, since 03:04:05): 429 Too Many Requests"}},
+		{"no status: a transport error", retrying, client.Retry{Next: since.Add(time.Minute)}, []string{"↻ the model is failing; retrying at 03:05:05 (attempt 2"}},
+		{"the attempt under way", retrying, client.Retry{Status: 503}, []string{"↻ the model provider answers 503, retrying (attempt 2"}},
 	}
 	for _, tt := range tests {
-		got := attention(&tt.st)
+		got := attention(&tt.st, tt.retry)
 		if len(got) != len(tt.want) {
 			t.Errorf("%s: %q, want %d lines", tt.name, got, len(tt.want))
 			continue

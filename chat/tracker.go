@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/todoflow/todoflow/client"
@@ -25,6 +26,7 @@ type tracker struct {
 	stream  *client.StreamChanged
 	running bool
 	replied bool
+	stale   bool // the stream shown is an earlier attempt's: nothing writes it now
 	tools   []client.RunningTool
 	// result is the latest tool result, which the transcript shows by its
 	// first line only (Ctrl+O prints it whole).
@@ -32,7 +34,8 @@ type tracker struct {
 	// diff is the latest diff a tool call showed, of call diffCall: under
 	// its result by its first lines only (diff.go; Ctrl+O prints it whole).
 	diff, diffCall string
-	err            error // why the latest look or query failed; nil when it did not
+	err            error        // why the latest look or query failed; nil when it did not
+	retry          client.Retry // what the retries of the failing model call show
 	// calls are the tool calls of the latest model answer, by id: a call
 	// that waits for approval shows whole from here (the state holds only
 	// the start of long arguments); read are the calls of subagents read
@@ -49,7 +52,13 @@ func (t *tracker) apply(ev client.Event) []entry {
 		out = news(t.st, &ev.State)
 		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
 	case client.NewMessage:
-		out = messageEntries(ev.Message)
+		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == workflows.NameInterrupted && t.stream != nil && t.stream.Text != "" {
+			// The turn was stopped mid-reply: what the user read stays,
+			// marked as cut, above the message that says so.
+			out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
+			t.stream = nil
+		}
+		out = append(out, messageEntries(ev.Message)...)
 		t.replied = t.replied || ev.Message.Role == model.RoleAssistant
 		if m := ev.Message; m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
 			t.calls = map[string]model.ToolCall{}
@@ -67,18 +76,23 @@ func (t *tracker) apply(ev client.Event) []entry {
 		}
 	case client.StreamChanged:
 		t.running = ev.Running
-		// An empty text is a call that has written nothing yet (or a new
-		// attempt): keep showing the reply so far until it has news.
-		if ev.Running && (ev.Text != "" || t.stream == nil || t.stream.Call != ev.Call) {
-			if t.stream == nil || t.stream.Call != ev.Call {
+		// An empty text is a call that has written nothing yet: a new
+		// attempt, or one no worker runs (no call number then). Keep
+		// showing the reply so far until it has news, marked as cut.
+		newCall := t.stream == nil || (ev.Call != 0 && t.stream.Call != ev.Call)
+		if ev.Running && (ev.Text != "" || newCall) {
+			if newCall {
 				t.replied = false
 			}
 			t.stream = &ev
 		}
+		t.stale = ev.Running && ev.Text == "" && t.stream != nil && t.stream.Text != ""
 	case client.ToolsChanged:
 		t.tools = ev.Running
 	case client.Closed:
 		t.ending = ev.Status
+	case client.ModelErrorChanged:
+		t.retry = ev.Retry
 	case client.Problem:
 		t.err = ev.Err
 	}
@@ -92,6 +106,32 @@ func (t *tracker) apply(ev client.Event) []entry {
 		t.closed = t.ending
 	}
 	return out
+}
+
+// cutNote marks a reply cut short: the text above it is what the model
+// had written when its call stopped.
+const cutNote = "✂ cut here: the model call stopped"
+
+// streamCut reports whether the reply shown has stopped being written
+// while its call goes on: its attempt failed, its worker is gone. The
+// next attempt writes the reply anew.
+func (t *tracker) streamCut() bool {
+	if t.stream == nil || t.stream.Text == "" {
+		return false
+	}
+	retried := t.st != nil && t.st.ModelError != nil && t.st.ModelError.Retryable
+	return t.stale || retried || t.stall() != ""
+}
+
+// stall is why the session makes no progress when the client can name it
+// (no worker takes its work, the server does not answer); "" otherwise.
+func (t *tracker) stall() string {
+	_, noWorker := errors.AsType[*client.NoWorkerError](t.err)
+	_, noServer := errors.AsType[*client.ServerDownError](t.err)
+	if !noWorker && !noServer {
+		return ""
+	}
+	return t.err.Error()
 }
 
 // waiting reports whether the session waits for the user: for a message,

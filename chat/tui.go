@@ -602,6 +602,9 @@ func (u *ui) View() tea.View {
 		// Rendered (and cleaned) whole, before its last lines are taken:
 		// a cut could leave half a sequence or half a code block.
 		parts = append(parts, streamText(u.replies().lines(s.Text), s.Cut, max(u.height/2, 3)))
+		if u.tr.streamCut() {
+			parts = append(parts, paint(styleNote, cutNote+"; its next attempt writes the reply anew"))
+		}
 	}
 	for _, q := range u.queued {
 		parts = append(parts, paint(styleNote, "⋯ queued: "+clip(oneLine(q), 70)))
@@ -609,7 +612,7 @@ func (u *ui) View() tea.View {
 	for _, t := range u.tr.tools {
 		parts = append(parts, paint(styleTool, "⏳ "+toolLine(t)))
 	}
-	for _, a := range attention(u.tr.st) {
+	for _, a := range attention(u.tr.st, u.tr.retry) {
 		parts = append(parts, paint(styleAttention, a))
 	}
 	// The tool call waiting comes last above the prompt, and fits the
@@ -643,7 +646,8 @@ func (u *ui) View() tea.View {
 	if len(list) > 0 {
 		parts = append(parts, paint(styleChecklist, strings.Join(list, "\n")))
 	}
-	progress := progressLine(u.tr.st, u.tr.closed)
+	stall := u.tr.stall()
+	progress := progressLine(u.tr.st, u.tr.closed, stall)
 	switch {
 	case u.starting:
 		progress = "starting the session…"
@@ -653,7 +657,7 @@ func (u *ui) View() tea.View {
 	if used := u.prices.usageLine(u.tr.st); used != "" {
 		progress += " · " + used
 	}
-	if u.tr.err != nil {
+	if u.tr.err != nil && stall == "" {
 		progress += " · " + clip(oneLine(u.tr.err.Error()), 80)
 	}
 	switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,7 +113,8 @@ func runChat(c *cmdline, id, modelRef string) error {
 	} else {
 		defer cl.Close()
 	}
-	o.Client = tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc, Namespace: c.conn.namespace})
+	o.Client = tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc, Namespace: c.conn.namespace,
+		Address: cmp.Or(c.conn.address, os.Getenv("TEMPORAL_ADDRESS"))})
 	err = chat.Run(ctx, o)
 	if _, ok := errors.AsType[*chat.EndedError](err); ok {
 		// The chat has shown why; the exit code tells a script.

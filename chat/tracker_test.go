@@ -1,0 +1,82 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/workflows"
+)
+
+// A reply cut short stays on the screen, marked as cut: when its attempt
+// fails and the next one has written nothing (or no worker runs it: no
+// call number then), and, printed above the message that says so, when
+// the turn is stopped.
+func TestTrackerKeepsACutReply(t *testing.T) {
+	running := client.StateChanged{State: workflows.State{AgentID: "main", Status: workflows.StatusRunning}}
+	const text = "Reading the logs now"
+	tests := []struct {
+		name    string
+		then    []client.Event
+		shown   bool // the stream still shows text
+		cut     bool
+		printed string // what the last event printed, joined
+	}{
+		{"still writing", nil, true, false, ""},
+		{"a new attempt, nothing written yet", []client.Event{client.StreamChanged{Running: true, Call: 3}}, true, true, ""},
+		{"no worker runs the call", []client.Event{client.StreamChanged{Running: true}}, true, true, ""},
+		{"the next attempt writes", []client.Event{client.StreamChanged{Running: true, Call: 3}, client.StreamChanged{Running: true, Call: 3, Text: "Read"}}, true, false, ""},
+		{"the turn stopped", []client.Event{client.StreamChanged{}, client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Name: workflows.NameInterrupted, Content: "Stopped."}}},
+			false, false, text + "|" + cutNote + "|Stopped."},
+		{"the reply came", []client.Event{client.StreamChanged{}, client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Content: text + " and more."}}},
+			false, false, text + " and more."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tr tracker
+			tr.apply(running)
+			tr.apply(client.StreamChanged{Running: true, Call: 3, Text: text})
+			var printed []entry
+			for _, ev := range tt.then {
+				printed = tr.apply(ev)
+			}
+			if shown := tr.stream != nil && tr.stream.Text != ""; shown != tt.shown {
+				t.Errorf("the reply shows: %v, want %v", shown, tt.shown)
+			}
+			if got := tr.streamCut(); got != tt.cut {
+				t.Errorf("marked cut: %v, want %v", got, tt.cut)
+			}
+			var texts []string
+			for _, e := range printed {
+				texts = append(texts, e.text)
+			}
+			if got := strings.Join(texts, "|"); got != tt.printed {
+				t.Errorf("printed %q, want %q", got, tt.printed)
+			}
+		})
+	}
+}
+
+// A stall the client can name stands in for the status; another problem
+// does not.
+func TestTrackerStall(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&client.NoWorkerError{TaskQueue: "todoflow"}, "no worker polls `todoflow` (start one: go run ./worker)"},
+		{fmt.Errorf("look: %w", &client.ServerDownError{Address: "h:1"}), "look: the Temporal server at h:1 does not answer"},
+		{errors.New("query failed: the workflow panicked"), ""},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		var tr tracker
+		tr.apply(client.Problem{Err: tt.err})
+		if got := tr.stall(); got != tt.want {
+			t.Errorf("stall with %v: %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
