@@ -57,8 +57,11 @@ func helpText() string {
 	}
 	b.WriteString("Keys (in a terminal):\n" +
 		"  Enter                  send the message\n" +
-		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message\n" +
+		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message,\n" +
+		"                         shown as [pasted N lines] past 10 lines\n" +
 		"  Up, Down               earlier lines: sent from here, and the session's messages\n" +
+		"  Ctrl+R                 search the earlier lines (Ctrl+R again: older; Enter takes the line)\n" +
+		"  Tab                    complete a command (typing / lists them); open a collapsed paste\n" +
 		"  Ctrl+T                 show or hide the whole checklist and plan\n" +
 		"  Ctrl+O                 print the latest tool result whole (the tool call waiting, when one does)\n" +
 		"  Esc                    stop the running turn, refusing what waits for approval (the list and plan stay)\n" +

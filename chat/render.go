@@ -55,8 +55,14 @@ func messageEntries(m model.Message) []entry {
 		if m.Name != "" {
 			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(firstLine(m.Content), 100))}}
 		}
-		// A message of several lines keeps them under its "> ".
-		return []entry{{kindUser, "> " + strings.ReplaceAll(m.Content, "\n", "\n  ")}}
+		// A message of several lines keeps them under its "> "; a long
+		// one (a paste) shows its first lines, as the prompt showed it
+		// collapsed (paste.go).
+		text := m.Content
+		if lines := strings.Split(text, "\n"); len(lines) > collapseLines {
+			text = strings.Join(lines[:3], "\n") + fmt.Sprintf("\n⋯ %d more lines", len(lines)-3)
+		}
+		return []entry{{kindUser, "> " + strings.ReplaceAll(text, "\n", "\n  ")}}
 	case model.RoleAssistant:
 		var out []entry
 		if text := strings.TrimSpace(m.Content); text != "" {

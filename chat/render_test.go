@@ -21,6 +21,8 @@ func TestMessageEntries(t *testing.T) {
 		{"system prompt", model.Message{Role: model.RoleSystem, Content: "You are..."}, nil},
 		{"user", model.Message{Role: model.RoleUser, Content: "fix it"}, []entry{{kindUser, "> fix it"}}},
 		{"lines", model.Message{Role: model.RoleUser, Content: "fix it:\n- a\n- b"}, []entry{{kindUser, "> fix it:\n  - a\n  - b"}}},
+		{"a long paste: its first lines", model.Message{Role: model.RoleUser, Content: "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11"},
+			[]entry{{kindUser, "> l1\n  l2\n  l3\n  ⋯ 8 more lines"}}},
 		{"task event", model.Message{Role: model.RoleUser, Name: workflows.NameTaskEvent, Content: "Subagent s1 completed step_2.\nDetails"}, []entry{{kindNote, "· task_event: Subagent s1 completed step_2."}}},
 		{"reminder", model.Message{Role: model.RoleUser, Name: todo.NameReminder, Content: "<system_reminder>\nYour checklist\n</system_reminder>"}, []entry{{kindNote, "· the agent was reminded of its checklist"}}},
 		{"summary", model.Message{Role: model.RoleUser, Name: workflows.NameContextSummary, Content: "Summary of the earlier conversation"}, []entry{{kindNote, "· older messages were summarised"}}},

@@ -119,6 +119,10 @@ type ui struct {
 	pending  []entry // what the current look printed so far
 	input    textarea.Model
 	hist     history
+	menu     menu      // the commands "/" offers, Tab completing them (menu.go)
+	search   search    // Ctrl+R (search.go)
+	found    bool      // the search's query is found
+	pastes   pastes    // long pastes, shown collapsed (paste.go)
 	rv       replyView // the replies' markdown, the latest kept
 	expanded bool
 	width    int
@@ -286,13 +290,21 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, nil
 	case tea.PasteMsg:
 		u.armed = time.Time{}
-		var cmd tea.Cmd
-		u.input, cmd = u.input.Update(pasted(msg))
-		return u, cmd
+		msg = pasted(msg)
+		if u.search.on {
+			return u, u.searched(u.search.typed(msg.Content, u.hist.lines))
+		}
+		u.input.InsertString(u.pastes.add(msg.Content))
+		return u, nil
 	case tea.KeyPressMsg:
 		key := msg.String()
 		if key != "ctrl+c" {
 			u.armed = time.Time{}
+		}
+		if u.search.on {
+			if cmd, ok := u.searchKey(msg); ok {
+				return u, cmd
+			}
 		}
 		if u.ask != nil {
 			if cmd, ok := u.askKey(key); ok {
@@ -309,6 +321,21 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case "ctrl+t":
 			u.expanded = !u.expanded
 			return u, nil
+		case "ctrl+r":
+			u.search.start(u.input.Value(), u.hist.lines)
+			u.found = false
+			return u, nil
+		case "tab":
+			// A command's start: complete it; a collapsed paste: open it.
+			if put, ok := u.menu.tab(u.input.Value()); ok {
+				u.input.SetValue(put)
+				return u, nil
+			}
+			if v := u.input.Value(); u.pastes.collapsed(v) {
+				u.input.SetValue(u.pastes.expand(v))
+				u.pastes.reset()
+				return u, nil
+			}
 		case "ctrl+o":
 			if u.ask != nil {
 				return u, u.print(callEntries(u.ask.call))
@@ -365,6 +392,7 @@ func (u *ui) interrupt() (tea.Model, tea.Cmd) {
 		return u.leave(nil, u.leftLine())
 	}
 	u.input.Reset()
+	u.pastes.reset()
 	u.hist.stop()
 	u.armed = now
 	return u, tea.Tick(quitWindow, func(time.Time) tea.Msg { return disarmMsg{now} })
@@ -382,8 +410,9 @@ func (u *ui) leftLine() string {
 
 // submit handles the typed line: a message for the model, or a command.
 func (u *ui) submit() (tea.Model, tea.Cmd) {
-	text := u.input.Value()
+	text := u.pastes.expand(u.input.Value())
 	u.input.Reset()
+	u.pastes.reset()
 	if strings.TrimSpace(text) == "" {
 		return u, nil
 	}
@@ -614,6 +643,11 @@ func (u *ui) View() tea.View {
 	}
 	for _, a := range attention(u.tr.st, u.tr.retry) {
 		parts = append(parts, paint(styleAttention, a))
+	}
+	if u.search.on {
+		parts = append(parts, paint(styleNote, u.search.line(u.found)))
+	} else if m := u.menu.lines(u.input.Value(), u.width); len(m) > 0 {
+		parts = append(parts, paint(styleNote, strings.Join(m, "\n")))
 	}
 	// The tool call waiting comes last above the prompt, and fits the
 	// room whatever else there is: the lines above it give way first.
