@@ -51,6 +51,11 @@ func cmdChat(c *cmdline) action {
 
 // runChat is `starter chat` once its flags are read.
 func runChat(c *cmdline, id, modelRef string) error {
+	// A malformed reference is a bad argument whichever worker serves the
+	// session (exit 2), said before anything is dialled or started.
+	if err := workflows.CheckModel(modelRef); modelRef != "" && err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("--model %s: %w", modelRef, err)}
+	}
 	var dc converter.DataConverter
 	if sealer, err := codec.FromEnv(); err != nil {
 		return err

@@ -95,6 +95,19 @@ func TestChatLog(t *testing.T) {
 	}
 }
 
+// A malformed --model is a bad argument (exit 2) with a separate worker
+// too, said before the server is dialled (none answers here).
+func TestChatRefusesMalformedModel(t *testing.T) {
+	t.Setenv("TODOFLOW_STATE_DIR", t.TempDir())
+	var stdout, stderr strings.Builder
+	if code := runCLI([]string{"chat", "--address", "127.0.0.1:1", "--model", "gpt-4o"}, &stdout, &stderr); code != 2 {
+		t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr.String())
+	}
+	if want := "--model gpt-4o: "; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
 // With the in-process worker, a --model it cannot serve is refused before
 // the chat starts (exit 2, saying why), not at the session's first message.
 func TestChatRefusesModelItCannotServe(t *testing.T) {
@@ -104,7 +117,7 @@ func TestChatRefusesModelItCannotServe(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	for _, tt := range []struct{ model, want string }{
-		{"gpt-4o", "--model gpt-4o: want openai:<model name> or script:<scenario file>"},
+		{"gpt-4o", "--model gpt-4o: model \"gpt-4o\": want openai:<model name> or script:<scenario file>"},
 		{"openai:gpt-4o-mini", "--model openai:gpt-4o-mini: openai: no API key"},
 	} {
 		var stdout, stderr strings.Builder
