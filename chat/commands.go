@@ -125,6 +125,8 @@ type session struct {
 	// pending starts the session while it does not exist yet (s is nil
 	// then): a new chat session starts with its first message.
 	pending *newSession
+	// stops: the server stops when the client leaves (Options.ServerStops).
+	stops bool
 }
 
 // send queues a message (send_message) and returns at once; the message

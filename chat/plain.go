@@ -173,7 +173,7 @@ func left(sess *session) string {
 	if sess.pending != nil {
 		return leftUnstarted
 	}
-	return fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id)
+	return leftLine(sess)
 }
 
 // changes reports whether a command asks the session to do something (and

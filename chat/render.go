@@ -94,7 +94,8 @@ func messageEntries(m model.Message) []entry {
 const maxResultLines = 200
 
 // resultEntries print a tool result whole (Ctrl+O), up to maxResultLines.
-func resultEntries(m *model.Message) []entry {
+// label names the call that m answers (callLabel).
+func resultEntries(m *model.Message, label string) []entry {
 	if m == nil {
 		return []entry{{kindNote, "no tool has answered yet"}}
 	}
@@ -108,7 +109,23 @@ func resultEntries(m *model.Message) []entry {
 	if m.IsError {
 		k = kindError
 	}
-	return []entry{{kindNote, "the latest tool result (" + m.ToolCallID + "), whole:"}, {k, strings.Join(lines, "\n") + more}}
+	return []entry{{kindNote, "the latest tool result (" + cmp.Or(label, m.ToolCallID) + "), whole:"}, {k, strings.Join(lines, "\n") + more}}
+}
+
+// callLabel names a tool call as the user knows it: its tool and the file
+// or folder it worked on (a "path" argument), not the id the model gave
+// it; the id when the call is not known.
+func callLabel(c model.ToolCall) string {
+	if c.Name == "" {
+		return c.ID
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(c.Arguments, &args) == nil && args.Path != "" {
+		return c.Name + " " + clip(oneLine(args.Path), 80)
+	}
+	return c.Name
 }
 
 // reminders are the messages the loop injects to steer the model (its
@@ -385,6 +402,26 @@ func firstLine(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// fit cuts a line of words to width columns at a word's end, marking the
+// cut with "…": the terminal would cut it mid-word, without a mark. A
+// first word longer than the line is cut where it must be.
+func fit(s string, width int) string {
+	r := []rune(s)
+	if width <= 0 || len(r) <= width {
+		return s
+	}
+	head := string(r[:width-1])
+	if r[width-1] == ' ' {
+		head += " " // the head ends with a whole word
+	}
+	if i := strings.LastIndexByte(head, ' '); i > 0 {
+		if word := strings.TrimRight(head[:i], " ·"); word != "" {
+			return word + "…"
+		}
+	}
+	return head + "…"
+}
 
 // clip cuts s to at most n characters, marking a cut with "…". s is
 // cleaned of terminal controls first: the view cleans every line again, but

@@ -230,7 +230,7 @@ func TestResultEntries(t *testing.T) {
 		{&model.Message{Role: model.RoleTool, ToolCallID: "c3", Content: long}, kindResult, "… 5 more lines"},
 	}
 	for _, tt := range tests {
-		got := resultEntries(tt.m)
+		got := resultEntries(tt.m, "")
 		last := got[len(got)-1]
 		if last.kind != tt.kind || !strings.Contains(last.text, tt.want) {
 			t.Errorf("resultEntries(%+v) ends with %+v, want a %v containing %q", tt.m, last, tt.kind, tt.want)
@@ -238,5 +238,36 @@ func TestResultEntries(t *testing.T) {
 		if tt.m != nil && strings.Count(last.text, "\n") > maxResultLines {
 			t.Errorf("%d lines printed, over %d", strings.Count(last.text, "\n"), maxResultLines)
 		}
+	}
+}
+
+// The status line is cut at a word's end with "…", never mid-word.
+func TestFit(t *testing.T) {
+	const line = "▶ Read the failing test · 0/3 · working · Esc: stop the turn"
+	tests := []struct {
+		width int
+		want  string
+	}{
+		{80, line},
+		{0, line}, // no width known yet
+		{50, "▶ Read the failing test · 0/3 · working · Esc:…"},
+		{40, "▶ Read the failing test · 0/3 · working…"},
+		{30, "▶ Read the failing test · 0/3…"},
+		{27, "▶ Read the failing test…"}, // not "test ·…"
+		{5, "▶…"},
+		{3, "▶…"},
+		{2, "▶…"},
+	}
+	for _, tt := range tests {
+		got := fit(line, tt.width)
+		if got != tt.want {
+			t.Errorf("fit(%d) = %q, want %q", tt.width, got, tt.want)
+		}
+		if tt.width > 0 && len([]rune(got)) > tt.width {
+			t.Errorf("fit(%d) is %d wide", tt.width, len([]rune(got)))
+		}
+	}
+	if got := fit("Supercalifragilistic", 8); got != "Superca…" {
+		t.Errorf("one long word: %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/workflows"
 )
 
@@ -17,7 +18,8 @@ import (
 // use it.
 type tracker struct {
 	st      *workflows.State
-	stateAt int64 // the time st was read, in ns, to notice a new answer
+	held    []entry // the first state's news, printed after the first look's messages
+	stateAt int64   // the time st was read, in ns, to notice a new answer
 	closed  string
 	ending  string // the session ended so, not yet told (no state read since)
 	// stream is the reply being written, or the last one until its message
@@ -34,8 +36,11 @@ type tracker struct {
 	// diff is the latest diff a tool call showed, of call diffCall: under
 	// its result by its first lines only (diff.go; Ctrl+O prints it whole).
 	diff, diffCall string
-	err            error        // why the latest look or query failed; nil when it did not
-	retry          client.Retry // what the retries of the failing model call show
+	// resultOf and diffOf name the calls of result and diff as the user
+	// knows them: the tool and the file it worked on (callLabel).
+	resultOf, diffOf string
+	err              error        // why the latest look or query failed; nil when it did not
+	retry            client.Retry // what the retries of the failing model call show
 	// calls are the tool calls of the latest model answer, by id: a call
 	// that waits for approval shows whole from here (the state holds only
 	// the start of long arguments); read are the calls of subagents read
@@ -49,8 +54,16 @@ func (t *tracker) apply(ev client.Event) []entry {
 	var out []entry
 	switch ev := ev.(type) {
 	case client.StateChanged:
-		out = news(t.st, &ev.State)
+		if t.st == nil {
+			// The first look (an attach): the transcript comes first, and
+			// what other agents did in it after, when the look is in.
+			t.held = news(nil, &ev.State)
+		} else {
+			out = news(t.st, &ev.State)
+		}
 		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
+	case client.Looked:
+		out, t.held = t.held, nil
 	case client.NewMessage:
 		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == workflows.NameInterrupted && t.stream != nil && t.stream.Text != "" {
 			// The turn was stopped mid-reply: what the user read stays,
@@ -66,11 +79,19 @@ func (t *tracker) apply(ev client.Event) []entry {
 				t.calls[c.ID] = c
 			}
 		}
-		if ev.Message.Role == model.RoleTool {
-			m := ev.Message
-			t.result = &m
+		if m := ev.Message; m.Role == model.RoleTool {
+			c, ok := t.calls[m.ToolCallID]
+			if !ok {
+				c = model.ToolCall{ID: m.ToolCallID}
+			}
+			// The todo and plan tools' results are the loop's own
+			// account, which the checklist shows: Ctrl+O keeps the
+			// latest result of a tool that did something.
+			if !todo.IsTool(c.Name) && !todo.IsPlanTool(c.Name) {
+				t.result, t.resultOf = &m, callLabel(c)
+			}
 			if ev.Diff != "" {
-				t.diff, t.diffCall = ev.Diff, m.ToolCallID
+				t.diff, t.diffCall, t.diffOf = ev.Diff, m.ToolCallID, callLabel(c)
 				out = append(out, diffEntries(ev.Diff, diffCollapsed)...)
 			}
 		}

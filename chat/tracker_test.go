@@ -80,3 +80,41 @@ func TestTrackerStall(t *testing.T) {
 		}
 	}
 }
+
+// Attaching prints the transcript first, then what other agents did: the
+// first state's news wait for the look's messages.
+func TestTrackerAttachOrder(t *testing.T) {
+	var tr tracker
+	st := workflows.State{AgentID: "main", Status: workflows.StatusWaitingUser,
+		Subagents: map[string]workflows.State{"coder": {Status: workflows.StatusCompleted}}}
+	var texts []string
+	for _, ev := range []client.Event{
+		client.StateChanged{State: st},
+		client.NewMessage{Message: model.Message{Role: model.RoleUser, Content: "fix it"}},
+		client.Looked{},
+	} {
+		for _, e := range tr.apply(ev) {
+			texts = append(texts, e.text)
+		}
+	}
+	if got, want := strings.Join(texts, "|"), "> fix it|◆ subagent coder: completed"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+	// Later looks print their news as they come.
+	st.Subagents = map[string]workflows.State{"coder": {Status: workflows.StatusCompleted}, "tester": {Status: workflows.StatusRunning}}
+	if got := tr.apply(client.StateChanged{State: st}); len(got) != 1 || got[0].text != "◆ subagent tester: running" {
+		t.Errorf("a later state printed %+v", got)
+	}
+}
+
+// Leaving says where the session stands: going on, or waiting in the
+// database of a server that stopped with the client.
+func TestLeftLine(t *testing.T) {
+	if got := leftLine(&session{id: "s1"}); got != "Left session s1; it goes on. Come back with: starter chat --id s1" {
+		t.Errorf("a server that stays: %q", got)
+	}
+	if got := leftLine(&session{id: "s1", stops: true}); !strings.Contains(got, "the server stopped with this client") ||
+		strings.Contains(got, "goes on") || !strings.Contains(got, "starter chat --id s1") {
+		t.Errorf("the embedded server: %q", got)
+	}
+}

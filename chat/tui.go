@@ -340,7 +340,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if u.ask != nil {
 				return u, u.print(callEntries(u.ask.call))
 			}
-			return u, u.print(append(resultEntries(u.tr.result), latestDiffEntries(&u.tr)...))
+			return u, u.print(append(resultEntries(u.tr.result, u.tr.resultOf), latestDiffEntries(&u.tr)...))
 		case "esc":
 			// A turn running, or waiting for an approval (a tool call's, a
 			// plan's): the interrupt stops it, refusing what waits.
@@ -405,7 +405,7 @@ func (u *ui) leftLine() string {
 	case u.sess.pending != nil:
 		return leftUnstarted
 	}
-	return fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", u.sess.id, u.sess.id)
+	return leftLine(u.sess)
 }
 
 // submit handles the typed line: a message for the model, or a command.
@@ -529,7 +529,7 @@ func (u *ui) started(msg startedMsg) tea.Cmd {
 		return u.print([]entry{{kindError, "The session did not start: " + msg.err.Error() +
 			"\nWhat you typed is back at the prompt; Enter sends it again."}})
 	}
-	u.sess = &session{s: msg.s, id: msg.s.ID()}
+	u.sess = &session{s: msg.s, id: msg.s.ID(), stops: u.sess.stops}
 	cmds := []tea.Cmd{u.print([]entry{{kindNote, startedLine(u.sess.id)}}), u.watch(msg.s)}
 	for _, m := range early {
 		cmds = append(cmds, u.send(m))
@@ -542,7 +542,7 @@ func (u *ui) started(msg startedMsg) tea.Cmd {
 func (u *ui) clear() tea.Cmd {
 	prev := u.sess.id
 	u.watch(nil)
-	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}}
+	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}, stops: u.sess.stops}
 	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
 	u.ask, u.answered, u.answering, u.lineCall = nil, "", false, ""
 	note := fmt.Sprintf("A new session, which starts with your first message; the previous one, %s, goes on (starter chat --id %s comes back to it).", prev, prev)
@@ -704,7 +704,7 @@ func (u *ui) View() tea.View {
 	case !u.expanded:
 		progress += " · Ctrl+T: checklist"
 	}
-	parts = append(parts, paint(styleProgress, progress), u.input.View())
+	parts = append(parts, paint(styleProgress, fit(progress, u.width)), u.input.View())
 	v := tea.NewView(strings.Join(parts, "\n"))
 	return v
 }

@@ -96,7 +96,7 @@ func runChat(c *cmdline, id, modelRef string) error {
 			return err
 		}
 		defer srv.shutdown()
-		cl, o.Notes = srv.cl, srv.notes
+		cl, o.Notes, o.ServerStops = srv.cl, srv.notes, srv.worker
 		if srv.worker {
 			// Asked of the resolver the worker uses, before a session is
 			// started: one on a model the worker cannot serve fails (at
