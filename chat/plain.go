@@ -100,6 +100,13 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 			}
 			announced = now
 			shown = showCall(ctx, sess, &tr, shown, print)
+			for _, id := range tr.takeEnded() {
+				if sess.s == nil {
+					break
+				}
+				reply, err := sess.s.SubagentReply(ctx, *tr.st, id)
+				print(subagentEntries(id, reply, err))
+			}
 			if tr.closed != "" {
 				line, err := sess.ending(ctx, tr.closed)
 				say(line)

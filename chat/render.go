@@ -322,6 +322,38 @@ func news(prev, cur *workflows.State) []entry {
 	return out
 }
 
+// maxAnswerLines is how much of a subagent's answer the chat shows.
+const maxAnswerLines = 20
+
+// endedNow are the subagents of cur that have finished since prev, by id.
+func endedNow(prev, cur *workflows.State) []string {
+	var ids []string
+	for _, id := range slices.Sorted(maps.Keys(cur.Subagents)) {
+		before := prev.Subagents[id].Status
+		if now := cur.Subagents[id].Status; now != before && (now == workflows.StatusCompleted || now == workflows.StatusFailed) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// subagentEntries show the final answer of subagent id as it ends (its
+// first lines: the parent's reply says what came of it), or why it could
+// not be read.
+func subagentEntries(id, reply string, err error) []entry {
+	switch {
+	case err != nil:
+		return []entry{{kindError, "◆ " + err.Error()}} // it names the subagent
+	case strings.TrimSpace(reply) == "":
+		return []entry{{kindEvent, fmt.Sprintf("◆ subagent %s ended without an answer", id)}}
+	}
+	lines := strings.Split(strings.TrimSpace(reply), "\n")
+	if len(lines) > maxAnswerLines {
+		lines = append(lines[:maxAnswerLines], fmt.Sprintf("… %d more lines", len(lines)-maxAnswerLines))
+	}
+	return []entry{{kindEvent, fmt.Sprintf("◆ subagent %s answered:", id)}, {kindReply, strings.Join(lines, "\n")}}
+}
+
 // agentTree is /agents: the session's agent and its subagents, each with
 // its status and list progress.
 func agentTree(id string, st workflows.State) string {

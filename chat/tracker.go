@@ -17,9 +17,12 @@ import (
 // the session has ended (closed). Both the terminal view and the line mode
 // use it.
 type tracker struct {
-	st      *workflows.State
-	held    []entry // the first state's news, printed after the first look's messages
-	stateAt int64   // the time st was read, in ns, to notice a new answer
+	st   *workflows.State
+	held []entry // the first state's news, printed after the first look's messages
+	// ended are the subagents that finished since the client watches,
+	// whose answers are yet to be shown (takeEnded).
+	ended   []string
+	stateAt int64 // the time st was read, in ns, to notice a new answer
 	closed  string
 	ending  string // the session ended so, not yet told (no state read since)
 	// stream is the reply being written, or the last one until its message
@@ -60,6 +63,7 @@ func (t *tracker) apply(ev client.Event) []entry {
 			t.held = news(nil, &ev.State)
 		} else {
 			out = news(t.st, &ev.State)
+			t.ended = append(t.ended, endedNow(t.st, &ev.State)...)
 		}
 		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
 	case client.Looked:
@@ -153,6 +157,13 @@ func (t *tracker) stall() string {
 		return ""
 	}
 	return t.err.Error()
+}
+
+// takeEnded returns the subagents that finished since the last call.
+func (t *tracker) takeEnded() []string {
+	ids := t.ended
+	t.ended = nil
+	return ids
 }
 
 // waiting reports whether the session waits for the user: for a message,

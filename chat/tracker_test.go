@@ -118,3 +118,51 @@ func TestLeftLine(t *testing.T) {
 		t.Errorf("the embedded server: %q", got)
 	}
 }
+
+// The subagents that finish while the client watches are told once, each
+// with its answer (its first lines), or why it could not be read; those
+// finished before it attached are not.
+func TestSubagentAnswers(t *testing.T) {
+	var tr tracker
+	state := func(subs map[string]string) client.StateChanged {
+		st := workflows.State{AgentID: "main", Status: workflows.StatusBlocked, Subagents: map[string]workflows.State{}}
+		for id, status := range subs {
+			st.Subagents[id] = workflows.State{Status: status}
+		}
+		return client.StateChanged{State: st}
+	}
+	tr.apply(state(map[string]string{"old": workflows.StatusCompleted, "coder": workflows.StatusRunning, "tester": workflows.StatusRunning}))
+	if got := tr.takeEnded(); len(got) != 0 {
+		t.Errorf("on attach: %v ended, want none told", got)
+	}
+	tr.apply(state(map[string]string{"old": workflows.StatusCompleted, "coder": workflows.StatusCompleted, "tester": workflows.StatusFailed}))
+	if got := strings.Join(tr.takeEnded(), " "); got != "coder tester" {
+		t.Errorf("ended: %q, want coder tester", got)
+	}
+	tr.apply(state(map[string]string{"old": workflows.StatusCompleted, "coder": workflows.StatusCompleted, "tester": workflows.StatusFailed}))
+	if got := tr.takeEnded(); len(got) != 0 {
+		t.Errorf("told again: %v", got)
+	}
+
+	long := strings.TrimSuffix(strings.Repeat("a line\n", maxAnswerLines+4), "\n")
+	tests := []struct {
+		name  string
+		reply string
+		err   error
+		want  string
+	}{
+		{"an answer", "Found it: the cache.", nil, "◆ subagent coder answered:|Found it: the cache."},
+		{"a long one", long, nil, "◆ subagent coder answered:|" + strings.Repeat("a line\n", maxAnswerLines) + "… 4 more lines"},
+		{"none", " ", nil, "◆ subagent coder ended without an answer"},
+		{"failed", "", errors.New("subagent coder: workflow execution error"), "◆ subagent coder: workflow execution error"},
+	}
+	for _, tt := range tests {
+		var texts []string
+		for _, e := range subagentEntries("coder", tt.reply, tt.err) {
+			texts = append(texts, e.text)
+		}
+		if got := strings.Join(texts, "|"); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

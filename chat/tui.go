@@ -108,6 +108,8 @@ type (
 		err  error
 	}
 	disarmMsg struct{ at time.Time } // the window of a Ctrl+C is over
+	// printMsg is what a command read to print (a subagent's answer).
+	printMsg struct{ entries []entry }
 )
 
 type ui struct {
@@ -245,7 +247,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if _, ok := msg.ev.(client.Looked); !ok {
 			return u, u.next()
 		}
-		printed := tea.Batch(u.print(u.pending), u.syncAsk())
+		printed := tea.Batch(u.print(u.pending), u.syncAsk(), u.subagentAnswers())
 		u.pending = nil
 		if u.tr.closed != "" {
 			ctx, sess, status := u.ctx, u.sess, u.tr.closed
@@ -276,6 +278,8 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return u, u.print([]entry{{kindError, msg.err.Error()}})
 		}
 		return u, u.print([]entry{{kindNote, msg.out}})
+	case printMsg:
+		return u, u.print(msg.entries)
 	case disarmMsg:
 		if msg.at.Equal(u.armed) {
 			u.armed = time.Time{}
@@ -707,4 +711,22 @@ func (u *ui) View() tea.View {
 	parts = append(parts, paint(styleProgress, fit(progress, u.width)), u.input.View())
 	v := tea.NewView(strings.Join(parts, "\n"))
 	return v
+}
+
+// subagentAnswers reads the answers of the subagents that just finished,
+// each printed when it comes.
+func (u *ui) subagentAnswers() tea.Cmd {
+	ids := u.tr.takeEnded()
+	if len(ids) == 0 || u.sess.s == nil || u.tr.st == nil {
+		return nil
+	}
+	ctx, s, st := u.ctx, u.sess.s, *u.tr.st
+	var cmds []tea.Cmd
+	for _, id := range ids {
+		cmds = append(cmds, func() tea.Msg {
+			reply, err := s.SubagentReply(ctx, st, id)
+			return printMsg{subagentEntries(id, reply, err)}
+		})
+	}
+	return tea.Batch(cmds...)
 }
