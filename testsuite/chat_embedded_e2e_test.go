@@ -40,7 +40,7 @@ func TestChatEmbeddedEndToEnd(t *testing.T) {
 		tm.keys(name, "C-c")
 		tm.waitFor(name, limit, "Ctrl+C again to leave")
 		tm.keys(name, "C-c")
-		tm.waitFor(name, limit, "Left session", "[exit 0]")
+		tm.waitFor(name, limit, "Left session", "the server stopped with this client", "[exit 0]")
 	}
 	// What the SDK's and the server's logs look like (slog's text handler,
 	// the server's JSON lines), and the warning the issue saw.
