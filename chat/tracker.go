@@ -150,10 +150,17 @@ func (t *tracker) streamCut() bool {
 
 // stall is why the session makes no progress when the client can name it
 // (no worker takes its work, the server does not answer); "" otherwise.
+//
+// A subagent's wait stands in for the status only while the session is at
+// work or waits on its subagents; otherwise (the user's turn) it is told
+// beside it.
 func (t *tracker) stall() string {
-	_, noWorker := errors.AsType[*client.NoWorkerError](t.err)
+	nw, noWorker := errors.AsType[*client.NoWorkerError](t.err)
 	_, noServer := errors.AsType[*client.ServerDownError](t.err)
 	if !noWorker && !noServer {
+		return ""
+	}
+	if noWorker && nw.Agent != "" && t.st != nil && t.st.Status != workflows.StatusRunning && t.st.Status != workflows.StatusBlocked {
 		return ""
 	}
 	return t.err.Error()

@@ -79,6 +79,17 @@ func TestTrackerStall(t *testing.T) {
 			t.Errorf("stall with %v: %q, want %q", tt.err, got, tt.want)
 		}
 	}
+	// A subagent's wait: in place of the status while the session waits
+	// on its subagents, beside "your turn" otherwise.
+	sub := &client.NoWorkerError{TaskQueue: "todoflow", Agent: "coder"}
+	for status, want := range map[string]string{workflows.StatusBlocked: sub.Error(), workflows.StatusWaitingUser: ""} {
+		var tr tracker
+		tr.apply(client.StateChanged{State: workflows.State{Status: status}})
+		tr.apply(client.Problem{Err: sub})
+		if got := tr.stall(); got != want {
+			t.Errorf("a subagent's wait, the session %s: %q, want %q", status, got, want)
+		}
+	}
 }
 
 // Attaching prints the transcript first, then what other agents did: the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -162,4 +164,66 @@ func (c *Client) noWorker(ctx context.Context, queue string, kind enumspb.TaskQu
 		}
 	}
 	return e
+}
+
+// childLook is how often the watch looks at the running subagents for
+// work that waits: a child's run is its own workflow, which the root's
+// describe does not show, so this costs one more describe per child.
+const childLook = 2 * time.Second
+
+// childWatch is what the watch remembers of the running subagents.
+type childWatch struct {
+	at    time.Time
+	waits map[string]stalls // by agent id
+	err   error             // the latest look's finding, kept between looks
+}
+
+// childStall is a *NoWorkerError naming the first running subagent (of
+// the root's own, in id order) whose work waits for a worker; nil when
+// none does. It looks every childLook, and says what it last found
+// between two looks.
+func (w *watcher) childStall(ctx context.Context) error {
+	cw := &w.children
+	now := time.Now()
+	if now.Sub(cw.at) < childLook {
+		return cw.err
+	}
+	cw.at, cw.err = now, nil
+	running := runningChildren(w.queried)
+	if cw.waits == nil {
+		cw.waits = map[string]stalls{}
+	}
+	for id := range cw.waits {
+		if !slices.Contains(running, id) {
+			delete(cw.waits, id)
+		}
+	}
+	for _, id := range running {
+		d, err := w.s.c.tc.DescribeWorkflowExecution(ctx, w.s.id+"/"+id, "")
+		if err != nil {
+			continue // a child the server does not show cannot be judged
+		}
+		if cw.waits[id] == nil {
+			cw.waits[id] = stalls{}
+		}
+		if wk, ok := cw.waits[id].over(pendingWork(d), now); ok && cw.err == nil {
+			e := w.s.c.noWorker(ctx, wk.queue, wk.kind)
+			e.Agent = id
+			cw.err = e
+		}
+	}
+	return cw.err
+}
+
+// runningChildren are the ids of st's subagents whose runs go on.
+func runningChildren(st workflows.State) []string {
+	var ids []string
+	for _, id := range slices.Sorted(maps.Keys(st.Subagents)) {
+		switch st.Subagents[id].Status {
+		case workflows.StatusCompleted, workflows.StatusFailed:
+		default:
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

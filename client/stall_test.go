@@ -14,6 +14,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/todoflow/todoflow/workflows"
 )
 
 func TestStallWords(t *testing.T) {
@@ -147,4 +149,59 @@ type describedQueue struct {
 
 func (d *describedQueue) DescribeTaskQueue(context.Context, string, enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
 	return d.resp, d.err
+}
+
+// describedRuns answers DescribeWorkflowExecution by workflow id, and
+// DescribeTaskQueue with no pollers.
+type describedRuns struct {
+	sdkclient.Client
+	runs  map[string]*workflowservice.DescribeWorkflowExecutionResponse
+	asked []string
+}
+
+func (d *describedRuns) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d.asked = append(d.asked, id)
+	if r, ok := d.runs[id]; ok {
+		return r, nil
+	}
+	return nil, serviceerror.NewNotFound(id)
+}
+
+func (d *describedRuns) DescribeTaskQueue(context.Context, string, enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
+	return &workflowservice.DescribeTaskQueueResponse{}, nil
+}
+
+// A running subagent whose work no worker takes is named; a finished one
+// is not looked at, and the children are looked at every childLook only.
+func TestChildStall(t *testing.T) {
+	waitingActivity := &workflowservice.DescribeWorkflowExecutionResponse{
+		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{TaskQueue: "todoflow"},
+		PendingActivities:     []*workflowpb.PendingActivityInfo{{ActivityId: "5", State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, Attempt: 2}},
+	}
+	tc := &describedRuns{runs: map[string]*workflowservice.DescribeWorkflowExecutionResponse{
+		"root/coder":  waitingActivity,
+		"root/tester": {WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{TaskQueue: "todoflow"}},
+	}}
+	w := &watcher{s: New(tc, Options{}).Session("root"), queried: workflows.State{Subagents: map[string]workflows.State{
+		"coder": {Status: workflows.StatusRunning}, "tester": {Status: workflows.StatusRunning}, "done": {Status: workflows.StatusCompleted},
+	}}}
+	if err := w.childStall(context.Background()); err != nil {
+		t.Fatalf("at the first look: %v, want nothing yet (the work just began to wait)", err)
+	}
+	if got := fmt.Sprint(tc.asked); got != "[root/coder root/tester]" {
+		t.Errorf("described %s, want the running children only", got)
+	}
+	// The activity has waited a minute; the next look is due.
+	w.children.waits["coder"]["activity 5 2"] = time.Now().Add(-time.Minute)
+	w.children.at = time.Time{}
+	err := w.childStall(context.Background())
+	var nw *NoWorkerError
+	if !errors.As(err, &nw) || nw.Agent != "coder" || nw.TaskQueue != "todoflow" {
+		t.Fatalf("childStall = %v, want coder named, waiting on todoflow", err)
+	}
+	// Between looks the finding stands, without asking the server.
+	asked := len(tc.asked)
+	if err := w.childStall(context.Background()); !errors.As(err, &nw) || len(tc.asked) != asked {
+		t.Errorf("between looks: %v, %d more describes; want the same finding and none", err, len(tc.asked)-asked)
+	}
 }

@@ -108,6 +108,7 @@ type watcher struct {
 	tools      []RunningTool
 	problem    string
 	waits      stalls            // the work that waits for a worker, since when
+	children   childWatch        // the running subagents' work, looked at now and then
 	calls      map[string]string // the tool calls of the latest answer, id → name (diffs.go)
 }
 
@@ -205,8 +206,9 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 }
 
 // stalled is why the session makes no progress, if it is for want of a
-// worker: its work has waited longer than notPickedUp, or a query timed
-// out. Otherwise it is qerr, the latest query's error (nil: none).
+// worker: its work has waited longer than notPickedUp, a query timed out,
+// or a running subagent's work waits (childStall). Otherwise it is qerr,
+// the latest query's error (nil: none).
 func (w *watcher) stalled(ctx context.Context, d *workflowservice.DescribeWorkflowExecutionResponse, qerr error) error {
 	if w.waits == nil {
 		w.waits = stalls{}
@@ -217,7 +219,10 @@ func (w *watcher) stalled(ctx context.Context, d *workflowservice.DescribeWorkfl
 	if qerr != nil && queryTimedOut(qerr) {
 		return w.s.c.noWorker(ctx, d.GetWorkflowExecutionInfo().GetTaskQueue(), enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	}
-	return qerr
+	if qerr != nil {
+		return qerr
+	}
+	return w.childStall(ctx)
 }
 
 // changed reports the state as the watch shows it now: the run's own,
