@@ -27,7 +27,8 @@ import (
 //   - Every line is wrapped here, at the view's width, wide characters
 //     counted as two, so that the view counts its own lines right; a style
 //     never spans a line break, so that any line can be cut off.
-//   - Code and tables are never rewrapped, only cut at the width.
+//   - Code and tables are never rewrapped, only cut at the width; a table
+//     that fits is aligned (table.go).
 //   - Without colour (NO_COLOR, a terminal that has none) there is no
 //     escape sequence at all: the layout is the same, emphasis markers go,
 //     `code` and the # of a heading stay (they say what colour said).
@@ -199,10 +200,15 @@ func (r *mdRenderer) blocks(lines []string, width int) []string {
 			continue
 		}
 		if isTable(lines, i) {
-			for ; i < len(lines) && strings.Contains(lines[i], "|"); i++ {
-				out = append(out, r.verbatim(expandTabs(strings.TrimRight(lines[i], " ")), base, 0, width)...)
+			rows := tableRows(lines, i)
+			i += len(rows) - 1
+			if t, ok := r.table(rows, base, width); ok {
+				out = append(out, t...)
+				continue
 			}
-			i--
+			for _, row := range rows {
+				out = append(out, r.verbatim(row, base, 0, width)...)
+			}
 			continue
 		}
 		out = append(out, r.wrap(r.inline(trimmed, 0), width, pad, pad)...)
