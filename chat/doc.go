@@ -73,8 +73,9 @@
 // redraw, pushing the transcript out of the scrollback.
 //
 // A reply shows as markdown (markdown.go): the markup a model writes
-// becomes styles, code and tables stay as written, every word stays on the
-// screen, and every line is wrapped at the view's width, so that the view
+// becomes styles, code stays as written (coloured by token when its fence
+// names a language: highlight.go), tables are aligned (table.go), every
+// word stays on the screen, and every line is wrapped at the view's width, so that the view
 // counts its lines right, the reply being written too (its latest
 // rendering is kept: the view redraws it at every key). Without colours
 // there is no escape sequence at all. The line mode prints a reply as the
