@@ -276,6 +276,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			"the model's answer is %d bytes, over the %d a model call may return; ask for the work in smaller pieces (a large file in several write_file calls)",
 			n, MaxAnswerBytes), ErrTypeModel, nil)
 	}
+	resp.Model = name
 	for i := range resp.ToolCalls {
 		if resp.ToolCalls[i].ID == "" {
 			// Tool messages answer calls by id; a server that sends none
@@ -374,7 +375,9 @@ func classify(err error, attempt int32, policy *temporal.RetryPolicy) error {
 			NonRetryable:   nonRetryable,
 			NextRetryDelay: retryDelay(me.RetryAfter, attempt, policy),
 			Cause:          cause,
-			Details:        []any{attempt},
+			// The status lets a client say what the provider answers
+			// (429) from the pending call's last failure.
+			Details: []any{attempt, me.StatusCode},
 		})
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,6 +120,41 @@ func TestCallModelPassesSummarize(t *testing.T) {
 			}
 			if got := m.reqs[0].Summarize; got != tt.want {
 				t.Errorf("Request.Summarize = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// CallModel's answer names the model that gave it, as the resolver named it
+// in the request: for a run on the worker's default ("" in its input) that
+// is how the run learns which model it pays for.
+func TestCallModelNamesTheModel(t *testing.T) {
+	tests := []struct {
+		name, ref, want string
+	}{
+		{"the worker's default", "", "gpt-4o-mini"},
+		{"one the input names", "openai:gpt-4o", "gpt-4o"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &recordingModel{}
+			resolve := func(ref string) (model.Client, string, error) {
+				_, name, _ := strings.Cut(cmp.Or(ref, "openai:gpt-4o-mini"), ":")
+				return m, name, nil
+			}
+			a := &Activities{Models: resolve}
+			val, err := activityEnv(a).ExecuteActivity(a.CallModel, CallModelInput{
+				Model: tt.ref, Call: 1, Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}, WorkerTools: []string{},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp model.Response
+			if err := val.Get(&resp); err != nil {
+				t.Fatal(err)
+			}
+			if resp.Model != tt.want {
+				t.Errorf("the answer's Model = %q, want %q", resp.Model, tt.want)
 			}
 		})
 	}

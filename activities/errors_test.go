@@ -170,6 +170,13 @@ func TestCallModelRetryAfterFloor(t *testing.T) {
 	if n := FailedAttempt(err); n != 1 {
 		t.Errorf("FailedAttempt = %d, want 1", n)
 	}
+	// The provider's status follows the attempt, for a client that shows
+	// what the provider answers while the call is retried.
+	var attempt int32
+	var status int
+	if err := app.Details(&attempt, &status); err != nil || status != 429 {
+		t.Errorf("details: status %d (%v), want 429 after the attempt", status, err)
+	}
 }
 
 // stubModel answers every call with err.

@@ -28,8 +28,10 @@ type State struct {
 	EventsTotal int         `json:"events_total"`
 	ModelError  *ModelError `json:"model_error"`
 	Usage       Usage       `json:"usage"`
-	// Model is the agent's model reference as its input names it (empty:
-	// the worker's default), which a client prices its usage by.
+	// Model is the agent's model reference as its input names it, or,
+	// when it names none, the name of the worker's default model as its
+	// latest call reported it (empty before the first call of a run),
+	// which a client prices its usage by.
 	Model string `json:"model"`
 	// TreeUsage adds the usage of every agent under this one (see
 	// workflows/modelcall.go).

@@ -49,6 +49,10 @@ type Options struct {
 	// Prices price the session's tokens in the status line (see
 	// LoadPrices); without them it shows the tokens only.
 	Prices Prices
+	// ServerStops says the server stops when the client leaves (the
+	// embedded one `starter chat` starts): the session then waits in the
+	// server's database, and the last line says so, not that it goes on.
+	ServerStops bool
 }
 
 // DefaultPoll is how often the client looks at its session (see
@@ -81,6 +85,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	sess.stops = o.ServerStops
 	intro = append(o.Notes, intro...)
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer func() { stopWatch() }()
@@ -178,6 +183,15 @@ func unanswered(err error) bool {
 // startedLine says that session id now exists, and how to come back to it.
 func startedLine(id string) string {
 	return fmt.Sprintf("New session %s; it outlives this client (starter chat --id %s comes back to it).", id, id)
+}
+
+// leftLine is the last line of a chat left once its session started.
+func leftLine(sess *session) string {
+	if sess.stops {
+		return fmt.Sprintf("Left session %s; the server stopped with this client, so the session waits in its database "+
+			"until a server runs again: starter chat --id %s (or worker --dev) takes it up.", sess.id, sess.id)
+	}
+	return fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", sess.id, sess.id)
 }
 
 // leftUnstarted is the last line of a chat left before its first message.

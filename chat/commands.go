@@ -43,6 +43,7 @@ var commands = []struct{ name, args, help string }{
 	{"end", "", "end the session (it completes after its current turn)"},
 	{"help", "", "show this help"},
 	{"quit", "", "leave the client; the session goes on (also Ctrl+C twice, Ctrl+D)"},
+	{"exit", "", "the same as /quit"},
 }
 
 func helpText() string {
@@ -57,8 +58,11 @@ func helpText() string {
 	}
 	b.WriteString("Keys (in a terminal):\n" +
 		"  Enter                  send the message\n" +
-		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message\n" +
+		"  Alt+Enter, Ctrl+J      start a new line (so does a \\ before Enter); a paste stays one message,\n" +
+		"                         shown as [pasted N lines] past 10 lines\n" +
 		"  Up, Down               earlier lines: sent from here, and the session's messages\n" +
+		"  Ctrl+R                 search the earlier lines (Ctrl+R again: older; Enter takes the line)\n" +
+		"  Tab                    complete a command (typing / lists them); open a collapsed paste\n" +
 		"  Ctrl+T                 show or hide the whole checklist and plan\n" +
 		"  Ctrl+O                 print the latest tool result whole (the tool call waiting, when one does)\n" +
 		"  Esc                    stop the running turn, refusing what waits for approval (the list and plan stay)\n" +
@@ -82,6 +86,9 @@ func parseLine(s string) (line, error) {
 	}
 	name, arg, _ := strings.Cut(s[1:], " ")
 	l := line{cmd: strings.ToLower(name), arg: strings.TrimSpace(arg)}
+	if l.cmd == "exit" {
+		l.cmd = "quit" // one command under two names, refusing alike
+	}
 	switch l.cmd {
 	case "approve":
 		if l.arg != "" && l.arg != "--remember" {
@@ -104,8 +111,6 @@ func parseLine(s string) (line, error) {
 			return line{}, errors.New("/rewind N: the turn to go back before, counted from 1")
 		}
 	case "resume", "model":
-	case "exit":
-		l.cmd = "quit"
 	default:
 		return line{}, fmt.Errorf("unknown command /%s (/help lists them; // sends a line that starts with /)", name)
 	}
@@ -121,6 +126,8 @@ type session struct {
 	// pending starts the session while it does not exist yet (s is nil
 	// then): a new chat session starts with its first message.
 	pending *newSession
+	// stops: the server stops when the client leaves (Options.ServerStops).
+	stops bool
 }
 
 // send queues a message (send_message) and returns at once; the message

@@ -42,6 +42,10 @@ func TestParseLine(t *testing.T) {
 		{"/end", line{cmd: "end"}, ""},
 		{"/help", line{cmd: "help"}, ""},
 		{"/exit", line{cmd: "quit"}, ""},
+		{"/EXIT", line{cmd: "quit"}, ""},
+		// Two names of one command, refusing an argument alike.
+		{"/exit now", line{}, "/quit takes no argument"},
+		{"/quit now", line{}, "/quit takes no argument"},
 		{"/ephemeral todo-continuation false", line{}, "unknown command /ephemeral"},
 	}
 	for _, tt := range tests {

@@ -53,8 +53,10 @@ func LoadPrices(path string) (Prices, error) {
 	return p, nil
 }
 
-// of returns the price of a model reference; an empty one (the worker's
-// default model) has none, since the client cannot know which it is.
+// of returns the price of a model: a reference as a session's input names
+// it, or a name alone (what the state shows for the worker's default, as
+// the worker reported it), each matched by a key of either kind. An empty
+// one (a session before its first model call) has none.
 func (p Prices) of(ref string) (Price, bool) {
 	if ref == "" {
 		return Price{}, false
@@ -62,9 +64,19 @@ func (p Prices) of(ref string) (Price, bool) {
 	if pr, ok := p[ref]; ok {
 		return pr, true
 	}
-	if _, name, ok := strings.Cut(ref, ":"); ok {
-		pr, ok := p[name]
-		return pr, ok
+	name := ref
+	if _, n, ok := strings.Cut(ref, ":"); ok {
+		name = n
+	}
+	if pr, ok := p[name]; ok {
+		return pr, true
+	}
+	// A key by reference ("openai:gpt-4o-mini") for a name the worker
+	// reported: the first in order, so that the same table prices alike.
+	for _, key := range slices.Sorted(maps.Keys(p)) {
+		if _, n, ok := strings.Cut(key, ":"); ok && n == name {
+			return p[key], true
+		}
 	}
 	return Price{}, false
 }

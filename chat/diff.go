@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -60,7 +61,7 @@ func latestDiffEntries(t *tracker) []entry {
 	}
 	var out []entry
 	if t.result == nil || t.result.ToolCallID != t.diffCall {
-		out = append(out, entry{kindNote, "the latest diff (" + t.diffCall + "), whole:"})
+		out = append(out, entry{kindNote, "the latest diff (" + cmp.Or(t.diffOf, t.diffCall) + "), whole:"})
 	}
 	return append(out, diffEntries(t.diff, 0)...)
 }

@@ -58,13 +58,23 @@ func TestTrackerShowsDiff(t *testing.T) {
 		t.Errorf("printed:\n%s", strings.Join(lines, "\n"))
 	}
 
-	whole := append(resultEntries(tr.result), latestDiffEntries(&tr)...)
+	whole := append(resultEntries(tr.result, tr.resultOf), latestDiffEntries(&tr)...)
 	if n := len(whole); n != 2+12 || whole[2].text != "    @@ -1,5 +1,5 @@" {
 		t.Errorf("Ctrl+O prints %d entries: %+v", n, whole)
 	}
+	if whole[0].text != "the latest tool result (write_file a.txt), whole:" {
+		t.Errorf("Ctrl+O names the result %q, want its tool and file", whole[0].text)
+	}
+	// A todo tool's result is not what Ctrl+O prints: the write's stays.
+	tr.apply(client.NewMessage{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "t1", Name: "write_todos"}}}})
 	tr.apply(client.NewMessage{Message: model.Message{Role: model.RoleTool, ToolCallID: "t1", Content: "todos updated"}})
-	whole = append(resultEntries(tr.result), latestDiffEntries(&tr)...)
-	if whole[2].text != "the latest diff (w1), whole:" || len(whole) != 3+12 {
+	if tr.result == nil || tr.result.ToolCallID != "w1" {
+		t.Errorf("after write_todos the latest result is %+v, want the write's", tr.result)
+	}
+	tr.apply(client.NewMessage{Message: model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "r1", Name: "read_file", Arguments: []byte(`{"path":"b.txt"}`)}}}})
+	tr.apply(client.NewMessage{Message: model.Message{Role: model.RoleTool, ToolCallID: "r1", Content: "b's text"}})
+	whole = append(resultEntries(tr.result, tr.resultOf), latestDiffEntries(&tr)...)
+	if whole[2].text != "the latest diff (write_file a.txt), whole:" || len(whole) != 3+12 {
 		t.Errorf("Ctrl+O after another result prints %+v", whole)
 	}
 }

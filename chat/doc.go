@@ -73,8 +73,9 @@
 // redraw, pushing the transcript out of the scrollback.
 //
 // A reply shows as markdown (markdown.go): the markup a model writes
-// becomes styles, code and tables stay as written, every word stays on the
-// screen, and every line is wrapped at the view's width, so that the view
+// becomes styles, code stays as written (coloured by token when its fence
+// names a language: highlight.go), tables are aligned (table.go), every
+// word stays on the screen, and every line is wrapped at the view's width, so that the view
 // counts its lines right, the reply being written too (its latest
 // rendering is kept: the view redraws it at every key). Without colours
 // there is no escape sequence at all. The line mode prints a reply as the
@@ -89,6 +90,13 @@
 // Colours follow the terminal's profile, NO_COLOR included: the program
 // downsamples its view, and the view does the same to what it prints above
 // (tea.Println writes it as it is).
+//
+// When the session makes no progress for a reason the client can name
+// (client.NoWorkerError, client.ServerDownError), the progress line says
+// it in place of "working"; a model call being retried says what the
+// provider answers and when the next attempt is. A reply whose call
+// stopped (its attempt failed, its worker is gone, the turn was stopped)
+// stays on the screen, marked as cut: the user keeps what they read.
 //
 // A session that ends other than completed (a worker that cannot serve
 // its model fails it) is told with the reason the server keeps, read once
@@ -106,7 +114,12 @@
 // new line, and a bracketed paste arrives whole, as one message, however
 // many lines it has. Up and Down on its first and last row recall earlier
 // lines (history.go): those typed here and the user's messages of the
-// transcript, once each. Ctrl+C clears what is typed, and leaves only when
+// transcript, once each; Ctrl+R searches them (search.go). Typing "/"
+// lists the commands that match above the prompt, and Tab completes them
+// (menu.go). A paste longer than 10 lines shows as one marker, "[pasted
+// 200 lines]", and is sent whole; Tab opens it (paste.go), and the
+// transcript shows a long message by its first lines. Ctrl+C clears what
+// is typed, and leaves only when
 // pressed again within two seconds: a key pressed to stop something must
 // not lose a half-typed message, and leaving never ends the session. Esc
 // stops the running turn (the interrupt update), refusing a tool call or a
@@ -130,7 +143,8 @@
 // A line that starts with "/" is a command for the client and never reaches
 // the model (commands.go): /plan, /todos, /approve [--remember], /reject
 // FEEDBACK, /resume [TEXT], /continuation on|off, /agents, /stop, /retry,
-// /compact, /rewind N, /clear, /model [NAME], /end, /help, /quit. /clear
+// /compact, /rewind N, /clear, /model [NAME], /end, /help, /quit (or
+// /exit). /clear
 // makes a new session in place, started by its first message, and watches
 // it instead (the previous one goes on); /model NAME is the model of the
 // sessions /clear makes (and of this one before its first message).

@@ -27,7 +27,8 @@ import (
 //   - Every line is wrapped here, at the view's width, wide characters
 //     counted as two, so that the view counts its own lines right; a style
 //     never spans a line break, so that any line can be cut off.
-//   - Code and tables are never rewrapped, only cut at the width.
+//   - Code and tables are never rewrapped, only cut at the width; a table
+//     that fits is aligned (table.go).
 //   - Without colour (NO_COLOR, a terminal that has none) there is no
 //     escape sequence at all: the layout is the same, emphasis markers go,
 //     `code` and the # of a heading stay (they say what colour said).
@@ -127,7 +128,7 @@ func (r *mdRenderer) blocks(lines []string, width int) []string {
 		if m := matchIf(reFence, line, "`~"); m != nil {
 			end := closingFence(lines, i+1, m[2])
 			code := lines[i+1 : end]
-			out = append(out, r.code(code, len(m[1]), base, width)...)
+			out = append(out, r.code(code, m[3], len(m[1]), base, width)...)
 			i = end // the closing fence, or the last line when none came yet
 			continue
 		}
@@ -140,7 +141,7 @@ func (r *mdRenderer) blocks(lines []string, width int) []string {
 			for j > i+1 && strings.TrimSpace(lines[j-1]) == "" {
 				j--
 			}
-			out = append(out, r.code(lines[i:j], 4, 0, width)...)
+			out = append(out, r.code(lines[i:j], "", 4, 0, width)...)
 			i = j - 1
 			continue
 		}
@@ -199,10 +200,15 @@ func (r *mdRenderer) blocks(lines []string, width int) []string {
 			continue
 		}
 		if isTable(lines, i) {
-			for ; i < len(lines) && strings.Contains(lines[i], "|"); i++ {
-				out = append(out, r.verbatim(expandTabs(strings.TrimRight(lines[i], " ")), base, 0, width)...)
+			rows := tableRows(lines, i)
+			i += len(rows) - 1
+			if t, ok := r.table(rows, base, width); ok {
+				out = append(out, t...)
+				continue
 			}
-			i--
+			for _, row := range rows {
+				out = append(out, r.verbatim(row, base, 0, width)...)
+			}
 			continue
 		}
 		out = append(out, r.wrap(r.inline(trimmed, 0), width, pad, pad)...)
@@ -237,13 +243,25 @@ func isTable(lines []string, i int) bool {
 }
 
 // code shows a code block's lines as they are, their fence's indent taken
-// off, indented and dimmed: cut at the width, never rewrapped.
-func (r *mdRenderer) code(lines []string, strip, base, width int) []string {
-	var out []string
-	for _, l := range lines {
+// off, indented and dimmed, coloured when its info string names a language
+// chroma knows (highlight.go): cut at the width, never rewrapped.
+func (r *mdRenderer) code(lines []string, info string, strip, base, width int) []string {
+	src := make([]string, len(lines))
+	for i, l := range lines {
 		l = expandTabs(l)
-		l = l[min(strip, leadingSpaces(l)):]
-		out = append(out, r.verbatim(strings.TrimRight(l, " "), base+4, bFaint, width)...)
+		src[i] = strings.TrimRight(l[min(strip, leadingSpaces(l)):], " ")
+	}
+	var segs [][]segment
+	if r.colour {
+		segs = highlight(info, src)
+	}
+	var out []string
+	for i, l := range src {
+		if segs != nil && l != "" {
+			out = append(out, codeLine(segs[i], base+4, width)...)
+			continue
+		}
+		out = append(out, r.verbatim(l, base+4, bFaint, width)...)
 	}
 	return out
 }

@@ -93,7 +93,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 				lastErr = tr.err.Error()
 				say("! " + lastErr)
 			}
-			now := attention(tr.st)
+			now := attention(tr.st, tr.retry)
 			for _, a := range now {
 				if !slices.Contains(announced, a) {
 					say(a)
@@ -101,6 +101,13 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 			}
 			announced = now
 			shown = showCall(ctx, sess, &tr, shown, print)
+			for _, id := range tr.takeEnded() {
+				if sess.s == nil {
+					break
+				}
+				reply, err := sess.s.SubagentReply(ctx, *tr.st, id)
+				print(subagentEntries(id, reply, err))
+			}
 			if tr.closed != "" {
 				line, err := sess.ending(ctx, tr.closed)
 				say(line)
@@ -174,7 +181,7 @@ func left(sess *session) string {
 	if sess.pending != nil {
 		return leftUnstarted
 	}
-	return fmt.Sprintf("Left session %s; it goes on (starter chat --id %s).", sess.id, sess.id)
+	return leftLine(sess)
 }
 
 // changes reports whether a command asks the session to do something (and

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -55,8 +56,14 @@ func messageEntries(m model.Message) []entry {
 		if m.Name != "" {
 			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(firstLine(m.Content), 100))}}
 		}
-		// A message of several lines keeps them under its "> ".
-		return []entry{{kindUser, "> " + strings.ReplaceAll(m.Content, "\n", "\n  ")}}
+		// A message of several lines keeps them under its "> "; a long
+		// one (a paste) shows its first lines, as the prompt showed it
+		// collapsed (paste.go).
+		text := m.Content
+		if lines := strings.Split(text, "\n"); len(lines) > collapseLines {
+			text = strings.Join(lines[:3], "\n") + fmt.Sprintf("\n⋯ %d more lines", len(lines)-3)
+		}
+		return []entry{{kindUser, "> " + strings.ReplaceAll(text, "\n", "\n  ")}}
 	case model.RoleAssistant:
 		var out []entry
 		if text := strings.TrimSpace(m.Content); text != "" {
@@ -88,7 +95,8 @@ func messageEntries(m model.Message) []entry {
 const maxResultLines = 200
 
 // resultEntries print a tool result whole (Ctrl+O), up to maxResultLines.
-func resultEntries(m *model.Message) []entry {
+// label names the call that m answers (callLabel).
+func resultEntries(m *model.Message, label string) []entry {
 	if m == nil {
 		return []entry{{kindNote, "no tool has answered yet"}}
 	}
@@ -102,7 +110,23 @@ func resultEntries(m *model.Message) []entry {
 	if m.IsError {
 		k = kindError
 	}
-	return []entry{{kindNote, "the latest tool result (" + m.ToolCallID + "), whole:"}, {k, strings.Join(lines, "\n") + more}}
+	return []entry{{kindNote, "the latest tool result (" + cmp.Or(label, m.ToolCallID) + "), whole:"}, {k, strings.Join(lines, "\n") + more}}
+}
+
+// callLabel names a tool call as the user knows it: its tool and the file
+// or folder it worked on (a "path" argument), not the id the model gave
+// it; the id when the call is not known.
+func callLabel(c model.ToolCall) string {
+	if c.Name == "" {
+		return c.ID
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(c.Arguments, &args) == nil && args.Path != "" {
+		return c.Name + " " + clip(oneLine(args.Path), 80)
+	}
+	return c.Name
 }
 
 // reminders are the messages the loop injects to steer the model (its
@@ -140,9 +164,13 @@ func callText(c model.ToolCall) string {
 // progressLine is the line above the prompt: the item in progress, done/total
 // and what the session is doing (or, with no list, the plan's step and
 // progress).
-func progressLine(st *api.State, closed string) string {
+//
+// stall, when the session makes no progress for a reason the client can
+// name (no worker, no server: see client.NoWorkerError), stands in for
+// the status: a "working" that nothing works on would mislead.
+func progressLine(st *api.State, closed, stall string) string {
 	if st == nil {
-		return "connecting…"
+		return cmp.Or(stall, "connecting…")
 	}
 	var parts []string
 	switch {
@@ -161,7 +189,11 @@ func progressLine(st *api.State, closed string) string {
 		p := todo.ComputeProgress(st.Plan.Steps)
 		parts = append(parts, fmt.Sprintf("plan %d/%d", p.Completed, p.Total))
 	}
-	parts = append(parts, statusText(st.Status, closed))
+	status := statusText(st.Status, closed)
+	if stall != "" && closed == "" {
+		status = stall
+	}
+	parts = append(parts, status)
 	return strings.Join(parts, " · ")
 }
 
@@ -198,8 +230,9 @@ func checklist(st *api.State) string {
 
 // attention are the things that wait for the user or that the user should
 // know while they last: a pause, a plan to approve, a model that is being
-// retried or that ended the turn.
-func attention(st *api.State) []string {
+// retried (with what the provider answers and when the next attempt is,
+// from retry) or that ended the turn.
+func attention(st *api.State, retry client.Retry) []string {
 	if st == nil {
 		return nil
 	}
@@ -230,8 +263,15 @@ func attention(st *api.State) []string {
 	}
 	if me := st.ModelError; me != nil {
 		if me.Retryable {
-			out = append(out, fmt.Sprintf("↻ the model is failing, retrying (attempt %d, since %s): %s",
-				me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
+			what, when := "the model is failing", ", retrying"
+			if retry.Status != 0 {
+				what = fmt.Sprintf("the model provider answers %d", retry.Status)
+			}
+			if !retry.Next.IsZero() {
+				when = "; retrying at " + retry.Next.Local().Format(time.TimeOnly)
+			}
+			out = append(out, fmt.Sprintf("↻ %s%s (attempt %d, since %s): %s",
+				what, when, me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
 		} else if st.Status == api.StatusWaitingUser {
 			out = append(out, "✗ the last turn failed on the model: "+clip(oneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
 		}
@@ -281,6 +321,38 @@ func news(prev, cur *api.State) []entry {
 		}
 	}
 	return out
+}
+
+// maxAnswerLines is how much of a subagent's answer the chat shows.
+const maxAnswerLines = 20
+
+// endedNow are the subagents of cur that have finished since prev, by id.
+func endedNow(prev, cur *api.State) []string {
+	var ids []string
+	for _, id := range slices.Sorted(maps.Keys(cur.Subagents)) {
+		before := prev.Subagents[id].Status
+		if now := cur.Subagents[id].Status; now != before && (now == api.StatusCompleted || now == api.StatusFailed) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// subagentEntries show the final answer of subagent id as it ends (its
+// first lines: the parent's reply says what came of it), or why it could
+// not be read.
+func subagentEntries(id, reply string, err error) []entry {
+	switch {
+	case err != nil:
+		return []entry{{kindError, "◆ " + err.Error()}} // it names the subagent
+	case strings.TrimSpace(reply) == "":
+		return []entry{{kindEvent, fmt.Sprintf("◆ subagent %s ended without an answer", id)}}
+	}
+	lines := strings.Split(strings.TrimSpace(reply), "\n")
+	if len(lines) > maxAnswerLines {
+		lines = append(lines[:maxAnswerLines], fmt.Sprintf("… %d more lines", len(lines)-maxAnswerLines))
+	}
+	return []entry{{kindEvent, fmt.Sprintf("◆ subagent %s answered:", id)}, {kindReply, strings.Join(lines, "\n")}}
 }
 
 // agentTree is /agents: the session's agent and its subagents, each with
@@ -363,6 +435,26 @@ func firstLine(s string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// fit cuts a line of words to width columns at a word's end, marking the
+// cut with "…": the terminal would cut it mid-word, without a mark. A
+// first word longer than the line is cut where it must be.
+func fit(s string, width int) string {
+	r := []rune(s)
+	if width <= 0 || len(r) <= width {
+		return s
+	}
+	head := string(r[:width-1])
+	if r[width-1] == ' ' {
+		head += " " // the head ends with a whole word
+	}
+	if i := strings.LastIndexByte(head, ' '); i > 0 {
+		if word := strings.TrimRight(head[:i], " ·"); word != "" {
+			return word + "…"
+		}
+	}
+	return head + "…"
+}
 
 // clip cuts s to at most n characters, marking a cut with "…". s is
 // cleaned of terminal controls first: the view cleans every line again, but

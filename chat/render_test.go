@@ -22,6 +22,8 @@ func TestMessageEntries(t *testing.T) {
 		{"system prompt", model.Message{Role: model.RoleSystem, Content: "You are..."}, nil},
 		{"user", model.Message{Role: model.RoleUser, Content: "fix it"}, []entry{{kindUser, "> fix it"}}},
 		{"lines", model.Message{Role: model.RoleUser, Content: "fix it:\n- a\n- b"}, []entry{{kindUser, "> fix it:\n  - a\n  - b"}}},
+		{"a long paste: its first lines", model.Message{Role: model.RoleUser, Content: "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\nl11"},
+			[]entry{{kindUser, "> l1\n  l2\n  l3\n  ⋯ 8 more lines"}}},
 		{"task event", model.Message{Role: model.RoleUser, Name: api.NameTaskEvent, Content: "Subagent s1 completed step_2.\nDetails"}, []entry{{kindNote, "· task_event: Subagent s1 completed step_2."}}},
 		{"reminder", model.Message{Role: model.RoleUser, Name: todo.NameReminder, Content: "<system_reminder>\nYour checklist\n</system_reminder>"}, []entry{{kindNote, "· the agent was reminded of its checklist"}}},
 		{"summary", model.Message{Role: model.RoleUser, Name: api.NameContextSummary, Content: "Summary of the earlier conversation"}, []entry{{kindNote, "· older messages were summarised"}}},
@@ -62,17 +64,22 @@ func TestProgressLine(t *testing.T) {
 		name   string
 		st     *api.State
 		closed string
+		stall  string
 		want   string
 	}{
-		{"no state", nil, "", "connecting…"},
-		{"empty", &api.State{Status: api.StatusWaitingUser}, "", "your turn"},
-		{"in progress", &api.State{Status: api.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "▶ item b · 1/3 · working"},
-		{"none in progress", &api.State{Status: api.StatusWaitingUser, Todos: items(todo.Completed, todo.Completed, todo.Completed)}, "", "3/3 · your turn"},
-		{"plan only", &api.State{Status: api.StatusAwaitingApproval, Plan: plan}, "", "▶ Run tests · plan 1/2 · awaiting your approval"},
-		{"ended", &api.State{Status: api.StatusCompleted}, "completed", "session completed"},
+		{"no state", nil, "", "", "connecting…"},
+		{"empty", &api.State{Status: api.StatusWaitingUser}, "", "", "your turn"},
+		{"in progress", &api.State{Status: api.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "", "▶ item b · 1/3 · working"},
+		{"none in progress", &api.State{Status: api.StatusWaitingUser, Todos: items(todo.Completed, todo.Completed, todo.Completed)}, "", "", "3/3 · your turn"},
+		{"plan only", &api.State{Status: api.StatusAwaitingApproval, Plan: plan}, "", "", "▶ Run tests · plan 1/2 · awaiting your approval"},
+		{"ended", &api.State{Status: api.StatusCompleted}, "completed", "", "session completed"},
+		{"no worker", &api.State{Status: api.StatusRunning, Todos: items(todo.Completed, todo.InProgress, todo.Pending)}, "", "no worker polls `q`",
+			"▶ item b · 1/3 · no worker polls `q`"},
+		{"no server, no state yet", nil, "", "the Temporal server does not answer", "the Temporal server does not answer"},
+		{"ended: the end, not the stall", &api.State{Status: api.StatusCompleted}, "completed", "no worker polls `q`", "session completed"},
 	}
 	for _, tt := range tests {
-		if got := progressLine(tt.st, tt.closed); got != tt.want {
+		if got := progressLine(tt.st, tt.closed, tt.stall); got != tt.want {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
@@ -80,26 +87,32 @@ func TestProgressLine(t *testing.T) {
 
 func TestAttention(t *testing.T) {
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	retrying := api.State{Status: api.StatusRunning, ModelError: &api.ModelError{Message: "429 Too Many Requests", Attempts: 2, Since: since, Retryable: true}}
 	tests := []struct {
-		name string
-		st   api.State
-		want []string // substrings, one per line
+		name  string
+		st    api.State
+		retry client.Retry
+		want  []string // substrings, one per line
 	}{
-		{"nothing", api.State{Status: api.StatusRunning}, nil},
-		{"paused", api.State{AgentID: "main", Paused: true, PauseReason: "no key", Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPaused, Reason: "no key"}}},
+		{"nothing", api.State{Status: api.StatusRunning}, client.Retry{}, nil},
+		{"paused", api.State{AgentID: "main", Paused: true, PauseReason: "no key", Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPaused, Reason: "no key"}}}, client.Retry{},
 			[]string{"paused: no key — /resume"}},
 		{"plan", api.State{AgentID: "main", AwaitingApproval: true, Plan: &todo.Plan{Title: "Fix auth", Steps: make([]todo.Step, 2)},
-			Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPlanApproval}}}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
-		{"subagent's plan", api.State{AgentID: "main", Waiting: []api.Wait{{AgentID: "coder", Kind: api.WaitPlanApproval}}}, []string{"coder: plan awaits approval"}},
+			Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitPlanApproval}}}, client.Retry{}, []string{`plan "Fix auth" (2 steps) awaits approval — /approve`}},
+		{"subagent's plan", api.State{AgentID: "main", Waiting: []api.Wait{{AgentID: "coder", Kind: api.WaitPlanApproval}}}, client.Retry{}, []string{"coder: plan awaits approval"}},
 		// A tool call is shown whole by each view, not in a line (approval.go).
 		{"tool", api.State{AgentID: "main", PendingApproval: &api.PendingApproval{Tool: "write_file", Arguments: json.RawMessage(`{"path":"a"}`)},
-			Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitToolApproval}}}, nil},
-		{"retrying", api.State{Status: api.StatusRunning, ModelError: &api.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}},
-			[]string{"retrying (attempt 3, since 03:04:05): 503 Service Unavailable"}},
-		{"failed turn", api.State{Status: api.StatusWaitingUser, ModelError: &api.ModelError{Message: "401 Unauthorized"}}, []string{"the last turn failed on the model: 401"}},
+			Waiting: []api.Wait{{AgentID: "main", Kind: api.WaitToolApproval}}}, client.Retry{}, nil},
+		{"retrying", api.State{Status: api.StatusRunning, ModelError: &api.ModelError{Message: "503 Service Unavailable", Attempts: 3, Since: since, Retryable: true}}, client.Retry{},
+			[]string{"the model is failing, retrying (attempt 3, since 03:04:05): 503 Service Unavailable"}},
+		{"failed turn", api.State{Status: api.StatusWaitingUser, ModelError: &api.ModelError{Message: "401 Unauthorized"}}, client.Retry{}, []string{"the last turn failed on the model: 401"}},
+		{"the provider's status and the next attempt", retrying, client.Retry{Status: 429, Next: since.Add(time.Minute)},
+			[]string{"↻ the model provider answers 429; retrying at 03:05:05 (attempt 2, since 03:04:05): 429 Too Many Requests"}},
+		{"no status: a transport error", retrying, client.Retry{Next: since.Add(time.Minute)}, []string{"↻ the model is failing; retrying at 03:05:05 (attempt 2"}},
+		{"the attempt under way", retrying, client.Retry{Status: 503}, []string{"↻ the model provider answers 503, retrying (attempt 2"}},
 	}
 	for _, tt := range tests {
-		got := attention(&tt.st)
+		got := attention(&tt.st, tt.retry)
 		if len(got) != len(tt.want) {
 			t.Errorf("%s: %q, want %d lines", tt.name, got, len(tt.want))
 			continue
@@ -218,7 +231,7 @@ func TestResultEntries(t *testing.T) {
 		{&model.Message{Role: model.RoleTool, ToolCallID: "c3", Content: long}, kindResult, "… 5 more lines"},
 	}
 	for _, tt := range tests {
-		got := resultEntries(tt.m)
+		got := resultEntries(tt.m, "")
 		last := got[len(got)-1]
 		if last.kind != tt.kind || !strings.Contains(last.text, tt.want) {
 			t.Errorf("resultEntries(%+v) ends with %+v, want a %v containing %q", tt.m, last, tt.kind, tt.want)
@@ -226,5 +239,36 @@ func TestResultEntries(t *testing.T) {
 		if tt.m != nil && strings.Count(last.text, "\n") > maxResultLines {
 			t.Errorf("%d lines printed, over %d", strings.Count(last.text, "\n"), maxResultLines)
 		}
+	}
+}
+
+// The status line is cut at a word's end with "…", never mid-word.
+func TestFit(t *testing.T) {
+	const line = "▶ Read the failing test · 0/3 · working · Esc: stop the turn"
+	tests := []struct {
+		width int
+		want  string
+	}{
+		{80, line},
+		{0, line}, // no width known yet
+		{50, "▶ Read the failing test · 0/3 · working · Esc:…"},
+		{40, "▶ Read the failing test · 0/3 · working…"},
+		{30, "▶ Read the failing test · 0/3…"},
+		{27, "▶ Read the failing test…"}, // not "test ·…"
+		{5, "▶…"},
+		{3, "▶…"},
+		{2, "▶…"},
+	}
+	for _, tt := range tests {
+		got := fit(line, tt.width)
+		if got != tt.want {
+			t.Errorf("fit(%d) = %q, want %q", tt.width, got, tt.want)
+		}
+		if tt.width > 0 && len([]rune(got)) > tt.width {
+			t.Errorf("fit(%d) is %d wide", tt.width, len([]rune(got)))
+		}
+	}
+	if got := fit("Supercalifragilistic", 8); got != "Superca…" {
+		t.Errorf("one long word: %q", got)
 	}
 }

@@ -1,12 +1,14 @@
 package chat
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/todoflow/todoflow/api"
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 )
 
 // tracker turns the watch's events (client.Session.Watch) into what the
@@ -16,7 +18,11 @@ import (
 // the session has ended (closed). Both the terminal view and the line mode
 // use it.
 type tracker struct {
-	st      *api.State
+	st   *api.State
+	held []entry // the first state's news, printed after the first look's messages
+	// ended are the subagents that finished since the client watches,
+	// whose answers are yet to be shown (takeEnded).
+	ended   []string
 	stateAt int64 // the time st was read, in ns, to notice a new answer
 	closed  string
 	ending  string // the session ended so, not yet told (no state read since)
@@ -26,6 +32,7 @@ type tracker struct {
 	stream  *client.StreamChanged
 	running bool
 	replied bool
+	stale   bool // the stream shown is an earlier attempt's: nothing writes it now
 	tools   []client.RunningTool
 	// result is the latest tool result, which the transcript shows by its
 	// first line only (Ctrl+O prints it whole).
@@ -33,7 +40,11 @@ type tracker struct {
 	// diff is the latest diff a tool call showed, of call diffCall: under
 	// its result by its first lines only (diff.go; Ctrl+O prints it whole).
 	diff, diffCall string
-	err            error // why the latest look or query failed; nil when it did not
+	// resultOf and diffOf name the calls of result and diff as the user
+	// knows them: the tool and the file it worked on (callLabel).
+	resultOf, diffOf string
+	err              error        // why the latest look or query failed; nil when it did not
+	retry            client.Retry // what the retries of the failing model call show
 	// calls are the tool calls of the latest model answer, by id: a call
 	// that waits for approval shows whole from here (the state holds only
 	// the start of long arguments); read are the calls of subagents read
@@ -47,10 +58,25 @@ func (t *tracker) apply(ev client.Event) []entry {
 	var out []entry
 	switch ev := ev.(type) {
 	case client.StateChanged:
-		out = news(t.st, &ev.State)
+		if t.st == nil {
+			// The first look (an attach): the transcript comes first, and
+			// what other agents did in it after, when the look is in.
+			t.held = news(nil, &ev.State)
+		} else {
+			out = news(t.st, &ev.State)
+			t.ended = append(t.ended, endedNow(t.st, &ev.State)...)
+		}
 		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
+	case client.Looked:
+		out, t.held = t.held, nil
 	case client.NewMessage:
-		out = messageEntries(ev.Message)
+		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == api.NameInterrupted && t.stream != nil && t.stream.Text != "" {
+			// The turn was stopped mid-reply: what the user read stays,
+			// marked as cut, above the message that says so.
+			out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
+			t.stream = nil
+		}
+		out = append(out, messageEntries(ev.Message)...)
 		t.replied = t.replied || ev.Message.Role == model.RoleAssistant
 		if m := ev.Message; m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
 			t.calls = map[string]model.ToolCall{}
@@ -58,28 +84,41 @@ func (t *tracker) apply(ev client.Event) []entry {
 				t.calls[c.ID] = c
 			}
 		}
-		if ev.Message.Role == model.RoleTool {
-			m := ev.Message
-			t.result = &m
+		if m := ev.Message; m.Role == model.RoleTool {
+			c, ok := t.calls[m.ToolCallID]
+			if !ok {
+				c = model.ToolCall{ID: m.ToolCallID}
+			}
+			// The todo and plan tools' results are the loop's own
+			// account, which the checklist shows: Ctrl+O keeps the
+			// latest result of a tool that did something.
+			if !todo.IsTool(c.Name) && !todo.IsPlanTool(c.Name) {
+				t.result, t.resultOf = &m, callLabel(c)
+			}
 			if ev.Diff != "" {
-				t.diff, t.diffCall = ev.Diff, m.ToolCallID
+				t.diff, t.diffCall, t.diffOf = ev.Diff, m.ToolCallID, callLabel(c)
 				out = append(out, diffEntries(ev.Diff, diffCollapsed)...)
 			}
 		}
 	case client.StreamChanged:
 		t.running = ev.Running
-		// An empty text is a call that has written nothing yet (or a new
-		// attempt): keep showing the reply so far until it has news.
-		if ev.Running && (ev.Text != "" || t.stream == nil || t.stream.Call != ev.Call) {
-			if t.stream == nil || t.stream.Call != ev.Call {
+		// An empty text is a call that has written nothing yet: a new
+		// attempt, or one no worker runs (no call number then). Keep
+		// showing the reply so far until it has news, marked as cut.
+		newCall := t.stream == nil || (ev.Call != 0 && t.stream.Call != ev.Call)
+		if ev.Running && (ev.Text != "" || newCall) {
+			if newCall {
 				t.replied = false
 			}
 			t.stream = &ev
 		}
+		t.stale = ev.Running && ev.Text == "" && t.stream != nil && t.stream.Text != ""
 	case client.ToolsChanged:
 		t.tools = ev.Running
 	case client.Closed:
 		t.ending = ev.Status
+	case client.ModelErrorChanged:
+		t.retry = ev.Retry
 	case client.Problem:
 		t.err = ev.Err
 	}
@@ -93,6 +132,46 @@ func (t *tracker) apply(ev client.Event) []entry {
 		t.closed = t.ending
 	}
 	return out
+}
+
+// cutNote marks a reply cut short: the text above it is what the model
+// had written when its call stopped.
+const cutNote = "✂ cut here: the model call stopped"
+
+// streamCut reports whether the reply shown has stopped being written
+// while its call goes on: its attempt failed, its worker is gone. The
+// next attempt writes the reply anew.
+func (t *tracker) streamCut() bool {
+	if t.stream == nil || t.stream.Text == "" {
+		return false
+	}
+	retried := t.st != nil && t.st.ModelError != nil && t.st.ModelError.Retryable
+	return t.stale || retried || t.stall() != ""
+}
+
+// stall is why the session makes no progress when the client can name it
+// (no worker takes its work, the server does not answer); "" otherwise.
+//
+// A subagent's wait stands in for the status only while the session is at
+// work or waits on its subagents; otherwise (the user's turn) it is told
+// beside it.
+func (t *tracker) stall() string {
+	nw, noWorker := errors.AsType[*client.NoWorkerError](t.err)
+	_, noServer := errors.AsType[*client.ServerDownError](t.err)
+	if !noWorker && !noServer {
+		return ""
+	}
+	if noWorker && nw.Agent != "" && t.st != nil && t.st.Status != api.StatusRunning && t.st.Status != api.StatusBlocked {
+		return ""
+	}
+	return t.err.Error()
+}
+
+// takeEnded returns the subagents that finished since the last call.
+func (t *tracker) takeEnded() []string {
+	ids := t.ended
+	t.ended = nil
+	return ids
 }
 
 // waiting reports whether the session waits for the user: for a message,

@@ -109,6 +109,8 @@ type (
 		err  error
 	}
 	disarmMsg struct{ at time.Time } // the window of a Ctrl+C is over
+	// printMsg is what a command read to print (a subagent's answer).
+	printMsg struct{ entries []entry }
 )
 
 type ui struct {
@@ -120,6 +122,10 @@ type ui struct {
 	pending  []entry // what the current look printed so far
 	input    textarea.Model
 	hist     history
+	menu     menu      // the commands "/" offers, Tab completing them (menu.go)
+	search   search    // Ctrl+R (search.go)
+	found    bool      // the search's query is found
+	pastes   pastes    // long pastes, shown collapsed (paste.go)
 	rv       replyView // the replies' markdown, the latest kept
 	expanded bool
 	width    int
@@ -242,7 +248,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if _, ok := msg.ev.(client.Looked); !ok {
 			return u, u.next()
 		}
-		printed := tea.Batch(u.print(u.pending), u.syncAsk())
+		printed := tea.Batch(u.print(u.pending), u.syncAsk(), u.subagentAnswers())
 		u.pending = nil
 		if u.tr.closed != "" {
 			ctx, sess, status := u.ctx, u.sess, u.tr.closed
@@ -273,6 +279,8 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return u, u.print([]entry{{kindError, msg.err.Error()}})
 		}
 		return u, u.print([]entry{{kindNote, msg.out}})
+	case printMsg:
+		return u, u.print(msg.entries)
 	case disarmMsg:
 		if msg.at.Equal(u.armed) {
 			u.armed = time.Time{}
@@ -287,13 +295,21 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, nil
 	case tea.PasteMsg:
 		u.armed = time.Time{}
-		var cmd tea.Cmd
-		u.input, cmd = u.input.Update(pasted(msg))
-		return u, cmd
+		msg = pasted(msg)
+		if u.search.on {
+			return u, u.searched(u.search.typed(msg.Content, u.hist.lines))
+		}
+		u.input.InsertString(u.pastes.add(msg.Content))
+		return u, nil
 	case tea.KeyPressMsg:
 		key := msg.String()
 		if key != "ctrl+c" {
 			u.armed = time.Time{}
+		}
+		if u.search.on {
+			if cmd, ok := u.searchKey(msg); ok {
+				return u, cmd
+			}
 		}
 		if u.ask != nil {
 			if cmd, ok := u.askKey(key); ok {
@@ -310,11 +326,26 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case "ctrl+t":
 			u.expanded = !u.expanded
 			return u, nil
+		case "ctrl+r":
+			u.search.start(u.input.Value(), u.hist.lines)
+			u.found = false
+			return u, nil
+		case "tab":
+			// A command's start: complete it; a collapsed paste: open it.
+			if put, ok := u.menu.tab(u.input.Value()); ok {
+				u.input.SetValue(put)
+				return u, nil
+			}
+			if v := u.input.Value(); u.pastes.collapsed(v) {
+				u.input.SetValue(u.pastes.expand(v))
+				u.pastes.reset()
+				return u, nil
+			}
 		case "ctrl+o":
 			if u.ask != nil {
 				return u, u.print(callEntries(u.ask.call))
 			}
-			return u, u.print(append(resultEntries(u.tr.result), latestDiffEntries(&u.tr)...))
+			return u, u.print(append(resultEntries(u.tr.result, u.tr.resultOf), latestDiffEntries(&u.tr)...))
 		case "esc":
 			// A turn running, or waiting for an approval (a tool call's, a
 			// plan's): the interrupt stops it, refusing what waits.
@@ -366,6 +397,7 @@ func (u *ui) interrupt() (tea.Model, tea.Cmd) {
 		return u.leave(nil, u.leftLine())
 	}
 	u.input.Reset()
+	u.pastes.reset()
 	u.hist.stop()
 	u.armed = now
 	return u, tea.Tick(quitWindow, func(time.Time) tea.Msg { return disarmMsg{now} })
@@ -378,13 +410,14 @@ func (u *ui) leftLine() string {
 	case u.sess.pending != nil:
 		return leftUnstarted
 	}
-	return fmt.Sprintf("Left session %s; it goes on. Come back with: starter chat --id %s", u.sess.id, u.sess.id)
+	return leftLine(u.sess)
 }
 
 // submit handles the typed line: a message for the model, or a command.
 func (u *ui) submit() (tea.Model, tea.Cmd) {
-	text := u.input.Value()
+	text := u.pastes.expand(u.input.Value())
 	u.input.Reset()
+	u.pastes.reset()
 	if strings.TrimSpace(text) == "" {
 		return u, nil
 	}
@@ -501,7 +534,7 @@ func (u *ui) started(msg startedMsg) tea.Cmd {
 		return u.print([]entry{{kindError, "The session did not start: " + msg.err.Error() +
 			"\nWhat you typed is back at the prompt; Enter sends it again."}})
 	}
-	u.sess = &session{s: msg.s, id: msg.s.ID()}
+	u.sess = &session{s: msg.s, id: msg.s.ID(), stops: u.sess.stops}
 	cmds := []tea.Cmd{u.print([]entry{{kindNote, startedLine(u.sess.id)}}), u.watch(msg.s)}
 	for _, m := range early {
 		cmds = append(cmds, u.send(m))
@@ -514,7 +547,7 @@ func (u *ui) started(msg startedMsg) tea.Cmd {
 func (u *ui) clear() tea.Cmd {
 	prev := u.sess.id
 	u.watch(nil)
-	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}}
+	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}, stops: u.sess.stops}
 	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
 	u.ask, u.answered, u.answering, u.lineCall = nil, "", false, ""
 	note := fmt.Sprintf("A new session, which starts with your first message; the previous one, %s, goes on (starter chat --id %s comes back to it).", prev, prev)
@@ -603,6 +636,9 @@ func (u *ui) View() tea.View {
 		// Rendered (and cleaned) whole, before its last lines are taken:
 		// a cut could leave half a sequence or half a code block.
 		parts = append(parts, streamText(u.replies().lines(s.Text), s.Cut, max(u.height/2, 3)))
+		if u.tr.streamCut() {
+			parts = append(parts, paint(styleNote, cutNote+"; its next attempt writes the reply anew"))
+		}
 	}
 	for _, q := range u.queued {
 		parts = append(parts, paint(styleNote, "⋯ queued: "+clip(oneLine(q), 70)))
@@ -610,8 +646,13 @@ func (u *ui) View() tea.View {
 	for _, t := range u.tr.tools {
 		parts = append(parts, paint(styleTool, "⏳ "+toolLine(t)))
 	}
-	for _, a := range attention(u.tr.st) {
+	for _, a := range attention(u.tr.st, u.tr.retry) {
 		parts = append(parts, paint(styleAttention, a))
+	}
+	if u.search.on {
+		parts = append(parts, paint(styleNote, u.search.line(u.found)))
+	} else if m := u.menu.lines(u.input.Value(), u.width); len(m) > 0 {
+		parts = append(parts, paint(styleNote, strings.Join(m, "\n")))
 	}
 	// The tool call waiting comes last above the prompt, and fits the
 	// room whatever else there is: the lines above it give way first.
@@ -644,7 +685,8 @@ func (u *ui) View() tea.View {
 	if len(list) > 0 {
 		parts = append(parts, paint(styleChecklist, strings.Join(list, "\n")))
 	}
-	progress := progressLine(u.tr.st, u.tr.closed)
+	stall := u.tr.stall()
+	progress := progressLine(u.tr.st, u.tr.closed, stall)
 	switch {
 	case u.starting:
 		progress = "starting the session…"
@@ -654,7 +696,7 @@ func (u *ui) View() tea.View {
 	if used := u.prices.usageLine(u.tr.st); used != "" {
 		progress += " · " + used
 	}
-	if u.tr.err != nil {
+	if u.tr.err != nil && stall == "" {
 		progress += " · " + clip(oneLine(u.tr.err.Error()), 80)
 	}
 	switch {
@@ -667,7 +709,25 @@ func (u *ui) View() tea.View {
 	case !u.expanded:
 		progress += " · Ctrl+T: checklist"
 	}
-	parts = append(parts, paint(styleProgress, progress), u.input.View())
+	parts = append(parts, paint(styleProgress, fit(progress, u.width)), u.input.View())
 	v := tea.NewView(strings.Join(parts, "\n"))
 	return v
+}
+
+// subagentAnswers reads the answers of the subagents that just finished,
+// each printed when it comes.
+func (u *ui) subagentAnswers() tea.Cmd {
+	ids := u.tr.takeEnded()
+	if len(ids) == 0 || u.sess.s == nil || u.tr.st == nil {
+		return nil
+	}
+	ctx, s, st := u.ctx, u.sess.s, *u.tr.st
+	var cmds []tea.Cmd
+	for _, id := range ids {
+		cmds = append(cmds, func() tea.Msg {
+			reply, err := s.SubagentReply(ctx, st, id)
+			return printMsg{subagentEntries(id, reply, err)}
+		})
+	}
+	return tea.Batch(cmds...)
 }

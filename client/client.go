@@ -40,6 +40,10 @@ type Options struct {
 	// Namespace is the namespace the Temporal client was dialled with, for
 	// the requests that name it (Rewind's reset); empty means "default".
 	Namespace string
+	// Address is the server's HOST:PORT the Temporal client was dialled
+	// with, named when the server does not answer (ServerDownError) and in
+	// the command that starts a worker (NoWorkerError); empty names none.
+	Address string
 }
 
 // New is a Client over tc.

@@ -81,6 +81,16 @@
 // Looked closes the events of one look. It asks the worker's queries only
 // when the run's history has grown. See Session.Watch.
 //
+// A Problem names what is wrong when the client can see it (stall.go): a
+// *ServerDownError when the server does not answer, a *NoWorkerError when
+// the session's work (a workflow task, an activity due) waits longer than
+// a few seconds for a worker, or a query times out, with the last poll the
+// task queue's pollers show (DescribeTaskQueue, asked only then). A model
+// call being retried comes with the provider's HTTP status and the next
+// attempt's time (ModelErrorChanged.Retry), read from the pending
+// activity's last failure, whose details CallModel writes as (attempt,
+// status).
+//
 // # Not here yet
 //
 // Rewinding a session to an earlier turn (`starter rewind`) is a later part

@@ -43,7 +43,11 @@ type WaitsChanged struct {
 // ModelErrorChanged: a model call is failing and retried, or failed for
 // good and ended the turn (Err, with the provider's message as its cause);
 // Err is nil once that is over.
-type ModelErrorChanged struct{ Err *api.ModelError }
+type ModelErrorChanged struct {
+	Err *api.ModelError
+	// Retry is what the server's retries of the call show (Watch's only).
+	Retry Retry
+}
 
 // TaskEvent is a plan event of an agent of the tree (step started,
 // completed, blocked, …), new since the previous look.
@@ -141,7 +145,7 @@ func changes(prev *api.State, cur api.State, at time.Time) []Event {
 		evs = append(evs, WaitsChanged{Waiting: cur.Waiting, Pending: cur.PendingApproval})
 	}
 	if !reflect.DeepEqual(cur.ModelError, prev.ModelError) {
-		evs = append(evs, ModelErrorChanged{cur.ModelError})
+		evs = append(evs, ModelErrorChanged{Err: cur.ModelError})
 	}
 	last := -1
 	for _, e := range prev.Events {

@@ -3,7 +3,9 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/todoflow/todoflow/api"
 
@@ -41,6 +43,33 @@ func (c *Client) retriedModelError(pa *workflowpb.PendingActivityInfo) *api.Mode
 		Since:     since.UTC(),
 		Retryable: true,
 	}
+}
+
+// Retry is what the pending model call tells beyond its model_error: the
+// HTTP status the provider answered its last attempt with (0: none, or no
+// HTTP answer) and when its next attempt is due (zero: it is under way, or
+// the server does not say).
+type Retry struct {
+	Status int
+	Next   time.Time
+}
+
+// retryOf is the Retry of the pending model call pa whose model_error is
+// me (nil: none, and no Retry either).
+func (c *Client) retryOf(pa *workflowpb.PendingActivityInfo, me *api.ModelError) Retry {
+	if me == nil {
+		return Retry{}
+	}
+	var r Retry
+	if t := pa.GetNextAttemptScheduleTime(); t != nil {
+		r.Next = t.AsTime()
+	}
+	fc := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: c.opts.DataConverter})
+	var attempt int32
+	if app, ok := errors.AsType[*temporal.ApplicationError](fc.FailureToError(pa.GetLastFailure())); ok && app.HasDetails() {
+		_ = app.Details(&attempt, &r.Status) // an older worker's failure has no status: 0
+	}
+	return r
 }
 
 // retriedModelCall is the model_error of the session's model call that the

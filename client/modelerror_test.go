@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	failurepb "go.temporal.io/api/failure/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
@@ -61,6 +62,37 @@ func TestRetriedModelError(t *testing.T) {
 	} {
 		if got := c.retriedModelError(pa); got != nil {
 			t.Errorf("%s: %+v, want none", name, got)
+		}
+	}
+}
+
+// A retried call's Retry: the provider's HTTP status, from the failure's
+// details as CallModel writes them (attempt, status), and when the next
+// attempt is due; a failure without the status (an older worker's, a
+// timeout) has none.
+func TestRetryOf(t *testing.T) {
+	c := New(nil, Options{})
+	fc := temporal.GetDefaultFailureConverter()
+	failed := func(details ...any) *failurepb.Failure {
+		return fc.ErrorToFailure(temporal.NewApplicationError("openai: 429 Too Many Requests", "ModelError", details...))
+	}
+	next := time.Date(2026, 11, 28, 9, 31, 0, 0, time.UTC)
+	me := &api.ModelError{Attempts: 1}
+	tests := []struct {
+		name string
+		pa   *workflowpb.PendingActivityInfo
+		me   *api.ModelError
+		want Retry
+	}{
+		{"status and next attempt", &workflowpb.PendingActivityInfo{LastFailure: failed(int32(1), 429), NextAttemptScheduleTime: timestamppb.New(next)}, me, Retry{Status: 429, Next: next}},
+		{"an older worker's failure", &workflowpb.PendingActivityInfo{LastFailure: failed(int32(1))}, me, Retry{}},
+		{"a timeout", &workflowpb.PendingActivityInfo{LastFailure: &failurepb.Failure{Message: "timeout", FailureInfo: &failurepb.Failure_TimeoutFailureInfo{
+			TimeoutFailureInfo: &failurepb.TimeoutFailureInfo{TimeoutType: enumspb.TIMEOUT_TYPE_HEARTBEAT}}}}, me, Retry{}},
+		{"no model error", &workflowpb.PendingActivityInfo{LastFailure: failed(int32(1), 429)}, nil, Retry{}},
+	}
+	for _, tt := range tests {
+		if got := c.retryOf(tt.pa, tt.me); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 }

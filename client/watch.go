@@ -13,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -97,6 +98,7 @@ type watcher struct {
 	stateOK    bool
 	queried    api.State       // the state query's latest answer
 	retried    *api.ModelError // the model call the server retries, as the latest look saw it
+	retry      Retry           // and what its retries show
 	state      *api.State      // as last reported: queried, with retried as its model_error
 	offset     int             // the transcript's messages reported
 	last       *model.Message  // the last one, to find the place again after continue-as-new
@@ -106,6 +108,8 @@ type watcher struct {
 	live       *liveStream   // the model call's stream, followed
 	tools      []RunningTool
 	problem    string
+	waits      stalls            // the work that waits for a worker, since when
+	children   childWatch        // the running subagents' work, looked at now and then
 	calls      map[string]string // the tool calls of the latest answer, id → name (diffs.go)
 }
 
@@ -116,6 +120,8 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 	if err != nil {
 		if _, ok := errors.AsType[*serviceerror.NotFound](err); ok {
 			err = fmt.Errorf("%w: %s", ErrNoSession, w.s.id)
+		} else if serverDown(ctx, err) {
+			err = &ServerDownError{Address: w.s.c.opts.Address, Err: err}
 		} else {
 			err = fmt.Errorf("describe %s: %w", w.s.id, err)
 		}
@@ -148,6 +154,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 	}
 
 	retried := w.s.c.retriedModelError(modelCall)
+	retry := w.s.c.retryOf(modelCall, retried)
 	var qerr error
 	if runID != w.runID || info.GetHistoryLength() != w.historyLen || !w.stateOK || (closed && !w.closed) {
 		if runID != w.runID && w.runID != "" {
@@ -159,7 +166,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 		var st api.State
 		st, qerr = w.s.RunState(ctx)
 		if qerr == nil {
-			w.queried, w.retried = st, retried
+			w.queried, w.retried, w.retry = st, retried, retry
 			evs = append(evs, w.changed()...)
 			var msgs []model.Message
 			msgs, qerr = w.messages(ctx)
@@ -172,10 +179,10 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 			}
 		}
 		w.stateOK = qerr == nil
-	} else if !reflect.DeepEqual(retried, w.retried) {
+	} else if !reflect.DeepEqual(retried, w.retried) || retry != w.retry {
 		// A retry adds nothing to history: only the look at the
 		// pending call tells.
-		w.retried = retried
+		w.retried, w.retry = retried, retry
 		evs = append(evs, w.changed()...)
 	}
 	w.preview = stream
@@ -192,11 +199,31 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 		w.closed = true
 		evs = append(evs, Closed{runStatus(info.GetStatus())})
 	}
-	evs = w.trouble(evs, qerr)
+	evs = w.trouble(evs, w.stalled(ctx, d, qerr))
 	if len(evs) > 0 {
 		evs = append(evs, Looked{time.Now()})
 	}
 	return evs, w.closed && w.state != nil
+}
+
+// stalled is why the session makes no progress, if it is for want of a
+// worker: its work has waited longer than notPickedUp, a query timed out,
+// or a running subagent's work waits (childStall). Otherwise it is qerr,
+// the latest query's error (nil: none).
+func (w *watcher) stalled(ctx context.Context, d *workflowservice.DescribeWorkflowExecutionResponse, qerr error) error {
+	if w.waits == nil {
+		w.waits = stalls{}
+	}
+	if wk, ok := w.waits.over(pendingWork(d), time.Now()); ok {
+		return w.s.c.noWorker(ctx, wk.queue, wk.kind)
+	}
+	if qerr != nil && queryTimedOut(qerr) {
+		return w.s.c.noWorker(ctx, d.GetWorkflowExecutionInfo().GetTaskQueue(), enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	}
+	if qerr != nil {
+		return qerr
+	}
+	return w.childStall(ctx)
 }
 
 // changed reports the state as the watch shows it now: the run's own,
@@ -208,6 +235,12 @@ func (w *watcher) changed() []Event {
 		st.ModelError = w.retried
 	}
 	evs := changes(w.state, st, time.Now())
+	for i, ev := range evs {
+		if mc, ok := ev.(ModelErrorChanged); ok && w.retried != nil && st.ModelError == w.retried {
+			mc.Retry = w.retry
+			evs[i] = mc
+		}
+	}
 	w.state = &st
 	return evs
 }

@@ -90,6 +90,11 @@ type Response struct {
 	ToolCalls []ToolCall `json:"tool_calls"`
 	// Usage is informational; zero when the provider does not report it.
 	Usage Usage `json:"usage"`
+	// Model is the name of the model that answered, as the worker named it
+	// in the request (the CallModel activity sets it): a run whose input
+	// names no model learns from it which one the worker's default is, so
+	// that its usage can be priced.
+	Model string `json:"model,omitempty"`
 }
 
 // Usage counts tokens as reported by the provider.

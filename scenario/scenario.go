@@ -51,9 +51,12 @@ type Scenario struct {
 	// Agents, so a scenario plays the same however often its run
 	// compacts. A pointer, because "" is a summary of its own: the
 	// agent then drops its older messages without one.
-	Summary *string  `json:"summary,omitempty"`
-	User    []Action `json:"user"`
-	Expect  []string `json:"expect"`
+	Summary *string `json:"summary,omitempty"`
+	// Then answers every model call of the root agent past Model (the
+	// scripted model reads it); none for an empty final text.
+	Then   json.RawMessage `json:"then,omitempty"`
+	User   []Action        `json:"user"`
+	Expect []string        `json:"expect"`
 	// TimeLimitS overrides DefaultTimeLimit, in seconds.
 	TimeLimitS int `json:"time_limit_s"`
 

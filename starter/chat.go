@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,11 @@ func cmdChat(c *cmdline) action {
 
 // runChat is `starter chat` once its flags are read.
 func runChat(c *cmdline, id, modelRef string) error {
+	// A malformed reference is a bad argument whichever worker serves the
+	// session (exit 2), said before anything is dialled or started.
+	if err := api.CheckModel(modelRef); modelRef != "" && err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("--model %s: %w", modelRef, err)}
+	}
 	var dc converter.DataConverter
 	if sealer, err := codec.FromEnv(); err != nil {
 		return err
@@ -91,7 +97,7 @@ func runChat(c *cmdline, id, modelRef string) error {
 			return err
 		}
 		defer srv.shutdown()
-		cl, o.Notes = srv.cl, srv.notes
+		cl, o.Notes, o.ServerStops = srv.cl, srv.notes, srv.worker
 		if srv.worker {
 			// Asked of the resolver the worker uses, before a session is
 			// started: one on a model the worker cannot serve fails (at
@@ -113,7 +119,8 @@ func runChat(c *cmdline, id, modelRef string) error {
 	} else {
 		defer cl.Close()
 	}
-	o.Client = tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc, Namespace: c.conn.namespace})
+	o.Client = tfclient.New(cl, tfclient.Options{TaskQueue: c.conn.taskQueue, DataConverter: dc, Namespace: c.conn.namespace,
+		Address: cmp.Or(c.conn.address, os.Getenv("TEMPORAL_ADDRESS"))})
 	err = chat.Run(ctx, o)
 	if _, ok := errors.AsType[*chat.EndedError](err); ok {
 		// The chat has shown why; the exit code tells a script.
@@ -231,14 +238,15 @@ func logTo(w io.Writer) (restore func()) {
 }
 
 // chatDemo is the scripted session a chat plays with no model: the demo
-// of `starter run`, then one reply to what the user types after it.
+// of `starter run`, then one reply to whatever the user types after it.
 type chatDemo struct {
 	path   string // the scenario file, in the state folder's demo/
 	prompt string // the first message, sent as the session starts
 }
 
-// demoEnd answers the first message typed after the demo: the script has
-// nothing else to say (later messages are answered with an empty text).
+// demoEnd answers every message typed after the demo (the script's
+// "then"): the script has nothing else to say, and a message answered with
+// nothing would leave the user waiting for a reply.
 const demoEnd = "This session is the scripted demo, so no model reads what you type. Set OPENAI_API_KEY " +
 	"(or OPENAI_BASE_URL for a local server) and run `starter chat` again to talk to one; this session stays as it is."
 
@@ -257,7 +265,7 @@ func writeChatDemo() (*chatDemo, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.MarshalIndent(map[string]any{"name": "chat " + sc.Name, "model": append(sc.Model, end)}, "", "  ")
+	data, err := json.MarshalIndent(map[string]any{"name": "chat " + sc.Name, "model": sc.Model, "then": json.RawMessage(end)}, "", "  ")
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/todoflow/todoflow/model/script"
 )
 
-// With no model the chat plays the demo of `starter run`, then one reply
-// that says it is a demo; the file is a script the worker reads.
+// With no model the chat plays the demo of `starter run`, then answers
+// every later message with one reply that says it is a demo; the file is a
+// script the worker reads.
 func TestChatDemo(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("TODOFLOW_STATE_DIR", state)
@@ -35,11 +36,14 @@ func TestChatDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(chatScript.Steps), len(runScript.Steps)+1; got != want {
-		t.Fatalf("the chat demo has %d steps, want %d (the run demo's and one)", got, want)
+	if got, want := len(chatScript.Steps), len(runScript.Steps); got != want {
+		t.Fatalf("the chat demo has %d steps, want the run demo's %d", got, want)
 	}
-	if last := chatScript.At(len(chatScript.Steps)); last.Response.Content != demoEnd {
-		t.Errorf("its last reply is %q, want demoEnd", last.Response.Content)
+	// Every message after the demo's is answered, the second as the first.
+	for _, call := range []int{len(runScript.Steps) + 1, len(runScript.Steps) + 2, len(runScript.Steps) + 30} {
+		if got := chatScript.At(call).Response.Content; got != demoEnd {
+			t.Errorf("call %d is answered %q, want demoEnd", call, got)
+		}
 	}
 	if !strings.Contains(d.prompt, "NOTES.md") {
 		t.Errorf("the demo's first message is %q, want the run demo's prompt", d.prompt)
@@ -91,6 +95,19 @@ func TestChatLog(t *testing.T) {
 	}
 }
 
+// A malformed --model is a bad argument (exit 2) with a separate worker
+// too, said before the server is dialled (none answers here).
+func TestChatRefusesMalformedModel(t *testing.T) {
+	t.Setenv("TODOFLOW_STATE_DIR", t.TempDir())
+	var stdout, stderr strings.Builder
+	if code := runCLI([]string{"chat", "--address", "127.0.0.1:1", "--model", "gpt-4o"}, &stdout, &stderr); code != 2 {
+		t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr.String())
+	}
+	if want := "--model gpt-4o: "; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
 // With the in-process worker, a --model it cannot serve is refused before
 // the chat starts (exit 2, saying why), not at the session's first message.
 func TestChatRefusesModelItCannotServe(t *testing.T) {
@@ -100,7 +117,7 @@ func TestChatRefusesModelItCannotServe(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("OPENAI_BASE_URL", "")
 	for _, tt := range []struct{ model, want string }{
-		{"gpt-4o", "--model gpt-4o: want openai:<model name> or script:<scenario file>"},
+		{"gpt-4o", "--model gpt-4o: model \"gpt-4o\": want openai:<model name> or script:<scenario file>"},
 		{"openai:gpt-4o-mini", "--model openai:gpt-4o-mini: openai: no API key"},
 	} {
 		var stdout, stderr strings.Builder

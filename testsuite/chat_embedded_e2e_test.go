@@ -18,7 +18,8 @@ const streamScript = `{"model": [
 // `starter chat` with no address, in tmux: the embedded server and the
 // in-process worker log to <state>/chat.log, which the intro names, and
 // nothing of theirs reaches the screen; with no model configured a new
-// session plays the scripted demo, said before anything is typed.
+// session plays the scripted demo, said before anything is typed, and
+// answers every message typed after it.
 func TestChatEmbeddedEndToEnd(t *testing.T) {
 	tm := newTmux(t)
 	if testing.Short() {
@@ -39,7 +40,7 @@ func TestChatEmbeddedEndToEnd(t *testing.T) {
 		tm.keys(name, "C-c")
 		tm.waitFor(name, limit, "Ctrl+C again to leave")
 		tm.keys(name, "C-c")
-		tm.waitFor(name, limit, "Left session", "[exit 0]")
+		tm.waitFor(name, limit, "Left session", "the server stopped with this client", "[exit 0]")
 	}
 	// What the SDK's and the server's logs look like (slog's text handler,
 	// the server's JSON lines), and the warning the issue saw.
@@ -74,7 +75,13 @@ func TestChatEmbeddedEndToEnd(t *testing.T) {
 	// No model configured: the demo, said before anything is typed.
 	tm.start("demo", env, reporting(bin, "chat")...)
 	tm.waitFor("demo", limit, "No model is configured", "plays the demo", "NOTES.md is in the workspace", "3/3 · your turn")
+	const demoEnd = "This session is the scripted demo, so no model reads what you type."
 	tm.keys("demo", "what is in NOTES.md?", "Enter")
-	tm.waitFor("demo", limit, "This session is the scripted demo, so no model reads what you type.")
+	tm.waitFor("demo", limit, demoEnd)
+	// The second message is answered too, not with an empty reply.
+	tm.keys("demo", "and now?", "Enter")
+	tm.waitScreen("demo", limit, "the demo's second reply", func(s string) bool {
+		return strings.Count(s, demoEnd) == 2
+	})
 	leave("demo")
 }

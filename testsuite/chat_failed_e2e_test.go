@@ -13,9 +13,9 @@ import (
 )
 
 // A model no session can run is refused when the chat opens, before a
-// session starts; a session that fails while the client shows it (one
-// started elsewhere, with the same bad model) is said to have failed, and
-// why. Both exit 1, not 0.
+// session starts, as a bad argument (exit 2, as with the embedded worker);
+// a session that fails while the client shows it (one started elsewhere,
+// with the same bad model) is said to have failed, and why (exit 1).
 func TestChatFailedSessionEndToEnd(t *testing.T) {
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
@@ -26,8 +26,8 @@ func TestChatFailedSessionEndToEnd(t *testing.T) {
 		out, err := chatLines(t, s, bin, "chat-refused", "gpt-4o", "hello\n")
 		t.Logf("the client's output:\n%s", out)
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("starter chat: %v, want exit status 1", err)
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("starter chat: %v, want exit status 2", err)
 		}
 		if !strings.Contains(string(out), why) {
 			t.Errorf("the output does not say why the model is refused")

@@ -32,6 +32,9 @@ type agent struct {
 	modelError   *api.ModelError // the model call that ended the last turn (clients read one being retried from its activity)
 	failedTurn   bool            // the last turn ended on a model error; retry_turn may run it again
 	usage        api.Usage
+	// served is the model the worker answered the last call with, which
+	// state.model shows when the input names none (the worker's default).
+	served string
 	// turnsHere counts the turns this run took up, startEvents its
 	// history's length at its start (session.go).
 	turnsHere   int

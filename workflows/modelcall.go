@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
@@ -189,6 +190,7 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 			a.publish(ctx)
 		}
 		addUsage(&a.usage, resp.Usage)
+		a.served = cmp.Or(resp.Model, a.served)
 		return resp, nil
 	case a.stopping() && ctx.Err() == nil:
 		return model.Response{}, errInterrupted

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"cmp"
+
 	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/todo"
@@ -60,7 +62,7 @@ func (a *agent) state() api.State {
 		Reporters:        a.reporters.states(),
 		ModelError:       a.modelError,
 		Usage:            a.usage,
-		Model:            a.cfg.in.Model,
+		Model:            cmp.Or(a.cfg.in.Model, a.served),
 		TreeUsage:        a.treeUsage(),
 		Compactions:      a.window.comp.Count,
 		Waiting:          []api.Wait{},

@@ -36,3 +36,30 @@ func TestTreeUsage(t *testing.T) {
 		t.Errorf("the lead's tree_usage = %+v, want 48 tokens in all", lead.TreeUsage)
 	}
 }
+
+// state.model is the input's model, or, when the input names none, the
+// model the worker reports answering with: a client prices the usage of a
+// session on the worker's default by it.
+func TestStateModel(t *testing.T) {
+	served := func(r model.Response) model.Response { r.Model = "gpt-4o-mini"; return r }
+	tests := []struct {
+		name, input, want string
+	}{
+		{"the worker's default", "", "gpt-4o-mini"},
+		{"one the input names", "openai:gpt-4o", "openai:gpt-4o"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTreeEnv()
+			scriptTree(env, map[string][]model.Response{"main": {served(say("hello"))}})
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+			in := rootInput("hi")
+			in.Model = tt.input
+			env.ExecuteWorkflow(AgentWorkflow, in)
+			completed(t, env)
+			if got := queryState(t, env).Model; got != tt.want {
+				t.Errorf("state.model = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

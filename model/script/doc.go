@@ -27,9 +27,11 @@
 // # Determinism
 //
 // Call N (model.Request.Call, 1-based) is answered with response N of the
-// list, and once the list has run out with an empty final text. The answer
-// depends on nothing but the file and the call number (for a summary, on
-// the file alone): a call that Temporal retries, or that a workflow replays
+// list, and once the list has run out with the scenario's optional "then"
+// response (the root agent's only: a chat that goes on after its script, as
+// the chat demo does, answers every later message), else with an empty
+// final text. The answer depends on nothing but the file and the call
+// number (for a summary, on the file alone): a call that Temporal retries, or that a workflow replays
 // after a crash or continue-as-new, gets exactly the same answer. For the
 // same reason a tool call without an "id" in the file gets a derived one,
 // call_<N>_<i> (i its index in the response), never a random one.

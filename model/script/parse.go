@@ -38,17 +38,41 @@ type Script struct {
 	// Summary answers every summarising call: the scenario's "summary", or
 	// DefaultSummary when it has none.
 	Summary string
+	// Then answers the root agent's calls past Steps (the scenario's
+	// "then"); nil for an empty final text.
+	Then *Step
 }
 
 // At returns the answer to call number call (1-based). Past the end of the
-// script, and for a call number below 1, it is an empty final text, which
-// ends the agent's turn.
+// script it is Then, else an empty final text, which ends the agent's turn;
+// for a call number below 1 always the empty text.
 func (s Script) At(call int) Step {
-	if call < 1 || call > len(s.Steps) {
-		return Step{Response: model.Response{ToolCalls: []model.ToolCall{}}}
+	switch {
+	case call >= 1 && call <= len(s.Steps):
+		return s.Steps[call-1]
+	case call > len(s.Steps) && s.Then != nil:
+		return s.then(call)
 	}
-	return s.Steps[call-1]
+	return Step{Response: model.Response{ToolCalls: []model.ToolCall{}}}
 }
+
+// then is Then as the answer to call: a tool call the file gives no id
+// takes the one derived from this call's number, as in Steps, so that two
+// calls answered by Then never share an id.
+func (s Script) then(call int) Step {
+	step := *s.Then
+	step.Response.ToolCalls = slices.Clone(step.Response.ToolCalls)
+	for i, tc := range step.Response.ToolCalls {
+		if tc.ID == thenID(i) {
+			step.Response.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", call, i)
+		}
+	}
+	return step
+}
+
+// thenID marks a tool call of "then" that the file gave no id: parsed
+// as call 0, which no numbered call is.
+func thenID(i int) string { return fmt.Sprintf("call_0_%d", i) }
 
 // SummaryResponse returns the answer to a summarising call: Summary as a
 // final text. It has no delay: delay_ms belongs to a numbered response, and
@@ -87,7 +111,17 @@ func Parse(data []byte, agentID string) (Script, error) {
 	if err != nil {
 		return Script{}, err
 	}
-	return Script{Steps: steps, Summary: summary}, nil
+	sc := Script{Steps: steps, Summary: summary}
+	// "then" belongs to the root agent's list: a subagent's run ends with
+	// its final answer, so it has no later calls to answer.
+	if raw, ok := top["then"]; ok && !isNull(raw) && agentID == "" {
+		then, err := parseStep(raw, "then", 0)
+		if err != nil {
+			return Script{}, err
+		}
+		sc.Then = &then
+	}
+	return sc, nil
 }
 
 // parseSummary reads the top-level "summary": a string, used as it is (an

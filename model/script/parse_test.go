@@ -170,6 +170,8 @@ func TestParseErrors(t *testing.T) {
 		{"summary an array", `{"summary": ["x"]}`, "", "summary: must be a string (the answer to every summarising call), not an array"},
 		{"summary a boolean", `{"summary": true}`, "", "summary: must be a string (the answer to every summarising call), not a boolean"},
 		{"summary wrong for a subagent too", `{"summary": 7, "agents": {"r": []}}`, "r", "summary: must be a string"},
+		{"then not an object", `{"model": [], "then": "again"}`, "", "then: must be an object with content and/or tool_calls"},
+		{"then's tool call without a name", `{"then": {"tool_calls": [{}]}}`, "", "then.tool_calls[0]: name is missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,5 +226,56 @@ func TestSplitRef(t *testing.T) {
 		if path != tt.path || agent != tt.agent {
 			t.Errorf("SplitRef(%q) = %q, %q; want %q, %q", tt.ref, path, agent, tt.path, tt.agent)
 		}
+	}
+}
+
+// "then" answers every call of the root agent past its list, each with its
+// own derived tool call ids; without it, or for a subagent, the answer past
+// the list is an empty final text.
+func TestParseThen(t *testing.T) {
+	const data = `{"model": [{"content": "first"}],
+	  "then": {"content": "again", "tool_calls": [{"name": "todo_read"}, {"name": "list_files", "id": "kept"}]},
+	  "agents": {"r": [{"content": "sub"}]}}`
+	tests := []struct {
+		name    string
+		data    string
+		agentID string
+		call    int
+		content string
+		ids     []string
+	}{
+		{"in the list", data, "", 1, "first", nil},
+		{"first past the list", data, "", 2, "again", []string{"call_2_0", "kept"}},
+		{"later past the list", data, "", 9, "again", []string{"call_9_0", "kept"}},
+		{"below one", data, "", 0, "", nil},
+		{"subagent past its list", data, "r", 2, "", nil},
+		{"no then", `{"model": [{"content": "first"}]}`, "", 2, "", nil},
+		{"null then", `{"model": [], "then": null}`, "", 1, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse([]byte(tt.data), tt.agentID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.At(tt.call).Response
+			if got.Content != tt.content {
+				t.Errorf("At(%d).Content = %q, want %q", tt.call, got.Content, tt.content)
+			}
+			var ids []string
+			for _, tc := range got.ToolCalls {
+				ids = append(ids, tc.ID)
+			}
+			if !reflect.DeepEqual(ids, tt.ids) {
+				t.Errorf("At(%d) tool call ids = %v, want %v", tt.call, ids, tt.ids)
+			}
+		})
+	}
+	// The script's own Then keeps the marks: answering a call changes no
+	// later answer.
+	s, _ := Parse([]byte(data), "")
+	s.At(3)
+	if got := s.At(4).Response.ToolCalls[0].ID; got != "call_4_0" {
+		t.Errorf("after At(3), At(4)'s id is %q, want call_4_0", got)
 	}
 }
