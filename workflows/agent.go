@@ -102,21 +102,10 @@ func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.A
 	case in.Session != "" && info.ParentWorkflowExecution == nil:
 		err = api.ErrSessionOfRoot
 	}
-	if err == nil {
-		cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace)
-	}
 	cfg.carry = h.Carry
 	cfg.session = sessionKey(info, in)
 	if err != nil {
-		// The state query still answers, so that a client polling the run
-		// sees it failed and why, not an unknown query.
-		failed := api.State{AgentID: in.AgentID, Status: api.StatusFailed, Todos: []todo.Item{}, Events: []todo.Event{},
-			Subagents: map[string]api.State{}, Reporters: []api.ReporterStatus{}, Extra: (&todo.State{}).Extra()}
-		_ = workflow.SetQueryHandler(ctx, api.StateQuery, func() (api.State, error) { return failed, nil })
-		_ = workflow.SetQueryHandler(ctx, api.MessagesQuery, func(int, int) ([]model.Message, error) { return []model.Message{}, nil })
-		// The run list must not show it running for ever.
-		_ = workflow.UpsertTypedSearchAttributes(ctx, api.AgentStatusKey.ValueSet(api.StatusFailed))
-		return api.AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
+		return refuseInput(ctx, in, err)
 	}
 	a := newAgent(cfg)
 	a.opts = opts
@@ -133,6 +122,13 @@ func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.A
 	if err := a.register(ctx); err != nil {
 		return api.AgentResult{}, err
 	}
+	// The workspace is checked once the handlers are registered: the check
+	// is a local activity, a wait in which the SDK refuses an update that
+	// finds no handler, such as the first message sent right after the
+	// start.
+	if a.cfg.in.Workspace, err = checkWorkspaceRoot(ctx, in.Workspace); err != nil {
+		return refuseInput(ctx, in, err)
+	}
 	a.lean = patched(ctx, patchLeanTurn)
 	a.joinTree(ctx)
 	a.adoptChildren(ctx)
@@ -148,6 +144,19 @@ func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.A
 		a.endTree(ctx, err)
 	}
 	return res, err
+}
+
+// refuseInput fails a run whose input cannot be served. The state query
+// still answers, so that a client polling the run sees it failed and why,
+// not an unknown query (or the state of a run that never began).
+func refuseInput(ctx workflow.Context, in api.AgentInput, err error) (api.AgentResult, error) {
+	failed := api.State{AgentID: in.AgentID, Status: api.StatusFailed, Todos: []todo.Item{}, Events: []todo.Event{},
+		Subagents: map[string]api.State{}, Reporters: []api.ReporterStatus{}, Extra: (&todo.State{}).Extra()}
+	_ = workflow.SetQueryHandler(ctx, api.StateQuery, func() (api.State, error) { return failed, nil })
+	_ = workflow.SetQueryHandler(ctx, api.MessagesQuery, func(int, int) ([]model.Message, error) { return []model.Message{}, nil })
+	// The run list must not show it running for ever.
+	_ = workflow.UpsertTypedSearchAttributes(ctx, api.AgentStatusKey.ValueSet(api.StatusFailed))
+	return api.AgentResult{}, temporal.NewNonRetryableApplicationError("invalid AgentWorkflow input: "+err.Error(), "InvalidInput", nil)
 }
 
 // result is what a finished run returns, with its final state.
