@@ -70,6 +70,7 @@ func run(args []string, out io.Writer) error {
 	turns := fs.Int("turns", 0, "turns of the chat phase's session (default 500; with -quick 100)")
 	replayTurns := fs.Int("replay-turns", 1000, "turns of the replayed session")
 	idle := fs.Int("idle", 1000, "sessions of the idle phase")
+	wake := fs.Bool("idle-wake", false, "after the idle phase, restart the worker and time every idle session's answer to a message")
 	firstSessions := fs.Int("first-sessions", 100, "sessions the first phase starts at once")
 	firstTurns := fs.Int("first-turns", 3, "turns of each session of the first phase")
 	streamTurns := fs.Int("stream-turns", 3, "rounds of the stream phase (a long reply unwatched, watched, and a short one)")
@@ -173,7 +174,7 @@ func run(args []string, out io.Writer) error {
 			return err
 		}
 		defer e.close()
-		if err := e.phases(ctx, want, phaseArgs{concs: concList, reps: *reps, turns: *turns, idle: *idle, cpuProfile: *cpuProfile, revs: revs, leverConcs: leverConcList, onlyRevs: *onlyRevs, model: model, streamTurns: *streamTurns, firstSessions: *firstSessions, firstTurns: *firstTurns}); err != nil {
+		if err := e.phases(ctx, want, phaseArgs{concs: concList, reps: *reps, turns: *turns, idle: *idle, cpuProfile: *cpuProfile, revs: revs, leverConcs: leverConcList, onlyRevs: *onlyRevs, model: model, streamTurns: *streamTurns, firstSessions: *firstSessions, firstTurns: *firstTurns, wake: *wake}); err != nil {
 			return err
 		}
 	}
@@ -210,6 +211,9 @@ type phaseArgs struct {
 	// firstSessions sessions of firstTurns turns start at once in the
 	// first phase.
 	firstSessions, firstTurns int
+	// wake restarts the worker after the idle phase and sends every idle
+	// session a message.
+	wake bool
 }
 
 func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
@@ -309,7 +313,7 @@ func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
 		if err := e.restartWorker(ctx, e.cfg); err != nil {
 			return err
 		}
-		if err := e.measureIdle(ctx, pa.idle, 50); err != nil {
+		if err := e.measureIdle(ctx, pa.idle, 50, pa.wake); err != nil {
 			return err
 		}
 	}

@@ -52,9 +52,9 @@ func chatScript(turns int) []any {
 // chatReply is chatScript's reply to turn n.
 func chatReply(n int) string { return fmt.Sprintf("Answer %d: done.", n) }
 
-// idleScript answers a session's one turn.
+// idleScript answers a session's turn, and the one that wakes it.
 func idleScript() []any {
-	return []any{map[string]any{"content": "Hello; I am here when you need me."}}
+	return []any{map[string]any{"content": "Hello; I am here when you need me."}, map[string]any{"content": "Still here."}}
 }
 
 // writeScript writes a scenario file with the model's answers and returns
