@@ -18,6 +18,7 @@ import (
 	"log"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -168,89 +169,50 @@ func (g *gen) tag(s *jsonschema.Schema, tag string) error {
 	return nil
 }
 
-// render writes s compactly, in the order the package doc tells.
+// render writes s compactly, in the order the package doc tells: the
+// keywords' values as the library marshals them, the subschemas rendered
+// the same way.
 func (g *gen) render(b *bytes.Buffer, s *jsonschema.Schema) error {
-	b.WriteString(`{"type":`)
-	writeJSON(b, s.Type)
+	raw, err := json.Marshal(s)
+	var kw map[string]json.RawMessage
+	if err == nil {
+		err = json.Unmarshal(raw, &kw)
+	}
+	if err != nil {
+		return err
+	}
+	b.WriteString(`{"type":` + string(kw["type"]))
 	if s.Properties != nil {
 		b.WriteString(`,"properties":{`)
 		for i, name := range s.PropertyOrder {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeJSON(b, name)
-			b.WriteByte(':')
+			n, _ := json.Marshal(name)
+			b.WriteString(string(n) + ":")
 			if err := g.render(b, s.Properties[name]); err != nil {
 				return err
 			}
 		}
 		b.WriteByte('}')
 	}
-	if len(s.Required) > 0 {
-		b.WriteString(`,"required":`)
-		writeJSON(b, s.Required)
-	}
-	order := g.order[s]
+	order := append([]string{"required"}, g.order[s]...)
 	for _, last := range []string{"items", "description"} {
-		if !contains(order, last) {
+		if !slices.Contains(order, last) {
 			order = append(order, last)
 		}
 	}
-	for _, kw := range order {
-		var v any
-		switch kw {
-		case "items":
-			if s.Items != nil {
-				b.WriteString(`,"items":`)
-				if err := g.render(b, s.Items); err != nil {
-					return err
-				}
+	for _, k := range order {
+		switch {
+		case k == "items" && s.Items != nil:
+			b.WriteString(`,"items":`)
+			if err := g.render(b, s.Items); err != nil {
+				return err
 			}
-			continue
-		case "description":
-			if s.Description == "" {
-				continue
-			}
-			v = s.Description
-		case "enum":
-			v = s.Enum
-		case "pattern":
-			v = s.Pattern
-		case "minimum":
-			v = *s.Minimum
-		case "maximum":
-			v = *s.Maximum
-		case "minLength":
-			v = *s.MinLength
-		case "maxLength":
-			v = *s.MaxLength
-		case "minItems":
-			v = *s.MinItems
-		case "maxItems":
-			v = *s.MaxItems
+		case k != "items" && kw[k] != nil:
+			b.WriteString(`,"` + k + `":` + string(kw[k]))
 		}
-		fmt.Fprintf(b, `,%q:`, kw)
-		writeJSON(b, v)
 	}
 	b.WriteByte('}')
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// writeJSON writes v as compact JSON, without escaping HTML characters.
-func writeJSON(b *bytes.Buffer, v any) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(err) // strings, numbers and lists of them
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
 }
