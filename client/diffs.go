@@ -61,5 +61,5 @@ func (w *watcher) diffs(ctx context.Context, msgs []model.Message) map[string]st
 // inWorkflow reports whether a tool is one the workflow answers itself
 // (the todo, plan and subagent tools): they change no file.
 func inWorkflow(name string) bool {
-	return todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent || name == todo.ToolCancelSubagent
+	return todo.KindOf(name) != todo.KindNone
 }

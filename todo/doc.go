@@ -57,8 +57,11 @@
 //   - item.go: items, statuses, priorities and list queries
 //   - config.go: the settings of an agent's todo behaviour and their defaults
 //   - validate.go: parsing and validation of write_todos, ids filled in
-//   - tools.go: the todo tools (names, schemas, descriptions) and applying a
-//     response's todo calls, the parallel rule included
+//   - table.go: the table of the workflow's own tools (todo, plan, agent):
+//     names, kinds, argument structs, examples and what runs each; their
+//     descriptions are tools/<name>.txt, their schemas tools/schemas.json,
+//     generated from the argument structs by `go generate ./todo`
+//   - tools.go: applying a response's todo calls, the parallel rule included
 //   - refusals.go: the same call refused again and again, for every tool
 //   - view.go: todo_read's markdown view, the checklist, reminders
 //   - prompt.go: the todo system prompt
@@ -66,7 +69,6 @@
 //     continuation), the stale and context-loss reminders, the context window
 //   - plan.go, plan_tools.go, plan_args.go: jaato's plans and steps, their
 //     tools, approval, honest reporting and progress
-//   - plan_specs.go: the plan and agent tools' names, descriptions, schemas
 //   - plan_deps.go: events and dependencies between agents
 //   - plan_subscriptions.go: subscriptions, the model's notifications and
 //     getTaskEvents
@@ -79,7 +81,6 @@
 //     outputs, dependencies, subscriptions, the plan's bytes)
 //   - batches.go: events split or cut to a budget of bytes
 //   - plan_view.go: the user's plan checklist and the task_event text
-//   - subagent_tools.go: the agent tools' names and schemas
 //   - state.go: an agent's todo state and the state keys it shows
 //   - tool_policy.go: the input's "tools" and "approval", both patterns
 //     over tool names

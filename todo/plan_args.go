@@ -34,29 +34,10 @@ func parsePlanArgs(tool string, raw json.RawMessage) (planArgs, error) {
 	return a, nil
 }
 
-// planArgsExample is a valid call of each tool, quoted in argument errors.
+// planArgsExample is a valid call of tool, quoted in argument errors.
 func planArgsExample(tool string) string {
-	switch tool {
-	case ToolCreatePlan:
-		return `{"title": "Fix the login bug", "steps": ["Reproduce it", "Fix it", "Add a test"]}`
-	case ToolStartPlan:
-		return `{"message": "Shall I go ahead?"}`
-	case ToolSetStepStatus:
-		return `{"step_id": "step_1", "status": "completed", "result": "What was done"}`
-	case ToolAddStep:
-		return `{"description": "Update the docs", "after_step_id": "step_2"}`
-	case ToolCompletePlan:
-		return `{"status": "completed", "summary": "What was achieved"}`
-	case ToolSubscribe:
-		return `{"event_types": ["step_completed"], "agent_id": "researcher"}`
-	case ToolUnsubscribe:
-		return `{"subscription_id": "sub_1"}`
-	case ToolAddDependentStep:
-		return `{"description": "Review the results", "depends_on": [{"agent_id": "implementer", "step_id": "step_1"}]}`
-	case ToolCompleteStepWithOutput:
-		return `{"step_id": "step_1", "output": {"passed": true}, "result": "What was done"}`
-	case ToolGetTaskEvents:
-		return `{"event_types": ["step_completed"], "limit": 20}`
+	if t, _ := lookup(tool); t.Example != "" {
+		return t.Example
 	}
 	return `{}`
 }

@@ -119,18 +119,19 @@ func slicesOf(n int, s string) []string {
 // The schemas the model reads give the same caps the tools enforce.
 func TestPlanSchemasStateTheCaps(t *testing.T) {
 	for _, tt := range []struct {
-		schema, field string
-		want          int
+		tool, field string
+		want        int
 	}{
-		{createPlanSchema, "steps", MaxPlanSteps},
-		{addDependentStepSchema, "depends_on", MaxStepDeps},
+		{ToolCreatePlan, "steps", MaxPlanSteps},
+		{ToolAddDependentStep, "depends_on", MaxStepDeps},
 	} {
+		d, _ := lookupDef(tt.tool)
 		var s struct {
 			Properties map[string]struct {
 				MaxItems int `json:"maxItems"`
 			} `json:"properties"`
 		}
-		if err := json.Unmarshal([]byte(tt.schema), &s); err != nil {
+		if err := json.Unmarshal(d.Parameters, &s); err != nil {
 			t.Fatal(err)
 		}
 		if got := s.Properties[tt.field].MaxItems; got != tt.want {

@@ -129,7 +129,7 @@ func (ps *PlanState) unsubscribe(a planArgs) Result {
 	return planError("unknown subscription_id %q: %s (listSubscriptions shows them).", id, ps.subscriptionIDs())
 }
 
-func (ps *PlanState) listSubscriptions() Result {
+func (ps *PlanState) listSubscriptions(planArgs) Result {
 	subs := ps.Subscriptions
 	if subs == nil {
 		subs = []Subscription{}

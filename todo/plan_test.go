@@ -165,7 +165,8 @@ func TestNewPlanStateJSON(t *testing.T) {
 func TestPlanToolsAndNames(t *testing.T) {
 	core := PlanTools(false)
 	all := PlanTools(true)
-	if len(core) != 13 || len(all) != 15 || all[13].Name != ToolSpawnSubagent || all[14].Name != ToolCancelSubagent {
+	n := len(planToolNames)
+	if len(core) != n || len(all) != n+2 || all[n].Name != ToolSpawnSubagent || all[n+1].Name != ToolCancelSubagent {
 		t.Fatalf("PlanTools: %d without agents, %d with (last %q)", len(core), len(all), all[len(all)-1].Name)
 	}
 	seen := map[string]bool{}
@@ -194,12 +195,12 @@ func TestPlanToolsAndNames(t *testing.T) {
 		Properties map[string]map[string]any `json:"properties"`
 		Required   []string                  `json:"required"`
 	}
-	if err := json.Unmarshal(all[13].Parameters, &spawn); err != nil {
+	if err := json.Unmarshal(all[n].Parameters, &spawn); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(spawn.Required, []string{"agent_id", "task"}) || spawn.Properties["agent_id"]["pattern"] != "^[A-Za-z0-9_-]{1,64}$" ||
 		spawn.Properties["tools"]["type"] != "array" || spawn.Properties["model"]["type"] != "string" || spawn.Properties["todo"]["type"] != "object" {
-		t.Errorf("spawn_subagent schema: %s", all[13].Parameters)
+		t.Errorf("spawn_subagent schema: %s", all[n].Parameters)
 	}
 }
 

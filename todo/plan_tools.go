@@ -23,10 +23,11 @@ type PlanOutcome struct {
 // ApplyPlan runs one plan or cross-agent tool call. approvalRequired is false
 // when plan_approval is auto: startPlan then starts the plan at once.
 func (ps *PlanState) ApplyPlan(c Call, approvalRequired bool) PlanOutcome {
-	if c.Name == ToolSpawnSubagent || c.Name == ToolCancelSubagent {
+	t, _ := lookup(c.Name)
+	if t.Kind == KindAgent {
 		return PlanOutcome{Result: planError("%s is run by the workflow, not by the plan tools.", c.Name)}
 	}
-	if !IsPlanTool(c.Name) {
+	if t.Kind != KindPlan {
 		return PlanOutcome{Result: planError("%q is not a plan tool; the plan tools are %s.", c.Name, strings.Join(planToolNames, ", "))}
 	}
 	if ps.Events == nil {
@@ -43,35 +44,7 @@ func (ps *PlanState) ApplyPlan(c Call, approvalRequired bool) PlanOutcome {
 		return PlanOutcome{Result: *bad}
 	}
 	before := len(ps.Events)
-	var out PlanOutcome
-	switch c.Name {
-	case ToolCreatePlan:
-		out.Result = ps.createPlan(a, approvalRequired)
-	case ToolStartPlan:
-		out = ps.startPlan(a, approvalRequired)
-	case ToolSetStepStatus:
-		out.Result = ps.setStepStatus(a)
-	case ToolAddStep:
-		out.Result = ps.addStep(a)
-	case ToolGetPlanStatus:
-		out.Result = ps.getPlanStatus()
-	case ToolCompletePlan:
-		out.Result = ps.completePlan(a)
-	case ToolSubscribe:
-		out.Result = ps.subscribe(a)
-	case ToolUnsubscribe:
-		out.Result = ps.unsubscribe(a)
-	case ToolListSubscriptions:
-		out.Result = ps.listSubscriptions()
-	case ToolAddDependentStep:
-		out.Result = ps.addDependentStep(a)
-	case ToolCompleteStepWithOutput:
-		out.Result = ps.completeStepWithOutput(a)
-	case ToolGetBlockedSteps:
-		out.Result = ps.getBlockedSteps(a)
-	case ToolGetTaskEvents:
-		out.Result = ps.getTaskEvents(a)
-	}
+	out := t.plan(ps, a, approvalRequired)
 	if ps.Plan != nil {
 		ps.Plan.refresh()
 	}
@@ -528,7 +501,7 @@ func (ps *PlanState) insertStep(p *Plan, desc, after string) Step {
 	return s
 }
 
-func (ps *PlanState) getPlanStatus() Result {
+func (ps *PlanState) getPlanStatus(planArgs) Result {
 	if ps.Plan == nil {
 		return planOK(map[string]any{"plan": nil, "message": "There is no plan yet. Create one with createPlan."})
 	}

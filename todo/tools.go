@@ -8,13 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// Names of the todo tools the model sees (CONTRACT.md).
-const (
-	ToolWrite = "write_todos"
-	ToolRead  = "todo_read"
-	ToolPause = "todo_pause"
-)
-
 // MaxPauseReason is the longest todo_pause reason accepted, in characters.
 const MaxPauseReason = 500
 
@@ -39,50 +32,6 @@ type Result struct {
 	IsError bool
 }
 
-// IsTool reports whether name is one of the todo tools.
-func IsTool(name string) bool {
-	return name == ToolWrite || name == ToolRead || name == ToolPause
-}
-
-// Tools returns the todo tools for an agent with settings s, none when the
-// todo list is disabled.
-func Tools(s Settings) []ToolDef {
-	if !s.Enabled {
-		return nil
-	}
-	desc := s.ToolDescription
-	if desc == "" {
-		desc = writeDescription
-	}
-	return []ToolDef{
-		{Name: ToolWrite, Description: desc, Parameters: json.RawMessage(writeSchema)},
-		{Name: ToolRead, Description: readDescription, Parameters: json.RawMessage(`{"type":"object","properties":{}}`)},
-		{Name: ToolPause, Description: pauseDescription, Parameters: json.RawMessage(pauseSchema)},
-	}
-}
-
-const writeDescription = `Replace your whole task checklist with the list you send. ` +
-	`Use it for work with three or more steps, or when the user asks for a plan; skip it for a single quick task. ` +
-	`Send every item each time (items you leave out are dropped). ` +
-	`Keep exactly one item in_progress while work remains: mark it before you start on it and mark it completed as soon as it is done. ` +
-	`Use cancelled for items that no longer apply and blocked for items waiting on something outside your control. ` +
-	`Call this tool at most once per response.`
-
-const readDescription = `Show your current task checklist, grouped by status, with counts.`
-
-const pauseDescription = `Stop working and hand control back to the user because something outside your control blocks you ` +
-	`(a missing file, credential or decision). Give the reason in 1 to 500 characters; the user sees it and can resume you.`
-
-const writeSchema = `{"type":"object","properties":{"todos":{"type":"array","description":"The complete checklist.","items":{"type":"object","properties":{` +
-	`"id":{"type":"string","description":"Stable identifier; when left out, the item's 1-based position (or the next number no other item uses)."},` +
-	`"content":{"type":"string","description":"What to do, in a short sentence."},` +
-	`"status":{"type":"string","enum":["pending","in_progress","completed","cancelled","blocked"]},` +
-	`"priority":{"type":"string","enum":["high","medium","low"]}},` +
-	`"required":["content","status"]}}},"required":["todos"]}`
-
-const pauseSchema = `{"type":"object","properties":{"reason":{"type":"string","minLength":1,"maxLength":500,` +
-	`"description":"Why you cannot go on, for the user."}},"required":["reason"]}`
-
 // Apply runs the todo tool calls of one model response against st, in order,
 // and returns a result for each call whose name is a todo tool (others are
 // left to the caller: their entries are nil).
@@ -93,35 +42,37 @@ const pauseSchema = `{"type":"object","properties":{"reason":{"type":"string","m
 // other tools still run.
 func Apply(st *State, calls []Call, s Settings) []*Result {
 	out := make([]*Result, len(calls))
-	writes := 0
+	if !s.Enabled {
+		return out
+	}
+	same := make(map[string]int) // lookups only: order never matters
 	for _, c := range calls {
-		if c.Name == ToolWrite {
-			writes++
-		}
+		same[c.Name]++
 	}
 	for i, c := range calls {
-		if !s.Enabled || !IsTool(c.Name) {
-			continue
+		if t, _ := lookup(c.Name); t.Kind == KindList {
+			r := t.list(st, c.Args, s, same[c.Name])
+			out[i] = &r
 		}
-		var r Result
-		switch c.Name {
-		case ToolWrite:
-			if writes > 1 {
-				r = Result{IsError: true, Content: fmt.Sprintf(
-					"Refused: this response calls write_todos %d times. Each call replaces the whole list, so parallel calls are ambiguous; "+
-						"none was applied and the list is unchanged. Send one write_todos call with the complete list.", writes)}
-			} else {
-				r = write(st, c.Args, s)
-			}
-		case ToolRead:
-			r = Result{Content: ReadView(st.Todos)}
-		case ToolPause:
-			r = pause(st, c.Args)
-		}
-		out[i] = &r
 	}
 	return out
 }
+
+// writeTool is write_todos; same counts the write_todos of the response.
+func writeTool(st *State, args json.RawMessage, s Settings, same int) Result {
+	if same > 1 {
+		return Result{IsError: true, Content: fmt.Sprintf(
+			"Refused: this response calls write_todos %d times. Each call replaces the whole list, so parallel calls are ambiguous; "+
+				"none was applied and the list is unchanged. Send one write_todos call with the complete list.", same)}
+	}
+	return write(st, args, s)
+}
+
+func readTool(st *State, _ json.RawMessage, _ Settings, _ int) Result {
+	return Result{Content: ReadView(st.Todos)}
+}
+
+func pauseTool(st *State, args json.RawMessage, _ Settings, _ int) Result { return pause(st, args) }
 
 func write(st *State, args json.RawMessage, s Settings) Result {
 	items, err := ParseWrite(args)

@@ -92,14 +92,8 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		switch r := results[i]; {
 		case r != nil:
 			msg.Content, msg.IsError = r.Content, r.IsError
-		case c.Name == todo.ToolSpawnSubagent && a.cfg.Todo.Enabled:
-			r := a.spawn(ctx, c)
-			msg.Content, msg.IsError = r.Content, r.IsError
-		case c.Name == todo.ToolCancelSubagent && a.cfg.Todo.Enabled:
-			r := a.cancelSubagent(ctx, c)
-			msg.Content, msg.IsError = r.Content, r.IsError
-		case todo.IsPlanTool(c.Name) && a.cfg.Todo.Enabled:
-			r := a.planTool(ctx, c)
+		case a.inWorkflow(c.Name): // a plan or agent tool: todo.Apply ran the list's
+			r := a.workflowTool(ctx, c)
 			msg.Content, msg.IsError = r.Content, r.IsError
 		default:
 			var out activities.RunToolResult
@@ -189,8 +183,22 @@ func (a *agent) todoTools() *activities.TodoTools {
 }
 
 // inWorkflow reports whether a tool runs as workflow code rather than as an
-// activity: the todo, plan and subagent tools only change workflow state.
+// activity: the todo, plan and subagent tools (todo's table) only change
+// workflow state.
 func (a *agent) inWorkflow(name string) bool {
-	return a.cfg.Todo.Enabled && (todo.IsTool(name) || todo.IsPlanTool(name) || name == todo.ToolSpawnSubagent ||
-		name == todo.ToolCancelSubagent)
+	return a.cfg.Todo.Enabled && todo.KindOf(name) != todo.KindNone
+}
+
+// agentTools are the tools of todo's table that the workflow runs itself.
+var agentTools = map[string]func(*agent, workflow.Context, model.ToolCall) todo.Result{
+	todo.ToolSpawnSubagent:  (*agent).spawn,
+	todo.ToolCancelSubagent: (*agent).cancelSubagent,
+}
+
+// workflowTool runs a plan tool (todo.ApplyPlan) or an agent tool.
+func (a *agent) workflowTool(ctx workflow.Context, c model.ToolCall) todo.Result {
+	if run, ok := agentTools[c.Name]; ok {
+		return run(a, ctx, c)
+	}
+	return a.planTool(ctx, c)
 }
