@@ -31,8 +31,8 @@ const bareChatSend = "send"
 // bareChatWorkflow answers each send with two no-op activities, and ends
 // on the end signal: the cost of Temporal alone for a chat turn.
 func bareChatWorkflow(ctx workflow.Context) error {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 	err := workflow.SetUpdateHandler(ctx, bareChatSend, func(ctx workflow.Context, text string) (string, error) {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 		for range 2 {
 			if err := workflow.ExecuteActivity(ctx, "noop").Get(ctx, nil); err != nil {
 				return "", err
