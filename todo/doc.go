@@ -14,11 +14,11 @@
 //
 // # The seeds
 //
-// The rules unify five todo systems (SEEDS.md beside the project): cubepi's
-// validation order and state keys, LangChain's parallel-call rule, DeerFlow's
-// context-loss reminder, Gemini CLI's statuses and LLxprt's ids, priorities,
-// todo_read view, pause and continuation. Where they disagree, Config holds the
-// choice, with defaults that match SEEDS.md, so each seed's behaviour can be
+// The rules unify five todo systems: cubepi's validation order and state keys,
+// LangChain's parallel-call rule, DeerFlow's context-loss reminder, Gemini
+// CLI's statuses and LLxprt's ids, priorities, todo_read view, pause and
+// continuation. Where they disagree, Config holds the choice, with the defaults
+// told in docs/operations.md (Settings), so each seed's behaviour can be
 // reproduced by settings.
 //
 // # The list's rules
