@@ -12,6 +12,7 @@ import (
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -53,7 +54,7 @@ func messageEntries(m model.Message) []entry {
 			return []entry{{kindNote, "· " + marker}}
 		}
 		if m.Name != "" {
-			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(firstLine(m.Content), 100))}}
+			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(text.FirstLineAfterTrim(m.Content), 100))}}
 		}
 		// A message of several lines keeps them under its "> ".
 		return []entry{{kindUser, "> " + strings.ReplaceAll(m.Content, "\n", "\n  ")}}
@@ -71,16 +72,16 @@ func messageEntries(m model.Message) []entry {
 		}
 		return out
 	case model.RoleTool:
-		text := "  ⎿ " + clip(firstLine(m.Content), 100)
+		line := "  ⎿ " + clip(text.FirstLineAfterTrim(m.Content), 100)
 		if n := strings.Count(strings.TrimSpace(m.Content), "\n"); n > 0 {
-			text += fmt.Sprintf(" (+%d lines)", n)
+			line += fmt.Sprintf(" (+%d lines)", n)
 		}
 		if m.IsError {
-			return []entry{{kindError, text}}
+			return []entry{{kindError, line}}
 		}
-		return []entry{{kindResult, text}}
+		return []entry{{kindResult, line}}
 	}
-	return []entry{{kindNote, m.Role + ": " + clip(firstLine(m.Content), 120)}}
+	return []entry{{kindNote, m.Role + ": " + clip(text.FirstLineAfterTrim(m.Content), 120)}}
 }
 
 // maxResultLines bounds a tool result printed whole: a listing or a log of
@@ -148,13 +149,13 @@ func progressLine(st *api.State, closed string) string {
 	switch {
 	case len(st.Todos) > 0:
 		if cur, ok := todo.Current(st.Todos); ok {
-			parts = append(parts, "▶ "+clip(oneLine(cur.Content), 60))
+			parts = append(parts, "▶ "+clip(text.OneLine(cur.Content), 60))
 		}
 		parts = append(parts, fmt.Sprintf("%d/%d", todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)))
 	case st.Plan != nil:
 		for _, s := range st.Plan.Steps {
 			if s.Status == todo.StepInProgress {
-				parts = append(parts, "▶ "+clip(oneLine(s.Description), 60))
+				parts = append(parts, "▶ "+clip(text.OneLine(s.Description), 60))
 				break
 			}
 		}
@@ -218,11 +219,11 @@ func attention(st *api.State) []string {
 		}
 		switch w.Kind {
 		case api.WaitPaused:
-			out = append(out, fmt.Sprintf("⏸ %spaused: %s — /resume [what changed]", who, clip(oneLine(w.Reason), 100)))
+			out = append(out, fmt.Sprintf("⏸ %spaused: %s — /resume [what changed]", who, clip(text.OneLine(w.Reason), 100)))
 		case api.WaitPlanApproval:
 			title := ""
 			if st.Plan != nil && w.AgentID == st.AgentID {
-				title = fmt.Sprintf(" %q (%d steps)", clip(oneLine(st.Plan.Title), 60), len(st.Plan.Steps))
+				title = fmt.Sprintf(" %q (%d steps)", clip(text.OneLine(st.Plan.Title), 60), len(st.Plan.Steps))
 			}
 			out = append(out, fmt.Sprintf("✋ %splan%s awaits approval — /approve, or /reject FEEDBACK (/plan shows it)", who, title))
 		}
@@ -231,9 +232,9 @@ func attention(st *api.State) []string {
 	if me := st.ModelError; me != nil {
 		if me.Retryable {
 			out = append(out, fmt.Sprintf("↻ the model is failing, retrying (attempt %d, since %s): %s",
-				me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
+				me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(text.OneLine(me.Message), 120)))
 		} else if st.Status == api.StatusWaitingUser {
-			out = append(out, "✗ the last turn failed on the model: "+clip(oneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
+			out = append(out, "✗ the last turn failed on the model: "+clip(text.OneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
 		}
 	}
 	return out
@@ -339,7 +340,7 @@ func toolLine(t client.RunningTool) string {
 	case t.Progress > 0:
 		s += " · " + number(t.Progress)
 	}
-	if m := oneLine(t.Message); m != "" {
+	if m := text.OneLine(t.Message); m != "" {
 		s += " · " + clip(m, 80)
 	}
 	return s
@@ -353,16 +354,6 @@ func number(f float64) string {
 	}
 	return fmt.Sprintf("%.1f", f)
 }
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // clip cuts s to at most n characters, marking a cut with "…". s is
 // cleaned of terminal controls first: the view cleans every line again, but
