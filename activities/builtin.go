@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -279,12 +280,13 @@ func readFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, er
 	// the next one. The end is cut where a character begins, but never to
 	// nothing, or reading on from the note would not move.
 	start := args.Offset
-	for i := 0; i < utf8.UTFMax-1 && start > 0 && len(data) > 0 && !utf8.RuneStart(data[0]); i++ {
-		data, start = data[1:], start+1
+	if start > 0 {
+		skip := min(text.NextRuneStart(data, 0), utf8.UTFMax-1)
+		data, start = data[skip:], start+int64(skip)
 	}
 	more := int64(len(data)) > limit
 	if more {
-		cut := cutRunes(string(data), int(limit))
+		cut := text.CutIndex(string(data), int(limit))
 		if cut == 0 {
 			_, cut = utf8.DecodeRune(data)
 		}
@@ -324,7 +326,7 @@ func readHead(f *os.File) ([]byte, error) {
 		return nil, err
 	}
 	if n > sniffBytes {
-		n = cutRunes(string(block[:n]), sniffBytes)
+		n = text.CutIndex(string(block[:n]), sniffBytes)
 	}
 	return block[:n], nil
 }

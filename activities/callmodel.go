@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -143,11 +143,8 @@ func shorten(pieces []string, maxBytes int) []string {
 		}
 		marker := fmt.Sprintf("\n[… %d bytes of this message left out …]\n", len(p)-share)
 		keep := max(share-len(marker), 0)
-		head := cutRunes(p, keep/2)
-		tail := len(p) - (keep - head)
-		for tail < len(p) && !utf8.RuneStart(p[tail]) {
-			tail++
-		}
+		head := text.CutIndex(p, keep/2)
+		tail := text.NextRuneStart(p, len(p)-(keep-head))
 		out[i] = p[:head] + marker + p[tail:]
 	}
 	return out

@@ -14,9 +14,9 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// sdkStatusError stands in for the OpenAI SDK's error, whose text is only
+// errSDKStatus stands in for the OpenAI SDK's error, whose text is only
 // the status line.
-var sdkStatusError = errors.New("OpenAI API error: 400 Bad Request")
+var errSDKStatus = errors.New("OpenAI API error: 400 Bad Request")
 
 func TestClassify(t *testing.T) {
 	const where = `openai: model "m" at http://127.0.0.1:1/v1`
@@ -47,7 +47,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "400 is not retried and the SDK's status line is not repeated",
 			err: &model.Error{StatusCode: 400,
-				Message: where + ": 400 Bad Request: Invalid value for 'temperature'", Err: sdkStatusError},
+				Message: where + ": 400 Bad Request: Invalid value for 'temperature'", Err: errSDKStatus},
 			wantType: ErrTypeModel, wantNonRetryable: true,
 			wantMessage: where + ": 400 Bad Request: Invalid value for 'temperature'",
 		},
@@ -55,7 +55,7 @@ func TestClassify(t *testing.T) {
 			name: "context overflow has its own type",
 			err: &model.Error{StatusCode: 400, ContextOverflow: true,
 				Message: where + ": 400 Bad Request: the request does not fit the model's context window (server said: This model's maximum context length is 8192 tokens)",
-				Err:     sdkStatusError},
+				Err:     errSDKStatus},
 			wantType: ErrTypeContextOverflow, wantNonRetryable: true,
 			wantMessage: where + ": 400 Bad Request: the request does not fit the model's context window (server said: This model's maximum context length is 8192 tokens)",
 		},
@@ -189,7 +189,7 @@ func (m stubModel) Complete(context.Context, model.Request) (model.Response, err
 // TestCallModelErrorTypes runs CallModel as a worker would, so the errors
 // are seen after Temporal's failure conversion, as a workflow sees them.
 func TestCallModelErrorTypes(t *testing.T) {
-	overflow := &model.Error{StatusCode: 400, ContextOverflow: true, Err: sdkStatusError,
+	overflow := &model.Error{StatusCode: 400, ContextOverflow: true, Err: errSDKStatus,
 		Message: "openai: model \"m\" at http://x/v1: 400 Bad Request: the request does not fit the model's context window (server said: prompt is too long)"}
 	tests := []struct {
 		name             string

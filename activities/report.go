@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -183,9 +184,9 @@ func consoleLine(in ReportInput, ev reportEvent) string {
 	if agent == "" {
 		agent = "?"
 	}
-	fmt.Fprintf(&b, "agent %s: %s", oneLine(agent), oneLine(ev.Type))
+	fmt.Fprintf(&b, "agent %s: %s", text.SpaceControls(agent), text.SpaceControls(ev.Type))
 	if ev.StepID != "" {
-		fmt.Fprintf(&b, " %s", oneLine(ev.StepID))
+		fmt.Fprintf(&b, " %s", text.SpaceControls(ev.StepID))
 		for _, s := range plan.Steps {
 			if s.StepID == ev.StepID && s.Description != "" {
 				fmt.Fprintf(&b, " %q", excerpt(s.Description, 120))
@@ -193,7 +194,7 @@ func consoleLine(in ReportInput, ev reportEvent) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, " (event %s)", oneLine(ev.eventID()))
+	fmt.Fprintf(&b, " (event %s)", text.SpaceControls(ev.eventID()))
 	if plan.Title != "" || plan.Progress != nil {
 		b.WriteString("; plan")
 		if plan.Title != "" {
@@ -219,23 +220,15 @@ func formatPercent(p float64) string {
 	return strings.TrimSuffix(s, ".0")
 }
 
-// oneLine replaces control characters, so that a value cannot break a log line.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-// excerpt shortens s to about n bytes on one line, cutting at a rune boundary.
+// excerpt shortens s to about n bytes on one line, cutting at a rune
+// boundary: text.Shorten, but with text.CutIndex's cut, which counts a byte
+// that is not valid UTF-8 as a rune of its own.
 func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = text.OneLine(s)
 	if len(s) <= n {
 		return s
 	}
-	return s[:cutRunes(s, n)] + "…"
+	return s[:text.CutIndex(s, n)] + "…"
 }
 
 // record is the JSON object a file line or a webhook body holds.

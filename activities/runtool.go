@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -272,7 +273,7 @@ func truncateOutput(tool, out string, limit int) string {
 	if len(out) <= limit {
 		return out
 	}
-	kept := cutRunes(out, limit)
+	kept := text.CutIndex(out, limit)
 	return out[:kept] + fmt.Sprintf("\n[%s: output truncated: the first %d of %d bytes are shown, %d bytes were cut (the worker keeps at most %d). "+
 		"To see the rest, call %s again asking for less, e.g. a narrower path, a smaller range or a filter.]",
 		tool, kept, len(out), len(out)-kept, limit, tool)

@@ -58,10 +58,9 @@ func testTools(t *testing.T) *Registry {
 		NewTool(model.ToolSpec{Name: "flaky"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
 			return "", Retryable(errors.New("flaky: connection reset"))
 		}),
-		NewTool(model.ToolSpec{Name: "crash"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
-			var m map[string]int
-			m["x"] = 1 // a bug: assignment to a nil map
-			return "", nil
+		NewTool(model.ToolSpec{Name: "crash"}, func(_ context.Context, _ ToolEnv, args json.RawMessage) (string, error) {
+			words := strings.Fields(string(args))
+			return words[1], nil // a bug: it assumes two words, and {} is one
 		}),
 		NewTool(model.ToolSpec{Name: "whoami"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
 			return fmt.Sprintf("%s %s %s", env.WorkflowID, env.AgentID, env.Workspace.Dir()), nil
@@ -97,7 +96,7 @@ func TestRunTool(t *testing.T) {
 		{"confinement", toolCall("read_file", `{"path": "../x"}`),
 			RunToolResult{Content: `read_file: path "../x" leads outside the workspace`, IsError: true}},
 		{"panic", toolCall("crash", `{}`),
-			RunToolResult{Content: "crash: the tool failed unexpectedly (panic: assignment to entry in nil map)", IsError: true}},
+			RunToolResult{Content: "crash: the tool failed unexpectedly (panic: runtime error: index out of range [1] with length 1)", IsError: true}},
 		{"environment", toolCall("whoami", `{}`),
 			RunToolResult{Content: "wf-1 main " + ws}},
 	}

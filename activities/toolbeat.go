@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
 
 	"go.temporal.io/sdk/activity"
 )
@@ -70,7 +71,7 @@ func (b *toolBeat) progress(p Progress) {
 	b.d.Progress, b.d.Total = p.Progress, p.Total
 	b.d.Message = p.Message
 	if len(p.Message) > MaxProgressMessage {
-		b.d.Message = p.Message[:cutRunes(p.Message, MaxProgressMessage-len("…"))] + "…"
+		b.d.Message = p.Message[:text.CutIndex(p.Message, MaxProgressMessage-len("…"))] + "…"
 	}
 }
 

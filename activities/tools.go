@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -364,7 +365,7 @@ func DecodeArgs(spec model.ToolSpec, args json.RawMessage, v any) error {
 		prop, known := schema.Properties[k]
 		if !known {
 			if schema.AdditionalProperties != nil && !*schema.AdditionalProperties {
-				return fmt.Errorf("%s: unknown argument %q (accepted: %s)", spec.Name, k, strings.Join(sortedKeys(schema.Properties), ", "))
+				return fmt.Errorf("%s: unknown argument %q (accepted: %s)", spec.Name, k, strings.Join(text.SortedKeys(schema.Properties), ", "))
 			}
 			continue
 		}
@@ -437,13 +438,4 @@ func describeJSON(v json.RawMessage) string {
 		return fmt.Sprintf("the string %s", v)
 	}
 	return article + " " + kind
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/internal/patient"
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -135,7 +136,7 @@ func (r PageRequest) validate(n int) error {
 // byte off of its content and fits in maxBytes.
 func part(m model.Message, i, off, maxBytes int) (Page, error) {
 	content := m.Content
-	if off > 0 && (off >= len(content) || cutRunes(content, off) != off) {
+	if off > 0 && (off >= len(content) || text.CutIndex(content, off) != off) {
 		return Page{}, fmt.Errorf("transcript page: content_offset %d of message %d is not the start of a part (its content has %d bytes)", off, i, len(content))
 	}
 	m.Content = ""
@@ -159,7 +160,7 @@ func part(m model.Message, i, off, maxBytes int) (Page, error) {
 			if size <= maxBytes {
 				break
 			}
-			n = cutRunes(rest, n-(size-maxBytes))
+			n = text.CutIndex(rest, n-(size-maxBytes))
 		}
 		if n == 0 {
 			// Not even one rune fits beside the other fields: send one
@@ -210,31 +211,6 @@ func fitJSON(s string, room int) int {
 		i += size
 	}
 	return len(s)
-}
-
-// cutRunes returns the largest n' <= n such that s[:n'] does not end inside
-// a UTF-8 encoded rune (len(s) when n >= len(s)). Bytes that are not valid
-// UTF-8 count as one rune each, as decoders read them (and as encoding/json
-// replaces them), so a cut never changes how either side decodes.
-func cutRunes(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	if n <= 0 {
-		return 0
-	}
-	// A byte that is not a continuation byte always begins a rune (valid
-	// or not). The rune n may be inside begins at most UTFMax-1 bytes
-	// before it; if no byte back to there begins one, n is inside none.
-	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			if _, size := utf8.DecodeRuneInString(s[i:]); i < n && i+size > n {
-				return i
-			}
-			return n
-		}
-	}
-	return n
 }
 
 // MessagesPage answers the public messages query: the transcript from

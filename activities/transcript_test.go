@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -36,7 +37,7 @@ const queryCap = 2 << 20
 func bigContent(n int) string {
 	const unit = "plain ascii é 日本 🙂 <a&b> \"q\" \\ \n\t \x01 \u2028 end. "
 	s := strings.Repeat(unit, n/len(unit)+1)
-	return s[:cutRunes(s, n)]
+	return s[:text.CutIndex(s, n)]
 }
 
 func mustSize(t *testing.T, m model.Message) int {
@@ -291,19 +292,6 @@ func TestTranscriptPageUncuttable(t *testing.T) {
 	}
 	if err := sameMessages(p.Messages, msgs[:1]); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestCutRunes(t *testing.T) {
-	s := "a日🙂\xff\x80\x80\x80\x80b" // a, 3 bytes, 4 bytes, 5 invalid bytes, b
-	tests := []struct{ n, want int }{
-		{-1, 0}, {0, 0}, {1, 1}, {2, 1}, {3, 1}, {4, 4}, {5, 4}, {7, 4}, {8, 8},
-		{9, 9}, {10, 10}, {12, 12}, {13, 13}, {14, 14}, {99, 14},
-	}
-	for _, tt := range tests {
-		if got := cutRunes(s, tt.n); got != tt.want {
-			t.Errorf("cutRunes(%q, %d) = %d, want %d", s, tt.n, got, tt.want)
-		}
 	}
 }
 
@@ -623,9 +611,9 @@ func TestFitJSON(t *testing.T) {
 		for room := 0; room <= 200; room++ {
 			want := 0 // the longest prefix between runes that encoding/json fits in room
 			for n := 0; n <= len(s); n++ {
-				b, _ := json.Marshal(s[:cutRunes(s, n)])
+				b, _ := json.Marshal(s[:text.CutIndex(s, n)])
 				if len(b)-2 <= room {
-					want = cutRunes(s, n)
+					want = text.CutIndex(s, n)
 				}
 			}
 			if got := fitJSON(s, room); got != want {

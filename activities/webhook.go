@@ -204,7 +204,7 @@ func webhookHeaders(name string) (map[string]string, error) {
 	}
 	for h, v := range headers {
 		if !validHeaderName(h) {
-			return nil, fmt.Errorf("webhook reporter: headers %q: %s has an invalid header name %q", name, env, oneLine(h))
+			return nil, fmt.Errorf("webhook reporter: headers %q: %s has an invalid header name %q", name, env, text.SpaceControls(h))
 		}
 		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
 			return nil, fmt.Errorf("webhook reporter: headers %q: %s: the value of %s has control characters", name, env, h)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // WebhookAllowNetsEnv names the worker's environment variable that lets
@@ -120,7 +122,7 @@ func webhookAllowNets() ([]netip.Prefix, error) {
 			a, aerr := netip.ParseAddr(e)
 			if aerr != nil || a.Zone() != "" {
 				return nil, fmt.Errorf("webhook reporter: %s: %q is neither a CIDR prefix (10.0.0.0/8) nor an address (127.0.0.1)",
-					WebhookAllowNetsEnv, oneLine(e))
+					WebhookAllowNetsEnv, text.SpaceControls(e))
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}

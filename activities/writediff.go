@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/todoflow/todoflow/internal/linediff"
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // What a write_file call changed, for the user.
@@ -98,7 +99,7 @@ func (d *diffTaker) bounded() string {
 		return diff
 	}
 	const room = 100 // for the note
-	kept := diff[:cutRunes(diff, MaxDiffBytes-room)]
+	kept := diff[:text.CutIndex(diff, MaxDiffBytes-room)]
 	if i := strings.LastIndexByte(kept, '\n'); i > 0 {
 		kept = kept[:i]
 	}

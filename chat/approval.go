@@ -12,6 +12,7 @@ import (
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/callview"
 	"github.com/todoflow/todoflow/internal/termtext"
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // A tool call that waits for approval is answered only once it is seen
@@ -139,7 +140,7 @@ func (u *ui) askKey(key string) (cmd tea.Cmd, ok bool) {
 	if a.refusing {
 		switch key {
 		case "enter":
-			feedback := oneLine(u.input.Value())
+			feedback := text.OneLine(u.input.Value())
 			u.input.Reset()
 			return u.answer(false, false, feedback), true
 		case "esc":

@@ -146,7 +146,7 @@ func press(u *ui, keys ...string) []tea.Msg {
 			continue
 		}
 		for _, r := range k {
-			_, cmd = u.Update(keyOf(string(r)))
+			u.Update(keyOf(string(r)))
 		}
 		cmd = nil
 	}

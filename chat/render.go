@@ -13,6 +13,7 @@ import (
 
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -54,7 +55,7 @@ func messageEntries(m model.Message) []entry {
 			return []entry{{kindNote, "· " + marker}}
 		}
 		if m.Name != "" {
-			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(firstLine(m.Content), 100))}}
+			return []entry{{kindNote, fmt.Sprintf("· %s: %s", m.Name, clip(text.FirstLineAfterTrim(m.Content), 100))}}
 		}
 		// A message of several lines keeps them under its "> "; a long
 		// one (a paste) shows its first lines, as the prompt showed it
@@ -78,16 +79,16 @@ func messageEntries(m model.Message) []entry {
 		}
 		return out
 	case model.RoleTool:
-		text := "  ⎿ " + clip(firstLine(m.Content), 100)
+		line := "  ⎿ " + clip(text.FirstLineAfterTrim(m.Content), 100)
 		if n := strings.Count(strings.TrimSpace(m.Content), "\n"); n > 0 {
-			text += fmt.Sprintf(" (+%d lines)", n)
+			line += fmt.Sprintf(" (+%d lines)", n)
 		}
 		if m.IsError {
-			return []entry{{kindError, text}}
+			return []entry{{kindError, line}}
 		}
-		return []entry{{kindResult, text}}
+		return []entry{{kindResult, line}}
 	}
-	return []entry{{kindNote, m.Role + ": " + clip(firstLine(m.Content), 120)}}
+	return []entry{{kindNote, m.Role + ": " + clip(text.FirstLineAfterTrim(m.Content), 120)}}
 }
 
 // maxResultLines bounds a tool result printed whole: a listing or a log of
@@ -124,7 +125,7 @@ func callLabel(c model.ToolCall) string {
 		Path string `json:"path"`
 	}
 	if json.Unmarshal(c.Arguments, &args) == nil && args.Path != "" {
-		return c.Name + " " + clip(oneLine(args.Path), 80)
+		return c.Name + " " + clip(text.OneLine(args.Path), 80)
 	}
 	return c.Name
 }
@@ -176,13 +177,13 @@ func progressLine(st *api.State, closed, stall string) string {
 	switch {
 	case len(st.Todos) > 0:
 		if cur, ok := todo.Current(st.Todos); ok {
-			parts = append(parts, "▶ "+clip(oneLine(cur.Content), 60))
+			parts = append(parts, "▶ "+clip(text.OneLine(cur.Content), 60))
 		}
 		parts = append(parts, fmt.Sprintf("%d/%d", todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)))
 	case st.Plan != nil:
 		for _, s := range st.Plan.Steps {
 			if s.Status == todo.StepInProgress {
-				parts = append(parts, "▶ "+clip(oneLine(s.Description), 60))
+				parts = append(parts, "▶ "+clip(text.OneLine(s.Description), 60))
 				break
 			}
 		}
@@ -251,11 +252,11 @@ func attention(st *api.State, retry client.Retry) []string {
 		}
 		switch w.Kind {
 		case api.WaitPaused:
-			out = append(out, fmt.Sprintf("⏸ %spaused: %s — /resume [what changed]", who, clip(oneLine(w.Reason), 100)))
+			out = append(out, fmt.Sprintf("⏸ %spaused: %s — /resume [what changed]", who, clip(text.OneLine(w.Reason), 100)))
 		case api.WaitPlanApproval:
 			title := ""
 			if st.Plan != nil && w.AgentID == st.AgentID {
-				title = fmt.Sprintf(" %q (%d steps)", clip(oneLine(st.Plan.Title), 60), len(st.Plan.Steps))
+				title = fmt.Sprintf(" %q (%d steps)", clip(text.OneLine(st.Plan.Title), 60), len(st.Plan.Steps))
 			}
 			out = append(out, fmt.Sprintf("✋ %splan%s awaits approval — /approve, or /reject FEEDBACK (/plan shows it)", who, title))
 		}
@@ -271,9 +272,9 @@ func attention(st *api.State, retry client.Retry) []string {
 				when = "; retrying at " + retry.Next.Local().Format(time.TimeOnly)
 			}
 			out = append(out, fmt.Sprintf("↻ %s%s (attempt %d, since %s): %s",
-				what, when, me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(oneLine(me.Message), 120)))
+				what, when, me.Attempts, me.Since.Local().Format(time.TimeOnly), clip(text.OneLine(me.Message), 120)))
 		} else if st.Status == api.StatusWaitingUser {
-			out = append(out, "✗ the last turn failed on the model: "+clip(oneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
+			out = append(out, "✗ the last turn failed on the model: "+clip(text.OneLine(me.Message), 120)+" — send a message, or `starter retry` once fixed")
 		}
 	}
 	return out
@@ -411,7 +412,7 @@ func toolLine(t client.RunningTool) string {
 	case t.Progress > 0:
 		s += " · " + number(t.Progress)
 	}
-	if m := oneLine(t.Message); m != "" {
+	if m := text.OneLine(t.Message); m != "" {
 		s += " · " + clip(m, 80)
 	}
 	return s
@@ -425,16 +426,6 @@ func number(f float64) string {
 	}
 	return fmt.Sprintf("%.1f", f)
 }
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // fit cuts a line of words to width columns at a word's end, marking the
 // cut with "…": the terminal would cut it mid-word, without a mark. A

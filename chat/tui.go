@@ -17,6 +17,7 @@ import (
 	"github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/callview"
 	"github.com/todoflow/todoflow/internal/termtext"
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -641,7 +642,7 @@ func (u *ui) View() tea.View {
 		}
 	}
 	for _, q := range u.queued {
-		parts = append(parts, paint(styleNote, "⋯ queued: "+clip(oneLine(q), 70)))
+		parts = append(parts, paint(styleNote, "⋯ queued: "+clip(text.OneLine(q), 70)))
 	}
 	for _, t := range u.tr.tools {
 		parts = append(parts, paint(styleTool, "⏳ "+toolLine(t)))
@@ -697,7 +698,7 @@ func (u *ui) View() tea.View {
 		progress += " · " + used
 	}
 	if u.tr.err != nil && stall == "" {
-		progress += " · " + clip(oneLine(u.tr.err.Error()), 80)
+		progress += " · " + clip(text.OneLine(u.tr.err.Error()), 80)
 	}
 	switch {
 	case !u.armed.IsZero():

@@ -290,6 +290,8 @@ func flagColumn(f *pflag.Flag) string {
 	return "    --" + f.Name
 }
 
+// firstLine is out's first line exactly as printed, not text.FirstLine: a
+// blank line or a stray space before the error line must fail these tests.
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line

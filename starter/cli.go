@@ -61,15 +61,6 @@ func commandList() []command {
 	}
 }
 
-func lookup(name string) (command, bool) {
-	for _, c := range commandList() {
-		if c.name == name {
-			return c, true
-		}
-	}
-	return command{}, false
-}
-
 // usage is the text `starter help` prints.
 func usage() string {
 	var b strings.Builder

@@ -12,6 +12,7 @@ import (
 
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/internal/termtext"
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -169,7 +170,7 @@ func (v *progressView) show(st api.State, raw json.RawMessage) bool {
 func (v *progressView) waitHints(st api.State) []string {
 	var hints []string
 	if st.Paused {
-		hints = append(hints, fmt.Sprintf(`Paused: %s (run "starter resume %s [TEXT]" to go on)`, oneLine(st.PauseReason), v.id))
+		hints = append(hints, fmt.Sprintf(`Paused: %s (run "starter resume %s [TEXT]" to go on)`, text.OneLine(st.PauseReason), v.id))
 	}
 	if st.AwaitingApproval {
 		hints = append(hints, approvalHint(v.id))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
 
 	"github.com/todoflow/todoflow/todo"
 )
@@ -84,13 +85,13 @@ func agentSummary(st api.State) string {
 		s += fmt.Sprintf(", plan %d/%d (%s)", st.Live.StepsCompleted, st.Live.StepsTotal, st.Live.PlanStatus)
 	}
 	if st.Paused {
-		s += ", paused: " + oneLine(st.PauseReason)
+		s += ", paused: " + text.OneLine(st.PauseReason)
 	}
 	if me := st.ModelError; me != nil {
 		if me.Retryable {
-			s += fmt.Sprintf(", model failing since %s (%d attempts, retrying): %s", me.Since.Format(time.RFC3339), me.Attempts, oneLine(me.Message))
+			s += fmt.Sprintf(", model failing since %s (%d attempts, retrying): %s", me.Since.Format(time.RFC3339), me.Attempts, text.OneLine(me.Message))
 		} else {
-			s += ", last turn failed on the model (starter retry runs it again): " + oneLine(me.Message)
+			s += ", last turn failed on the model (starter retry runs it again): " + text.OneLine(me.Message)
 		}
 	}
 	return s
@@ -101,7 +102,7 @@ func agentSummary(st api.State) string {
 func planNotes(id string, st api.State) []string {
 	var notes []string
 	if st.Paused {
-		notes = append(notes, "Paused: "+oneLine(st.PauseReason))
+		notes = append(notes, "Paused: "+text.OneLine(st.PauseReason))
 	}
 	if st.AwaitingApproval {
 		notes = append(notes, approvalHint(id))
@@ -119,7 +120,7 @@ func waitNotes(id string, st api.State) []string {
 		}
 		switch w.Kind {
 		case api.WaitPaused:
-			notes = append(notes, fmt.Sprintf(`Subagent %s is paused: %s (run "starter resume %s --agent %s TEXT")`, w.AgentID, oneLine(w.Reason), id, w.AgentID))
+			notes = append(notes, fmt.Sprintf(`Subagent %s is paused: %s (run "starter resume %s --agent %s TEXT")`, w.AgentID, text.OneLine(w.Reason), id, w.AgentID))
 		case api.WaitPlanApproval:
 			notes = append(notes, fmt.Sprintf(`Subagent %s's plan awaits approval (run "starter approve %s --agent %s" or "starter reject %s --agent %s --feedback TEXT")`, w.AgentID, id, w.AgentID, id, w.AgentID))
 		}
@@ -135,11 +136,6 @@ func waitNotes(id string, st api.State) []string {
 
 func approvalHint(id string) string {
 	return fmt.Sprintf(`Awaiting approval: run "starter approve %s" or "starter reject %s --feedback TEXT"`, id, id)
-}
-
-// oneLine folds a text onto one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // workspaceNote says where the run's tools run: on the host that holds its

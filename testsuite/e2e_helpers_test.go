@@ -115,7 +115,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	}
 }
 
-// plan05Model is the model script of ../shared/scenarios/05: a plan that
+// plan05Model is the model script of testdata/scenarios/05_plan_with_approval.json: a plan that
 // waits for approval, has a refused and a failed step and ends failed.
 const plan05Model = `[
   {"tool_calls": [{"name": "createPlan", "arguments": {"title": "Refactor auth module", "steps": [

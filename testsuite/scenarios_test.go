@@ -14,8 +14,8 @@ import (
 )
 
 // TestScenarios plays every scenario in testdata/scenarios against a real
-// server and worker and checks its "expect" list, the same jq expressions
-// that ../shared/scenarios/check evaluates on `starter run --json`.
+// server and worker and checks its "expect" list: jq expressions on what
+// `starter run --json` prints (docs/testing.md, Scenarios).
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob("testdata/scenarios/*.json")
 	if err != nil || len(files) == 0 {

@@ -26,7 +26,7 @@ const (
 )
 
 // Config is the `todo` part of a workflow input, as a user writes it. Every
-// field is optional; Resolve fills the defaults of SEEDS.md. Pointers tell
+// field is optional; Resolve fills the defaults (docs/operations.md, Settings). Pointers tell
 // "left out" from "set to the zero value" where the default is not zero.
 type Config struct {
 	Enabled                    *bool  `json:"enabled,omitempty"`
@@ -59,7 +59,7 @@ type Settings struct {
 	SystemPrompt               string
 }
 
-// Defaults of SEEDS.md ("How todoflow resolves the differences").
+// The defaults, told in docs/operations.md (Settings).
 const (
 	DefaultFinalizationMaxCorrections = 1
 	DefaultContinuationMax            = 2

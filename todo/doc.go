@@ -4,9 +4,12 @@
 //
 // # Pure by design
 //
-// Everything here is plain Go with the standard library only: no workflow
-// context, no clock, no I/O, no randomness, no map iteration whose order
-// matters. AgentWorkflow calls these functions from deterministic workflow code,
+// Everything here is plain Go with the standard library only, and
+// internal/text: the project's string helpers (cuts between runes, one-line
+// forms, sorted keys), written once, are themselves the standard library only
+// and pure, so importing them keeps this package free of dependencies. No
+// workflow context, no clock, no I/O, no randomness, no map iteration whose
+// order matters. AgentWorkflow calls these functions from deterministic workflow code,
 // so a function here returns the same output for the same input on the first
 // run and on every replay. That is what lets the todo tools run inside the
 // workflow instead of as activities: the model's tool call that changed the list
@@ -14,11 +17,11 @@
 //
 // # The seeds
 //
-// The rules unify five todo systems (SEEDS.md beside the project): cubepi's
-// validation order and state keys, LangChain's parallel-call rule, DeerFlow's
-// context-loss reminder, Gemini CLI's statuses and LLxprt's ids, priorities,
-// todo_read view, pause and continuation. Where they disagree, Config holds the
-// choice, with defaults that match SEEDS.md, so each seed's behaviour can be
+// The rules unify five todo systems: cubepi's validation order and state keys,
+// LangChain's parallel-call rule, DeerFlow's context-loss reminder, Gemini
+// CLI's statuses and LLxprt's ids, priorities, todo_read view, pause and
+// continuation. Where they disagree, Config holds the choice, with the defaults
+// told in docs/operations.md (Settings), so each seed's behaviour can be
 // reproduced by settings.
 //
 // # The list's rules

@@ -3,6 +3,8 @@ package todo
 import (
 	"fmt"
 	"strings"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // Names of the messages the guards inject (role user), as CONTRACT.md fixes
@@ -180,7 +182,7 @@ func openWork(unfinished []Item, steps []string) string {
 		b.WriteString(statusLines(unfinished) + "\n")
 	}
 	for _, s := range steps {
-		fmt.Fprintf(&b, "- [plan step] %s\n", oneLine(s))
+		fmt.Fprintf(&b, "- [plan step] %s\n", text.OneLine(s))
 	}
 	return b.String()
 }
@@ -188,9 +190,9 @@ func openWork(unfinished []Item, steps []string) string {
 func continuationMessage(next Item, firm bool) string {
 	if firm {
 		return fmt.Sprintf("Your checklist has not changed since the last prompt and %q is still open. "+
-			"Work on it now with your tools and update the list; if you cannot make progress, call todo_pause with the reason.", oneLine(next.Content))
+			"Work on it now with your tools and update the list; if you cannot make progress, call todo_pause with the reason.", text.OneLine(next.Content))
 	}
-	return fmt.Sprintf("Continue with the task: %s", oneLine(next.Content))
+	return fmt.Sprintf("Continue with the task: %s", text.OneLine(next.Content))
 }
 
 func staleMessage(n int, items []Item) string {

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"strings"
 )
 
 // Status is the state of one todo item.
@@ -129,10 +128,6 @@ func Clone(items []Item) []Item {
 	}
 	return append([]Item(nil), items...)
 }
-
-// oneLine collapses whitespace so that an item's content fits on one line of a
-// markdown list whatever the model put in it.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ListDigest names a list by its content: two lists have the same digest
 // when they are Equal.

@@ -2,7 +2,8 @@ package todo
 
 import (
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // Caps on what one agent's model may ask for. The model is not trusted: a
@@ -56,16 +57,13 @@ const (
 // into room bytes: the longest head that fits, at a rune boundary, and a note
 // for the model and the user saying what was left out. room below the
 // note's length leaves the note alone.
-func CutMessage(text string, room int) string {
-	if len(text) <= room {
-		return text
+func CutMessage(msg string, room int) string {
+	if len(msg) <= room {
+		return msg
 	}
-	note := fmt.Sprintf("\n\n[This message was %d bytes; only its first %%d were kept (at most %d per message, %d queued in all). Ask for the rest, or put it in a file.]", len(text), MaxMessageBytes, MaxQueuedBytes)
-	keep := max(0, room-len(note)-8)
-	for keep > 0 && !utf8.RuneStart(text[keep]) {
-		keep--
-	}
-	return text[:keep] + fmt.Sprintf(note, keep)
+	note := fmt.Sprintf("\n\n[This message was %d bytes; only its first %%d were kept (at most %d per message, %d queued in all). Ask for the rest, or put it in a file.]", len(msg), MaxMessageBytes, MaxQueuedBytes)
+	head := text.Cut(msg, max(0, room-len(note)-8))
+	return head + fmt.Sprintf(note, len(head))
 }
 
 // TooManyToolCalls is the tool message of a call past

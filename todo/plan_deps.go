@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // Cross-agent collaboration (jaato's event bus, made deterministic): each
@@ -333,7 +335,7 @@ func (ps *PlanState) unblock(p *Plan, i int) {
 	s := &p.Steps[i]
 	s.Status = StepPending
 	p.refresh()
-	ps.emit(EventStepUnblocked, s.StepID, map[string]any{"description": s.Description, "received": sortedKeys(s.ReceivedOutputs)})
+	ps.emit(EventStepUnblocked, s.StepID, map[string]any{"description": s.Description, "received": text.SortedKeys(s.ReceivedOutputs)})
 }
 
 // failDependent fails step i visibly because a dependency will never complete.

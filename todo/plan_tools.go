@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // PlanOutcome is what one plan tool call produced.
@@ -308,9 +310,9 @@ func nextStep(p *Plan) (Step, bool) {
 func (ps *PlanState) nextHint(p *Plan) string {
 	if s, ok := nextStep(p); ok {
 		if s.Status == StepInProgress {
-			return fmt.Sprintf("Carry on with %s (%s) and report its outcome with setStepStatus.", s.StepID, oneLine(s.Description))
+			return fmt.Sprintf("Carry on with %s (%s) and report its outcome with setStepStatus.", s.StepID, text.OneLine(s.Description))
 		}
-		return fmt.Sprintf("Next: %s (%s). Mark it in_progress with setStepStatus when you begin, then report completed, failed or skipped.", s.StepID, oneLine(s.Description))
+		return fmt.Sprintf("Next: %s (%s). Mark it in_progress with setStepStatus when you begin, then report completed, failed or skipped.", s.StepID, text.OneLine(s.Description))
 	}
 	if on := ps.BlockedOn(); len(on) > 0 {
 		return "The remaining steps wait on " + strings.Join(on, ", ") + "; they turn pending by themselves when their dependencies complete."

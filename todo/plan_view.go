@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // stepMarks are the plan checklist's status markers (CONTRACT.md).
@@ -39,7 +41,7 @@ func PlanChecklist(p *Plan) string {
 		return "No plan yet."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Current Plan: %s\n", oneLine(p.Title))
+	fmt.Fprintf(&b, "Current Plan: %s\n", text.OneLine(p.Title))
 	fmt.Fprintf(&b, "Status: %s\n", p.Status)
 	b.WriteString("\nSteps:\n")
 	for _, s := range p.Steps {
@@ -47,7 +49,7 @@ func PlanChecklist(p *Plan) string {
 		if !ok {
 			mark = "[?]"
 		}
-		fmt.Fprintf(&b, "  %s %s: %s", mark, s.StepID, oneLine(s.Description))
+		fmt.Fprintf(&b, "  %s %s: %s", mark, s.StepID, text.OneLine(s.Description))
 		if s.Status == StepBlocked && len(s.BlockedBy) > 0 {
 			fmt.Fprintf(&b, " (waiting on %s)", refKeys(s.BlockedBy))
 		}
@@ -73,14 +75,14 @@ func NotificationText(ev Event) string {
 	if ev.PlanID != "" {
 		w := "plan " + ev.PlanID
 		if t := dataString(d, "title"); t != "" {
-			w += fmt.Sprintf(" (%q)", oneLine(t))
+			w += fmt.Sprintf(" (%q)", text.OneLine(t))
 		}
 		where = append(where, w)
 	}
 	if ev.StepID != "" {
 		w := "step " + ev.StepID
 		if t := dataString(d, "description"); t != "" {
-			w += fmt.Sprintf(" (%q)", oneLine(t))
+			w += fmt.Sprintf(" (%q)", text.OneLine(t))
 		}
 		where = append(where, w)
 	}

@@ -16,10 +16,10 @@ const repeatLimit = 3
 
 // NoteResult records the final result of one tool call of a model response,
 // so that a call the model keeps repeating against the same refusal ends
-// with advice instead of looping until max_turns (SEEDS.md: "one failing
-// validation, repeated"). When the same call has now been refused
-// repeatLimit times in a row, or more, it appends a sentence to res.Content
-// that says so and what to do instead.
+// with advice instead of looping until max_turns (one failing validation,
+// repeated, is the seeds' users' first complaint). When the same call has
+// now been refused repeatLimit times in a row, or more, it appends a sentence
+// to res.Content that says so and what to do instead.
 //
 // The workflow calls it for every tool result of a response, in call order,
 // once the result is final (a rejected approval, an activity failure, an

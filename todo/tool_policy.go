@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // ToolApproval is the input's `approval` setting: which tool calls wait for
@@ -73,7 +75,7 @@ func (p ToolApproval) decide(tool string) string {
 	return p[best]
 }
 
-func (p ToolApproval) keys() []string { return sortedKeys(p) }
+func (p ToolApproval) keys() []string { return text.SortedKeys(p) }
 
 // ApprovalPreview is a tool call's arguments as a human reads them in a
 // wait's reason: compact, and cut at max bytes (between runes) with a
@@ -83,14 +85,9 @@ func ApprovalPreview(args []byte, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
+	head := text.Cut(s, max)
+	return fmt.Sprintf("%s… (%d more bytes)", head, len(s)-len(head))
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // A run's input may restrict the worker's tools it is offered and may call
 // (the input's "tools"): a list of names and patterns in the syntax of

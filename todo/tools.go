@@ -12,7 +12,7 @@ import (
 const MaxPauseReason = 500
 
 // ToolDef describes a tool in provider-neutral terms; the workflow turns it
-// into a model.ToolSpec (this package imports nothing but the standard library).
+// into a model.ToolSpec (this package imports no model package: see the package doc).
 type ToolDef struct {
 	Name        string
 	Description string

@@ -3,6 +3,8 @@ package todo
 import (
 	"fmt"
 	"strings"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // groups is the order of todo_read's sections: what is being done first, then
@@ -36,7 +38,7 @@ func ReadView(items []Item) string {
 			if it.Status != g.status {
 				continue
 			}
-			fmt.Fprintf(&b, "- %s. %s", it.ID, oneLine(it.Content))
+			fmt.Fprintf(&b, "- %s. %s", it.ID, text.OneLine(it.Content))
 			if it.Priority != "" {
 				fmt.Fprintf(&b, " [%s]", it.Priority)
 			}
@@ -107,7 +109,7 @@ func Checklist(items []Item) string {
 func ChecklistItems(items []Item) string {
 	var b strings.Builder
 	for _, it := range items {
-		fmt.Fprintf(&b, "- %s %s\n", marks[it.Status], oneLine(it.Content))
+		fmt.Fprintf(&b, "- %s %s\n", marks[it.Status], text.OneLine(it.Content))
 	}
 	return b.String()
 }
@@ -117,7 +119,7 @@ func ChecklistItems(items []Item) string {
 func statusLines(items []Item) string {
 	var b strings.Builder
 	for _, it := range items {
-		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, oneLine(it.Content))
+		fmt.Fprintf(&b, "- [%s] %s\n", it.Status, text.OneLine(it.Content))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/todoflow/todoflow/api"
@@ -206,13 +205,4 @@ func newAgent(cfg config) *agent {
 		a.published = published{total: p.Total, completed: p.Completed, current: p.Current, status: p.Status, set: true}
 	}
 	return a
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

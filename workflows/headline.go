@@ -2,9 +2,10 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/internal/text"
-	"strings"
 
 	"github.com/todoflow/todoflow/todo"
 )
@@ -65,33 +66,30 @@ func (a *agent) waitWords(w api.Wait) string {
 		return fmt.Sprintf("%s %s (call %s)", code(p.Tool), code(todo.ApprovalPreview(p.Arguments, headlineArgsBytes)), p.CallID)
 	case own && w.Kind == api.WaitPlanApproval && a.plans.Current() != nil:
 		p := a.plans.Current()
-		return fmt.Sprintf("plan %s, %d steps", code(oneLine(p.Title)), len(p.Steps))
+		return fmt.Sprintf("plan %s, %d steps", code(text.OneLine(p.Title)), len(p.Steps))
 	case w.Kind == api.WaitPaused:
-		return fmt.Sprintf("agent %s is paused (%s); resume it", code(w.AgentID), oneLine(w.Reason))
+		return fmt.Sprintf("agent %s is paused (%s); resume it", code(w.AgentID), text.OneLine(w.Reason))
 	case own:
-		return fmt.Sprintf("%s: %s", w.Kind, oneLine(w.Reason))
+		return fmt.Sprintf("%s: %s", w.Kind, text.OneLine(w.Reason))
 	}
 	// Another agent's wait: its reason names the call or the plan.
-	return fmt.Sprintf("agent %s, %s: %s", code(w.AgentID), w.Kind, oneLine(w.Reason))
+	return fmt.Sprintf("agent %s, %s: %s", code(w.AgentID), w.Kind, text.OneLine(w.Reason))
 }
 
 // currentStep is the item in progress, else the plan's step in progress.
 func (a *agent) currentStep() string {
 	if cur, ok := todo.Current(a.todo.List()); ok {
-		return text.Shorten(oneLine(cur.Content), api.SummaryMax)
+		return text.Shorten(cur.Content, api.SummaryMax)
 	}
 	if p := a.plans.Current(); p != nil {
 		for _, s := range p.Steps {
 			if s.Status == todo.StepInProgress {
-				return text.Shorten(oneLine(s.Description), api.SummaryMax)
+				return text.Shorten(s.Description, api.SummaryMax)
 			}
 		}
 	}
 	return ""
 }
-
-// oneLine joins s's lines with spaces: a headline is one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // code is s as markdown inline code, fenced with more backticks than s
 // holds in a row, so that no argument can end it early.

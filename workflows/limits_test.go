@@ -117,19 +117,6 @@ func TestSpawnIsCapped(t *testing.T) {
 	})
 }
 
-// lastTool is the run's last tool message.
-func lastTool(t *testing.T, env *testsuite.TestWorkflowEnvironment) model.Message {
-	t.Helper()
-	msgs := queryMessages(t, env)
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleTool {
-			return msgs[i]
-		}
-	}
-	t.Fatal("no tool message")
-	return model.Message{}
-}
-
 // A model that chooses its subagent's model marks the child's model calls,
 // so that the worker checks the choice (activities.Activities.SubagentModels);
 // a child that gets its parent's model is not marked.

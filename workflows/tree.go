@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/todo"
@@ -186,7 +187,7 @@ func newTree(c *Carry) tree {
 	if tc.Briefs != nil {
 		t.briefs = tc.Briefs
 	}
-	for _, id := range sortedKeys(tc.Subagents) {
+	for _, id := range text.SortedKeys(tc.Subagents) {
 		st := tc.Subagents[id]
 		t.children[id] = &child{AgentID: id, State: &st, Done: true}
 		t.gone[id] = st.Status

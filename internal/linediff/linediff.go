@@ -3,7 +3,8 @@ package linediff
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // Options bound a diff; a zero field takes its default.
@@ -255,9 +256,6 @@ func (w *writer) cut(s string) string {
 	if len(s) <= w.o.MaxLineBytes {
 		return s
 	}
-	n := w.o.MaxLineBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + fmt.Sprintf(" … (%d more bytes)", len(s)-n)
+	head := text.Cut(s, w.o.MaxLineBytes)
+	return head + fmt.Sprintf(" … (%d more bytes)", len(s)-len(head))
 }

@@ -2,7 +2,8 @@ package replystream
 
 import (
 	"sync"
-	"unicode/utf8"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // MaxBytes bounds the text of a reply that is kept and sent: its end.
@@ -115,9 +116,5 @@ func tailStart(b []byte, max int) int {
 	if len(b) <= max {
 		return 0
 	}
-	i := len(b) - max
-	for i < len(b) && !utf8.RuneStart(b[i]) {
-		i++
-	}
-	return i
+	return text.NextRuneStart(b, len(b)-max)
 }

@@ -13,10 +13,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	oai "github.com/openai/openai-go/v3"
 
+	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -300,11 +300,7 @@ func shorten(s string) string {
 		return s
 	}
 	const mark = "…"
-	cut := maxServerMessage - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
+	return text.Cut(s, maxServerMessage-len(mark)) + mark
 }
 
 // keyLike matches OpenAI-style secret keys. OpenAI's 401 message quotes a

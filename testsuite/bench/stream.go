@@ -299,7 +299,7 @@ func (e *env) streamTurn(ctx context.Context, m *streamServer, s *session, msg s
 		}
 		stopWatch = func() { cancel(); <-done }
 	}
-	defer stopWatch()
+	defer func() { stopWatch() }() // the one set last: a no-op once stopped below
 	time.Sleep(streamSettle)
 	before, err := scrapeActions(ctx, e.srv.MetricsAddress())
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // MinServerVersion is the Temporal Server that CLI [CLIVersion] embeds. A development
@@ -41,7 +43,7 @@ var (
 func parseVersion(out string) (cliVersion, error) {
 	m := cliVersionRE.FindStringSubmatch(out)
 	if m == nil {
-		return cliVersion{}, fmt.Errorf("cannot tell its version from %q", firstLine(out))
+		return cliVersion{}, fmt.Errorf("cannot tell its version from %q", outputLine(out))
 	}
 	v := cliVersion{CLI: m[1]}
 	if m := serverVersionRE.FindStringSubmatch(out); m != nil {
@@ -90,7 +92,7 @@ func readVersion(ctx context.Context, bin string) (cliVersion, error) {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return cliVersion{}, fmt.Errorf("`--version` failed (%v): %s", err, firstLine(string(out)))
+			return cliVersion{}, fmt.Errorf("`--version` failed (%v): %s", err, outputLine(string(out)))
 		}
 		return cliVersion{}, fmt.Errorf("running it: %w", err)
 	}
@@ -132,13 +134,10 @@ func less(a, b string) bool {
 	return false
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+// outputLine is the line of a command's output an error quotes.
+func outputLine(s string) string {
+	if line := text.FirstLineAfterTrim(s); line != "" {
+		return line
 	}
-	if s == "" {
-		return "(no output)"
-	}
-	return s
+	return "(no output)"
 }
