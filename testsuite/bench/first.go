@@ -21,7 +21,7 @@ import (
 // process. Each worker configuration gets a fresh worker process.
 
 // sdkDefaultPollers is the SDK's fixed number of pollers per queue, the
-// worker's before it scaled them (worker/agentworker/pollers.go).
+// worker's default.
 const sdkDefaultPollers = 2
 
 // bareChatSend is the bare chat's update: one message, answered once the

@@ -303,8 +303,11 @@ func (e *env) phases(ctx context.Context, want []string, pa phaseArgs) error {
 	}
 	if has("first") {
 		fmt.Fprintf(e.out, "\n## A first reply when %d sessions start at once\n\nEach session sends its first message as soon as it is started; the first reply is timed from the start, later turns from their message. Each worker is a fresh process; the bare chat workflow runs on the same process, with the SDK's defaults.\n", pa.firstSessions)
-		before := workerConfig{WorkflowPollers: sdkDefaultPollers, ActivityPollers: sdkDefaultPollers}
-		if err := e.measureFirst(ctx, pa.firstSessions, pa.firstTurns, []workerConfig{before, e.cfg}); err != nil {
+		more := e.cfg
+		more.WorkflowPollers, more.ActivityPollers = 4*sdkDefaultPollers, 4*sdkDefaultPollers
+		scaled := e.cfg
+		scaled.Autoscale = true
+		if err := e.measureFirst(ctx, pa.firstSessions, pa.firstTurns, []workerConfig{e.cfg, more, scaled}); err != nil {
 			return err
 		}
 	}

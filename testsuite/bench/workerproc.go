@@ -48,6 +48,7 @@ type workerConfig struct {
 	WorkflowPollers int  // 0: the SDK's default
 	ActivityPollers int  // 0: the SDK's default
 	NoEager         bool // worker.Options.DisableEagerActivities
+	Autoscale       bool // the SDK's poller autoscaling for workflow and activity tasks
 	StickyCache     int  // 0: the SDK's default (10,000 runs)
 	NoCache         bool // no transcript cache: every read by query
 	Gzip            bool // gRPC compression on, as for a remote server
@@ -59,6 +60,7 @@ func (c *workerConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.WorkflowPollers, "wf-pollers", 0, "the worker's workflow task pollers (0: the SDK's default)")
 	fs.IntVar(&c.ActivityPollers, "act-pollers", 0, "the worker's activity task pollers (0: the SDK's default)")
 	fs.BoolVar(&c.NoEager, "no-eager", false, "turn eager activity execution off in the worker")
+	fs.BoolVar(&c.Autoscale, "autoscale", false, "scale the worker's pollers with the server's feedback (the SDK's poller autoscaling)")
 	fs.IntVar(&c.StickyCache, "sticky-cache", 0, "the worker's sticky cache size in runs (0: the SDK's default)")
 	fs.BoolVar(&c.NoCache, "no-cache", false, "run the worker without its transcript cache (every transcript read by query)")
 	fs.BoolVar(&c.Gzip, "gzip", false, "turn the worker's gRPC compression on, as it is for a server that is not on loopback")
@@ -77,6 +79,7 @@ func (c workerConfig) args() []string {
 	add(c.WorkflowPollers != 0, fmt.Sprintf("-wf-pollers=%d", c.WorkflowPollers))
 	add(c.ActivityPollers != 0, fmt.Sprintf("-act-pollers=%d", c.ActivityPollers))
 	add(c.NoEager, "-no-eager")
+	add(c.Autoscale, "-autoscale")
 	add(c.StickyCache != 0, fmt.Sprintf("-sticky-cache=%d", c.StickyCache))
 	add(c.NoCache, "-no-cache")
 	add(c.Gzip, "-gzip")
@@ -93,6 +96,9 @@ func (c workerConfig) String() string {
 	}
 	if c.NoEager {
 		parts = append(parts, "eager activities off in the worker")
+	}
+	if c.Autoscale {
+		parts = append(parts, "pollers autoscaled")
 	}
 	if c.StickyCache != 0 {
 		parts = append(parts, fmt.Sprintf("sticky cache %d", c.StickyCache))
@@ -215,6 +221,10 @@ func runWorker(args []string) error {
 		MaxConcurrentWorkflowTaskPollers: cfg.WorkflowPollers,
 		MaxConcurrentActivityTaskPollers: cfg.ActivityPollers,
 		DisableEagerActivities:           cfg.NoEager,
+	}
+	if cfg.Autoscale {
+		opts.WorkflowTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
+		opts.ActivityTaskPollerBehavior = worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{})
 	}
 	aopts := agentworker.Options{ScriptDir: "/", StateDir: *state, Worker: opts, Logger: slog.New(slog.DiscardHandler)}
 	if cfg.NoCache {

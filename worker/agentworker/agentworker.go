@@ -272,7 +272,6 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 	if opts.Worker.MaxHeartbeatThrottleInterval == 0 {
 		opts.Worker.MaxHeartbeatThrottleInterval = HeartbeatThrottle
 	}
-	autoscalePollers(&opts.Worker)
 	roots, err := workspaceRoots(opts)
 	if err != nil {
 		if servers != nil {
