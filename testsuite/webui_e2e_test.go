@@ -43,32 +43,7 @@ func TestWebUIShowsTheRun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // includes a cold build of the server
 	defer cancel()
-	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: api.SearchAttributes(), Progress: testWriter{t}})
-	if err != nil {
-		t.Fatalf("start dev server: %v", err)
-	}
-	defer srv.Stop()
-	if srv.UIAddress() == "" {
-		t.Fatal("the dev server has no Web UI")
-	}
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := devserver.EnsureSearchAttributes(ctx, c, srv.Namespace(), api.SearchAttributes()); err != nil {
-		t.Fatal(err)
-	}
-	// The worker stays up while the page loads: the UI reads the current details with a
-	// query, which a worker answers, finished run or not.
-	w, err := agentworker.New(c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	srv, c := startWebUIServer(ctx, t)
 
 	items := []string{"Read the open issues", "Group the fixes by area", "Write the release notes"}
 	todos := func(statuses ...string) string {
@@ -203,4 +178,37 @@ func hasFrame(frames []frame, texts ...string) bool {
 		}
 	}
 	return false
+}
+
+// startWebUIServer starts a dev server with its Web UI (with the server
+// settings dynamic) and a worker on it, stopped when t ends. The worker
+// stays up while a page loads: the UI reads the current details with a
+// query, which a worker answers, finished run or not.
+func startWebUIServer(ctx context.Context, t *testing.T, dynamic ...string) (*devserver.Server, client.Client) {
+	t.Helper()
+	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: api.SearchAttributes(), Progress: testWriter{t}, DynamicConfig: dynamic})
+	if err != nil {
+		t.Fatalf("start dev server: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	if srv.UIAddress() == "" {
+		t.Fatal("the dev server has no Web UI")
+	}
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if err := devserver.EnsureSearchAttributes(ctx, c, srv.Namespace(), api.SearchAttributes()); err != nil {
+		t.Fatal(err)
+	}
+	w, err := agentworker.New(c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return srv, c
 }

@@ -13,13 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/todo"
-	"github.com/todoflow/todoflow/worker/agentworker"
-	"github.com/todoflow/todoflow/worker/devserver"
 )
 
 // fraction is a count written as digits around a slash, which the Web UI's
@@ -41,28 +38,7 @@ func TestWebUIShowsTheWaitOfAContinuedRun(t *testing.T) {
 	defer cancel()
 	// A server that suggests continuing as new early, so that the wait is
 	// handed over (see awaitHandedOverApproval).
-	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: api.SearchAttributes(), Progress: testWriter{t},
-		DynamicConfig: []string{"limit.historyCount.suggestContinueAsNew=20"}})
-	if err != nil {
-		t.Fatalf("start dev server: %v", err)
-	}
-	defer srv.Stop()
-	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(), Logger: quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := devserver.EnsureSearchAttributes(ctx, c, srv.Namespace(), api.SearchAttributes()); err != nil {
-		t.Fatal(err)
-	}
-	w, err := agentworker.New(c, agentworker.Options{ScriptDir: "/", StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	srv, c := startWebUIServer(ctx, t, "limit.historyCount.suggestContinueAsNew=20")
 
 	sc := writeScenario(t, `{"name": "release notes file", "input": {"prompt": "Write the release notes\nto notes.md.", "todo": {"enabled": false}},
 	  "model": [{"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.md", "content": "v0.3"}}]}, {"content": "Wrote notes.md."}]}`)

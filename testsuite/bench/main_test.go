@@ -39,7 +39,7 @@ func TestPhasesRun(t *testing.T) {
 	if err := run([]string{"-phases", "chat,stream", "-turns", "11", "-stream-turns", "1", "-reps", "1"}, &out); err != nil {
 		t.Fatalf("bench: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"## History per chat turn", "| 10 | ", "## A streamed reply: billable actions", "| **the model call's own**", "| first token: flushed by the model"} {
+	for _, want := range []string{"## History per chat turn", "| 10 | ", "## A streamed reply: billable actions", "| **the model calls' own**", "| first token: flushed by the model"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out.String())
 		}
