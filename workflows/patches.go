@@ -22,6 +22,12 @@ import "go.temporal.io/sdk/workflow"
 // Remove in v0.3.0.
 const patchLeanTurn = "lean-turn"
 
+// patchPlanRestored makes a plan carried across continue-as-new answer as
+// it did before the handover (todo.PlanState.Restored): a status report
+// repeated after it is unchanged and emits no event again, so no parent or
+// subscriber is told of the step twice. Remove in v0.3.0.
+const patchPlanRestored = "plan-restored"
+
 // patched reports whether this run takes the patch id: true for a run that
 // a build with the patch started (the marker it recorded says so), false
 // for one an older build started and this build replays.
