@@ -35,10 +35,7 @@ func cmdChat(c *cmdline) action {
 	id := c.fs.String("id", "", "the session's workflow `ID`: attach to it, or start it with your first message when there is none (default: a new chat-<uuid>)")
 	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the same as --id")
 	modelRef := c.fs.String("model", "", "a new session's model `REF`erence, e.g. openai:gpt-4o-mini or script:FILE (default: the worker's)")
-	return func(pos []string) error {
-		if len(pos) > 0 {
-			return c.usageErr("unexpected argument %q: starter chat [--id ID] [--model REF]", pos[0])
-		}
+	return func([]string) error {
 		if c.fs.Changed("workflow-id") {
 			if c.fs.Changed("id") && *id != c.workflowID {
 				return c.usageErr("--id %q and --workflow-id %q: give the ID once", *id, c.workflowID)
