@@ -267,7 +267,8 @@ func flagArgs(l launch) []string {
 	}
 	sort.Strings(names) // a deterministic command line, for logs and tests
 	for _, name := range names {
-		args = append(args, "--search-attribute", name+"="+canonicalType(l.attrs[name]))
+		t, _ := parseType(l.attrs[name]) // Start checked them
+		args = append(args, "--search-attribute", name+"="+t.String())
 	}
 	for _, kv := range append(slices.Clone(dynamicConfig), l.dynamic...) {
 		args = append(args, "--dynamic-config-value", kv)
