@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/todoflow/todoflow/internal/cliflags"
 )
 
 // The command line follows the temporal CLI's conventions, on the library that CLI is built
@@ -191,42 +192,14 @@ func (x *cli) add(spec command) *cobra.Command {
 	return cc
 }
 
-// longFlags rewrites the single-dash long flags of the command that args run ("-json",
-// "-task-queue=q") with two dashes, as the flag package of earlier versions took them;
-// pflag would read them as a row of one-letter flags. Flag values and everything after
-// "--" are left as they are.
+// longFlags rewrites the single-dash long flags of the command that args run with two
+// dashes (cliflags.LongFlags).
 func (x *cli) longFlags(args []string) []string {
 	cmd, _, err := x.root.Find(args)
 	if err != nil || cmd == x.root {
 		return args
 	}
-	fs := cmd.Flags()
-	out := slices.Clone(args)
-	for i := 0; i < len(out); i++ {
-		a := out[i]
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") || len(a) < 2 {
-			continue
-		}
-		long := strings.HasPrefix(a, "--")
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		var f *pflag.Flag
-		switch {
-		case long:
-			f = fs.Lookup(name)
-		case len(name) > 1 && fs.Lookup(name) != nil:
-			f = fs.Lookup(name)
-			out[i] = "-" + a
-		case len(name) == 1:
-			f = fs.ShorthandLookup(name)
-		}
-		if f != nil && !hasValue && f.NoOptDefVal == "" {
-			i++ // the flag's value, whatever it looks like
-		}
-	}
-	return out
+	return cliflags.LongFlags(cmd.Flags(), args)
 }
 
 // usageErr is an argument error: one line, then the command's usage, exit code 2.
