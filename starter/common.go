@@ -141,7 +141,21 @@ func (c *conn) client(cl client.Client) *tfclient.Client {
 // that start a run, and returns what reads the ID once the flags are parsed: the one
 // given, or a fresh todoflow-<uuid>.
 func (c *cmdline) newRunID() func() (string, error) {
-	id := c.fs.String("id", "", "workflow `ID` of the run (default: todoflow-<uuid>)")
+	id := c.runID("workflow `ID` of the run (default: todoflow-<uuid>)")
+	return func() (string, error) {
+		if _, err := id(); err != nil || c.id != "" {
+			return c.id, err
+		}
+		c.id = "todoflow-" + uuid.NewString()
+		return c.id, nil
+	}
+}
+
+// runID defines --id (help says what it is) and its temporal CLI spelling
+// -w/--workflow-id, and returns what reads the ID once the flags are parsed: the one
+// given, or "".
+func (c *cmdline) runID(help string) func() (string, error) {
+	id := c.fs.String("id", "", help)
 	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the same as --id")
 	return func() (string, error) {
 		if c.fs.Changed("workflow-id") {
@@ -151,9 +165,6 @@ func (c *cmdline) newRunID() func() (string, error) {
 			*id = c.workflowID
 		}
 		c.id = *id
-		if c.id == "" {
-			c.id = "todoflow-" + uuid.NewString()
-		}
 		return c.id, nil
 	}
 }
