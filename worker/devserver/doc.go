@@ -6,18 +6,26 @@
 // The newest Temporal CLI that builds from the Go module proxy alone is
 // github.com/temporalio/cli v1.5.1, and its server pins older Temporal API versions than
 // the SDK the root module uses, so it cannot be linked into our binaries. It lives in its
-// own module (tools/go.mod) and is built into a separate executable. The SDK's
-// testsuite.StartDevServer would download the CLI instead, which these machines cannot.
+// own module (tools/go.mod) and is built into a separate executable.
+//
+// # Why not the SDK's testsuite.StartDevServer
+//
+// testsuite.StartDevServer runs the same `temporal server start-dev`, and its ExistingPath
+// would take our binary, but the process it starts is not one todoflow can run: it inherits
+// the whole environment (the model's API key, the payload key: see serverEnv), has no
+// parent-death signal nor process group (a killed worker would leave it holding the ports
+// and the database), exposes neither its pid nor a SIGKILL (the crash tests' [Server.Kill],
+// the benchmarks' CPU time), waits a minute for a server that died at startup instead of
+// saying why, and stops with a SIGINT it waits on without bound. So [Start] runs the
+// process itself, with the same command line (flagArgs: the SDK's flags, and ours).
 //
 // # Where the binary comes from, fastest first
 //
-// [BinaryPath] picks the first of: $TODOFLOW_TEMPORAL_CLI (taken as it is: the user asked
-// for it); a `temporal` on PATH, which most Temporal users have, when its `--version` is
-// one todoflow supports (every 1.x release from [CLIVersion] on, or a development build
-// embedding at least Server [MinServerVersion]; others are passed over with a one-line
-// reason); the cached build; and only then a build from tools/go.mod. It says on its
-// progress writer which one it picked and why. (The SDK's testsuite download is not on
-// the list: these machines cannot reach it, and a user who is online has a CLI already.)
+// [BinaryPath] picks the first of: $TODOFLOW_TEMPORAL_CLI, taken as it is (the SDK's
+// ExistingPath: a user with a `temporal` CLI of 1.x from [CLIVersion] on names it there);
+// the cached build; and only then a build from tools/go.mod. It says on its progress
+// writer which one it picked. (The SDK's CachedDownload is not on the list: these machines
+// cannot reach it.)
 //
 // # One build, shared by everyone
 //
