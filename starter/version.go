@@ -46,6 +46,6 @@ func formatVersion(bi *debug.BuildInfo, ok bool) string {
 	}
 	fmt.Fprintf(&b, "todoflow starter %s\n", version)
 	fmt.Fprintf(&b, "Temporal Go SDK v%s\n", strings.TrimPrefix(temporal.SDKVersion, "v"))
-	fmt.Fprintf(&b, "Temporal CLI %s for the embedded dev server (or the one $%s names)\n", devserver.CLIVersion, devserver.EnvBinary)
+	fmt.Fprintf(&b, "Temporal CLI %s for the embedded dev server (or a newer 1.x on PATH)\n", devserver.CLIVersion)
 	return b.String()
 }

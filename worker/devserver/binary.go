@@ -21,9 +21,6 @@ const (
 	// reusing the old one (a test checks the two agree).
 	CLIVersion = "v1.5.1"
 
-	// MinServerVersion is the Temporal Server that CLI [CLIVersion] embeds.
-	MinServerVersion = "1.29.1"
-
 	// CLIPackage is the main package of the Temporal CLI.
 	CLIPackage = "github.com/temporalio/cli/cmd/temporal"
 
@@ -47,11 +44,14 @@ func CachePath() (string, error) {
 }
 
 // BinaryPath returns the path of a temporal CLI executable to run the dev server with,
-// the fastest way there is, and says on progress (nil discards it) which one it picked:
+// the fastest way there is, and says on progress (nil discards it) which one it picked
+// and why:
 //
 //  1. $TODOFLOW_TEMPORAL_CLI, as it is: the user asked for it (an unusable one is an error);
-//  2. the cached build, [CachePath];
-//  3. a build from tools/go.mod into the cache: minutes, so it happens at most once per
+//  2. a `temporal` on PATH whose `--version` is one todoflow supports ([checkSupported]);
+//     one that is not is passed over with a one-line reason;
+//  3. the cached build, [CachePath];
+//  4. a build from tools/go.mod into the cache: minutes, so it happens at most once per
 //     machine even with many concurrent callers (a file lock beside the binary).
 func BinaryPath(ctx context.Context, progress io.Writer) (string, error) {
 	return findBinary(ctx, progress, buildCLI)
@@ -70,6 +70,20 @@ func findBinary(ctx context.Context, progress io.Writer, build buildFunc) (strin
 		fmt.Fprintf(progress, "todoflow: Temporal dev server: %s (set by %s)\n", p, EnvBinary)
 		return p, nil
 	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		v, err := readVersion(ctx, p)
+		if err == nil {
+			err = checkSupported(v)
+		}
+		if err == nil {
+			fmt.Fprintf(progress, "todoflow: Temporal dev server: %s (the temporal CLI on PATH, %s)\n", p, v)
+			return p, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		fmt.Fprintf(progress, "todoflow: not using the temporal CLI on PATH (%s): %v\n", p, err)
+	}
 	bin, err := CachePath()
 	if err != nil {
 		return "", err
@@ -78,8 +92,8 @@ func findBinary(ctx context.Context, progress io.Writer, build buildFunc) (strin
 		fmt.Fprintf(progress, "todoflow: Temporal dev server: %s (the cached build of CLI %s)\n", bin, CLIVersion)
 		return bin, nil
 	}
-	fmt.Fprintf(progress, "todoflow: no cached build of the Temporal CLI: building CLI %s from tools/go.mod "+
-		"(%s=$(command -v temporal), a temporal CLI %s or a newer 1.x, skips this)\n", CLIVersion, EnvBinary, strings.TrimPrefix(CLIVersion, "v"))
+	fmt.Fprintf(progress, "todoflow: no usable temporal CLI on PATH and no cached build: building CLI %s from tools/go.mod "+
+		"(a temporal CLI %s or newer on PATH, or %s, skips this)\n", CLIVersion, strings.TrimPrefix(CLIVersion, "v"), EnvBinary)
 	return ensureBuilt(ctx, bin, progress, build)
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,29 +164,59 @@ func TestBinaryPathFromEnv(t *testing.T) {
 }
 
 // TestFindBinaryOrder checks where the dev server binary comes from: the environment
-// variable, then the cache, and only then a build, whatever is on PATH; and that the
-// choice is said in one line.
+// variable, then a supported `temporal` on PATH, then the cache, and only then a build;
+// and that every choice, and every CLI passed over, is said in one line.
 func TestFindBinaryOrder(t *testing.T) {
+	const (
+		release = `echo "temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)"`
+		newer   = `echo "temporal version 1.7.2 (Server 1.30.4, UI 2.44.0)"`
+		devOK   = `echo "temporal version 0.0.0-DEV (Server 1.29.1, UI 2.42.1)"`
+		devOld  = `echo "temporal version 0.0.0-DEV (Server 1.27.2, UI 2.36.0)"`
+		tooOld  = `echo "temporal version 1.1.2 (Server 1.25.2, UI 2.32.0)"`
+		major2  = `echo "temporal version 2.0.0 (Server 1.40.0, UI 3.0.0)"`
+		garbage = `echo "usage: temporal [command]"`
+		broken  = `echo "segmentation fault" >&2; exit 139`
+	)
+	type want struct {
+		from  string // "env", "path", "cache", "build"
+		log   string // in the progress lines
+		built bool
+	}
 	tests := []struct {
 		name   string
-		env    bool // TODOFLOW_TEMPORAL_CLI set to a working binary
-		cached bool // the cache holds a binary
-		from   string
-		log    string // in the progress lines
+		env    bool   // TODOFLOW_TEMPORAL_CLI set to a working binary
+		onPath string // script of a `temporal` on PATH; "" none
+		cached bool   // the cache holds a binary
+		want   want
 	}{
-		{"env wins over everything", true, true, "env", "todoflow: Temporal dev server: %s (set by TODOFLOW_TEMPORAL_CLI)"},
-		{"the cache", false, true, "cache", "todoflow: Temporal dev server: %s (the cached build of CLI v1.5.1)"},
-		{"nothing at all: build", false, false, "build", "no cached build of the Temporal CLI: building CLI v1.5.1 from tools/go.mod (TODOFLOW_TEMPORAL_CLI=$(command -v temporal)"},
+		{"env wins over everything", true, release, true, want{"env", "(set by TODOFLOW_TEMPORAL_CLI)", false}},
+		{"the pinned release on PATH", false, release, true, want{"path", "(the temporal CLI on PATH, CLI 1.5.1, Server 1.29.1)", false}},
+		{"a newer 1.x on PATH", false, newer, false, want{"path", "CLI 1.7.2", false}},
+		{"a development build with a recent server", false, devOK, false, want{"path", "CLI 0.0.0-DEV, Server 1.29.1", false}},
+		{"too old on PATH, the cache", false, tooOld, true, want{"cache", "not using the temporal CLI on PATH", false}},
+		{"too old on PATH, nothing cached: build", false, tooOld, false, want{"build", "version 1.1.2 is older than 1.5.1", true}},
+		{"a development build with an old server", false, devOld, true, want{"cache", "Server 1.27.2, older than 1.29.1", false}},
+		{"a major release not tested", false, major2, true, want{"cache", "version 2.0.0 is a major release", false}},
+		{"not a temporal CLI", false, garbage, true, want{"cache", `cannot tell its version from "usage: temporal [command]"`, false}},
+		{"a CLI that fails", false, broken, true, want{"cache", "segmentation fault", false}},
+		{"nothing on PATH, the cache", false, "", true, want{"cache", "(the cached build of CLI v1.5.1)", false}},
+		{"nothing at all: build", false, "", false, want{"build", "no usable temporal CLI on PATH and no cached build: building CLI v1.5.1", true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			envBin := fakeBinary(t, "exit 0")
+			envBin := fakeBinary(t, release)
 			t.Setenv(EnvBinary, "")
 			if tt.env {
 				t.Setenv(EnvBinary, envBin)
 			}
-			// A temporal on PATH is not asked: the user names one with EnvBinary.
-			t.Setenv("PATH", filepath.Dir(fakeBinary(t, "exit 1")))
+			pathDir := t.TempDir()
+			t.Setenv("PATH", pathDir)
+			pathBin := filepath.Join(pathDir, "temporal")
+			if tt.onPath != "" {
+				if err := os.WriteFile(pathBin, []byte("#!/bin/sh\n"+tt.onPath+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 			t.Setenv("XDG_CACHE_HOME", t.TempDir())
 			cache, err := CachePath()
 			if err != nil {
@@ -205,16 +236,50 @@ func TestFindBinaryOrder(t *testing.T) {
 			if err != nil {
 				t.Fatalf("findBinary() error = %v", err)
 			}
-			if want := map[string]string{"env": envBin, "cache": cache, "build": cache}[tt.from]; got != want {
-				t.Errorf("findBinary() = %q; want the %s binary %q\n%s", got, tt.from, want, progress.String())
+			wantPath := map[string]string{"env": envBin, "path": pathBin, "cache": cache, "build": cache}[tt.want.from]
+			if got != wantPath {
+				t.Errorf("findBinary() = %q; want the %s binary %q\n%s", got, tt.want.from, wantPath, progress.String())
 			}
-			if built := calls.Load() > 0; built != (tt.from == "build") {
-				t.Errorf("built = %v; want %v", built, tt.from == "build")
+			if built := calls.Load() > 0; built != tt.want.built {
+				t.Errorf("built = %v; want %v", built, tt.want.built)
 			}
-			if log, want := progress.String(), strings.ReplaceAll(tt.log, "%s", got); !strings.Contains(log, want) {
-				t.Errorf("progress lacks %q:\n%s", want, log)
+			log := progress.String()
+			if !strings.Contains(log, tt.want.log) {
+				t.Errorf("progress lacks %q:\n%s", tt.want.log, log)
+			}
+			if tt.want.from != "build" && !strings.Contains(log, "todoflow: Temporal dev server: "+got+" (") {
+				t.Errorf("progress does not say which binary was picked and why:\n%s", log)
+			}
+			if strings.Contains(log, "not using") && strings.Count(log, "\n") != strings.Count(log, "todoflow: ") {
+				t.Errorf("a passed-over CLI takes more than one line:\n%s", log)
 			}
 		})
+	}
+}
+
+func TestFindBinaryHonoursContextWhileAskingTheVersion(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvBinary, "")
+	t.Setenv("PATH", dir)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	if err := os.WriteFile(filepath.Join(dir, "temporal"), []byte("#!/bin/sh\necho $$ > "+pidFile+"\nexec /bin/sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := findBinary(ctx, nil, func(context.Context, string) error { return errors.New("must not build") })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("findBinary() error = %v; want the context's deadline", err)
+	}
+	// Returned with the version question ended, not left running: the
+	// asked binary is killed and reaped by then.
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the binary was not asked its version: %v", err)
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err != nil || !gone(pid) {
+		t.Errorf("the binary asked its version (pid %q) still runs after findBinary returned", data)
 	}
 }
 

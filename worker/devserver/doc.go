@@ -21,11 +21,13 @@
 //
 // # Where the binary comes from, fastest first
 //
-// [BinaryPath] picks the first of: $TODOFLOW_TEMPORAL_CLI, taken as it is (the SDK's
-// ExistingPath: a user with a `temporal` CLI of 1.x from [CLIVersion] on names it there);
-// the cached build; and only then a build from tools/go.mod. It says on its progress
-// writer which one it picked. (The SDK's CachedDownload is not on the list: these machines
-// cannot reach it.)
+// [BinaryPath] picks the first of: $TODOFLOW_TEMPORAL_CLI (taken as it is: the user asked
+// for it); a `temporal` on PATH, which most Temporal users have, when its `--version` is
+// one todoflow supports (every 1.x release from [CLIVersion] on, or a development build
+// embedding at least Server [MinServerVersion]; others are passed over with a one-line
+// reason); the cached build; and only then a build from tools/go.mod. It says on its
+// progress writer which one it picked and why. (The SDK's testsuite download is not on
+// the list: these machines cannot reach it, and a user who is online has a CLI already.)
 //
 // # One build, shared by everyone
 //
