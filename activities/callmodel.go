@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -339,7 +340,7 @@ func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]mod
 	return a.Transcripts.Read(in.WorkflowID, in.RunID, in.New, in.Spans, fetch)
 }
 
-func (a *Activities) registry() *Registry {
+func (a *Activities) registry() *tools.Registry {
 	if a.Tools == nil {
 		return defaultRegistry()
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/temporal"
@@ -37,19 +38,19 @@ type fixedSource struct {
 
 func (s fixedSource) Prefix() string { return s.prefix }
 
-func (s fixedSource) Tools(context.Context) ([]Tool, error) {
-	var tools []Tool
+func (s fixedSource) Tools(context.Context) ([]tools.Tool, error) {
+	var list []tools.Tool
 	for _, n := range s.names {
-		tools = append(tools, NewTool(model.ToolSpec{Name: s.prefix + n, Parameters: json.RawMessage(`{"type":"object"}`)}, nil))
+		list = append(list, tools.New(model.ToolSpec{Name: s.prefix + n, Parameters: json.RawMessage(`{"type":"object"}`)}, nil))
 	}
-	return tools, s.err
+	return list, s.err
 }
 
 // CallModel offers the sources' tools that the run allows; a source that
 // cannot list its tools costs the model those tools, not the call.
 func TestCallModelOffersSourceTools(t *testing.T) {
-	reg := DefaultRegistry()
-	for _, s := range []Source{
+	reg := tools.DefaultRegistry()
+	for _, s := range []tools.Source{
 		fixedSource{prefix: "mcp__orders__", names: []string{"lookup", "cancel"}},
 		fixedSource{prefix: "mcp__down__", err: errors.New("connection refused")},
 	} {

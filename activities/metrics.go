@@ -75,7 +75,7 @@ const (
 	// approved first (RunToolInput.HoldDestructive); nothing ran.
 	OutcomeHeld = "held"
 	// OutcomeUncertain: the call was interrupted after it may have reached
-	// a tool that is not sent a call twice (hints.go); the model is told.
+	// a tool that is not sent a call twice (resend.go); the model is told.
 	OutcomeUncertain = "uncertain"
 	// OutcomeFailed: the RunTool attempt failed without an answer for the
 	// model (the tool asked for a retry, its MCP server could not be

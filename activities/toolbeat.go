@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/internal/text"
 
@@ -27,15 +28,6 @@ import (
 // reached the tool (see mayResend). The SDK sends a heartbeat recorded
 // before a failure ahead of the failure, so the server hands it to the
 // next attempt.
-
-// Progress is what a tool says of how far it has come (MCP's
-// notifications/progress): Progress grows with each report; Total is 0
-// when unknown.
-type Progress struct {
-	Progress float64
-	Total    float64
-	Message  string
-}
 
 // MaxProgressMessage bounds a progress message in the heartbeat: it is
 // rewritten with every heartbeat, and a client shows it on one line.
@@ -62,7 +54,7 @@ func beatTool(ctx context.Context, tool string) *toolBeat {
 
 // progress takes a tool's report; the next beat carries it. Values JSON
 // cannot carry (NaN, infinities) are dropped.
-func (b *toolBeat) progress(p Progress) {
+func (b *toolBeat) progress(p tools.Progress) {
 	if !finite(p.Progress) || !finite(p.Total) {
 		return
 	}

@@ -53,6 +53,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/client"
@@ -101,7 +102,7 @@ func run() error {
 	codecInsecure := fs.Bool("codec-insecure-loopback", false, "serve the codec server without $"+codec.EnvToken+", on a loopback address only: every local process and user can then decrypt (for the dev server's Web UI, which sends no token)")
 	hostQueue := fs.String("host-queue", "", "the task queue of this worker's workspaces, polled for their sessions' tool calls (default $"+agentworker.EnvHostQueue+", else the name kept in the state folder)")
 	var roots, subagentModels listFlag
-	fs.Var(&roots, "workspace-root", "an absolute `DIR` that runs' workspaces may be inside; repeat for more (default $"+activities.EnvWorkspaceRoots+", else <state folder>/workspaces)")
+	fs.Var(&roots, "workspace-root", "an absolute `DIR` that runs' workspaces may be inside; repeat for more (default $"+tools.EnvWorkspaceRoots+", else <state folder>/workspaces)")
 	fs.Var(&subagentModels, "subagent-model", "a model `PATTERN` (path.Match of a reference, e.g. openai:gpt-4o-mini) a model may choose for its subagents besides its own; repeat for more (default $"+activities.EnvSubagentModels+", else none)")
 	vcsWrites := fs.Bool("allow-vcs-writes", false, "let write_file write inside .git and other version control metadata (default $"+agentworker.EnvVCSWrites+")")
 	scriptDir := fs.String("script-dir", "", "serve script: models (scenario files) from the files inside `DIR`, for tests and demos (default $"+agentworker.EnvScriptDir+", else none)")
