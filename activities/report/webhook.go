@@ -1,4 +1,4 @@
-package activities
+package report
 
 import (
 	"bytes"
@@ -112,30 +112,30 @@ var webhookClient = &http.Client{
 }
 
 // reportWebhook POSTs the event to the reporter's URL.
-func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api.WebhookReport) error {
+func reportWebhook(ctx context.Context, rec Record, ev reportEvent, cfg *api.WebhookReport) error {
 	nonRetryable := func(err error, typ string) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), typ, nil)
 	}
 	allow, err := webhookAllowNets()
 	if err != nil {
-		return nonRetryable(err, ErrTypeReportConfig)
+		return nonRetryable(err, ErrTypeConfig)
 	}
 	headers, err := webhookHeaders(cfg.Headers)
 	if err != nil {
-		return nonRetryable(err, ErrTypeReportConfig)
+		return nonRetryable(err, ErrTypeConfig)
 	}
 	if cfg.Headers != "" {
 		binding, err := readWebhookBinding(cfg.Headers)
 		if err != nil {
-			return nonRetryable(err, ErrTypeReportConfig)
+			return nonRetryable(err, ErrTypeConfig)
 		}
 		if !binding.covers(cfg.URL) {
 			return nonRetryable(fmt.Errorf("webhook reporter: headers %q are not sent to %s: %s does not cover that URL "+
 				"(it lists the URLs, or URL prefixes, that header set may be sent to)",
-				cfg.Headers, safeURL(cfg.URL), WebhookURLsEnv(cfg.Headers)), ErrTypeReportForbidden)
+				cfg.Headers, safeURL(cfg.URL), WebhookURLsEnv(cfg.Headers)), ErrTypeForbidden)
 		}
 	}
-	body, err := record(in)
+	body, err := rec.line()
 	if err != nil {
 		return err
 	}
@@ -143,14 +143,14 @@ func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api
 
 	req, err := http.NewRequestWithContext(withAllowNets(ctx, allow), http.MethodPost, cfg.URL.String(), bytes.NewReader(body))
 	if err != nil {
-		return nonRetryable(fmt.Errorf("%s: %w", where, err), ErrTypeReportConfig)
+		return nonRetryable(fmt.Errorf("%s: %w", where, err), ErrTypeConfig)
 	}
 	req.GetBody = nil // see webhookClient
 	for name, value := range headers {
 		req.Header.Set(name, value)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", headerSafe(in.WorkflowID+"/"+in.AgentID+"/"+ev.eventID()))
+	req.Header.Set("Idempotency-Key", headerSafe(rec.WorkflowID+"/"+rec.AgentID+"/"+ev.eventID()))
 
 	resp, err := webhookClient.Do(req)
 	if err != nil {
@@ -160,10 +160,10 @@ func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api
 			return ctxErr
 		}
 		if refused, ok := errors.AsType[*refusedAddrError](err); ok {
-			return nonRetryable(fmt.Errorf("%s: %w", where, refused), ErrTypeReportForbidden)
+			return nonRetryable(fmt.Errorf("%s: %w", where, refused), ErrTypeForbidden)
 		}
 		msg := fmt.Sprintf("%s: %v", where, stripURLError(err))
-		return temporal.NewApplicationError(msg, ErrTypeReportRetryable)
+		return temporal.NewApplicationError(msg, ErrTypeRetryable)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
@@ -179,11 +179,11 @@ func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api
 	switch {
 	case status == http.StatusRequestTimeout, status == http.StatusTooEarly,
 		status == http.StatusTooManyRequests, status >= 500:
-		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeReportRetryable, temporal.ApplicationErrorOptions{
+		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeRetryable, temporal.ApplicationErrorOptions{
 			NextRetryDelay: retryAfterDelay(resp.Header.Get("Retry-After"), time.Now()),
 		})
 	}
-	return temporal.NewNonRetryableApplicationError(msg, ErrTypeReportRejected, nil)
+	return temporal.NewNonRetryableApplicationError(msg, ErrTypeRejected, nil)
 }
 
 // webhookHeaders reads the headers a webhook reporter names from the
