@@ -14,6 +14,7 @@ import (
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 )
 
 // recordingModel answers every call with a text and keeps the requests.
@@ -215,7 +216,10 @@ func TestCallModelRefusesAnAnswerTooLarge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		a := &Activities{Models: func(string) (model.Client, string, error) { return answering{resp: tt.resp}, "m", nil }}
-		_, err := a.CallModel(context.Background(), CallModelInput{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}, WorkerTools: []string{}})
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestActivityEnvironment()
+		env.RegisterActivity(a)
+		_, err := env.ExecuteActivity(a.CallModel, CallModelInput{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}, WorkerTools: []string{}})
 		if tt.ok {
 			if err != nil {
 				t.Errorf("%s: %v", tt.name, err)

@@ -127,7 +127,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	label, outcome := "", OutcomeOK
 	defer func() {
 		countToolCall(ctx, in.Call.Name, label, outcome, err)
-		if err == nil && !res.Held && a.Transcripts != nil && activity.IsActivity(ctx) {
+		if err == nil && !res.Held && a.Transcripts != nil {
 			// The next model call finds the result here when the
 			// workflow leaves it out of its input (NewMessages).
 			exec := activity.GetInfo(ctx).WorkflowExecution
@@ -145,7 +145,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	// tool runs, and cleared when it answers Unsent.
 	reached := false
 	defer func() {
-		if err != nil && !reached && activity.IsActivity(ctx) {
+		if err != nil && !reached {
 			beat.unsent(attempt(ctx))
 		}
 	}()
@@ -211,7 +211,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		return uncertain(in.Call.Name, "an earlier attempt of this call was interrupted (its worker stopped, or it timed out) after the call may have reached the tool"), nil
 	}
 
-	if in.WorkflowID == "" && activity.IsActivity(ctx) {
+	if in.WorkflowID == "" {
 		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
 	}
 	// Opened (and created) now, once for the whole call: a worker that
@@ -286,9 +286,7 @@ func truncateOutput(tool, out string, limit int) string {
 func runSafely(ctx context.Context, tool tools.Tool, env tools.Env, call model.ToolCall) (content string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if activity.IsActivity(ctx) {
-				activity.GetLogger(ctx).Error("Tool panicked", "Tool", call.Name, "Panic", r, "Stack", string(debug.Stack()))
-			}
+			activity.GetLogger(ctx).Error("Tool panicked", "Tool", call.Name, "Panic", r, "Stack", string(debug.Stack()))
 			err = fmt.Errorf("%s: the tool failed unexpectedly (panic: %v)", call.Name, r)
 		}
 	}()

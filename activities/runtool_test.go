@@ -284,25 +284,21 @@ func TestRunToolHeartbeats(t *testing.T) {
 	}
 }
 
-func TestRunToolOutsideActivity(t *testing.T) {
-	// Called directly, not as an activity: no heartbeat, no panic.
-	a := &Activities{StateDir: t.TempDir()}
-	res, err := a.RunTool(context.Background(), RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)})
-	if err != nil || res.Content != "the workspace is empty" {
-		t.Fatalf("RunTool = %+v, %v", res, err)
-	}
-}
-
 func TestRunToolCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
 	reg := tools.NewRegistry(tools.New(model.ToolSpec{Name: "wait"}, func(ctx context.Context, _ tools.Env, _ json.RawMessage) (string, error) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}))
 	a := &Activities{Tools: reg, StateDir: t.TempDir()}
-	_, err := a.RunTool(ctx, RunToolInput{WorkflowID: "wf", Call: toolCall("wait", `{}`)})
-	if !errors.Is(err, context.Canceled) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		cancel()
+		return a.RunTool(ctx, in)
+	}, activity.RegisterOptions{Name: api.ToolActivity})
+	_, err := env.ExecuteActivity(api.ToolActivity, RunToolInput{WorkflowID: "wf", Call: toolCall("wait", `{}`)})
+	if err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
 		t.Fatalf("RunTool error = %v, want context.Canceled (the attempt failed, not the tool)", err)
 	}
 }

@@ -37,17 +37,13 @@ const MaxProgressMessage = 200
 type toolBeat struct {
 	mu     sync.Mutex
 	d      api.ToolProgress
-	record func(api.ToolProgress) // activity.RecordHeartbeat in an activity
+	record func(any) // the activity's heartbeat
 	stop   func()
 }
 
-// beatTool starts heartbeating for a call of tool; stop ends it. Outside
-// an activity it records nothing.
+// beatTool starts heartbeating for a call of tool; stop ends it.
 func beatTool(ctx context.Context, tool string) *toolBeat {
-	b := &toolBeat{d: api.ToolProgress{Tool: tool}, record: func(api.ToolProgress) {}}
-	if activity.IsActivity(ctx) {
-		b.record = func(d api.ToolProgress) { activity.RecordHeartbeat(ctx, d) }
-	}
+	b := &toolBeat{d: api.ToolProgress{Tool: tool}, record: running(ctx).beat}
 	b.stop = keepBeating(ctx, b.beat)
 	return b
 }
@@ -87,9 +83,9 @@ func (b *toolBeat) beat() {
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // lastBeat is the last heartbeat an earlier attempt of this call recorded;
-// nil if none did (or it is not a ToolProgress).
+// nil if none did (or it is not a ToolProgress), as on a first attempt.
 func lastBeat(ctx context.Context) *api.ToolProgress {
-	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
+	if attempt(ctx) <= 1 || !activity.HasHeartbeatDetails(ctx) {
 		return nil
 	}
 	var d api.ToolProgress

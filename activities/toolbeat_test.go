@@ -69,7 +69,7 @@ func TestRunToolProgress(t *testing.T) {
 // and, once recorded, Unsent; a report JSON cannot carry is dropped.
 func TestToolBeat(t *testing.T) {
 	var got []api.ToolProgress
-	b := &toolBeat{d: api.ToolProgress{Tool: "import"}, record: func(d api.ToolProgress) { got = append(got, d) }}
+	b := &toolBeat{d: api.ToolProgress{Tool: "import"}, record: func(d any) { got = append(got, d.(api.ToolProgress)) }}
 	b.beat()
 	b.progress(tools.Progress{Progress: 3, Total: 4, Message: "writing " + strings.Repeat("é", 300)})
 	b.beat()
