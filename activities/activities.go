@@ -8,31 +8,20 @@
 //
 // # Tools
 //
-// CallModel offers the specs of the worker's registry (tools.Registry), RunTool
-// finds a call's tool there, so the workflow needs to know nothing of where a
-// tool comes from. A run's input may restrict the worker's tools it gets
-// ("tools": names and path.Match patterns, see todo.Allowed): CallModel offers
-// only those, and RunTool checks each call against the restriction its
-// workflow passes. RunTool sends a call that was interrupted after it may have
-// reached the tool again only when the tool's hints allow it, and holds a call
-// that may destroy when the run asks for approval of those (resend.go). While
-// a tool runs, RunTool heartbeats a ToolProgress with the progress the tool
-// reports (toolbeat.go), which a client watching the session shows. It keeps
-// at most Activities.ToolOutputMax bytes of any tool's output
-// (DefaultToolOutputMax, 64 KiB), cut where a character begins, and says how
-// much it cut: a tool's result enters the transcript, which every later model
-// call sends, and workflow history, which Temporal limits per payload.
+// CallModel offers the specs of the worker's tools.Registry that the run's
+// input allows ("tools", see todo.Allowed), and RunTool finds a call's tool
+// there and checks it against the same restriction, so the workflow needs to
+// know nothing of where a tool comes from. RunTool keeps at most
+// ToolOutputMax bytes of a tool's output, heartbeats the tool's progress
+// (toolbeat.go), and decides from its hints whether an interrupted call is
+// sent again or a call held for approval (resend.go).
 //
 // # One workspace per session
 //
 // With several workers on a task queue, a session's tool calls must all see
-// the files its earlier calls wrote. Each worker therefore also polls a host
-// queue of its own (Activities.HostQueue, kept in its state folder); a
-// session asks WorkspaceHost once, on the shared queue, and sends its
-// RunTool calls to the queue of the worker that answered (see package
-// workflows). RunTool itself does not know which queue it was taken from;
-// RunToolOnHost, sent on the shared queue, runs a call only on the worker
-// whose host queue it names, and is refused elsewhere.
+// the files its earlier calls wrote: a session asks WorkspaceHost once, on
+// the shared queue, and sends its RunTool calls to the host queue of the
+// worker that answered (host.go, and package workflows).
 package activities
 
 import (

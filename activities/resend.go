@@ -15,11 +15,11 @@ import (
 // for a tool that changes nothing (read-only) or whose second call changes
 // nothing more (idempotent), and wrong for the others: an order placed
 // twice, a message sent twice. So RunTool runs a call of a tool that
-// declares hints (tools.HintedTool) again only when its hints allow it, or when
-// the earlier attempt is known not to have reached the tool (tools.Unsent); the
-// model otherwise reads an error tool message saying that the call may or
-// may not have taken effect (see uncertain). Tools that declare no hints
-// are run again as before: their own Retryable is the tool's word.
+// declares hints (tools.HintedTool) again only when its hints allow it, or
+// when the earlier attempt is known not to have reached the tool
+// (tools.Unsent); the model otherwise reads an error tool message saying
+// that the call may or may not have taken effect (see uncertain). Tools that
+// declare no hints are run again as their own Retryable says.
 //
 // A run that asks for approval of destructive calls
 // (RunToolInput.HoldDestructive) has the calls held of every tool that may

@@ -7,17 +7,13 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// The one seam between the methods and the SDK's activity API, whose calls
-// panic on a context that is no activity's. Every method runs as an
-// activity, and its tests run it in the SDK's test environment
-// (testsuite.TestActivityEnvironment), so that the path tested is a
-// worker's. Two callers call CallModel and RunTool outside one: the
-// cold-read measurements of package testsuite, reading a run's transcript
-// by Activities.Namespace, and the benchmarks, timing the methods alone.
-// They count and heartbeat nothing, as attempt 1.
-
 // activityAPI is what the methods' metrics, heartbeats and retries use of
-// the activity they run in.
+// the activity they run in: the one seam between them and the SDK's activity
+// API, whose calls panic on a context that is no activity's. The methods'
+// tests run them in the SDK's test environment; the cold-read measurements
+// of package testsuite (reading a run's transcript by Activities.Namespace)
+// and the benchmarks call CallModel and RunTool outside an activity, which
+// then counts and heartbeats nothing, as attempt 1.
 type activityAPI struct {
 	info    activity.Info
 	metrics client.MetricsHandler

@@ -8,7 +8,8 @@
 // # Errors for Temporal's retries
 //
 // Deliver's errors are application errors whose type (ErrType*) says whether
-// Temporal should try again: a delivery that may succeed later is retryable,
-// a config, an event or a destination that cannot work is not. A webhook's
-// error has its status, never its body, since it enters the run's history.
+// Temporal should try again: a write or network error, or a webhook answering
+// 408, 425, 429 or 5xx (its Retry-After the next retry's delay), may succeed
+// later; a config, an event or a destination that cannot work will not. A
+// webhook's error has its status, never its body, since it enters history.
 package report

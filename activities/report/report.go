@@ -8,12 +8,12 @@ import (
 	"fmt"
 
 	"github.com/todoflow/todoflow/api"
+
 	"go.temporal.io/sdk/temporal"
 )
 
-// Error types of the application errors Deliver fails with (the Report
-// activity's), for retry
-// policies (NonRetryableErrorTypes) and for callers that inspect them.
+// Error types of the application errors Deliver (the Report activity) fails
+// with, for retry policies and for callers that inspect them.
 const (
 	// ErrTypeRetryable is a delivery that may succeed later: a write
 	// error, a network error, a webhook answering 408, 425, 429 or 5xx.
@@ -78,18 +78,9 @@ type Where struct {
 	Folder func() (string, error)
 }
 
-// Deliver delivers one plan event to one reporter: a line in the worker's
-// log (console), a JSON line appended to a file in its folder (file), or an
-// HTTP POST (webhook).
-//
-// Errors are classified for Temporal's retries: a bad config or event, or a
-// missing worker setting, is not retryable (ErrTypeConfig, ErrTypeInput); a
-// write or network error, or a webhook answering 408, 425, 429 or 5xx, is
-// (ErrTypeRetryable, with the webhook's Retry-After as the next retry
-// delay); a webhook's other refusals are not (ErrTypeRejected), nor is a
-// destination the worker refuses (ErrTypeForbidden). A webhook's error has
-// its status, never its body. Delivery is at least once: a webhook receiver
-// drops duplicates by the Idempotency-Key header.
+// Deliver delivers one plan event to the reporter to. Its errors are typed
+// for Temporal's retries (ErrType*); a webhook receiver drops the duplicates
+// of a retry by the Idempotency-Key header.
 func Deliver(ctx context.Context, to api.ReporterConfig, rec Record, w Where) error {
 	fileCfg, hookCfg, err := to.Parse()
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/net/http/httpguts"
 )
 
 // A webhook's URL comes from a run's input, which whoever may start a run
@@ -203,7 +204,7 @@ func webhookHeaders(name string) (map[string]string, error) {
 		return nil, fmt.Errorf("webhook reporter: headers %q: %s must hold a JSON object of header names to string values", name, env)
 	}
 	for h, v := range headers {
-		if !validHeaderName(h) {
+		if !httpguts.ValidHeaderFieldName(h) {
 			return nil, fmt.Errorf("webhook reporter: headers %q: %s has an invalid header name %q", name, env, text.SpaceControls(h))
 		}
 		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
@@ -289,20 +290,6 @@ func underPath(p, prefix string) bool {
 	p = path.Clean("/" + p)
 	prefix = strings.TrimSuffix(path.Clean("/"+prefix), "/")
 	return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
-}
-
-// validHeaderName reports whether h is an HTTP token (RFC 9110).
-func validHeaderName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !text.IsAlnum(rune(c)) && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
-			return false
-		}
-	}
-	return true
 }
 
 // headerSafe percent-escapes the control characters a header value cannot hold.

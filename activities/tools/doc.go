@@ -4,20 +4,13 @@
 // activity of package activities runs a call's tool; the MCP servers' tools
 // of package activities/mcp are a Source of the registry.
 //
-// # The registry
+// # The registry and what a tool says of itself
 //
 // A Registry holds Go tools registered by name (the built-ins, a user's own
 // with New) and Sources of tools found at run time, each owning the names
-// that start with its prefix (the MCP servers, as mcp__<server>__<tool>).
-// DecodeArgs checks a call's arguments against the tool's schema.
-//
-// # What a tool says of itself
-//
-// A tool may declare Hints (read-only, destructive, idempotent; an MCP
-// tool's annotations), and mark its errors Retryable or Unsent: RunTool
+// that start with its prefix (the MCP servers, as mcp__<server>__<tool>). A
+// tool may declare Hints and mark its errors Retryable or Unsent: RunTool
 // decides from them whether a call is sent again or held for approval.
-// While it runs, a tool reports its Progress and the diff of what it
-// changed (Env.ShowDiff; write_file's is writediff.go).
 //
 // # Bounds of the tools
 //
