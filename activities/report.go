@@ -45,20 +45,14 @@ func (a *Activities) Report(ctx context.Context, in ReportInput) error {
 	}
 	rec := report.Record{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Event: in.Event, Plan: in.Plan}
 	return report.Deliver(ctx, in.Reporter, rec, report.Where{
-		Log:    func(line string) { activity.GetLogger(ctx).Info(line) },
-		Folder: func() (string, error) { return a.reportFolder(in.Session) },
+		Log: func(line string) { activity.GetLogger(ctx).Info(line) },
+		Folder: func() (string, error) {
+			if a.StateDir == "" {
+				return "", errors.New("the worker has no state folder to write reports under")
+			}
+			// A build from before session keys wrote into the reports folder itself.
+			folder, err := sessionFolder(in.Session, ".")
+			return filepath.Join(a.StateDir, ReportsFolder, folder), err
+		},
 	})
-}
-
-// reportFolder is the folder of a session's file reports.
-func (a *Activities) reportFolder(session string) (string, error) {
-	if a.StateDir == "" {
-		return "", errors.New("the worker has no state folder to write reports under")
-	}
-	// A build from before session keys wrote into the reports folder itself.
-	folder, err := sessionFolder(session, ".")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(a.StateDir, ReportsFolder, folder), nil
 }

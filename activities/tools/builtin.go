@@ -41,14 +41,15 @@ const (
 	noteRoom = 200
 )
 
-// builtins returns the tools of DefaultRegistry.
-func builtins() []Tool {
-	return []Tool{
+// DefaultRegistry returns a new registry with the built-in tools list_files,
+// read_file and write_file. Add your own with Register.
+func DefaultRegistry() *Registry {
+	return NewRegistry(
 		WithHints(New(listFilesSpec, listFiles), Hints{ReadOnly: true}),
 		WithHints(New(readFileSpec, readFile), Hints{ReadOnly: true}),
 		// It may overwrite a file; writing the same again changes nothing.
 		WithHints(New(writeFileSpec, writeFile), Hints{Destructive: true, Idempotent: true}),
-	}
+	)
 }
 
 var listFilesSpec = model.ToolSpec{

@@ -52,12 +52,6 @@ func NewRegistry(tools ...Tool) *Registry {
 	return r
 }
 
-// DefaultRegistry returns a new registry with the built-in tools list_files,
-// read_file and write_file. Add your own with Register.
-func DefaultRegistry() *Registry {
-	return NewRegistry(builtins()...)
-}
-
 // toolName is what the OpenAI API accepts as a function name; other providers
 // accept at least as much.
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
