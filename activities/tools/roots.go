@@ -97,10 +97,6 @@ func (r Roots) CheckStateDir(dir string) error {
 // a root may be in.
 const WorkspacesFolder = "workspaces"
 
-// Dirs returns the roots' folders, the first being where relative
-// workspaces go.
-func (r Roots) Dirs() []string { return append([]string(nil), r.dirs...) }
-
 // String lists the roots for an error message.
 func (r Roots) String() string {
 	if len(r.dirs) == 0 {
