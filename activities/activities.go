@@ -61,7 +61,7 @@ type Activities struct {
 	// workspace get a folder under StateDir/sessions.
 	StateDir string
 	// Roots are the folders a run's `workspace` may name a folder in (see
-	// Roots); the zero value allows none.
+	// tools.Roots); the zero value allows none.
 	Roots tools.Roots
 	// VCSWrites lets write_file write inside version control metadata
 	// (.git and the like), which it refuses otherwise: a hook or a config

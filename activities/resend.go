@@ -19,7 +19,7 @@ import (
 // when the earlier attempt is known not to have reached the tool
 // (tools.Unsent); the model otherwise reads an error tool message saying
 // that the call may or may not have taken effect (see uncertain). Tools that
-// declare no hints are run again as their own Retryable says.
+// declare no hints are run again as their own tools.Retryable says.
 //
 // A run that asks for approval of destructive calls
 // (RunToolInput.HoldDestructive) has the calls held of every tool that may

@@ -21,7 +21,7 @@ import (
 // Error types of the application errors RunTool fails with, for retry
 // policies (NonRetryableErrorTypes) and for callers that inspect them.
 const (
-	// ErrTypeToolRetryable is a tool's passing problem, marked with Retryable.
+	// ErrTypeToolRetryable is a tool's passing problem, marked with tools.Retryable.
 	ErrTypeToolRetryable = "ToolRetryable"
 	// ErrTypeWorkspace is a workspace that cannot be found or created.
 	ErrTypeWorkspace = "ToolWorkspace"
@@ -96,19 +96,19 @@ type RunToolResult struct {
 	// HoldDestructive, or answers the model with the refusal.
 	Held bool `json:",omitempty"`
 	// Diff is what the call changed, for the user, never the model: the
-	// hunks of a unified diff (write_file's; ToolEnv.ShowDiff), at most
-	// MaxDiffBytes. Empty when the tool shows none or the call failed.
+	// hunks of a unified diff (write_file's; tools.Env.ShowDiff), at most
+	// tools.MaxDiffBytes. Empty when the tool shows none or the call failed.
 	Diff string `json:",omitempty"`
 }
 
-// RunTool runs one tool call with the worker's registry (DefaultRegistry if
-// a.Tools is nil).
+// RunTool runs one tool call with the worker's registry
+// (tools.DefaultRegistry if a.Tools is nil).
 //
 // Whatever goes wrong with the call itself, the activity succeeds with an
 // error result, so that the model can read what happened and carry on: an
 // unknown tool, a tool the run does not allow (in.WorkerTools), malformed
 // arguments, a tool error, even a panic. The activity fails only when running
-// it again can help (the tool returned a Retryable error, its source could
+// it again can help (the tool returned a tools.Retryable error, its source could
 // not list its tools, or the activity was cancelled or timed out), or when
 // the worker cannot provide the workspace, which the model cannot fix either
 // (non-retryable, type ErrTypeWorkspace). A tool that declares hints is not
@@ -298,7 +298,7 @@ func runSafely(ctx context.Context, tool tools.Tool, env tools.Env, call model.T
 var defaultRegistry = sync.OnceValue(tools.DefaultRegistry)
 
 // workspace opens the workspace of a call: the input's folder, which must
-// be inside one of the worker's Roots (checked at the run's start by
+// be inside one of the worker's tools.Roots (checked at the run's start by
 // CheckWorkspace, and again here, since this worker may not be the one that
 // checked, and the folder may have changed since), or else the session's
 // folder, <StateDir>/sessions/<session key> (session.go). The caller

@@ -9,7 +9,7 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 )
 
-// diffTaker keeps the diff a tool hands over (ToolEnv.ShowDiff), from any
+// diffTaker keeps the diff a tool hands over (tools.Env.ShowDiff), from any
 // goroutine; the last one counts.
 type diffTaker struct {
 	mu   sync.Mutex
