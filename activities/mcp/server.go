@@ -110,7 +110,7 @@ func (s *server) Tools(ctx context.Context) ([]tools.Tool, error) {
 //
 // What the model can act on is a plain error: the server refused the call
 // (a JSON-RPC error: no such tool, bad arguments) or the tool reported an
-// error (isError). A server that cannot be reached is an tools.Unsent
+// error (isError). A server that cannot be reached is a tools.Unsent
 // error, so that RunTool's retry policy tries again (and the next attempt
 // starts the server again); one that broke off after the request may have
 // reached it (wire.go) is Retryable, and RunTool runs the call again only if

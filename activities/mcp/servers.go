@@ -33,7 +33,7 @@ type Options struct {
 }
 
 // Servers are the MCP servers of one configuration, each a source of tools
-// for an tools.Registry. Nothing is started until a tool is needed.
+// for a tools.Registry. Nothing is started until a tool is needed.
 type Servers struct {
 	servers []*server
 	stop    context.CancelFunc
