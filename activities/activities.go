@@ -14,14 +14,9 @@
 // know nothing of where a tool comes from. RunTool keeps at most
 // ToolOutputMax bytes of a tool's output, heartbeats the tool's progress
 // (toolbeat.go), and decides from its hints whether an interrupted call is
-// sent again or a call held for approval (resend.go).
-//
-// # One workspace per session
-//
-// With several workers on a task queue, a session's tool calls must all see
-// the files its earlier calls wrote: a session asks WorkspaceHost once, on
-// the shared queue, and sends its RunTool calls to the host queue of the
-// worker that answered (host.go, and package workflows).
+// sent again or a call held for approval (resend.go). A session's tool calls
+// all go to the worker that holds its workspace (host.go).
+
 package activities
 
 import (

@@ -1,8 +1,9 @@
 // Package tools holds what a model may call on a worker: the Tool, the
 // Registry that offers a worker's tools, the built-in tools (list_files,
-// read_file, write_file) and the Workspace they are confined to. The RunTool
-// activity of package activities runs a call's tool; the MCP servers' tools
-// of package activities/mcp are a Source of the registry.
+// read_file, write_file, bounded by Env.OutputMax) and the Workspace they
+// are confined to. The RunTool activity of package activities runs a call's
+// tool; the MCP servers' tools of package activities/mcp are a Source of the
+// registry.
 //
 // # The registry and what a tool says of itself
 //
@@ -11,13 +12,6 @@
 // that start with its prefix (the MCP servers, as mcp__<server>__<tool>). A
 // tool may declare Hints and mark its errors Retryable or Unsent: RunTool
 // decides from them whether a call is sent again or held for approval.
-//
-// # Bounds of the tools
-//
-// Env.OutputMax tells a tool how much of its result the model reads, so
-// that read_file and list_files answer in pieces that fit, each saying how
-// to go on. The built-in tools are confined to the run's workspace, and
-// read_file returns UTF-8 text of regular files only.
 //
 // # Decided on the resolved file
 //
