@@ -16,7 +16,6 @@
 // (toolbeat.go), and decides from its hints whether an interrupted call is
 // sent again or a call held for approval (resend.go). A session's tool calls
 // all go to the worker that holds its workspace (host.go).
-
 package activities
 
 import (
