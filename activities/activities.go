@@ -1,69 +1,28 @@
 // Package activities holds everything the agent does that touches the world:
-// model calls, tool executions and event reporting. Workflows refer to these
+// model calls, tool executions and event reporting. The tools themselves,
+// their registry and the workspace they are confined to are package
+// activities/tools; the MCP servers' tools, package activities/mcp; the
+// reporters, package activities/report. Workflows refer to these
 // activities by name only (the constants below), so the worker decides which
 // implementations run and secrets (API keys, webhook credentials) never leave it.
 //
 // # Tools
 //
-// The worker's tools live in a Registry: Go tools registered by name
-// (the built-ins, a user's own with NewTool) and Sources of tools found at
-// run time, each owning the names that start with its prefix (the MCP
-// servers of package activities/mcp, as mcp__<server>__<tool>). CallModel
-// offers the registry's specs, RunTool finds a call's tool there, so the
-// workflow needs to know nothing of where a tool comes from. A run's input
-// may restrict the worker's tools it gets ("tools": names and path.Match
-// patterns, see todo.Allowed): CallModel offers only those, and RunTool checks
-// each call against the restriction its workflow passes.
-//
-// # What a tool says of itself
-//
-// A tool may declare hints (ToolHints: read-only, destructive, idempotent;
-// an MCP tool's annotations): RunTool sends a call that was interrupted
-// after it may have reached the tool again only when they allow it, and
-// holds a call that may destroy when the run asks for approval of those
-// (hints.go). While a tool runs, RunTool heartbeats a ToolProgress with the
-// progress the tool reports (toolbeat.go), which a client watching the
-// session shows.
-//
-// # One workspace per session
-//
-// With several workers on a task queue, a session's tool calls must all see
-// the files its earlier calls wrote. Each worker therefore also polls a host
-// queue of its own (Activities.HostQueue, kept in its state folder); a
-// session asks WorkspaceHost once, on the shared queue, and sends its
-// RunTool calls to the queue of the worker that answered (see package
-// workflows). RunTool itself does not know which queue it was taken from;
-// RunToolOnHost, sent on the shared queue, runs a call only on the worker
-// whose host queue it names, and is refused elsewhere.
-//
-// # Bounds of the tools
-//
-// A tool's result enters the transcript, which every later model call sends,
-// and workflow history, which Temporal limits per payload. RunTool therefore
-// keeps at most Activities.ToolOutputMax bytes of any tool's output
-// (DefaultToolOutputMax, 64 KiB), cut where a character begins, and says how
-// much it cut; ToolEnv.OutputMax tells a tool that limit, so that read_file
-// and list_files answer in pieces that fit, each saying how to go on. The
-// built-in tools are confined to the run's workspace, and read_file returns
-// UTF-8 text of regular files only.
-//
-// # Decided on the resolved file
-//
-// A path's text says little: a checkout may carry a link notes -> .git,
-// and a folder may be swapped for a link while a call runs. RunTool
-// therefore opens the workspace once per call, as an os.Root reached from
-// its root's own handle (Roots.Open, workspace.go), and every tool of the
-// call goes through that handle, never the folder's path again.
-// write_file follows a path one element at a time through it, links
-// included (resolve.go), and refuses version control metadata by where the
-// path leads, then checks once the file is open that it is the file the
-// path leads to. Roots themselves must be the worker's own and apart from
-// its state folder (roots.go, rootperm_unix.go).
+// CallModel offers the specs of the worker's tools.Registry that the run's
+// input allows ("tools", see todo.Allowed), and RunTool finds a call's tool
+// there and checks it against the same restriction, so the workflow needs to
+// know nothing of where a tool comes from. RunTool keeps at most
+// ToolOutputMax bytes of a tool's output, heartbeats the tool's progress
+// (toolbeat.go), and decides from its hints whether an interrupted call is
+// sent again or a call held for approval (resend.go). A session's tool calls
+// all go to the worker that holds its workspace (host.go).
 package activities
 
 import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/todoflow/todoflow/activities/tools"
 
 	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/model"
@@ -91,13 +50,13 @@ type Activities struct {
 	// Models resolves a workflow's model reference to a client.
 	Models ModelResolver
 	// Tools are the tools a model may call besides the workflow's own.
-	Tools *Registry
+	Tools *tools.Registry
 	// StateDir is the worker's state folder; runs without an explicit
 	// workspace get a folder under StateDir/sessions.
 	StateDir string
 	// Roots are the folders a run's `workspace` may name a folder in (see
-	// Roots); the zero value allows none.
-	Roots Roots
+	// tools.Roots); the zero value allows none.
+	Roots tools.Roots
 	// VCSWrites lets write_file write inside version control metadata
 	// (.git and the like), which it refuses otherwise: a hook or a config
 	// written there runs the model's commands at a person's next `git

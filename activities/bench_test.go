@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkRunToolWriteFile(b *testing.B) {
 func BenchmarkCallModelRun(b *testing.B) {
 	m := answering{resp: model.Response{ToolCalls: []model.ToolCall{{ID: "c", Name: "write_file", Arguments: json.RawMessage(`{"path":"f1.txt","content":"file 1\n"}`)}}}}
 	// Tools and Transcripts as a worker has them (agentworker.New).
-	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }, Tools: DefaultRegistry(), Transcripts: NewTranscriptCache(0)}
+	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }, Tools: tools.DefaultRegistry(), Transcripts: NewTranscriptCache(0)}
 	ctx := context.Background()
 	run := 0
 	for b.Loop() {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -235,7 +236,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 		// that cannot list its tools now costs the model those tools for
 		// this call, not the call.
 		worker, err := a.registry().Specs(ctx, in.WorkerTools)
-		if err != nil && activity.IsActivity(ctx) {
+		if err != nil {
 			activity.GetLogger(ctx).Warn("Some tools are not offered to the model", "Error", err)
 		}
 		tools = append(tools, worker...)
@@ -289,10 +290,10 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 }
 
 // answerKey is the key of the call's answer in the worker's answer cache,
-// and whether there is one to use: a worker with a cache, inside an
-// activity (whose ids make the key), with a request that has a digest.
+// and whether there is one to use: a worker with a cache, with a request
+// that has a digest.
 func (a *Activities) answerKey(ctx context.Context, req model.Request) (AnswerKey, bool) {
-	if a.Answers == nil || !activity.IsActivity(ctx) {
+	if a.Answers == nil {
 		return AnswerKey{}, false
 	}
 	info := activity.GetInfo(ctx)
@@ -339,7 +340,7 @@ func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]mod
 	return a.Transcripts.Read(in.WorkflowID, in.RunID, in.New, in.Spans, fetch)
 }
 
-func (a *Activities) registry() *Registry {
+func (a *Activities) registry() *tools.Registry {
 	if a.Tools == nil {
 		return defaultRegistry()
 	}

@@ -10,9 +10,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 )
 
 // recordingModel answers every call with a text and keeps the requests.
@@ -37,19 +39,19 @@ type fixedSource struct {
 
 func (s fixedSource) Prefix() string { return s.prefix }
 
-func (s fixedSource) Tools(context.Context) ([]Tool, error) {
-	var tools []Tool
+func (s fixedSource) Tools(context.Context) ([]tools.Tool, error) {
+	var list []tools.Tool
 	for _, n := range s.names {
-		tools = append(tools, NewTool(model.ToolSpec{Name: s.prefix + n, Parameters: json.RawMessage(`{"type":"object"}`)}, nil))
+		list = append(list, tools.New(model.ToolSpec{Name: s.prefix + n, Parameters: json.RawMessage(`{"type":"object"}`)}, nil))
 	}
-	return tools, s.err
+	return list, s.err
 }
 
 // CallModel offers the sources' tools that the run allows; a source that
 // cannot list its tools costs the model those tools, not the call.
 func TestCallModelOffersSourceTools(t *testing.T) {
-	reg := DefaultRegistry()
-	for _, s := range []Source{
+	reg := tools.DefaultRegistry()
+	for _, s := range []tools.Source{
 		fixedSource{prefix: "mcp__orders__", names: []string{"lookup", "cancel"}},
 		fixedSource{prefix: "mcp__down__", err: errors.New("connection refused")},
 	} {
@@ -214,7 +216,10 @@ func TestCallModelRefusesAnAnswerTooLarge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		a := &Activities{Models: func(string) (model.Client, string, error) { return answering{resp: tt.resp}, "m", nil }}
-		_, err := a.CallModel(context.Background(), CallModelInput{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}, WorkerTools: []string{}})
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestActivityEnvironment()
+		env.RegisterActivity(a)
+		_, err := env.ExecuteActivity(a.CallModel, CallModelInput{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Content: "go"}}, WorkerTools: []string{}})
 		if tt.ok {
 			if err != nil {
 				t.Errorf("%s: %v", tt.name, err)

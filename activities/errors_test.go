@@ -18,6 +18,20 @@ import (
 // the status line.
 var errSDKStatus = errors.New("OpenAI API error: 400 Bad Request")
 
+// wantAppErr checks that err is an application error of the type, retryable or not.
+func wantAppErr(t *testing.T, err error, typ string, nonRetryable bool) *temporal.ApplicationError {
+	t.Helper()
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) {
+		t.Fatalf("got %v (%T), want an application error", err, err)
+	}
+	if appErr.Type() != typ || appErr.NonRetryable() != nonRetryable {
+		t.Fatalf("got type %q, non-retryable %v (%v); want %q, non-retryable %v",
+			appErr.Type(), appErr.NonRetryable(), appErr, typ, nonRetryable)
+	}
+	return appErr
+}
+
 func TestClassify(t *testing.T) {
 	const where = `openai: model "m" at http://127.0.0.1:1/v1`
 	timeout := errors.New(`Post "http://127.0.0.1:1/v1/chat/completions": context deadline exceeded`)

@@ -30,12 +30,12 @@ var heartbeatEvery time.Duration
 // it was cancelled.
 const defaultBeat = 10 * time.Second
 
-// beatEvery is how often the activity of ctx heartbeats.
-func beatEvery(ctx context.Context) time.Duration {
+// beatEvery is how often the activity of info heartbeats.
+func beatEvery(info activity.Info) time.Duration {
 	if heartbeatEvery > 0 {
 		return heartbeatEvery
 	}
-	if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
+	if t := info.HeartbeatTimeout; t > 0 {
 		return time.Duration(float64(t) * livenessShare)
 	}
 	return defaultBeat
@@ -46,8 +46,7 @@ func beatEvery(ctx context.Context) time.Duration {
 // model call's reply so far, stream.go; a tool's progress, toolbeat.go).
 // The work itself (a model thinking, a tool running) cannot heartbeat, but
 // the worker that runs it can, and its death is what the server must notice
-// in seconds, not at StartToClose. Outside an activity (tests, direct
-// calls) it does nothing.
+// in seconds, not at StartToClose.
 //
 // The first heartbeat comes after one interval, not at once: the server
 // counts the heartbeat timeout from the activity's start, so a worker that
@@ -57,11 +56,8 @@ func beatEvery(ctx context.Context) time.Duration {
 // every model call and tool call, a third of what they cost over a bare
 // activity (BENCHMARKS.md).
 func keepBeating(ctx context.Context, beat func()) (stop func()) {
-	if !activity.IsActivity(ctx) {
-		return func() {}
-	}
 	hbCtx, cancel := context.WithCancel(ctx)
-	every := beatEvery(ctx)
+	every := beatEvery(running(ctx).info)
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -63,7 +64,7 @@ func TestRunToolOnHost(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestActivityEnvironment()
 			state := t.TempDir()
-			a := &Activities{HostQueue: tc.queue, Tools: DefaultRegistry(), StateDir: state}
+			a := &Activities{HostQueue: tc.queue, Tools: tools.DefaultRegistry(), StateDir: state}
 			env.RegisterActivity(a)
 			val, err := env.ExecuteActivity(a.RunToolOnHost, RunToolInput{WorkflowID: "wf", Host: tc.host,
 				Call: toolCall("write_file", `{"path":"a.txt","content":"x"}`)})

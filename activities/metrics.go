@@ -8,8 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -75,7 +73,7 @@ const (
 	// approved first (RunToolInput.HoldDestructive); nothing ran.
 	OutcomeHeld = "held"
 	// OutcomeUncertain: the call was interrupted after it may have reached
-	// a tool that is not sent a call twice (hints.go); the model is told.
+	// a tool that is not sent a call twice (resend.go); the model is told.
 	OutcomeUncertain = "uncertain"
 	// OutcomeFailed: the RunTool attempt failed without an answer for the
 	// model (the tool asked for a retry, its MCP server could not be
@@ -93,22 +91,13 @@ const (
 	TokensCompletion = "completion"
 )
 
-// metrics is the handler of the running activity; outside an activity (a
-// direct call, as the summary's tests make) nothing is reported.
-func metrics(ctx context.Context) client.MetricsHandler {
-	if activity.IsActivity(ctx) {
-		return activity.GetMetricsHandler(ctx)
-	}
-	return client.MetricsNopHandler
-}
-
 // countModelCall reports one model call that took d and ended with err (nil:
 // resp is the answer). The call's trace span, when tracing is on, gets the
 // model and the tokens under OpenTelemetry's GenAI attribute names.
 func countModelCall(ctx context.Context, modelName string, d time.Duration, resp model.Response, err error) {
 	modelName = modelLabels.label(modelName)
 	outcome := modelOutcome(ctx, err)
-	h := metrics(ctx).WithTags(map[string]string{TagModel: modelName, TagOutcome: outcome})
+	h := running(ctx).metrics.WithTags(map[string]string{TagModel: modelName, TagOutcome: outcome})
 	h.Counter(MetricModelCalls).Inc(1)
 	h.Timer(MetricModelLatency).Record(d)
 
@@ -122,7 +111,7 @@ func countModelCall(ctx context.Context, modelName string, d time.Duration, resp
 		n    int64
 	}{{TokensPrompt, resp.Usage.PromptTokens}, {TokensCompletion, resp.Usage.CompletionTokens}} {
 		if t.n > 0 {
-			metrics(ctx).WithTags(map[string]string{TagModel: modelName, TagKind: t.kind}).Counter(MetricModelTokens).Inc(t.n)
+			running(ctx).metrics.WithTags(map[string]string{TagModel: modelName, TagKind: t.kind}).Counter(MetricModelTokens).Inc(t.n)
 		}
 	}
 	span.SetAttributes(
@@ -133,7 +122,7 @@ func countModelCall(ctx context.Context, modelName string, d time.Duration, resp
 // countReusedAnswer reports a model call's attempt answered from the
 // worker's answer cache: no request, so no latency and no tokens.
 func countReusedAnswer(ctx context.Context, modelName string) {
-	metrics(ctx).WithTags(map[string]string{TagModel: modelLabels.label(modelName), TagOutcome: OutcomeReused}).Counter(MetricModelCalls).Inc(1)
+	running(ctx).metrics.WithTags(map[string]string{TagModel: modelLabels.label(modelName), TagOutcome: OutcomeReused}).Counter(MetricModelCalls).Inc(1)
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("todoflow.outcome", OutcomeReused))
 }
 
@@ -200,7 +189,7 @@ func modelOutcome(ctx context.Context, err error) string {
 // OutcomeFailed or OutcomeCanceled.
 func countToolCall(ctx context.Context, name, tool, outcome string, err error) {
 	outcome = toolOutcome(ctx, outcome, err)
-	metrics(ctx).WithTags(map[string]string{TagTool: tool, TagOutcome: outcome}).Counter(MetricToolCalls).Inc(1)
+	running(ctx).metrics.WithTags(map[string]string{TagTool: tool, TagOutcome: outcome}).Counter(MetricToolCalls).Inc(1)
 	trace.SpanFromContext(ctx).SetAttributes(attribute.String("gen_ai.tool.name", name), attribute.String("todoflow.outcome", outcome))
 }
 

@@ -4,30 +4,18 @@ import (
 	"context"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
 // The server retries a failed activity under its RetryPolicy; what an
 // attempt knows of its retries, and what it asks of the next one.
 
-// attempt is the number of the running activity's attempt; 1 outside an
-// activity.
-func attempt(ctx context.Context) int32 {
-	if !activity.IsActivity(ctx) {
-		return 1
-	}
-	return activity.GetInfo(ctx).Attempt
-}
+// attempt is the number of the running activity's attempt.
+func attempt(ctx context.Context) int32 { return running(ctx).info.Attempt }
 
-// retryPolicy is the policy the running activity is retried under; nil
-// outside an activity, or when the server did not send it.
-func retryPolicy(ctx context.Context) *temporal.RetryPolicy {
-	if !activity.IsActivity(ctx) {
-		return nil
-	}
-	return activity.GetInfo(ctx).RetryPolicy
-}
+// retryPolicy is the policy the running activity is retried under; nil when
+// the server did not send it.
+func retryPolicy(ctx context.Context) *temporal.RetryPolicy { return running(ctx).info.RetryPolicy }
 
 // minRetryAfter is the least a provider's Retry-After makes the server wait
 // before the next attempt. The server takes an error's NextRetryDelay in

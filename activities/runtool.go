@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -20,7 +21,7 @@ import (
 // Error types of the application errors RunTool fails with, for retry
 // policies (NonRetryableErrorTypes) and for callers that inspect them.
 const (
-	// ErrTypeToolRetryable is a tool's passing problem, marked with Retryable.
+	// ErrTypeToolRetryable is a tool's passing problem, marked with tools.Retryable.
 	ErrTypeToolRetryable = "ToolRetryable"
 	// ErrTypeWorkspace is a workspace that cannot be found or created.
 	ErrTypeWorkspace = "ToolWorkspace"
@@ -66,7 +67,7 @@ type RunToolInput struct {
 	// RunToolOnHost, which runs the call only on that worker.
 	Host string `json:",omitempty"`
 	// HoldDestructive asks for the call to be held, not run, when its
-	// tool may destroy or overwrite (ToolHints.MayDestroy of its hints, or
+	// tool may destroy or overwrite (tools.Hints.MayDestroy of its hints, or
 	// of MCP's defaults for a tool that declares none):
 	// the run wants such calls approved first (the input's approval value
 	// "destructive"), and only the worker knows the tools' hints.
@@ -95,25 +96,25 @@ type RunToolResult struct {
 	// HoldDestructive, or answers the model with the refusal.
 	Held bool `json:",omitempty"`
 	// Diff is what the call changed, for the user, never the model: the
-	// hunks of a unified diff (write_file's; ToolEnv.ShowDiff), at most
-	// MaxDiffBytes. Empty when the tool shows none or the call failed.
+	// hunks of a unified diff (write_file's; tools.Env.ShowDiff), at most
+	// tools.MaxDiffBytes. Empty when the tool shows none or the call failed.
 	Diff string `json:",omitempty"`
 }
 
-// RunTool runs one tool call with the worker's registry (DefaultRegistry if
-// a.Tools is nil).
+// RunTool runs one tool call with the worker's registry
+// (tools.DefaultRegistry if a.Tools is nil).
 //
 // Whatever goes wrong with the call itself, the activity succeeds with an
 // error result, so that the model can read what happened and carry on: an
 // unknown tool, a tool the run does not allow (in.WorkerTools), malformed
 // arguments, a tool error, even a panic. The activity fails only when running
-// it again can help (the tool returned a Retryable error, its source could
+// it again can help (the tool returned a tools.Retryable error, its source could
 // not list its tools, or the activity was cancelled or timed out), or when
 // the worker cannot provide the workspace, which the model cannot fix either
 // (non-retryable, type ErrTypeWorkspace). A tool that declares hints is not
 // run again after an interruption that may have let the call reach it,
 // unless its hints allow it: the model is told the call may or may not have
-// taken effect (hints.go). A call the input asks to hold (HoldDestructive)
+// taken effect (resend.go). A call the input asks to hold (HoldDestructive)
 // is answered Held when the tool may destroy.
 //
 // While the tool runs, the activity heartbeats with its progress
@@ -126,7 +127,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	label, outcome := "", OutcomeOK
 	defer func() {
 		countToolCall(ctx, in.Call.Name, label, outcome, err)
-		if err == nil && !res.Held && a.Transcripts != nil && activity.IsActivity(ctx) {
+		if err == nil && !res.Held && a.Transcripts != nil {
 			// The next model call finds the result here when the
 			// workflow leaves it out of its input (NewMessages).
 			exec := activity.GetInfo(ctx).WorkflowExecution
@@ -140,11 +141,11 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	beat := beatTool(ctx, in.Call.Name)
 	defer beat.stop()
 	// An attempt that fails before its call may have reached the tool
-	// says so to the next one (hints.go); reached is set just before the
+	// says so to the next one (resend.go); reached is set just before the
 	// tool runs, and cleared when it answers Unsent.
 	reached := false
 	defer func() {
-		if err != nil && !reached && activity.IsActivity(ctx) {
+		if err != nil && !reached {
 			beat.unsent(attempt(ctx))
 		}
 	}()
@@ -200,7 +201,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		}, nil
 	}
 	label = in.Call.Name
-	hints, hinted := hintsOf(tool)
+	hints, hinted := tools.HintsOf(tool)
 	if in.HoldDestructive && holdHints(tool).MayDestroy() {
 		outcome = OutcomeHeld
 		return RunToolResult{Held: true, Content: fmt.Sprintf("%s may destroy or overwrite (it does not say it is read-only or only adds), and this run asks for approval of such calls", in.Call.Name)}, nil
@@ -210,7 +211,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		return uncertain(in.Call.Name, "an earlier attempt of this call was interrupted (its worker stopped, or it timed out) after the call may have reached the tool"), nil
 	}
 
-	if in.WorkflowID == "" && activity.IsActivity(ctx) {
+	if in.WorkflowID == "" {
 		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
 	}
 	// Opened (and created) now, once for the whole call: a worker that
@@ -225,7 +226,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 
 	limit := a.toolOutputMax()
 	var diff diffTaker
-	env := ToolEnv{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites,
+	env := tools.Env{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites,
 		Progress: beat.progress, ShowDiff: diff.show}
 	reached = true
 	content, err := runSafely(ctx, tool, env, in.Call)
@@ -237,9 +238,9 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		// Temporal decides whether to run it again.
 		return RunToolResult{}, ctxErr
 	}
-	if IsRetryable(err) {
+	if tools.IsRetryable(err) {
 		switch {
-		case IsUnsent(err):
+		case tools.IsUnsent(err):
 			reached = false
 		case hinted && !hints.Resendable():
 			outcome = OutcomeUncertain
@@ -282,12 +283,10 @@ func truncateOutput(tool, out string, limit int) string {
 // runSafely runs the tool, turning a panic into an error: a tool that panics
 // on some arguments would panic again on every retry, so the model is told
 // instead, and the stack goes to the worker's log.
-func runSafely(ctx context.Context, tool Tool, env ToolEnv, call model.ToolCall) (content string, err error) {
+func runSafely(ctx context.Context, tool tools.Tool, env tools.Env, call model.ToolCall) (content string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if activity.IsActivity(ctx) {
-				activity.GetLogger(ctx).Error("Tool panicked", "Tool", call.Name, "Panic", r, "Stack", string(debug.Stack()))
-			}
+			activity.GetLogger(ctx).Error("Tool panicked", "Tool", call.Name, "Panic", r, "Stack", string(debug.Stack()))
 			err = fmt.Errorf("%s: the tool failed unexpectedly (panic: %v)", call.Name, r)
 		}
 	}()
@@ -296,36 +295,36 @@ func runSafely(ctx context.Context, tool Tool, env ToolEnv, call model.ToolCall)
 
 // defaultRegistry is shared by every Activities without Tools, so that it is
 // built once per process.
-var defaultRegistry = sync.OnceValue(DefaultRegistry)
+var defaultRegistry = sync.OnceValue(tools.DefaultRegistry)
 
 // workspace opens the workspace of a call: the input's folder, which must
-// be inside one of the worker's Roots (checked at the run's start by
+// be inside one of the worker's tools.Roots (checked at the run's start by
 // CheckWorkspace, and again here, since this worker may not be the one that
 // checked, and the folder may have changed since), or else the session's
 // folder, <StateDir>/sessions/<session key> (session.go). The caller
 // closes it.
-func (a *Activities) workspace(in RunToolInput) (Workspace, error) {
+func (a *Activities) workspace(in RunToolInput) (tools.Workspace, error) {
 	if in.Workspace != "" {
 		if err := a.stateApart(in.Workspace); err != nil {
-			return Workspace{}, err
+			return tools.Workspace{}, err
 		}
 		ws, err := a.Roots.Open(in.Workspace)
 		if err != nil {
-			return Workspace{}, fmt.Errorf("workspace %w", err)
+			return tools.Workspace{}, fmt.Errorf("workspace %w", err)
 		}
 		return ws, nil
 	}
 	if a.StateDir == "" {
-		return Workspace{}, errors.New("no workspace: the call names none and the worker has no state folder")
+		return tools.Workspace{}, errors.New("no workspace: the call names none and the worker has no state folder")
 	}
 	if in.WorkflowID == "" {
-		return Workspace{}, errors.New("no workspace: the call names none and has no workflow id")
+		return tools.Workspace{}, errors.New("no workspace: the call names none and has no workflow id")
 	}
 	name, err := sessionFolder(in.Session, legacyFolder(in.WorkflowID))
 	if err != nil {
-		return Workspace{}, fmt.Errorf("no workspace: %w", err)
+		return tools.Workspace{}, fmt.Errorf("no workspace: %w", err)
 	}
-	return OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, name))
+	return tools.OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, name))
 }
 
 // readCall reads a tool call from the transcript of the workflow that

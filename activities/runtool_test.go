@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/activity"
@@ -48,21 +49,21 @@ func toolCall(name, args string) model.ToolCall {
 }
 
 // testTools are the built-ins plus tools that fail in each way a tool can.
-func testTools(t *testing.T) *Registry {
+func testTools(t *testing.T) *tools.Registry {
 	t.Helper()
-	reg := DefaultRegistry()
-	for _, tool := range []Tool{
-		NewTool(model.ToolSpec{Name: "fail"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+	reg := tools.DefaultRegistry()
+	for _, tool := range []tools.Tool{
+		tools.New(model.ToolSpec{Name: "fail"}, func(context.Context, tools.Env, json.RawMessage) (string, error) {
 			return "", errors.New("fail: the service said no")
 		}),
-		NewTool(model.ToolSpec{Name: "flaky"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
-			return "", Retryable(errors.New("flaky: connection reset"))
+		tools.New(model.ToolSpec{Name: "flaky"}, func(context.Context, tools.Env, json.RawMessage) (string, error) {
+			return "", tools.Retryable(errors.New("flaky: connection reset"))
 		}),
-		NewTool(model.ToolSpec{Name: "crash"}, func(_ context.Context, _ ToolEnv, args json.RawMessage) (string, error) {
+		tools.New(model.ToolSpec{Name: "crash"}, func(_ context.Context, _ tools.Env, args json.RawMessage) (string, error) {
 			words := strings.Fields(string(args))
 			return words[1], nil // a bug: it assumes two words, and {} is one
 		}),
-		NewTool(model.ToolSpec{Name: "whoami"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
+		tools.New(model.ToolSpec{Name: "whoami"}, func(_ context.Context, env tools.Env, _ json.RawMessage) (string, error) {
 			return fmt.Sprintf("%s %s %s", env.WorkflowID, env.AgentID, env.Workspace.Dir()), nil
 		}),
 	} {
@@ -231,9 +232,9 @@ func TestRunToolUnknownNeedsNoWorkspace(t *testing.T) {
 func TestRunToolHeartbeats(t *testing.T) {
 	defer func(d time.Duration) { heartbeatEvery = d }(heartbeatEvery)
 	var beaten chan struct{} // closed at a case's first heartbeat
-	reg := DefaultRegistry()
-	slow := NewTool(model.ToolSpec{Name: "slow", Parameters: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+	reg := tools.DefaultRegistry()
+	slow := tools.New(model.ToolSpec{Name: "slow", Parameters: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, tools.Env, json.RawMessage) (string, error) {
 			select {
 			case <-beaten:
 				return "done", nil
@@ -283,41 +284,37 @@ func TestRunToolHeartbeats(t *testing.T) {
 	}
 }
 
-func TestRunToolOutsideActivity(t *testing.T) {
-	// Called directly, not as an activity: no heartbeat, no panic.
-	a := &Activities{StateDir: t.TempDir()}
-	res, err := a.RunTool(context.Background(), RunToolInput{WorkflowID: "wf", Call: toolCall("list_files", `{}`)})
-	if err != nil || res.Content != "the workspace is empty" {
-		t.Fatalf("RunTool = %+v, %v", res, err)
-	}
-}
-
 func TestRunToolCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	reg := NewRegistry(NewTool(model.ToolSpec{Name: "wait"}, func(ctx context.Context, _ ToolEnv, _ json.RawMessage) (string, error) {
+	reg := tools.NewRegistry(tools.New(model.ToolSpec{Name: "wait"}, func(ctx context.Context, _ tools.Env, _ json.RawMessage) (string, error) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}))
 	a := &Activities{Tools: reg, StateDir: t.TempDir()}
-	_, err := a.RunTool(ctx, RunToolInput{WorkflowID: "wf", Call: toolCall("wait", `{}`)})
-	if !errors.Is(err, context.Canceled) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context, in RunToolInput) (RunToolResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		cancel()
+		return a.RunTool(ctx, in)
+	}, activity.RegisterOptions{Name: api.ToolActivity})
+	_, err := env.ExecuteActivity(api.ToolActivity, RunToolInput{WorkflowID: "wf", Call: toolCall("wait", `{}`)})
+	if err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
 		t.Fatalf("RunTool error = %v, want context.Canceled (the attempt failed, not the tool)", err)
 	}
 }
 
 // floodTools return outputs larger than any limit, as a user tool might.
-func floodTools(t *testing.T) *Registry {
+func floodTools(t *testing.T) *tools.Registry {
 	t.Helper()
-	reg := DefaultRegistry()
-	for _, tool := range []Tool{
-		NewTool(model.ToolSpec{Name: "flood"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+	reg := tools.DefaultRegistry()
+	for _, tool := range []tools.Tool{
+		tools.New(model.ToolSpec{Name: "flood"}, func(context.Context, tools.Env, json.RawMessage) (string, error) {
 			return "x" + strings.Repeat("€", 100_000), nil // 300,001 bytes; cuts fall inside a character
 		}),
-		NewTool(model.ToolSpec{Name: "flood_error"}, func(context.Context, ToolEnv, json.RawMessage) (string, error) {
+		tools.New(model.ToolSpec{Name: "flood_error"}, func(context.Context, tools.Env, json.RawMessage) (string, error) {
 			return "", errors.New("flood_error: " + strings.Repeat("stack frame\n", 20_000))
 		}),
-		NewTool(model.ToolSpec{Name: "exact"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
+		tools.New(model.ToolSpec{Name: "exact"}, func(_ context.Context, env tools.Env, _ json.RawMessage) (string, error) {
 			return strings.Repeat("y", env.OutputMax), nil
 		}),
 	} {

@@ -49,10 +49,9 @@ type replyStream struct {
 
 // streamReply starts keeping a model call's reply and heartbeating; add
 // receives the reply's pieces, stop ends both (and the watchers' streams).
-// Outside an activity it records and serves nothing.
 func (a *Activities) streamReply(ctx context.Context, in CallModelInput) *replyStream {
 	s := &replyStream{head: api.ReplyStream{AgentID: in.AgentID, Turn: in.Turn, Call: in.Call}}
-	if a.Streams != nil && activity.IsActivity(ctx) {
+	if a.Streams != nil {
 		info := activity.GetInfo(ctx)
 		s.reply = a.Streams.Open(replystream.Key{
 			WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, ActivityID: info.ActivityID,
@@ -60,7 +59,8 @@ func (a *Activities) streamReply(ctx context.Context, in CallModelInput) *replyS
 	} else {
 		s.reply = replystream.NewReply(in.Call)
 	}
-	stopBeats := keepBeating(ctx, func() { activity.RecordHeartbeat(ctx, s.details()) })
+	record := running(ctx).beat
+	stopBeats := keepBeating(ctx, func() { record(s.details()) })
 	s.stop = func() {
 		stopBeats()
 		s.reply.End()

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/internal/text"
 
@@ -28,15 +29,6 @@ import (
 // before a failure ahead of the failure, so the server hands it to the
 // next attempt.
 
-// Progress is what a tool says of how far it has come (MCP's
-// notifications/progress): Progress grows with each report; Total is 0
-// when unknown.
-type Progress struct {
-	Progress float64
-	Total    float64
-	Message  string
-}
-
 // MaxProgressMessage bounds a progress message in the heartbeat: it is
 // rewritten with every heartbeat, and a client shows it on one line.
 const MaxProgressMessage = 200
@@ -45,24 +37,20 @@ const MaxProgressMessage = 200
 type toolBeat struct {
 	mu     sync.Mutex
 	d      api.ToolProgress
-	record func(api.ToolProgress) // activity.RecordHeartbeat in an activity
+	record func(any) // the activity's heartbeat
 	stop   func()
 }
 
-// beatTool starts heartbeating for a call of tool; stop ends it. Outside
-// an activity it records nothing.
+// beatTool starts heartbeating for a call of tool; stop ends it.
 func beatTool(ctx context.Context, tool string) *toolBeat {
-	b := &toolBeat{d: api.ToolProgress{Tool: tool}, record: func(api.ToolProgress) {}}
-	if activity.IsActivity(ctx) {
-		b.record = func(d api.ToolProgress) { activity.RecordHeartbeat(ctx, d) }
-	}
+	b := &toolBeat{d: api.ToolProgress{Tool: tool}, record: running(ctx).beat}
 	b.stop = keepBeating(ctx, b.beat)
 	return b
 }
 
 // progress takes a tool's report; the next beat carries it. Values JSON
 // cannot carry (NaN, infinities) are dropped.
-func (b *toolBeat) progress(p Progress) {
+func (b *toolBeat) progress(p tools.Progress) {
 	if !finite(p.Progress) || !finite(p.Total) {
 		return
 	}
@@ -95,9 +83,9 @@ func (b *toolBeat) beat() {
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // lastBeat is the last heartbeat an earlier attempt of this call recorded;
-// nil if none did (or it is not a ToolProgress).
+// nil if none did (or it is not a ToolProgress), as on a first attempt.
 func lastBeat(ctx context.Context) *api.ToolProgress {
-	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
+	if attempt(ctx) <= 1 || !activity.HasHeartbeatDetails(ctx) {
 		return nil
 	}
 	var d api.ToolProgress

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/activity"
@@ -29,8 +30,8 @@ func TestRunToolProgress(t *testing.T) {
 	// hang's bound), so the beat is seen however slow the machine.
 	beaten := make(chan struct{})
 	var once sync.Once
-	reg := NewRegistry(NewTool(model.ToolSpec{Name: "import"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
-		env.Progress(Progress{Progress: 1, Total: 4, Message: "reading"})
+	reg := tools.NewRegistry(tools.New(model.ToolSpec{Name: "import"}, func(_ context.Context, env tools.Env, _ json.RawMessage) (string, error) {
+		env.Progress(tools.Progress{Progress: 1, Total: 4, Message: "reading"})
 		select {
 		case <-beaten:
 		case <-time.After(time.Minute):
@@ -68,12 +69,12 @@ func TestRunToolProgress(t *testing.T) {
 // and, once recorded, Unsent; a report JSON cannot carry is dropped.
 func TestToolBeat(t *testing.T) {
 	var got []api.ToolProgress
-	b := &toolBeat{d: api.ToolProgress{Tool: "import"}, record: func(d api.ToolProgress) { got = append(got, d) }}
+	b := &toolBeat{d: api.ToolProgress{Tool: "import"}, record: func(d any) { got = append(got, d.(api.ToolProgress)) }}
 	b.beat()
-	b.progress(Progress{Progress: 3, Total: 4, Message: "writing " + strings.Repeat("é", 300)})
+	b.progress(tools.Progress{Progress: 3, Total: 4, Message: "writing " + strings.Repeat("é", 300)})
 	b.beat()
-	b.progress(Progress{Progress: math.NaN()})
-	b.progress(Progress{Progress: 5, Total: math.Inf(1)})
+	b.progress(tools.Progress{Progress: math.NaN()})
+	b.progress(tools.Progress{Progress: 5, Total: math.Inf(1)})
 	b.unsent(2)
 	b.beat()
 	if len(got) != 4 {

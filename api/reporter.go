@@ -25,14 +25,13 @@ import (
 //     name. The path must be relative and stay inside that folder.
 //   - webhook: {"url": "https://…", "headers": "NAME"}; each event is POSTed
 //     as JSON. headers (optional) names a JSON object of header → value in
-//     the worker's environment variable TODOFLOW_WEBHOOK_HEADERS_<NAME>
-//     (see WebhookHeadersEnv), so that credentials stay on the worker and out
-//     of workflow history; they are sent only to the URLs the worker's
-//     TODOFLOW_WEBHOOK_URLS_<NAME> binds them to (see WebhookURLsEnv). The
-//     worker checks both when it delivers (Validate cannot: it runs in
-//     workflow code, which must not read the environment), and refuses
-//     addresses on its own machine and private networks unless allowed
-//     (see WebhookAllowNetsEnv).
+//     the worker's environment variable TODOFLOW_WEBHOOK_HEADERS_<NAME> (see
+//     package activities/report), so that credentials stay on the worker and
+//     out of workflow history; they are sent only to the URLs the worker's
+//     TODOFLOW_WEBHOOK_URLS_<NAME> binds them to. The worker checks both when
+//     it delivers (Validate cannot: it runs in workflow code, which must not
+//     read the environment), and refuses addresses on its own machine and
+//     private networks unless TODOFLOW_WEBHOOK_ALLOW_NETS allows them.
 type ReporterConfig struct {
 	Type   string          `json:"type"`
 	Config json.RawMessage `json:"config,omitempty"`
@@ -57,7 +56,7 @@ type FileReport struct {
 // WebhookReport is a webhook reporter's config, parsed.
 type WebhookReport struct {
 	URL     *url.URL
-	Headers string // a name, see WebhookHeadersEnv; "" for none
+	Headers string // a name, see report.WebhookHeadersEnv; "" for none
 }
 
 // reporterFields are the config fields each reporter type accepts.

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/report"
 	"github.com/todoflow/todoflow/api"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
 )
@@ -254,7 +254,7 @@ func recordHostGone(t *testing.T, env *recordEnv, id string) []string {
 // "reporters drain" timer) before it completes. The hook holds every
 // delivery until that wait is in the run's history.
 func recordReporterDrain(t *testing.T, env *recordEnv, id string) []string {
-	t.Setenv(activities.WebhookAllowNetsEnv, hookNets)
+	t.Setenv(report.WebhookAllowNetsEnv, hookNets)
 	held := make(chan struct{})
 	var once sync.Once
 	release := func() { once.Do(func() { close(held) }) }

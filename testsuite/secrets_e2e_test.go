@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/report"
 	"github.com/todoflow/todoflow/api"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -118,8 +118,8 @@ func TestSecretsStayOutOfHistory(t *testing.T) {
 
 	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
 	t.Setenv("OPENAI_API_KEY", secrets["OPENAI_API_KEY"])
-	t.Setenv(activities.WebhookHeadersEnv("vault-hook"), `{"Authorization": "Bearer `+secrets["webhook header"]+`"}`)
-	t.Setenv(activities.WebhookURLsEnv("vault-hook"), h.URL)
+	t.Setenv(report.WebhookHeadersEnv("vault-hook"), `{"Authorization": "Bearer `+secrets["webhook header"]+`"}`)
+	t.Setenv(report.WebhookURLsEnv("vault-hook"), h.URL)
 	t.Setenv("E2E_VAULT_SECRET", secrets["MCP env"])
 	dir := t.TempDir()
 	seen := filepath.Join(dir, "vault-seen")

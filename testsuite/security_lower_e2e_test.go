@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/todoflow/todoflow/activities"
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -108,16 +108,16 @@ func TestSessionFolderIsTheSessionsOwn(t *testing.T) {
 func TestDestructiveHoldsToolsWithoutHints(t *testing.T) {
 	s := startServer(t)
 	var ran atomic.Int32
-	tools := activities.DefaultRegistry()
-	purge := activities.NewTool(model.ToolSpec{Name: "purge", Description: "Delete the caches.", Parameters: json.RawMessage(`{"type": "object"}`)},
-		func(context.Context, activities.ToolEnv, json.RawMessage) (string, error) {
+	reg := tools.DefaultRegistry()
+	purge := tools.New(model.ToolSpec{Name: "purge", Description: "Delete the caches.", Parameters: json.RawMessage(`{"type": "object"}`)},
+		func(context.Context, tools.Env, json.RawMessage) (string, error) {
 			ran.Add(1)
 			return "purged", nil
 		})
-	if err := tools.Register(purge); err != nil {
+	if err := reg.Register(purge); err != nil {
 		t.Fatal(err)
 	}
-	s.startWorkerWith(t, agentworker.Options{Tools: tools, ScriptDir: "/"})
+	s.startWorkerWith(t, agentworker.Options{Tools: reg, ScriptDir: "/"})
 	sc := writeScenario(t, `{"model": [{"tool_calls": [{"name": "purge", "arguments": {}}]}, {"content": "done"}]}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/client"
@@ -117,7 +118,7 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 	acts := &activities.Activities{
 		Client:   c,
 		Models:   func(string) (model.Client, string, error) { return fake, "fake-model", nil },
-		Tools:    activities.DefaultRegistry(),
+		Tools:    tools.DefaultRegistry(),
 		StateDir: t.TempDir(),
 	}
 	probe := &replayProbe{}

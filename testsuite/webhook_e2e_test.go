@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/report"
 	"github.com/todoflow/todoflow/api"
 
 	"github.com/todoflow/todoflow/activities"
@@ -62,7 +63,7 @@ const hookNets = "127.0.0.0/8, ::1"
 // the variable back for itself (t.Setenv).
 func newHook(t *testing.T, answer func(n int) (int, string)) *hook {
 	t.Helper()
-	if err := os.Setenv(activities.WebhookAllowNetsEnv, hookNets); err != nil {
+	if err := os.Setenv(report.WebhookAllowNetsEnv, hookNets); err != nil {
 		t.Fatal(err)
 	}
 	h := &hook{answer: answer}
@@ -139,14 +140,14 @@ func webhookScenario(t *testing.T, url, headers string, expect ...string) string
 //
 // Not parallel: t.Setenv, read by the in-process worker.
 func TestWebhookReporterDeliversEveryEventOnce(t *testing.T) {
-	t.Setenv(activities.WebhookHeadersEnv("test"), `{"X-Token": "s3cret"}`)
+	t.Setenv(report.WebhookHeadersEnv("test"), `{"X-Token": "s3cret"}`)
 	h := newHook(t, func(n int) (int, string) {
 		if n <= 2 {
 			return http.StatusServiceUnavailable, "1"
 		}
 		return http.StatusOK, ""
 	})
-	t.Setenv(activities.WebhookURLsEnv("test"), h.URL)
+	t.Setenv(report.WebhookURLsEnv("test"), h.URL)
 	s := startServer(t)
 	s.startWorker(t, t.TempDir())
 	sc := writeScenario(t, webhookScenario(t, h.URL, "test",
@@ -298,17 +299,17 @@ func TestWebhookRefusedDestinations(t *testing.T) {
 		wantErr []string
 	}{
 		{name: "loopback without the allow setting", allow: "",
-			wantErr: []string{"is loopback", activities.WebhookAllowNetsEnv}},
+			wantErr: []string{"is loopback", report.WebhookAllowNetsEnv}},
 		{name: "headers outside their binding", headers: "e2e-bound", allow: hookNets,
 			env: map[string]string{
-				activities.WebhookHeadersEnv("e2e-bound"): `{"Authorization": "Bearer ` + secret + `"}`,
-				activities.WebhookURLsEnv("e2e-bound"):    "https://hooks.example.com/todoflow",
+				report.WebhookHeadersEnv("e2e-bound"): `{"Authorization": "Bearer ` + secret + `"}`,
+				report.WebhookURLsEnv("e2e-bound"):    "https://hooks.example.com/todoflow",
 			},
 			wantErr: []string{"are not sent to", "TODOFLOW_WEBHOOK_URLS_E2E_BOUND does not cover"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHook(t, func(int) (int, string) { return http.StatusOK, "" })
-			t.Setenv(activities.WebhookAllowNetsEnv, tc.allow)
+			t.Setenv(report.WebhookAllowNetsEnv, tc.allow)
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}

@@ -60,6 +60,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/internal/cliflags"
 	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/worker/agentworker"
@@ -119,7 +120,7 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.codecHosts, "codec-hosts", "", "further host `NAMES` (comma-separated) callers reach the codec server by, such as a proxy's; its address and localhost are always accepted")
 	fs.BoolVar(&f.codecInsecure, "codec-insecure-loopback", false, "serve the codec server without $"+codec.EnvToken+", on a loopback address only: every local process and user can then decrypt (for the dev server's Web UI, which sends no token)")
 	fs.StringVar(&f.hostQueue, "host-queue", "", "the task `QUEUE` of this worker's workspaces, polled for their sessions' tool calls (default $"+agentworker.EnvHostQueue+", else the name kept in the state folder)")
-	fs.StringArrayVar(&f.roots, "workspace-root", nil, "an absolute `DIR` that runs' workspaces may be inside; repeat for more (default $"+activities.EnvWorkspaceRoots+", else <state folder>/workspaces)")
+	fs.StringArrayVar(&f.roots, "workspace-root", nil, "an absolute `DIR` that runs' workspaces may be inside; repeat for more (default $"+tools.EnvWorkspaceRoots+", else <state folder>/workspaces)")
 	fs.StringArrayVar(&f.subagentModels, "subagent-model", nil, "a model `PATTERN` (path.Match of a reference, e.g. openai:gpt-4o-mini) a model may choose for its subagents besides its own; repeat for more (default $"+activities.EnvSubagentModels+", else none)")
 	fs.BoolVar(&f.vcsWrites, "allow-vcs-writes", false, "let write_file write inside .git and other version control metadata (default $"+agentworker.EnvVCSWrites+")")
 	fs.StringVar(&f.scriptDir, "script-dir", "", "serve script: models (scenario files) from the files inside `DIR`, for tests and demos (default $"+agentworker.EnvScriptDir+", else none)")

@@ -20,7 +20,7 @@ const (
 	MaxActivityInputBytes = 1 << 20
 	// MaxActivityResultBytes caps an activity's result: a tool's output is
 	// at most activities.MaxToolOutputMax and its diff for the user
-	// activities.MaxDiffBytes, a model's answer at most
+	// tools.MaxDiffBytes, a model's answer at most
 	// activities.MaxAnswerBytes (a larger one fails the call).
 	MaxActivityResultBytes = 3 << 19
 	// MaxCarryBytes caps the continue-as-new input: at most carryBytes of

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"github.com/todoflow/todoflow/activities"
@@ -52,7 +53,7 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 	t.Logf("the largest model call input: %d bytes (cap %d)", len(b), MaxActivityInputBytes)
 
 	// A tool's result and a model's answer.
-	for name, n := range map[string]int{"tool output and its diff": activities.MaxToolOutputMax + activities.MaxDiffBytes, "model answer": activities.MaxAnswerBytes} {
+	for name, n := range map[string]int{"tool output and its diff": activities.MaxToolOutputMax + tools.MaxDiffBytes, "model answer": activities.MaxAnswerBytes} {
 		if n+64<<10 > MaxActivityResultBytes {
 			t.Errorf("%s: %d bytes and its envelope pass MaxActivityResultBytes (%d)", name, n, MaxActivityResultBytes)
 		}

@@ -14,12 +14,12 @@ package workflows
 import (
 	"slices"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 )
 
 // maxKeptDiffs is how many diffs, the latest, the run keeps: a client that
 // looks several times a second needs only those of one model's answer,
-// and their query answer, each diff at most activities.MaxDiffBytes and
+// and their query answer, each diff at most tools.MaxDiffBytes and
 // six times that as JSON escapes it at worst, fits MaxQueryAnswerBytes.
 const maxKeptDiffs = 8
 
@@ -33,7 +33,7 @@ type keptDiff struct{ callID, diff string }
 // keep adds the diff of call callID; an empty one is none. A diff over
 // its bound (a worker of another build) is dropped, not kept.
 func (d *toolDiffs) keep(callID, diff string) {
-	if diff == "" || len(diff) > activities.MaxDiffBytes {
+	if diff == "" || len(diff) > tools.MaxDiffBytes {
 		return
 	}
 	d.kept = append(d.kept, keptDiff{callID, diff})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/activity"
@@ -74,9 +75,9 @@ func TestToolDiffsAnswerBounded(t *testing.T) {
 	for i := range maxKeptDiffs + 3 {
 		id := fmt.Sprintf("call_%d", i)
 		ids = append(ids, id)
-		d.keep(id, strings.Repeat("<", activities.MaxDiffBytes))
+		d.keep(id, strings.Repeat("<", tools.MaxDiffBytes))
 	}
-	d.keep("too_long", strings.Repeat("+", activities.MaxDiffBytes+1))
+	d.keep("too_long", strings.Repeat("+", tools.MaxDiffBytes+1))
 	ans, _ := d.answer(append(ids, "too_long"))
 	if _, ok := ans["too_long"]; ok {
 		t.Error("a diff over MaxDiffBytes was kept")

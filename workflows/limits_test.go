@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/activity"
@@ -146,7 +147,7 @@ func TestSubagentModelChosen(t *testing.T) {
 // inside a root gets its absolute folder in every tool call.
 func TestWorkspaceIsCheckedAtStart(t *testing.T) {
 	root := t.TempDir()
-	roots, err := activities.NewRoots(root)
+	roots, err := tools.NewRoots(root)
 	if err != nil {
 		t.Fatal(err)
 	}

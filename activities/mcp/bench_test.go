@@ -11,8 +11,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 )
 
 // BenchmarkCall is one echo call of the test server, as RunTool makes it
@@ -54,7 +53,7 @@ func BenchmarkCall(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer servers.Close()
-			reg := activities.NewRegistry()
+			reg := tools.NewRegistry()
 			if err := servers.Register(reg); err != nil {
 				b.Fatal(err)
 			}
@@ -62,7 +61,7 @@ func BenchmarkCall(b *testing.B) {
 			if err != nil || !ok {
 				b.Fatalf("echo: %v, %v", ok, err)
 			}
-			env := activities.ToolEnv{Progress: func(activities.Progress) {}}
+			env := tools.Env{Progress: func(tools.Progress) {}}
 			for b.Loop() {
 				if _, err := tool.Run(ctx, env, args); err != nil {
 					b.Fatal(err)

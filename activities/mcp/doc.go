@@ -24,8 +24,8 @@
 //
 // # Tools
 //
-// Each server is an activities.Source: its tools join the worker's
-// activities.Registry as mcp__<server>__<tool>, with the description and
+// Each server is a tools.Source: its tools join the worker's
+// tools.Registry as mcp__<server>__<tool>, with the description and
 // input schema the server gives. The workflow needs no change for them:
 // CallModel offers Registry.Specs (filtered by the run's "tools" names and
 // patterns) and RunTool finds a call's tool with Registry.Find. Names are
@@ -50,7 +50,7 @@
 //
 // # Hints
 //
-// A tool's annotations are its activities.ToolHints, with MCP's defaults
+// A tool's annotations are its tools.Hints, with MCP's defaults
 // where the server says nothing (not read-only, destructive, not
 // idempotent): RunTool reads them to decide whether a call that was
 // interrupted may be sent again, and whether a run that asks for approval
@@ -66,7 +66,7 @@
 // text), a call the server refused (a JSON-RPC error), arguments that do not
 // fit the schema. A server that cannot be reached (or that answers an HTTP
 // client error, as for a session it forgot) is a passing problem: the tool
-// returns an activities.Unsent error, RunTool's retry policy tries
+// returns a tools.Unsent error, RunTool's retry policy tries
 // again (starting the server again), and after the policy's last attempt the
 // workflow answers the model with the error. A server that broke off after
 // the request may have reached it (wire.go tells, since the SDK's errors do

@@ -9,8 +9,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/activities/mcp"
+	"github.com/todoflow/todoflow/activities/tools"
 )
 
 // The tools of an MCP server join a worker's registry as
@@ -32,7 +32,7 @@ func ExampleServers_Register() {
 		panic(err)
 	}
 	defer servers.Close() // as the worker does when it stops
-	reg := activities.DefaultRegistry()
+	reg := tools.DefaultRegistry()
 	if err := servers.Register(reg); err != nil {
 		panic(err)
 	}
@@ -49,7 +49,7 @@ func ExampleServers_Register() {
 	if err != nil {
 		panic(err)
 	}
-	out, err := tool.Run(ctx, activities.ToolEnv{}, json.RawMessage(`{"name": "Ada"}`))
+	out, err := tool.Run(ctx, tools.Env{}, json.RawMessage(`{"name": "Ada"}`))
 	fmt.Println(out, err)
 	// Output:
 	// mcp__hello__greet - Greet someone.

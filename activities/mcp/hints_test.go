@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -34,7 +35,7 @@ func bothTransports(t *testing.T, test func(t *testing.T, f *fixture)) {
 	})
 }
 
-func (f *fixture) find(t *testing.T, name string) activities.Tool {
+func (f *fixture) find(t *testing.T, name string) tools.Tool {
 	t.Helper()
 	tool, ok, err := f.reg.Find(context.Background(), name)
 	if err != nil || !ok {
@@ -49,13 +50,13 @@ func TestToolHintsFromAnnotations(t *testing.T) {
 	f := newFixture(t, Config{Servers: map[string]Server{"orders": stdioServer(nil)}}, Options{})
 	for _, tt := range []struct {
 		tool string
-		want activities.ToolHints
+		want tools.Hints
 	}{
-		{"mcp__orders__echo", activities.DefaultHints},
-		{"mcp__orders__count", activities.ToolHints{ReadOnly: true, Destructive: true}},
-		{"mcp__orders__exit_idempotent", activities.ToolHints{Idempotent: true}},
+		{"mcp__orders__echo", tools.DefaultHints},
+		{"mcp__orders__count", tools.Hints{ReadOnly: true, Destructive: true}},
+		{"mcp__orders__exit_idempotent", tools.Hints{Idempotent: true}},
 	} {
-		h, ok := f.find(t, tt.tool).(activities.HintedTool)
+		h, ok := f.find(t, tt.tool).(tools.HintedTool)
 		if !ok {
 			t.Fatalf("%s declares no hints", tt.tool)
 		}
@@ -87,8 +88,8 @@ func TestTaskToolsLeftOut(t *testing.T) {
 func TestProgressNotifications(t *testing.T) {
 	bothTransports(t, func(t *testing.T, f *fixture) {
 		var mu sync.Mutex
-		var got []activities.Progress
-		env := activities.ToolEnv{Progress: func(p activities.Progress) {
+		var got []tools.Progress
+		env := tools.Env{Progress: func(p tools.Progress) {
 			mu.Lock()
 			got = append(got, p)
 			mu.Unlock()
@@ -99,7 +100,7 @@ func TestProgressNotifications(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if len(got) != 3 || got[2] != (activities.Progress{Progress: 3, Total: 3, Message: "counted 3"}) {
+		if len(got) != 3 || got[2] != (tools.Progress{Progress: 3, Total: 3, Message: "counted 3"}) {
 			t.Errorf("progress reports %+v, want three, the last 3 of 3", got)
 		}
 		// Without a Progress, the call asks for none.
@@ -131,8 +132,8 @@ func TestCallUnsent(t *testing.T) {
 	// A stdio server that cannot be started.
 	f := newFixture(t, Config{Servers: map[string]Server{"gone": {Command: "/nonexistent/mcp-server"}}}, Options{})
 	srv := f.servers.servers[0]
-	tl := &tool{srv: srv, spec: model.ToolSpec{Name: "mcp__gone__x"}, remote: "x", hints: activities.DefaultHints}
-	if _, err := tl.Run(context.Background(), activities.ToolEnv{}, nil); !activities.IsUnsent(err) {
+	tl := &tool{srv: srv, spec: model.ToolSpec{Name: "mcp__gone__x"}, remote: "x", hints: tools.DefaultHints}
+	if _, err := tl.Run(context.Background(), tools.Env{}, nil); !tools.IsUnsent(err) {
 		t.Errorf("call of a server that cannot start: %v, want Unsent", err)
 	}
 
@@ -141,7 +142,7 @@ func TestCallUnsent(t *testing.T) {
 	f = newFixture(t, Config{Servers: map[string]Server{"orders": {URL: h.ts.URL, Headers: map[string]string{"Authorization": "Bearer tok"}}}}, Options{})
 	echo := f.find(t, "mcp__orders__echo")
 	h.stop()
-	if _, err := echo.Run(context.Background(), activities.ToolEnv{}, json.RawMessage(`{"text":"hi"}`)); !activities.IsUnsent(err) {
+	if _, err := echo.Run(context.Background(), tools.Env{}, json.RawMessage(`{"text":"hi"}`)); !tools.IsUnsent(err) {
 		t.Errorf("call of an HTTP server that is down: %v, want Unsent", err)
 	}
 
@@ -162,8 +163,8 @@ func TestCallUnsent(t *testing.T) {
 	}))
 	t.Cleanup(func() { drop.CloseClientConnections(); drop.Close() })
 	f = newFixture(t, Config{Servers: map[string]Server{"orders": {URL: drop.URL}}}, Options{})
-	_, err := f.find(t, "mcp__orders__echo").Run(context.Background(), activities.ToolEnv{}, json.RawMessage(`{"text":"hi"}`))
-	if !activities.IsRetryable(err) || activities.IsUnsent(err) {
+	_, err := f.find(t, "mcp__orders__echo").Run(context.Background(), tools.Env{}, json.RawMessage(`{"text":"hi"}`))
+	if !tools.IsRetryable(err) || tools.IsUnsent(err) {
 		t.Errorf("call whose connection broke after it was written: %v, want Retryable and not Unsent", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,7 +80,7 @@ func TestStdioServerRestarts(t *testing.T) {
 	// sends it again only if the tool's hints allow: hints_test.go); the
 	// next call gets a new process.
 	_, err := f.call(t, "mcp__orders__exit", "")
-	if !activities.IsRetryable(err) || activities.IsUnsent(err) || !strings.Contains(err.Error(), "MCP server orders") {
+	if !tools.IsRetryable(err) || tools.IsUnsent(err) || !strings.Contains(err.Error(), "MCP server orders") {
 		t.Fatalf("call during which the server died: %v, want a retryable error naming the server, not Unsent", err)
 	}
 	third := f.pid(t)
@@ -93,7 +94,7 @@ func TestStdioServerRestarts(t *testing.T) {
 	}
 	out, err := f.call(t, "mcp__orders__pid", "")
 	if err != nil {
-		if !activities.IsRetryable(err) {
+		if !tools.IsRetryable(err) {
 			t.Fatalf("first call after a kill: %v, want a result or a retryable error", err)
 		}
 		out = f.mustCall(t, "mcp__orders__pid", "")
@@ -168,7 +169,7 @@ func (h *httpServer) requests() []string {
 }
 
 // executeRunTool runs the RunTool activity with reg, as a worker would.
-func executeRunTool(t *testing.T, reg *activities.Registry, call model.ToolCall) (activities.RunToolResult, error) {
+func executeRunTool(t *testing.T, reg *tools.Registry, call model.ToolCall) (activities.RunToolResult, error) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
@@ -203,7 +204,7 @@ func TestHTTPServer(t *testing.T) {
 	if got := f.mustCall(t, "mcp__billing__echo", `{"text": "over HTTP"}`); got != "over HTTP" {
 		t.Errorf("echo = %q", got)
 	}
-	if _, err := f.call(t, "mcp__billing__fail", `{}`); err == nil || activities.IsRetryable(err) || !strings.Contains(err.Error(), "order B2 does not exist") {
+	if _, err := f.call(t, "mcp__billing__fail", `{}`); err == nil || tools.IsRetryable(err) || !strings.Contains(err.Error(), "order B2 does not exist") {
 		t.Errorf("fail: %v, want the tool's error", err)
 	}
 	// An error that quotes the token of "Bearer ${MCP_TEST_TOKEN}" alone
@@ -248,7 +249,7 @@ func TestHTTPServer(t *testing.T) {
 	startHTTP(t, addr, "s3cret-token")
 	out, err := f.call(t, "mcp__billing__echo", `{"text": "again"}`)
 	if err != nil {
-		if !activities.IsUnsent(err) {
+		if !tools.IsUnsent(err) {
 			t.Fatalf("first call after a restart: %v, want a result or an Unsent error", err)
 		}
 		out = f.mustCall(t, "mcp__billing__echo", `{"text": "again"}`)

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 )
 
 // serverEnv makes the test binary an MCP server on its standard input and
@@ -173,7 +172,7 @@ func runWorker() int {
 		fmt.Println("error:", err)
 		return 1
 	}
-	reg := activities.NewRegistry()
+	reg := tools.NewRegistry()
 	if err := servers.Register(reg); err != nil {
 		fmt.Println("error:", err)
 		return 1
@@ -184,7 +183,7 @@ func runWorker() int {
 		fmt.Println("error: no pid tool:", err)
 		return 1
 	}
-	pid, err := tool.Run(ctx, activities.ToolEnv{}, json.RawMessage(`{}`))
+	pid, err := tool.Run(ctx, tools.Env{}, json.RawMessage(`{}`))
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

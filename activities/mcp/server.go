@@ -24,12 +24,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 )
 
 // server is one configured MCP server and, while it runs, the session with
-// it. It is the activities.Source of the server's tools.
+// it. It is the tools.Source of the server's tools.
 type server struct {
 	name   string
 	prefix string
@@ -46,12 +46,12 @@ type server struct {
 	// progress holds, by progress token, what takes the progress of a call
 	// that runs (see call); the SDK calls onProgress from the session's
 	// reader.
-	progress  sync.Map // string → func(activities.Progress)
+	progress  sync.Map // string → func(tools.Progress)
 	lastToken atomic.Int64
 
 	mu      sync.Mutex
 	session *sdk.ClientSession // nil while the server is not running
-	tools   []activities.Tool  // of the latest listing; nil before the first
+	tools   []tools.Tool       // of the latest listing; nil before the first
 	redact  *strings.Replacer  // puts the references back in place of the values they gave
 	closed  bool
 	// Before a first listing succeeds, failed starts are not tried again
@@ -75,7 +75,7 @@ func (s *server) Prefix() string { return s.prefix }
 // Tools returns the server's tools, starting it to list them the first time
 // and listing them again when the server said they changed. Once listed,
 // the tools stay offered while the server is down: a call starts it again.
-func (s *server) Tools(ctx context.Context) ([]activities.Tool, error) {
+func (s *server) Tools(ctx context.Context) ([]tools.Tool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tools != nil && !s.stale.Load() {
@@ -110,13 +110,13 @@ func (s *server) Tools(ctx context.Context) ([]activities.Tool, error) {
 //
 // What the model can act on is a plain error: the server refused the call
 // (a JSON-RPC error: no such tool, bad arguments) or the tool reported an
-// error (isError). A server that cannot be reached is an activities.Unsent
+// error (isError). A server that cannot be reached is a tools.Unsent
 // error, so that RunTool's retry policy tries again (and the next attempt
 // starts the server again); one that broke off after the request may have
 // reached it (wire.go) is Retryable, and RunTool runs the call again only if
 // the tool's hints allow it. After the last attempt the workflow answers
 // the model with the error.
-func (s *server) call(ctx context.Context, remote string, args json.RawMessage, progress func(activities.Progress)) (string, error) {
+func (s *server) call(ctx context.Context, remote string, args json.RawMessage, progress func(tools.Progress)) (string, error) {
 	s.mu.Lock()
 	cs, err := s.connectLocked(ctx)
 	s.mu.Unlock()
@@ -124,7 +124,7 @@ func (s *server) call(ctx context.Context, remote string, args json.RawMessage, 
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", activities.Unsent(err)
+		return "", tools.Unsent(err)
 	}
 	params := &sdk.CallToolParams{Name: remote, Arguments: args}
 	if progress != nil {
@@ -148,9 +148,9 @@ func (s *server) call(ctx context.Context, remote string, args json.RawMessage, 
 		err = s.flatLocked("call "+remote, err)
 		s.mu.Unlock()
 		if !note.mayHaveArrived() {
-			return "", activities.Unsent(err)
+			return "", tools.Unsent(err)
 		}
-		return "", activities.Retryable(err)
+		return "", tools.Retryable(err)
 	}
 	text, err := result(res)
 	if err != nil {
@@ -201,7 +201,7 @@ func (s *server) onProgress(p *sdk.ProgressNotificationParams) {
 		return
 	}
 	if f, ok := s.progress.Load(fmt.Sprint(p.ProgressToken)); ok {
-		f.(func(activities.Progress))(activities.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		f.(func(tools.Progress))(tools.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
 }
 
@@ -255,7 +255,7 @@ func (s *server) listLocked(ctx context.Context, cs *sdk.ClientSession) error {
 	// Cleared before listing, so that a change announced meanwhile is
 	// listed next time.
 	s.stale.Store(false)
-	var tools []activities.Tool
+	var found []tools.Tool
 	var taskOnly []string
 	remoteOf := make(map[string]string)
 	note := &wireNote{listing: true}
@@ -285,21 +285,21 @@ func (s *server) listLocked(ctx context.Context, cs *sdk.ClientSession) error {
 			}
 			spec.Parameters = b
 		}
-		if err := activities.CheckSpec(spec); err != nil {
+		if err := tools.CheckSpec(spec); err != nil {
 			s.opts.Logger.Error("MCP tool cannot be offered", "server", s.name, "tool", t.Name, "error", err)
 			continue
 		}
 		remoteOf[name] = t.Name
-		tools = append(tools, &tool{srv: s, spec: spec, remote: t.Name, hints: hints(t.Annotations)})
+		found = append(found, &tool{srv: s, spec: spec, remote: t.Name, hints: hints(t.Annotations)})
 	}
 	if taskOnly != nil {
 		s.opts.Logger.Warn("MCP server's tools that must run as tasks are not offered (todoflow calls tools directly, not as tasks)", "server", s.name, "tools", taskOnly)
 	}
-	slices.SortFunc(tools, func(a, b activities.Tool) int { return strings.Compare(a.Spec().Name, b.Spec().Name) })
-	if tools == nil {
-		tools = []activities.Tool{} // listed, and none: not "never listed"
+	slices.SortFunc(found, func(a, b tools.Tool) int { return strings.Compare(a.Spec().Name, b.Spec().Name) })
+	if found == nil {
+		found = []tools.Tool{} // listed, and none: not "never listed"
 	}
-	s.tools = tools
+	s.tools = found
 	return nil
 }
 
@@ -519,7 +519,7 @@ type tool struct {
 	srv    *server
 	spec   model.ToolSpec
 	remote string // the name the server knows it by
-	hints  activities.ToolHints
+	hints  tools.Hints
 }
 
 func (t *tool) Spec() model.ToolSpec { return t.spec }
@@ -527,16 +527,16 @@ func (t *tool) Spec() model.ToolSpec { return t.spec }
 // Hints are the tool's annotations: RunTool sends a call again after an
 // interruption only as they allow, and holds a call that may destroy when
 // the run asks for approval of those.
-func (t *tool) Hints() activities.ToolHints { return t.hints }
+func (t *tool) Hints() tools.Hints { return t.hints }
 
 // hints reads a tool's annotations with MCP's defaults for what a server
 // leaves out: not read-only, destructive, not idempotent. (The SDK reads
 // an absent readOnlyHint or idempotentHint as false, their default.)
-func hints(a *sdk.ToolAnnotations) activities.ToolHints {
+func hints(a *sdk.ToolAnnotations) tools.Hints {
 	if a == nil {
-		return activities.DefaultHints
+		return tools.DefaultHints
 	}
-	return activities.ToolHints{
+	return tools.Hints{
 		ReadOnly:    a.ReadOnlyHint,
 		Destructive: a.DestructiveHint == nil || *a.DestructiveHint,
 		Idempotent:  a.IdempotentHint,
@@ -546,9 +546,9 @@ func hints(a *sdk.ToolAnnotations) activities.ToolHints {
 // Run checks the arguments against the tool's schema, as far as DecodeArgs
 // reads schemas, so that a malformed call gets a clear error without a
 // round trip; the server checks them fully.
-func (t *tool) Run(ctx context.Context, env activities.ToolEnv, args json.RawMessage) (string, error) {
+func (t *tool) Run(ctx context.Context, env tools.Env, args json.RawMessage) (string, error) {
 	var obj json.RawMessage
-	if err := activities.DecodeArgs(t.spec, args, &obj); err != nil {
+	if err := tools.DecodeArgs(t.spec, args, &obj); err != nil {
 		return "", err
 	}
 	return t.srv.call(ctx, t.remote, obj, env.Progress)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -47,7 +47,7 @@ func stdioServer(env map[string]string) Server {
 
 // fixture is a registry with the servers of cfg, and what they logged.
 type fixture struct {
-	reg     *activities.Registry
+	reg     *tools.Registry
 	servers *Servers
 	log     *syncBuffer // the servers' log
 	stderr  *syncBuffer // what the stdio servers printed on stderr
@@ -55,7 +55,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, cfg Config, opts Options) *fixture {
 	t.Helper()
-	f := &fixture{reg: activities.NewRegistry(), log: &syncBuffer{}, stderr: &syncBuffer{}}
+	f := &fixture{reg: tools.NewRegistry(), log: &syncBuffer{}, stderr: &syncBuffer{}}
 	if opts.Logger == nil {
 		opts.Logger = slogTo(f.log)
 	}
@@ -78,12 +78,12 @@ func (f *fixture) call(t *testing.T, name, args string) (string, error) {
 	defer cancel()
 	tool, ok, err := f.reg.Find(ctx, name)
 	if err != nil {
-		return "", activities.Retryable(err) // as RunTool treats it
+		return "", tools.Retryable(err) // as RunTool treats it
 	}
 	if !ok {
 		t.Fatalf("tool %s not found", name)
 	}
-	return tool.Run(ctx, activities.ToolEnv{}, json.RawMessage(args))
+	return tool.Run(ctx, tools.Env{}, json.RawMessage(args))
 }
 
 // mustCall is call for a call that must succeed.
@@ -185,7 +185,7 @@ func TestStdioServer(t *testing.T) {
 		{"mcp__orders__echo", `[1]`, "arguments must be a JSON object"},
 	} {
 		_, err := f.call(t, tt.tool, tt.args)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || activities.IsRetryable(err) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || tools.IsRetryable(err) {
 			t.Errorf("%s(%s) error = %v, want a plain error containing %q", tt.tool, tt.args, err, tt.want)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 )
 
 // DefaultStartTimeout bounds how long a server may take to start and list
@@ -33,7 +33,7 @@ type Options struct {
 }
 
 // Servers are the MCP servers of one configuration, each a source of tools
-// for an activities.Registry. Nothing is started until a tool is needed.
+// for a tools.Registry. Nothing is started until a tool is needed.
 type Servers struct {
 	servers []*server
 	stop    context.CancelFunc
@@ -86,7 +86,7 @@ func (s *Servers) Names() []string {
 // Register adds each server to reg as a source of tools named
 // mcp__<server>__<tool>. It refuses a server whose tool names could clash
 // with tools reg has already.
-func (s *Servers) Register(reg *activities.Registry) error {
+func (s *Servers) Register(reg *tools.Registry) error {
 	for _, srv := range s.servers {
 		if err := reg.AddSource(srv); err != nil {
 			return fmt.Errorf("mcp server %q: %w", srv.name, err)

@@ -33,7 +33,7 @@ import (
 // refused, the rate is limited), by which the server, or what stands
 // before it, says it did not take the request. A call whose note does not
 // say it may have arrived certainly did not reach the tool
-// (activities.Unsent).
+// (tools.Unsent).
 //
 // Which tools must run as tasks: the SDK's Tool has no "execution" (MCP
 // tasks, taskSupport "required"), so a listing carries a note too, and the

@@ -23,11 +23,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/worker/agentworker"
 )
@@ -53,9 +53,9 @@ var wordCount = model.ToolSpec{
 
 // countWords runs on the worker, inside the RunTool activity. An error is
 // shown to the model, which may correct its call.
-func countWords(_ context.Context, _ activities.ToolEnv, raw json.RawMessage) (string, error) {
+func countWords(_ context.Context, _ tools.Env, raw json.RawMessage) (string, error) {
 	var args struct{ Text string }
-	if err := activities.DecodeArgs(wordCount, raw, &args); err != nil {
+	if err := tools.DecodeArgs(wordCount, raw, &args); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("%d words", len(strings.Fields(args.Text))), nil
@@ -66,10 +66,10 @@ func run() error {
 	taskQueue := flag.String("task-queue", api.TaskQueue, "task queue to poll")
 	flag.Parse()
 
-	tools := activities.DefaultRegistry()
+	reg := tools.DefaultRegistry()
 	// It only reads: a run whose approval is "destructive" lets it run
 	// unasked (a tool without hints may destroy, as MCP's defaults say).
-	if err := tools.Register(activities.WithHints(activities.NewTool(wordCount, countWords), activities.ToolHints{ReadOnly: true})); err != nil {
+	if err := reg.Register(tools.WithHints(tools.New(wordCount, countWords), tools.Hints{ReadOnly: true})); err != nil {
 		return err
 	}
 
@@ -83,7 +83,7 @@ func run() error {
 	defer c.Close()
 	return agentworker.Run(ctx, c, namespace, agentworker.Options{
 		TaskQueue: *taskQueue,
-		Tools:     tools,
+		Tools:     reg,
 		MCPConfig: *mcpConfig,
 		Logger:    logger,
 	})

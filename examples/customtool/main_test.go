@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 )
 
 func TestCountWords(t *testing.T) {
@@ -18,13 +18,13 @@ func TestCountWords(t *testing.T) {
 		{`{}`, "", `missing required argument "text"`},
 		{`{"text": 3}`, "", `argument "text" must be of type string`},
 	}
-	reg := activities.NewRegistry(activities.NewTool(wordCount, countWords))
+	reg := tools.NewRegistry(tools.New(wordCount, countWords))
 	tool, ok := reg.Lookup("word_count")
 	if !ok {
 		t.Fatal("word_count is not registered")
 	}
 	for _, tt := range tests {
-		got, err := tool.Run(context.Background(), activities.ToolEnv{}, json.RawMessage(tt.args))
+		got, err := tool.Run(context.Background(), tools.Env{}, json.RawMessage(tt.args))
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("word_count(%s) = %q, %v; want an error containing %q", tt.args, got, err, tt.wantErr)

@@ -26,8 +26,8 @@
 //
 // A program of your own can be a todoflow worker with tools of its own, the
 // way a contrib package is added to an SDK worker: build a registry with
-// activities.DefaultRegistry and Register your tools (Go functions, with
-// activities.NewTool), name an MCP configuration if you want MCP servers'
+// tools.DefaultRegistry and Register your tools (Go functions, with
+// tools.New), name an MCP configuration if you want MCP servers'
 // tools too, and run New's worker, or Run, which also registers the search
 // attributes. Dial connects as the worker binary does; DialWith also takes
 // a metrics handler and interceptors, such as package worker/telemetry's
@@ -61,6 +61,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/model/openai"
 	"github.com/todoflow/todoflow/model/script"
@@ -78,7 +79,7 @@ type Options struct {
 	TaskQueue string
 	// Tools are the tools models may call; nil means the built-ins. The
 	// MCP servers' tools are added to it.
-	Tools *activities.Registry
+	Tools *tools.Registry
 	// StateDir holds the workspaces of runs that name none; empty means
 	// StateDir().
 	StateDir string
@@ -145,7 +146,7 @@ type Options struct {
 	// folder (see HostQueue).
 	HostQueue string
 	// WorkspaceRoots are the absolute folders a run's `workspace` may name
-	// a folder inside (see activities.Roots); nil means
+	// a folder inside (see tools.Roots); nil means
 	// $TODOFLOW_WORKSPACE_ROOTS, else <StateDir>/workspaces.
 	WorkspaceRoots []string
 	// VCSWrites lets write_file write inside .git and the other version
@@ -293,28 +294,28 @@ func ServerDB() (string, error) {
 // else $TODOFLOW_WORKSPACE_ROOTS, else the state folder's workspaces/. The
 // roots must be apart from the state folder (its database, the sessions'
 // folders), which no run may reach.
-func workspaceRoots(opts Options) (activities.Roots, error) {
+func workspaceRoots(opts Options) (tools.Roots, error) {
 	dirs, source := opts.WorkspaceRoots, "WorkspaceRoots"
 	if dirs == nil {
-		if v := os.Getenv(activities.EnvWorkspaceRoots); v != "" {
-			dirs, source = filepath.SplitList(v), activities.EnvWorkspaceRoots
+		if v := os.Getenv(tools.EnvWorkspaceRoots); v != "" {
+			dirs, source = filepath.SplitList(v), tools.EnvWorkspaceRoots
 		} else {
 			dirs = []string{filepath.Join(opts.StateDir, DefaultRootFolder)}
 		}
 	}
-	roots, err := activities.NewRoots(dirs...)
+	roots, err := tools.NewRoots(dirs...)
 	if err == nil {
 		err = roots.CheckStateDir(opts.StateDir)
 	}
 	if err != nil {
-		return activities.Roots{}, fmt.Errorf("%s: %w", source, err)
+		return tools.Roots{}, fmt.Errorf("%s: %w", source, err)
 	}
 	return roots, nil
 }
 
 // DefaultRootFolder is the workspace root inside the state folder of a
 // worker that names none.
-const DefaultRootFolder = activities.WorkspacesFolder
+const DefaultRootFolder = tools.WorkspacesFolder
 
 // splitList is the non-empty, trimmed items of a list separated by sep.
 func splitList(v, sep string) []string {

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/worker/agentworker"
 )
@@ -20,15 +20,15 @@ import (
 // A worker of your own: the built-in tools, one Go tool, and the tools of
 // the MCP servers of a configuration file (none here).
 func ExampleNew() {
-	reg := activities.DefaultRegistry()
+	reg := tools.DefaultRegistry()
 	weather := model.ToolSpec{
 		Name:        "weather",
 		Description: "Today's weather in a city.",
 		Parameters:  json.RawMessage(`{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}`),
 	}
-	err := reg.Register(activities.NewTool(weather, func(_ context.Context, _ activities.ToolEnv, raw json.RawMessage) (string, error) {
+	err := reg.Register(tools.New(weather, func(_ context.Context, _ tools.Env, raw json.RawMessage) (string, error) {
 		var args struct{ City string }
-		if err := activities.DecodeArgs(weather, raw, &args); err != nil {
+		if err := tools.DecodeArgs(weather, raw, &args); err != nil {
 			return "", err // the model reads it and corrects its call
 		}
 		return "Sunny in " + args.City, nil
@@ -94,7 +94,7 @@ func TestNewRefusesBadMCPConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {"orders": {"command": "orders-mcp"}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reg := activities.NewRegistry(activities.NewTool(model.ToolSpec{Name: "mcp__orders__mine"}, nil))
+	reg := tools.NewRegistry(tools.New(model.ToolSpec{Name: "mcp__orders__mine"}, nil))
 	_, err = agentworker.New(c, agentworker.Options{StateDir: t.TempDir(), MCPConfig: path, Tools: reg})
 	if err == nil || !strings.Contains(err.Error(), `mcp config `+path+`: mcp server "orders"`) || !strings.Contains(err.Error(), "mcp__orders__mine") {
 		t.Errorf("New with a clash = %v", err)

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/activities/mcp"
 	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/worker/codec"
@@ -68,7 +69,7 @@ func NewPlugin(c client.Client, opts Options) (*Plugin, error) {
 	}
 	opts.DefaultModel = cmp.Or(opts.DefaultModel, os.Getenv("TODOFLOW_MODEL"), DefaultModel)
 	if opts.Tools == nil {
-		opts.Tools = activities.DefaultRegistry()
+		opts.Tools = tools.DefaultRegistry()
 	}
 	// The activities decode the run's history (the transcript is read
 	// from there) with the converter the client was dialed with.

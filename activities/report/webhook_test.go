@@ -1,4 +1,4 @@
-package activities
+package report
 
 import (
 	"encoding/json"
@@ -68,13 +68,13 @@ func (h *testHook) requests() []hookRequest {
 }
 
 // webhookInput is a report of testEvent to a webhook reporter with this config.
-func webhookInput(t *testing.T, config map[string]string) ReportInput {
+func webhookInput(t *testing.T, config map[string]string) input {
 	t.Helper()
 	cfg, err := json.Marshal(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ReportInput{
+	return input{
 		Reporter:   api.ReporterConfig{Type: api.ReporterWebhook, Config: cfg},
 		WorkflowID: "wf-1/researcher", AgentID: "researcher",
 		Event: json.RawMessage(testEvent), Plan: json.RawMessage(testPlan),
@@ -102,25 +102,25 @@ func TestReportWebhook(t *testing.T) {
 		{name: "delivered", headers: "ops-hook", status: http.StatusOK},
 		{name: "delivered 204 without headers", status: http.StatusNoContent},
 		{name: "503 with Retry-After", headers: "ops-hook", status: http.StatusServiceUnavailable, retry: "7",
-			errType: ErrTypeReportRetryable, delay: 7 * time.Second, wantErr: []string{"503"}},
+			errType: ErrTypeRetryable, delay: 7 * time.Second, wantErr: []string{"503"}},
 		{name: "503 quoting the token alone", headers: "ops-hook", status: http.StatusServiceUnavailable, answer: "token s3cret-t0ken is not valid yet",
-			errType: ErrTypeReportRetryable, wantErr: []string{"503 Service Unavailable"}},
+			errType: ErrTypeRetryable, wantErr: []string{"503 Service Unavailable"}},
 		{name: "500 with a body", status: http.StatusInternalServerError, answer: "SECRET-ECHO",
-			errType: ErrTypeReportRetryable, wantErr: []string{"500 Internal Server Error"}},
+			errType: ErrTypeRetryable, wantErr: []string{"500 Internal Server Error"}},
 		{name: "429", status: http.StatusTooManyRequests,
-			errType: ErrTypeReportRetryable, wantErr: []string{"429"}},
+			errType: ErrTypeRetryable, wantErr: []string{"429"}},
 		{name: "408", status: http.StatusRequestTimeout,
-			errType: ErrTypeReportRetryable, wantErr: []string{"408"}},
+			errType: ErrTypeRetryable, wantErr: []string{"408"}},
 		{name: "400", headers: "ops-hook", status: http.StatusBadRequest, answer: "bad event; you sent Authorization: " + secret,
-			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"400 Bad Request"}},
+			errType: ErrTypeRejected, nonRetryable: true, wantErr: []string{"400 Bad Request"}},
 		{name: "401", status: http.StatusUnauthorized,
-			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"401"}},
+			errType: ErrTypeRejected, nonRetryable: true, wantErr: []string{"401"}},
 		{name: "redirect is not followed", status: http.StatusFound,
-			errType: ErrTypeReportRejected, nonRetryable: true, wantErr: []string{"302"}},
+			errType: ErrTypeRejected, nonRetryable: true, wantErr: []string{"302"}},
 		{name: "closed server", closed: true,
-			errType: ErrTypeReportRetryable},
+			errType: ErrTypeRetryable},
 		{name: "missing headers variable", headers: "nope",
-			errType: ErrTypeReportConfig, nonRetryable: true, wantErr: []string{"TODOFLOW_WEBHOOK_HEADERS_NOPE"}},
+			errType: ErrTypeConfig, nonRetryable: true, wantErr: []string{"TODOFLOW_WEBHOOK_HEADERS_NOPE"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestReportWebhook(t *testing.T) {
 			if tt.headers != "" {
 				config["headers"] = tt.headers
 			}
-			err := executeReport(t, &Activities{StateDir: t.TempDir()}, webhookInput(t, config), nil)
+			err := deliver(t, t.TempDir(), webhookInput(t, config), nil)
 
 			if tt.errType == "" {
 				if err != nil {
@@ -171,7 +171,7 @@ func TestReportWebhook(t *testing.T) {
 				}
 			}
 			reqs := h.requests()
-			if tt.closed || tt.errType == ErrTypeReportConfig {
+			if tt.closed || tt.errType == ErrTypeConfig {
 				if len(reqs) != 0 {
 					t.Fatalf("got %d requests, want none", len(reqs))
 				}
@@ -234,34 +234,34 @@ func TestReportWebhookRefused(t *testing.T) {
 		wantErr []string
 	}{
 		{name: "loopback without the allow setting", url: "{hook}/plans", allow: unset,
-			errType: ErrTypeReportForbidden, wantErr: []string{"127.0.0.1 is loopback", WebhookAllowNetsEnv}},
+			errType: ErrTypeForbidden, wantErr: []string{"127.0.0.1 is loopback", WebhookAllowNetsEnv}},
 		{name: "loopback with headers bound to it, without the allow setting", url: "{hook}/plans", headers: "ops", allow: "", urls: "{hook}",
-			errType: ErrTypeReportForbidden, wantErr: []string{"is loopback", WebhookAllowNetsEnv}},
+			errType: ErrTypeForbidden, wantErr: []string{"is loopback", WebhookAllowNetsEnv}},
 		{name: "loopback, other networks allowed", url: "{hook}/plans", allow: "10.0.0.0/8 192.168.1.7",
-			errType: ErrTypeReportForbidden, wantErr: []string{"127.0.0.1 is loopback"}},
+			errType: ErrTypeForbidden, wantErr: []string{"127.0.0.1 is loopback"}},
 		// The check is on the address dialled, not on the URL's text.
 		{name: "a name that resolves to loopback", url: "{localhost}/plans", allow: unset,
-			errType: ErrTypeReportForbidden, wantErr: []string{"is loopback", WebhookAllowNetsEnv}},
+			errType: ErrTypeForbidden, wantErr: []string{"is loopback", WebhookAllowNetsEnv}},
 		{name: "cloud metadata", url: "http://169.254.169.254/latest/meta-data/", allow: loopback,
-			errType: ErrTypeReportForbidden, wantErr: []string{"169.254.169.254 is link-local"}},
+			errType: ErrTypeForbidden, wantErr: []string{"169.254.169.254 is link-local"}},
 		{name: "cloud metadata through NAT64", url: "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/", allow: loopback,
-			errType: ErrTypeReportForbidden, wantErr: []string{"a way to 169.254.169.254, which is link-local"}},
+			errType: ErrTypeForbidden, wantErr: []string{"a way to 169.254.169.254, which is link-local"}},
 		{name: "headers outside their binding", url: "{hook}/plans", headers: "ops", allow: loopback, urls: "https://hooks.example.com/ops",
-			errType: ErrTypeReportForbidden, wantErr: []string{`headers "ops" are not sent to http://127.0.0.1:`, "TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
+			errType: ErrTypeForbidden, wantErr: []string{`headers "ops" are not sent to http://127.0.0.1:`, "TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
 		{name: "headers bound to another path", url: "{hook}/plans", headers: "ops", allow: loopback, urls: "{hook}/ops",
-			errType: ErrTypeReportForbidden, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
+			errType: ErrTypeForbidden, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
 		{name: "dot segments out of the binding", url: "{hook}/ops/../admin", headers: "ops", allow: loopback, urls: "{hook}/ops",
-			errType: ErrTypeReportForbidden, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
+			errType: ErrTypeForbidden, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
 		{name: "headers bound to the same host over https", url: "{hook}/plans", headers: "ops", allow: loopback, urls: "{hook-https}",
-			errType: ErrTypeReportForbidden, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
+			errType: ErrTypeForbidden, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS does not cover"}},
 		{name: "headers bound to nothing", url: "{hook}/plans", headers: "ops", allow: loopback, urls: unset,
-			errType: ErrTypeReportConfig, wantErr: []string{`headers "ops" are bound to no URL`, "has no TODOFLOW_WEBHOOK_URLS_OPS"}},
+			errType: ErrTypeConfig, wantErr: []string{`headers "ops" are bound to no URL`, "has no TODOFLOW_WEBHOOK_URLS_OPS"}},
 		{name: "headers bound to an empty list", url: "{hook}/plans", headers: "ops", allow: loopback, urls: " , ",
-			errType: ErrTypeReportConfig, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS is empty"}},
+			errType: ErrTypeConfig, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS is empty"}},
 		{name: "a binding entry with credentials", url: "{hook}/plans", headers: "ops", allow: loopback, urls: "{hook}, https://u:pw-pw-pw@example.com/",
-			errType: ErrTypeReportConfig, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS: entry 2 is not an http or https URL"}},
+			errType: ErrTypeConfig, wantErr: []string{"TODOFLOW_WEBHOOK_URLS_OPS: entry 2 is not an http or https URL"}},
 		{name: "a bad allow setting", url: "{hook}/plans", allow: "127.0.0.1, localhost",
-			errType: ErrTypeReportConfig, wantErr: []string{WebhookAllowNetsEnv, `"localhost" is neither a CIDR prefix`}},
+			errType: ErrTypeConfig, wantErr: []string{WebhookAllowNetsEnv, `"localhost" is neither a CIDR prefix`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,7 +275,7 @@ func TestReportWebhookRefused(t *testing.T) {
 			if tt.headers != "" {
 				config["headers"] = tt.headers
 			}
-			err := executeReport(t, &Activities{StateDir: t.TempDir()}, webhookInput(t, config), nil)
+			err := deliver(t, t.TempDir(), webhookInput(t, config), nil)
 			appErr := wantAppErr(t, err, tt.errType, true)
 			for _, w := range tt.wantErr {
 				if !strings.Contains(appErr.Error(), w) {

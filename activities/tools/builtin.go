@@ -1,4 +1,4 @@
-package activities
+package tools
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const (
 	// MaxListEntries is the most entries list_files returns.
 	MaxListEntries = 1000
 	// MaxReadBytes is the most bytes of a file one read_file call returns;
-	// a worker's output limit (ToolEnv.OutputMax) may make it less.
+	// a worker's output limit (Env.OutputMax) may make it less.
 	MaxReadBytes = 256 << 10
 	// MaxWriteBytes is the most bytes one write_file call writes. The
 	// content came in a model's answer, which history keeps, so a larger
@@ -41,14 +41,15 @@ const (
 	noteRoom = 200
 )
 
-// builtins returns the tools of DefaultRegistry.
-func builtins() []Tool {
-	return []Tool{
-		WithHints(NewTool(listFilesSpec, listFiles), ToolHints{ReadOnly: true}),
-		WithHints(NewTool(readFileSpec, readFile), ToolHints{ReadOnly: true}),
+// DefaultRegistry returns a new registry with the built-in tools list_files,
+// read_file and write_file. Add your own with Register.
+func DefaultRegistry() *Registry {
+	return NewRegistry(
+		WithHints(New(listFilesSpec, listFiles), Hints{ReadOnly: true}),
+		WithHints(New(readFileSpec, readFile), Hints{ReadOnly: true}),
 		// It may overwrite a file; writing the same again changes nothing.
-		WithHints(NewTool(writeFileSpec, writeFile), ToolHints{Destructive: true, Idempotent: true}),
-	}
+		WithHints(New(writeFileSpec, writeFile), Hints{Destructive: true, Idempotent: true}),
+	)
 }
 
 var listFilesSpec = model.ToolSpec{
@@ -99,7 +100,7 @@ var writeFileSpec = model.ToolSpec{
 }`),
 }
 
-func listFiles(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, error) {
+func listFiles(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
 	const tool = "list_files"
 	var args struct {
 		Path      string `json:"path"`
@@ -213,7 +214,7 @@ func describeFolder(p string) string {
 	return fmt.Sprintf("folder %q", p)
 }
 
-func readFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, error) {
+func readFile(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
 	const tool = "read_file"
 	var args struct {
 		Path   string `json:"path"`
@@ -309,7 +310,7 @@ func readFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, er
 
 // readLimit is how many bytes of a file one read_file call returns at most:
 // MaxReadBytes, or less when the worker keeps tool output shorter.
-func readLimit(env ToolEnv) int64 {
+func readLimit(env Env) int64 {
 	n := MaxReadBytes
 	if env.OutputMax > 0 {
 		n = min(n, env.OutputMax-noteRoom)
@@ -369,7 +370,7 @@ func fileKind(m fs.FileMode) string {
 	return "special file"
 }
 
-func writeFile(ctx context.Context, env ToolEnv, raw json.RawMessage) (string, error) {
+func writeFile(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
 	const tool = "write_file"
 	var args struct {
 		Path    string `json:"path"`

@@ -1,4 +1,4 @@
-package activities
+package tools
 
 import (
 	"path/filepath"

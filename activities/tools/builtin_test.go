@@ -1,4 +1,4 @@
-package activities
+package tools
 
 import (
 	"context"
@@ -14,15 +14,19 @@ import (
 	"unicode/utf8"
 )
 
+// minOutputMax is the least output limit a worker may set
+// (activities.MinToolOutputMax): the built-in tools fit their answers to it.
+const minOutputMax = 1 << 10
+
 // testEnv returns a tool environment whose workspace is open and empty,
 // as RunTool hands it, and a folder next to it, outside it.
-func testEnv(t *testing.T) (env ToolEnv, outside string) {
+func testEnv(t *testing.T) (env Env, outside string) {
 	t.Helper()
 	base := t.TempDir()
 	ws := openWorkspace(t, filepath.Join(base, "ws"))
 	outside = filepath.Join(base, "outside")
 	mustWrite(t, filepath.Join(outside, "secret.txt"), "top secret")
-	return ToolEnv{WorkflowID: "wf", AgentID: "main", Workspace: ws}, outside
+	return Env{WorkflowID: "wf", AgentID: "main", Workspace: ws}, outside
 }
 
 // openWorkspace opens the workspace dir until the test ends.
@@ -57,7 +61,7 @@ func mustSymlink(t *testing.T, target, link string) {
 }
 
 // call runs a built-in tool the way RunTool does.
-func call(t *testing.T, env ToolEnv, name, args string) (string, error) {
+func call(t *testing.T, env Env, name, args string) (string, error) {
 	t.Helper()
 	tool, ok := DefaultRegistry().Lookup(name)
 	if !ok {
@@ -74,7 +78,7 @@ type toolCase struct {
 	wantErr string // a part of the error
 }
 
-func runCases(t *testing.T, env ToolEnv, tests []toolCase) {
+func runCases(t *testing.T, env Env, tests []toolCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +169,7 @@ func TestListFilesCap(t *testing.T) {
 // fit the output the model reads.
 func TestListFilesFitsTheOutputLimit(t *testing.T) {
 	env, _ := testEnv(t)
-	env.OutputMax = MinToolOutputMax
+	env.OutputMax = minOutputMax
 	long := strings.Repeat("n", 100)
 	for i := range 30 {
 		mustWrite(t, filepath.Join(env.Workspace.Dir(), "deep", fmt.Sprintf("%s-%02d.txt", long, i)), "")
@@ -250,7 +254,7 @@ var readNote = regexp.MustCompile(`\n\[read_file: (\d+) bytes from offset (\d+) 
 // character.
 func TestReadFileInPieces(t *testing.T) {
 	env, _ := testEnv(t)
-	env.OutputMax = MinToolOutputMax
+	env.OutputMax = minOutputMax
 	var b strings.Builder
 	for i := 0; b.Len() < 5000; i++ {
 		fmt.Fprintf(&b, "line %d: héllo wörld € 😀\n", i)
@@ -539,7 +543,7 @@ func TestRealPathLinkLoop(t *testing.T) {
 	dir := t.TempDir()
 	mustSymlink(t, "b", filepath.Join(dir, "a"))
 	mustSymlink(t, "a", filepath.Join(dir, "b"))
-	env := ToolEnv{Workspace: openWorkspace(t, dir)}
+	env := Env{Workspace: openWorkspace(t, dir)}
 	// Not a panic or a hang: the os.Root reports the loop when the file is used.
 	if _, err := call(t, env, "write_file", `{"path": "a", "content": "x"}`); err == nil {
 		t.Fatal("write through a link loop succeeded")

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 
 	"go.temporal.io/sdk/activity"
@@ -20,38 +20,18 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-func TestHints(t *testing.T) {
-	for _, tt := range []struct {
-		name                   string
-		h                      ToolHints
-		mayDestroy, resendable bool
-	}{
-		{"MCP defaults", DefaultHints, true, false},
-		{"read-only", ToolHints{ReadOnly: true, Destructive: true}, false, true},
-		{"additive", ToolHints{}, false, false},
-		{"idempotent overwrite", ToolHints{Destructive: true, Idempotent: true}, true, true},
-	} {
-		if got := tt.h.MayDestroy(); got != tt.mayDestroy {
-			t.Errorf("%s: MayDestroy = %v", tt.name, got)
-		}
-		if got := tt.h.Resendable(); got != tt.resendable {
-			t.Errorf("%s: Resendable = %v", tt.name, got)
-		}
-	}
-}
-
 func TestMayResend(t *testing.T) {
-	once := DefaultHints
+	once := tools.DefaultHints
 	for _, tt := range []struct {
 		name    string
-		h       ToolHints
+		h       tools.Hints
 		attempt int32
 		last    *api.ToolProgress
 		want    bool
 	}{
 		{"first attempt", once, 1, nil, true},
-		{"idempotent, after anything", ToolHints{Idempotent: true}, 3, nil, true},
-		{"read-only, after anything", ToolHints{ReadOnly: true}, 2, nil, true},
+		{"idempotent, after anything", tools.Hints{Idempotent: true}, 3, nil, true},
+		{"read-only, after anything", tools.Hints{ReadOnly: true}, 2, nil, true},
 		{"no word from the attempt before", once, 2, nil, false},
 		{"progress, no word of not sending", once, 2, &api.ToolProgress{Tool: "t", Progress: 3}, false},
 		{"the attempt before did not send", once, 2, &api.ToolProgress{Tool: "t", Unsent: 1}, true},
@@ -63,48 +43,38 @@ func TestMayResend(t *testing.T) {
 	}
 }
 
-func TestUnsent(t *testing.T) {
-	err := fmt.Errorf("call: %w", Unsent(errors.New("connection refused")))
-	if !IsRetryable(err) || !IsUnsent(err) {
-		t.Errorf("Unsent: retryable %v, unsent %v; want both", IsRetryable(err), IsUnsent(err))
-	}
-	if IsUnsent(Retryable(errors.New("reset"))) || Unsent(nil) != nil {
-		t.Error("Retryable is not Unsent, and Unsent(nil) is nil")
-	}
-}
-
 // resendTools are tools that fail their first call in each way a call can
 // be interrupted, and count their calls.
 type resendTools struct {
 	calls map[string]*atomic.Int32
-	reg   *Registry
+	reg   *tools.Registry
 }
 
 func newResendTools(t *testing.T) *resendTools {
-	rt := &resendTools{calls: map[string]*atomic.Int32{}, reg: NewRegistry()}
-	add := func(name string, h *ToolHints, first func(ctx context.Context) error) {
+	rt := &resendTools{calls: map[string]*atomic.Int32{}, reg: tools.NewRegistry()}
+	add := func(name string, h *tools.Hints, first func(ctx context.Context) error) {
 		n := &atomic.Int32{}
 		rt.calls[name] = n
-		var tool Tool = NewTool(model.ToolSpec{Name: name}, func(ctx context.Context, _ ToolEnv, _ json.RawMessage) (string, error) {
+		var tool tools.Tool = tools.New(model.ToolSpec{Name: name}, func(ctx context.Context, _ tools.Env, _ json.RawMessage) (string, error) {
 			if n.Add(1) == 1 {
 				return "", first(ctx)
 			}
 			return "done", nil
 		})
 		if h != nil {
-			tool = WithHints(tool, *h)
+			tool = tools.WithHints(tool, *h)
 		}
 		if err := rt.reg.Register(tool); err != nil {
 			t.Fatal(err)
 		}
 	}
 	broke := func(context.Context) error {
-		return Retryable(errors.New("connection reset after the request was written"))
+		return tools.Retryable(errors.New("connection reset after the request was written"))
 	}
-	unsent := func(context.Context) error { return Unsent(errors.New("connection refused")) }
+	unsent := func(context.Context) error { return tools.Unsent(errors.New("connection refused")) }
 	// hang waits until its attempt is interrupted (see runWithRetries).
 	hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	once, idem := DefaultHints, ToolHints{Idempotent: true}
+	once, idem := tools.DefaultHints, tools.Hints{Idempotent: true}
 	add("once_broke", &once, broke)
 	add("once_unsent", &once, unsent)
 	add("once_hang", &once, hang)
@@ -197,13 +167,13 @@ func TestRunToolResend(t *testing.T) {
 // unasked); tools that say they only read, or only add, run.
 func TestRunToolHoldDestructive(t *testing.T) {
 	var ran atomic.Int32
-	run := func(context.Context, ToolEnv, json.RawMessage) (string, error) { ran.Add(1); return "ran", nil }
-	reg := DefaultRegistry()
-	for _, tool := range []Tool{
-		WithHints(NewTool(model.ToolSpec{Name: "drop_table"}, run), DefaultHints),
-		WithHints(NewTool(model.ToolSpec{Name: "count_rows"}, run), ToolHints{ReadOnly: true}),
-		WithHints(NewTool(model.ToolSpec{Name: "add_row"}, run), ToolHints{}),
-		NewTool(model.ToolSpec{Name: "plain"}, run),
+	run := func(context.Context, tools.Env, json.RawMessage) (string, error) { ran.Add(1); return "ran", nil }
+	reg := tools.DefaultRegistry()
+	for _, tool := range []tools.Tool{
+		tools.WithHints(tools.New(model.ToolSpec{Name: "drop_table"}, run), tools.DefaultHints),
+		tools.WithHints(tools.New(model.ToolSpec{Name: "count_rows"}, run), tools.Hints{ReadOnly: true}),
+		tools.WithHints(tools.New(model.ToolSpec{Name: "add_row"}, run), tools.Hints{}),
+		tools.New(model.ToolSpec{Name: "plain"}, run),
 	} {
 		if err := reg.Register(tool); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package activities
+package tools
 
 import (
 	"net"
@@ -44,7 +44,7 @@ func TestWriteFileRefusesSpecialFiles(t *testing.T) {
 
 // pipeEnv is a tool environment whose workspace holds a named pipe "pipe"
 // and a link "pipe-link" to it; dir is the workspace's folder.
-func pipeEnv(t *testing.T) (env ToolEnv, dir string) {
+func pipeEnv(t *testing.T) (env Env, dir string) {
 	t.Helper()
 	env, _ = testEnv(t)
 	dir = env.Workspace.Dir()

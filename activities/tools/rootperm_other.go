@@ -1,6 +1,6 @@
 //go:build !unix
 
-package activities
+package tools
 
 // othersMayWrite is not checked on systems without Unix modes (Windows
 // keeps who may write in ACLs): the operator's word is taken.

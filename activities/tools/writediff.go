@@ -1,4 +1,4 @@
-package activities
+package tools
 
 import (
 	"errors"
@@ -6,25 +6,22 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
-	"sync"
 
 	"github.com/todoflow/todoflow/internal/linediff"
-	"github.com/todoflow/todoflow/internal/text"
 )
 
 // What a write_file call changed, for the user.
 //
 // The model reads "wrote N bytes"; the user, watching the session, sees
 // what the call did to the file: a diff of its previous content and the
-// new one. The diff travels beside the tool's result (RunToolResult.Diff),
+// new one. The diff travels beside the tool's result (activities.RunToolResult.Diff),
 // never in the tool message, so the model's transcript is what it was, and
 // it is bounded, since it enters the run's history once, in the activity's
 // result.
 
 // Bounds of the diff a call shows its user.
 const (
-	// MaxDiffBytes is the most bytes of a call's diff (RunToolResult.Diff);
+	// MaxDiffBytes is the most bytes of a call's diff (activities.RunToolResult.Diff);
 	// a tool that hands a longer one has it cut, with a note.
 	MaxDiffBytes = 16 << 10
 	// maxDiffLines is the most lines of the diff write_file makes.
@@ -74,34 +71,4 @@ func previousText(root *os.Root, name string) (string, string) {
 		return "", fmt.Sprintf("\\ the previous content (%d bytes) is not text, so it is not compared: it %s", len(data), problem)
 	}
 	return string(data), ""
-}
-
-// diffTaker keeps the diff a tool hands over (ToolEnv.ShowDiff), from any
-// goroutine; the last one counts.
-type diffTaker struct {
-	mu   sync.Mutex
-	diff string
-}
-
-func (d *diffTaker) show(diff string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.diff = diff
-}
-
-// bounded is the diff taken, as valid UTF-8 and at most MaxDiffBytes: cut
-// after its last whole line that fits, with a note.
-func (d *diffTaker) bounded() string {
-	d.mu.Lock()
-	diff := strings.ToValidUTF8(d.diff, "\uFFFD")
-	d.mu.Unlock()
-	if len(diff) <= MaxDiffBytes {
-		return diff
-	}
-	const room = 100 // for the note
-	kept := diff[:text.CutIndex(diff, MaxDiffBytes-room)]
-	if i := strings.LastIndexByte(kept, '\n'); i > 0 {
-		kept = kept[:i]
-	}
-	return kept + fmt.Sprintf("\n\\ %d more bytes of the diff not shown", len(diff)-len(kept))
 }

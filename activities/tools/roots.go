@@ -1,20 +1,12 @@
-package activities
+package tools
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"go.temporal.io/sdk/temporal"
 )
-
-// CheckWorkspaceName is the local activity a run with a `workspace` asks
-// at its start: whoever starts a run writes its input, and only the
-// worker's operator decides which folders the tools may touch.
-const CheckWorkspaceName = "CheckWorkspace"
 
 // EnvWorkspaceRoots is the environment variable of a worker's workspace
 // roots: absolute folders, separated by the system's list separator (':'
@@ -104,10 +96,6 @@ func (r Roots) CheckStateDir(dir string) error {
 // names no root takes as its root; it is the only part of the state folder
 // a root may be in.
 const WorkspacesFolder = "workspaces"
-
-// Dirs returns the roots' folders, the first being where relative
-// workspaces go.
-func (r Roots) Dirs() []string { return append([]string(nil), r.dirs...) }
 
 // String lists the roots for an error message.
 func (r Roots) String() string {
@@ -213,32 +201,4 @@ func (r Roots) Open(workspace string) (Workspace, error) {
 		return Workspace{}, fmt.Errorf("%q: %w", workspace, err)
 	}
 	return Workspace{dir: filepath.Join(base, to.name), root: dir}, nil
-}
-
-// CheckWorkspace answers, for a run that names a workspace, the folder it
-// names on this worker (see Roots.Resolve), or refuses it (non-retryable,
-// type ErrTypeWorkspace), saying why: outside the roots, inside version
-// control metadata, or on a worker whose roots hold its state folder
-// (Roots.CheckStateDir). The run records the answer and passes the absolute
-// folder to every tool call, which RunTool checks again against its own
-// worker's roots.
-func (a *Activities) CheckWorkspace(_ context.Context, workspace string) (string, error) {
-	if err := a.stateApart(workspace); err != nil {
-		return "", temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeWorkspace, nil)
-	}
-	dir, err := a.Roots.Resolve(workspace)
-	if err != nil {
-		return "", temporal.NewNonRetryableApplicationError("workspace "+err.Error(), ErrTypeWorkspace, nil)
-	}
-	return dir, nil
-}
-
-// stateApart refuses a run's workspace on a worker whose roots are not
-// apart from its state folder (Roots.CheckStateDir): agentworker refuses
-// to start so, but a worker built by hand may not have asked.
-func (a *Activities) stateApart(workspace string) error {
-	if err := a.Roots.CheckStateDir(a.StateDir); err != nil {
-		return fmt.Errorf("workspace %q: this worker's workspace %w", workspace, err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package activities
+package report
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/net/http/httpguts"
 )
 
 // A webhook's URL comes from a run's input, which whoever may start a run
@@ -112,30 +113,30 @@ var webhookClient = &http.Client{
 }
 
 // reportWebhook POSTs the event to the reporter's URL.
-func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api.WebhookReport) error {
+func reportWebhook(ctx context.Context, rec Record, ev reportEvent, cfg *api.WebhookReport) error {
 	nonRetryable := func(err error, typ string) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), typ, nil)
 	}
 	allow, err := webhookAllowNets()
 	if err != nil {
-		return nonRetryable(err, ErrTypeReportConfig)
+		return nonRetryable(err, ErrTypeConfig)
 	}
 	headers, err := webhookHeaders(cfg.Headers)
 	if err != nil {
-		return nonRetryable(err, ErrTypeReportConfig)
+		return nonRetryable(err, ErrTypeConfig)
 	}
 	if cfg.Headers != "" {
 		binding, err := readWebhookBinding(cfg.Headers)
 		if err != nil {
-			return nonRetryable(err, ErrTypeReportConfig)
+			return nonRetryable(err, ErrTypeConfig)
 		}
 		if !binding.covers(cfg.URL) {
 			return nonRetryable(fmt.Errorf("webhook reporter: headers %q are not sent to %s: %s does not cover that URL "+
 				"(it lists the URLs, or URL prefixes, that header set may be sent to)",
-				cfg.Headers, safeURL(cfg.URL), WebhookURLsEnv(cfg.Headers)), ErrTypeReportForbidden)
+				cfg.Headers, safeURL(cfg.URL), WebhookURLsEnv(cfg.Headers)), ErrTypeForbidden)
 		}
 	}
-	body, err := record(in)
+	body, err := rec.line()
 	if err != nil {
 		return err
 	}
@@ -143,14 +144,14 @@ func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api
 
 	req, err := http.NewRequestWithContext(withAllowNets(ctx, allow), http.MethodPost, cfg.URL.String(), bytes.NewReader(body))
 	if err != nil {
-		return nonRetryable(fmt.Errorf("%s: %w", where, err), ErrTypeReportConfig)
+		return nonRetryable(fmt.Errorf("%s: %w", where, err), ErrTypeConfig)
 	}
 	req.GetBody = nil // see webhookClient
 	for name, value := range headers {
 		req.Header.Set(name, value)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", headerSafe(in.WorkflowID+"/"+in.AgentID+"/"+ev.eventID()))
+	req.Header.Set("Idempotency-Key", headerSafe(rec.WorkflowID+"/"+rec.AgentID+"/"+ev.eventID()))
 
 	resp, err := webhookClient.Do(req)
 	if err != nil {
@@ -160,10 +161,10 @@ func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api
 			return ctxErr
 		}
 		if refused, ok := errors.AsType[*refusedAddrError](err); ok {
-			return nonRetryable(fmt.Errorf("%s: %w", where, refused), ErrTypeReportForbidden)
+			return nonRetryable(fmt.Errorf("%s: %w", where, refused), ErrTypeForbidden)
 		}
 		msg := fmt.Sprintf("%s: %v", where, stripURLError(err))
-		return temporal.NewApplicationError(msg, ErrTypeReportRetryable)
+		return temporal.NewApplicationError(msg, ErrTypeRetryable)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
@@ -179,11 +180,11 @@ func reportWebhook(ctx context.Context, in ReportInput, ev reportEvent, cfg *api
 	switch {
 	case status == http.StatusRequestTimeout, status == http.StatusTooEarly,
 		status == http.StatusTooManyRequests, status >= 500:
-		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeReportRetryable, temporal.ApplicationErrorOptions{
+		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeRetryable, temporal.ApplicationErrorOptions{
 			NextRetryDelay: retryAfterDelay(resp.Header.Get("Retry-After"), time.Now()),
 		})
 	}
-	return temporal.NewNonRetryableApplicationError(msg, ErrTypeReportRejected, nil)
+	return temporal.NewNonRetryableApplicationError(msg, ErrTypeRejected, nil)
 }
 
 // webhookHeaders reads the headers a webhook reporter names from the
@@ -203,7 +204,7 @@ func webhookHeaders(name string) (map[string]string, error) {
 		return nil, fmt.Errorf("webhook reporter: headers %q: %s must hold a JSON object of header names to string values", name, env)
 	}
 	for h, v := range headers {
-		if !validHeaderName(h) {
+		if !httpguts.ValidHeaderFieldName(h) {
 			return nil, fmt.Errorf("webhook reporter: headers %q: %s has an invalid header name %q", name, env, text.SpaceControls(h))
 		}
 		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
@@ -289,20 +290,6 @@ func underPath(p, prefix string) bool {
 	p = path.Clean("/" + p)
 	prefix = strings.TrimSuffix(path.Clean("/"+prefix), "/")
 	return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
-}
-
-// validHeaderName reports whether h is an HTTP token (RFC 9110).
-func validHeaderName(h string) bool {
-	if h == "" {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !text.IsAlnum(rune(c)) && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
-			return false
-		}
-	}
-	return true
 }
 
 // headerSafe percent-escapes the control characters a header value cannot hold.

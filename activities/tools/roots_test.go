@@ -1,14 +1,10 @@
-package activities
+package tools
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"go.temporal.io/sdk/temporal"
 )
 
 // testRoots returns the roots dirs, failing the test if they are refused.
@@ -97,57 +93,5 @@ func TestNewRootsRefuses(t *testing.T) {
 		if _, err := NewRoots(dirs...); err == nil {
 			t.Errorf("NewRoots(%q) took it", dirs)
 		}
-	}
-}
-
-func TestCheckWorkspace(t *testing.T) {
-	root := t.TempDir()
-	a := &Activities{Roots: testRoots(t, root)}
-	if dir, err := a.CheckWorkspace(context.Background(), "proj"); err != nil || dir != filepath.Join(root, "proj") {
-		t.Errorf("CheckWorkspace(proj) = %q, %v", dir, err)
-	}
-	_, err := a.CheckWorkspace(context.Background(), "/")
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != ErrTypeWorkspace || !strings.HasPrefix(app.Message(), "workspace ") {
-		t.Errorf("CheckWorkspace(/) = %v; want a non-retryable %s error naming the field", err, ErrTypeWorkspace)
-	}
-}
-
-// A root must hold workspaces only: one that holds the worker's state
-// folder would let a run name the dev server's database or another
-// session's folder, and so would one inside the state folder anywhere but
-// its workspaces folder. The check refuses every run of such a worker,
-// naming why.
-func TestCheckWorkspaceRefusesRootsAtTheStateFolder(t *testing.T) {
-	base := t.TempDir()
-	tests := []struct {
-		name, root, state string
-		err               string // "" for a workspace taken
-	}{
-		{"root holds the state folder", "r1", "r1/state", "holds the worker's state folder"},
-		{"root is the state folder", "r2", "r2", "holds the worker's state folder"},
-		{"root holds the state folder deep down", "r3", "r3/a/b/state", "holds the worker's state folder"},
-		{"root inside the state folder", "s4/sessions", "s4", "is inside the worker's state folder"},
-		{"root is the state folder's workspaces folder", "s5/" + WorkspacesFolder, "s5", ""},
-		{"root inside the state folder's workspaces folder", "s6/" + WorkspacesFolder + "/team", "s6", ""},
-		{"root beside the state folder", "r7", "s7", ""},
-		{"root whose name starts like the state folder", "s8-roots", "s8", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := &Activities{Roots: testRoots(t, filepath.Join(base, tt.root)), StateDir: filepath.Join(base, tt.state)}
-			dir, err := a.CheckWorkspace(context.Background(), "proj")
-			switch {
-			case tt.err == "" && err != nil:
-				t.Errorf("CheckWorkspace = %v, want the workspace taken", err)
-			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-				t.Errorf("CheckWorkspace = %q, %v; want an error with %q", dir, err, tt.err)
-			}
-			// A tool call checks again, on the worker that runs it.
-			_, err = executeRunTool(t, a, RunToolInput{WorkflowID: "wf", Workspace: "proj", Call: toolCall("list_files", `{}`)})
-			if tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
-				t.Errorf("RunTool = %v, want an error with %q", err, tt.err)
-			}
-		})
 	}
 }

@@ -1,4 +1,4 @@
-package activities
+package tools
 
 import (
 	"bytes"
@@ -16,99 +16,6 @@ import (
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
-
-// Tool is something a model may call that runs on the worker, as part of the
-// RunTool activity.
-//
-// Run receives the arguments exactly as the model sent them (DecodeArgs checks
-// them against the spec) and returns the text the model reads. An error is
-// shown to the model as an error tool message and the run goes on; wrap an
-// error with Retryable to ask Temporal to run the activity again instead
-// (or with Unsent when the call certainly did not reach what it calls). A
-// tool that declares hints (HintedTool) is run again only as they allow
-// (hints.go).
-type Tool interface {
-	Spec() model.ToolSpec
-	Run(ctx context.Context, env ToolEnv, args json.RawMessage) (string, error)
-}
-
-// ToolEnv is what a tool knows about the call it serves.
-type ToolEnv struct {
-	// WorkflowID is the id of the calling agent's workflow; a subagent's id
-	// is "<parent workflow id>/<agent id>".
-	WorkflowID string
-	// AgentID names the calling agent within its tree of agents.
-	AgentID string
-	// Workspace is the folder the tool may read and write.
-	Workspace Workspace
-	// VCSWrites: the operator lets tools write inside version control
-	// metadata (see Activities.VCSWrites).
-	VCSWrites bool
-
-	// OutputMax is how many bytes of the tool's result the model reads:
-	// RunTool cuts the rest (runtool.go). A tool that can page its answer
-	// sizes it to fit, as read_file does. 0: no limit is known.
-	OutputMax int
-
-	// Progress, when not nil, takes what a running tool says of how far it
-	// has come; RunTool puts the latest in its heartbeat, where a client
-	// watching the session sees it (ToolProgress). Safe to call from any
-	// goroutine, as often as the tool likes: the heartbeat carries the
-	// latest at its own cadence.
-	Progress func(Progress)
-
-	// ShowDiff, when not nil, takes a diff of what the call changed, for
-	// the user and never the model (write_file hands one): the lines of a
-	// unified diff's hunks, as package internal/linediff writes them.
-	// RunTool returns the last one beside the result (RunToolResult.Diff),
-	// cut to MaxDiffBytes. Safe to call from any goroutine.
-	ShowDiff func(diff string)
-}
-
-// ToolFunc is the function of a tool made with NewTool.
-type ToolFunc func(ctx context.Context, env ToolEnv, args json.RawMessage) (string, error)
-
-// NewTool returns a Tool that describes itself with spec and runs fn.
-func NewTool(spec model.ToolSpec, fn ToolFunc) Tool {
-	return funcTool{spec: spec, fn: fn}
-}
-
-type funcTool struct {
-	spec model.ToolSpec
-	fn   ToolFunc
-}
-
-func (t funcTool) Spec() model.ToolSpec { return t.spec }
-
-func (t funcTool) Run(ctx context.Context, env ToolEnv, args json.RawMessage) (string, error) {
-	return t.fn(ctx, env, args)
-}
-
-// Retryable marks err as a passing problem (a network blip, a busy service):
-// RunTool then fails with a retryable error, so that Temporal runs the tool
-// again under the activity's retry policy, instead of showing the error to
-// the model. Retryable(nil) is nil.
-func Retryable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &retryableError{err: err}
-}
-
-// IsRetryable reports whether err was marked with Retryable (it or an error
-// it wraps).
-func IsRetryable(err error) bool {
-	_, ok := errors.AsType[*retryableError](err)
-	return ok
-}
-
-type retryableError struct {
-	err    error
-	unsent bool // see Unsent
-}
-
-func (e *retryableError) Error() string { return e.err.Error() }
-func (e *retryableError) Unwrap() error { return e.err }
 
 // Source offers tools that are found when the worker runs rather than fixed
 // in its code: the tools of an MCP server (package activities/mcp), listed
@@ -143,12 +50,6 @@ func NewRegistry(tools ...Tool) *Registry {
 		}
 	}
 	return r
-}
-
-// DefaultRegistry returns a new registry with the built-in tools list_files,
-// read_file and write_file. Add your own with Register.
-func DefaultRegistry() *Registry {
-	return NewRegistry(builtins()...)
 }
 
 // toolName is what the OpenAI API accepts as a function name; other providers

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -18,7 +19,7 @@ func TestRunToolWriteFileDiff(t *testing.T) {
 	a := &Activities{StateDir: t.TempDir(), Roots: testRoots(t, filepath.Dir(ws))}
 	mustWrite(t, filepath.Join(ws, "old.txt"), "one\ntwo\nthree\n")
 	mustWrite(t, filepath.Join(ws, "same.txt"), "same\n")
-	mustWrite(t, filepath.Join(ws, "huge.txt"), strings.Repeat("x\n", maxDiffFile/2+1))
+	mustWrite(t, filepath.Join(ws, "huge.txt"), strings.Repeat("x\n", tools.MaxWriteBytes/2+1))
 	mustWrite(t, filepath.Join(ws, "blob.bin"), "PK\x03\x04\x00\x00")
 	mustWrite(t, filepath.Join(ws, "adir", "inside"), "")
 	write := func(path, content string) string {
@@ -37,7 +38,7 @@ func TestRunToolWriteFileDiff(t *testing.T) {
 		{"unchanged", write("same.txt", "same\n"),
 			RunToolResult{Content: "wrote 5 bytes to same.txt", Diff: `\ no change: the file already had this content`}},
 		{"a huge previous file is not compared", write("huge.txt", "small\n"),
-			RunToolResult{Content: "wrote 6 bytes to huge.txt", Diff: fmt.Sprintf(`\ the previous content is over %d bytes, too large to compare`, maxDiffFile)}},
+			RunToolResult{Content: "wrote 6 bytes to huge.txt", Diff: fmt.Sprintf(`\ the previous content is over %d bytes, too large to compare`, tools.MaxWriteBytes)}},
 		{"a binary previous file is not compared", write("blob.bin", "text\n"),
 			RunToolResult{Content: "wrote 5 bytes to blob.bin", Diff: `\ the previous content (6 bytes) is not text, so it is not compared: it looks like a binary file: byte 4 is NUL`}},
 		{"binary new content is not compared", write("nul.txt", "a\x00b"),
@@ -77,8 +78,8 @@ func TestRunToolWriteFileDiffBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Diff) > MaxDiffBytes || strings.Count(got.Diff, "\n")+1 > maxDiffLines {
-		t.Errorf("the diff has %d bytes and %d lines, over %d or %d", len(got.Diff), strings.Count(got.Diff, "\n")+1, MaxDiffBytes, maxDiffLines)
+	if len(got.Diff) > tools.MaxDiffBytes || strings.Count(got.Diff, "\n")+1 > 200 {
+		t.Errorf("the diff has %d bytes and %d lines, over %d or %d", len(got.Diff), strings.Count(got.Diff, "\n")+1, tools.MaxDiffBytes, 200)
 	}
 	if last := got.Diff[strings.LastIndexByte(got.Diff, '\n')+1:]; !strings.HasPrefix(last, `\ `) || !strings.Contains(last, "not shown") {
 		t.Errorf("the diff's last line does not say what was left out: %q", last)
@@ -88,8 +89,8 @@ func TestRunToolWriteFileDiffBounded(t *testing.T) {
 // A tool of the worker's own may show a diff too; one too long is cut, on a
 // line's end, with a note, and made valid UTF-8.
 func TestRunToolShowDiffBounded(t *testing.T) {
-	long := "@@ -1 +1 @@\n" + strings.Repeat("+added line\n", MaxDiffBytes/6) + "\xff"
-	reg := NewRegistry(NewTool(model.ToolSpec{Name: "patch"}, func(_ context.Context, env ToolEnv, _ json.RawMessage) (string, error) {
+	long := "@@ -1 +1 @@\n" + strings.Repeat("+added line\n", tools.MaxDiffBytes/6) + "\xff"
+	reg := tools.NewRegistry(tools.New(model.ToolSpec{Name: "patch"}, func(_ context.Context, env tools.Env, _ json.RawMessage) (string, error) {
 		env.ShowDiff("an earlier diff")
 		env.ShowDiff(long)
 		return "patched", nil
@@ -103,8 +104,8 @@ func TestRunToolShowDiffBounded(t *testing.T) {
 	if got.Content != "patched" {
 		t.Errorf("content %q", got.Content)
 	}
-	if len(got.Diff) > MaxDiffBytes {
-		t.Errorf("the diff has %d bytes, over %d", len(got.Diff), MaxDiffBytes)
+	if len(got.Diff) > tools.MaxDiffBytes {
+		t.Errorf("the diff has %d bytes, over %d", len(got.Diff), tools.MaxDiffBytes)
 	}
 	lines := strings.Split(got.Diff, "\n")
 	if lines[len(lines)-2] != "+added line" || !strings.HasSuffix(lines[len(lines)-1], "more bytes of the diff not shown") {

@@ -1,4 +1,4 @@
-package activities_test
+package tools_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 )
 
@@ -28,10 +28,10 @@ func ExampleRegistry_Register() {
 			"additionalProperties": false
 		}`),
 	}
-	reg := activities.DefaultRegistry()
-	err := reg.Register(activities.NewTool(wordCount, func(ctx context.Context, env activities.ToolEnv, raw json.RawMessage) (string, error) {
+	reg := tools.DefaultRegistry()
+	err := reg.Register(tools.New(wordCount, func(ctx context.Context, env tools.Env, raw json.RawMessage) (string, error) {
 		var args struct{ Text string }
-		if err := activities.DecodeArgs(wordCount, raw, &args); err != nil {
+		if err := tools.DecodeArgs(wordCount, raw, &args); err != nil {
 			return "", err
 		}
 		return fmt.Sprint(len(strings.Fields(args.Text))), nil
@@ -45,19 +45,19 @@ func ExampleRegistry_Register() {
 	fmt.Println(reg.Names())
 
 	tool, _ := reg.Lookup("word_count")
-	out, _ := tool.Run(context.Background(), activities.ToolEnv{}, json.RawMessage(`{"text": "to do or not to do"}`))
+	out, _ := tool.Run(context.Background(), tools.Env{}, json.RawMessage(`{"text": "to do or not to do"}`))
 	fmt.Println(out)
 	// Output:
 	// [list_files read_file word_count write_file]
 	// 6
 }
 
-func tool(name string, params string) activities.Tool {
+func tool(name string, params string) tools.Tool {
 	spec := model.ToolSpec{Name: name, Description: "test tool " + name}
 	if params != "" {
 		spec.Parameters = json.RawMessage(params)
 	}
-	return activities.NewTool(spec, func(context.Context, activities.ToolEnv, json.RawMessage) (string, error) {
+	return tools.New(spec, func(context.Context, tools.Env, json.RawMessage) (string, error) {
 		return name, nil
 	})
 }
@@ -65,7 +65,7 @@ func tool(name string, params string) activities.Tool {
 func TestRegister(t *testing.T) {
 	tests := []struct {
 		name    string
-		tool    activities.Tool
+		tool    tools.Tool
 		wantErr string // empty: registered
 	}{
 		{"new tool", tool("grep", `{"type":"object"}`), ""},
@@ -80,7 +80,7 @@ func TestRegister(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := activities.DefaultRegistry()
+			reg := tools.DefaultRegistry()
 			err := reg.Register(tt.tool)
 			if tt.wantErr == "" {
 				if err != nil {
@@ -99,7 +99,7 @@ func TestRegister(t *testing.T) {
 }
 
 func TestRegisterTwice(t *testing.T) {
-	var reg activities.Registry // the zero Registry is usable
+	var reg tools.Registry // the zero Registry is usable
 	if err := reg.Register(tool("a", "")); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestNewRegistryPanicsOnDuplicate(t *testing.T) {
 			t.Fatal("NewRegistry with a duplicate did not panic")
 		}
 	}()
-	activities.NewRegistry(tool("a", ""), tool("a", ""))
+	tools.NewRegistry(tool("a", ""), tool("a", ""))
 }
 
 func specNames(specs []model.ToolSpec) []string {
@@ -126,7 +126,7 @@ func specNames(specs []model.ToolSpec) []string {
 }
 
 func TestSpecs(t *testing.T) {
-	reg := activities.NewRegistry(tool("zeta", ""), tool("alpha", ""), tool("mid", ""), tool("mcp_like", ""))
+	reg := tools.NewRegistry(tool("zeta", ""), tool("alpha", ""), tool("mid", ""), tool("mcp_like", ""))
 	tests := []struct {
 		name  string
 		allow []string
@@ -170,24 +170,24 @@ type source struct {
 
 func (s *source) Prefix() string { return s.prefix }
 
-func (s *source) Tools(context.Context) ([]activities.Tool, error) {
+func (s *source) Tools(context.Context) ([]tools.Tool, error) {
 	s.asked.Add(1)
 	if s.err != nil {
 		return nil, s.err
 	}
-	var tools []activities.Tool
+	var list []tools.Tool
 	for _, n := range s.names {
-		tools = append(tools, tool(s.prefix+n, `{"type":"object"}`))
+		list = append(list, tool(s.prefix+n, `{"type":"object"}`))
 	}
-	return tools, nil
+	return list, nil
 }
 
 func TestSources(t *testing.T) {
 	ctx := context.Background()
 	orders := &source{prefix: "mcp__orders__", names: []string{"list", "cancel"}}
 	down := &source{prefix: "mcp__down__", err: errors.New("MCP server down: connection refused")}
-	reg := activities.NewRegistry(tool("read_file", ""))
-	for _, s := range []activities.Source{orders, down} {
+	reg := tools.NewRegistry(tool("read_file", ""))
+	for _, s := range []tools.Source{orders, down} {
 		if err := reg.AddSource(s); err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestAddSourceClashes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := activities.NewRegistry(tool("mcp__local__echo", ""))
+			reg := tools.NewRegistry(tool("mcp__local__echo", ""))
 			if err := reg.AddSource(&source{prefix: "mcp__orders__"}); err != nil {
 				t.Fatal(err)
 			}
@@ -269,7 +269,7 @@ func TestAddSourceClashes(t *testing.T) {
 			}
 		})
 	}
-	reg := activities.NewRegistry()
+	reg := tools.NewRegistry()
 	if err := reg.AddSource(&source{prefix: "mcp__orders__"}); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestAddSourceClashes(t *testing.T) {
 }
 
 func TestDefaultRegistrySpecs(t *testing.T) {
-	specs, err := activities.DefaultRegistry().Specs(context.Background(), nil)
+	specs, err := tools.DefaultRegistry().Specs(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestDecodeArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
 			var a args
-			err := activities.DecodeArgs(spec, json.RawMessage(tt.args), &a)
+			err := tools.DecodeArgs(spec, json.RawMessage(tt.args), &a)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("DecodeArgs: %v", err)
@@ -363,17 +363,17 @@ func TestDecodeArgs(t *testing.T) {
 func TestDecodeArgsAllowsUnknownWithoutAdditionalPropertiesFalse(t *testing.T) {
 	spec := model.ToolSpec{Name: "loose", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)}
 	var v struct{ A string }
-	if err := activities.DecodeArgs(spec, json.RawMessage(`{"a":"x","b":2}`), &v); err != nil || v.A != "x" {
+	if err := tools.DecodeArgs(spec, json.RawMessage(`{"a":"x","b":2}`), &v); err != nil || v.A != "x" {
 		t.Fatalf("DecodeArgs = %v, %+v", err, v)
 	}
 }
 
 func TestRetryable(t *testing.T) {
-	if activities.Retryable(nil) != nil {
+	if tools.Retryable(nil) != nil {
 		t.Error("Retryable(nil) != nil")
 	}
 	base := errors.New("connection reset")
-	err := activities.Retryable(fmt.Errorf("fetch: %w", base))
+	err := tools.Retryable(fmt.Errorf("fetch: %w", base))
 	if !errors.Is(err, base) {
 		t.Error("Retryable hides the error it wraps")
 	}
@@ -384,7 +384,7 @@ func TestRetryable(t *testing.T) {
 
 func TestOpenWorkspace(t *testing.T) {
 	t.Chdir(t.TempDir())
-	ws, err := activities.OpenWorkspace(filepath.FromSlash("relative/ws"))
+	ws, err := tools.OpenWorkspace(filepath.FromSlash("relative/ws"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,10 +395,10 @@ func TestOpenWorkspace(t *testing.T) {
 	if fi, err := ws.Root().Stat("."); err != nil || !fi.IsDir() {
 		t.Errorf("the workspace folder: %v, %v; want it created and open", fi, err)
 	}
-	if _, err := activities.OpenWorkspace(""); err == nil {
+	if _, err := tools.OpenWorkspace(""); err == nil {
 		t.Error(`OpenWorkspace("") succeeded`)
 	}
-	var zero activities.Workspace
+	var zero tools.Workspace
 	if zero.Root() != nil || zero.Close() != nil {
 		t.Error("the zero Workspace has a folder")
 	}

@@ -1,4 +1,4 @@
-package activities
+package tools
 
 import (
 	"fmt"
@@ -49,9 +49,9 @@ func FuzzReadFile(f *testing.F) {
 	// than the read.
 	ws := openWorkspace(f, f.TempDir())
 	f.Fuzz(func(t *testing.T, content []byte, offset, limit int64, outputMax uint16) {
-		env := ToolEnv{Workspace: ws, OutputMax: int(outputMax)}
+		env := Env{Workspace: ws, OutputMax: int(outputMax)}
 		if env.OutputMax > 0 {
-			env.OutputMax = max(env.OutputMax, MinToolOutputMax) // what RunTool passes
+			env.OutputMax = max(env.OutputMax, minOutputMax) // what RunTool passes
 		}
 		mustWrite(t, filepath.Join(env.Workspace.Dir(), "f.txt"), string(content))
 		args := fmt.Sprintf(`{"path": "f.txt", "offset": %d}`, offset)
