@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
-	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/activities/mcp"
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/workflows"
