@@ -17,6 +17,7 @@ import (
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // cachingWorker plays a worker with a transcript cache: its CallModel reads
@@ -25,7 +26,7 @@ import (
 // to read what the cache lacks: such a call fails the test.
 type cachingWorker struct {
 	t      *testing.T
-	cache  *activities.TranscriptCache
+	cache  *transcript.Cache
 	inputs []activities.CallModelInput
 	read   [][]model.Message         // what each model call was sent
 	mu     sync.Mutex                // RunTools run at once
@@ -41,7 +42,7 @@ type cachingWorker struct {
 }
 
 func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
-	w.cache = activities.NewTranscriptCache(0)
+	w.cache = transcript.NewCache(0)
 	w.tools = map[string]model.ToolCall{}
 	registerHost(env)
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
@@ -50,7 +51,7 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 			w.t.Fatalf("call %d carries no new messages", in.Call)
 		}
 		if !w.recordOnly {
-			msgs, err := w.cache.Read(in.WorkflowID, in.RunID, in.New, in.Spans, func(spans []activities.Span) ([]model.Message, error) {
+			msgs, err := w.cache.Read(in.WorkflowID, in.RunID, in.New, in.Spans, func(spans []transcript.Span) ([]model.Message, error) {
 				w.t.Errorf("call %d: the cache lacks %v", in.Call, spans)
 				return nil, fmt.Errorf("call %d: the cache lacks %v", in.Call, spans)
 			})
@@ -91,7 +92,7 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 }
 
 // spanned is msgs cut to spans.
-func spanned(msgs []model.Message, spans []activities.Span) []model.Message {
+func spanned(msgs []model.Message, spans []transcript.Span) []model.Message {
 	var out []model.Message
 	for _, sp := range spans {
 		out = append(out, msgs[sp.Start:sp.End]...)
@@ -193,8 +194,8 @@ func TestContinuedRunDoesNotSendItsCarriedMessages(t *testing.T) {
 	if nm == nil || nm.From != 3 || len(nm.Messages) != 1 || nm.Messages[0].Content != "second" {
 		t.Errorf("the continued run's first call carries %+v; want only the new message, from 3", nm)
 	}
-	if nm != nil && !slices.Equal(nm.Carried, activities.MessageDigests(carried)) {
-		t.Errorf("the carried messages' digests are %q, want %q", nm.Carried, activities.MessageDigests(carried))
+	if nm != nil && !slices.Equal(nm.Carried, transcript.MessageDigests(carried)) {
+		t.Errorf("the carried messages' digests are %q, want %q", nm.Carried, transcript.MessageDigests(carried))
 	}
 }
 
@@ -257,14 +258,14 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 	}
 	// A worker that took every call: for the retry it reads the transcript
 	// again, and sends what the workflow holds, without the notice.
-	cache := activities.NewTranscriptCache(0)
+	cache := transcript.NewCache(0)
 	for _, in := range w.inputs[:len(w.inputs)-1] {
 		if _, err := cache.Read(in.WorkflowID, in.RunID, in.New, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	queried := 0
-	got, err := cache.Read(last.WorkflowID, last.RunID, last.New, last.Spans, func(spans []activities.Span) ([]model.Message, error) {
+	got, err := cache.Read(last.WorkflowID, last.RunID, last.New, last.Spans, func(spans []transcript.Span) ([]model.Message, error) {
 		queried++
 		return spanned(final, spans), nil
 	})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // hostLocal asks the worker that runs the workflow task which worker is the
@@ -159,7 +160,7 @@ func (h *host) gone(tool string) string {
 // toolCall is a call of the model's answer, for runTool.
 type toolCall struct {
 	c           model.ToolCall
-	from        *activities.CallRef // where c stands in the transcript
+	from        *transcript.CallRef // where c stands in the transcript
 	workspaceOf string              // the workflow whose workspace the call works in
 	queue       string              // the host's queue; "" for the workflow's own
 	// direct sends a call for the host on the workflow's own queue, as

@@ -16,6 +16,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // A model call is one CallModel activity, and the server retries its
@@ -66,7 +67,7 @@ var (
 			BackoffCoefficient: 2,
 			MaximumInterval:    maxModelBackoff,
 			NonRetryableErrorTypes: []string{
-				activities.ErrTypeContextOverflow, activities.ErrTypeModelConfig, activities.ErrTypeTranscriptMismatch,
+				activities.ErrTypeContextOverflow, activities.ErrTypeModelConfig, transcript.ErrTypeMismatch,
 			},
 		},
 	}
@@ -110,7 +111,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 // A summarising call (summary) is counted, but not numbered among the
 // agent's own calls: the scripted model answers call N with its response N,
 // and a scenario must not depend on when the context is compacted.
-func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summary bool) activities.CallModelInput {
+func (a *agent) modelInput(ctx workflow.Context, spans []transcript.Span, summary bool) activities.CallModelInput {
 	a.modelCalls++
 	if summary {
 		a.window.summaryCalls++
@@ -126,10 +127,10 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summar
 		Call:        a.modelCalls - a.window.summaryCalls,
 		Spans:       spans,
 		WorkerTools: []string{},
-		New:         activities.NewMessagesOf(a.window.msgs, a.window.sentMsgs, a.window.epoch),
+		New:         transcript.NewMessagesOf(a.window.msgs, a.window.sentMsgs, a.window.epoch),
 	}
 	if a.window.carriedUnsent {
-		in.New.Carried = activities.MessageDigests(a.window.msgs[:a.window.sentMsgs])
+		in.New.Carried = transcript.MessageDigests(a.window.msgs[:a.window.sentMsgs])
 		a.window.carriedUnsent = false
 	}
 	a.window.sentMsgs = len(a.window.msgs)

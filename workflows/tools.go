@@ -13,6 +13,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // runTools answers every tool call of one response, in call order: the todo
@@ -169,8 +170,8 @@ func (a *agent) appendAnswer(c model.ToolCall, msg model.Message) {
 // callRef locates call i of the model's answer just appended, for RunTool
 // to read it from the transcript, with its digest, against which a worker
 // checks the copy in its cache.
-func (a *agent) callRef(i int, c model.ToolCall) *activities.CallRef {
-	return &activities.CallRef{Message: len(a.window.msgs) - 1, Index: i, Digest: activities.CallDigest(c)}
+func (a *agent) callRef(i int, c model.ToolCall) *transcript.CallRef {
+	return &transcript.CallRef{Message: len(a.window.msgs) - 1, Index: i, Digest: transcript.CallDigest(c)}
 }
 
 // todoTools names the workflow's own tools for a model call; none when the

@@ -60,6 +60,7 @@ import (
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/model/openai"
 	"github.com/todoflow/todoflow/model/script"
+	"github.com/todoflow/todoflow/transcript"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
 	"github.com/todoflow/todoflow/workflows"
@@ -123,9 +124,9 @@ type Options struct {
 	// $TODOFLOW_TOOL_OUTPUT_MAX, else activities.DefaultToolOutputMax.
 	ToolOutputMax int
 	// TranscriptCacheBytes bounds the worker's copy of the transcripts its
-	// model calls were sent, which spares most transcript queries (see
-	// activities.TranscriptCache): 0 means
-	// activities.DefaultTranscriptCacheBytes, a negative value no cache.
+	// model calls were sent, which spares most reads of a run's history
+	// (see transcript.Cache): 0 means transcript.DefaultCacheBytes, a
+	// negative value no cache.
 	TranscriptCacheBytes int64
 	// AnswerCacheBytes bounds the worker's copy of its model calls'
 	// answers, which the next attempt of a call whose completion was not
@@ -251,10 +252,6 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		}
 		opts.Logger.Info("MCP servers configured; each starts when first needed", "config", opts.MCPConfig, "servers", strings.Join(servers.Names(), ", "))
 	}
-	var transcripts *activities.TranscriptCache
-	if opts.TranscriptCacheBytes >= 0 {
-		transcripts = activities.NewTranscriptCache(opts.TranscriptCacheBytes)
-	}
 	var answers *activities.AnswerCache
 	if opts.AnswerCacheBytes >= 0 {
 		answers = activities.NewAnswerCache(opts.AnswerCacheBytes, 0)
@@ -295,8 +292,6 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		opts.VCSWrites = truthy(os.Getenv(EnvVCSWrites))
 	}
 	acts := &activities.Activities{
-		Client:         c,
-		DataConverter:  dc,
 		Models:         NewModels(opts.DefaultModel, opts.ScriptDir),
 		Roots:          roots,
 		VCSWrites:      opts.VCSWrites,
@@ -305,7 +300,7 @@ func New(c client.Client, opts Options) (worker.Worker, error) {
 		StateDir:       opts.StateDir,
 		ToolOutputMax:  outputMax,
 		HostQueue:      hostQueue,
-		Transcripts:    transcripts,
+		Transcripts:    transcript.NewReader(c.WorkflowService(), dc, opts.TranscriptCacheBytes),
 		Answers:        answers,
 	}
 	// Last, once nothing else can fail: the worker's identity names where

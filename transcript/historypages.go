@@ -1,4 +1,4 @@
-package activities
+package transcript
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 )
 
@@ -34,20 +33,10 @@ const historyPageEvents = 256
 
 // historyFor reads the run's history events that tell the messages of
 // spans, and the transcript they tell.
-func (a *Activities) historyFor(ctx context.Context, workflowID, runID string, spans []Span, dc converter.DataConverter) (*historyTranscript, error) {
-	ns := a.Namespace
-	if activity.IsActivity(ctx) {
-		ns = activity.GetInfo(ctx).WorkflowNamespace
-	}
-	if ns == "" {
-		evs, err := a.historyEvents(ctx, workflowID, runID)
-		if err != nil {
-			return nil, err
-		}
-		return readHistory(evs, dc)
-	}
-	svc := a.Client.WorkflowService()
-	exec := &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: runID}
+func (r *Reader) historyFor(ctx context.Context, run Run, spans []Span) (*historyTranscript, error) {
+	dc, ns, workflowID := r.dc, run.Namespace, run.WorkflowID
+	svc := r.history
+	exec := &commonpb.WorkflowExecution{WorkflowId: workflowID, RunId: run.RunID}
 	first, err := svc.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
 		Namespace: ns, Execution: exec, MaximumPageSize: historyPageEvents,
 		HistoryEventFilterType: enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT,

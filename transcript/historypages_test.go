@@ -1,4 +1,4 @@
-package activities
+package transcript
 
 import (
 	"context"
@@ -103,9 +103,9 @@ func TestNewFrom(t *testing.T) {
 		from   int
 		exists bool
 	}{
-		{"a first attempt", sched(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs, 7, 0)}), 7, true},
-		{"a retry", sched(api.ModelCallActivity, CallModelInput{}), 0, false},
-		{"a tool", sched(api.ToolActivity, RunToolInput{}), 0, false},
+		{"a first attempt", sched(api.ModelCallActivity, callInput{New: NewMessagesOf(msgs, 7, 0)}), 7, true},
+		{"a retry", sched(api.ModelCallActivity, callInput{}), 0, false},
+		{"a tool", sched(api.ToolActivity, toolInput{}), 0, false},
 	} {
 		if from, ok := newFrom(tt.ev, dc); from != tt.from || ok != tt.exists {
 			t.Errorf("%s: %d, %v; want %d, %v", tt.name, from, ok, tt.from, tt.exists)
@@ -131,7 +131,7 @@ func longHistory(t *testing.T, turns, filler, gap int) ([]*historypb.HistoryEven
 	msgs := []model.Message{{Role: model.RoleSystem, Content: "system", ToolCalls: []model.ToolCall{}}}
 	sent := 0
 	call := func(resp model.Response) {
-		id := h.schedule(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs, sent, 0)})
+		id := h.schedule(api.ModelCallActivity, callInput{New: NewMessagesOf(msgs, sent, 0)})
 		sent = len(msgs)
 		fill(filler)
 		h.complete(id, resp)
@@ -147,9 +147,9 @@ func longHistory(t *testing.T, turns, filler, gap int) ([]*historypb.HistoryEven
 		if i == turns {
 			result = strings.Repeat("a long log line\n", HeldOver/8)
 		}
-		tool := h.schedule(api.ToolActivity, RunToolInput{Call: model.ToolCall{ID: callID, Name: "read_file"}})
+		tool := h.schedule(api.ToolActivity, toolInput{Call: model.ToolCall{ID: callID, Name: "read_file"}})
 		fill(filler)
-		h.complete(tool, RunToolResult{Content: result})
+		h.complete(tool, toolResult{Content: result})
 		if i == turns {
 			fill(gap)
 		}
@@ -185,10 +185,9 @@ func TestHistoryReadFollowsWhatIsMissing(t *testing.T) {
 			if tt.maxPages < 0 {
 				tt.maxPages = all + 1
 			}
-			c := &queryClient{workflowID: "wf", runID: "run", msgs: msgs, history: evs}
-			a := &Activities{Client: c, Namespace: "ns"}
+			c := &fakeHistory{workflowID: "wf", runID: "run", history: evs}
 			spans := tt.spans(n)
-			got, err := a.readTranscript(context.Background(), "wf", "run", spans)
+			got, err := readerOf(c).Messages(context.Background(), Run{Namespace: "ns", WorkflowID: "wf", RunID: "run"}, nil, spans)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,9 +197,6 @@ func TestHistoryReadFollowsWhatIsMissing(t *testing.T) {
 			}
 			if err := sameMessages(got, want); err != nil {
 				t.Fatal(err)
-			}
-			if c.queries != 0 {
-				t.Errorf("%d queries: history told less than it holds", c.queries)
 			}
 			t.Logf("%d of %d pages read", c.pages, all)
 			if c.pages > tt.maxPages {

@@ -1,8 +1,9 @@
-package activities
+package transcript
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,8 +12,10 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enums "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
 	updatepb "go.temporal.io/api/update/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -55,14 +58,25 @@ func runHistory(t *testing.T, dc converter.DataConverter) ([]*historypb.HistoryE
 	h := &eventLog{t: t, dc: dc}
 	h.start(map[string]any{"prompt": ""})
 	h.update("send_message", map[string]string{"text": long})
-	first := h.schedule(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs[:2], 0, 0)})
+	first := h.schedule(api.ModelCallActivity, callInput{New: NewMessagesOf(msgs[:2], 0, 0)})
 	h.complete(first, model.Response{ToolCalls: msgs[2].ToolCalls})
-	tool := h.schedule(api.ToolActivity, RunToolInput{Call: model.ToolCall{ID: "c1", Name: "read_file"}})
-	h.complete(tool, RunToolResult{Content: log})
-	second := h.schedule(api.ModelCallActivity, CallModelInput{New: NewMessagesOf(msgs[:4], 2, 0)})
+	tool := h.schedule(api.ToolActivity, toolInput{Call: model.ToolCall{ID: "c1", Name: "read_file"}})
+	h.complete(tool, toolResult{Content: log})
+	second := h.schedule(api.ModelCallActivity, callInput{New: NewMessagesOf(msgs[:4], 2, 0)})
 	h.complete(second, model.Response{ToolCalls: msgs[4].ToolCalls})
 	return h.evs, msgs
 }
+
+// callInput, toolInput and toolResult are what history holds of the
+// inputs of CallModel and RunTool and of RunTool's result (package
+// activities).
+type (
+	callInput struct {
+		New *NewMessages `json:"new,omitempty"`
+	}
+	toolInput  struct{ Call model.ToolCall }
+	toolResult struct{ Content string }
+)
 
 // eventLog builds a run's history as the server records it, its payloads
 // encoded with dc.
@@ -112,6 +126,14 @@ func (h *eventLog) schedule(name string, in any) int64 {
 	})
 }
 
+// marker records v as workflow.SideEffect does.
+func (h *eventLog) marker(v any) {
+	h.add(enums.EVENT_TYPE_MARKER_RECORDED, func(ev *historypb.HistoryEvent) {
+		ev.Attributes = &historypb.HistoryEvent_MarkerRecordedEventAttributes{MarkerRecordedEventAttributes: &historypb.MarkerRecordedEventAttributes{
+			MarkerName: "SideEffect", Details: map[string]*commonpb.Payloads{"data": h.payloads(v)}}}
+	})
+}
+
 func (h *eventLog) complete(scheduled int64, result any) {
 	h.add(enums.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, func(ev *historypb.HistoryEvent) {
 		ev.Attributes = &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
@@ -133,7 +155,7 @@ func TestReadHistoryOfAContinuedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call, err := dc.ToPayloads(CallModelInput{New: NewMessagesOf(msgs, len(carried), 0)})
+	call, err := dc.ToPayloads(callInput{New: NewMessagesOf(msgs, len(carried), 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,38 +209,55 @@ func TestReadHistory(t *testing.T) {
 	}
 }
 
-// What history cannot tell (a field of the workflow's own making, left
-// out for the budget) is read by query, alone.
-func TestReadTranscriptQueriesOnlyWhatHistoryLacks(t *testing.T) {
+// A field of the workflow's own making (a guard's note on a tool's result)
+// is told by the marker the workflow records before the call that leaves
+// it out. Without it (a call an older build scheduled, which left such a
+// field for the transcript query), the read fails, not retried, and says
+// why.
+func TestReadHistoryOfAFieldTheWorkflowMade(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
 	evs, msgs := runHistory(t, dc)
-	// The tool's result as the workflow changed it: not in any payload.
-	msgs[3].Content += " (noted)"
+	msgs[3].Content += " (noted)" // in no payload
 	evs = evs[:len(evs)-2]
 	second := NewMessagesOf(msgs[:4], 2, 0)
-	ps, err := dc.ToPayloads(CallModelInput{New: second})
-	if err != nil {
-		t.Fatal(err)
+	var heard Heard
+	heard.Answer("", msgs[2].ToolCalls)
+	made := second.Unheard(msgs[:4], heard)
+	if len(made) != 1 || made[0] != msgs[3].Content {
+		t.Fatalf("Unheard = %d values, want the noted tool result alone", len(made))
 	}
-	evs = append(evs, &historypb.HistoryEvent{EventId: 99, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
-		Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
-			ActivityType: &commonpb.ActivityType{Name: api.ModelCallActivity}, Input: ps}}})
-	c := &queryClient{workflowID: "wf", runID: "run", msgs: msgs[:4], history: evs}
-	got, err := (&Activities{Client: c}).readTranscript(context.Background(), "wf", "run", []Span{{Start: 0, End: 4}})
-	if err != nil {
-		t.Fatal(err)
+	for _, withMarker := range []bool{true, false} {
+		h := &eventLog{t: t, dc: dc, evs: append([]*historypb.HistoryEvent(nil), evs...)}
+		if withMarker {
+			h.marker(made[0])
+		}
+		h.schedule(api.ModelCallActivity, callInput{New: second})
+		got, err := readerOf(&fakeHistory{workflowID: "wf", runID: "run", history: h.evs}).
+			Messages(context.Background(), Run{Namespace: "ns", WorkflowID: "wf", RunID: "run"}, nil, []Span{{Start: 0, End: 4}})
+		if withMarker {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sameMessages(got, msgs[:4]); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) || app.Type() != ErrTypeHole || !app.NonRetryable() ||
+			!strings.Contains(err.Error(), "older build") || !strings.Contains(err.Error(), "resend the message") {
+			t.Fatalf("without the marker: %v; want a non-retryable %s error naming the older build", err, ErrTypeHole)
+		}
 	}
-	if err := sameMessages(got, msgs[:4]); err != nil {
-		t.Fatal(err)
-	}
-	if c.queries != 1 {
-		t.Errorf("%d queries, want 1, for the one message history lacks", c.queries)
-	}
+}
 
-	// Without a history to read (the server refuses it), every message
-	// is read by query.
-	c = &queryClient{workflowID: "wf", runID: "run", msgs: msgs[:4], history: nil}
-	if got, err := (&Activities{Client: c}).readTranscript(context.Background(), "wf", "run", []Span{{Start: 0, End: 4}}); err != nil || sameMessages(got, msgs[:4]) != nil {
-		t.Fatalf("read by query: %v", err)
+// A history the server does not serve is a passing fault: the error is
+// retried, never read as a hole.
+func TestReadHistoryRefused(t *testing.T) {
+	h := &fakeHistory{workflowID: "wf", runID: "run", err: serviceerror.NewUnavailable("restarting")}
+	_, err := readerOf(h).Messages(context.Background(), Run{Namespace: "ns", WorkflowID: "wf", RunID: "run"}, nil, []Span{{Start: 0, End: 1}})
+	var app *temporal.ApplicationError
+	if err == nil || errors.As(err, &app) {
+		t.Fatalf("err = %v, want the server's error, retryable", err)
 	}
 }

@@ -1,7 +1,6 @@
-package activities
+package transcript
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -19,16 +18,11 @@ import (
 //
 // A worker that lacks messages of a run (it restarted, or another worker
 // took the run's earlier calls) reads them from the run's history events
-// (historyread.go says which pages):
-// every message is in the new messages of some model call's input, and
-// every field left out there is, verbatim, in a payload of an earlier event
-// (a tool's result, the user's message, the model's answer, the run's
-// input), found by its digest. Reading events needs no workflow worker: a
-// query would make one replay the whole run, once per page when the run
-// is in no worker's cache (the SDK does not cache a run it replays for a
-// query). A message found nowhere (a field of the workflow's own making
-// left out for the budget) is read by query, the one case that still
-// replays.
+// (historypages.go says which pages): every message is in the new messages
+// of some model call's input, and every field left out there is, verbatim,
+// in a payload of an earlier event (a tool's result, the user's message,
+// the model's answer, the run's input, or the marker the workflow records
+// for a field of its own making), found by its digest.
 
 // historyTranscript is a run's transcript as its history tells it.
 type historyTranscript struct {
@@ -69,7 +63,10 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 			if a.GetActivityType().GetName() != api.ModelCallActivity {
 				continue
 			}
-			var in CallModelInput
+			var in struct {
+				New       *NewMessages `json:"new"`
+				Summarize *struct{}    `json:"summarize"`
+			}
 			if err := decodeFirst(dc, a.GetInput(), &in); err != nil {
 				return nil, fmt.Errorf("model call input of event %d: %w", ev.GetEventId(), err)
 			}
@@ -142,20 +139,6 @@ func (t *historyTranscript) message(i int) *model.Message {
 		return t.answer
 	}
 	return nil
-}
-
-// historyEvents reads all events of a run.
-func (a *Activities) historyEvents(ctx context.Context, workflowID, runID string) ([]*historypb.HistoryEvent, error) {
-	it := a.Client.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var evs []*historypb.HistoryEvent
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("read history of %s: %w", workflowID, err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
 }
 
 // wantDigest adds a digest's length to the lengths looked for.
