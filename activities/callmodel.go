@@ -205,8 +205,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	// The reply streams to watching clients as it is written, and the
 	// heartbeats keep the call alive (see stream.go); a summary is no
 	// reply, and is only kept alive. They start before the transcript is
-	// read, which may wait too: for a worker to answer the query (after a
-	// worker crash, until the server gives up on it).
+	// read, which may wait too, on the server's answer.
 	stream := a.streamReply(ctx, in)
 	defer stream.stop()
 

@@ -83,10 +83,10 @@ func lastModelCall(t *testing.T, c client.Client, id string) activities.CallMode
 }
 
 // A model call on a worker that has seen nothing of its run reads the
-// transcript from the run's history: with no workflow worker running at all
-// (a query would find none to answer it), it sends the model what the
-// original call sent, large user messages, tool results and file writes
-// included.
+// transcript from the run's history: with no workflow worker running at all,
+// it sends the model what the original call sent, large user messages, tool
+// results and file writes included, and a message the run cut to fit its
+// inbox, which no payload holds but the marker the run recorded for it.
 func TestColdModelCallReadsHistory(t *testing.T) {
 	big := strings.Repeat("a line <with> markup & more\n", 800) // 22 KB, over transcript.HeldOver
 	answers := []string{
@@ -95,6 +95,7 @@ func TestColdModelCallReadsHistory(t *testing.T) {
 		toolCall("call_2", "read_file", map[string]string{"path": "big.txt"}),
 		`{"role":"assistant","content":"Read it."}`,
 		`{"role":"assistant","content":"Fine."}`,
+		`{"role":"assistant","content":"Cut, noted."}`,
 	}
 	stub := newModelStub(t, answers...)
 	t.Setenv("OPENAI_BASE_URL", stub.baseURL())
@@ -119,7 +120,26 @@ func TestColdModelCallReadsHistory(t *testing.T) {
 			t.Fatalf("turn %d: %v", i+1, err)
 		}
 	}
-	stop() // no workflow worker is left to answer a query
+	// Over todo.MaxMessageBytes: the run keeps a cut of it, its own making.
+	paste := strings.Repeat("a long paste, cut to fit the inbox. ", 5000)
+	if err := s.c.SignalWorkflow(ctx, id, "", api.UserMessageSignal, paste); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); len(stub.requests()) < len(answers); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d model requests, want %d", len(stub.requests()), len(answers))
+		}
+	}
+	stop() // no workflow worker is left
+	markers := 0
+	for _, ev := range historyOf(t, s.c, id) {
+		if ev.GetEventType() == enumspb.EVENT_TYPE_MARKER_RECORDED && strings.Contains(ev.String(), "a long paste, cut") {
+			markers++
+		}
+	}
+	if markers != 1 {
+		t.Errorf("%d markers hold the cut message, want 1", markers)
+	}
 
 	in := lastModelCall(t, s.c, id)
 	reqs := stub.requests()

@@ -23,8 +23,8 @@ import (
 	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/internal/telemetrytest"
 	"github.com/todoflow/todoflow/model"
-	"github.com/todoflow/todoflow/transcript"
 	"github.com/todoflow/todoflow/model/script"
+	"github.com/todoflow/todoflow/transcript"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )

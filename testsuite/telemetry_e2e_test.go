@@ -117,9 +117,9 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 	}
 	acts := &activities.Activities{
 		Transcripts: transcript.NewReader(c.WorkflowService(), nil, 0),
-		Models:   func(string) (model.Client, string, error) { return fake, "fake-model", nil },
-		Tools:    activities.DefaultRegistry(),
-		StateDir: t.TempDir(),
+		Models:      func(string) (model.Client, string, error) { return fake, "fake-model", nil },
+		Tools:       activities.DefaultRegistry(),
+		StateDir:    t.TempDir(),
 	}
 	probe := &replayProbe{}
 	startWorker := func() worker.Worker {

@@ -30,7 +30,8 @@ type cachingWorker struct {
 	inputs []activities.CallModelInput
 	read   [][]model.Message         // what each model call was sent
 	mu     sync.Mutex                // RunTools run at once
-	tools  map[string]model.ToolCall // by id, the calls RunTool read from the cache
+	tools  map[string]model.ToolCall // by id, the calls RunTool ran
+	byRef  map[string]bool           // by id, whether it read the call by reference
 	// answer answers the nth model call (summaries aside, which answer
 	// summary); tools answer toolResult, or what they ran.
 	answer     func(n int) (model.Response, error)
@@ -43,7 +44,7 @@ type cachingWorker struct {
 
 func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 	w.cache = transcript.NewCache(0)
-	w.tools = map[string]model.ToolCall{}
+	w.tools, w.byRef = map[string]model.ToolCall{}, map[string]bool{}
 	registerHost(env)
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
 		w.inputs = append(w.inputs, in)
@@ -79,15 +80,21 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 		if w.toolResult != "" {
 			return activities.RunToolResult{Content: w.toolResult}, nil
 		}
+		c := in.Call // small arguments travel with the call
 		exec := activity.GetInfo(ctx).WorkflowExecution
-		c, ok := w.cache.Call(exec.ID, exec.RunID, *in.From, in.Call.ID)
-		if !ok {
-			w.t.Errorf("RunTool %s: the call is not in the cache (ref %+v)", in.Call.ID, *in.From)
+		if in.From != nil {
+			var ok bool
+			if c, ok = w.cache.Call(exec.ID, exec.RunID, *in.From, in.Call.ID); !ok {
+				w.t.Errorf("RunTool %s: the call is not in the cache (ref %+v)", in.Call.ID, *in.From)
+			}
 		}
 		w.mu.Lock()
 		w.tools[in.Call.ID] = c
+		w.byRef[in.Call.ID] = in.From != nil
 		w.mu.Unlock()
-		return activities.RunToolResult{Content: "ran " + c.Name + " " + string(c.Arguments)}, nil
+		res := activities.RunToolResult{Content: "ran " + c.Name + " " + string(c.Arguments)}
+		w.cache.Remember(exec.ID, exec.RunID, res.Content) // as RunTool does
+		return res, nil
 	}, activity.RegisterOptions{Name: api.ToolActivity})
 }
 
@@ -116,14 +123,16 @@ func sameTranscript(t *testing.T, what string, got, want []model.Message) {
 }
 
 // Each model call carries the messages added since the previous one, once:
-// a worker that took every call serves every call from its cache, and reads
-// every tool call by reference from there, never with a query.
+// a worker that took every call serves every call from its cache. A tool
+// call carries its small arguments; large ones it reads by reference, from
+// the cache.
 func TestModelCallsCarryTheirNewMessages(t *testing.T) {
+	large := strings.Repeat("x", transcript.HeldOver)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	responses := []model.Response{
 		calls(call("write_todos", `{"todos":[{"content":"Find","status":"in_progress"}]}`)),
-		calls(call("read_file", `{"path":"a.go"}`), call("todo_read", `{}`), call("write_file", `{"path":"b.go","content":"package b"}`)),
+		calls(call("read_file", `{"path":"a.go"}`), call("todo_read", `{}`), call("write_file", `{"path":"b.go","content":"`+large+`"}`)),
 		calls(call("write_todos", `{"todos":[{"content":"Find","status":"completed"}]}`)),
 		{Content: "Found."},
 	}
@@ -161,8 +170,12 @@ func TestModelCallsCarryTheirNewMessages(t *testing.T) {
 	if next != len(final)-1 {
 		t.Errorf("the calls sent %d messages of %d", next, len(final))
 	}
-	if len(w.tools) != 2 || w.tools["c2_0"].Name != "read_file" || string(w.tools["c2_2"].Arguments) != `{"path":"b.go","content":"package b"}` {
-		t.Errorf("RunTool read %+v", w.tools)
+	if len(w.tools) != 2 || w.tools["c2_0"].Name != "read_file" || string(w.tools["c2_0"].Arguments) != `{"path":"a.go"}` ||
+		string(w.tools["c2_2"].Arguments) != `{"path":"b.go","content":"`+large+`"}` {
+		t.Errorf("RunTool ran %d calls: %v", len(w.tools), w.byRef)
+	}
+	if w.byRef["c2_0"] || !w.byRef["c2_2"] {
+		t.Errorf("by reference: %v; want the large call alone", w.byRef)
 	}
 }
 

@@ -96,6 +96,7 @@ func (a *agent) validateSendMessage(text string) error {
 }
 
 func (a *agent) onSendMessage(ctx workflow.Context, text string) (string, error) {
+	a.window.heard.Text(text)
 	return a.inbox.enqueue(ctx, Inbound{Text: text})
 }
 

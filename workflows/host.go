@@ -188,12 +188,17 @@ func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 		Session:    a.cfg.session,
 		AgentID:    a.cfg.AgentID,
 		Workspace:  a.cfg.in.Workspace,
-		// The arguments are in the transcript already (the answer just
-		// appended); the activity reads them from there.
 		Call:            model.ToolCall{ID: t.c.ID, Name: t.c.Name},
-		From:            t.from,
 		WorkerTools:     a.cfg.in.Tools,
 		HoldDestructive: !t.approved && a.holdsDestructive(t.c.Name),
+	}
+	// Small arguments travel with the call; large ones are in the
+	// transcript already (the answer just appended), and the activity
+	// reads them from there.
+	if n := len(t.c.Arguments); n > 0 && n <= transcript.HeldOver {
+		in.Call.Arguments = t.c.Arguments
+	} else {
+		in.From = t.from
 	}
 	name := api.ToolActivity
 	if t.direct {

@@ -133,8 +133,28 @@ func (a *agent) modelInput(ctx workflow.Context, spans []transcript.Span, summar
 		in.New.Carried = transcript.MessageDigests(a.window.msgs[:a.window.sentMsgs])
 		a.window.carriedUnsent = false
 	}
+	a.recordMade(ctx, in.New)
 	a.window.sentMsgs = len(a.window.msgs)
 	return in
+}
+
+// recordMade records, one marker each, the fields nm leaves out that the
+// workflow made itself (transcript.NewMessages.Unheard): no other event
+// holds them, and a reader finds them there by digest. It is rare (a large
+// field of the workflow's making, or one past the input's budget), so its
+// patch is asked for here, not at the run's start: a run that never needs
+// it records no version marker.
+func (a *agent) recordMade(ctx workflow.Context, nm *transcript.NewMessages) {
+	made := nm.Unheard(a.window.msgs, a.window.heard)
+	if a.inbox.empty() {
+		a.window.heard = nil
+	}
+	if len(made) == 0 || !patched(ctx, patchRecordMade) {
+		return
+	}
+	for _, v := range made {
+		workflow.SideEffect(ctx, func(workflow.Context) any { return v })
+	}
 }
 
 // callSummary is how the current model call reads in the Web UI.
@@ -186,6 +206,7 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in).Get(ctx, &resp)
 	switch {
 	case err == nil:
+		a.window.heard.Answer(resp.Content, resp.ToolCalls)
 		if a.modelError != nil {
 			a.modelError = nil
 			a.publish(ctx)

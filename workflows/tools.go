@@ -155,6 +155,7 @@ func (a *agent) activityAnswer(ctx workflow.Context, c model.ToolCall, queue str
 		return fmt.Sprintf("Tool %s failed: %v", c.Name, api.RootMessage(err)), true
 	}
 	a.diffs.keep(c.ID, out.Diff) // for the user, not in the message
+	a.window.heard.Text(out.Content)
 	return out.Content, out.IsError
 }
 

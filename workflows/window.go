@@ -30,11 +30,14 @@ type window struct {
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
 	// taken back after they were sent), so that a worker keeps the
-	// transcript (transcript.Cache) and one that lacks it reads
-	// it from the run's history, never by replaying the run.
+	// transcript (transcript.Cache) and one that lacks it reads it from
+	// the run's history. heard are the values that entered history as
+	// they are since then (and the user's messages still queued): a field
+	// left out that is not among them is recorded (recordMade).
 	sentMsgs      int
 	epoch         int
 	carriedUnsent bool
+	heard         transcript.Heard
 }
 
 // WindowCarry is the window a run hands to its continuation: the
