@@ -22,7 +22,8 @@ const (
 	// ErrTypeHole means a message is neither in the worker's cache nor
 	// told by the run's history: the call was scheduled by an older build,
 	// which left a field of the workflow's own making for a query that
-	// this build no longer has.
+	// this build no longer has. Its details are the index of the first
+	// such message, which the workflow's next call sends whole.
 	ErrTypeHole = "TranscriptHole"
 )
 
@@ -116,7 +117,7 @@ func (r *Reader) fromHistory(ctx context.Context, run Run, spans []Span) ([]mode
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"messages [%d,%d) of the transcript of %s are neither in this worker's cache nor in the run's history: "+
 				"the call was scheduled by an older build of todoflow, which read them with a query this build no longer has; "+
-				"resend the message", holes[0].Start, holes[0].End, run.WorkflowID), ErrTypeHole, nil)
+				"resend the message", holes[0].Start, holes[0].End, run.WorkflowID), ErrTypeHole, nil, holes[0].Start)
 	}
 	return out, nil
 }

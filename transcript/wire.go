@@ -139,6 +139,18 @@ func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
 	return nm
 }
 
+// Whole sends message i of msgs (the transcript nm was made of) whole, its
+// fields left out no more: a message an older build's call left out, which
+// no reader can find.
+func (nm *NewMessages) Whole(msgs []model.Message, i int) {
+	at := i - nm.From
+	if at < 0 || at >= len(nm.Messages) {
+		return
+	}
+	nm.Messages[at] = msgs[i]
+	nm.Held = slices.DeleteFunc(nm.Held, func(h Held) bool { return h.Index == at })
+}
+
 // Digest identifies a value left out of NewMessages: its length and a hash
 // of its bytes. The length comes first so that a reader hashes only values
 // of a length it looks for.

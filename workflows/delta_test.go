@@ -290,3 +290,43 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 		t.Errorf("%d queries for the retry's call, want 1", queried)
 	}
 }
+
+// A call an older build scheduled failed for want of a message it left
+// out (transcript.ErrTypeHole): the turn fails and says why, and the next
+// call sends the transcript again from that message, which it sends whole.
+func TestAMessageNoReaderFindsIsSentWhole(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	prompt := strings.Repeat("p", transcript.HeldOver+1) // left out: it is in the run's input
+	w := &cachingWorker{t: t, recordOnly: true, answer: func(n int) (model.Response, error) {
+		if n == 1 {
+			return model.Response{}, temporal.NewNonRetryableApplicationError("messages [1,2) are nowhere: scheduled by an older build; resend the message", transcript.ErrTypeHole, nil, 1)
+		}
+		return model.Response{Content: "done"}, nil
+	}}
+	w.register(env)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
+		}, "again")
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: prompt, IdleTimeoutS: 600})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.inputs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(w.inputs))
+	}
+	if first := w.inputs[0].New; len(first.Held) != 1 || first.Messages[1].Content != "" {
+		t.Fatalf("the first call carries %+v; want the prompt left out", first.Held)
+	}
+	msgs := queryMessages(t, env)
+	if msgs[2].Name != api.NameModelError || !strings.Contains(msgs[2].Content, "older build") {
+		t.Errorf("the failed turn's reply is %+v; want it to name the older build", msgs[2])
+	}
+	nm := w.inputs[1].New
+	if nm.From != 1 || nm.Messages[0].Content != prompt || slices.ContainsFunc(nm.Held, func(h transcript.Held) bool { return h.Index == 0 }) {
+		t.Errorf("the next call sends from %d, held %+v; want from 1, the prompt whole", nm.From, nm.Held)
+	}
+}

@@ -67,7 +67,7 @@ var (
 			BackoffCoefficient: 2,
 			MaximumInterval:    maxModelBackoff,
 			NonRetryableErrorTypes: []string{
-				activities.ErrTypeContextOverflow, activities.ErrTypeModelConfig, transcript.ErrTypeMismatch,
+				activities.ErrTypeContextOverflow, activities.ErrTypeModelConfig, transcript.ErrTypeMismatch, transcript.ErrTypeHole,
 			},
 		},
 	}
@@ -132,6 +132,10 @@ func (a *agent) modelInput(ctx workflow.Context, spans []transcript.Span, summar
 	if a.window.carriedUnsent {
 		in.New.Carried = transcript.MessageDigests(a.window.msgs[:a.window.sentMsgs])
 		a.window.carriedUnsent = false
+	}
+	if a.window.wholeDue {
+		in.New.Whole(a.window.msgs, a.window.wholeAt)
+		a.window.wholeDue = false
 	}
 	a.recordMade(ctx, in.New)
 	a.window.sentMsgs = len(a.window.msgs)
@@ -228,6 +232,9 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 	// The server gave up: the error was not one to retry, or the retry
 	// window ran out (the last attempt's failure, or a timeout whose cause
 	// is that failure).
+	if at, ok := holeAt(err); ok {
+		a.window.resendWhole(at) // the turn fails; the next call has it
+	}
 	retryable := !isPermanent(err)
 	a.modelError = &api.ModelError{Message: api.ModelErrorText(err), Attempts: activities.FailedAttempt(err), Since: since}
 	workflow.GetLogger(ctx).Warn("model call failed; the turn ends", "attempts", a.modelError.Attempts, "error", a.modelError.Message)
@@ -240,6 +247,19 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 func isOverflow(err error) bool {
 	var app *temporal.ApplicationError
 	return errors.As(err, &app) && app.Type() == activities.ErrTypeContextOverflow
+}
+
+// holeAt is the message a call failed for want of (transcript.ErrTypeHole).
+func holeAt(err error) (int, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != transcript.ErrTypeHole {
+		return 0, false
+	}
+	var at int
+	if err := app.Details(&at); err != nil {
+		return 0, false
+	}
+	return at, true
 }
 
 // isPermanent says the call failed with an error that waiting would not

@@ -38,6 +38,17 @@ type window struct {
 	epoch         int
 	carriedUnsent bool
 	heard         transcript.Heard
+	// wholeDue asks the next call to send message wholeAt again, whole: a
+	// call an older build scheduled left one of its fields out, which no
+	// reader can find (transcript.ErrTypeHole).
+	wholeDue bool
+	wholeAt  int
+}
+
+// resendWhole makes the next model call send the transcript again from
+// message i, which it sends whole, after a call failed for want of it.
+func (w *window) resendWhole(i int) {
+	w.sentMsgs, w.wholeAt, w.wholeDue = min(w.sentMsgs, i), i, true
 }
 
 // WindowCarry is the window a run hands to its continuation: the
