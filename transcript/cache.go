@@ -3,7 +3,6 @@ package transcript
 import (
 	"container/list"
 	"sync"
-	"sync/atomic"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -51,9 +50,8 @@ type Cache struct {
 	runs map[runKey]*list.Element // of *cachedRun
 	// byWorkflow holds the runs of each workflow id: a continued run finds
 	// what it carries in the run before, without a walk of every entry.
-	byWorkflow   map[string]map[*cachedRun]bool
-	lru          *list.List // most recently used first
-	hits, misses atomic.Int64
+	byWorkflow map[string]map[*cachedRun]bool
+	lru        *list.List // most recently used first
 }
 
 type runKey struct{ workflowID, runID string }
@@ -81,10 +79,6 @@ func NewCache(maxBytes int64) *Cache {
 	}
 	return &Cache{max: maxBytes, runs: map[runKey]*list.Element{}, byWorkflow: map[string]map[*cachedRun]bool{}, lru: list.New()}
 }
-
-// Stats reports the spans read from the cache whole (hits) and those that
-// needed a query (misses).
-func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
 
 // messageSize estimates what a message takes in memory.
 func messageSize(m *model.Message) int64 {
@@ -194,10 +188,8 @@ func (c *Cache) Read(workflowID, runID string, nm *NewMessages, spans []Span, fe
 	c.evict()
 	c.mu.Unlock()
 	if len(holes) == 0 {
-		c.hits.Add(1)
 		return out, nil
 	}
-	c.misses.Add(1)
 	got, err := fetch(holes)
 	if err != nil {
 		return nil, err
@@ -370,7 +362,6 @@ func (c *Cache) Call(workflowID, runID string, ref CallRef, id string) (model.To
 	defer c.mu.Unlock()
 	el, ok := c.runs[runKey{workflowID, runID}]
 	if !ok || ref.Digest == "" {
-		c.misses.Add(1)
 		return model.ToolCall{}, false
 	}
 	r := el.Value.(*cachedRun)
@@ -382,15 +373,12 @@ func (c *Cache) Call(workflowID, runID string, ref CallRef, id string) (model.To
 		m = r.msgs[ref.Message]
 	}
 	if m == nil {
-		c.misses.Add(1)
 		return model.ToolCall{}, false
 	}
 	calls := m.ToolCalls
 	if ref.Index < 0 || ref.Index >= len(calls) || calls[ref.Index].ID != id || CallDigest(calls[ref.Index]) != ref.Digest {
-		c.misses.Add(1)
 		return model.ToolCall{}, false
 	}
 	c.lru.MoveToFront(el)
-	c.hits.Add(1)
 	return calls[ref.Index], true
 }

@@ -222,8 +222,8 @@ func TestReadHistoryOfAFieldTheWorkflowMade(t *testing.T) {
 	second := NewMessagesOf(msgs[:4], 2, 0)
 	var heard Heard
 	heard.Answer("", msgs[2].ToolCalls)
-	made := second.Unheard(msgs[:4], heard)
-	if len(made) != 1 || made[0] != msgs[3].Content {
+	at, made := second.Unheard(msgs[:4], heard)
+	if len(made) != 1 || made[0] != msgs[3].Content || at[0] != 3 {
 		t.Fatalf("Unheard = %d values, want the noted tool result alone", len(made))
 	}
 	for _, withMarker := range []bool{true, false} {

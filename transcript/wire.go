@@ -285,23 +285,23 @@ func (h *Heard) Answer(content string, calls []model.ToolCall) {
 }
 
 // Unheard returns the values of the fields nm left out of msgs (the
-// transcript it was made of) that h does not know: fields of the workflow's
-// own making (a guard's note on a tool's result, a message cut to fit, a
-// summary). No payload of history holds them, so the workflow records each
-// (workflows/modelcall.go) before the call that leaves it out, where a
-// reader finds it by its digest like any other.
-func (nm *NewMessages) Unheard(msgs []model.Message, h Heard) []string {
-	var out []string
+// transcript it was made of) that h does not know, and the index in msgs of
+// the message of each: fields of the workflow's own making (a guard's note
+// on a tool's result, a message cut to fit, a summary). No payload of
+// history holds them, so the workflow records each (workflows/modelcall.go)
+// before the call that leaves it out, where a reader finds it by its digest
+// like any other.
+func (nm *NewMessages) Unheard(msgs []model.Message, h Heard) (at []int, values []string) {
 	for _, held := range nm.Held {
-		m := msgs[nm.From+held.Index]
+		i := nm.From + held.Index
 		if held.Content != "" && !h[held.Content] {
-			out = append(out, m.Content)
+			at, values = append(at, i), append(values, msgs[i].Content)
 		}
 		for j, d := range held.Args {
 			if d != "" && !h[d] {
-				out = append(out, string(canonicalArgs(m.ToolCalls[j].Arguments)))
+				at, values = append(at, i), append(values, string(canonicalArgs(msgs[i].ToolCalls[j].Arguments)))
 			}
 		}
 	}
-	return out
+	return at, values
 }

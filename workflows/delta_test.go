@@ -14,9 +14,11 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
 	"github.com/todoflow/todoflow/transcript"
 )
 
@@ -328,5 +330,39 @@ func TestAMessageNoReaderFindsIsSentWhole(t *testing.T) {
 	nm := w.inputs[1].New
 	if nm.From != 1 || nm.Messages[0].Content != prompt || slices.ContainsFunc(nm.Held, func(h transcript.Held) bool { return h.Index == 0 }) {
 		t.Errorf("the next call sends from %d, held %+v; want from 1, the prompt whole", nm.From, nm.Held)
+	}
+}
+
+// A field of the workflow's own making (here a message cut to fit the
+// inbox) that a call leaves out is recorded in a marker (patch
+// record-made); a run an older build started, which takes no patch, sends
+// it whole instead.
+func TestAFieldTheWorkflowMadeIsToldOrSentWhole(t *testing.T) {
+	for _, takesPatch := range []bool{true, false} {
+		t.Run(fmt.Sprintf("patched %v", takesPatch), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			if !takesPatch {
+				env.OnGetVersion(patchRecordMade, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			w := &cachingWorker{t: t, recordOnly: true, answer: func(int) (model.Response, error) { return model.Response{Content: "ok"}, nil }}
+			w.register(env)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(api.UserMessageSignal, strings.Repeat("a long paste. ", todo.MaxMessageBytes/10))
+			}, time.Second)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
+			env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{IdleTimeoutS: 600})
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			if len(w.inputs) != 1 {
+				t.Fatalf("%d model calls, want 1", len(w.inputs))
+			}
+			nm := w.inputs[0].New
+			cut := nm.Messages[len(nm.Messages)-1]
+			if held := len(nm.Held) == 1 && cut.Content == ""; held != takesPatch {
+				t.Errorf("the cut message (%d bytes sent, held %+v) is left out: %v, want %v", len(cut.Content), nm.Held, held, takesPatch)
+			}
+		})
 	}
 }

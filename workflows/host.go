@@ -184,10 +184,10 @@ func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 	opts := a.host.options(toolActivity, t.queue)
 	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.AgentID, t.c.Name)
 	in := activities.RunToolInput{
-		WorkflowID: t.workspaceOf,
-		Session:    a.cfg.session,
-		AgentID:    a.cfg.AgentID,
-		Workspace:  a.cfg.in.Workspace,
+		WorkflowID:      t.workspaceOf,
+		Session:         a.cfg.session,
+		AgentID:         a.cfg.AgentID,
+		Workspace:       a.cfg.in.Workspace,
 		Call:            model.ToolCall{ID: t.c.ID, Name: t.c.Name},
 		WorkerTools:     a.cfg.in.Tools,
 		HoldDestructive: !t.approved && a.holdsDestructive(t.c.Name),

@@ -147,13 +147,26 @@ func (a *agent) modelInput(ctx workflow.Context, spans []transcript.Span, summar
 // holds them, and a reader finds them there by digest. It is rare (a large
 // field of the workflow's making, or one past the input's budget), so its
 // patch is asked for here, not at the run's start: a run that never needs
-// it records no version marker.
+// it records no version marker. A run that did not take the patch (an
+// older build left such a field out before) sends them whole instead, up
+// to the budget of one input; past it, a reader misses them, and the call
+// fails for the message (holeAt), which the next call sends.
 func (a *agent) recordMade(ctx workflow.Context, nm *transcript.NewMessages) {
-	made := nm.Unheard(a.window.msgs, a.window.heard)
+	at, made := nm.Unheard(a.window.msgs, a.window.heard)
 	if a.inbox.empty() {
 		a.window.heard = nil
 	}
-	if len(made) == 0 || !patched(ctx, patchRecordMade) {
+	if len(made) == 0 {
+		return
+	}
+	if !patched(ctx, patchRecordMade) {
+		room := transcript.Budget
+		for k, i := range at {
+			if room -= len(made[k]); room < 0 {
+				break
+			}
+			nm.Whole(a.window.msgs, i)
+		}
 		return
 	}
 	for _, v := range made {
