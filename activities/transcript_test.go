@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/todoflow/todoflow/api"
@@ -60,20 +59,6 @@ func (h *callHistory) GetWorkflowExecutionHistory(_ context.Context, req *workfl
 
 func (h *callHistory) GetWorkflowExecutionHistoryReverse(context.Context, *workflowservice.GetWorkflowExecutionHistoryReverseRequest, ...grpc.CallOption) (*workflowservice.GetWorkflowExecutionHistoryReverseResponse, error) {
 	return nil, errors.New("one page has every event")
-}
-
-// answeringModel answers every call with resp and keeps the requests.
-type answeringModel struct {
-	mu   sync.Mutex
-	resp model.Response
-	reqs []model.Request
-}
-
-func (m *answeringModel) Complete(_ context.Context, req model.Request) (model.Response, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reqs = append(m.reqs, req)
-	return m.resp, nil
 }
 
 func activityEnv(a *Activities) *testsuite.TestActivityEnvironment {

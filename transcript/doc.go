@@ -27,7 +27,7 @@
 // # Reading back
 //
 // The Reader takes what the worker's Cache holds, and reads the rest from
-// the run's history events (history.go, historypages.go), which the server
+// the run's history events (history.go), which the server
 // serves without a workflow worker. Nothing here queries a workflow
 // (TestNothingQueries): a model call depends on the server, never on a live
 // workflow worker. A message that neither tells (a call an older build

@@ -100,6 +100,17 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 	}, activity.RegisterOptions{Name: api.ToolActivity})
 }
 
+// sendThenEnd sends text by update a minute in, and ends the session a
+// minute later.
+func sendThenEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment, text string) {
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
+		}, text)
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+}
+
 // spanned is msgs cut to spans.
 func spanned(msgs []model.Message, spans []transcript.Span) []model.Message {
 	var out []model.Message
@@ -145,12 +156,7 @@ func TestModelCallsCarryTheirNewMessages(t *testing.T) {
 		return responses[n-1], nil
 	}}
 	w.register(env)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
-		}, "and again")
-	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+	sendThenEnd(t, env, "and again")
 	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Find it.", IdleTimeoutS: 600})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -307,12 +313,7 @@ func TestAMessageNoReaderFindsIsSentWhole(t *testing.T) {
 		return model.Response{Content: "done"}, nil
 	}}
 	w.register(env)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
-		}, "again")
-	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+	sendThenEnd(t, env, "again")
 	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: prompt, IdleTimeoutS: 600})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
