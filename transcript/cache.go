@@ -72,7 +72,8 @@ type cachedRun struct {
 }
 
 // NewCache returns a cache of at most maxBytes of messages
-// (estimated); 0 means DefaultCacheBytes.
+// (estimated); 0 means DefaultCacheBytes, a negative bound keeps nothing
+// past the call that uses it.
 func NewCache(maxBytes int64) *Cache {
 	if maxBytes == 0 {
 		maxBytes = DefaultCacheBytes

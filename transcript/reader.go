@@ -40,7 +40,7 @@ type History interface {
 type Run struct{ Namespace, WorkflowID, RunID string }
 
 // Reader reads the transcripts of the runs whose activities a worker runs:
-// from its cache (nil: none), then from the run's history.
+// from its cache, then from the run's history.
 type Reader struct {
 	history History
 	dc      converter.DataConverter
@@ -54,30 +54,22 @@ func NewReader(h History, dc converter.DataConverter, cacheBytes int64) *Reader 
 	if dc == nil {
 		dc = converter.GetDefaultDataConverter()
 	}
-	r := &Reader{history: h, dc: dc}
-	if cacheBytes >= 0 {
-		r.cache = NewCache(cacheBytes)
-	}
-	return r
+	return &Reader{history: h, dc: dc, cache: NewCache(cacheBytes)}
 }
 
 // Messages returns the messages of spans of the run's transcript, after
 // taking a model call's new messages nm (nil for a call that carries none).
 func (r *Reader) Messages(ctx context.Context, run Run, nm *NewMessages, spans []Span) ([]model.Message, error) {
-	fetch := func(spans []Span) ([]model.Message, error) { return r.fromHistory(ctx, run, spans) }
-	if r.cache == nil {
-		return fetch(spans)
-	}
-	return r.cache.Read(run.WorkflowID, run.RunID, nm, spans, fetch)
+	return r.cache.Read(run.WorkflowID, run.RunID, nm, spans, func(spans []Span) ([]model.Message, error) {
+		return r.fromHistory(ctx, run, spans)
+	})
 }
 
 // Call returns tool call ref.Index of message ref.Message, checked against
 // its id and digest.
 func (r *Reader) Call(ctx context.Context, run Run, ref CallRef, id string) (model.ToolCall, error) {
-	if r.cache != nil {
-		if call, ok := r.cache.Call(run.WorkflowID, run.RunID, ref, id); ok {
-			return call, nil
-		}
+	if call, ok := r.cache.Call(run.WorkflowID, run.RunID, ref, id); ok {
+		return call, nil
 	}
 	msgs, err := r.fromHistory(ctx, run, []Span{{Start: ref.Message, End: ref.Message + 1}})
 	if err != nil {
@@ -93,16 +85,12 @@ func (r *Reader) Call(ctx context.Context, run Run, ref CallRef, id string) (mod
 
 // Answer keeps a model call's answer in the cache (see Cache.Answer).
 func (r *Reader) Answer(run Run, epoch, at int, m model.Message) {
-	if r.cache != nil {
-		r.cache.Answer(run.WorkflowID, run.RunID, epoch, at, m)
-	}
+	r.cache.Answer(run.WorkflowID, run.RunID, epoch, at, m)
 }
 
 // Remember keeps a tool's result in the cache (see Cache.Remember).
 func (r *Reader) Remember(run Run, v string) {
-	if r.cache != nil {
-		r.cache.Remember(run.WorkflowID, run.RunID, v)
-	}
+	r.cache.Remember(run.WorkflowID, run.RunID, v)
 }
 
 // fromHistory reads the messages of spans from the run's history
