@@ -17,7 +17,7 @@ func userMessage(text string) model.Message {
 	return model.Message{Role: model.RoleUser, Content: text, ToolCalls: []model.ToolCall{}}
 }
 
-// fetcher reads spans of msgs, as the transcript query would, and counts
+// fetcher reads spans of msgs, as a read of history would, and counts
 // the reads and the messages read.
 type fetcher struct {
 	msgs          []model.Message
@@ -62,17 +62,17 @@ func TestCacheRead(t *testing.T) {
 		reads, holes int
 	}{
 		{name: "first call of a run, sent everything", nm: NewMessages{From: 0, Messages: msgs[:4]}, spans: all(4)},
-		{name: "first call of a continued run: the carried messages by query",
+		{name: "first call of a continued run: the carried messages read from history",
 			nm: NewMessages{From: 3, Messages: msgs[3:5]}, spans: all(5), reads: 1, holes: 3},
 		{name: "the next call", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
 			nm: NewMessages{From: 4, Messages: msgs[4:7]}, spans: all(7)},
 		{name: "a retried call sends the same again", before: []NewMessages{{From: 0, Messages: msgs[:4]}, {From: 4, Messages: msgs[4:7]}},
 			nm: NewMessages{From: 4, Messages: msgs[4:7]}, spans: all(7)},
-		{name: "calls taken by another worker meanwhile: the gap by query", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
+		{name: "calls taken by another worker meanwhile: the gap read from history", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
 			nm: NewMessages{From: 9, Messages: msgs[9:11]}, spans: all(11), reads: 1, holes: 5},
-		{name: "a window that leaves the gap out needs no query", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
+		{name: "a window that leaves the gap out needs no read", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
 			nm: NewMessages{From: 9, Messages: msgs[9:11]}, spans: []Span{{Start: 0, End: 2}, {Start: 9, End: 11}}},
-		{name: "holes in two spans, one query", before: []NewMessages{{From: 1, Messages: msgs[1:3]}},
+		{name: "holes in two spans, one read", before: []NewMessages{{From: 1, Messages: msgs[1:3]}},
 			nm: NewMessages{From: 6, Messages: msgs[6:8]}, spans: []Span{{Start: 0, End: 2}, {Start: 4, End: 8}}, reads: 1, holes: 3},
 		{name: "another epoch: the old copy is void", before: []NewMessages{{From: 0, Messages: msgs[:6]}},
 			nm: NewMessages{From: 5, Epoch: 1, Messages: msgs[5:7]}, spans: all(7), reads: 1, holes: 5},
@@ -98,7 +98,7 @@ func TestCacheRead(t *testing.T) {
 			if f.reads != tt.reads || f.counts != tt.holes {
 				t.Errorf("%d queries for %d messages, want %d for %d", f.reads, f.counts, tt.reads, tt.holes)
 			}
-			// What was read is kept: the same call again needs no query.
+			// What was read is kept: the same call again needs no read.
 			f.reads = 0
 			if _, err := c.Read("wf", "run", &tt.nm, tt.spans, f.fetch); err != nil || f.reads != 0 {
 				t.Errorf("the same call again: %d queries, %v; want none", f.reads, err)
@@ -109,13 +109,13 @@ func TestCacheRead(t *testing.T) {
 
 func TestCacheReadErrors(t *testing.T) {
 	c := NewCache(0)
-	failing := func([]Span) ([]model.Message, error) { return nil, errors.New("query failed") }
-	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, failing); err == nil || err.Error() != "query failed" {
-		t.Errorf("a failed query: %v; want its error", err)
+	failing := func([]Span) ([]model.Message, error) { return nil, errors.New("read failed") }
+	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, failing); err == nil || err.Error() != "read failed" {
+		t.Errorf("a failed read: %v; want its error", err)
 	}
 	short := func([]Span) ([]model.Message, error) { return []model.Message{userMessage("only one")}, nil }
 	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, short); err == nil {
-		t.Error("a query that read fewer messages than asked: no error")
+		t.Error("a read of fewer messages than asked: no error")
 	}
 }
 

@@ -34,8 +34,8 @@ const (
 	// of plan events (at most signalEventsBudget of them, split by send)
 	// with the sender's counters, or an end with its final summary.
 	MaxSignalBytes = 256 << 10
-	// MaxQueryAnswerBytes caps an answer of the state, messages,
-	// transcript or tool_diffs query (pages of transcript.PageBytes;
+	// MaxQueryAnswerBytes caps an answer of the state, messages or
+	// tool_diffs query (pages of transcript.PageBytes;
 	// the state with stateEventBytes of events, fullChildrenBytes of
 	// finished subagents' summaries and maxChildren in all, its list shown
 	// twice by contract (todos, extra.todos); at most maxKeptDiffs diffs).

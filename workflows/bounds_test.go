@@ -60,7 +60,7 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 	}
 	// A query's page, and the carry's messages.
 	if transcript.PageBytes+64<<10 > MaxQueryAnswerBytes {
-		t.Errorf("a transcript page of %d bytes passes MaxQueryAnswerBytes (%d)", transcript.PageBytes, MaxQueryAnswerBytes)
+		t.Errorf("a messages page of %d bytes passes MaxQueryAnswerBytes (%d)", transcript.PageBytes, MaxQueryAnswerBytes)
 	}
 	// The todo list, carried with the transcript's tail, in every state.
 	list := make([]todo.Item, todo.MaxItems)
