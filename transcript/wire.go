@@ -37,9 +37,9 @@ func CallDigest(tc model.ToolCall) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// HeldOver is the size over which a field (a message's content, a tool
-// call's arguments) is left out of NewMessages: what is sent twice stays
-// small.
+// HeldOver is the size over which a message's content is left out of
+// NewMessages, and a tool call's arguments are left out of its tool's input
+// (read by CallRef): what is sent twice stays small.
 const HeldOver = 16 << 10
 
 // Budget bounds the bytes of the fields one model call's input
@@ -103,7 +103,8 @@ type Held struct {
 }
 
 // NewMessagesOf returns the new messages msgs[from:] of a model call, with
-// the fields over HeldOver, and those past Budget, left out. It
+// the contents over HeldOver, and those past Budget, left out, and the
+// arguments of tool calls too: they are in the model's answer already. It
 // is pure: the workflow builds a call's input with it.
 func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
 	nm := &NewMessages{From: from, Epoch: epoch, Messages: make([]model.Message, len(msgs)-from)}
@@ -121,8 +122,8 @@ func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
 			h.Content, m.Content = Digest(m.Content), ""
 		}
 		for j, tc := range m.ToolCalls {
-			if keep(len(tc.Arguments)) {
-				continue
+			if len(tc.Arguments) < minHeld {
+				continue // else in the model's answer, and in a tool's input
 			}
 			if h.Args == nil {
 				h.Args = make([]string, len(m.ToolCalls))
