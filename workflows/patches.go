@@ -22,6 +22,12 @@ import "go.temporal.io/sdk/workflow"
 // Remove in v0.3.0.
 const patchLeanTurn = "lean-turn"
 
+// patchPlanRestored makes a plan carried across continue-as-new answer as
+// it did before the handover (todo.PlanState.Restored): a status report
+// repeated after it is unchanged and emits no event again, so no parent or
+// subscriber is told of the step twice. Remove in v0.3.0.
+const patchPlanRestored = "plan-restored"
+
 // patchRecordMade records a field of the workflow's own making that a model
 // call's input leaves out (modelcall.go, recordMade), so that the run's
 // history tells every message and no reader queries the run. Asked for
