@@ -19,13 +19,10 @@
 package activities
 
 import (
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
-
 	"github.com/todoflow/todoflow/activities/tools"
-
 	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // ModelResolver returns the client for a model reference from a workflow input
@@ -36,17 +33,6 @@ type ModelResolver func(ref string) (model.Client, string, error)
 // Activities carries what the activities need from the worker process. One
 // value is registered per worker; its methods are the activities.
 type Activities struct {
-	// Client reads the transcript of the calling workflow (see CallModel),
-	// so that messages enter workflow history once, not on every turn.
-	Client client.Client
-	// Namespace is the namespace whose runs' histories are read when a
-	// method is called outside an activity (an activity reads its own
-	// run's); "" reads them whole, page after page from the start.
-	Namespace string
-	// DataConverter decodes the payloads of the workflow's history, when
-	// the transcript is read from there: Client's converter (nil means
-	// the SDK's default).
-	DataConverter converter.DataConverter
 	// Models resolves a workflow's model reference to a client.
 	Models ModelResolver
 	// Tools are the tools a model may call besides the workflow's own.
@@ -76,10 +62,14 @@ type Activities struct {
 	// starter names its model; the model, which reads whatever a file says,
 	// must not pick an expensive one, or a scripted one.
 	SubagentModels []string
-	// Transcripts, when set, keeps the transcripts the model calls were
-	// sent, so that CallModel and RunTool read them without a read of the
-	// run's history (see TranscriptCache); nil reads every message there.
-	Transcripts *TranscriptCache
+	// Namespace is the namespace whose runs' transcripts are read when a
+	// method is called outside an activity (an activity reads its own
+	// run's).
+	Namespace string
+	// Transcripts reads the calling run's transcript for CallModel and
+	// RunTool: from the worker's cache, then the run's history (package
+	// transcript). nil: a call that names spans of a transcript fails.
+	Transcripts *transcript.Reader
 	// Answers, when set, keeps the model's answers, so that the next
 	// attempt of a call whose completion was not recorded returns the
 	// answer it got instead of asking the provider again (see

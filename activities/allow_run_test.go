@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // A call is checked against the run's tools (RunToolInput.WorkerTools),
@@ -36,14 +37,13 @@ func TestRunToolRunRestriction(t *testing.T) {
 	for _, tt := range tests {
 		for _, byRef := range []bool{false, true} {
 			t.Run(tt.name, func(t *testing.T) {
-				c := &queryClient{workflowID: "default-test-workflow-id", runID: "default-test-run-id", msgs: msgs}
 				ws := t.TempDir()
-				a := &Activities{Client: c, Tools: testTools(t), Roots: testRoots(t, filepath.Dir(ws))}
+				a := &Activities{Transcripts: newCallHistory(t, &transcript.NewMessages{Messages: msgs}).reader(), Tools: testTools(t), Roots: testRoots(t, filepath.Dir(ws))}
 				call := msgs[1].ToolCalls[tt.call]
 				in := RunToolInput{Workspace: ws, Call: call, WorkerTools: tt.allow}
 				if byRef {
 					in.Call = model.ToolCall{ID: call.ID, Name: call.Name}
-					in.From = &CallRef{Message: 1, Index: tt.call}
+					in.From = &transcript.CallRef{Message: 1, Index: tt.call}
 				}
 				res, err := executeRunTool(t, a, in)
 				if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // BenchmarkRunToolWriteFile is one write_file call through RunTool, as an
@@ -39,7 +40,7 @@ func BenchmarkRunToolWriteFile(b *testing.B) {
 func BenchmarkCallModelRun(b *testing.B) {
 	m := answering{resp: model.Response{ToolCalls: []model.ToolCall{{ID: "c", Name: "write_file", Arguments: json.RawMessage(`{"path":"f1.txt","content":"file 1\n"}`)}}}}
 	// Tools and Transcripts as a worker has them (agentworker.New).
-	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }, Tools: tools.DefaultRegistry(), Transcripts: NewTranscriptCache(0)}
+	a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }, Tools: tools.DefaultRegistry(), Transcripts: transcript.NewReader(nil, nil, 0)}
 	ctx := context.Background()
 	run := 0
 	for b.Loop() {
@@ -51,7 +52,7 @@ func BenchmarkCallModelRun(b *testing.B) {
 		sent := 0
 		for call := 1; call <= 9; call++ {
 			in := CallModelInput{WorkflowID: fmt.Sprintf("bench-agent-%d", run), RunID: "r", Model: "m", Turn: 1, Call: call,
-				Spans: []Span{{Start: 0, End: len(msgs)}}, New: NewMessagesOf(msgs, sent, 0), TodoTools: &TodoTools{}, WorkerTools: nil}
+				Spans: []transcript.Span{{Start: 0, End: len(msgs)}}, New: transcript.NewMessagesOf(msgs, sent, 0), TodoTools: &TodoTools{}, WorkerTools: nil}
 			sent = len(msgs)
 			resp, err := a.CallModel(ctx, in)
 			if err != nil {

@@ -16,19 +16,12 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
-// Span selects the transcript messages [Start, End).
-type Span struct {
-	Start int `json:"start"`
-	End   int `json:"end"`
-}
-
-// CallModelInput names the model call. It does not carry the conversation:
-// the activity reads the selected messages from the calling workflow with the
-// messages query, so each message enters workflow history once (when it was
-// added) instead of once per turn, and history grows linearly with the
-// conversation rather than with its square.
+// CallModelInput names the model call. It does not carry the conversation,
+// only what was added to it since the previous call (package transcript),
+// so that history grows with the conversation rather than with its square.
 type CallModelInput struct {
 	WorkflowID string `json:"workflow_id"`
 	RunID      string `json:"run_id"`
@@ -37,15 +30,13 @@ type CallModelInput struct {
 	Turn       int    `json:"turn"`
 	Call       int    `json:"call"`
 	// Spans select the messages the model receives (the context window).
-	Spans []Span `json:"spans"`
+	Spans []transcript.Span `json:"spans"`
 	// Messages, when set, are sent as they are and Spans are ignored; for
 	// callers that have no workflow to read from.
 	Messages []model.Message `json:"messages,omitempty"`
 	// New, when set, are the messages added to the transcript since the
-	// workflow's previous model call: a worker with a transcript cache
-	// reads Spans from its copy, and queries only for what it lacks (see
-	// TranscriptCache).
-	New *NewMessages `json:"new,omitempty"`
+	// workflow's previous model call (transcript.NewMessages).
+	New *transcript.NewMessages `json:"new,omitempty"`
 	// TodoTools asks for the workflow's own tools (todo, plan, subagents).
 	// The activity builds their specs from the same pure definitions the
 	// workflow uses, so kilobytes of schema do not enter history per call.
@@ -215,8 +206,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	// The reply streams to watching clients as it is written, and the
 	// heartbeats keep the call alive (see stream.go); a summary is no
 	// reply, and is only kept alive. They start before the transcript is
-	// read, which may wait too: for a worker to answer the query (after a
-	// worker crash, until the server gives up on it).
+	// read, which may wait too, on the server's answer.
 	stream := a.streamReply(ctx, in)
 	defer stream.stop()
 
@@ -306,7 +296,7 @@ func (a *Activities) answerKey(ctx context.Context, req model.Request) (AnswerKe
 // next; its tool calls then read their arguments from there.
 func (a *Activities) keepAnswer(in CallModelInput, resp model.Response) {
 	if in.New != nil && in.Summarize == nil && a.Transcripts != nil {
-		a.Transcripts.Answer(in.WorkflowID, in.RunID, in.New.Epoch, in.New.From+len(in.New.Messages),
+		a.Transcripts.Answer(transcript.Run{WorkflowID: in.WorkflowID, RunID: in.RunID}, in.New.Epoch, in.New.From+len(in.New.Messages),
 			model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
 	}
 }
@@ -325,19 +315,19 @@ func answerSize(r model.Response) int {
 }
 
 // callMessages returns the messages a model call sends: the input's own, or
-// the spans of the workflow's transcript, from the worker's cache where it
-// has them and from the run's history otherwise.
+// the spans of the workflow's transcript.
 func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]model.Message, error) {
 	if in.Messages != nil {
 		return in.Messages, nil
 	}
-	fetch := func(spans []Span) ([]model.Message, error) {
-		return a.readTranscript(ctx, in.WorkflowID, in.RunID, spans)
-	}
 	if a.Transcripts == nil {
-		return fetch(in.Spans)
+		return nil, temporal.NewNonRetryableApplicationError("worker has no transcript reader", ErrTypeModelConfig, nil)
 	}
-	return a.Transcripts.Read(in.WorkflowID, in.RunID, in.New, in.Spans, fetch)
+	run := transcript.Run{Namespace: a.Namespace, WorkflowID: in.WorkflowID, RunID: in.RunID}
+	if activity.IsActivity(ctx) {
+		run.Namespace = activity.GetInfo(ctx).WorkflowNamespace
+	}
+	return a.Transcripts.Messages(ctx, run, in.New, in.Spans)
 }
 
 func (a *Activities) registry() *tools.Registry {

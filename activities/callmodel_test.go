@@ -17,17 +17,18 @@ import (
 	"go.temporal.io/sdk/testsuite"
 )
 
-// recordingModel answers every call with a text and keeps the requests.
-type recordingModel struct {
+// answeringModel answers every call with resp and keeps the requests.
+type answeringModel struct {
 	mu   sync.Mutex
+	resp model.Response
 	reqs []model.Request
 }
 
-func (m *recordingModel) Complete(_ context.Context, req model.Request) (model.Response, error) {
+func (m *answeringModel) Complete(_ context.Context, req model.Request) (model.Response, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reqs = append(m.reqs, req)
-	return model.Response{Content: "ok"}, nil
+	return m.resp, nil
 }
 
 // fixedSource offers the tools named, or fails with err.
@@ -70,7 +71,7 @@ func TestCallModelOffersSourceTools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &recordingModel{}
+			m := &answeringModel{resp: model.Response{Content: "ok"}}
 			a := &Activities{Tools: reg, Models: func(string) (model.Client, string, error) { return m, "m", nil }}
 			_, err := activityEnv(a).ExecuteActivity(a.CallModel, CallModelInput{
 				Model:       "x:y",
@@ -105,7 +106,7 @@ func TestCallModelPassesSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &recordingModel{}
+			m := &answeringModel{resp: model.Response{Content: "ok"}}
 			a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }}
 			_, err := activityEnv(a).ExecuteActivity(a.CallModel, CallModelInput{
 				Model:       "x:y",
@@ -139,7 +140,7 @@ func TestCallModelNamesTheModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &recordingModel{}
+			m := &answeringModel{resp: model.Response{Content: "ok"}}
 			resolve := func(ref string) (model.Client, string, error) {
 				_, name, _ := strings.Cut(cmp.Or(ref, "openai:gpt-4o-mini"), ":")
 				return m, name, nil

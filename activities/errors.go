@@ -30,12 +30,6 @@ const (
 	// refused again, but unlike other model errors the workflow can recover:
 	// a shorter transcript (summarised or trimmed) will be accepted.
 	ErrTypeContextOverflow = "ContextLengthExceeded"
-
-	// ErrTypeTranscriptMismatch means the transcript read back from the
-	// calling workflow is not what the activity was told to expect: a span
-	// past its end, or a tool call that is not at the message it was said
-	// to be. It is not retryable; it points at a bug, not at bad luck.
-	ErrTypeTranscriptMismatch = "TranscriptMismatch"
 )
 
 // distinctCause returns err when its text adds to msg, and nil when msg

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // errSDKStatus stands in for the OpenAI SDK's error, whose text is only
@@ -260,18 +261,19 @@ func TestCallModelErrorTypes(t *testing.T) {
 // A tool call read outside an activity cannot be checked against the
 // transcript, and says so with the mismatch type.
 func TestReadCallOutsideActivity(t *testing.T) {
-	_, err := (&Activities{}).readCall(context.Background(), CallRef{}, "call_1")
-	wantAppErr(t, err, ErrTypeTranscriptMismatch, true)
+	_, err := (&Activities{}).readCall(context.Background(), transcript.CallRef{}, "call_1")
+	wantAppErr(t, err, transcript.ErrTypeMismatch, true)
 }
 
 // The types are recorded in histories and switched on by workflows; a
 // renamed constant would silently stop matching.
 func TestErrorTypeNames(t *testing.T) {
 	for got, want := range map[string]string{
-		ErrTypeModel:              "ModelError",
-		ErrTypeModelConfig:        "ModelConfig",
-		ErrTypeContextOverflow:    "ContextLengthExceeded",
-		ErrTypeTranscriptMismatch: "TranscriptMismatch",
+		ErrTypeModel:               "ModelError",
+		ErrTypeModelConfig:         "ModelConfig",
+		ErrTypeContextOverflow:     "ContextLengthExceeded",
+		transcript.ErrTypeMismatch: "TranscriptMismatch",
+		transcript.ErrTypeHole:     "TranscriptHole",
 	} {
 		if got != want {
 			t.Errorf("error type %q, want %q", got, want)

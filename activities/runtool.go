@@ -16,6 +16,7 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // Error types of the application errors RunTool fails with, for retry
@@ -56,9 +57,9 @@ type RunToolInput struct {
 	Call      model.ToolCall
 	// From, when set, says where the call stands in the calling workflow's
 	// transcript; the activity reads its arguments from there (Call then
-	// carries only the id and name), so that they enter history once, in
-	// the model's answer, not again in every tool's input.
-	From *CallRef `json:",omitempty"`
+	// carries only the id and name), so that large ones enter history
+	// once, in the model's answer, not again in the tool's input.
+	From *transcript.CallRef `json:",omitempty"`
 	// WorkerTools is the run's `tools`: the names and patterns of the
 	// worker's tools it may call. Nil means every tool, empty none (the
 	// model is offered only these, but may still call another by name).
@@ -72,16 +73,6 @@ type RunToolInput struct {
 	// the run wants such calls approved first (the input's approval value
 	// "destructive"), and only the worker knows the tools' hints.
 	HoldDestructive bool `json:"hold_destructive,omitempty"`
-}
-
-// CallRef locates a tool call: the index of the assistant message in the
-// transcript and of the call in that message.
-type CallRef struct {
-	Message int
-	Index   int
-	// Digest, when set, is CallDigest of the call: a copy of it in the
-	// worker's transcript cache is used only when it matches.
-	Digest string `json:",omitempty"`
 }
 
 // RunToolResult is what the model reads in the tool message.
@@ -130,14 +121,13 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		if err == nil && !res.Held && a.Transcripts != nil {
 			// The next model call finds the result here when the
 			// workflow leaves it out of its input (NewMessages).
-			exec := activity.GetInfo(ctx).WorkflowExecution
-			a.Transcripts.Remember(exec.ID, exec.RunID, res.Content)
+			a.Transcripts.Remember(callerRun(ctx), res.Content)
 		}
 	}()
 
-	// From here on the call may wait: reading the call from the transcript
-	// waits for a worker to answer the query, finding the tool may start
-	// an MCP server, and the tool itself may take its time.
+	// From here on the call may wait: reading the call from the run's
+	// history, finding the tool (which may start an MCP server), and the
+	// tool itself.
 	beat := beatTool(ctx, in.Call.Name)
 	defer beat.stop()
 	// An attempt that fails before its call may have reached the tool
@@ -329,24 +319,15 @@ func (a *Activities) workspace(in RunToolInput) (tools.Workspace, error) {
 
 // readCall reads a tool call from the transcript of the workflow that
 // scheduled this activity, and checks it is the call the workflow meant.
-func (a *Activities) readCall(ctx context.Context, ref CallRef, id string) (model.ToolCall, error) {
-	if !activity.IsActivity(ctx) {
-		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context", ErrTypeTranscriptMismatch, nil)
+func (a *Activities) readCall(ctx context.Context, ref transcript.CallRef, id string) (model.ToolCall, error) {
+	if !activity.IsActivity(ctx) || a.Transcripts == nil {
+		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context and a transcript reader", transcript.ErrTypeMismatch, nil)
 	}
-	exec := activity.GetInfo(ctx).WorkflowExecution
-	if a.Transcripts != nil {
-		if call, ok := a.Transcripts.Call(exec.ID, exec.RunID, ref, id); ok {
-			return call, nil
-		}
-	}
-	msgs, err := a.readTranscript(ctx, exec.ID, exec.RunID, []Span{{Start: ref.Message, End: ref.Message + 1}})
-	if err != nil {
-		return model.ToolCall{}, err
-	}
-	if calls := msgs[0].ToolCalls; ref.Index < len(calls) && calls[ref.Index].ID == id &&
-		(ref.Digest == "" || CallDigest(calls[ref.Index]) == ref.Digest) {
-		return calls[ref.Index], nil
-	}
-	return model.ToolCall{}, temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("transcript of %s has no tool call %q at message %d, call %d", exec.ID, id, ref.Message, ref.Index), ErrTypeTranscriptMismatch, nil)
+	return a.Transcripts.Call(ctx, callerRun(ctx), ref, id)
+}
+
+// callerRun is the run that scheduled the activity.
+func callerRun(ctx context.Context) transcript.Run {
+	info := activity.GetInfo(ctx)
+	return transcript.Run{Namespace: info.WorkflowNamespace, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 }

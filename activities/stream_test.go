@@ -21,7 +21,7 @@ import (
 // each piece that follows a "|" (which it does not send), until release is
 // closed when it is set.
 type streamingModel struct {
-	recordingModel
+	answeringModel
 	pieces  []string
 	pause   time.Duration
 	started chan activity.Info // the call's info, once it has written its first piece
@@ -39,7 +39,7 @@ func (m *streamingModel) Complete(ctx context.Context, req model.Request) (model
 			time.Sleep(m.pause)
 		}
 	}
-	return m.recordingModel.Complete(ctx, req)
+	return m.answeringModel.Complete(ctx, req)
 }
 
 // beats runs CallModel on m in a test environment and returns the

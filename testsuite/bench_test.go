@@ -124,7 +124,7 @@ func BenchmarkHistoryPerCall(b *testing.B) {
 		}
 		_ = json.Unmarshal(out.State, &st)
 		perCall = float64(d.GetWorkflowExecutionInfo().GetHistorySizeBytes()) / float64(st.ModelCalls)
-		// Without the transcript query, call k would carry messages [0, n_k).
+		// Without the new messages and digests, call k would carry messages [0, n_k).
 		naive, size := 0, 0
 		for _, m := range out.Messages {
 			size += len(m)

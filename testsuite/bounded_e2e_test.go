@@ -61,7 +61,7 @@ const (
 
 // TestRateLimitStormStaysSmall: a session whose first turn read twelve tool
 // results of ~15 KB each (each under the 16 KiB a model call carries in its
-// input, activities.HeldOver), then met a rate-limit storm: the provider
+// input, transcript.HeldOver), then met a rate-limit storm: the provider
 // answered every request with 429 and `Retry-After: 1`.
 //
 // The issue found that a 150 s storm left 23.6 MB of history (1,459

@@ -21,6 +21,7 @@ import (
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -41,7 +42,7 @@ func splitWorkers(t *testing.T, s *server) (startWorkflows func() (stop func()))
 	// shows when the model call has read its transcript (see
 	// answerWithSignals).
 	acts := worker.New(s.c, api.TaskQueue, worker.Options{DisableWorkflowWorker: true, MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle})
-	a := &activities.Activities{Client: s.c, Models: agentworker.NewModels("", "/"), StateDir: t.TempDir()}
+	a := &activities.Activities{Transcripts: transcript.NewReader(s.c.WorkflowService(), nil, 0), Models: agentworker.NewModels("", "/"), StateDir: t.TempDir()}
 	acts.RegisterActivityWithOptions(a.CallModel, activity.RegisterOptions{Name: api.ModelCallActivity})
 	acts.RegisterActivityWithOptions(a.RunTool, activity.RegisterOptions{Name: api.ToolActivity})
 	acts.RegisterActivityWithOptions(a.Report, activity.RegisterOptions{Name: activities.ReportName})

@@ -24,6 +24,7 @@ import (
 	"github.com/todoflow/todoflow/internal/telemetrytest"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/model/script"
+	"github.com/todoflow/todoflow/transcript"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -151,7 +152,7 @@ func TestChatStreamLatency(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = streams.Close() })
 	w := worker.New(s.c, api.TaskQueue, worker.Options{MaxHeartbeatThrottleInterval: agentworker.HeartbeatThrottle, Identity: streams.Identity("latency-worker")})
-	workflows.RegisterWithOptions(w, &activities.Activities{Client: s.c, StateDir: t.TempDir(), Streams: streams,
+	workflows.RegisterWithOptions(w, &activities.Activities{Transcripts: transcript.NewReader(s.c.WorkflowService(), nil, 0), StateDir: t.TempDir(), Streams: streams,
 		Models: func(ref string) (model.Client, string, error) {
 			return timed, strings.TrimPrefix(ref, "script:"), nil
 		}}, workflows.Options{})

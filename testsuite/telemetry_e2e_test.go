@@ -25,6 +25,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/internal/telemetrytest"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/telemetry"
 	"github.com/todoflow/todoflow/workflows"
@@ -116,10 +117,10 @@ func TestMetricsAndTracesEndToEnd(t *testing.T) {
 		attempts: map[int]int{},
 	}
 	acts := &activities.Activities{
-		Client:   c,
-		Models:   func(string) (model.Client, string, error) { return fake, "fake-model", nil },
-		Tools:    tools.DefaultRegistry(),
-		StateDir: t.TempDir(),
+		Transcripts: transcript.NewReader(c.WorkflowService(), nil, 0),
+		Models:      func(string) (model.Client, string, error) { return fake, "fake-model", nil },
+		Tools:       tools.DefaultRegistry(),
+		StateDir:    t.TempDir(),
 	}
 	probe := &replayProbe{}
 	startWorker := func() worker.Worker {

@@ -191,6 +191,9 @@ func newAgent(cfg config) *agent {
 		reporters:    newReporting(cfg.AgentID, cfg.session, cfg.in.Reporters, c.reports()),
 		host:         newHost(cfg.in, cfg.HostWait),
 	}
+	for _, m := range a.inbox.queue {
+		a.window.heard.Text(m.Text) // in the run's input
+	}
 	if c == nil {
 		return a
 	}

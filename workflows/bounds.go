@@ -14,7 +14,7 @@ import "go.temporal.io/sdk/workflow"
 // (testsuite) measures every payload of every recorded history against them.
 const (
 	// MaxActivityInputBytes caps an activity's input: a model call's new
-	// messages (activities.NewMessagesBudget, their large fields left out
+	// messages (transcript.Budget, their large fields left out
 	// as digests), its spans and the digests of a continued run's carried
 	// messages; a tool call's input carries a reference, not its arguments.
 	MaxActivityInputBytes = 1 << 20
@@ -34,8 +34,8 @@ const (
 	// of plan events (at most signalEventsBudget of them, split by send)
 	// with the sender's counters, or an end with its final summary.
 	MaxSignalBytes = 256 << 10
-	// MaxQueryAnswerBytes caps an answer of the state, messages,
-	// transcript or tool_diffs query (pages of activities.DefaultPageBytes;
+	// MaxQueryAnswerBytes caps an answer of the state, messages or
+	// tool_diffs query (pages of transcript.PageBytes;
 	// the state with stateEventBytes of events, fullChildrenBytes of
 	// finished subagents' summaries and maxChildren in all, its list shown
 	// twice by contract (todos, extra.todos); at most maxKeptDiffs diffs).

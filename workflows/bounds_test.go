@@ -12,6 +12,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // The budgets that bound each payload fit the caps of bounds.go, in the
@@ -37,12 +38,12 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 		msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: "call", Content: big})
 	}
 	for range 10 { // the guards' reminders, a task event per subagent
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Name: todo.NameReminder, Content: strings.Repeat("r", activities.HeldOver)})
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Name: todo.NameReminder, Content: strings.Repeat("r", transcript.HeldOver)})
 	}
-	nm := activities.NewMessagesOf(msgs, from, 0)
-	nm.Carried = activities.MessageDigests(msgs[:from])
+	nm := transcript.NewMessagesOf(msgs, from, 0)
+	nm.Carried = transcript.MessageDigests(msgs[:from])
 	in := activities.CallModelInput{WorkflowID: strings.Repeat("w", 1000), RunID: "run", AgentID: "root", Model: "openai:gpt",
-		Spans: []activities.Span{{Start: 0, End: 2}, {Start: 2, End: len(msgs)}}, New: nm, WorkerTools: []string{}}
+		Spans: []transcript.Span{{Start: 0, End: 2}, {Start: 2, End: len(msgs)}}, New: nm, WorkerTools: []string{}}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +60,8 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 		}
 	}
 	// A query's page, and the carry's messages.
-	if activities.DefaultPageBytes+64<<10 > MaxQueryAnswerBytes {
-		t.Errorf("a transcript page of %d bytes passes MaxQueryAnswerBytes (%d)", activities.DefaultPageBytes, MaxQueryAnswerBytes)
+	if transcript.PageBytes+64<<10 > MaxQueryAnswerBytes {
+		t.Errorf("a messages page of %d bytes passes MaxQueryAnswerBytes (%d)", transcript.PageBytes, MaxQueryAnswerBytes)
 	}
 	// The todo list, carried with the transcript's tail, in every state.
 	list := make([]todo.Item, todo.MaxItems)

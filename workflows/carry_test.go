@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 )
 
-func transcript(roles string, content string) []model.Message {
+func transcriptOfRoles(roles string, content string) []model.Message {
 	var out []model.Message
 	for _, r := range roles {
 		role := map[rune]string{'s': model.RoleSystem, 'u': model.RoleUser, 'a': model.RoleAssistant, 't': model.RoleTool}[r]
@@ -25,11 +25,11 @@ func transcript(roles string, content string) []model.Message {
 }
 
 func TestCompact(t *testing.T) {
-	short := transcript("su"+strings.Repeat("at", 10), "x")
+	short := transcriptOfRoles("su"+strings.Repeat("at", 10), "x")
 	if got := compact(short); len(got) != len(short) {
 		t.Errorf("a short transcript was cut to %d", len(got))
 	}
-	long := transcript("su"+strings.Repeat("at", 100), "x")
+	long := transcriptOfRoles("su"+strings.Repeat("at", 100), "x")
 	got := compact(long)
 	if len(got) > 2+carryMessages || got[0].Role != model.RoleSystem || got[1].Role != model.RoleUser {
 		t.Fatalf("compacted to %d messages, head %v %v", len(got), got[0].Role, got[1].Role)
@@ -42,7 +42,7 @@ func TestCompact(t *testing.T) {
 	if last := got[len(got)-1]; last.Content != "newest" {
 		t.Error("the newest message was lost")
 	}
-	big := transcript("su"+strings.Repeat("at", 20), strings.Repeat("y", 64<<10))
+	big := transcriptOfRoles("su"+strings.Repeat("at", 20), strings.Repeat("y", 64<<10))
 	if n := size(compact(big)); n > carryBytes+size(big[:2]) {
 		t.Errorf("compacted transcript is %d bytes, over the %d bound", n, carryBytes)
 	}
@@ -51,7 +51,7 @@ func TestCompact(t *testing.T) {
 // The context summary crosses continue-as-new with the head and the tail,
 // however far before the tail it stands.
 func TestCompactKeepsTheSummary(t *testing.T) {
-	msgs := transcript("su"+strings.Repeat("at", 100), "x")
+	msgs := transcriptOfRoles("su"+strings.Repeat("at", 100), "x")
 	summary := model.Message{Role: model.RoleUser, Name: api.NameContextSummary, Content: "what was decided"}
 	msgs = append(msgs[:todo.Head], append([]model.Message{summary}, msgs[todo.Head:]...)...)
 	got := compact(msgs)

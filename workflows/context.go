@@ -13,6 +13,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // A context that always fits. The stored transcript keeps every message;
@@ -72,7 +73,7 @@ func tokens(m model.Message) int {
 	return (n + bytesPerToken - 1) / bytesPerToken
 }
 
-func (a *agent) spanTokens(spans []activities.Span) int {
+func (a *agent) spanTokens(spans []transcript.Span) int {
 	n := toolTokens
 	for _, sp := range spans {
 		for i := sp.Start; i < sp.End; i++ {
@@ -88,21 +89,21 @@ func (a *agent) viewStart() int { return max(a.window.comp.From, todo.Head) }
 // view is the spans of the model's view without the max_messages window:
 // the head, the summary, then the messages from viewStart on (the summary
 // itself, which sits among them where it was written, only once).
-func (a *agent) view(start int) []activities.Span {
-	head := activities.Span{Start: 0, End: min(todo.Head, len(a.window.msgs))}
+func (a *agent) view(start int) []transcript.Span {
+	head := transcript.Span{Start: 0, End: min(todo.Head, len(a.window.msgs))}
 	s := a.window.comp.Summary
 	if s == 0 || s < start {
 		if start <= todo.Head {
-			return []activities.Span{{Start: 0, End: len(a.window.msgs)}}
+			return []transcript.Span{{Start: 0, End: len(a.window.msgs)}}
 		}
-		return []activities.Span{head, {Start: start, End: len(a.window.msgs)}}
+		return []transcript.Span{head, {Start: start, End: len(a.window.msgs)}}
 	}
-	spans := []activities.Span{head, {Start: s, End: s + 1}}
+	spans := []transcript.Span{head, {Start: s, End: s + 1}}
 	if start < s {
-		spans = append(spans, activities.Span{Start: start, End: s})
+		spans = append(spans, transcript.Span{Start: start, End: s})
 	}
 	if s+1 < len(a.window.msgs) {
-		spans = append(spans, activities.Span{Start: s + 1, End: len(a.window.msgs)})
+		spans = append(spans, transcript.Span{Start: s + 1, End: len(a.window.msgs)})
 	}
 	return spans
 }
@@ -110,7 +111,7 @@ func (a *agent) view(start int) []activities.Span {
 // fit keeps a model call within context.max_tokens: when the view is over
 // budget, it compacts first. A view that still does not fit (one message
 // larger than the budget) is sent as it is; the provider's answer decides.
-func (a *agent) fit(ctx workflow.Context, spans []activities.Span) ([]activities.Span, error) {
+func (a *agent) fit(ctx workflow.Context, spans []transcript.Span) ([]transcript.Span, error) {
 	if a.spanTokens(spans) <= a.budget() {
 		return spans, nil
 	}
@@ -175,10 +176,10 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p pa
 		old = 0
 	}
 	replaced, n := 0, 0
-	var spans []activities.Span
+	var spans []transcript.Span
 	if old != 0 {
 		replaced += tokens(a.window.msgs[old])
-		spans = append(spans, activities.Span{Start: old, End: old + 1})
+		spans = append(spans, transcript.Span{Start: old, End: old + 1})
 	}
 	for i := from; i < cut; i++ {
 		if i != old {
@@ -187,9 +188,9 @@ func (a *agent) compactKeeping(ctx workflow.Context, budget, maxRecent int, p pa
 		}
 	}
 	if from < old {
-		spans = append(spans, activities.Span{Start: from, End: old}, activities.Span{Start: old + 1, End: cut})
+		spans = append(spans, transcript.Span{Start: from, End: old}, transcript.Span{Start: old + 1, End: cut})
 	} else {
-		spans = append(spans, activities.Span{Start: from, End: cut})
+		spans = append(spans, transcript.Span{Start: from, End: cut})
 	}
 
 	summary := ""
@@ -233,7 +234,7 @@ func (a *agent) lastAnswerStart() int {
 // parts, each call bringing the summary so far up to date with the next
 // part, and a message larger than a part is cut in the middle by the
 // activity. The calls grow with the stretch, linearly.
-func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget int, p patience) (string, error) {
+func (a *agent) summarize(ctx workflow.Context, spans []transcript.Span, budget int, p patience) (string, error) {
 	instructions := fmt.Sprintf(
 		"Summarise the conversation below for the assistant that continues it, in at most %d words: "+
 			"the user's requests, decisions made, facts learned (file names, values, errors), work done and work left. "+
@@ -269,16 +270,16 @@ func (a *agent) summarize(ctx workflow.Context, spans []activities.Span, budget 
 // estimated tokens each, in order, without splitting a message: one larger
 // than limit is a part of its own (the activity cuts it, see
 // activities.Summarize.MaxBytes).
-func splitSpans(msgs []model.Message, spans []activities.Span, limit int) [][]activities.Span {
-	var parts [][]activities.Span
-	var cur []activities.Span
+func splitSpans(msgs []model.Message, spans []transcript.Span, limit int) [][]transcript.Span {
+	var parts [][]transcript.Span
+	var cur []transcript.Span
 	used := 0
 	add := func(i int) {
 		if n := len(cur); n > 0 && cur[n-1].End == i {
 			cur[n-1].End++
 			return
 		}
-		cur = append(cur, activities.Span{Start: i, End: i + 1})
+		cur = append(cur, transcript.Span{Start: i, End: i + 1})
 	}
 	for _, sp := range spans {
 		for i := sp.Start; i < sp.End; i++ {

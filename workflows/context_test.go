@@ -15,6 +15,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 func TestSplitSpans(t *testing.T) {
@@ -23,18 +24,18 @@ func TestSplitSpans(t *testing.T) {
 		return model.Message{Role: model.RoleUser, Content: strings.Repeat("x", tok*bytesPerToken-16)}
 	}
 	msgs := []model.Message{sized(10), sized(10), sized(10), sized(10), sized(100), sized(10), sized(10)}
-	sp := func(a, b int) activities.Span { return activities.Span{Start: a, End: b} }
+	sp := func(a, b int) transcript.Span { return transcript.Span{Start: a, End: b} }
 	tests := []struct {
 		name  string
-		spans []activities.Span
+		spans []transcript.Span
 		limit int
-		want  [][]activities.Span
+		want  [][]transcript.Span
 	}{
-		{"all fit", []activities.Span{sp(2, 4)}, 100, [][]activities.Span{{sp(2, 4)}}},
-		{"a large message alone", []activities.Span{sp(2, 7)}, 30, [][]activities.Span{{sp(2, 4)}, {sp(4, 5)}, {sp(5, 7)}}},
-		{"one per part", []activities.Span{sp(2, 5)}, 10, [][]activities.Span{{sp(2, 3)}, {sp(3, 4)}, {sp(4, 5)}}},
-		{"across spans", []activities.Span{sp(0, 1), sp(3, 4), sp(5, 7)}, 21, [][]activities.Span{{sp(0, 1), sp(3, 4)}, {sp(5, 7)}}},
-		{"spans joined", []activities.Span{sp(2, 3), sp(3, 4)}, 20, [][]activities.Span{{sp(2, 4)}}},
+		{"all fit", []transcript.Span{sp(2, 4)}, 100, [][]transcript.Span{{sp(2, 4)}}},
+		{"a large message alone", []transcript.Span{sp(2, 7)}, 30, [][]transcript.Span{{sp(2, 4)}, {sp(4, 5)}, {sp(5, 7)}}},
+		{"one per part", []transcript.Span{sp(2, 5)}, 10, [][]transcript.Span{{sp(2, 3)}, {sp(3, 4)}, {sp(4, 5)}}},
+		{"across spans", []transcript.Span{sp(0, 1), sp(3, 4), sp(5, 7)}, 21, [][]transcript.Span{{sp(0, 1), sp(3, 4)}, {sp(5, 7)}}},
+		{"spans joined", []transcript.Span{sp(2, 3), sp(3, 4)}, 20, [][]transcript.Span{{sp(2, 4)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,9 +14,12 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // cachingWorker plays a worker with a transcript cache: its CallModel reads
@@ -25,11 +28,12 @@ import (
 // to read what the cache lacks: such a call fails the test.
 type cachingWorker struct {
 	t      *testing.T
-	cache  *activities.TranscriptCache
+	cache  *transcript.Cache
 	inputs []activities.CallModelInput
 	read   [][]model.Message         // what each model call was sent
 	mu     sync.Mutex                // RunTools run at once
-	tools  map[string]model.ToolCall // by id, the calls RunTool read from the cache
+	tools  map[string]model.ToolCall // by id, the calls RunTool ran
+	byRef  map[string]bool           // by id, whether it read the call by reference
 	// answer answers the nth model call (summaries aside, which answer
 	// summary); tools answer toolResult, or what they ran.
 	answer     func(n int) (model.Response, error)
@@ -41,8 +45,8 @@ type cachingWorker struct {
 }
 
 func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
-	w.cache = activities.NewTranscriptCache(0)
-	w.tools = map[string]model.ToolCall{}
+	w.cache = transcript.NewCache(0)
+	w.tools, w.byRef = map[string]model.ToolCall{}, map[string]bool{}
 	registerHost(env)
 	env.RegisterActivityWithOptions(func(_ context.Context, in activities.CallModelInput) (model.Response, error) {
 		w.inputs = append(w.inputs, in)
@@ -50,7 +54,7 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 			w.t.Fatalf("call %d carries no new messages", in.Call)
 		}
 		if !w.recordOnly {
-			msgs, err := w.cache.Read(in.WorkflowID, in.RunID, in.New, in.Spans, func(spans []activities.Span) ([]model.Message, error) {
+			msgs, err := w.cache.Read(in.WorkflowID, in.RunID, in.New, in.Spans, func(spans []transcript.Span) ([]model.Message, error) {
 				w.t.Errorf("call %d: the cache lacks %v", in.Call, spans)
 				return nil, fmt.Errorf("call %d: the cache lacks %v", in.Call, spans)
 			})
@@ -78,20 +82,37 @@ func (w *cachingWorker) register(env *testsuite.TestWorkflowEnvironment) {
 		if w.toolResult != "" {
 			return activities.RunToolResult{Content: w.toolResult}, nil
 		}
+		c := in.Call // small arguments travel with the call
 		exec := activity.GetInfo(ctx).WorkflowExecution
-		c, ok := w.cache.Call(exec.ID, exec.RunID, *in.From, in.Call.ID)
-		if !ok {
-			w.t.Errorf("RunTool %s: the call is not in the cache (ref %+v)", in.Call.ID, *in.From)
+		if in.From != nil {
+			var ok bool
+			if c, ok = w.cache.Call(exec.ID, exec.RunID, *in.From, in.Call.ID); !ok {
+				w.t.Errorf("RunTool %s: the call is not in the cache (ref %+v)", in.Call.ID, *in.From)
+			}
 		}
 		w.mu.Lock()
 		w.tools[in.Call.ID] = c
+		w.byRef[in.Call.ID] = in.From != nil
 		w.mu.Unlock()
-		return activities.RunToolResult{Content: "ran " + c.Name + " " + string(c.Arguments)}, nil
+		res := activities.RunToolResult{Content: "ran " + c.Name + " " + string(c.Arguments)}
+		w.cache.Remember(exec.ID, exec.RunID, res.Content) // as RunTool does
+		return res, nil
 	}, activity.RegisterOptions{Name: api.ToolActivity})
 }
 
+// sendThenEnd sends text by update a minute in, and ends the session a
+// minute later.
+func sendThenEnd(t *testing.T, env *testsuite.TestWorkflowEnvironment, text string) {
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
+		}, text)
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+}
+
 // spanned is msgs cut to spans.
-func spanned(msgs []model.Message, spans []activities.Span) []model.Message {
+func spanned(msgs []model.Message, spans []transcript.Span) []model.Message {
 	var out []model.Message
 	for _, sp := range spans {
 		out = append(out, msgs[sp.Start:sp.End]...)
@@ -115,14 +136,16 @@ func sameTranscript(t *testing.T, what string, got, want []model.Message) {
 }
 
 // Each model call carries the messages added since the previous one, once:
-// a worker that took every call serves every call from its cache, and reads
-// every tool call by reference from there, never with a query.
+// a worker that took every call serves every call from its cache. A tool
+// call carries its small arguments; large ones it reads by reference, from
+// the cache.
 func TestModelCallsCarryTheirNewMessages(t *testing.T) {
+	large := strings.Repeat("x", transcript.HeldOver)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	responses := []model.Response{
 		calls(call("write_todos", `{"todos":[{"content":"Find","status":"in_progress"}]}`)),
-		calls(call("read_file", `{"path":"a.go"}`), call("todo_read", `{}`), call("write_file", `{"path":"b.go","content":"package b"}`)),
+		calls(call("read_file", `{"path":"a.go"}`), call("todo_read", `{}`), call("write_file", `{"path":"b.go","content":"`+large+`"}`)),
 		calls(call("write_todos", `{"todos":[{"content":"Find","status":"completed"}]}`)),
 		{Content: "Found."},
 	}
@@ -133,12 +156,7 @@ func TestModelCallsCarryTheirNewMessages(t *testing.T) {
 		return responses[n-1], nil
 	}}
 	w.register(env)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(api.SendMessageUpdate, "m", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("refused: %v", err) }, OnComplete: func(any, error) {},
-		}, "and again")
-	}, time.Minute)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Minute)
+	sendThenEnd(t, env, "and again")
 	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "Find it.", IdleTimeoutS: 600})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -160,8 +178,12 @@ func TestModelCallsCarryTheirNewMessages(t *testing.T) {
 	if next != len(final)-1 {
 		t.Errorf("the calls sent %d messages of %d", next, len(final))
 	}
-	if len(w.tools) != 2 || w.tools["c2_0"].Name != "read_file" || string(w.tools["c2_2"].Arguments) != `{"path":"b.go","content":"package b"}` {
-		t.Errorf("RunTool read %+v", w.tools)
+	if len(w.tools) != 2 || w.tools["c2_0"].Name != "read_file" || string(w.tools["c2_0"].Arguments) != `{"path":"a.go"}` ||
+		string(w.tools["c2_2"].Arguments) != `{"path":"b.go","content":"`+large+`"}` {
+		t.Errorf("RunTool ran %d calls: %v", len(w.tools), w.byRef)
+	}
+	if w.byRef["c2_0"] || !w.byRef["c2_2"] {
+		t.Errorf("by reference: %v; want the large call alone", w.byRef)
 	}
 }
 
@@ -193,8 +215,8 @@ func TestContinuedRunDoesNotSendItsCarriedMessages(t *testing.T) {
 	if nm == nil || nm.From != 3 || len(nm.Messages) != 1 || nm.Messages[0].Content != "second" {
 		t.Errorf("the continued run's first call carries %+v; want only the new message, from 3", nm)
 	}
-	if nm != nil && !slices.Equal(nm.Carried, activities.MessageDigests(carried)) {
-		t.Errorf("the carried messages' digests are %q, want %q", nm.Carried, activities.MessageDigests(carried))
+	if nm != nil && !slices.Equal(nm.Carried, transcript.MessageDigests(carried)) {
+		t.Errorf("the carried messages' digests are %q, want %q", nm.Carried, transcript.MessageDigests(carried))
 	}
 }
 
@@ -257,14 +279,14 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 	}
 	// A worker that took every call: for the retry it reads the transcript
 	// again, and sends what the workflow holds, without the notice.
-	cache := activities.NewTranscriptCache(0)
+	cache := transcript.NewCache(0)
 	for _, in := range w.inputs[:len(w.inputs)-1] {
 		if _, err := cache.Read(in.WorkflowID, in.RunID, in.New, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	queried := 0
-	got, err := cache.Read(last.WorkflowID, last.RunID, last.New, last.Spans, func(spans []activities.Span) ([]model.Message, error) {
+	got, err := cache.Read(last.WorkflowID, last.RunID, last.New, last.Spans, func(spans []transcript.Span) ([]model.Message, error) {
 		queried++
 		return spanned(final, spans), nil
 	})
@@ -274,5 +296,74 @@ func TestRetryAfterTheNoticeWasSentStartsANewEpoch(t *testing.T) {
 	sameTranscript(t, "the retry's call", got, spanned(final, last.Spans))
 	if queried != 1 {
 		t.Errorf("%d queries for the retry's call, want 1", queried)
+	}
+}
+
+// A call an older build scheduled failed for want of a message it left
+// out (transcript.ErrTypeHole): the turn fails and says why, and the next
+// call sends the transcript again from that message, which it sends whole.
+func TestAMessageNoReaderFindsIsSentWhole(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	prompt := strings.Repeat("p", transcript.HeldOver+1) // left out: it is in the run's input
+	w := &cachingWorker{t: t, recordOnly: true, answer: func(n int) (model.Response, error) {
+		if n == 1 {
+			return model.Response{}, temporal.NewNonRetryableApplicationError("messages [1,2) are nowhere: scheduled by an older build; resend the message", transcript.ErrTypeHole, nil, 1)
+		}
+		return model.Response{Content: "done"}, nil
+	}}
+	w.register(env)
+	sendThenEnd(t, env, "again")
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: prompt, IdleTimeoutS: 600})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.inputs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(w.inputs))
+	}
+	if first := w.inputs[0].New; len(first.Held) != 1 || first.Messages[1].Content != "" {
+		t.Fatalf("the first call carries %+v; want the prompt left out", first.Held)
+	}
+	msgs := queryMessages(t, env)
+	if msgs[2].Name != api.NameModelError || !strings.Contains(msgs[2].Content, "older build") {
+		t.Errorf("the failed turn's reply is %+v; want it to name the older build", msgs[2])
+	}
+	nm := w.inputs[1].New
+	if nm.From != 1 || nm.Messages[0].Content != prompt || slices.ContainsFunc(nm.Held, func(h transcript.Held) bool { return h.Index == 0 }) {
+		t.Errorf("the next call sends from %d, held %+v; want from 1, the prompt whole", nm.From, nm.Held)
+	}
+}
+
+// A field of the workflow's own making (here a message cut to fit the
+// inbox) that a call leaves out is recorded in a marker (patch
+// record-made); a run an older build started, which takes no patch, sends
+// it whole instead.
+func TestAFieldTheWorkflowMadeIsToldOrSentWhole(t *testing.T) {
+	for _, takesPatch := range []bool{true, false} {
+		t.Run(fmt.Sprintf("patched %v", takesPatch), func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			if !takesPatch {
+				env.OnGetVersion(patchRecordMade, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			w := &cachingWorker{t: t, recordOnly: true, answer: func(int) (model.Response, error) { return model.Response{Content: "ok"}, nil }}
+			w.register(env)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(api.UserMessageSignal, strings.Repeat("a long paste. ", todo.MaxMessageBytes/10))
+			}, time.Second)
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Minute)
+			env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{IdleTimeoutS: 600})
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			if len(w.inputs) != 1 {
+				t.Fatalf("%d model calls, want 1", len(w.inputs))
+			}
+			nm := w.inputs[0].New
+			cut := nm.Messages[len(nm.Messages)-1]
+			if held := len(nm.Held) == 1 && cut.Content == ""; held != takesPatch {
+				t.Errorf("the cut message (%d bytes sent, held %+v) is left out: %v, want %v", len(cut.Content), nm.Held, held, takesPatch)
+			}
+		})
 	}
 }

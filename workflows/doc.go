@@ -25,20 +25,16 @@
 // # History stays linear
 //
 // The transcript lives in workflow state. A CallModel input names which
-// messages to send (spans of the transcript), not the messages themselves;
-// the activity finds them in its worker's transcript cache, or reads them
-// from the run's history events (activities/transcripthistory.go). A call
-// carries the messages added since the previous call, and its input is in
-// history once however often the server retries it (modelcall.go). Large
-// fields are named by digest, not
-// carried: a reader finds them where they entered history. Each message
-// therefore enters history once as itself (the model's answer, a tool's
-// result or a user's message) and at most once more, its large fields
-// left out, in a model call's input, and history grows with the
-// conversation, not with its square or its attempts. The internal
-// transcript query (activities.TranscriptQuery, pages bounded in bytes) is
-// left for what history cannot tell: a field of the workflow's own making
-// left out for the budget of one input.
+// messages to send (spans of the transcript) and carries those added since
+// the previous call, its large fields by digest; a tool call carries its
+// small arguments, and names large ones by reference. The activity finds
+// the rest in its worker's cache or in the run's history, never by querying
+// the run: package transcript tells how, and why each message enters
+// history at most twice (the fields of the workflow's own making that an
+// input leaves out are recorded once, in a marker: modelcall.go,
+// recordMade). A call's input is in history once however often the server
+// retries it (modelcall.go), and history grows with the conversation, not
+// with its square or its attempts.
 //
 // # Every place a run stands can hand over
 //

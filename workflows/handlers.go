@@ -12,7 +12,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -23,9 +22,6 @@ func (a *agent) register(ctx workflow.Context) error {
 	}
 	if err := workflow.SetQueryHandler(ctx, api.MessagesQuery, a.messagesQuery); err != nil {
 		return fmt.Errorf("register %s query: %w", api.MessagesQuery, err)
-	}
-	if err := workflow.SetQueryHandler(ctx, activities.TranscriptQuery, a.transcriptPage); err != nil {
-		return fmt.Errorf("register %s query: %w", activities.TranscriptQuery, err)
 	}
 	if err := workflow.SetQueryHandler(ctx, api.ToolDiffsQuery, a.diffs.answer); err != nil {
 		return fmt.Errorf("register %s query: %w", api.ToolDiffsQuery, err)
@@ -100,6 +96,7 @@ func (a *agent) validateSendMessage(text string) error {
 }
 
 func (a *agent) onSendMessage(ctx workflow.Context, text string) (string, error) {
+	a.window.heard.Text(text)
 	return a.inbox.enqueue(ctx, Inbound{Text: text})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // hostLocal asks the worker that runs the workflow task which worker is the
@@ -159,7 +160,7 @@ func (h *host) gone(tool string) string {
 // toolCall is a call of the model's answer, for runTool.
 type toolCall struct {
 	c           model.ToolCall
-	from        *activities.CallRef // where c stands in the transcript
+	from        *transcript.CallRef // where c stands in the transcript
 	workspaceOf string              // the workflow whose workspace the call works in
 	queue       string              // the host's queue; "" for the workflow's own
 	// direct sends a call for the host on the workflow's own queue, as
@@ -183,16 +184,21 @@ func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 	opts := a.host.options(toolActivity, t.queue)
 	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.AgentID, t.c.Name)
 	in := activities.RunToolInput{
-		WorkflowID: t.workspaceOf,
-		Session:    a.cfg.session,
-		AgentID:    a.cfg.AgentID,
-		Workspace:  a.cfg.in.Workspace,
-		// The arguments are in the transcript already (the answer just
-		// appended); the activity reads them from there.
+		WorkflowID:      t.workspaceOf,
+		Session:         a.cfg.session,
+		AgentID:         a.cfg.AgentID,
+		Workspace:       a.cfg.in.Workspace,
 		Call:            model.ToolCall{ID: t.c.ID, Name: t.c.Name},
-		From:            t.from,
 		WorkerTools:     a.cfg.in.Tools,
 		HoldDestructive: !t.approved && a.holdsDestructive(t.c.Name),
+	}
+	// Small arguments travel with the call; large ones are in the
+	// transcript already (the answer just appended), and the activity
+	// reads them from there.
+	if n := len(t.c.Arguments); n > 0 && n <= transcript.HeldOver {
+		in.Call.Arguments = t.c.Arguments
+	} else {
+		in.From = t.from
 	}
 	name := api.ToolActivity
 	if t.direct {

@@ -16,6 +16,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // A model call is one CallModel activity, and the server retries its
@@ -66,7 +67,7 @@ var (
 			BackoffCoefficient: 2,
 			MaximumInterval:    maxModelBackoff,
 			NonRetryableErrorTypes: []string{
-				activities.ErrTypeContextOverflow, activities.ErrTypeModelConfig, activities.ErrTypeTranscriptMismatch,
+				activities.ErrTypeContextOverflow, activities.ErrTypeModelConfig, transcript.ErrTypeMismatch, transcript.ErrTypeHole,
 			},
 		},
 	}
@@ -110,7 +111,7 @@ func (a *agent) callModel(ctx workflow.Context) (model.Response, error) {
 // A summarising call (summary) is counted, but not numbered among the
 // agent's own calls: the scripted model answers call N with its response N,
 // and a scenario must not depend on when the context is compacted.
-func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summary bool) activities.CallModelInput {
+func (a *agent) modelInput(ctx workflow.Context, spans []transcript.Span, summary bool) activities.CallModelInput {
 	a.modelCalls++
 	if summary {
 		a.window.summaryCalls++
@@ -126,14 +127,51 @@ func (a *agent) modelInput(ctx workflow.Context, spans []activities.Span, summar
 		Call:        a.modelCalls - a.window.summaryCalls,
 		Spans:       spans,
 		WorkerTools: []string{},
-		New:         activities.NewMessagesOf(a.window.msgs, a.window.sentMsgs, a.window.epoch),
+		New:         transcript.NewMessagesOf(a.window.msgs, a.window.sentMsgs, a.window.epoch),
 	}
 	if a.window.carriedUnsent {
-		in.New.Carried = activities.MessageDigests(a.window.msgs[:a.window.sentMsgs])
+		in.New.Carried = transcript.MessageDigests(a.window.msgs[:a.window.sentMsgs])
 		a.window.carriedUnsent = false
 	}
+	if a.window.wholeDue {
+		in.New.Whole(a.window.msgs, a.window.wholeAt)
+		a.window.wholeDue = false
+	}
+	a.recordMade(ctx, in.New)
 	a.window.sentMsgs = len(a.window.msgs)
 	return in
+}
+
+// recordMade records, one marker each, the fields nm leaves out that the
+// workflow made itself (transcript.NewMessages.Unheard): no other event
+// holds them, and a reader finds them there by digest. It is rare (a large
+// field of the workflow's making, or one past the input's budget), so its
+// patch is asked for here, not at the run's start: a run that never needs
+// it records no version marker. A run that did not take the patch (an
+// older build left such a field out before) sends them whole instead, up
+// to the budget of one input; past it, a reader misses them, and the call
+// fails for the message (holeAt), which the next call sends.
+func (a *agent) recordMade(ctx workflow.Context, nm *transcript.NewMessages) {
+	at, made := nm.Unheard(a.window.msgs, a.window.heard)
+	if a.inbox.empty() {
+		a.window.heard = nil
+	}
+	if len(made) == 0 {
+		return
+	}
+	if !patched(ctx, patchRecordMade) {
+		room := transcript.Budget
+		for k, i := range at {
+			if room -= len(made[k]); room < 0 {
+				break
+			}
+			nm.Whole(a.window.msgs, i)
+		}
+		return
+	}
+	for _, v := range made {
+		workflow.SideEffect(ctx, func(workflow.Context) any { return v })
+	}
 }
 
 // callSummary is how the current model call reads in the Web UI.
@@ -185,6 +223,7 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in).Get(ctx, &resp)
 	switch {
 	case err == nil:
+		a.window.heard.Answer(resp.Content, resp.ToolCalls)
 		if a.modelError != nil {
 			a.modelError = nil
 			a.publish(ctx)
@@ -206,6 +245,9 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 	// The server gave up: the error was not one to retry, or the retry
 	// window ran out (the last attempt's failure, or a timeout whose cause
 	// is that failure).
+	if at, ok := holeAt(err); ok {
+		a.window.resendWhole(at) // the turn fails; the next call has it
+	}
 	retryable := !isPermanent(err)
 	a.modelError = &api.ModelError{Message: api.ModelErrorText(err), Attempts: activities.FailedAttempt(err), Since: since}
 	workflow.GetLogger(ctx).Warn("model call failed; the turn ends", "attempts", a.modelError.Attempts, "error", a.modelError.Message)
@@ -218,6 +260,19 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 func isOverflow(err error) bool {
 	var app *temporal.ApplicationError
 	return errors.As(err, &app) && app.Type() == activities.ErrTypeContextOverflow
+}
+
+// holeAt is the message a call failed for want of (transcript.ErrTypeHole).
+func holeAt(err error) (int, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != transcript.ErrTypeHole {
+		return 0, false
+	}
+	var at int
+	if err := app.Details(&at); err != nil {
+		return 0, false
+	}
+	return at, true
 }
 
 // isPermanent says the call failed with an error that waiting would not

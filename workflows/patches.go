@@ -28,6 +28,13 @@ const patchLeanTurn = "lean-turn"
 // subscriber is told of the step twice. Remove in v0.3.0.
 const patchPlanRestored = "plan-restored"
 
+// patchRecordMade records a field of the workflow's own making that a model
+// call's input leaves out (modelcall.go, recordMade), so that the run's
+// history tells every message and no reader queries the run. Asked for
+// where it is first needed, not at the run's start: most runs never are.
+// Remove in v0.3.0.
+const patchRecordMade = "record-made"
+
 // patched reports whether this run takes the patch id: true for a run that
 // a build with the patch started (the marker it recorded says so), false
 // for one an older build started and this build replays.

@@ -327,8 +327,10 @@ func (a *agent) drainSignals(ctx workflow.Context) {
 		var resume api.ResumeArgs
 		switch {
 		case a.userCh.ReceiveAsync(&text):
+			a.window.heard.Text(text) // as the signal holds it, before any cut
 			a.onUserMessage(ctx, text)
 		case a.resumeCh.ReceiveAsync(&resume):
+			a.window.heard.Text(resume.Text)
 			a.onResume(ctx, resume)
 		case a.endCh.ReceiveAsync(nil):
 			a.ended = true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // faulty registers a model that fails while fail(in, attempt) returns an
@@ -260,7 +261,7 @@ func TestContextBudgetCompacts(t *testing.T) {
 	}
 	// The last call did not send what the summary replaced.
 	last := (*seen)[len(*seen)-1]
-	if last.Spans[0] != (activities.Span{Start: 0, End: 2}) || last.Spans[1].Start != summaryAt {
+	if last.Spans[0] != (transcript.Span{Start: 0, End: 2}) || last.Spans[1].Start != summaryAt {
 		t.Errorf("last call spans = %v (summary at %d)", last.Spans, summaryAt)
 	}
 	if st := queryState(t, env); st.Compactions == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // Approval for any tool (input `approval`, update approve_tool). A call of a
@@ -265,7 +266,7 @@ func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 			continue
 		}
 		c := calls[j]
-		t := toolCall{c: c, from: &activities.CallRef{Message: at, Index: j, Digest: activities.CallDigest(c)}, workspaceOf: workspaceOf(ctx)}
+		t := toolCall{c: c, from: &transcript.CallRef{Message: at, Index: j, Digest: transcript.CallDigest(c)}, workspaceOf: workspaceOf(ctx)}
 		if !asked {
 			queue, hostErr = a.host.toolQueue(ctx)
 			asked = true

@@ -13,6 +13,7 @@ import (
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // runTools answers every tool call of one response, in call order: the todo
@@ -154,6 +155,7 @@ func (a *agent) activityAnswer(ctx workflow.Context, c model.ToolCall, queue str
 		return fmt.Sprintf("Tool %s failed: %v", c.Name, api.RootMessage(err)), true
 	}
 	a.diffs.keep(c.ID, out.Diff) // for the user, not in the message
+	a.window.heard.Text(out.Content)
 	return out.Content, out.IsError
 }
 
@@ -169,8 +171,8 @@ func (a *agent) appendAnswer(c model.ToolCall, msg model.Message) {
 // callRef locates call i of the model's answer just appended, for RunTool
 // to read it from the transcript, with its digest, against which a worker
 // checks the copy in its cache.
-func (a *agent) callRef(i int, c model.ToolCall) *activities.CallRef {
-	return &activities.CallRef{Message: len(a.window.msgs) - 1, Index: i, Digest: activities.CallDigest(c)}
+func (a *agent) callRef(i int, c model.ToolCall) *transcript.CallRef {
+	return &transcript.CallRef{Message: len(a.window.msgs) - 1, Index: i, Digest: transcript.CallDigest(c)}
 }
 
 // todoTools names the workflow's own tools for a model call; none when the

@@ -8,7 +8,6 @@ import (
 
 	"github.com/todoflow/todoflow/api"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -89,7 +88,6 @@ func TestTreeKeyIsInNoQueryAnswer(t *testing.T) {
 	}
 	queries := []query{
 		{api.StateQuery, nil}, {api.MessagesQuery, []any{0, 0}}, {api.PlanQuery, nil},
-		{activities.TranscriptQuery, []any{activities.PageRequest{Start: 0, End: 1 << 20}}},
 		{api.ToolDiffsQuery, []any{[]string(nil)}},
 	}
 	env.RegisterDelayedCallback(func() {

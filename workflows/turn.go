@@ -10,9 +10,9 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // BlockedTurn is where a turn handed over stood: the model calls it had
@@ -372,7 +372,7 @@ func (a *agent) inject(in todo.Inject) {
 // the context-loss rule: when no write_todos call and no todo_reminder is in
 // view while the list is not empty, a todo_reminder with the list is added,
 // so a windowed or compacted model never forgets its checklist.
-func (a *agent) requestSpans() []activities.Span {
+func (a *agent) requestSpans() []transcript.Span {
 	isTool := func(i int) bool { return a.window.msgs[i].Role == model.RoleTool }
 	start := func() int {
 		return max(todo.Window(len(a.window.msgs), a.cfg.in.Context.MaxMessages, isTool), a.viewStart())

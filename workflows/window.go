@@ -4,6 +4,7 @@ import (
 	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
+	"github.com/todoflow/todoflow/transcript"
 )
 
 // window is the transcript and what the model sees of it: every message of
@@ -29,11 +30,25 @@ type window struct {
 	// Each model call carries the messages added since the previous one
 	// (sentMsgs is how many were sent so far, epoch counts the messages
 	// taken back after they were sent), so that a worker keeps the
-	// transcript (activities.TranscriptCache) and one that lacks it reads
-	// it from the run's history, never by replaying the run.
+	// transcript (transcript.Cache) and one that lacks it reads it from
+	// the run's history. heard are the values that entered history as
+	// they are since then (and the user's messages still queued): a field
+	// left out that is not among them is recorded (recordMade).
 	sentMsgs      int
 	epoch         int
 	carriedUnsent bool
+	heard         transcript.Heard
+	// wholeDue asks the next call to send message wholeAt again, whole: a
+	// call an older build scheduled left one of its fields out, which no
+	// reader can find (transcript.ErrTypeHole).
+	wholeDue bool
+	wholeAt  int
+}
+
+// resendWhole makes the next model call send the transcript again from
+// message i, which it sends whole, after a call failed for want of it.
+func (w *window) resendWhole(i int) {
+	w.sentMsgs, w.wholeAt, w.wholeDue = min(w.sentMsgs, i), i, true
 }
 
 // WindowCarry is the window a run hands to its continuation: the
@@ -77,4 +92,12 @@ func (a *agent) carryWindow() WindowCarry {
 		msgs = append(msgs, a.window.msgs[sp.Start:sp.End]...)
 	}
 	return WindowCarry{Messages: compact(msgs), SummaryCalls: a.window.summaryCalls, ContextLimit: a.window.contextLimit}
+}
+
+// messagesQuery answers the public messages query (api.MessagesQuery): the
+// transcript from offset, at most limit messages (0: all) and at most
+// transcript.PageBytes of JSON; see transcript.MessagesPage for what a
+// client sees.
+func (a *agent) messagesQuery(offset, limit int) ([]model.Message, error) {
+	return transcript.MessagesPage(a.window.msgs, offset, limit)
 }

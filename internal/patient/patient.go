@@ -9,8 +9,8 @@
 // it has seen no worker poll until the workers poll again. None of these
 // is an answer,
 // and a query has no side effects, so asking again is right, for as long as
-// the caller's context allows: the scenario player reading a finished run,
-// the activities reading their workflow's transcript.
+// the caller's context allows: the clients reading a session's state and
+// messages, the scenario player reading a finished run.
 package patient
 
 import (

@@ -126,9 +126,9 @@ type Options struct {
 	// $TODOFLOW_TOOL_OUTPUT_MAX, else activities.DefaultToolOutputMax.
 	ToolOutputMax int
 	// TranscriptCacheBytes bounds the worker's copy of the transcripts its
-	// model calls were sent, which spares most transcript queries (see
-	// activities.TranscriptCache): 0 means
-	// activities.DefaultTranscriptCacheBytes, a negative value no cache.
+	// model calls were sent, which spares most reads of a run's history
+	// (see transcript.Cache): 0 means transcript.DefaultCacheBytes, a
+	// negative value no cache.
 	TranscriptCacheBytes int64
 	// AnswerCacheBytes bounds the worker's copy of its model calls'
 	// answers, which the next attempt of a call whose completion was not

@@ -22,6 +22,7 @@ import (
 	"github.com/todoflow/todoflow/activities/mcp"
 	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/transcript"
 	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/workflows"
 )
@@ -127,8 +128,6 @@ func NewPlugin(c client.Client, opts Options) (*Plugin, error) {
 		p.logger.Info("MCP servers configured; each starts when first needed", "config", opts.MCPConfig, "servers", strings.Join(servers.Names(), ", "))
 	}
 	p.acts = &activities.Activities{
-		Client:         c,
-		DataConverter:  dc,
 		Models:         NewModels(opts.DefaultModel, opts.ScriptDir),
 		Roots:          roots,
 		VCSWrites:      opts.VCSWrites,
@@ -137,9 +136,7 @@ func NewPlugin(c client.Client, opts Options) (*Plugin, error) {
 		StateDir:       opts.StateDir,
 		ToolOutputMax:  outputMax,
 		HostQueue:      hostQueue,
-	}
-	if opts.TranscriptCacheBytes >= 0 {
-		p.acts.Transcripts = activities.NewTranscriptCache(opts.TranscriptCacheBytes)
+		Transcripts:    transcript.NewReader(c.WorkflowService(), dc, opts.TranscriptCacheBytes),
 	}
 	if opts.AnswerCacheBytes >= 0 {
 		p.acts.Answers = activities.NewAnswerCache(opts.AnswerCacheBytes, 0)

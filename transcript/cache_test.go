@@ -1,50 +1,23 @@
-package activities
+package transcript
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/model"
 )
-
-// answeringModel answers every call with resp and keeps the requests.
-type answeringModel struct {
-	mu   sync.Mutex
-	resp model.Response
-	reqs []model.Request
-}
-
-func (m *answeringModel) Complete(_ context.Context, req model.Request) (model.Response, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reqs = append(m.reqs, req)
-	return m.resp, nil
-}
-
-func activityEnv(a *Activities) *testsuite.TestActivityEnvironment {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestActivityEnvironment()
-	env.RegisterActivity(a)
-	return env
-}
 
 func userMessage(text string) model.Message {
 	return model.Message{Role: model.RoleUser, Content: text, ToolCalls: []model.ToolCall{}}
 }
 
-// fetcher reads spans of msgs, as the transcript query would, and counts
+// fetcher reads spans of msgs, as a read of history would, and counts
 // the reads and the messages read.
 type fetcher struct {
 	msgs          []model.Message
@@ -72,7 +45,7 @@ func spanMessages(msgs []model.Message, spans []Span) []model.Message {
 	return out
 }
 
-func TestTranscriptCacheRead(t *testing.T) {
+func TestCacheRead(t *testing.T) {
 	var msgs []model.Message
 	for i := range 12 {
 		msgs = append(msgs, userMessage(fmt.Sprintf("message %d", i)))
@@ -89,17 +62,17 @@ func TestTranscriptCacheRead(t *testing.T) {
 		reads, holes int
 	}{
 		{name: "first call of a run, sent everything", nm: NewMessages{From: 0, Messages: msgs[:4]}, spans: all(4)},
-		{name: "first call of a continued run: the carried messages by query",
+		{name: "first call of a continued run: the carried messages read from history",
 			nm: NewMessages{From: 3, Messages: msgs[3:5]}, spans: all(5), reads: 1, holes: 3},
 		{name: "the next call", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
 			nm: NewMessages{From: 4, Messages: msgs[4:7]}, spans: all(7)},
 		{name: "a retried call sends the same again", before: []NewMessages{{From: 0, Messages: msgs[:4]}, {From: 4, Messages: msgs[4:7]}},
 			nm: NewMessages{From: 4, Messages: msgs[4:7]}, spans: all(7)},
-		{name: "calls taken by another worker meanwhile: the gap by query", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
+		{name: "calls taken by another worker meanwhile: the gap read from history", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
 			nm: NewMessages{From: 9, Messages: msgs[9:11]}, spans: all(11), reads: 1, holes: 5},
-		{name: "a window that leaves the gap out needs no query", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
+		{name: "a window that leaves the gap out needs no read", before: []NewMessages{{From: 0, Messages: msgs[:4]}},
 			nm: NewMessages{From: 9, Messages: msgs[9:11]}, spans: []Span{{Start: 0, End: 2}, {Start: 9, End: 11}}},
-		{name: "holes in two spans, one query", before: []NewMessages{{From: 1, Messages: msgs[1:3]}},
+		{name: "holes in two spans, one read", before: []NewMessages{{From: 1, Messages: msgs[1:3]}},
 			nm: NewMessages{From: 6, Messages: msgs[6:8]}, spans: []Span{{Start: 0, End: 2}, {Start: 4, End: 8}}, reads: 1, holes: 3},
 		{name: "another epoch: the old copy is void", before: []NewMessages{{From: 0, Messages: msgs[:6]}},
 			nm: NewMessages{From: 5, Epoch: 1, Messages: msgs[5:7]}, spans: all(7), reads: 1, holes: 5},
@@ -108,7 +81,7 @@ func TestTranscriptCacheRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewTranscriptCache(0)
+			c := NewCache(0)
 			f := &fetcher{msgs: msgs}
 			for _, nm := range tt.before {
 				if _, err := c.Read("wf", "run", &nm, nil, f.fetch); err != nil {
@@ -125,7 +98,7 @@ func TestTranscriptCacheRead(t *testing.T) {
 			if f.reads != tt.reads || f.counts != tt.holes {
 				t.Errorf("%d queries for %d messages, want %d for %d", f.reads, f.counts, tt.reads, tt.holes)
 			}
-			// What was read is kept: the same call again needs no query.
+			// What was read is kept: the same call again needs no read.
 			f.reads = 0
 			if _, err := c.Read("wf", "run", &tt.nm, tt.spans, f.fetch); err != nil || f.reads != 0 {
 				t.Errorf("the same call again: %d queries, %v; want none", f.reads, err)
@@ -134,21 +107,21 @@ func TestTranscriptCacheRead(t *testing.T) {
 	}
 }
 
-func TestTranscriptCacheReadErrors(t *testing.T) {
-	c := NewTranscriptCache(0)
-	failing := func([]Span) ([]model.Message, error) { return nil, errors.New("query failed") }
-	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, failing); err == nil || err.Error() != "query failed" {
-		t.Errorf("a failed query: %v; want its error", err)
+func TestCacheReadErrors(t *testing.T) {
+	c := NewCache(0)
+	failing := func([]Span) ([]model.Message, error) { return nil, errors.New("read failed") }
+	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, failing); err == nil || err.Error() != "read failed" {
+		t.Errorf("a failed read: %v; want its error", err)
 	}
 	short := func([]Span) ([]model.Message, error) { return []model.Message{userMessage("only one")}, nil }
 	if _, err := c.Read("wf", "run", &NewMessages{From: 2}, []Span{{Start: 0, End: 2}}, short); err == nil {
-		t.Error("a query that read fewer messages than asked: no error")
+		t.Error("a read of fewer messages than asked: no error")
 	}
 }
 
 // Whatever the order of calls, workers, retries, taken-back messages and
 // evictions, a read returns what the workflow's transcript holds.
-func TestTranscriptCacheFollowsTheWorkflow(t *testing.T) {
+func TestCacheFollowsTheWorkflow(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		var (
@@ -164,7 +137,7 @@ func TestTranscriptCacheFollowsTheWorkflow(t *testing.T) {
 			msgs = append(msgs, m)
 		}
 		// Two workers; the second has a budget that evicts often.
-		workers := []*TranscriptCache{NewTranscriptCache(0), NewTranscriptCache(3000)}
+		workers := []*Cache{NewCache(0), NewCache(3000)}
 		add(model.RoleSystem)
 		add(model.RoleUser)
 		for step := range 120 {
@@ -222,9 +195,9 @@ func TestTranscriptCacheFollowsTheWorkflow(t *testing.T) {
 	}
 }
 
-func TestTranscriptCacheCall(t *testing.T) {
+func TestCacheCall(t *testing.T) {
 	call := model.ToolCall{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)}
-	c := NewTranscriptCache(0)
+	c := NewCache(0)
 	c.Answer("wf", "run", 0, 3, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{call}})
 	tests := []struct {
 		name     string
@@ -267,9 +240,9 @@ func TestCallDigest(t *testing.T) {
 	}
 }
 
-func TestTranscriptCacheEvictsLeastRecent(t *testing.T) {
+func TestCacheEvictsLeastRecent(t *testing.T) {
 	big := func(i int) []model.Message { return []model.Message{userMessage(fmt.Sprintf("%d %0400d", i, 0))} }
-	c := NewTranscriptCache(1500) // room for two runs of one message
+	c := NewCache(1500) // room for two runs of one message
 	f := &fetcher{}
 	for _, run := range []string{"a", "b", "a", "c"} {
 		f.msgs = big(0)
@@ -294,66 +267,11 @@ func TestTranscriptCacheEvictsLeastRecent(t *testing.T) {
 	}
 }
 
-// CallModel reads its messages from the cache when it has them, and a tool
-// call of its answer is read from there too; a worker whose cache lacks
-// them queries the workflow.
-func TestCallModelAndRunToolReadFromTheCache(t *testing.T) {
-	msgs := []model.Message{userMessage("system"), userMessage("write a file")}
-	answer := model.Response{ToolCalls: []model.ToolCall{{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"path":"out.txt","content":"cached"}`)}}}
-	// The test environment's workflow and run, which RunTool reads.
-	const wf, run = "default-test-workflow-id", "default-test-run-id"
-	q := &queryClient{workflowID: wf, runID: run, msgs: msgs}
-	m := &answeringModel{resp: answer}
-	a := &Activities{Client: q, Transcripts: NewTranscriptCache(0), Models: func(string) (model.Client, string, error) { return m, "m", nil }}
-	env := activityEnv(a)
-	in := CallModelInput{WorkflowID: wf, RunID: run, Call: 1, Spans: []Span{{Start: 0, End: 2}}, WorkerTools: []string{},
-		New: &NewMessages{From: 0, Messages: msgs}}
-	if _, err := env.ExecuteActivity(a.CallModel, in); err != nil {
-		t.Fatal(err)
-	}
-	if q.queries != 0 || len(m.reqs) != 1 || len(m.reqs[0].Messages) != 2 {
-		t.Fatalf("%d queries, requests %+v; want none and the two messages sent", q.queries, m.reqs)
-	}
-	ws := t.TempDir()
-	a.Roots = testRoots(t, filepath.Dir(ws))
-	ref := &CallRef{Message: 2, Index: 0, Digest: CallDigest(answer.ToolCalls[0])}
-	if _, err := env.ExecuteActivity(a.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: ref}); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "cached" || q.queries != 0 {
-		t.Fatalf("out.txt = %q, %v after %d queries; want the cached call's file and no query", b, err, q.queries)
-	}
-
-	// Another worker, which has seen none of it, asks the workflow.
-	q.msgs = append(q.msgs, model.Message{Role: model.RoleAssistant, ToolCalls: answer.ToolCalls},
-		model.Message{Role: model.RoleTool, ToolCallID: "c1", Content: "written", ToolCalls: []model.ToolCall{}})
-	other := &Activities{Client: q, Transcripts: NewTranscriptCache(0), Models: a.Models, Roots: a.Roots}
-	env = activityEnv(other)
-	if _, err := env.ExecuteActivity(other.RunTool, RunToolInput{Workspace: ws, Call: model.ToolCall{ID: "c1", Name: "write_file"}, From: ref}); err != nil {
-		t.Fatal(err)
-	}
-	if q.queries == 0 {
-		t.Error("a worker without the call in its cache ran it without reading the transcript")
-	}
-	q.queries = 0
-	in = CallModelInput{WorkflowID: wf, RunID: run, Call: 2, Spans: []Span{{Start: 0, End: 4}}, WorkerTools: []string{},
-		New: &NewMessages{From: 2, Messages: q.msgs[2:]}}
-	if _, err := env.ExecuteActivity(other.CallModel, in); err != nil {
-		t.Fatal(err)
-	}
-	if q.queries != 1 || len(m.reqs) != 2 {
-		t.Fatalf("%d queries; want one, for the two messages the worker had not seen", q.queries)
-	}
-	if err := sameMessages(m.reqs[1].Messages, q.msgs); err != nil {
-		t.Error(err)
-	}
-}
-
 // A field over HeldOver is left out of the new messages and found by its
 // digest: in the worker's copy of the model's answer, among the tool results
 // it remembered, or else read once; the worker keeps it, and a retried call
 // that leaves it out again needs no read.
-func TestTranscriptCacheHeldMessages(t *testing.T) {
+func TestCacheHeldMessages(t *testing.T) {
 	big := strings.Repeat("x", HeldOver+1)
 	msgs := []model.Message{
 		userMessage("read the log"),
@@ -374,16 +292,16 @@ func TestTranscriptCacheHeldMessages(t *testing.T) {
 	all := []Span{{Start: 0, End: len(msgs)}}
 	tests := []struct {
 		name  string
-		prime func(c *TranscriptCache)
+		prime func(c *Cache)
 		reads int
 	}{
-		{"neither seen", func(*TranscriptCache) {}, 1},
-		{"answer and result seen", func(c *TranscriptCache) {
+		{"neither seen", func(*Cache) {}, 1},
+		{"answer and result seen", func(c *Cache) {
 			// The answer as the model's client made it: not HTML-escaped.
 			c.Answer("wf", "run", 0, 3, msgs[3])
 			c.Remember("wf", "run", big)
 		}, 0},
-		{"another run of the workflow has them", func(c *TranscriptCache) {
+		{"another run of the workflow has them", func(c *Cache) {
 			if _, err := c.Read("wf", "before", &NewMessages{Messages: msgs}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -391,7 +309,7 @@ func TestTranscriptCacheHeldMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewTranscriptCache(0)
+			c := NewCache(0)
 			f := &fetcher{msgs: msgs}
 			if _, err := c.Read("wf", "run", first, nil, f.fetch); err != nil {
 				t.Fatal(err)
@@ -420,13 +338,13 @@ func TestTranscriptCacheHeldMessages(t *testing.T) {
 
 // A continued run's first call names its carried messages by digest: a
 // worker that had the run before has them, and reads nothing.
-func TestTranscriptCacheContinuedRun(t *testing.T) {
+func TestCacheContinuedRun(t *testing.T) {
 	before := []model.Message{userMessage("system"), userMessage("first"),
 		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"content":"<b>"}`)}}},
 		{Role: model.RoleTool, ToolCallID: "c1", Content: "wrote it", ToolCalls: []model.ToolCall{}},
 		userMessage("second")}
 	carried := []model.Message{before[0], before[1], before[3], before[4]} // as compact keeps them
-	c := NewTranscriptCache(0)
+	c := NewCache(0)
 	f := &fetcher{msgs: append(slices.Clone(carried), userMessage("third"))}
 	if _, err := c.Read("wf", "run1", &NewMessages{Messages: before}, nil, f.fetch); err != nil {
 		t.Fatal(err)
@@ -449,9 +367,9 @@ func TestTranscriptCacheContinuedRun(t *testing.T) {
 
 // A retried call carries no new messages; on a worker that has seen nothing
 // of the run it reads the transcript once, and keeps it for the next try.
-func TestTranscriptCacheRetryOnAFreshWorker(t *testing.T) {
+func TestCacheRetryOnAFreshWorker(t *testing.T) {
 	msgs := []model.Message{userMessage("one"), userMessage("two"), userMessage("three")}
-	c := NewTranscriptCache(0)
+	c := NewCache(0)
 	f := &fetcher{msgs: msgs}
 	all := []Span{{Start: 0, End: len(msgs)}}
 	for try := 1; try <= 2; try++ {
@@ -472,7 +390,7 @@ func TestTranscriptCacheRetryOnAFreshWorker(t *testing.T) {
 }
 
 // A model call's input carries the new messages' fields up to
-// NewMessagesBudget in all, each at most HeldOver; the rest are left out,
+// Budget in all, each at most HeldOver; the rest are left out,
 // small fields excepted.
 func TestNewMessagesOfStaysInBudget(t *testing.T) {
 	piece := strings.Repeat("x", HeldOver-100)
@@ -493,10 +411,10 @@ func TestNewMessagesOfStaysInBudget(t *testing.T) {
 			}
 		}
 	}
-	if carried > NewMessagesBudget {
-		t.Errorf("the input carries %d bytes of messages, over the budget of %d", carried, NewMessagesBudget)
+	if carried > Budget {
+		t.Errorf("the input carries %d bytes of messages, over the budget of %d", carried, Budget)
 	}
-	if !slices.Contains(held, 40) || slices.Contains(held, 41) || len(held) != 40-NewMessagesBudget/len(piece)+1 {
+	if !slices.Contains(held, 40) || slices.Contains(held, 41) || len(held) != 40-Budget/len(piece)+1 {
 		t.Errorf("held %v; want the large one and those past the budget, not the small last one", held)
 	}
 }

@@ -1,4 +1,4 @@
-package activities
+package transcript
 
 import (
 	"crypto/sha256"
@@ -10,27 +10,43 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// What a model call's input carries of the transcript.
-//
-// Each model call's input carries the messages added since the previous one
-// (NewMessages), so that a worker can keep the transcript without reading
-// it back. A large field (a tool's result, a file the model writes) is
-// left out and stands as its digest: its value already entered history
-// once, where it was made (the tool's result, the user's message, the
-// model's answer, the run's input), and a reader finds it there, or in its
-// cache, by the digest. Each message so enters history at most twice, and
-// its large fields once.
+// Span selects the transcript messages [Start, End).
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
 
-// HeldOver is the size over which a field (a message's content, a tool
-// call's arguments) is left out of NewMessages: what is sent twice stays
-// small.
+// CallRef locates a tool call: the index of the assistant message in the
+// transcript and of the call in that message.
+type CallRef struct {
+	Message int
+	Index   int
+	// Digest, when set, is CallDigest of the call: a copy of it the reader
+	// finds is used only when it matches.
+	Digest string `json:",omitempty"`
+}
+
+// CallDigest is a tool call's fingerprint: a hash of its name and
+// arguments (as a payload encodes them, so that the model client's copy and
+// the workflow's decoded one agree), which a copy of the call must match.
+func CallDigest(tc model.ToolCall) string {
+	h := sha256.New()
+	h.Write([]byte(tc.Name))
+	h.Write([]byte{0})
+	h.Write(canonicalArgs(tc.Arguments))
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// HeldOver is the size over which a message's content is left out of
+// NewMessages, and a tool call's arguments are left out of its tool's input
+// (read by CallRef): what is sent twice stays small.
 const HeldOver = 16 << 10
 
-// NewMessagesBudget bounds the bytes of the fields one model call's input
+// Budget bounds the bytes of the fields one model call's input
 // carries (NewMessages): a turn of many tool results (64 of 16 KiB each is
 // 1 MiB) would otherwise make one activity input, an event of history,
 // near the server's 2 MiB limit. Past it the fields are left out too.
-const NewMessagesBudget = 256 << 10
+const Budget = 256 << 10
 
 // minHeld is the size under which a field is always sent: its digest would
 // be nearly as large, and the budget cannot be spent by fields this small
@@ -87,13 +103,14 @@ type Held struct {
 }
 
 // NewMessagesOf returns the new messages msgs[from:] of a model call, with
-// the fields over HeldOver, and those past NewMessagesBudget, left out. It
+// the contents over HeldOver, and those past Budget, left out, and the
+// arguments of tool calls too: they are in the model's answer already. It
 // is pure: the workflow builds a call's input with it.
 func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
 	nm := &NewMessages{From: from, Epoch: epoch, Messages: make([]model.Message, len(msgs)-from)}
 	total := 0
 	keep := func(n int) bool {
-		if n < minHeld || (n <= HeldOver && total+n <= NewMessagesBudget) {
+		if n < minHeld || (n <= HeldOver && total+n <= Budget) {
 			total += n
 			return true
 		}
@@ -105,8 +122,8 @@ func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
 			h.Content, m.Content = Digest(m.Content), ""
 		}
 		for j, tc := range m.ToolCalls {
-			if keep(len(tc.Arguments)) {
-				continue
+			if len(tc.Arguments) < minHeld {
+				continue // else in the model's answer, and in a tool's input
 			}
 			if h.Args == nil {
 				h.Args = make([]string, len(m.ToolCalls))
@@ -121,6 +138,18 @@ func NewMessagesOf(msgs []model.Message, from, epoch int) *NewMessages {
 		nm.Messages[i] = m
 	}
 	return nm
+}
+
+// Whole sends message i of msgs (the transcript nm was made of) whole, its
+// fields left out no more: a message an older build's call left out, which
+// no reader can find.
+func (nm *NewMessages) Whole(msgs []model.Message, i int) {
+	at := i - nm.From
+	if at < 0 || at >= len(nm.Messages) {
+		return
+	}
+	nm.Messages[at] = msgs[i]
+	nm.Held = slices.DeleteFunc(nm.Held, func(h Held) bool { return h.Index == at })
 }
 
 // Digest identifies a value left out of NewMessages: its length and a hash
@@ -229,4 +258,51 @@ func apply(msgs []*model.Message, nm NewMessages, find func(digest string) (stri
 		}
 	}
 	return out
+}
+
+// Heard holds the digests of values that entered the run's history as
+// they are (a model's answer, a tool's result, a user's message as it was
+// sent): a reader finds such a field there when NewMessages leaves it out.
+// The workflow keeps one, from its previous model call on.
+type Heard map[string]bool
+
+// Text notes a value that entered history as it is.
+func (h *Heard) Text(v string) {
+	if len(v) < minHeld {
+		return // never left out
+	}
+	if *h == nil {
+		*h = Heard{}
+	}
+	(*h)[Digest(v)] = true
+}
+
+// Answer notes a model's answer: its content and its calls' arguments.
+func (h *Heard) Answer(content string, calls []model.ToolCall) {
+	h.Text(content)
+	for _, tc := range calls {
+		h.Text(string(canonicalArgs(tc.Arguments)))
+	}
+}
+
+// Unheard returns the values of the fields nm left out of msgs (the
+// transcript it was made of) that h does not know, and the index in msgs of
+// the message of each: fields of the workflow's own making (a guard's note
+// on a tool's result, a message cut to fit, a summary). No payload of
+// history holds them, so the workflow records each (workflows/modelcall.go)
+// before the call that leaves it out, where a reader finds it by its digest
+// like any other.
+func (nm *NewMessages) Unheard(msgs []model.Message, h Heard) (at []int, values []string) {
+	for _, held := range nm.Held {
+		i := nm.From + held.Index
+		if held.Content != "" && !h[held.Content] {
+			at, values = append(at, i), append(values, msgs[i].Content)
+		}
+		for j, d := range held.Args {
+			if d != "" && !h[d] {
+				at, values = append(at, i), append(values, string(canonicalArgs(msgs[i].ToolCalls[j].Arguments)))
+			}
+		}
+	}
+	return at, values
 }

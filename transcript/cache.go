@@ -1,14 +1,8 @@
-package activities
+package transcript
 
 import (
 	"container/list"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"sync"
-	"sync/atomic"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/todoflow/todoflow/model"
 )
@@ -18,7 +12,7 @@ import (
 // AgentWorkflow sends each model call the messages added since its previous
 // one (NewMessages), and the worker keeps what it was sent: a call then
 // reads its spans from the cache, and the run's history only for what the
-// cache lacks (transcripthistory.go).
+// cache lacks (history.go).
 //
 // What the cache holds is always what the workflow holds:
 //
@@ -31,8 +25,8 @@ import (
 //   - NewMessages.From is where the added messages start: the cache cuts
 //     its copy there before it appends them, so a retried call never
 //     leaves anything stale behind. A model's answer is kept apart until
-//     it comes back as a new message (see TranscriptCache.Answer), and a
-//     tool's result until the next call (TranscriptCache.Remember): each
+//     it comes back as a new message (see Cache.Answer), and a
+//     tool's result until the next call (Cache.Remember): each
 //     is found by digest when the workflow left it out of the new
 //     messages. What the cache has not seen (another worker took some
 //     calls, the worker restarted) are holes, read from history when a
@@ -43,22 +37,21 @@ import (
 //
 // The cache is bounded in bytes; the runs used least recently leave first.
 
-// DefaultTranscriptCacheBytes bounds the transcript cache of a worker that
+// DefaultCacheBytes bounds the transcript cache of a worker that
 // sets no bound of its own.
-const DefaultTranscriptCacheBytes = 64 << 20
+const DefaultCacheBytes = 64 << 20
 
-// TranscriptCache keeps the transcripts the worker's model calls were sent.
+// Cache keeps the transcripts the worker's model calls were sent.
 // It is safe for concurrent use.
-type TranscriptCache struct {
+type Cache struct {
 	max  int64
 	mu   sync.Mutex
 	size int64
 	runs map[runKey]*list.Element // of *cachedRun
 	// byWorkflow holds the runs of each workflow id: a continued run finds
 	// what it carries in the run before, without a walk of every entry.
-	byWorkflow   map[string]map[*cachedRun]bool
-	lru          *list.List // most recently used first
-	hits, misses atomic.Int64
+	byWorkflow map[string]map[*cachedRun]bool
+	lru        *list.List // most recently used first
 }
 
 type runKey struct{ workflowID, runID string }
@@ -78,18 +71,15 @@ type cachedRun struct {
 	size   int64
 }
 
-// NewTranscriptCache returns a cache of at most maxBytes of messages
-// (estimated); 0 means DefaultTranscriptCacheBytes.
-func NewTranscriptCache(maxBytes int64) *TranscriptCache {
+// NewCache returns a cache of at most maxBytes of messages
+// (estimated); 0 means DefaultCacheBytes, a negative bound keeps nothing
+// past the call that uses it.
+func NewCache(maxBytes int64) *Cache {
 	if maxBytes == 0 {
-		maxBytes = DefaultTranscriptCacheBytes
+		maxBytes = DefaultCacheBytes
 	}
-	return &TranscriptCache{max: maxBytes, runs: map[runKey]*list.Element{}, byWorkflow: map[string]map[*cachedRun]bool{}, lru: list.New()}
+	return &Cache{max: maxBytes, runs: map[runKey]*list.Element{}, byWorkflow: map[string]map[*cachedRun]bool{}, lru: list.New()}
 }
-
-// Stats reports the spans read from the cache whole (hits) and those that
-// needed a query (misses).
-func (c *TranscriptCache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
 
 // messageSize estimates what a message takes in memory.
 func messageSize(m *model.Message) int64 {
@@ -102,7 +92,7 @@ func messageSize(m *model.Message) int64 {
 
 // entry returns the run's entry, made the most recent, creating it (or
 // starting it over, for another epoch) as needed. c.mu is held.
-func (c *TranscriptCache) entry(key runKey, epoch int) *cachedRun {
+func (c *Cache) entry(key runKey, epoch int) *cachedRun {
 	if el, ok := c.runs[key]; ok {
 		c.lru.MoveToFront(el)
 		r := el.Value.(*cachedRun)
@@ -124,7 +114,7 @@ func (c *TranscriptCache) entry(key runKey, epoch int) *cachedRun {
 // current returns the run's entry as it is, made the most recent, creating
 // it when there is none (its epoch is then unknown: the next call's new
 // messages start it over). c.mu is held.
-func (c *TranscriptCache) current(key runKey) *cachedRun {
+func (c *Cache) current(key runKey) *cachedRun {
 	if el, ok := c.runs[key]; ok {
 		c.lru.MoveToFront(el)
 		return el.Value.(*cachedRun)
@@ -133,7 +123,7 @@ func (c *TranscriptCache) current(key runKey) *cachedRun {
 }
 
 // set stores m as message i of r. c.mu is held.
-func (c *TranscriptCache) set(r *cachedRun, i int, m model.Message) {
+func (c *Cache) set(r *cachedRun, i int, m model.Message) {
 	for len(r.msgs) <= i {
 		r.msgs = append(r.msgs, nil)
 	}
@@ -148,7 +138,7 @@ func (c *TranscriptCache) set(r *cachedRun, i int, m model.Message) {
 
 // setAnswer keeps m as the answer expected at index i; nil forgets it.
 // c.mu is held.
-func (c *TranscriptCache) setAnswer(r *cachedRun, i int, m *model.Message) {
+func (c *Cache) setAnswer(r *cachedRun, i int, m *model.Message) {
 	if r.answer != nil {
 		r.size -= messageSize(r.answer)
 		c.size -= messageSize(r.answer)
@@ -162,7 +152,7 @@ func (c *TranscriptCache) setAnswer(r *cachedRun, i int, m *model.Message) {
 
 // evict drops the least recently used runs until the cache is within its
 // bound. c.mu is held.
-func (c *TranscriptCache) evict() {
+func (c *Cache) evict() {
 	for c.size > c.max && c.lru.Len() > 0 {
 		el := c.lru.Back()
 		r := el.Value.(*cachedRun)
@@ -179,7 +169,7 @@ func (c *TranscriptCache) evict() {
 // runID), when the call has them (a retried call does not), and returns
 // the messages of spans: from the cache where it has them, and by fetch
 // for the rest, which it then keeps.
-func (c *TranscriptCache) Read(workflowID, runID string, nm *NewMessages, spans []Span, fetch func([]Span) ([]model.Message, error)) ([]model.Message, error) {
+func (c *Cache) Read(workflowID, runID string, nm *NewMessages, spans []Span, fetch func([]Span) ([]model.Message, error)) ([]model.Message, error) {
 	key := runKey{workflowID, runID}
 	c.mu.Lock()
 	var r *cachedRun
@@ -199,10 +189,8 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm *NewMessages, spans 
 	c.evict()
 	c.mu.Unlock()
 	if len(holes) == 0 {
-		c.hits.Add(1)
 		return out, nil
 	}
-	c.misses.Add(1)
 	got, err := fetch(holes)
 	if err != nil {
 		return nil, err
@@ -229,7 +217,7 @@ func (c *TranscriptCache) Read(workflowID, runID string, nm *NewMessages, spans 
 // apply brings r up to date with a call's new messages, finding the fields
 // they left out in r's answer and remembered values, or in the other runs
 // of its workflow (the run it continued). c.mu is held.
-func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
+func (c *Cache) apply(r *cachedRun, nm NewMessages) {
 	find := func(d string) (string, bool) {
 		if v, ok := r.values[d]; ok {
 			return v, true
@@ -271,7 +259,7 @@ func (c *TranscriptCache) apply(r *cachedRun, nm NewMessages) {
 
 // siblingMessages are the messages the cache holds of the other runs of
 // r's workflow. c.mu is held.
-func (c *TranscriptCache) siblingMessages(r *cachedRun) []*model.Message {
+func (c *Cache) siblingMessages(r *cachedRun) []*model.Message {
 	var out []*model.Message
 	for o := range c.byWorkflow[r.key.workflowID] {
 		if o != r {
@@ -284,7 +272,7 @@ func (c *TranscriptCache) siblingMessages(r *cachedRun) []*model.Message {
 // fillCarried sets the messages a continued run carries, where r lacks
 // them, from the runs of its workflow that the cache holds: carried are
 // their MessageDigests. c.mu is held.
-func (c *TranscriptCache) fillCarried(r *cachedRun, carried []string) {
+func (c *Cache) fillCarried(r *cachedRun, carried []string) {
 	want := map[string][]int{} // a message may be carried more than once
 	for i, d := range carried {
 		if d != "" && (i >= len(r.msgs) || r.msgs[i] == nil) {
@@ -330,7 +318,7 @@ func fieldOf(m *model.Message, d string) (string, bool) {
 // there when the workflow left it out of the new messages. Only a worker
 // that keeps the run's transcript (it took the run's model calls) keeps
 // it: another would hold it for a call it does not take.
-func (c *TranscriptCache) Remember(workflowID, runID, v string) {
+func (c *Cache) Remember(workflowID, runID, v string) {
 	if len(v) < minHeld {
 		return
 	}
@@ -360,7 +348,7 @@ func (c *TranscriptCache) Remember(workflowID, runID, v string) {
 // attempt's answer (this one's result was lost), so reads of the
 // transcript never see it, and a tool call is read from it only when its
 // digest matches. The next model call's new messages replace it.
-func (c *TranscriptCache) Answer(workflowID, runID string, epoch, i int, m model.Message) {
+func (c *Cache) Answer(workflowID, runID string, epoch, i int, m model.Message) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.entry(runKey{workflowID, runID}, epoch)
@@ -370,12 +358,11 @@ func (c *TranscriptCache) Answer(workflowID, runID string, epoch, i int, m model
 
 // Call returns tool call ref.Index of message ref.Message of the run, when
 // the cache has it and it matches id and ref.Digest.
-func (c *TranscriptCache) Call(workflowID, runID string, ref CallRef, id string) (model.ToolCall, bool) {
+func (c *Cache) Call(workflowID, runID string, ref CallRef, id string) (model.ToolCall, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.runs[runKey{workflowID, runID}]
 	if !ok || ref.Digest == "" {
-		c.misses.Add(1)
 		return model.ToolCall{}, false
 	}
 	r := el.Value.(*cachedRun)
@@ -387,32 +374,12 @@ func (c *TranscriptCache) Call(workflowID, runID string, ref CallRef, id string)
 		m = r.msgs[ref.Message]
 	}
 	if m == nil {
-		c.misses.Add(1)
 		return model.ToolCall{}, false
 	}
 	calls := m.ToolCalls
 	if ref.Index < 0 || ref.Index >= len(calls) || calls[ref.Index].ID != id || CallDigest(calls[ref.Index]) != ref.Digest {
-		c.misses.Add(1)
 		return model.ToolCall{}, false
 	}
 	c.lru.MoveToFront(el)
-	c.hits.Add(1)
 	return calls[ref.Index], true
-}
-
-// CallDigest is a tool call's fingerprint: a hash of its name and
-// arguments (as a payload encodes them, so that the model client's copy and
-// the workflow's decoded one agree), which a cached copy of the call must
-// match. The workflow computes it too, so it is pure.
-func CallDigest(tc model.ToolCall) string {
-	h := sha256.New()
-	h.Write([]byte(tc.Name))
-	h.Write([]byte{0})
-	h.Write(canonicalArgs(tc.Arguments))
-	return hex.EncodeToString(h.Sum(nil)[:8])
-}
-
-func errShortRead(got, want int) error {
-	return temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("transcript: read %d messages where %d were asked for", got, want), ErrTypeTranscriptMismatch, nil)
 }
