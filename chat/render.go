@@ -67,6 +67,11 @@ func messageEntries(m model.Message) []entry {
 		return []entry{{kindUser, "> " + strings.ReplaceAll(text, "\n", "\n  ")}}
 	case model.RoleAssistant:
 		var out []entry
+		if cut, note := api.SplitInterrupted(m.Content); m.Name == api.NameInterrupted && cut != "" {
+			// The reply the user stopped, as far as it was written,
+			// marked as cut, then the note that says so.
+			return []entry{{kindReply, strings.TrimSpace(cut)}, {kindNote, cutNote}, {kindReply, note}}
+		}
 		if text := strings.TrimSpace(m.Content); text != "" {
 			k := kindReply
 			if m.Name == api.NameModelError {

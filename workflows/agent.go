@@ -42,6 +42,8 @@ type agent struct {
 	// moving idle timer (session.go).
 	lean bool
 	idle idleTimer
+	// keepCut says the run takes patchKeepInterrupted (patches.go).
+	keepCut bool
 	// busySince is when the status last became running (publish.go).
 	busySince time.Time
 	// Signal channels, drained by pollSignals and, before the run hands
@@ -129,6 +131,7 @@ func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.A
 		return refuseInput(ctx, in, err)
 	}
 	a.lean = patched(ctx, patchLeanTurn)
+	a.keepCut = patched(ctx, patchKeepInterrupted)
 	a.joinTree(ctx)
 	a.adoptChildren(ctx)
 	a.reporters.start(ctx)

@@ -180,10 +180,16 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 		policy.MaximumAttempts = 1
 		opts.RetryPolicy = &policy
 	}
+	// An interrupted call answers with the reply it had written
+	// (interrupt.go).
+	opts.WaitForCancellation = a.keepCut
 	since := workflow.Now(ctx)
 	var resp model.Response
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in).Get(ctx, &resp)
+	err := a.awaitCall(ctx, workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in), &resp)
 	switch {
+	case a.keepCut && a.stopping() && ctx.Err() == nil:
+		a.keepCutReply(ctx, resp, err)
+		return model.Response{}, errInterrupted
 	case err == nil:
 		if a.modelError != nil {
 			a.modelError = nil

@@ -22,6 +22,12 @@ import "go.temporal.io/sdk/workflow"
 // Remove in v0.3.0.
 const patchLeanTurn = "lean-turn"
 
+// patchKeepInterrupted keeps what an interrupted model call had written:
+// the call is cancelled and its answer waited for, a few seconds at most
+// (cutWait), and the turn's interrupted message holds the reply it
+// reported (interrupt.go). Remove in v0.3.0.
+const patchKeepInterrupted = "keep-interrupted"
+
 // patched reports whether this run takes the patch id: true for a run that
 // a build with the patch started (the marker it recorded says so), false
 // for one an older build started and this build replays.
