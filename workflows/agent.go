@@ -200,7 +200,8 @@ func newAgent(cfg config) *agent {
 	a.todo = c.Todo
 	s := c.Session
 	a.turns, a.modelCalls, a.continuation, a.ended = s.Turns, s.ModelCalls, s.Continuation, s.Ended
-	a.failedTurn, a.modelError, a.usage = s.FailedTurn, s.ModelError, s.Usage
+	a.failedTurn, a.modelError, a.usage, a.served = s.FailedTurn, s.ModelError, s.Usage, s.Served
+	a.diffs = newToolDiffs(c.Diffs)
 	if p := c.Published; p != nil {
 		// What the previous run last sent, which this run inherits: read
 		// from the carry, not from the attributes, which an encrypted
