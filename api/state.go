@@ -95,6 +95,9 @@ type Brief struct {
 	ModelError       *ModelError `json:"model_error,omitempty"`
 	Usage            Usage       `json:"usage"`
 	TreeUsage        Usage       `json:"tree_usage"`
+	// Model is the agent's model as its state says it (State.Model): a
+	// parent shows it, and a client prices the usage by it.
+	Model string `json:"model,omitempty"`
 	// Waiting are the agent's own human waits (the root gathers every
 	// agent's).
 	Waiting []Wait `json:"waiting,omitempty"`

@@ -390,7 +390,11 @@ func agentLine(st api.State) string {
 	if l := st.Live; l != nil {
 		done, total = l.TodosCompleted, l.TodosTotal
 	}
-	return fmt.Sprintf("%s, %d model calls, todos %d/%d", st.Status, st.ModelCalls, done, total)
+	model := ""
+	if st.Model != "" {
+		model = ", " + st.Model
+	}
+	return fmt.Sprintf("%s%s, %d model calls, todos %d/%d", st.Status, model, st.ModelCalls, done, total)
 }
 
 // streamText is the running reply as it shows below the transcript, from
