@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,7 +68,7 @@ func TestInterruptKeepsTheCutReply(t *testing.T) {
 			if tt.old {
 				env.OnGetVersion(patchKeepInterrupted, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}
-			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{&cancelAnswer{answer: tt.answer, delay: tt.delay}}})
+			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{cancelAnswer(tt.answer, tt.delay)}})
 			var sentAt, doneAt time.Time
 			var interrupted string
 			var interruptErr error
@@ -84,25 +83,14 @@ func TestInterruptKeepsTheCutReply(t *testing.T) {
 					},
 				})
 			}
-			cancelled := make(chan struct{})
-			var once sync.Once
-			env.SetOnActivityCanceledListener(func(info *activity.Info) {
-				if info.ActivityType.Name == api.ModelCallActivity {
-					once.Do(func() { close(cancelled) })
-				}
-			})
+			cancelled := modelCallCancelled(env)
 			var seen []activities.CallModelInput
 			var tools int
 			env.RegisterActivityWithOptions(func(ctx context.Context, in activities.CallModelInput) (model.Response, error) {
 				seen = append(seen, in)
 				if in.Call == 1 {
 					interrupt()
-					select {
-					case <-cancelled:
-						return model.Response{}, context.Canceled
-					case <-time.After(20 * time.Second):
-						return model.Response{Content: "never cancelled"}, nil
-					}
+					return untilCancelled(cancelled)
 				}
 				return model.Response{Content: "going on"}, nil
 			}, activity.RegisterOptions{Name: api.ModelCallActivity})
@@ -111,14 +99,8 @@ func TestInterruptKeepsTheCutReply(t *testing.T) {
 				return activities.RunToolResult{Content: "ran"}, nil
 			}, activity.RegisterOptions{Name: api.ToolActivity})
 			registerHost(env)
-			var reply string
-			env.RegisterDelayedCallback(func() {
-				env.UpdateWorkflow(api.SendMessageUpdate, "m1", &testsuite.TestUpdateCallback{
-					OnReject:   func(err error) { t.Errorf("send rejected: %v", err) },
-					OnAccept:   func() {},
-					OnComplete: func(r any, err error) { reply, _ = r.(string) },
-				}, "fix the auth test")
-			}, time.Minute)
+			msg := &sent{}
+			env.RegisterDelayedCallback(func() { msg = sendUpdate(env, api.SendMessageUpdate, "m1", "fix the auth test") }, time.Minute)
 			var between api.State
 			env.RegisterDelayedCallback(func() {
 				between = queryState(t, env)
@@ -129,8 +111,8 @@ func TestInterruptKeepsTheCutReply(t *testing.T) {
 			if err := env.GetWorkflowError(); err != nil {
 				t.Fatal(err)
 			}
-			if interruptErr != nil || interrupted != interruptedReply || reply != tt.want {
-				t.Fatalf("interrupt answered %q, %v; the turn replied %q, want %q", interrupted, interruptErr, reply, tt.want)
+			if interruptErr != nil || interrupted != interruptedReply || msg.reply != tt.want || msg.err != nil || msg.refused != nil {
+				t.Fatalf("interrupt answered %q, %v; the turn replied %q (%v, %v), want %q", interrupted, interruptErr, msg.reply, msg.err, msg.refused, tt.want)
 			}
 			if waited := doneAt.Sub(sentAt); waited < tt.waited || waited > tt.waited+time.Second {
 				t.Errorf("the interrupt waited %v, want %v", waited, tt.waited)
@@ -160,33 +142,41 @@ func TestInterruptKeepsTheCutReply(t *testing.T) {
 	}
 }
 
+// withOutbound is a worker interceptor that wraps each workflow's calls
+// out (activities, children, timers) with wrap.
+type withOutbound struct {
+	interceptor.WorkerInterceptorBase
+	wrap func(interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor
+}
+
+func (w *withOutbound) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &outboundWrapper{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, wrap: w.wrap}
+}
+
+type outboundWrapper struct {
+	interceptor.WorkflowInboundInterceptorBase
+	wrap func(interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor
+}
+
+func (i *outboundWrapper) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(i.wrap(outbound))
+}
+
 // cancelAnswer stands in for the server's answer to a model call the run
 // cancelled and waits for (WaitForCancellation), which the test
 // environment does not give: it resolves the call at once, with no
 // details. The run gets answer's result after delay instead, or never
 // when answer is nil (the call's worker is gone).
-type cancelAnswer struct {
-	interceptor.WorkerInterceptorBase
-	answer func() (any, error)
-	delay  time.Duration
-}
-
-func (c *cancelAnswer) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &cancelAnswerInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, c: c}
-}
-
-type cancelAnswerInbound struct {
-	interceptor.WorkflowInboundInterceptorBase
-	c *cancelAnswer
-}
-
-func (i *cancelAnswerInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
-	return i.Next.Init(&cancelAnswerOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, c: i.c})
+func cancelAnswer(answer func() (any, error), delay time.Duration) interceptor.WorkerInterceptor {
+	return &withOutbound{wrap: func(next interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor {
+		return &cancelAnswerOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: next}, answer: answer, delay: delay}
+	}}
 }
 
 type cancelAnswerOutbound struct {
 	interceptor.WorkflowOutboundInterceptorBase
-	c *cancelAnswer
+	answer func() (any, error)
+	delay  time.Duration
 }
 
 func (o *cancelAnswerOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
@@ -203,11 +193,11 @@ func (o *cancelAnswerOutbound) ExecuteActivity(ctx workflow.Context, activityTyp
 			set.Set(resp, err)
 			return
 		}
-		if o.c.answer == nil {
+		if o.answer == nil {
 			return
 		}
-		_ = workflow.Sleep(ctx, o.c.delay)
-		set.Set(o.c.answer())
+		_ = workflow.Sleep(ctx, o.delay)
+		set.Set(o.answer())
 	})
 	return f
 }

@@ -24,7 +24,7 @@ func TestSubagentReportsItsModelAndHasAMemo(t *testing.T) {
 	const served = "gpt-4o-mini-2024-07-18"
 	env := newTreeEnv()
 	memos := &childMemos{}
-	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{memos}})
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{memos.interceptor()}})
 	tm := scriptTree(env, map[string][]model.Response{
 		"main": {calls(spawnCall("kid", "read the auth code", quiet)), say("kid works")},
 		"kid": {
@@ -75,22 +75,15 @@ func TestSubagentReportsItsModelAndHasAMemo(t *testing.T) {
 
 // childMemos records the summary memo of each child workflow started.
 type childMemos struct {
-	interceptor.WorkerInterceptorBase
 	mu  sync.Mutex
 	got map[string]any
 }
 
-func (c *childMemos) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	return &childMemosInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, c: c}
-}
-
-type childMemosInbound struct {
-	interceptor.WorkflowInboundInterceptorBase
-	c *childMemos
-}
-
-func (i *childMemosInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
-	return i.Next.Init(&childMemosOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}, c: i.c})
+// interceptor is the worker interceptor that records them.
+func (c *childMemos) interceptor() interceptor.WorkerInterceptor {
+	return &withOutbound{wrap: func(next interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor {
+		return &childMemosOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: next}, c: c}
+	}}
 }
 
 type childMemosOutbound struct {
