@@ -264,10 +264,11 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	resp, err := client.Complete(ctx, req)
 	countModelCall(ctx, label, time.Since(start), resp, err)
 	if err != nil {
-		if onText != nil && cancelledByServer(ctx) {
+		if cancelledByServer(ctx) {
 			// The run cancelled the call (the user interrupted its
 			// turn): the reply so far is the cancellation's answer, which
-			// the run keeps in its transcript (workflows' interrupt.go).
+			// the run keeps in its transcript (workflows' interrupt.go);
+			// a summary's is empty.
 			return model.Response{}, temporal.NewCanceledError(stream.details())
 		}
 		return model.Response{}, classify(err, attempt(ctx), retryPolicy(ctx))

@@ -42,8 +42,9 @@ type agent struct {
 	// moving idle timer (session.go).
 	lean bool
 	idle idleTimer
-	// keepCut says the run takes patchKeepInterrupted (patches.go).
-	keepCut bool
+	// keepCut says the run takes patchKeepInterrupted, once an interrupt
+	// reached a model call (interrupt.go); nil before.
+	keepCut *bool
 	// busySince is when the status last became running (publish.go).
 	busySince time.Time
 	// Signal channels, drained by pollSignals and, before the run hands
@@ -131,7 +132,6 @@ func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.A
 		return refuseInput(ctx, in, err)
 	}
 	a.lean = patched(ctx, patchLeanTurn)
-	a.keepCut = patched(ctx, patchKeepInterrupted)
 	a.joinTree(ctx)
 	a.adoptChildren(ctx)
 	a.reporters.start(ctx)

@@ -97,15 +97,15 @@ const cutWait = 10 * time.Second
 // awaitCall waits for the model call f and returns its error, the answer in
 // resp. A call the user interrupts is waited for cutWait at most (the turn
 // then goes on without its answer: errInterrupted); an older run's
-// (patchKeepInterrupted) is not waited for.
+// (patchKeepInterrupted) is not waited for, as before the patch.
 func (a *agent) awaitCall(ctx workflow.Context, f workflow.Future, resp *model.Response) error {
-	if !a.keepCut {
-		return f.Get(ctx, resp)
-	}
 	if err := workflow.Await(ctx, func() bool { return f.IsReady() || a.stopping() }); err != nil {
 		return err // the run is being cancelled
 	}
 	if !f.IsReady() {
+		if !a.keepsCut(ctx) {
+			return errInterrupted
+		}
 		opts := workflow.AwaitOptions{Timeout: cutWait, TimerOptions: workflow.TimerOptions{Summary: "the interrupted model call's reply so far"}}
 		ok, err := workflow.AwaitWithOptions(ctx, opts, f.IsReady)
 		if err != nil {
@@ -117,6 +117,18 @@ func (a *agent) awaitCall(ctx workflow.Context, f workflow.Future, resp *model.R
 		}
 	}
 	return f.Get(ctx, resp)
+}
+
+// keepsCut says the run takes patchKeepInterrupted. It is read when an
+// interrupt reaches a model call, not where the run starts: a run that is
+// never interrupted (every subagent, most sessions) records no marker for
+// it (patches.go).
+func (a *agent) keepsCut(ctx workflow.Context) bool {
+	if a.keepCut == nil {
+		keep := patched(ctx, patchKeepInterrupted)
+		a.keepCut = &keep
+	}
+	return *a.keepCut
 }
 
 // keepCutReply keeps, for the interrupted turn's message, the reply its

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,7 +69,8 @@ func TestInterruptKeepsTheCutReply(t *testing.T) {
 			if tt.old {
 				env.OnGetVersion(patchKeepInterrupted, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 			}
-			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{cancelAnswer(tt.answer, tt.delay)}})
+			reads := &versionReads{}
+			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{cancelAnswer(tt.answer, tt.delay), reads.interceptor()}})
 			var sentAt, doneAt time.Time
 			var interrupted string
 			var interruptErr error
@@ -135,11 +137,65 @@ func TestInterruptKeepsTheCutReply(t *testing.T) {
 			if len(carried) != 1 || carried[0] != tt.want {
 				t.Errorf("the next call carries the interrupted messages %q, want %q", carried, tt.want)
 			}
+			if n := reads.of(patchKeepInterrupted); n != 1 {
+				t.Errorf("the patch was read %d times, want once: where the interrupt reached the call", n)
+			}
 			if !strings.HasSuffix(tt.want, interruptedReply) && !strings.HasSuffix(tt.want, cutNote) {
 				t.Errorf("the case's message %q ends with no note", tt.want)
 			}
 		})
 	}
+}
+
+// A run that no interrupt reaches does not read patchKeepInterrupted: it
+// records no marker for it (and no upsert of TemporalChangeVersion).
+func TestKeepInterruptedIsReadOnInterruptOnly(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	reads := &versionReads{}
+	env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{reads.interceptor()}})
+	scripted(env, calls(call("read_file", `{"path":"f"}`)), model.Response{Content: "read it"})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, api.AgentInput{Prompt: "read f", IdleTimeoutS: 7200})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if n, lean := reads.of(patchKeepInterrupted), reads.of(patchLeanTurn); n != 0 || lean != 1 {
+		t.Errorf("patches read: %s %d times, %s %d; want 0 and 1", patchKeepInterrupted, n, patchLeanTurn, lean)
+	}
+}
+
+// versionReads counts the workflow's reads of each patch.
+type versionReads struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (v *versionReads) of(id string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.n[id]
+}
+
+func (v *versionReads) interceptor() interceptor.WorkerInterceptor {
+	return &withOutbound{wrap: func(next interceptor.WorkflowOutboundInterceptor) interceptor.WorkflowOutboundInterceptor {
+		return &versionReadsOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: next}, v: v}
+	}}
+}
+
+type versionReadsOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	v *versionReads
+}
+
+func (o *versionReadsOutbound) GetVersion(ctx workflow.Context, changeID string, minSupported, maxSupported workflow.Version) workflow.Version {
+	o.v.mu.Lock()
+	if o.v.n == nil {
+		o.v.n = map[string]int{}
+	}
+	o.v.n[changeID]++
+	o.v.mu.Unlock()
+	return o.Next.GetVersion(ctx, changeID, minSupported, maxSupported)
 }
 
 // withOutbound is a worker interceptor that wraps each workflow's calls

@@ -181,13 +181,13 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 		opts.RetryPolicy = &policy
 	}
 	// An interrupted call answers with the reply it had written
-	// (interrupt.go).
-	opts.WaitForCancellation = a.keepCut
+	// (interrupt.go). A client-side option: the commands are the same.
+	opts.WaitForCancellation = true
 	since := workflow.Now(ctx)
 	var resp model.Response
 	err := a.awaitCall(ctx, workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in), &resp)
 	switch {
-	case a.keepCut && a.stopping() && ctx.Err() == nil:
+	case a.stopping() && ctx.Err() == nil && a.keepsCut(ctx):
 		a.keepCutReply(ctx, resp, err)
 		return model.Response{}, errInterrupted
 	case err == nil:
