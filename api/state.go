@@ -30,8 +30,9 @@ type State struct {
 	Usage       Usage       `json:"usage"`
 	// Model is the agent's model reference as its input names it, or,
 	// when it names none, the name of the worker's default model as its
-	// latest call reported it (empty before the first call of a run),
-	// which a client prices its usage by.
+	// latest call reported it (empty before the session's first call; a
+	// continuation has it from the run before), which a client prices its
+	// usage by.
 	Model string `json:"model"`
 	// TreeUsage adds the usage of every agent under this one (see
 	// workflows/modelcall.go).
