@@ -10,6 +10,16 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 )
 
+// FrameEnd ends the markdown of each frame the Web UI shows (the static
+// details a client starts a run with, the current details): a paragraph of
+// one no-break space, which the UI's renderers keep (an entity they show
+// as written). The UI sizes a frame to its
+// body's height without the body's margins and the margins its first and
+// last blocks pass on, which cuts about 30 px, the last line, off the
+// bottom; the empty paragraph takes the cut (TestWebUIShowsTheRun checks
+// that no line is cut).
+const FrameEnd = "\n\n\u00a0"
+
 // Describe is what the Web UI and `temporal workflow describe` show of a run from its
 // start on, before it has done anything: the summary (one line: the task's first line,
 // shortened) and the details (markdown: the model, the tools, the limits and the todo

@@ -101,7 +101,7 @@ func (c *Client) Start(ctx context.Context, in api.AgentInput, o StartOptions) (
 		details = o.Details
 	}
 	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
-		ID: o.ID, TaskQueue: c.opts.TaskQueue, StaticSummary: summary, StaticDetails: details,
+		ID: o.ID, TaskQueue: c.opts.TaskQueue, StaticSummary: summary, StaticDetails: details + api.FrameEnd,
 		// The memo keeps the summary for the runs the session continues
 		// in: the SDK carries a run's memo to its continuation (with no
 		// command), and has no static summary for a continued run.

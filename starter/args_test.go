@@ -26,8 +26,10 @@ func runArgs(t *testing.T, name string, args []string) (*cmdline, error) {
 		t.Fatalf("no command %q", name)
 	}
 	x.root.SetArgs(x.longFlags(append([]string{name}, args...)))
-	_, err := x.root.ExecuteC()
-	return c, err
+	if _, err := x.root.ExecuteC(); err != nil {
+		return c, asExitError(err)
+	}
+	return c, nil
 }
 
 // TestArgumentErrors checks that every command refuses bad arguments with
@@ -144,8 +146,8 @@ func TestArgumentErrors(t *testing.T) {
 		})
 	}
 	for _, cmd := range commandList() {
-		if !tested[cmd.name] {
-			t.Errorf("command %s has no argument test", cmd.name)
+		if !tested[cmd.name()] {
+			t.Errorf("command %s has no argument test", cmd.name())
 		}
 	}
 }
@@ -246,30 +248,33 @@ func TestParsing(t *testing.T) {
 		})
 	}
 	for _, cmd := range commandList() {
-		if !tested[cmd.name] {
-			t.Errorf("command %s has no parsing test", cmd.name)
+		if !tested[cmd.name()] {
+			t.Errorf("command %s has no parsing test", cmd.name())
 		}
 	}
 }
 
-// TestHelp checks that -h and --help print the command's usage, with every flag, on
-// stdout and exit 0.
+// TestHelp checks that -h and --help print the command's help (cobra's: what it does, its
+// usage, examples and every flag) on stdout and exit 0.
 func TestHelp(t *testing.T) {
 	for _, cmd := range commandList() {
 		for _, h := range []string{"-h", "--help", "-help"} {
 			var stdout, stderr bytes.Buffer
-			code := runCLI([]string{cmd.name, "wf-1", h}, &stdout, &stderr)
+			code := runCLI([]string{cmd.name(), "wf-1", h}, &stdout, &stderr)
 			if code != 0 || stderr.Len() > 0 {
-				t.Errorf("%s %s: exit %d, stderr %q; want exit 0 and nothing on stderr", cmd.name, h, code, stderr.String())
+				t.Errorf("%s %s: exit %d, stderr %q; want exit 0 and nothing on stderr", cmd.name(), h, code, stderr.String())
 			}
 			out := stdout.String()
-			if !strings.HasPrefix(out, "usage: starter "+cmd.name+" "+cmd.args+" [flags]\n") {
-				t.Errorf("%s %s: usage starts %q", cmd.name, h, firstLine(out))
+			if !strings.HasPrefix(out, cmd.about+"\n") || !strings.Contains(out, "\nUsage:\n  starter "+cmd.use+" [flags]\n") {
+				t.Errorf("%s %s: the help does not start with what the command does and its usage:\n%s", cmd.name(), h, out)
 			}
-			for _, f := range flags(newCLI(io.Discard, io.Discard).lines[cmd.name]) {
+			if !strings.Contains(out, cmd.example) {
+				t.Errorf("%s %s: the help does not show the examples:\n%s", cmd.name(), h, out)
+			}
+			for _, f := range flags(newCLI(io.Discard, io.Discard).lines[cmd.name()]) {
 				row := regexp.MustCompile(`\n  ` + regexp.QuoteMeta(flagColumn(f)) + `[ \n]`)
 				if !row.MatchString(out) {
-					t.Errorf("%s %s: the usage does not list %s:\n%s", cmd.name, h, flagColumn(f), out)
+					t.Errorf("%s %s: the usage does not list %s:\n%s", cmd.name(), h, flagColumn(f), out)
 				}
 			}
 		}
@@ -305,12 +310,13 @@ func TestUsageErrorOutput(t *testing.T) {
 		firstLine string
 		usage     string // what the usage after the line starts with
 	}{
-		{[]string{"send"}, "starter send: missing the workflow ID: starter send ID TEXT", "usage: starter send "},
-		{[]string{"state", "--bogus", "wf-1"}, "starter state: unknown flag: --bogus", "usage: starter state "},
-		{[]string{"state", "-bogus", "wf-1"}, "starter state: unknown shorthand flag: 'b' in -bogus", "usage: starter state "},
-		{[]string{"frobnicate"}, `starter: unknown command "frobnicate"`, "usage: starter COMMAND"},
-		{[]string{"frobnicate", "--json"}, `starter: unknown command "frobnicate"`, "usage: starter COMMAND"},
-		{nil, "usage: starter COMMAND [flags] [args]", "usage: starter COMMAND"},
+		{[]string{"send"}, "starter send: missing the workflow ID: starter send ID TEXT", "Usage:\n  starter send ID TEXT [flags]\n"},
+		{[]string{"state", "--bogus", "wf-1"}, "starter state: unknown flag: --bogus", "Usage:\n  starter state ID [flags]\n"},
+		{[]string{"state", "-bogus", "wf-1"}, "starter state: unknown shorthand flag: 'b' in -bogus", "Usage:\n  starter state "},
+		{[]string{"frobnicate"}, `starter: unknown command "frobnicate" for "starter"`, "Usage:\n  starter [command]\n"},
+		{[]string{"frobnicate", "--json"}, `starter: unknown command "frobnicate" for "starter"`, "Usage:\n  starter [command]"},
+		{[]string{"strat"}, `starter: unknown command "strat" for "starter"`, "Usage:\n  starter [command]"},
+		{nil, "Usage:", "Usage:\n  starter [command]"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
@@ -335,19 +341,19 @@ func TestGeneralHelp(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr.String())
 		}
 		for _, cmd := range commandList() {
-			if !strings.Contains(stdout.String(), "\n  "+cmd.name+" "+cmd.args) {
-				t.Errorf("%q: the usage does not list %s", args, cmd.name)
+			if !strings.Contains(stdout.String(), "\n  "+cmd.name()+" ") {
+				t.Errorf("%q: the usage does not list %s", args, cmd.name())
 			}
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if code := runCLI([]string{"help", "send"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "usage: starter send ") {
-		t.Errorf("help send: exit %d, %q", code, firstLine(stdout.String()))
+	if code := runCLI([]string{"help", "send"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "\n  starter send ID TEXT [flags]\n") {
+		t.Errorf("help send: exit %d, %q", code, stdout.String())
 	}
 }
 
 func TestOnOff(t *testing.T) {
-	c := &cmdline{cmd: command{name: "continuation", args: "ID on|off"}}
+	c := &cmdline{cmd: command{use: "continuation ID on|off"}}
 	for _, tc := range []struct {
 		arg  string
 		want bool

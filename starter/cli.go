@@ -4,35 +4,44 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/todoflow/todoflow/internal/cliflags"
 )
 
 // The command line follows the temporal CLI's conventions, on the library that CLI is built
 // with (spf13/cobra and its pflag flags): long flags written --name (-name works too),
 // short ones -w ID and -o json, flags before or after the positional arguments, "--" ends
 // the flags, -h/--help prints the command's usage with every flag, and an argument error is
-// one line plus that usage, exit code 2. `starter --version` prints the versions and
-// `starter completion SHELL` a completion script.
+// one line plus that usage, exit code 2. cobra owns the usage, the help and the argument
+// counts; `starter --version` prints the versions and `starter completion SHELL` a
+// completion script.
 //
 // Adding a command is one entry in commandList and one function of the shape of cmdState:
 // it defines the command's flags on c.fs and returns the action that runs with the
 // positional arguments.
 
-// command is one subcommand: its name, its positional arguments as the usage shows
-// them, one line on what it does, and the function that defines its flags and returns
-// what runs it.
+// command is one subcommand: its cobra Use (its name, then its positional arguments as the
+// usage shows them), one line on what it does, examples, the count of its positional
+// arguments, and the function that defines its flags and returns what runs it.
 type command struct {
-	name  string
-	args  string
-	about string
-	setup func(c *cmdline) action
+	use     string
+	about   string
+	example string
+	args    cobra.PositionalArgs // nil: any
+	setup   func(c *cmdline) action
 	// complete offers the positional arguments a shell may complete (continuation's on
 	// and off); nil offers none, not even file names.
 	complete func(c *cmdline, pos []string) []string
+}
+
+// name is the command's name, the first word of its use.
+func (c command) name() string {
+	name, _, _ := strings.Cut(c.use, " ")
+	return name
 }
 
 // action runs a command once its flags are parsed, with its positional arguments.
@@ -40,48 +49,64 @@ type action func(pos []string) error
 
 // commandList is every command, in the order the usage lists them.
 func commandList() []command {
+	justID := idArgs(0, 0, "")
 	return []command{
-		{name: "run", args: "[PROMPT]", about: "run an agent to its end and print its reply; without --address, on an embedded server and worker", setup: cmdRun},
-		{name: "start", args: "(PROMPT | --scenario FILE)", about: "start a run on a server and print its workflow ID", setup: cmdStart},
-		{name: "send", args: "ID TEXT", about: "send a user message (send_message) and print the reply", setup: cmdSend},
-		{name: "state", args: "ID", about: "show a run's agents, todo checklist and plan (--json: the state query)", setup: cmdState},
-		{name: "plan", args: "ID", about: "show a run's plan checklist (and whether it awaits you)", setup: cmdPlan},
-		{name: "watch", args: "ID", about: "follow a run's agents and progress until it ends", setup: cmdWatch},
-		{name: "history", args: "ID", about: "export a run's history as JSON (for replay tests)", setup: cmdHistory},
-		{name: "approve", args: "ID [--call CALL_ID | -y]", about: "show the tool calls that wait for approval, whole, and approve the one --call names; with none, approve the plan that waits (any agent of the tree)", setup: cmdApprove},
-		{name: "reject", args: "ID --feedback TEXT [--call CALL_ID | -y]", about: "reject the tool call --call names, or the plan that waits, saying why", setup: cmdReject},
-		{name: "resume", args: "ID [TEXT]", about: "resume a paused agent of the run's tree (TEXT: what changed)", setup: cmdResume},
-		{name: "continuation", args: "ID on|off", about: "switch todo continuation on or off (set_continuation)", setup: cmdContinuation, complete: completeOnOff},
-		{name: "end", args: "ID", about: "end a session after its current turn (end_session)", setup: cmdEnd},
-		{name: "retry", args: "ID", about: "run again a turn that failed on the model (retry_turn)", setup: cmdRetry},
-		{name: "stop", args: "ID", about: "stop the running turn, keeping what it did (interrupt)", setup: cmdStop},
-		{name: "rewind", args: "ID --to-turn N", about: "take the session back to just before its turn N (a reset: later turns stay in the old run's history)", setup: cmdRewind},
-		{name: "compact", args: "ID", about: "summarise a session's older messages now (compact_context)", setup: cmdCompact},
-		{name: "chat", args: "[--id ID] [--model REF]", about: "chat with a session in the terminal (a new one, or --id to come back to one)", setup: cmdChat},
+		{use: "run [PROMPT]", about: "run an agent to its end and print its reply; without --address, on an embedded server and worker", setup: cmdRun,
+			example: "  starter run \"Tidy the README\"\n  starter run --scenario testsuite/testdata/scenarios/01_write_todos_lifecycle.json --json"},
+		{use: "start (PROMPT | --scenario FILE)", about: "start a run on a server and print its workflow ID", setup: cmdStart,
+			example: "  starter start \"Tidy the README\" --address localhost:7233"},
+		{use: "send ID TEXT", about: "send a user message (send_message) and print the reply", setup: cmdSend, args: idArgs(1, -1, "the message"),
+			example: "  starter send ID \"and now the changelog\"\n  starter send ID -- -n text       # sends \"-n text\""},
+		{use: "state ID", about: "show a run's agents, todo checklist and plan (--json: the state query)", setup: cmdState, args: justID},
+		{use: "plan ID", about: "show a run's plan checklist (and whether it awaits you)", setup: cmdPlan, args: justID},
+		{use: "watch ID", about: "follow a run's agents and progress until it ends", setup: cmdWatch, args: justID},
+		{use: "history ID", about: "export a run's history as JSON (for replay tests)", setup: cmdHistory, args: justID,
+			example: "  starter history ID --output-file run.json"},
+		{use: "approve ID [--call CALL_ID | -y]", about: "show the tool calls that wait for approval, whole, and approve the one --call names; with none, approve the plan that waits (any agent of the tree)", setup: cmdApprove, args: justID,
+			example: "  starter approve ID                                # shows the calls waiting, answers none\n  starter approve ID --call CALL_ID --remember"},
+		{use: "reject ID --feedback TEXT [--call CALL_ID | -y]", about: "reject the tool call --call names, or the plan that waits, saying why", setup: cmdReject, args: justID,
+			example: "  starter reject ID --feedback \"one file at a time\" --call CALL_ID"},
+		{use: "resume ID [TEXT]", about: "resume a paused agent of the run's tree (TEXT: what changed)", setup: cmdResume, args: idArgs(0, -1, ""),
+			example: "  starter resume ID \"the key is in place\""},
+		{use: "continuation ID on|off", about: "switch todo continuation on or off (set_continuation)", setup: cmdContinuation, complete: completeOnOff, args: idArgs(1, 1, "on or off")},
+		{use: "end ID", about: "end a session after its current turn (end_session)", setup: cmdEnd, args: justID},
+		{use: "retry ID", about: "run again a turn that failed on the model (retry_turn)", setup: cmdRetry, args: justID},
+		{use: "stop ID", about: "stop the running turn, keeping what it did (interrupt)", setup: cmdStop, args: justID},
+		{use: "rewind ID --to-turn N", about: "take the session back to just before its turn N (a reset: later turns stay in the old run's history)", setup: cmdRewind, args: justID},
+		{use: "compact ID", about: "summarise a session's older messages now (compact_context)", setup: cmdCompact, args: justID},
+		{use: "chat [--id ID] [--model REF]", about: "chat with a session in the terminal (a new one, or --id to come back to one)", setup: cmdChat, args: countArgs(0, 0, ""),
+			example: "  starter chat --id chat-1 --model openai:gpt-4o-mini"},
 	}
 }
 
-// usage is the text `starter help` prints.
-func usage() string {
-	var b strings.Builder
-	b.WriteString("usage: starter COMMAND [flags] [args]\n\nCommands:\n")
-	cmds := commandList()
-	width := len("completion SHELL")
-	for _, c := range cmds {
-		width = max(width, len(c.name)+1+len(c.args))
+// idArgs is the argument count of a command that addresses a run: its workflow ID, the
+// first argument unless -w/--workflow-id gives it, then from min to max more (max -1: any
+// number); missing names what a shortfall lacks.
+func idArgs(min, max int, missing string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		id, _ := cmd.Flags().GetString("workflow-id")
+		if !cmd.Flags().Changed("workflow-id") && len(args) > 0 {
+			id, args = args[0], args[1:]
+		}
+		if strings.TrimSpace(id) == "" {
+			return fmt.Errorf("missing the workflow ID: starter %s", cmd.Use)
+		}
+		return countArgs(min, max, missing)(cmd, args)
 	}
-	for _, c := range cmds {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.name+" "+c.args, c.about)
+}
+
+// countArgs is an argument count from min to max (max -1: any number); missing names what
+// a shortfall lacks.
+func countArgs(min, max int, missing string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < min:
+			return fmt.Errorf("missing %s: starter %s", missing, cmd.Use)
+		case max >= 0 && len(args) > max:
+			return fmt.Errorf("unexpected argument %q: starter %s", args[max], cmd.Use)
+		}
+		return nil
 	}
-	fmt.Fprintf(&b, "  %-*s  %s\n", width, "completion SHELL", "print the completion script of bash, zsh, fish or powershell")
-	b.WriteString(`
-Every command takes --address HOST:PORT (or TEMPORAL_ADDRESS), --namespace NS (or
-TEMPORAL_NAMESPACE) and --task-queue QUEUE; the commands that address a run take its ID
-as the first argument or as -w/--workflow-id ID, and -o json is --json. Flags may come
-before or after the arguments; "--" ends them (starter send ID -- -n text).
-"starter COMMAND --help" lists a command's flags; "starter --version" prints the versions.
-`)
-	return b.String()
 }
 
 // cmdline is one command's flags while it runs.
@@ -105,39 +130,27 @@ type cli struct {
 
 func newCLI(stdout, stderr io.Writer) *cli {
 	root := &cobra.Command{
-		Use:     "starter",
+		Use:   "starter",
+		Short: "todoflow's command line: run agents, start and steer runs, export their histories",
+		Long: `todoflow's command line: run agents, start and steer runs, export their histories.
+
+Every command takes --address HOST:PORT (or TEMPORAL_ADDRESS), --namespace NS (or
+TEMPORAL_NAMESPACE) and --task-queue QUEUE; the commands that address a run take its ID
+as the first argument or as -w/--workflow-id ID, and -o json is --json. Flags may come
+before or after the arguments; "--" ends them (starter send ID -- -n text).`,
 		Version: versionText(),
 		// The errors and usages are printed by runCLI, once, as this CLI's conventions say.
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		// An unknown command reaches RunE, which names it (cobra's own message spans lines).
-		Args:               cobra.ArbitraryArgs,
-		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
-		RunE: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &exitError{code: 2, usage: true}
-			}
-			return &exitError{code: 2, err: fmt.Errorf("unknown command %q", args[0]), usage: true}
-		},
+		SilenceErrors:     true,
+		SilenceUsage:      true,
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	cobra.EnableCommandSorting = false // commandList's order
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetVersionTemplate("{{.Version}}")
-	root.Flags().BoolP("version", "v", false, "print the starter's, the Temporal SDK's and the dev server's versions")
-	root.Flags().BoolP("help", "h", false, "show this help")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &exitError{code: 2, err: err, usage: true}
-	})
+	root.InitDefaultHelpFlag() // now, for the usage of a bare "starter"
+	root.InitDefaultVersionFlag()
 	x := &cli{root: root, lines: map[string]*cmdline{}}
-	cobraHelp := root.HelpFunc()
-	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
-		if text, ok := x.usageOf(cmd); ok {
-			fmt.Fprint(cmd.OutOrStdout(), text)
-			return
-		}
-		cobraHelp(cmd, args) // the completion command's
-	})
 	for _, spec := range commandList() {
 		root.AddCommand(x.add(spec))
 	}
@@ -149,9 +162,10 @@ func newCLI(stdout, stderr io.Writer) *cli {
 func (x *cli) add(spec command) *cobra.Command {
 	c := &cmdline{cmd: spec}
 	cc := &cobra.Command{
-		Use:   spec.name + " " + spec.args,
-		Short: spec.about,
-		Args:  cobra.ArbitraryArgs,
+		Use:     spec.use,
+		Short:   spec.about,
+		Example: spec.example,
+		Args:    spec.args,
 		ValidArgsFunction: func(_ *cobra.Command, pos []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if spec.complete == nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -160,9 +174,9 @@ func (x *cli) add(spec command) *cobra.Command {
 		},
 	}
 	c.fs = cc.Flags()
-	c.fs.BoolP("help", "h", false, "show this help")
 	c.conn.flags(c.fs)
 	run := spec.setup(c)
+	cc.InitDefaultHelpFlag() // now, for longFlags to know -help
 	completeFlags(cc)
 	cc.RunE = func(_ *cobra.Command, pos []string) error {
 		c.pos = pos
@@ -174,106 +188,23 @@ func (x *cli) add(spec command) *cobra.Command {
 		}
 		return err
 	}
-	x.lines[spec.name] = c
+	x.lines[spec.name()] = c
 	return cc
 }
 
-// usageOf is the help text of one of this CLI's commands (or the root's); ok is false for
-// cobra's own (completion).
-func (x *cli) usageOf(cmd *cobra.Command) (string, bool) {
-	if cmd == x.root {
-		return usage(), true
-	}
-	if c, ok := x.lines[cmd.Name()]; ok && cmd.Parent() == x.root {
-		return c.usage(), true
-	}
-	return "", false
-}
-
-// usage is cmd's usage, as its --help shows it.
-func (x *cli) usage(cmd *cobra.Command) string {
-	if text, ok := x.usageOf(cmd); ok {
-		return text
-	}
-	return cmd.UsageString()
-}
-
-// longFlags rewrites the single-dash long flags of the command that args run ("-json",
-// "-task-queue=q") with two dashes, as the flag package of earlier versions took them;
-// pflag would read them as a row of one-letter flags. Flag values and everything after
-// "--" are left as they are.
+// longFlags rewrites the single-dash long flags of the command that args run with two
+// dashes (cliflags.LongFlags).
 func (x *cli) longFlags(args []string) []string {
 	cmd, _, err := x.root.Find(args)
 	if err != nil || cmd == x.root {
 		return args
 	}
-	fs := cmd.Flags()
-	out := slices.Clone(args)
-	for i := 0; i < len(out); i++ {
-		a := out[i]
-		if a == "--" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") || len(a) < 2 {
-			continue
-		}
-		long := strings.HasPrefix(a, "--")
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		var f *pflag.Flag
-		switch {
-		case long:
-			f = fs.Lookup(name)
-		case len(name) > 1 && fs.Lookup(name) != nil:
-			f = fs.Lookup(name)
-			out[i] = "-" + a
-		case len(name) == 1:
-			f = fs.ShorthandLookup(name)
-		}
-		if f != nil && !hasValue && f.NoOptDefVal == "" {
-			i++ // the flag's value, whatever it looks like
-		}
-	}
-	return out
+	return cliflags.LongFlags(cmd.Flags(), args)
 }
 
 // usageErr is an argument error: one line, then the command's usage, exit code 2.
 func (c *cmdline) usageErr(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...), usage: true}
-}
-
-// usage is the command's help: its synopsis, what it does and every flag.
-func (c *cmdline) usage() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "usage: starter %s %s [flags]\n\n%s.\n\nFlags:\n", c.cmd.name, c.cmd.args, capitalize(c.cmd.about))
-	type row struct{ name, help string }
-	var rows []row
-	width := 0
-	c.fs.VisitAll(func(f *pflag.Flag) {
-		if f.Hidden || f.Name == "help" {
-			return
-		}
-		arg, help := pflag.UnquoteUsage(f)
-		if f.NoOptDefVal != "" {
-			arg = "" // a bool: no value follows
-		}
-		name := "    --" + f.Name
-		if f.Shorthand != "" {
-			name = "-" + f.Shorthand + ", --" + f.Name
-		}
-		if arg != "" {
-			name += " " + arg
-		}
-		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" && !strings.Contains(help, "default") {
-			help += fmt.Sprintf(" (default %s)", d)
-		}
-		rows = append(rows, row{name, help})
-		width = max(width, len(name))
-	})
-	rows = append(rows, row{"-h, --help", "show this help"})
-	for _, r := range rows {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, r.name, r.help)
-	}
-	return b.String()
 }
 
 // output defines -o/--output FORMAT (text or json) beside --json, and returns what reads
@@ -327,11 +258,4 @@ func completeOnOff(c *cmdline, pos []string) []string {
 		return []string{"on", "off"}
 	}
 	return nil
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -68,7 +68,7 @@ func cmdSend(c *cmdline) action {
 	updateID := c.fs.String("update-id", "", "the update's `ID`; a send repeated with the same one is answered once, with the first reply (default: a fresh one)")
 	return c.forRun(func(rest []string) error {
 		if strings.TrimSpace(strings.Join(rest, " ")) == "" {
-			return c.usageErr("missing the message: starter send ID TEXT")
+			return c.usageErr("missing the message: starter %s", c.cmd.use)
 		}
 		return nil
 	}, func(ctx context.Context, s *tfclient.Session, rest []string) error {
@@ -97,11 +97,9 @@ func queryState(ctx context.Context, s *tfclient.Session) (api.State, json.RawMe
 func cmdState(c *cmdline) action {
 	format := c.output("print the state query's JSON object")
 	var asJSON bool
-	check := func(rest []string) (err error) {
-		if asJSON, err = format(); err != nil {
-			return err
-		}
-		return c.noMoreArgs(rest)
+	check := func([]string) (err error) {
+		asJSON, err = format()
+		return err
 	}
 	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		// A run whose workflow task fails answers no query; the failure says why, and what
@@ -131,7 +129,7 @@ func cmdState(c *cmdline) action {
 }
 
 func cmdPlan(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		text, err := s.Plan(ctx)
 		if err != nil {
 			return err
@@ -150,7 +148,7 @@ func cmdPlan(c *cmdline) action {
 
 func cmdWatch(c *cmdline) action {
 	every := c.fs.Duration("every", 500*time.Millisecond, "how often to look (a `DURATION`: 500ms, 2s)")
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		last, ended, problem := "", "", ""
 		for ev := range s.Watch(ctx, *every) {
 			switch ev := ev.(type) {
@@ -192,7 +190,7 @@ func cmdHistory(c *cmdline) action {
 	_ = c.complete("output", "json")
 	file := c.fs.String("output-file", "", "write to `FILE` instead of stdout")
 	runID := c.fs.String("run-id", "", "a specific `RUN` (default: the latest)")
-	check := func(rest []string) error {
+	check := func([]string) error {
 		switch {
 		case *output == "text":
 			return c.usageErr("a history is exported as JSON: --output json, or --output-file FILE")
@@ -202,7 +200,7 @@ func cmdHistory(c *cmdline) action {
 		default:
 			*file = *output
 		}
-		return c.noMoreArgs(rest)
+		return nil
 	}
 	return c.forRun(check, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		data, n, err := s.History(ctx, *runID)

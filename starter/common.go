@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -104,19 +103,16 @@ func quietLogger(w io.Writer) sdklog.Logger {
 
 // forRun is the shape of every command that addresses one run: its own flags beside
 // the connection flags and -w/--workflow-id, the run's ID (the first positional argument
-// unless -w gives it), then the positional arguments after it. check judges the arguments
-// after the ID before anything is dialled (a bad argument is exit 2 even with no server);
-// then it connects and hands the run's session over to do.
+// unless -w gives it; idArgs has counted them), then the positional arguments after it.
+// check judges the arguments after the ID before anything is dialled (a bad argument is
+// exit 2 even with no server); then it connects and hands the run's session over to do.
 func (c *cmdline) forRun(check func(rest []string) error,
 	do func(ctx context.Context, s *tfclient.Session, rest []string) error) action {
 	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the run's workflow `ID`, instead of the first argument")
 	return func(pos []string) error {
 		id, rest := c.workflowID, pos
-		if !c.fs.Changed("workflow-id") && len(pos) > 0 {
+		if !c.fs.Changed("workflow-id") {
 			id, rest = pos[0], pos[1:]
-		}
-		if strings.TrimSpace(id) == "" {
-			return c.usageErr("missing the workflow ID: starter %s %s", c.cmd.name, c.cmd.args)
 		}
 		c.id = id
 		if check != nil {
@@ -145,7 +141,21 @@ func (c *conn) client(cl client.Client) *tfclient.Client {
 // that start a run, and returns what reads the ID once the flags are parsed: the one
 // given, or a fresh todoflow-<uuid>.
 func (c *cmdline) newRunID() func() (string, error) {
-	id := c.fs.String("id", "", "workflow `ID` of the run (default: todoflow-<uuid>)")
+	id := c.runID("workflow `ID` of the run (default: todoflow-<uuid>)")
+	return func() (string, error) {
+		if _, err := id(); err != nil || c.id != "" {
+			return c.id, err
+		}
+		c.id = "todoflow-" + uuid.NewString()
+		return c.id, nil
+	}
+}
+
+// runID defines --id (help says what it is) and its temporal CLI spelling
+// -w/--workflow-id, and returns what reads the ID once the flags are parsed: the one
+// given, or "".
+func (c *cmdline) runID(help string) func() (string, error) {
+	id := c.fs.String("id", "", help)
 	c.fs.StringVarP(&c.workflowID, "workflow-id", "w", "", "the same as --id")
 	return func() (string, error) {
 		if c.fs.Changed("workflow-id") {
@@ -155,17 +165,6 @@ func (c *cmdline) newRunID() func() (string, error) {
 			*id = c.workflowID
 		}
 		c.id = *id
-		if c.id == "" {
-			c.id = "todoflow-" + uuid.NewString()
-		}
 		return c.id, nil
 	}
-}
-
-// noMoreArgs is the check of commands that take nothing after the ID.
-func (c *cmdline) noMoreArgs(rest []string) error {
-	if len(rest) > 0 {
-		return c.usageErr("unexpected argument %q: starter %s %s", rest[0], c.cmd.name, c.cmd.args)
-	}
-	return nil
 }

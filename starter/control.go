@@ -52,10 +52,8 @@ func approval(c *cmdline, approve bool) action {
 		remember = c.fs.Bool("remember", false, "approve the call's tool for the rest of the session")
 		reject = c.fs.Bool("reject", false, "reject the call or plan instead, saying why with --feedback TEXT")
 	}
-	check := func(rest []string) error {
+	check := func([]string) error {
 		switch {
-		case len(rest) > 0:
-			return c.usageErr("unexpected argument %q: %s (quote a feedback of several words)", rest[0], shape)
 		case *call != "" && *yes:
 			return c.usageErr("--call and -y both say which call to answer; give one: %s", shape)
 		case *reject && *remember:
@@ -234,7 +232,7 @@ func cmdContinuation(c *cmdline) action {
 // cmdEnd sends end_session: the session finishes its current turn, waits
 // for its subagents and completes.
 func cmdEnd(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		if err := s.End(ctx); err != nil {
 			return err
 		}
@@ -247,7 +245,7 @@ func cmdEnd(c *cmdline) action {
 // cause (a key, a model name, an outage longer than the retry window) is
 // fixed, and prints the turn's reply.
 func cmdRetry(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		reply, err := s.Retry(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.ID(), err)
@@ -260,7 +258,7 @@ func cmdRetry(c *cmdline) action {
 // cmdStop stops the session's running turn (interrupt) and prints the
 // turn's reply once it has ended.
 func cmdStop(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		reply, err := s.Interrupt(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.ID(), err)
@@ -273,10 +271,7 @@ func cmdStop(c *cmdline) action {
 // cmdRewind takes a session back to just before a turn (Temporal's reset).
 func cmdRewind(c *cmdline) action {
 	turn := c.fs.Int("to-turn", 0, "the `N`th turn (as `state` counts them) to go back to just before")
-	check := func(rest []string) error {
-		if err := c.noMoreArgs(rest); err != nil {
-			return err
-		}
+	check := func([]string) error {
 		if *turn < 1 {
 			return c.usageErr("give the turn to go back before: starter rewind ID --to-turn N")
 		}
@@ -295,7 +290,7 @@ func cmdRewind(c *cmdline) action {
 // cmdCompact asks a session to summarise its older messages now
 // (compact_context) and prints what was done.
 func cmdCompact(c *cmdline) action {
-	return c.forRun(c.noMoreArgs, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		res, err := s.Compact(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.ID(), err)
@@ -305,20 +300,13 @@ func cmdCompact(c *cmdline) action {
 	})
 }
 
-// onOff reads continuation's on|off argument.
+// onOff reads continuation's on|off argument (idArgs has counted one).
 func (c *cmdline) onOff(rest []string) (bool, error) {
-	const shape = "starter continuation ID on|off"
-	switch {
-	case len(rest) == 0:
-		return false, c.usageErr("missing on or off: %s", shape)
-	case len(rest) > 1:
-		return false, c.usageErr("unexpected argument %q: %s", rest[1], shape)
-	}
 	switch strings.ToLower(rest[0]) {
 	case "on":
 		return true, nil
 	case "off":
 		return false, nil
 	}
-	return false, c.usageErr("continuation is on or off, not %q: %s", rest[0], shape)
+	return false, c.usageErr("continuation is on or off, not %q: starter %s", rest[0], c.cmd.use)
 }

@@ -46,24 +46,34 @@ func main() {
 // usages and help as the conventions of cli.go say.
 func runCLI(args []string, stdout, stderr io.Writer) int {
 	x := newCLI(stdout, stderr)
+	if len(args) == 0 {
+		fmt.Fprint(stderr, x.root.UsageString()) // a bad command line, as before cobra had it
+		return 2
+	}
 	// Never nil: cobra would read os.Args then.
 	x.root.SetArgs(append([]string{}, x.longFlags(args)...))
 	cmd, err := x.root.ExecuteC()
 	if err == nil {
 		return 0
 	}
-	var ee *exitError
-	if !errors.As(err, &ee) {
-		// cobra's own refusal (a completion command's arguments): an argument error.
-		ee = &exitError{code: 2, err: err, usage: true}
-	}
+	ee := asExitError(err)
 	if ee.err != nil {
 		// An error may quote a model, a tool or the workflow (a refusal, a failed
 		// turn): printed as text, cleaned (print.go).
 		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), termtext.Clean(ee.err.Error()))
 	}
 	if ee.usage {
-		fmt.Fprint(stderr, x.usage(cmd))
+		fmt.Fprint(stderr, cmd.UsageString())
 	}
 	return ee.code
+}
+
+// asExitError is err with its exit code: cobra's own refusals (a flag, an argument count,
+// an unknown command) are argument errors, exit code 2 with the command's usage.
+func asExitError(err error) *exitError {
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		ee = &exitError{code: 2, err: err, usage: true}
+	}
+	return ee
 }

@@ -282,8 +282,8 @@ func TestRunPrompt(t *testing.T) {
 		t.Errorf("static summary %q, %v; want the prompt %q", summary, err, prompt)
 	}
 	details, err := desc.GetStaticDetails()
-	if _, want := api.Describe(api.AgentInput{Prompt: prompt}); err != nil || details != want || !strings.Contains(details, "- **Model:** ") {
-		t.Errorf("static details %q, %v; want api.Describe's:\n%s", details, err, want)
+	if _, want := api.Describe(api.AgentInput{Prompt: prompt}); err != nil || details != want+api.FrameEnd || !strings.Contains(details, "- **Model:** ") {
+		t.Errorf("static details %q, %v; want api.Describe's, with api.FrameEnd:\n%s", details, err, want)
 	}
 }
 

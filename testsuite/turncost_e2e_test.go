@@ -12,6 +12,7 @@ import (
 
 	"github.com/todoflow/todoflow/api"
 	todoclient "github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/internal/telemetrytest"
 	"github.com/todoflow/todoflow/todo"
 )
 
@@ -29,7 +30,7 @@ var billable = map[enumspb.EventType]string{
 }
 
 // A chat turn of two model calls (write_todos, then the reply) costs at
-// most 5 billable actions: its message, its two model calls, and one upsert
+// most 5 billable actions, by its history and by the server's counter: its message, its two model calls, and one upsert
 // for the list it changed; no idle timer of its own, and no "running"
 // sent for a turn that short (workflows/patches.go, patchLeanTurn).
 func TestChatTurnCost(t *testing.T) {
@@ -55,7 +56,12 @@ func TestChatTurnCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var before map[string]float64
 	for i := 1; i <= turns; i++ {
+		if i == 2 {
+			time.Sleep(1500 * time.Millisecond)
+			before = actionsByType(t, s)
+		}
 		reply, err := sess.Send(ctx, fmt.Sprintf("message %d", i)).Reply(ctx)
 		if err != nil {
 			t.Fatalf("turn %d: %v", i, err)
@@ -63,6 +69,20 @@ func TestChatTurnCost(t *testing.T) {
 		if want := fmt.Sprintf("reply %d", i); reply != want {
 			t.Fatalf("turn %d replied %q, want %q", i, reply, want)
 		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	// The server's own counter agrees: what it bills for turns 2 and 3
+	// is what their history shows, with no query among it (a Reply waits
+	// on the update, not by polling the state).
+	var counted float64
+	for k, v := range actionsByType(t, s) {
+		if d := v - before[k]; d != 0 {
+			t.Logf("the server's action counter, turns 2 and 3: %s %v", k, d)
+			counted += d
+		}
+	}
+	if counted > 2*5 {
+		t.Errorf("the server counted %v actions for turns 2 and 3, want at most 5 a turn", counted)
 	}
 	if err := sess.End(ctx); err != nil {
 		t.Fatal(err)
@@ -101,6 +121,18 @@ func billableByTurn(evs []*historypb.HistoryEvent) []map[string]int {
 		}
 		if ok && len(out) > 0 {
 			out[len(out)-1][kind]++
+		}
+	}
+	return out
+}
+
+// actionsByType is the server's action counter by action_type.
+func actionsByType(t *testing.T, s *server) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, sm := range telemetrytest.Get(t, "http://"+s.srv.MetricsAddress()+"/metrics") {
+		if sm.Name == "action" || sm.Name == "action_total" {
+			out[sm.Labels["action_type"]] += sm.Value
 		}
 	}
 	return out

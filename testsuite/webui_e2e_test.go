@@ -120,6 +120,16 @@ func TestWebUIShowsTheRun(t *testing.T) {
 		}
 	}
 
+	// Nothing the frames show is cut at their height: the UI sizes a frame
+	// to its body without the body's margins (api.FrameEnd).
+	var cut []string
+	if err := b.eval(ctx, cutJS, &cut); err != nil {
+		t.Fatal(err)
+	}
+	if len(cut) > 0 {
+		t.Errorf("the Web UI's frames cut off %q", cut)
+	}
+
 	png, err := b.screenshot(ctx)
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatalf("no PNG screenshot of the page: %v", err)
@@ -146,6 +156,17 @@ const framesJS = `Array.from(document.querySelectorAll("iframe")).map(f => ({
 	src: f.getAttribute("src") || "",
 	text: (f.contentDocument && f.contentDocument.readyState === "complete" && f.contentDocument.body) ? f.contentDocument.body.innerText : ""
 }))`
+
+// cutJS lists the text of the blocks of the page's frames that end below
+// their frame's height: lines an operator cannot see (the frames do not
+// scroll). An empty paragraph (api.FrameEnd) is not text.
+const cutJS = `Array.from(document.querySelectorAll("iframe")).flatMap(f => {
+	const d = f.contentDocument;
+	if (!d || !d.body) return [];
+	return Array.from(d.body.querySelectorAll("p, li, h1, h2, h3, h4, pre, td"))
+		.filter(e => e.innerText.replace(/\u00a0/g, "").trim() !== "" && e.getBoundingClientRect().bottom > f.clientHeight)
+		.map(e => e.innerText);
+})`
 
 // markdown fills each frame's Markdown from its address.
 func markdown(frames []frame) {

@@ -266,6 +266,23 @@ func NewPlanState(agentID string) *PlanState {
 	return &PlanState{AgentID: agentID, Events: []Event{}, Subscriptions: []Subscription{}, Delivered: []int{}}
 }
 
+// Restored makes a plan state decoded from continue-as-new's JSON answer as
+// the state it was encoded from: a step that holds no output (a step
+// completed by setStepStatus) comes back from JSON as null, and without this
+// the same report repeated after the handover is not seen as unchanged and
+// emits its event again. The workflow calls it under a patch (a v0.1.0 run
+// replays with the event).
+func (ps *PlanState) Restored() {
+	if ps.Plan == nil {
+		return
+	}
+	for i := range ps.Plan.Steps {
+		if string(ps.Plan.Steps[i].Output) == "null" {
+			ps.Plan.Steps[i].Output = nil
+		}
+	}
+}
+
 // ComputeProgress counts steps by status. Percent is completed/total*100
 // rounded to one decimal, half away from zero (integer arithmetic, so 1/3
 // gives exactly 33.3 and 1/16 gives 6.3); 0 when there are no steps.

@@ -154,6 +154,37 @@ func TestFreshStepJSONHasNoNulls(t *testing.T) {
 	}
 }
 
+// A report repeated after continue-as-new changes nothing once the decoded
+// state is Restored; without it (a v0.1.0 run, replayed) it emits again.
+func TestRepeatedReportAfterHandover(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		restored bool
+		events   int
+	}{
+		{"restored", true, 0},
+		{"as v0.1.0 did", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := planStarted(t, "main", "a")
+			report := `{"step_id":"step_1","status":"completed","result":"done"}`
+			planOKCall(t, ps, ToolSetStepStatus, report)
+			b, _ := json.Marshal(ps)
+			var back PlanState
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if tc.restored {
+				back.Restored()
+			}
+			out := planOKCall(t, &back, ToolSetStepStatus, report)
+			if len(out.Events) != tc.events {
+				t.Errorf("the repeated report emitted %v; want %d events", planTypes(out.Events), tc.events)
+			}
+		})
+	}
+}
+
 func TestNewPlanStateJSON(t *testing.T) {
 	b, _ := json.Marshal(NewPlanState("main"))
 	want := `{"agent_id":"main","plan":null,"plan_count":0,"events":[],"subscriptions":[],"awaiting_approval":false,"subscription_count":0,"delivered":[]}`

@@ -42,8 +42,8 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -55,10 +55,12 @@ import (
 
 	"github.com/todoflow/todoflow/api"
 
+	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/internal/cliflags"
 	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/worker/agentworker"
 	"github.com/todoflow/todoflow/worker/codec"
@@ -67,64 +69,90 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	os.Exit(runCLI(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// usageError is a refusal of the command line's settings: exit code 2.
 type usageError struct{ error }
 
-// listFlag is a flag that may be given several times.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-func (l *listFlag) Set(v string) error {
-	*l = append(*l, v)
-	return nil
+// flags are the worker's command line.
+type flags struct {
+	address, namespace, taskQueue, hostQueue string
+	dev, vcsWrites, codecInsecure            bool
+	codecAddr, codecOrigins, codecHosts      string
+	roots, subagentModels                    []string
+	scriptDir, mcpConfig, deployment         string
+	buildID, metricsAddr                     string
+	streamAddr, streamURL                    string
+	streamCert, streamKey                    string
 }
 
-func run() error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	address := fs.String("address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
-	namespace := fs.String("namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
-	taskQueue := fs.String("task-queue", api.TaskQueue, "task queue to poll")
-	dev := fs.Bool("dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
-	codecAddr := fs.String("codec-addr", "", "serve the codec server the Web UI decrypts payloads with on `HOST:PORT` (a PORT alone: 127.0.0.1); callers send $"+codec.EnvToken+" as a bearer token (needs $"+codec.EnvKey+")")
-	codecOrigins := fs.String("codec-origins", strings.Join(codec.DefaultOrigins, ","), "Web UI `ORIGINS` (comma-separated) allowed to call the codec server")
-	codecHosts := fs.String("codec-hosts", "", "further host `NAMES` (comma-separated) callers reach the codec server by, such as a proxy's; its address and localhost are always accepted")
-	codecInsecure := fs.Bool("codec-insecure-loopback", false, "serve the codec server without $"+codec.EnvToken+", on a loopback address only: every local process and user can then decrypt (for the dev server's Web UI, which sends no token)")
-	hostQueue := fs.String("host-queue", "", "the task queue of this worker's workspaces, polled for their sessions' tool calls (default $"+agentworker.EnvHostQueue+", else the name kept in the state folder)")
-	var roots, subagentModels listFlag
-	fs.Var(&roots, "workspace-root", "an absolute `DIR` that runs' workspaces may be inside; repeat for more (default $"+activities.EnvWorkspaceRoots+", else <state folder>/workspaces)")
-	fs.Var(&subagentModels, "subagent-model", "a model `PATTERN` (path.Match of a reference, e.g. openai:gpt-4o-mini) a model may choose for its subagents besides its own; repeat for more (default $"+activities.EnvSubagentModels+", else none)")
-	vcsWrites := fs.Bool("allow-vcs-writes", false, "let write_file write inside .git and other version control metadata (default $"+agentworker.EnvVCSWrites+")")
-	scriptDir := fs.String("script-dir", "", "serve script: models (scenario files) from the files inside `DIR`, for tests and demos (default $"+agentworker.EnvScriptDir+", else none)")
-	mcpConfig := fs.String("mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
-	deployment := fs.String("deployment", "", "run as a version of this worker deployment (Worker Versioning; with --build-id): sessions are pinned to the build that starts them (default $"+agentworker.EnvDeployment+")")
-	buildID := fs.String("build-id", "", "this worker's build id in its --deployment (default $"+agentworker.EnvBuildID+")")
-	streamAddr := fs.String("stream-addr", "", "serve the replies of running model calls to watching clients on `HOST:PORT` (a PORT alone: 127.0.0.1; off: none, clients then see replies every few seconds; default $"+agentworker.EnvStreamAddr+", else a free port on 127.0.0.1)")
-	streamURL := fs.String("stream-url", "", "the address clients reach --stream-addr at, as `http://HOST:PORT` (https:// with --stream-cert), when not the one listened on (default $"+agentworker.EnvStreamURL+")")
-	streamCert := fs.String("stream-cert", "", "serve the reply streams over TLS with the certificate of this PEM `FILE` (with --stream-key; default $"+agentworker.EnvStreamCert+"); clients trust it through the system's authorities or the file $"+replystream.EnvCA+" names")
-	streamKey := fs.String("stream-key", "", "the PEM `FILE` of --stream-cert's key (default $"+agentworker.EnvStreamKey+")")
-	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics (the SDK's and todoflow's) on `HOST:PORT` at /metrics; a PORT alone (:9090) binds 127.0.0.1, 0.0.0.0:PORT every interface (default $"+telemetry.EnvMetricsAddr+")")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err}
+// runCLI runs the worker with the command line args and returns its exit code: 0 after an
+// interrupt (or -h), 1 when it fails, 2 for a bad command line, which cobra refuses with
+// one line and the usage.
+func runCLI(args []string, stdout, stderr io.Writer) int {
+	var f flags
+	started := false
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "run todoflow's AgentWorkflow and activities (--dev: on the embedded Temporal server)",
+		Example: `  worker --dev
+  worker --dev --script-dir testsuite/testdata/scenarios
+  worker --address my-ns.a1b2c.tmprl.cloud:7233 --namespace my-ns.a1b2c`,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(*cobra.Command, []string) error {
+			started = true
+			return run(f)
+		},
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	fs := cmd.Flags()
+	fs.StringVar(&f.address, "address", "", "Temporal server `HOST:PORT` (default: $TEMPORAL_ADDRESS or the active profile, else localhost:7233)")
+	fs.StringVar(&f.namespace, "namespace", "", "Temporal namespace `NS` (default: $TEMPORAL_NAMESPACE or the active profile, else default)")
+	fs.StringVar(&f.taskQueue, "task-queue", api.TaskQueue, "task `QUEUE` to poll")
+	fs.BoolVar(&f.dev, "dev", false, "start the embedded Temporal dev server first (ports 7233 and 8233, persistent SQLite)")
+	fs.StringVar(&f.codecAddr, "codec-addr", "", "serve the codec server the Web UI decrypts payloads with on `HOST:PORT` (a PORT alone: 127.0.0.1); callers send $"+codec.EnvToken+" as a bearer token (needs $"+codec.EnvKey+")")
+	fs.StringVar(&f.codecOrigins, "codec-origins", strings.Join(codec.DefaultOrigins, ","), "Web UI `ORIGINS` (comma-separated) allowed to call the codec server")
+	fs.StringVar(&f.codecHosts, "codec-hosts", "", "further host `NAMES` (comma-separated) callers reach the codec server by, such as a proxy's; its address and localhost are always accepted")
+	fs.BoolVar(&f.codecInsecure, "codec-insecure-loopback", false, "serve the codec server without $"+codec.EnvToken+", on a loopback address only: every local process and user can then decrypt (for the dev server's Web UI, which sends no token)")
+	fs.StringVar(&f.hostQueue, "host-queue", "", "the task `QUEUE` of this worker's workspaces, polled for their sessions' tool calls (default $"+agentworker.EnvHostQueue+", else the name kept in the state folder)")
+	fs.StringArrayVar(&f.roots, "workspace-root", nil, "an absolute `DIR` that runs' workspaces may be inside; repeat for more (default $"+activities.EnvWorkspaceRoots+", else <state folder>/workspaces)")
+	fs.StringArrayVar(&f.subagentModels, "subagent-model", nil, "a model `PATTERN` (path.Match of a reference, e.g. openai:gpt-4o-mini) a model may choose for its subagents besides its own; repeat for more (default $"+activities.EnvSubagentModels+", else none)")
+	fs.BoolVar(&f.vcsWrites, "allow-vcs-writes", false, "let write_file write inside .git and other version control metadata (default $"+agentworker.EnvVCSWrites+")")
+	fs.StringVar(&f.scriptDir, "script-dir", "", "serve script: models (scenario files) from the files inside `DIR`, for tests and demos (default $"+agentworker.EnvScriptDir+", else none)")
+	fs.StringVar(&f.mcpConfig, "mcp-config", "", "MCP servers whose tools the models may use: a JSON `FILE` of \"mcpServers\" (default $TODOFLOW_MCP_CONFIG)")
+	fs.StringVar(&f.deployment, "deployment", "", "run as a version of this worker deployment `NAME` (Worker Versioning; with --build-id): sessions are pinned to the build that starts them (default $"+agentworker.EnvDeployment+")")
+	fs.StringVar(&f.buildID, "build-id", "", "this worker's build `ID` in its --deployment (default $"+agentworker.EnvBuildID+")")
+	fs.StringVar(&f.streamAddr, "stream-addr", "", "serve the replies of running model calls to watching clients on `HOST:PORT` (a PORT alone: 127.0.0.1; off: none, clients then see replies every few seconds; default $"+agentworker.EnvStreamAddr+", else a free port on 127.0.0.1)")
+	fs.StringVar(&f.streamURL, "stream-url", "", "the address clients reach --stream-addr at, as `http://HOST:PORT` (https:// with --stream-cert), when not the one listened on (default $"+agentworker.EnvStreamURL+")")
+	fs.StringVar(&f.streamCert, "stream-cert", "", "serve the reply streams over TLS with the certificate of this PEM `FILE` (with --stream-key; default $"+agentworker.EnvStreamCert+"); clients trust it through the system's authorities or the file $"+replystream.EnvCA+" names")
+	fs.StringVar(&f.streamKey, "stream-key", "", "the PEM `FILE` of --stream-cert's key (default $"+agentworker.EnvStreamKey+")")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and todoflow's) on `HOST:PORT` at /metrics; a PORT alone (:9090) binds 127.0.0.1, 0.0.0.0:PORT every interface (default $"+telemetry.EnvMetricsAddr+")")
+	cmd.InitDefaultHelpFlag() // now, for LongFlags to know -help
+	// Never nil: cobra would read os.Args then.
+	cmd.SetArgs(append([]string{}, cliflags.LongFlags(fs, args)...))
+	err := cmd.Execute()
+	if err == nil {
+		return 0
 	}
+	fmt.Fprintf(stderr, "worker: %v\n", err)
+	var ue usageError
+	switch {
+	case !started: // cobra's refusal of the command line
+		fmt.Fprint(stderr, cmd.UsageString())
+		return 2
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
 
-	if *metricsAddr == "" {
-		*metricsAddr = os.Getenv(telemetry.EnvMetricsAddr)
+func run(f flags) error {
+	if f.metricsAddr == "" {
+		f.metricsAddr = os.Getenv(telemetry.EnvMetricsAddr)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -147,8 +175,8 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "worker: tracing: %s\n", tracing)
 	}
 	var metrics client.MetricsHandler
-	if *metricsAddr != "" {
-		m, at, shutdown, err := serveMetrics(ctx, *metricsAddr)
+	if f.metricsAddr != "" {
+		m, at, shutdown, err := serveMetrics(ctx, f.metricsAddr)
 		if err != nil {
 			return err
 		}
@@ -157,9 +185,9 @@ func run() error {
 		metrics = m.MetricsHandler()
 	}
 
-	if *codecAddr != "" {
+	if f.codecAddr != "" {
 		_, shutdown, err := serveCodec(ctx, codecFlags{
-			addr: *codecAddr, origins: commaList(*codecOrigins), hosts: commaList(*codecHosts), insecureLoopback: *codecInsecure,
+			addr: f.codecAddr, origins: commaList(f.codecOrigins), hosts: commaList(f.codecHosts), insecureLoopback: f.codecInsecure,
 		})
 		if err != nil {
 			return err
@@ -167,12 +195,12 @@ func run() error {
 		defer shutdown()
 	}
 
-	if *dev {
-		if *address != "" {
+	if f.dev {
+		if f.address != "" {
 			return usageError{errors.New("--dev starts its own server on localhost:7233; drop --address")}
 		}
-		if *namespace == "" {
-			*namespace = client.DefaultNamespace
+		if f.namespace == "" {
+			f.namespace = client.DefaultNamespace
 		}
 		db, err := agentworker.ServerDB()
 		if err != nil {
@@ -183,7 +211,7 @@ func run() error {
 			Port:             7233,
 			UIPort:           8233,
 			DBFile:           db,
-			Namespace:        *namespace,
+			Namespace:        f.namespace,
 			SearchAttributes: api.SearchAttributes(),
 			Progress:         os.Stderr,
 		})
@@ -194,12 +222,12 @@ func run() error {
 			return fmt.Errorf("start the embedded Temporal server: %w", err)
 		}
 		defer srv.Stop()
-		*address = srv.Address()
+		f.address = srv.Address()
 		fmt.Fprintf(os.Stderr, "worker: Temporal at %s, Web UI at http://%s\n", srv.Address(), srv.UIAddress())
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c, ns, err := agentworker.DialWith(ctx, agentworker.DialOptions{
-		Address: *address, Namespace: *namespace, Local: *dev, Logger: sdklog.NewStructuredLogger(logger),
+		Address: f.address, Namespace: f.namespace, Local: f.dev, Logger: sdklog.NewStructuredLogger(logger),
 		MetricsHandler: metrics, Interceptors: tracing.Interceptors(),
 	})
 	if err != nil {
@@ -207,9 +235,9 @@ func run() error {
 	}
 	defer c.Close()
 	return agentworker.Run(ctx, c, ns, agentworker.Options{
-		TaskQueue: *taskQueue, HostQueue: *hostQueue, MCPConfig: *mcpConfig, Logger: logger,
-		WorkspaceRoots: roots, SubagentModels: subagentModels, VCSWrites: *vcsWrites, ScriptDir: *scriptDir,
-		Deployment: *deployment, BuildID: *buildID, StreamAddr: *streamAddr, StreamURL: *streamURL, StreamCert: *streamCert, StreamKey: *streamKey,
+		TaskQueue: f.taskQueue, HostQueue: f.hostQueue, MCPConfig: f.mcpConfig, Logger: logger,
+		WorkspaceRoots: f.roots, SubagentModels: f.subagentModels, VCSWrites: f.vcsWrites, ScriptDir: f.scriptDir,
+		Deployment: f.deployment, BuildID: f.buildID, StreamAddr: f.streamAddr, StreamURL: f.streamURL, StreamCert: f.streamCert, StreamKey: f.streamKey,
 	})
 }
 

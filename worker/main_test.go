@@ -235,3 +235,30 @@ func TestHTTPServerTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// The command line: cobra's help (exit 0), its refusals with one line and the usage
+// (exit 2), the single-dash long flags of Go's flag package, and the worker's own refusal
+// of a setting (exit 2, no usage).
+func TestCommandLine(t *testing.T) {
+	for _, tt := range []struct {
+		args      []string
+		code      int
+		firstLine string // of stderr; "" none
+		out       string // in stdout
+		usage     bool   // the usage follows the error
+	}{
+		{[]string{"-h"}, 0, "", "\n  worker [flags]\n", false},
+		{[]string{"-help"}, 0, "", "--workspace-root DIR", false},
+		{[]string{"--bogus"}, 2, "worker: unknown flag: --bogus", "", true},
+		{[]string{"extra"}, 2, `worker: unknown command "extra" for "worker"`, "", true},
+		{[]string{"-dev", "-address", "localhost:1"}, 2, "worker: --dev starts its own server on localhost:7233; drop --address", "", false},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runCLI(tt.args, &stdout, &stderr)
+		first, rest, _ := strings.Cut(stderr.String(), "\n")
+		if code != tt.code || first != tt.firstLine || !strings.Contains(stdout.String(), tt.out) || strings.HasPrefix(rest, "Usage:") != tt.usage {
+			t.Errorf("worker %q: exit %d, stdout %q, stderr %q; want exit %d, %q first on stderr (then the usage: %v), %q in stdout",
+				tt.args, code, stdout.String(), stderr.String(), tt.code, tt.firstLine, tt.usage, tt.out)
+		}
+	}
+}

@@ -132,6 +132,9 @@ func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.A
 		return refuseInput(ctx, in, err)
 	}
 	a.lean = patched(ctx, patchLeanTurn)
+	if patched(ctx, patchPlanRestored) {
+		a.plans.Restored()
+	}
 	a.joinTree(ctx)
 	a.adoptChildren(ctx)
 	a.reporters.start(ctx)

@@ -25,6 +25,12 @@ import "go.temporal.io/sdk/workflow"
 // Remove in v0.3.0.
 const patchLeanTurn = "lean-turn"
 
+// patchPlanRestored makes a plan carried across continue-as-new answer as
+// it did before the handover (todo.PlanState.Restored): a status report
+// repeated after it is unchanged and emits no event again, so no parent or
+// subscriber is told of the step twice. Remove in v0.3.0.
+const patchPlanRestored = "plan-restored"
+
 // patchKeepInterrupted keeps what an interrupted model call had written:
 // the call is cancelled and its answer waited for, a few seconds at most
 // (cutWait), and the turn's interrupted message holds the reply it

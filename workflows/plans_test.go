@@ -325,3 +325,57 @@ func TestApprovalWaitCrossesContinueAsNew(t *testing.T) {
 		t.Errorf("the model's first call in the continuation did not carry the verdict: %q", verdict)
 	}
 }
+
+// A plan carried across continue-as-new answers as it did before: the same
+// completion reported again changes nothing and tells nobody again. A run
+// that v0.1.0 started (no plan-restored marker) still replays with the
+// event it recorded.
+func TestRepeatedReportAfterHandoverEmitsNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		patched bool
+		want    int
+	}{
+		{"patched", true, 1},
+		{"as v0.1.0 did", false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := todo.NewPlanState("main")
+			for _, c := range []todo.Call{
+				{ID: "1", Name: todo.ToolCreatePlan, Args: []byte(`{"title":"T","steps":["a"]}`)},
+				{ID: "2", Name: todo.ToolStartPlan, Args: []byte(`{}`)},
+				{ID: "3", Name: todo.ToolSetStepStatus, Args: []byte(`{"step_id":"step_1","status":"completed","result":"done"}`)},
+			} {
+				if out := ps.ApplyPlan(c, false); out.Result.IsError {
+					t.Fatalf("%s: %s", c.Name, out.Result.Content)
+				}
+			}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			if !tc.patched {
+				env.OnGetVersion(patchPlanRestored, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+			}
+			// The carry counts one model call: this run's first is call 2.
+			scripted(env, model.Response{}, calls(call(todo.ToolSetStepStatus, `{"step_id":"step_1","status":"completed","result":"done"}`)), model.Response{Content: "done"})
+			env.SetContinuedExecutionRunID("the-run-before")
+			env.ExecuteWorkflow(AgentWorkflow, withCarry(t, api.AgentInput{IdleTimeoutS: 1},
+				&Carry{Plans: ps, Inbox: InboxCarry{Queue: []Inbound{{Text: "report it again"}}}, Session: SessionCarry{Turns: 1, ModelCalls: 1}}))
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var res api.AgentResult
+			if err := env.GetWorkflowResult(&res); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, ev := range res.State.Events {
+				if ev.Type == todo.EventStepCompleted {
+					n++
+				}
+			}
+			if n != tc.want {
+				t.Errorf("%d step_completed events after the repeated report; want %d", n, tc.want)
+			}
+		})
+	}
+}

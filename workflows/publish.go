@@ -201,5 +201,5 @@ func (a *agent) details() string {
 			fmt.Fprintf(&b, ", **not answering** since %s: tool calls fail until it is back", h.silent.UTC().Format(time.RFC3339))
 		}
 	}
-	return b.String()
+	return b.String() + api.FrameEnd
 }

@@ -110,7 +110,11 @@ func (s *streamServer) serve(w http.ResponseWriter, r *http.Request) {
 			last = text
 		}
 	}
-	if s.twoCalls.Load() && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == "user" {
+	// Only the turn's own message ("two N") gets the write_todos call, and
+	// the item it writes is done: a reminder the workflow adds as a user
+	// message must not start the call again, nor an open item make the
+	// finalization guard ask for more calls (each a model call of its own).
+	if end := len(req.Messages) - 1; s.twoCalls.Load() && end >= 0 && req.Messages[end].Role == "user" && req.Messages[end].Content == last && strings.HasPrefix(last, "two ") {
 		s.writeTodos(w, req.Stream, last)
 		return
 	}
@@ -157,7 +161,7 @@ func (s *streamServer) serve(w http.ResponseWriter, r *http.Request) {
 // writeTodos answers with one write_todos call whose item names message,
 // so that each turn changes the list the run list shows.
 func (s *streamServer) writeTodos(w http.ResponseWriter, stream bool, message string) {
-	args, _ := json.Marshal(map[string]any{"todos": []map[string]string{{"content": "answer " + message, "status": "in_progress"}}})
+	args, _ := json.Marshal(map[string]any{"todos": []map[string]string{{"content": "answer " + message, "status": "completed"}}})
 	call := fmt.Sprintf(`{"index":0,"id":"call_%d","type":"function","function":{"name":"write_todos","arguments":%q}}`, s.calls.Add(1), args)
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")

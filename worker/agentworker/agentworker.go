@@ -35,6 +35,10 @@
 // todoflow's own metrics through the handler of the client the worker is
 // built on, so a client dialled with a handler of your own gets them too.
 // See the example of New, and examples/customtool for a whole main.
+//
+// A program that builds its own SDK worker (its task queue, its workflows,
+// its plugins) adds todoflow to it with NewPlugin, as a worker plugin
+// (worker.Options.Plugins): New is that plugin on a worker of its own.
 package agentworker
 
 import (
@@ -44,6 +48,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,13 +61,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/todoflow/todoflow/activities"
-	"github.com/todoflow/todoflow/activities/mcp"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/model/openai"
 	"github.com/todoflow/todoflow/model/script"
-	"github.com/todoflow/todoflow/worker/codec"
 	"github.com/todoflow/todoflow/worker/devserver"
-	"github.com/todoflow/todoflow/workflows"
 )
 
 // DefaultModel is the model of runs whose input names none, unless the
@@ -193,188 +195,18 @@ const HeartbeatThrottle = 3 * time.Second
 // limit, in bytes.
 const EnvToolOutputMax = "TODOFLOW_TOOL_OUTPUT_MAX"
 
-// New returns a worker for c with AgentWorkflow and its activities. Its MCP
-// servers start when first needed and stop when the worker stops (Stop, or
-// the end of Run).
+// New returns a worker for c with AgentWorkflow and its activities: an SDK
+// worker of opts.TaskQueue with opts.Worker and todoflow's plugin (see
+// NewPlugin). Its MCP servers start when first needed and stop when the
+// worker stops (Stop, or the end of Run).
 func New(c client.Client, opts Options) (worker.Worker, error) {
-	if opts.TaskQueue == "" {
-		opts.TaskQueue = api.TaskQueue
-	}
-	if opts.StateDir == "" {
-		dir, err := StateDir()
-		if err != nil {
-			return nil, err
-		}
-		opts.StateDir = dir
-	}
-	if opts.DefaultModel == "" {
-		opts.DefaultModel = os.Getenv("TODOFLOW_MODEL")
-	}
-	if opts.DefaultModel == "" {
-		opts.DefaultModel = DefaultModel
-	}
-	if opts.Tools == nil {
-		opts.Tools = activities.DefaultRegistry()
-	}
-	// The activities decode the run's history (the transcript is read
-	// from there) with the converter the client was dialed with.
-	var dc converter.DataConverter
-	if os.Getenv(codec.EnvKey) != "" {
-		opts.Encrypted = true
-		sealer, err := codec.FromEnv()
-		if err != nil {
-			return nil, err
-		}
-		dc = sealer.DataConverter()
-	}
-	outputMax, err := toolOutputMax(opts.ToolOutputMax)
+	p, err := NewPlugin(c, opts)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Worker.DeploymentOptions, err = deploymentOptions(opts); err != nil {
-		return nil, err
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.MCPConfig == "" {
-		opts.MCPConfig = os.Getenv(mcp.EnvConfig)
-	}
-	var servers *mcp.Servers
-	if opts.MCPConfig != "" {
-		if servers, err = mcp.Open(opts.MCPConfig, mcp.Options{Logger: opts.Logger}); err != nil {
-			return nil, err
-		}
-		if err := servers.Register(opts.Tools); err != nil {
-			servers.Close()
-			return nil, fmt.Errorf("mcp config %s: %w", opts.MCPConfig, err)
-		}
-		opts.Logger.Info("MCP servers configured; each starts when first needed", "config", opts.MCPConfig, "servers", strings.Join(servers.Names(), ", "))
-	}
-	var transcripts *activities.TranscriptCache
-	if opts.TranscriptCacheBytes >= 0 {
-		transcripts = activities.NewTranscriptCache(opts.TranscriptCacheBytes)
-	}
-	var answers *activities.AnswerCache
-	if opts.AnswerCacheBytes >= 0 {
-		answers = activities.NewAnswerCache(opts.AnswerCacheBytes, 0)
-	}
-	hostQueue, err := HostQueue(opts.StateDir, opts.HostQueue)
-	if err == nil && hostQueue == opts.TaskQueue {
-		err = fmt.Errorf("the host queue is %q, the shared task queue: name one that only this worker polls (--host-queue, %s)", hostQueue, EnvHostQueue)
-	}
-	if err != nil {
-		if servers != nil {
-			servers.Close()
-		}
-		return nil, err
-	}
-	if opts.Worker.MaxHeartbeatThrottleInterval == 0 {
-		opts.Worker.MaxHeartbeatThrottleInterval = HeartbeatThrottle
-	}
-	roots, err := workspaceRoots(opts)
-	if err != nil {
-		if servers != nil {
-			servers.Close()
-		}
-		return nil, err
-	}
-	if opts.ScriptDir == "" {
-		opts.ScriptDir = os.Getenv(EnvScriptDir)
-	}
-	if opts.ScriptDir != "" {
-		if opts.ScriptDir, err = filepath.Abs(opts.ScriptDir); err != nil {
-			return nil, fmt.Errorf("script folder: %w", err)
-		}
-		opts.Logger.Info("Serving script: models from scenario files in one folder", "ScriptDir", opts.ScriptDir)
-	}
-	if opts.SubagentModels == nil {
-		opts.SubagentModels = splitList(os.Getenv(activities.EnvSubagentModels), ",")
-	}
-	if !opts.VCSWrites {
-		opts.VCSWrites = truthy(os.Getenv(EnvVCSWrites))
-	}
-	acts := &activities.Activities{
-		Client:         c,
-		DataConverter:  dc,
-		Models:         NewModels(opts.DefaultModel, opts.ScriptDir),
-		Roots:          roots,
-		VCSWrites:      opts.VCSWrites,
-		SubagentModels: opts.SubagentModels,
-		Tools:          opts.Tools,
-		StateDir:       opts.StateDir,
-		ToolOutputMax:  outputMax,
-		HostQueue:      hostQueue,
-		Transcripts:    transcripts,
-		Answers:        answers,
-	}
-	// Last, once nothing else can fail: the worker's identity names where
-	// it serves its calls' replies.
-	streams, err := serveStreams(&opts)
-	if err != nil {
-		if servers != nil {
-			servers.Close()
-		}
-		return nil, err
-	}
-	acts.Streams = streams
-	build := recordedBuild(&opts.Worker)
-	shared := worker.New(c, opts.TaskQueue, opts.Worker)
-	workflows.RegisterWithOptions(shared, acts, workflows.Options{Encrypted: opts.Encrypted, BuildID: build})
-	hostOpts := opts.Worker
-	hostOpts.DisableWorkflowWorker = true
-	// Unversioned: a pinned session's call to a queue outside its version goes to that
-	// queue's unversioned pollers, so it reaches its files after their worker is restarted
-	// as another build, and the version's task queues do not grow by one per worker.
-	hostOpts.DeploymentOptions = worker.DeploymentOptions{}
-	host := worker.New(c, hostQueue, hostOpts)
-	workflows.RegisterHost(host, acts)
-	opts.Logger.Info("Sessions whose workspace this worker holds run their tools on its host queue", "HostQueue", hostQueue, "WorkspaceRoots", roots.String(), "Sessions", filepath.Join(opts.StateDir, activities.SessionsFolder))
-	if v := opts.Worker.DeploymentOptions.Version; opts.Worker.DeploymentOptions.UseVersioning {
-		opts.Logger.Info("Worker Versioning: sessions are pinned to the version that starts them", "Deployment", v.DeploymentName, "BuildID", v.BuildID, "TaskQueue", opts.TaskQueue)
-	}
-	w := &closing{Worker: &hostWorker{Worker: shared, host: host}, logger: opts.Logger}
-	if servers != nil {
-		w.closers = append(w.closers, closer{"MCP servers", servers.Close})
-	}
-	if streams != nil {
-		w.closers = append(w.closers, closer{"the reply stream server", streams.Close})
-	}
-	return w, nil
-}
-
-// closing is a worker that closes what it holds (its MCP servers, its
-// reply stream server) when it stops.
-type closing struct {
-	worker.Worker
-	closers []closer
-	logger  *slog.Logger
-	once    sync.Once
-}
-
-type closer struct {
-	what  string
-	close func() error
-}
-
-func (w *closing) Run(interruptCh <-chan any) error {
-	defer w.close()
-	return w.Worker.Run(interruptCh)
-}
-
-func (w *closing) Stop() {
-	w.Worker.Stop()
-	w.close()
-}
-
-func (w *closing) close() {
-	w.once.Do(func() {
-		for _, c := range w.closers {
-			if err := c.close(); err != nil {
-				w.logger.Warn(c.what+" did not stop cleanly", "error", err)
-			}
-		}
-	})
+	wo := opts.Worker
+	wo.Plugins = append(slices.Clone(wo.Plugins), p)
+	return worker.New(c, p.taskQueue, wo), nil
 }
 
 // Run is the worker binary's main loop, for a main of your own: it

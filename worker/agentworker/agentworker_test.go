@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
@@ -123,4 +124,21 @@ func TestNewRefusesRootsAtTheStateFolder(t *testing.T) {
 			t.Errorf("New with roots %q = %v, want an error naming WorkspaceRoots with %q", tt.roots, err, tt.err)
 		}
 	}
+}
+
+// todoflow on a worker of your own: its task queue, its workflows, and the
+// plugin, which registers AgentWorkflow and its activities when the worker
+// starts and runs the host queue's worker beside it.
+func ExampleNewPlugin() {
+	c, err := client.NewLazyClient(client.Options{HostPort: client.DefaultHostPort})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	p, err := agentworker.NewPlugin(c, agentworker.Options{StateDir: os.TempDir(), HostQueue: "todoflow-host-example", StreamAddr: agentworker.StreamOff})
+	if err != nil {
+		panic(err)
+	}
+	w := worker.New(c, "my-queue", worker.Options{Plugins: []worker.Plugin{p}})
+	_ = w // w.RegisterWorkflow(yours); w.Run(worker.InterruptCh())
 }

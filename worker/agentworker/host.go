@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/todoflow/todoflow/api"
-
-	"go.temporal.io/sdk/worker"
 )
 
 // EnvHostQueue names the worker's host queue instead of the name kept in
@@ -104,37 +102,4 @@ func newHostQueue() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return "todoflow-host-" + host + "-" + hex.EncodeToString(b[:])
-}
-
-// hostWorker is the worker of the shared queue and the worker of the host
-// queue, started, run and stopped as one. The host queue's starts first, so
-// that a session that takes this worker as its host (WorkspaceHost, on
-// the shared queue) finds its queue polled.
-type hostWorker struct {
-	worker.Worker // the shared queue's
-	host          worker.Worker
-}
-
-func (w *hostWorker) Start() error {
-	if err := w.host.Start(); err != nil {
-		return fmt.Errorf("start the host queue's worker: %w", err)
-	}
-	if err := w.Worker.Start(); err != nil {
-		w.host.Stop()
-		return err
-	}
-	return nil
-}
-
-func (w *hostWorker) Run(interruptCh <-chan any) error {
-	if err := w.host.Start(); err != nil {
-		return fmt.Errorf("start the host queue's worker: %w", err)
-	}
-	defer w.host.Stop()
-	return w.Worker.Run(interruptCh)
-}
-
-func (w *hostWorker) Stop() {
-	w.Worker.Stop()
-	w.host.Stop()
 }

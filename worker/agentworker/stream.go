@@ -25,7 +25,7 @@ const (
 const StreamOff = "off"
 
 // serveStreams starts the reply stream server opts ask for (nil for
-// "off") and sets the worker's identity to name it.
+// "off"); the plugin names it in its worker's identity.
 func serveStreams(opts *Options) (*replystream.Server, error) {
 	addr := cmp.Or(opts.StreamAddr, os.Getenv(EnvStreamAddr), "127.0.0.1:0")
 	if addr == StreamOff {
@@ -64,7 +64,6 @@ func serveStreams(opts *Options) (*replystream.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (--stream-addr, %s; %q serves none)", err, EnvStreamAddr, StreamOff)
 	}
-	opts.Worker.Identity = s.Identity(cmp.Or(opts.Worker.Identity, defaultIdentity()))
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		switch {
 		case dc == nil:

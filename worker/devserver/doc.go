@@ -6,8 +6,18 @@
 // The newest Temporal CLI that builds from the Go module proxy alone is
 // github.com/temporalio/cli v1.5.1, and its server pins older Temporal API versions than
 // the SDK the root module uses, so it cannot be linked into our binaries. It lives in its
-// own module (tools/go.mod) and is built into a separate executable. The SDK's
-// testsuite.StartDevServer would download the CLI instead, which these machines cannot.
+// own module (tools/go.mod) and is built into a separate executable.
+//
+// # Why not the SDK's testsuite.StartDevServer
+//
+// testsuite.StartDevServer runs the same `temporal server start-dev`, and its ExistingPath
+// would take our binary, but the process it starts is not one todoflow can run: it inherits
+// the whole environment (the model's API key, the payload key: see serverEnv), has no
+// parent-death signal nor process group (a killed worker would leave it holding the ports
+// and the database), exposes neither its pid nor a SIGKILL (the crash tests' [Server.Kill],
+// the benchmarks' CPU time), waits a minute for a server that died at startup instead of
+// saying why, and stops with a SIGINT it waits on without bound. So [Start] runs the
+// process itself, with the same command line (flagArgs: the SDK's flags, and ours).
 //
 // # Where the binary comes from, fastest first
 //

@@ -19,10 +19,9 @@ import (
 func TestPdeathsig(t *testing.T) {
 	if os.Getenv("DEVSERVER_PDEATHSIG_HELPER") == "1" {
 		s := &Server{
-			cmd:      exec.Command("sleep", "300"),
-			log:      newTail(tailLines),
-			done:     make(chan struct{}),
-			stopping: make(chan struct{}),
+			cmd:  exec.Command("sleep", "300"),
+			log:  newTail(tailLines),
+			done: make(chan struct{}),
 		}
 		s.cmd.SysProcAttr = procAttr()
 		if err := s.run(); err != nil {

@@ -130,9 +130,9 @@ func TestRealServer(t *testing.T) {
 		t.Errorf("second Stop: %v", err)
 	}
 	select {
-	case <-s.Done():
+	case <-s.done:
 	default:
-		t.Errorf("Done not closed after Stop")
+		t.Errorf("the process has not exited after Stop")
 	}
 }
 

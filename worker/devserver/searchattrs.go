@@ -14,44 +14,15 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// attrTypes are the search attribute types, spelled as the temporal CLI spells them.
-var attrTypes = map[string]enumspb.IndexedValueType{
-	"Text":        enumspb.INDEXED_VALUE_TYPE_TEXT,
-	"Keyword":     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	"Int":         enumspb.INDEXED_VALUE_TYPE_INT,
-	"Double":      enumspb.INDEXED_VALUE_TYPE_DOUBLE,
-	"Bool":        enumspb.INDEXED_VALUE_TYPE_BOOL,
-	"Datetime":    enumspb.INDEXED_VALUE_TYPE_DATETIME,
-	"KeywordList": enumspb.INDEXED_VALUE_TYPE_KEYWORD_LIST,
-}
-
-// parseType maps a type name, in any letter case as the CLI accepts it, to its enum.
+// parseType maps a type name, in any letter case as the CLI accepts it, to its enum: the
+// API's spellings (Keyword, KeywordList), which the enum's String gives back.
 func parseType(name string) (enumspb.IndexedValueType, error) {
-	for n, t := range attrTypes {
-		if strings.EqualFold(n, name) {
-			return t, nil
+	for n, t := range enumspb.IndexedValueType_shorthandValue {
+		if t != 0 && strings.EqualFold(n, name) {
+			return enumspb.IndexedValueType(t), nil
 		}
 	}
 	return 0, fmt.Errorf("unknown search attribute type %q (want one of Text, Keyword, Int, Double, Bool, Datetime, KeywordList)", name)
-}
-
-// typeName is the CLI spelling of t, for messages and commands.
-func typeName(t enumspb.IndexedValueType) string {
-	for n, v := range attrTypes {
-		if v == t {
-			return n
-		}
-	}
-	return t.String()
-}
-
-// canonicalType respells a valid type name the way the CLI documents it; invalid names are
-// returned unchanged (Start rejects them before they get this far).
-func canonicalType(name string) string {
-	if t, err := parseType(name); err == nil {
-		return typeName(t)
-	}
-	return name
 }
 
 // registerWait bounds how long EnsureSearchAttributes waits for added attributes to be
@@ -150,7 +121,7 @@ func compareAttrs(namespace string, want, have map[string]enumspb.IndexedValueTy
 		case !ok:
 			missing = append(missing, name)
 		case got != t:
-			conflicts = append(conflicts, fmt.Sprintf("%q is %s, todoflow needs %s", name, typeName(got), typeName(t)))
+			conflicts = append(conflicts, fmt.Sprintf("%q is %s, todoflow needs %s", name, got, t))
 		}
 	}
 	sort.Strings(missing)
@@ -178,7 +149,7 @@ func compareAttrs(namespace string, want, have map[string]enumspb.IndexedValueTy
 func createCommands(namespace string, names []string, want map[string]enumspb.IndexedValueType) string {
 	cmds := make([]string, len(names))
 	for i, n := range names {
-		cmds[i] = fmt.Sprintf("`temporal operator search-attribute create --namespace %s --name %s --type %s`", namespace, n, typeName(want[n]))
+		cmds[i] = fmt.Sprintf("`temporal operator search-attribute create --namespace %s --name %s --type %s`", namespace, n, want[n])
 	}
 	return strings.Join(cmds, ", ")
 }

@@ -38,9 +38,9 @@ func TestParseType(t *testing.T) {
 			t.Errorf("parseType(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
-	for name, typ := range attrTypes {
-		if got := typeName(typ); got != name {
-			t.Errorf("typeName(%v) = %q, want %q", typ, got, name)
+	for name, typ := range enumspb.IndexedValueType_shorthandValue {
+		if got, err := parseType(name); typ != 0 && (err != nil || got.String() != name) {
+			t.Errorf("parseType(%q) = %v (%v), want %s", name, got, err, name)
 		}
 	}
 }

@@ -105,7 +105,6 @@ type Server struct {
 
 	done     chan struct{} // closed when the process has exited
 	exitErr  error         // cmd.Wait's result, readable after done
-	stopping chan struct{} // closed when Stop begins, so Err can tell a crash from a stop
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -126,26 +125,6 @@ func (s *Server) Namespace() string { return s.namespace }
 // PID is the server process's id, for a caller that watches what it costs
 // (CPU time, memory) from outside.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
-
-// Done is closed when the server process exits, whether by Stop or on its own.
-func (s *Server) Done() <-chan struct{} { return s.done }
-
-// Err says why the process exited on its own, with its last output; nil while it runs and
-// after Stop.
-func (s *Server) Err() error {
-	select {
-	case <-s.done:
-	default:
-		return nil
-	}
-	select {
-	case <-s.stopping:
-		return nil
-	default:
-	}
-	return fmt.Errorf("the Temporal dev server at %s exited unexpectedly (%v); its last output:\n%s",
-		s.addr, s.exitErr, indent(s.log.String()))
-}
 
 // Start runs `temporal server start-dev` as a child process and returns once it is healthy
 // and its namespace and search attributes are in place. ctx bounds the startup (at most
@@ -267,7 +246,8 @@ func flagArgs(l launch) []string {
 	}
 	sort.Strings(names) // a deterministic command line, for logs and tests
 	for _, name := range names {
-		args = append(args, "--search-attribute", name+"="+canonicalType(l.attrs[name]))
+		t, _ := parseType(l.attrs[name]) // Start checked them
+		args = append(args, "--search-attribute", name+"="+t.String())
 	}
 	for _, kv := range append(slices.Clone(dynamicConfig), l.dynamic...) {
 		args = append(args, "--dynamic-config-value", kv)
@@ -298,7 +278,6 @@ func startOnce(ctx context.Context, bin string, opts Options, db string) (*Serve
 		throwaway: opts.DBFile == "",
 		log:       newTail(tailLines),
 		done:      make(chan struct{}),
-		stopping:  make(chan struct{}),
 	}
 	if l.uiPort > 0 {
 		s.uiAddr = net.JoinHostPort(host, strconv.Itoa(l.uiPort))
@@ -426,7 +405,6 @@ func (s *Server) Kill() error { return s.stop(false) }
 
 func (s *Server) stop(graceful bool) error {
 	s.stopOnce.Do(func() {
-		close(s.stopping)
 		s.stopErr = s.terminate(graceful)
 		if s.unlockDB != nil && s.stopErr == nil {
 			// Only once the process is gone: a server that survived SIGKILL still has
