@@ -255,6 +255,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	resp, err := client.Complete(ctx, req)
 	countModelCall(ctx, label, time.Since(start), resp, err)
 	if err != nil {
+		if cancelledByServer(ctx) {
+			// The run cancelled the call (the user interrupted its
+			// turn): the reply so far is the cancellation's answer, which
+			// the run keeps in its transcript (workflows' interrupt.go);
+			// a summary's is empty.
+			return model.Response{}, temporal.NewCanceledError(stream.details())
+		}
 		return model.Response{}, classify(err, attempt(ctx), retryPolicy(ctx))
 	}
 	if n := answerSize(resp); n > MaxAnswerBytes {
@@ -277,6 +284,13 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	}
 	a.keepAnswer(in, resp)
 	return resp, nil
+}
+
+// cancelledByServer says the activity of ctx was cancelled by its run (the
+// SDK cancels it so when the server says so), not stopped by its worker's
+// shutdown, which the server retries as a failed attempt.
+func cancelledByServer(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled) && temporal.IsCanceledError(context.Cause(ctx))
 }
 
 // answerKey is the key of the call's answer in the worker's answer cache,

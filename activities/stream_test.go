@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/todoflow/todoflow/internal/replystream"
@@ -142,5 +144,65 @@ func TestCallModelServesItsReply(t *testing.T) {
 	}
 	if err := replystream.Follow(ctx, srv.URL(), k, nil, func(replystream.Frame) {}); err != replystream.ErrEnded {
 		t.Errorf("following the call after it ended: %v; want ErrEnded", err)
+	}
+}
+
+// cutModel streams pieces, then writes on until its context ends, and
+// fails as a model client does when its request is abandoned.
+type cutModel struct {
+	pieces  []string
+	written chan struct{} // closed once the pieces are written
+}
+
+func (m *cutModel) Complete(ctx context.Context, req model.Request) (model.Response, error) {
+	for _, p := range m.pieces {
+		req.Stream(p)
+	}
+	close(m.written)
+	<-ctx.Done()
+	return model.Response{}, &model.Error{Retryable: true, Message: "request abandoned: " + ctx.Err().Error(), Err: ctx.Err()}
+}
+
+// A call its run cancels (the user interrupted the turn) answers with the
+// reply it had written, the run's to keep; one stopped by its worker's
+// shutdown fails as before, for the server to retry.
+func TestCallModelCancelledAnswersItsReplySoFar(t *testing.T) {
+	tests := []struct {
+		name  string
+		cause error
+		kept  bool
+	}{
+		{"cancelled by its run", temporal.NewCanceledError(), true},
+		{"its worker shuts down", errors.New("worker is shutting down"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &cutModel{pieces: []string{"The fix ", "is in "}, written: make(chan struct{})}
+			a := &Activities{Models: func(string) (model.Client, string, error) { return m, "m", nil }}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			go func() {
+				<-m.written
+				cancel(tt.cause)
+			}()
+			_, err := a.CallModel(ctx, CallModelInput{AgentID: "main", Turn: 2, Call: 3, Model: "x:y",
+				Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+			var ce *temporal.CanceledError
+			if !tt.kept {
+				if errors.As(err, &ce) || err == nil {
+					t.Fatalf("CallModel = %v, want a failure to retry", err)
+				}
+				return
+			}
+			if !errors.As(err, &ce) || !ce.HasDetails() {
+				t.Fatalf("CallModel = %v, want a cancellation with the reply so far", err)
+			}
+			var got api.ReplyStream
+			if err := ce.Details(&got); err != nil {
+				t.Fatal(err)
+			}
+			if want := (api.ReplyStream{AgentID: "main", Turn: 2, Call: 3, Text: "The fix is in "}); got != want {
+				t.Errorf("the cancellation reports %+v, want %+v", got, want)
+			}
+		})
 	}
 }

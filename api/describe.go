@@ -108,7 +108,8 @@ func Describe(in AgentInput) (summary, details string) {
 const SummaryMax = 100
 
 // MemoSummary is the memo field that holds a session's summary (Describe's),
-// which its starter sets: the SDK carries the memo to every run the session
+// which its starter sets (and a parent agent, for its subagents, their
+// static summary): the SDK carries the memo to every run the session
 // continues in, and offers no static summary for them (continue-as-new has
 // no user metadata in go.temporal.io/sdk v1.50), so the Web UI's Memo tab
 // of a continued run still says what the session is about.

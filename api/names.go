@@ -1,6 +1,10 @@
 package api
 
-import "github.com/todoflow/todoflow/todo"
+import (
+	"strings"
+
+	"github.com/todoflow/todoflow/todo"
+)
 
 // TaskQueue is the default task queue of workers and starters.
 const TaskQueue = "todoflow"
@@ -95,7 +99,8 @@ const (
 	NameModelError = "model_error"
 	// NameInterrupted names the assistant message that a turn the user
 	// interrupted (InterruptUpdate) ended with: the model reads, in its
-	// next turn, that it was stopped there.
+	// next turn, that it was stopped there, and what it had written of the
+	// reply it was writing (InterruptedCut).
 	NameInterrupted = "interrupted"
 	// NamePlanVerdict names the user's answer to a startPlan whose wait for
 	// approval was handed over to a continuation: the tool call was
@@ -112,3 +117,20 @@ const ToolDiffsQuery = "tool_diffs"
 // NameContextSummary names the message that stands for the compacted older
 // messages (role user).
 const NameContextSummary = "context_summary"
+
+// InterruptedCut, in the content of a NameInterrupted message, follows the
+// reply the model was writing when the user interrupted it (the text its
+// model call had written, as the worker reported it: what the user read)
+// and comes before the note that says so. A turn stopped when no reply was
+// being written ends with the note alone. SplitInterrupted splits one.
+const InterruptedCut = "\n\n✂ "
+
+// SplitInterrupted splits the content of a NameInterrupted message into the
+// reply cut short ("" when none) and the note.
+func SplitInterrupted(content string) (cut, note string) {
+	i := strings.LastIndex(content, InterruptedCut)
+	if i < 0 {
+		return "", content
+	}
+	return content[:i], content[i+len(InterruptedCut):]
+}

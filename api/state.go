@@ -30,8 +30,9 @@ type State struct {
 	Usage       Usage       `json:"usage"`
 	// Model is the agent's model reference as its input names it, or,
 	// when it names none, the name of the worker's default model as its
-	// latest call reported it (empty before the first call of a run),
-	// which a client prices its usage by.
+	// latest call reported it (empty before the session's first call; a
+	// continuation has it from the run before), which a client prices its
+	// usage by.
 	Model string `json:"model"`
 	// TreeUsage adds the usage of every agent under this one (see
 	// workflows/modelcall.go).
@@ -95,6 +96,9 @@ type Brief struct {
 	ModelError       *ModelError `json:"model_error,omitempty"`
 	Usage            Usage       `json:"usage"`
 	TreeUsage        Usage       `json:"tree_usage"`
+	// Model is the agent's model as its state says it (State.Model): a
+	// parent shows it, and a client prices the usage by it.
+	Model string `json:"model,omitempty"`
 	// Waiting are the agent's own human waits (the root gathers every
 	// agent's).
 	Waiting []Wait `json:"waiting,omitempty"`

@@ -67,6 +67,11 @@ func messageEntries(m model.Message) []entry {
 		return []entry{{kindUser, "> " + strings.ReplaceAll(text, "\n", "\n  ")}}
 	case model.RoleAssistant:
 		var out []entry
+		if cut, note := api.SplitInterrupted(m.Content); m.Name == api.NameInterrupted && cut != "" {
+			// The reply the user stopped, as far as it was written,
+			// marked as cut, then the note that says so.
+			return []entry{{kindReply, strings.TrimSpace(cut)}, {kindNote, cutNote}, {kindReply, note}}
+		}
 		if text := strings.TrimSpace(m.Content); text != "" {
 			k := kindReply
 			if m.Name == api.NameModelError {
@@ -385,7 +390,11 @@ func agentLine(st api.State) string {
 	if l := st.Live; l != nil {
 		done, total = l.TodosCompleted, l.TodosTotal
 	}
-	return fmt.Sprintf("%s, %d model calls, todos %d/%d", st.Status, st.ModelCalls, done, total)
+	model := ""
+	if st.Model != "" {
+		model = ", " + st.Model
+	}
+	return fmt.Sprintf("%s%s, %d model calls, todos %d/%d", st.Status, model, st.ModelCalls, done, total)
 }
 
 // streamText is the running reply as it shows below the transcript, from

@@ -272,3 +272,18 @@ func TestFit(t *testing.T) {
 		t.Errorf("one long word: %q", got)
 	}
 }
+
+// /agents names each agent's model, a running subagent's too (from its
+// live counters), when the state has it.
+func TestAgentTreeShowsTheModels(t *testing.T) {
+	st := api.State{AgentID: "main", Status: api.StatusRunning, Model: "openai:gpt-4o", ModelCalls: 3, Subagents: map[string]api.State{
+		"kid": {AgentID: "kid", Status: api.StatusRunning, Model: "gpt-4o-mini", ModelCalls: 1, Live: &api.Brief{TodosTotal: 2, TodosCompleted: 1}},
+		"old": {AgentID: "old", Status: api.StatusCompleted, ModelCalls: 2},
+	}}
+	want := "s1 (main): running, openai:gpt-4o, 3 model calls, todos 0/0\n" +
+		"├─ kid: running, gpt-4o-mini, 1 model calls, todos 1/2\n" +
+		"└─ old: completed, 2 model calls, todos 0/0"
+	if got := agentTree("s1", st); got != want {
+		t.Errorf("agentTree =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -70,9 +70,19 @@ func (t *tracker) apply(ev client.Event) []entry {
 	case client.Looked:
 		out, t.held = t.held, nil
 	case client.NewMessage:
-		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == api.NameInterrupted && t.stream != nil && t.stream.Text != "" {
+		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == api.NameInterrupted && t.stream != nil {
 			// The turn was stopped mid-reply: what the user read stays,
-			// marked as cut, above the message that says so.
+			// marked as cut, above the message that says so. The message
+			// holds it (messageEntries) unless its worker could not tell
+			// (an older run, a worker gone): the stream's text then.
+			if cut, _ := api.SplitInterrupted(m.Content); cut == "" && t.stream.Text != "" {
+				out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
+			}
+			t.stream = nil
+		}
+		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == api.NameModelError && t.stream != nil && t.stream.Text != "" {
+			// The call failed for good mid-reply: what its last attempt
+			// wrote stays too, above the failure.
 			out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
 			t.stream = nil
 		}
@@ -106,6 +116,11 @@ func (t *tracker) apply(ev client.Event) []entry {
 		// attempt, or one no worker runs (no call number then). Keep
 		// showing the reply so far until it has news, marked as cut.
 		newCall := t.stream == nil || (ev.Call != 0 && t.stream.Call != ev.Call)
+		if ev.Running && ev.Text != "" && !newCall && t.stream.Text != "" && ev.Attempt > t.stream.Attempt {
+			// The call's next attempt writes the reply anew: what the
+			// attempt before had written stays, marked as cut.
+			out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
+		}
 		if ev.Running && (ev.Text != "" || newCall) {
 			if newCall {
 				t.replied = false

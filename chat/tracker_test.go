@@ -13,8 +13,9 @@ import (
 
 // A reply cut short stays on the screen, marked as cut: when its attempt
 // fails and the next one has written nothing (or no worker runs it: no
-// call number then), and, printed above the message that says so, when
-// the turn is stopped.
+// call number then); printed above the next attempt's reply once that one
+// writes; printed above the message that says so when the turn is stopped
+// (the message's own copy when it has one) or its call failed for good.
 func TestTrackerKeepsACutReply(t *testing.T) {
 	running := client.StateChanged{State: api.State{AgentID: "main", Status: api.StatusRunning}}
 	const text = "Reading the logs now"
@@ -28,9 +29,17 @@ func TestTrackerKeepsACutReply(t *testing.T) {
 		{"still writing", nil, true, false, ""},
 		{"a new attempt, nothing written yet", []client.Event{client.StreamChanged{Running: true, Call: 3}}, true, true, ""},
 		{"no worker runs the call", []client.Event{client.StreamChanged{Running: true}}, true, true, ""},
-		{"the next attempt writes", []client.Event{client.StreamChanged{Running: true, Call: 3}, client.StreamChanged{Running: true, Call: 3, Text: "Read"}}, true, false, ""},
+		{"the stream goes on", []client.Event{client.StreamChanged{Running: true, Call: 3, Attempt: 1, Text: text + " and"}}, true, false, ""},
+		{"the next attempt writes", []client.Event{client.StreamChanged{Running: true, Call: 3, Attempt: 2}, client.StreamChanged{Running: true, Call: 3, Attempt: 2, Text: "Read"}},
+			true, false, text + "|" + cutNote},
+		{"the next attempt writes at once", []client.Event{client.StreamChanged{Running: true, Call: 3, Attempt: 2, Text: "Read"}}, true, false, text + "|" + cutNote},
 		{"the turn stopped", []client.Event{client.StreamChanged{}, client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Name: api.NameInterrupted, Content: "Stopped."}}},
 			false, false, text + "|" + cutNote + "|Stopped."},
+		{"the turn stopped, its reply kept", []client.Event{client.StreamChanged{}, client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Name: api.NameInterrupted,
+			Content: text + " and more" + api.InterruptedCut + "Stopped."}}},
+			false, false, text + " and more|" + cutNote + "|Stopped."},
+		{"the call failed for good", []client.Event{client.StreamChanged{}, client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Name: api.NameModelError, Content: "The model call failed."}}},
+			false, false, text + "|" + cutNote + "|The model call failed."},
 		{"the reply came", []client.Event{client.StreamChanged{}, client.NewMessage{Message: model.Message{Role: model.RoleAssistant, Content: text + " and more."}}},
 			false, false, text + " and more."},
 	}
@@ -38,7 +47,7 @@ func TestTrackerKeepsACutReply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var tr tracker
 			tr.apply(running)
-			tr.apply(client.StreamChanged{Running: true, Call: 3, Text: text})
+			tr.apply(client.StreamChanged{Running: true, Call: 3, Attempt: 1, Text: text})
 			var printed []entry
 			for _, ev := range tt.then {
 				printed = tr.apply(ev)

@@ -72,12 +72,14 @@ type NewMessage struct {
 // the worker that runs the call, or the call's heartbeats: never history).
 // Running is false once no call runs; the reply then comes as a NewMessage. Text is the reply so far (its
 // end, Cut bytes left out before it, when it is long); "" while the call
-// has written nothing.
+// has written nothing. Attempt is the call's attempt (from 1): the server
+// retries a failed call as its next attempt, which writes the reply anew.
 type StreamChanged struct {
 	Running bool
 	Call    int
 	Text    string
 	Cut     int
+	Attempt int32
 }
 
 // ToolsChanged: the root agent's tools that are running, with what each

@@ -140,7 +140,7 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 	for _, pa := range d.GetPendingActivities() {
 		switch pa.GetActivityType().GetName() {
 		case api.ModelCallActivity:
-			stream.Running, modelCall = true, pa
+			stream.Running, stream.Attempt, modelCall = true, pa.GetAttempt(), pa
 			var rs api.ReplyStream
 			if hd := currentDetails(pa); hd != nil && w.s.c.opts.DataConverter.FromPayloads(hd, &rs) == nil {
 				stream.Call, stream.Text, stream.Cut = rs.Call, rs.Text, rs.Cut

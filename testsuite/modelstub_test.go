@@ -61,6 +61,9 @@ type modelStub struct {
 	downStatus     int
 	downRetryAfter string
 	maxBody        int
+	// streamEvery, when set, streams a text answer to a request that asks
+	// for a stream, a word at a time, this long apart (streamSlowly).
+	streamEvery time.Duration
 }
 
 // stubRequest is one request the stub received and what it answered.
@@ -123,6 +126,15 @@ func (s *modelStub) setSummaryText(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.summaryText = text
+}
+
+// streamSlowly streams the text answers of the requests that ask for a
+// stream ("stream": true), a word every every, as Server-Sent Events, until
+// the whole text is sent or the client goes; zero answers in one piece.
+func (s *modelStub) streamSlowly(every time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.streamEvery = every
 }
 
 // requests returns the agent's calls (the requests that offered tools) in
@@ -211,6 +223,14 @@ func (s *modelStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		n := len(s.agentReqs) + len(s.summaryReqs) + 1
 		answer = func() { writeCompletion(w, n, msg, len(data)) }
+		var m struct {
+			Content   string            `json:"content"`
+			ToolCalls []json.RawMessage `json:"tool_calls"`
+		}
+		if stream, _ := body["stream"].(bool); stream && s.streamEvery > 0 && json.Unmarshal([]byte(msg), &m) == nil && len(m.ToolCalls) == 0 {
+			every := s.streamEvery
+			answer = func() { writeStreamed(w, r, n, m.Content, every) }
+		}
 	}
 	if summary {
 		s.summaryReqs = append(s.summaryReqs, rec)
@@ -242,6 +262,31 @@ func writeCompletion(w http.ResponseWriter, n int, message string, size int) {
 		`"choices":[{"index":0,"message":%s,"finish_reason":%q}],`+
 		`"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}}`,
 		n, message, finish, (size+3)/4, (size+3)/4+1)
+}
+
+// writeStreamed answers with text as chat.completion.chunk events, a word
+// every every, and stops when the client goes.
+func writeStreamed(w http.ResponseWriter, r *http.Request, n int, text string, every time.Duration) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	send := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("chatcmpl-stub-%d", n), "object": "chat.completion.chunk", "created": 1, "model": "stub",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	for i, word := range strings.SplitAfter(text, " ") {
+		if i > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(every):
+			}
+		}
+		send(map[string]any{"role": "assistant", "content": word}, nil)
+	}
+	send(map[string]any{}, "stop")
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 // writeOpenAIError answers with OpenAI's error shape, which the SDK decodes.

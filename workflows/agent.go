@@ -42,6 +42,9 @@ type agent struct {
 	// moving idle timer (session.go).
 	lean bool
 	idle idleTimer
+	// keepCut says the run takes patchKeepInterrupted, once an interrupt
+	// reached a model call (interrupt.go); nil before.
+	keepCut *bool
 	// busySince is when the status last became running (publish.go).
 	busySince time.Time
 	// Signal channels, drained by pollSignals and, before the run hands
@@ -203,7 +206,8 @@ func newAgent(cfg config) *agent {
 	a.todo = c.Todo
 	s := c.Session
 	a.turns, a.modelCalls, a.continuation, a.ended = s.Turns, s.ModelCalls, s.Continuation, s.Ended
-	a.failedTurn, a.modelError, a.usage = s.FailedTurn, s.ModelError, s.Usage
+	a.failedTurn, a.modelError, a.usage, a.served = s.FailedTurn, s.ModelError, s.Usage, s.Served
+	a.diffs = newToolDiffs(c.Diffs)
 	if p := c.Published; p != nil {
 		// What the previous run last sent, which this run inherits: read
 		// from the carry, not from the attributes, which an encrypted

@@ -163,7 +163,7 @@ func (a *agent) carry() handover {
 	in.Carry = &Carry{
 		Protocol: api.Protocol,
 		Session: SessionCarry{Turns: a.turns, ModelCalls: a.modelCalls, Continuation: a.continuation, Ended: a.ended,
-			FailedTurn: a.failedTurn, ModelError: a.modelError, Usage: a.usage},
+			FailedTurn: a.failedTurn, ModelError: a.modelError, Usage: a.usage, Served: a.served},
 		Window:    a.carryWindow(),
 		Todo:      a.todo,
 		Plans:     a.plans,
@@ -174,6 +174,7 @@ func (a *agent) carry() handover {
 			Current: a.published.current, Status: a.published.status},
 		Reports: a.reporters.carry(),
 	}
+	in.Carry.Diffs = a.diffs.carry(in.Carry.Window.Messages)
 	return in
 }
 

@@ -8,13 +8,18 @@ package workflows
 // enters history once, in the tool activity's result, and nowhere else (no
 // model call's input, no carry, no query answer is recorded). The run keeps
 // the latest maxKeptDiffs in memory, by call id, for the tool_diffs query,
-// which a client asks for the results it has just read. A continued run
-// starts with none: its client has shown them already.
+// which a client asks for the results it has just read. A handover carries
+// those whose results the continuation's window holds (Carry.Diffs, at most
+// maxKeptDiffs of tools.MaxDiffBytes, the first part of the carry that
+// fit.go sheds), so that a client attaching to the continuation still shows
+// them: those diffs enter history a second time, in the continuation's
+// input.
 
 import (
 	"slices"
 
 	"github.com/todoflow/todoflow/activities/tools"
+	"github.com/todoflow/todoflow/model"
 )
 
 // maxKeptDiffs is how many diffs, the latest, the run keeps: a client that
@@ -25,10 +30,37 @@ const maxKeptDiffs = 8
 
 // toolDiffs are the diffs a run keeps.
 type toolDiffs struct {
-	kept []keptDiff // oldest first
+	kept []CarriedDiff // oldest first
 }
 
-type keptDiff struct{ callID, diff string }
+// CarriedDiff is the diff of tool call CallID, as the run keeps it and a
+// carry holds it.
+type CarriedDiff struct {
+	CallID string `json:"call_id"`
+	Diff   string `json:"diff"`
+}
+
+// newToolDiffs are a continuation's diffs: the carried ones, as bounded as
+// the run's own.
+func newToolDiffs(carried []CarriedDiff) toolDiffs {
+	var d toolDiffs
+	for _, k := range carried {
+		d.keep(k.CallID, k.Diff)
+	}
+	return d
+}
+
+// carry is what a handover carries of the diffs: those of the tool results
+// among msgs, the window it carries.
+func (d *toolDiffs) carry(msgs []model.Message) []CarriedDiff {
+	var out []CarriedDiff
+	for _, k := range d.kept {
+		if slices.ContainsFunc(msgs, func(m model.Message) bool { return m.Role == model.RoleTool && m.ToolCallID == k.CallID }) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // keep adds the diff of call callID; an empty one is none. A diff over
 // its bound (a worker of another build) is dropped, not kept.
@@ -36,7 +68,7 @@ func (d *toolDiffs) keep(callID, diff string) {
 	if diff == "" || len(diff) > tools.MaxDiffBytes {
 		return
 	}
-	d.kept = append(d.kept, keptDiff{callID, diff})
+	d.kept = append(d.kept, CarriedDiff{callID, diff})
 	if over := len(d.kept) - maxKeptDiffs; over > 0 {
 		d.kept = slices.Delete(d.kept, 0, over)
 	}
@@ -46,8 +78,8 @@ func (d *toolDiffs) keep(callID, diff string) {
 func (d *toolDiffs) answer(ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, k := range d.kept {
-		if slices.Contains(ids, k.callID) {
-			out[k.callID] = k.diff
+		if slices.Contains(ids, k.CallID) {
+			out[k.CallID] = k.Diff
 		}
 	}
 	return out, nil

@@ -20,6 +20,7 @@ import (
 // still pass MaxCarryBytes. Then the carry sheds, component by component,
 // each step costing the continuation less than the next, until it fits:
 //
+//  0. the diffs, the user's extra (diffs.go);
 //  1. the window: the oldest messages of the transcript's tail (never its
 //     head, nor the summary, which stands for what went before, nor what
 //     the handed-over turn answers next);
@@ -54,6 +55,7 @@ type shedding struct {
 // it shed; over is how many bytes in still passes the cap (0 when it fits).
 func fitCarry(in *handover) (shed []string, over int) {
 	steps := []shedding{
+		{"the tool calls' diffs", shedDiffs},
 		{"older messages", func(c *Carry, over int) bool { return shedTail(c, over) > 0 }},
 		{"details of the briefs", shedBriefs},
 		{"older plan events", shedPlanEvents},
@@ -72,6 +74,14 @@ func fitCarry(in *handover) (shed []string, over int) {
 		}
 	}
 	return shed, max(0, carrySize(*in)-MaxCarryBytes)
+}
+
+// shedDiffs drops the diffs: a client attaching to the continuation shows
+// the carried results without them.
+func shedDiffs(c *Carry, _ int) bool {
+	shed := len(c.Diffs) > 0
+	c.Diffs = nil
+	return shed
 }
 
 // shedBriefs keeps of the briefs of the tree's members (at the root) or of

@@ -11,6 +11,7 @@ import (
 
 	"github.com/todoflow/todoflow/api"
 
+	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -85,9 +86,14 @@ func worstCarry() handover {
 		kept.kept = append(kept.kept, KeptReply{UpdateID: text("u", maxUpdateIDBytes), Reply: text("r", 1<<20)})
 	}
 	tree.Subagents = ended
+	// The most diffs of the largest size.
+	var diffs []CarriedDiff
+	for i := range maxKeptDiffs {
+		diffs = append(diffs, CarriedDiff{CallID: fmt.Sprintf("call_%060d", i), Diff: text("+", tools.MaxDiffBytes)})
+	}
 	return handover{AgentInput: api.AgentInput{Model: "openai:gpt"}, Carry: &Carry{Window: WindowCarry{Messages: msgs}, Todo: st, Plans: plans, Tree: tree,
 		Inbox: InboxCarry{Queue: []Inbound{handed, {Text: text("q", todo.MaxQueuedBytes/2)}, {Text: text("q", todo.MaxQueuedBytes/2)}},
-			Replies: kept.carry().Replies}}}
+			Replies: kept.carry().Replies}, Diffs: diffs}}
 }
 
 // maxUpdateIDBytes is the longest id the server takes for an update (its
@@ -127,8 +133,8 @@ func TestCarryFitsItsCap(t *testing.T) {
 			t.Fatalf("a brief lost its wait")
 		}
 	}
-	want := []string{"older messages", "details of the briefs"}
-	if !slices.Equal(shed[:min(2, len(shed))], want) {
+	want := []string{"the tool calls' diffs", "older messages", "details of the briefs"}
+	if !slices.Equal(shed[:min(3, len(shed))], want) {
 		t.Errorf("shed %v, want %v first", shed, want)
 	}
 

@@ -31,6 +31,9 @@ type Carry struct {
 	// AgentInput.Reporters: a reporter that is failing does not hold the
 	// handover (reporters.go).
 	Reports []CarriedReporter `json:"reports,omitempty"`
+	// Diffs are the latest tool calls' diffs whose results the window
+	// carries, for a client that attaches to the continuation (diffs.go).
+	Diffs []CarriedDiff `json:"diffs,omitempty"`
 }
 
 // SessionCarry is the loop's own part of a carry: its counters, the
@@ -44,6 +47,9 @@ type SessionCarry struct {
 	FailedTurn bool            `json:"failed_turn,omitempty"`
 	ModelError *api.ModelError `json:"model_error,omitempty"`
 	Usage      api.Usage       `json:"usage"`
+	// Served is the model the worker last answered with (state.model when
+	// the input names none), until the continuation's first call.
+	Served string `json:"served,omitempty"`
 }
 
 // RunningChild is a running subagent handed to a continuation: its end

@@ -3,12 +3,19 @@ package workflows
 // The user stops the running turn (InterruptUpdate).
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/todoflow/todoflow/api"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/todoflow/todoflow/internal/text"
+
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
 )
@@ -54,9 +61,99 @@ func (a *agent) onInterrupt(ctx workflow.Context) (string, error) {
 // stopping reports whether the user interrupted the running turn.
 func (a *agent) stopping() bool { return a.cur != nil && a.cur.stop }
 
-// endInterrupted ends the turn the user interrupted and returns its reply.
+// endInterrupted ends the turn the user interrupted and returns its reply:
+// the reply its model call had written, when it had written one, then the
+// note that says where the user stopped it.
 func (a *agent) endInterrupted() string {
-	a.append(model.Message{Role: model.RoleAssistant, Name: api.NameInterrupted, Content: interruptedReply})
+	reply := interruptedReply
+	if a.cur != nil && a.cur.cut != "" {
+		reply = a.cur.cut + api.InterruptedCut + cutNote
+	}
+	a.append(model.Message{Role: model.RoleAssistant, Name: api.NameInterrupted, Content: reply})
 	todo.TurnEnded(&a.todo)
-	return interruptedReply
+	return reply
 }
+
+// cutNote follows, in the interrupted message, the reply the model was
+// writing when the user stopped it.
+const cutNote = "Interrupted by the user here: the reply above is what they read before they stopped the turn. The todo list and the plan stay as they are."
+
+// What the user read is what the model reads.
+//
+// A model call the user interrupts (patchKeepInterrupted) is cancelled and
+// waited for: the worker learns of the cancellation at the call's next
+// heartbeat (every 3.5 s at most, heartbeat.go in activities) and answers
+// with the reply it had streamed (activities.CallModel: the details of its
+// cancellation, a ReplyStream of at most MaxStreamBytes), which the turn's
+// interrupted message keeps. The worker is the source of the text, never
+// the client that asked for the interrupt. A worker that is gone (or slow
+// to answer) does not hold the session: the run waits for the call cutWait
+// at most, and the turn then ends without the text.
+
+// cutWait bounds the wait for an interrupted model call's answer: a
+// heartbeat's interval, the round trips of its cancellation, and room.
+const cutWait = 10 * time.Second
+
+// awaitCall waits for the model call f and returns its error, the answer in
+// resp. A call the user interrupts is waited for cutWait at most (the turn
+// then goes on without its answer: errInterrupted); an older run's
+// (patchKeepInterrupted) is not waited for, as before the patch.
+func (a *agent) awaitCall(ctx workflow.Context, f workflow.Future, resp *model.Response) error {
+	if err := workflow.Await(ctx, func() bool { return f.IsReady() || a.stopping() }); err != nil {
+		return err // the run is being cancelled
+	}
+	if !f.IsReady() {
+		if !a.keepsCut(ctx) {
+			return errInterrupted
+		}
+		opts := workflow.AwaitOptions{Timeout: cutWait, TimerOptions: workflow.TimerOptions{Summary: "the interrupted model call's reply so far"}}
+		ok, err := workflow.AwaitWithOptions(ctx, opts, f.IsReady)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			workflow.GetLogger(ctx).Warn("the interrupted model call did not answer in time; the turn ends without the reply it had written", "waited", cutWait)
+			return errInterrupted
+		}
+	}
+	return f.Get(ctx, resp)
+}
+
+// keepsCut says the run takes patchKeepInterrupted. It is read when an
+// interrupt reaches a model call, not where the run starts: a run that is
+// never interrupted (every subagent, most sessions) records no marker for
+// it (patches.go).
+func (a *agent) keepsCut(ctx workflow.Context) bool {
+	if a.keepCut == nil {
+		keep := patched(ctx, patchKeepInterrupted)
+		a.keepCut = &keep
+	}
+	return *a.keepCut
+}
+
+// keepCutReply keeps, for the interrupted turn's message, the reply its
+// model call had written: the call's whole answer when it came anyway (its
+// tool calls are not run), else what its cancellation reported.
+func (a *agent) keepCutReply(ctx workflow.Context, resp model.Response, err error) {
+	if err == nil {
+		addUsage(&a.usage, resp.Usage)
+		a.served = cmp.Or(resp.Model, a.served)
+		a.cur.cut = text.Cut(resp.Content, maxCutBytes)
+		return
+	}
+	var ce *temporal.CanceledError
+	var rs api.ReplyStream
+	if !errors.As(err, &ce) || !ce.HasDetails() || ce.Details(&rs) != nil || rs.Text == "" {
+		return
+	}
+	cut := text.Cut(rs.Text, maxCutBytes)
+	if rs.Cut > 0 {
+		cut = fmt.Sprintf("[… the first %d bytes of this reply are left out …]\n", rs.Cut) + cut
+	}
+	a.cur.cut = cut
+	workflow.GetLogger(ctx).Info("the interrupted model call reported the reply it had written", "bytes", len(rs.Text)+rs.Cut)
+}
+
+// maxCutBytes bounds the cut reply the interrupted message keeps: what a
+// call's watchers are sent of its reply (activities.MaxStreamBytes).
+const maxCutBytes = activities.MaxStreamBytes

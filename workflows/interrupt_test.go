@@ -83,27 +83,14 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 					OnComplete: func(r any, err error) { interrupted, _ = r.(string); interruptErr = err },
 				})
 			}
-			// The test environment does not cancel an activity's context;
-			// it tells its listener, and the call's attempt ends there.
-			cancelled := make(chan struct{})
-			var once sync.Once
-			env.SetOnActivityCanceledListener(func(info *activity.Info) {
-				if info.ActivityType.Name == api.ModelCallActivity {
-					once.Do(func() { close(cancelled) })
-				}
-			})
+			cancelled := modelCallCancelled(env)
 			env.RegisterActivityWithOptions(func(ctx context.Context, in activities.CallModelInput) (model.Response, error) {
 				if sent.Load() {
 					after.Add(1)
 				}
 				if (tt.block != 0 && in.Call == tt.block && in.Summarize == nil) || (tt.blockSummary && in.Summarize != nil) {
 					interrupt()
-					select {
-					case <-cancelled:
-						return model.Response{}, context.Canceled
-					case <-time.After(20 * time.Second):
-						return model.Response{Content: "never cancelled"}, nil
-					}
+					return untilCancelled(cancelled)
 				}
 				r := tt.answer(in.Call)
 				for i := range r.ToolCalls {
@@ -168,6 +155,31 @@ func TestInterruptStopsTheTurn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// modelCallCancelled is closed once a model call is cancelled. The test
+// environment does not cancel an activity's context: it tells its
+// listener, and the call's attempt ends there.
+func modelCallCancelled(env *testsuite.TestWorkflowEnvironment) <-chan struct{} {
+	cancelled := make(chan struct{})
+	var once sync.Once
+	env.SetOnActivityCanceledListener(func(info *activity.Info) {
+		if info.ActivityType.Name == api.ModelCallActivity {
+			once.Do(func() { close(cancelled) })
+		}
+	})
+	return cancelled
+}
+
+// untilCancelled answers a model call that takes its time: it ends when
+// the call is cancelled (cancelled is closed), or answers after 20 s.
+func untilCancelled(cancelled <-chan struct{}) (model.Response, error) {
+	select {
+	case <-cancelled:
+		return model.Response{}, context.Canceled
+	case <-time.After(20 * time.Second):
+		return model.Response{Content: "never cancelled"}, nil
 	}
 }
 

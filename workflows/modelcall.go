@@ -218,10 +218,16 @@ func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, su
 		policy.MaximumAttempts = 1
 		opts.RetryPolicy = &policy
 	}
+	// An interrupted call answers with the reply it had written
+	// (interrupt.go). A client-side option: the commands are the same.
+	opts.WaitForCancellation = true
 	since := workflow.Now(ctx)
 	var resp model.Response
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in).Get(ctx, &resp)
+	err := a.awaitCall(ctx, workflow.ExecuteActivity(workflow.WithActivityOptions(cctx, opts), api.ModelCallActivity, in), &resp)
 	switch {
+	case a.stopping() && ctx.Err() == nil && a.keepsCut(ctx):
+		a.keepCutReply(ctx, resp, err)
+		return model.Response{}, errInterrupted
 	case err == nil:
 		a.window.heard.Answer(resp.Content, resp.ToolCalls)
 		if a.modelError != nil {

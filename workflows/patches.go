@@ -11,7 +11,10 @@ import "go.temporal.io/sdk/workflow"
 // release's commands for it. Each such change is a patch: a constant below,
 // named patch*, whose comment says the release that removes it (the first
 // release after which no supported build can hold a session started before
-// the patch), and one call of patched where the run starts. The release's
+// the patch), and one call of patched where the run starts (or, for a
+// change that only a rare event reaches, where that event is handled, so
+// that the runs it never reaches record no marker: patchKeepInterrupted,
+// read when an interrupt reaches a model call). The release's
 // recorded corpus (testsuite/testdata/releases) replays through the old
 // branch, the current corpus through the new one; TestPatchesAreListed
 // keeps GetVersion to this file.
@@ -34,6 +37,14 @@ const patchPlanRestored = "plan-restored"
 // where it is first needed, not at the run's start: most runs never are.
 // Remove in v0.3.0.
 const patchRecordMade = "record-made"
+
+// patchKeepInterrupted keeps what an interrupted model call had written:
+// the call is cancelled and its answer waited for, a few seconds at most
+// (cutWait), and the turn's interrupted message holds the reply it
+// reported (interrupt.go). Read where the interrupt reaches the call
+// (keepsCut), once a run at most: a run never interrupted pays no marker.
+// Remove in v0.3.0.
+const patchKeepInterrupted = "keep-interrupted"
 
 // patched reports whether this run takes the patch id: true for a run that
 // a build with the patch started (the marker it recorded says so), false

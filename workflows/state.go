@@ -40,6 +40,11 @@ const (
 	carryEventBytes = 128 << 10
 )
 
+// model is the agent's model as state.model says it: the input's
+// reference, or, when it names none, the worker's default model as the
+// latest call (or the run before, carried) reported it.
+func (a *agent) model() string { return cmp.Or(a.cfg.in.Model, a.served) }
+
 func (a *agent) state() api.State {
 	events := a.events()
 	st := api.State{
@@ -62,7 +67,7 @@ func (a *agent) state() api.State {
 		Reporters:        a.reporters.states(),
 		ModelError:       a.modelError,
 		Usage:            a.usage,
-		Model:            cmp.Or(a.cfg.in.Model, a.served),
+		Model:            a.model(),
 		TreeUsage:        a.treeUsage(),
 		Compactions:      a.window.comp.Count,
 		Waiting:          []api.Wait{},

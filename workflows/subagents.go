@@ -154,10 +154,14 @@ func (a *agent) spawn(ctx workflow.Context, c model.ToolCall) todo.Result {
 	}
 	in.WorkspaceHost = host
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + args.AgentID
+	summary := "subagent " + args.AgentID + ": " + text.Shorten(args.Task, 120)
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:        id,
 		ParentClosePolicy: childPolicy,
-		StaticSummary:     "subagent " + args.AgentID + ": " + text.Shorten(args.Task, 120),
+		StaticSummary:     summary,
+		// As a root's starter does (api.MemoSummary): the summary stays
+		// with the runs the subagent continues in.
+		Memo: map[string]any{api.MemoSummary: summary},
 		// The server ends a subagent that overruns its limit; its parent
 		// then fails the steps that waited on it.
 		WorkflowExecutionTimeout: a.cfg.SubagentTimeout,

@@ -30,6 +30,7 @@ func (a *agent) brief() api.Brief {
 		ModelError:       a.modelError,
 		Usage:            a.usage,
 		TreeUsage:        a.treeUsage(),
+		Model:            a.model(),
 		Waiting:          a.ownWaits(),
 	}
 	if cur, ok := todo.Current(items); ok {
@@ -83,6 +84,7 @@ func briefState(b *api.Brief, id string) api.State {
 		ModelError:       b.ModelError,
 		Usage:            b.Usage,
 		TreeUsage:        b.TreeUsage,
+		Model:            b.Model,
 		Waiting:          b.Waiting,
 		Live:             b,
 	}

@@ -60,6 +60,7 @@ type turnCursor struct {
 	at     BlockedTurn
 	stop   bool                // the user interrupted the turn (interrupt.go)
 	cancel workflow.CancelFunc // cancels the model call in flight
+	cut    string              // the reply the interrupted call had written (interrupt.go)
 }
 
 // carried is the turn as a handover carries it, first in the inbox.
