@@ -128,7 +128,37 @@ type PendingApproval struct {
 	// are short; longer ones are a JSON string holding their
 	// start, so that the state stays small whatever the call carries.
 	Arguments json.RawMessage `json:"arguments"`
+	// Diff is what the call would change, worked out before it runs by
+	// the worker that holds the workspace, for a call of a tool that
+	// writes a file (write_file): for the user, never in the model's
+	// messages. Nil for other calls, and in a run a build before the
+	// patch preview-write started.
+	Diff *CallDiff `json:"diff,omitempty"`
 }
+
+// CallDiff is state.pending_approval.diff: the diff a waiting call would
+// make, or why there is none. It never holds the call back: a preview that
+// fails says so, and the call waits all the same.
+type CallDiff struct {
+	// Hunks are the lines of a unified diff's hunks, without its file
+	// header ('@' a hunk's header, ' ' context, '-' removed, '+' added,
+	// '\' a note: what was left out, or why the texts were not compared),
+	// at most 16 KiB. Empty when Unavailable says why.
+	Hunks string `json:"hunks,omitempty"`
+	// Added and Removed count the lines the call would add and remove,
+	// all of them, shown or not.
+	Added   int `json:"added"`
+	Removed int `json:"removed"`
+	// New: the file does not exist yet; the call would create it.
+	New bool `json:"new,omitempty"`
+	// Unavailable says why no diff could be worked out (the write would
+	// be refused, the worker holding the workspace did not answer, ...),
+	// at most 512 bytes.
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// MaxUnavailableBytes bounds CallDiff.Unavailable.
+const MaxUnavailableBytes = 512
 
 // WaitToolApproval is the Wait kind of a tool call waiting for approval.
 const WaitToolApproval = "tool_approval"

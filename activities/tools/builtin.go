@@ -48,7 +48,9 @@ func DefaultRegistry() *Registry {
 		WithHints(New(listFilesSpec, listFiles), Hints{ReadOnly: true}),
 		WithHints(New(readFileSpec, readFile), Hints{ReadOnly: true}),
 		// It may overwrite a file; writing the same again changes nothing.
-		WithHints(New(writeFileSpec, writeFile), Hints{Destructive: true, Idempotent: true}),
+		// The diff a call would make is shown before it runs (the
+		// activity PreviewTool).
+		WithPreview(WithHints(New(writeFileSpec, writeFile), Hints{Destructive: true, Idempotent: true}), previewWrite),
 	)
 }
 
@@ -370,51 +372,25 @@ func fileKind(m fs.FileMode) string {
 	return "special file"
 }
 
+// writeArgs are write_file's arguments.
+type writeArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
 func writeFile(ctx context.Context, env Env, raw json.RawMessage) (string, error) {
 	const tool = "write_file"
-	var args struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
-	}
+	var args writeArgs
 	if err := DecodeArgs(writeFileSpec, raw, &args); err != nil {
 		return "", err
 	}
-	root, name, err := env.Workspace.openPath(tool, args.Path)
+	root, name, to, err := writeTarget(env, args)
 	if err != nil {
 		return "", err
 	}
-	if len(args.Content) > MaxWriteBytes {
-		return "", fmt.Errorf("%s: the content is %d bytes; one call writes at most %d", tool, len(args.Content), MaxWriteBytes)
-	}
-	// Decide on the file the write would land on, not on the path's text:
-	// a checkout may carry a link such as notes -> .git.
-	to, err := resolve(root, name)
-	if err != nil {
-		return "", pathError(tool, args.Path, err)
-	}
-	if to.name == "." {
-		return "", fmt.Errorf("%s: path %q is the workspace itself, not a file", tool, args.Path)
-	}
-	if err := vcsWrite(tool, args.Path, to, env.VCSWrites); err != nil {
-		return "", err
-	}
-
 	if parent := filepath.Dir(to.name); parent != "." {
 		if err := root.MkdirAll(parent, 0o755); err != nil {
 			return "", pathError(tool, args.Path, err)
-		}
-	}
-	// Lstat, not Stat: opening a named pipe would block the call for good.
-	if fi, err := root.Lstat(to.name); err == nil {
-		switch m := fi.Mode(); {
-		case m.IsDir():
-			return "", fmt.Errorf("%s: %q is a folder, not a file", tool, args.Path)
-		case !m.IsRegular():
-			how := "is"
-			if to.link {
-				how = "leads to"
-			}
-			return "", fmt.Errorf("%s: %q %s a %s, not a regular file", tool, args.Path, how, fileKind(m))
 		}
 	}
 	// The diff is of the file as it was just before the write, shown only
@@ -430,6 +406,46 @@ func writeFile(ctx context.Context, env Env, raw json.RawMessage) (string, error
 		env.ShowDiff(diff)
 	}
 	return fmt.Sprintf("wrote %d bytes to %s", len(args.Content), filepath.ToSlash(name)), nil
+}
+
+// writeTarget checks a write_file call before anything is written (its
+// preview's checks too, writepreview.go): the path, the size, and the file
+// the write would land on (to, in root, where name, the path cleaned,
+// resolves), which must be a regular file or none.
+func writeTarget(env Env, args writeArgs) (root *os.Root, name string, to resolved, err error) {
+	const tool = "write_file"
+	root, name, err = env.Workspace.openPath(tool, args.Path)
+	if err != nil {
+		return nil, "", resolved{}, err
+	}
+	if len(args.Content) > MaxWriteBytes {
+		return nil, "", resolved{}, fmt.Errorf("%s: the content is %d bytes; one call writes at most %d", tool, len(args.Content), MaxWriteBytes)
+	}
+	// Decide on the file the write would land on, not on the path's text:
+	// a checkout may carry a link such as notes -> .git.
+	if to, err = resolve(root, name); err != nil {
+		return nil, "", resolved{}, pathError(tool, args.Path, err)
+	}
+	if to.name == "." {
+		return nil, "", resolved{}, fmt.Errorf("%s: path %q is the workspace itself, not a file", tool, args.Path)
+	}
+	if err := vcsWrite(tool, args.Path, to, env.VCSWrites); err != nil {
+		return nil, "", resolved{}, err
+	}
+	// Lstat, not Stat: opening a named pipe would block the call for good.
+	if fi, err := root.Lstat(to.name); err == nil {
+		switch m := fi.Mode(); {
+		case m.IsDir():
+			return nil, "", resolved{}, fmt.Errorf("%s: %q is a folder, not a file", tool, args.Path)
+		case !m.IsRegular():
+			how := "is"
+			if to.link {
+				how = "leads to"
+			}
+			return nil, "", resolved{}, fmt.Errorf("%s: %q %s a %s, not a regular file", tool, args.Path, how, fileKind(m))
+		}
+	}
+	return root, name, to, nil
 }
 
 // vcsWrite refuses a write that resolves (to) inside version control

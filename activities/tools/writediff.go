@@ -34,18 +34,25 @@ const (
 // writeDiff is the diff of writing content to name in root, read before
 // the write; name has passed write_file's checks (a regular file, or none).
 func writeDiff(root *os.Root, name, content string) string {
+	diff, _ := writeDiffStats(root, name, content)
+	return diff
+}
+
+// writeDiffStats is writeDiff and the lines it adds and removes (none
+// counted when the texts are not compared).
+func writeDiffStats(root *os.Root, name, content string) (string, linediff.Stats) {
 	old, note := previousText(root, name)
 	if note != "" {
-		return note
+		return note, linediff.Stats{}
 	}
 	if problem := textProblem([]byte(content), 0); problem != "" {
-		return fmt.Sprintf("\\ the new content (%d bytes) is not text, so it is not compared: it %s", len(content), problem)
+		return fmt.Sprintf("\\ the new content (%d bytes) is not text, so it is not compared: it %s", len(content), problem), linediff.Stats{}
 	}
-	diff, _ := linediff.Unified(old, content, linediff.Options{MaxLines: maxDiffLines, MaxBytes: MaxDiffBytes})
+	diff, st := linediff.Unified(old, content, linediff.Options{MaxLines: maxDiffLines, MaxBytes: MaxDiffBytes})
 	if diff == "" {
-		return "\\ no change: the file already had this content"
+		return "\\ no change: the file already had this content", st
 	}
-	return diff
+	return diff, st
 }
 
 // previousText is the file's content before the write ("" for a new file),
