@@ -45,6 +45,9 @@ type agent struct {
 	// keepCut says the run takes patchKeepInterrupted, once an interrupt
 	// reached a model call (interrupt.go); nil before.
 	keepCut *bool
+	// previews says the run takes patchPreviewWrite, once a call waited
+	// that it would preview (preview.go); nil before.
+	previews *bool
 	// busySince is when the status last became running (publish.go).
 	busySince time.Time
 	// Signal channels, drained by pollSignals and, before the run hands

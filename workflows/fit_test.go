@@ -172,7 +172,9 @@ func TestStateWithinItsCap(t *testing.T) {
 	a := newAgent(cfg)
 	a.status = api.StatusPaused
 	a.approvals.toolWait = &api.PendingApproval{CallID: "call", Tool: strings.Repeat("t", 64),
-		Arguments: json.RawMessage(strconv.Quote(strings.Repeat("a", previewBytes)))}
+		Arguments: json.RawMessage(strconv.Quote(strings.Repeat("a", previewBytes))),
+		// The largest diff a preview answers, of lines that JSON escapes.
+		Diff: &api.CallDiff{Hunks: strings.Repeat("+\"q\"\n", tools.MaxDiffBytes/5), Unavailable: strings.Repeat("u", api.MaxUnavailableBytes)}}
 	// Finished in this run, the most recent: full summaries (lists of two
 	// items, about 9 KB each), as many as fit in fullChildrenBytes.
 	list := c.Todo.Todos

@@ -12,9 +12,10 @@ import (
 
 // The headline of the run's page: what an operator who opens the Web UI
 // needs first, in one line: where the session stands in words, what it
-// waits for (the tool call and its arguments for an approval, the plan for
-// a plan, the agent for a resume), and the step it is on. The rest of the
-// page (the list, the plan, the subagents, every wait) follows it.
+// waits for (the tool call and its arguments for an approval, with the
+// lines a write's diff adds and removes; the plan for a plan; the agent
+// for a resume), and the step it is on. The rest of the page (the list,
+// the plan, the subagents, every wait) follows it.
 
 // statusWords are the statuses as an operator reads them.
 var statusWords = map[string]string{
@@ -63,7 +64,11 @@ func (a *agent) waitWords(w api.Wait) string {
 	switch {
 	case own && w.Kind == api.WaitToolApproval && a.approvals.toolWait != nil:
 		p := a.approvals.toolWait
-		return fmt.Sprintf("%s %s (call %s)", code(p.Tool), code(todo.ApprovalPreview(p.Arguments, headlineArgsBytes)), p.CallID)
+		words := fmt.Sprintf("%s %s (call %s)", code(p.Tool), code(todo.ApprovalPreview(p.Arguments, headlineArgsBytes)), p.CallID)
+		if d := p.Diff; d != nil && d.Unavailable == "" {
+			words += fmt.Sprintf(", diff: +%d −%d lines", d.Added, d.Removed)
+		}
+		return words
 	case own && w.Kind == api.WaitPlanApproval && a.plans.Current() != nil:
 		p := a.plans.Current()
 		return fmt.Sprintf("plan %s, %d steps", code(text.OneLine(p.Title)), len(p.Steps))

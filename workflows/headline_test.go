@@ -23,6 +23,11 @@ func TestHeadline(t *testing.T) {
 			a.status = api.StatusAwaitingApproval
 			a.approvals.toolWait = &api.PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"notes.md","content":"x"}`)}
 		}, []string{"**Waiting for approval**: `write_file` `{\"path\":\"notes.md\",\"content\":\"x\"}` (call c7)"}, nil},
+		{"a write waits, with its diff", func(a *agent) {
+			a.status = api.StatusAwaitingApproval
+			a.approvals.toolWait = &api.PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"notes.md","content":"x"}`),
+				Diff: &api.CallDiff{Hunks: "@@ -1 +1,2 @@\n-a\n+x\n+y", Added: 2, Removed: 1}}
+		}, []string{"(call c7), diff: +2 −1 lines"}, nil},
 		{"arguments with backticks stay in their code span", func(a *agent) {
 			a.status = api.StatusAwaitingApproval
 			a.approvals.toolWait = &api.PendingApproval{CallID: "c1", Tool: "run", Arguments: []byte("{\"cmd\":\"echo `date`\"}")}

@@ -183,23 +183,8 @@ type toolCall struct {
 func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 	opts := a.host.options(toolActivity, t.queue)
 	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.AgentID, t.c.Name)
-	in := activities.RunToolInput{
-		WorkflowID:      t.workspaceOf,
-		Session:         a.cfg.session,
-		AgentID:         a.cfg.AgentID,
-		Workspace:       a.cfg.in.Workspace,
-		Call:            model.ToolCall{ID: t.c.ID, Name: t.c.Name},
-		WorkerTools:     a.cfg.in.Tools,
-		HoldDestructive: !t.approved && a.holdsDestructive(t.c.Name),
-	}
-	// Small arguments travel with the call; large ones are in the
-	// transcript already (the answer just appended), and the activity
-	// reads them from there.
-	if n := len(t.c.Arguments); n > 0 && n <= transcript.HeldOver {
-		in.Call.Arguments = t.c.Arguments
-	} else {
-		in.From = t.from
-	}
+	in := a.toolInput(t.c, t.from, t.workspaceOf)
+	in.HoldDestructive = !t.approved && a.holdsDestructive(t.c.Name)
 	name := api.ToolActivity
 	if t.direct {
 		name, in.Host = api.ToolOnHostActivity, t.queue
@@ -212,6 +197,29 @@ func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 		opts.RetryPolicy = &retry
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), name, in)
+}
+
+// toolInput is the input of a tool activity for call c, which stands in
+// the transcript where from says, in the workspace of workflow
+// workspaceOf.
+func (a *agent) toolInput(c model.ToolCall, from *transcript.CallRef, workspaceOf string) activities.RunToolInput {
+	in := activities.RunToolInput{
+		WorkflowID:  workspaceOf,
+		Session:     a.cfg.session,
+		AgentID:     a.cfg.AgentID,
+		Workspace:   a.cfg.in.Workspace,
+		Call:        model.ToolCall{ID: c.ID, Name: c.Name},
+		WorkerTools: a.cfg.in.Tools,
+	}
+	// Small arguments travel with the call; large ones are in the
+	// transcript already (the answer just appended), and the activity
+	// reads them from there.
+	if n := len(c.Arguments); n > 0 && n <= transcript.HeldOver {
+		in.Call.Arguments = c.Arguments
+	} else {
+		in.From = from
+	}
+	return in
 }
 
 // activityNotRegistered is the error type of a task that a worker does not

@@ -46,6 +46,13 @@ const patchRecordMade = "record-made"
 // Remove in v0.3.0.
 const patchKeepInterrupted = "keep-interrupted"
 
+// patchPreviewWrite shows the diff a write_file call would make in its
+// wait for approval: a PreviewTool activity before the wait (preview.go).
+// Read the first time a run would preview, not at its start, so that a run
+// that never waits for a write records no marker for it.
+// Remove in v0.3.0.
+const patchPreviewWrite = "preview-write"
+
 // patched reports whether this run takes the patch id: true for a run that
 // a build with the patch started (the marker it recorded says so), false
 // for one an older build started and this build replays.

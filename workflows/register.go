@@ -25,6 +25,7 @@ func RegisterWithOptions(r worker.Registry, acts *activities.Activities, opts Op
 	r.RegisterActivityWithOptions(acts.WorkspaceHost, activity.RegisterOptions{Name: activities.WorkspaceHostName})
 	r.RegisterActivityWithOptions(acts.RunToolOnHost, activity.RegisterOptions{Name: api.ToolOnHostActivity})
 	r.RegisterActivityWithOptions(acts.CheckWorkspace, activity.RegisterOptions{Name: activities.CheckWorkspaceName})
+	r.RegisterActivityWithOptions(acts.PreviewTool, activity.RegisterOptions{Name: activities.PreviewToolName})
 }
 
 // WithOptions is AgentWorkflow as a worker with opts runs it, for a
@@ -43,7 +44,9 @@ func WithOptions(opts Options) func(workflow.Context, api.AgentInput) (api.Agent
 }
 
 // RegisterHost registers what a worker's host queue (acts.HostQueue)
-// serves: the tool calls of the sessions whose workspace it holds.
+// serves: the tool calls of the sessions whose workspace it holds, and the
+// previews of those that wait for approval.
 func RegisterHost(r worker.Registry, acts *activities.Activities) {
 	r.RegisterActivityWithOptions(acts.RunTool, activity.RegisterOptions{Name: api.ToolActivity})
+	r.RegisterActivityWithOptions(acts.PreviewTool, activity.RegisterOptions{Name: activities.PreviewToolName})
 }

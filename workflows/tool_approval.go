@@ -140,7 +140,7 @@ func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refu
 			}
 			continue
 		}
-		r, handed := a.askApproval(ctx, c)
+		r, handed := a.askApproval(ctx, c, a.callRef(i, c))
 		if handed {
 			return nil, true
 		}
@@ -167,14 +167,18 @@ type CallVerdict struct {
 	Refusal string `json:"refusal,omitempty"`
 }
 
-// askApproval waits for the answer to call c, and returns the refusal (nil
-// when approved); or handed, when a handover came first.
-func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall) (*todo.Result, bool) {
+// askApproval waits for the answer to call c (which stands in the
+// transcript where from says), and returns the refusal (nil when
+// approved); or handed, when a handover came first. The wait shows the
+// diff a write would make, asked first (preview.go).
+func (a *agent) askApproval(ctx workflow.Context, c model.ToolCall, from *transcript.CallRef) (*todo.Result, bool) {
 	if e := a.approvals.early; e != nil && e.CallID == c.ID {
 		a.approvals.early = nil
 		return a.refusal(c, e, nil), false
 	}
-	a.approvals.toolWait = pendingOf(c)
+	wait := pendingOf(c)
+	wait.Diff = a.previewOf(ctx, c, from)
+	a.approvals.toolWait = wait
 	a.status = api.StatusAwaitingApproval
 	a.publish(ctx)
 	err := workflow.Await(ctx, func() bool {
@@ -232,7 +236,7 @@ func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunTo
 	if len(a.cur.at.Held) > 0 {
 		return out, true, nil
 	}
-	refused, handed := a.askApproval(ctx, t.c)
+	refused, handed := a.askApproval(ctx, t.c, t.from)
 	switch {
 	case handed:
 		return out, true, nil

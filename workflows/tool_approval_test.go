@@ -328,7 +328,7 @@ func TestToolApprovalThatCrossedTheHandover(t *testing.T) {
 			if a.approvals.early == nil {
 				t.Fatal("the answer that crossed the handover was not kept")
 			}
-			r, handed := a.askApproval(nil, calls[1])
+			r, handed := a.askApproval(nil, calls[1], nil)
 			switch {
 			case handed || a.approvals.early != nil:
 				t.Errorf("the kept answer was not used: handed %v, still kept %v", handed, a.approvals.early != nil)

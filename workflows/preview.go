@@ -1,0 +1,90 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/todoflow/todoflow/activities"
+	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/transcript"
+)
+
+// The diff a waiting call would make (patch preview-write). Before a call
+// of a tool that writes a file (activities.Previews) waits for approval,
+// the run asks the worker that holds the workspace what the write would
+// change (the PreviewTool activity, on the queue the call would run on),
+// and the wait shows it: state.pending_approval.diff, for the user, never
+// the model. The preview is quick and bounded, and never holds the wait
+// back: a host that does not answer, a preview that fails or a worker that
+// has none make the wait say "diff unavailable" and why.
+
+// previewActivity runs PreviewTool: a look at one file, so a short
+// attempt, tried twice at most, and given up within half a minute.
+var previewActivity = workflow.ActivityOptions{
+	ScheduleToCloseTimeout: 30 * time.Second,
+	StartToCloseTimeout:    10 * time.Second,
+	RetryPolicy: &temporal.RetryPolicy{
+		InitialInterval: time.Second,
+		MaximumAttempts: 2,
+		// A worker of a build without PreviewTool: asking again may land
+		// on it again.
+		NonRetryableErrorTypes: []string{activityNotRegistered, transcript.ErrTypeMismatch},
+	},
+}
+
+// previewHostWait is the most a preview waits for the host to take it
+// (less when host_wait_s is less).
+const previewHostWait = 10 * time.Second
+
+// previewsWrites reports whether the run takes patchPreviewWrite: read
+// when a run first would preview, and kept.
+func (a *agent) previewsWrites(ctx workflow.Context) bool {
+	if a.previews == nil {
+		on := patched(ctx, patchPreviewWrite)
+		a.previews = &on
+	}
+	return *a.previews
+}
+
+// previewOf is the diff call c (standing in the transcript where from
+// says) would make, for its wait; nil for a call that shows none.
+func (a *agent) previewOf(ctx workflow.Context, c model.ToolCall, from *transcript.CallRef) *api.CallDiff {
+	if !activities.Previews(c.Name) || a.inWorkflow(c.Name) || a.ended || a.stopping() || !a.previewsWrites(ctx) {
+		return nil
+	}
+	queue, err := a.host.toolQueue(ctx)
+	switch {
+	case err != nil:
+		return noPreview(err.Error())
+	case queue != "" && a.host.silent != nil:
+		return noPreview(fmt.Sprintf("the workspace's host %s has not been answering since %s", queue, a.host.silent.Format(time.RFC3339)))
+	}
+	opts := previewActivity
+	opts.Summary = fmt.Sprintf("%s: preview %s", a.cfg.AgentID, c.Name)
+	if queue != "" {
+		opts.TaskQueue = queue
+		opts.ScheduleToStartTimeout = previewHostWait
+		if a.host.wait > 0 {
+			opts.ScheduleToStartTimeout = min(a.host.wait, previewHostWait)
+		}
+	}
+	var diff api.CallDiff
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.PreviewToolName, a.toolInput(c, from, workspaceOf(ctx))).Get(ctx, &diff)
+	if queue != "" {
+		a.host.answered(ctx, err)
+	}
+	if err != nil {
+		return noPreview(api.RootMessage(err))
+	}
+	return &diff
+}
+
+// noPreview is a wait's diff that says why there is none.
+func noPreview(why string) *api.CallDiff {
+	return &api.CallDiff{Unavailable: text.Cut(why, api.MaxUnavailableBytes)}
+}
