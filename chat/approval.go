@@ -19,12 +19,13 @@ import (
 // whole. The terminal view shows it in its live part, above the prompt:
 // the tool, every argument whole (package callview: long lines wrapped at
 // the width, a write_file's content as the numbered lines of the file it
-// would write), then the choices:
+// would write, after the diff it would make, coloured as a diff under a
+// result is), then the choices:
 //
-//	y    yes
-//	a    always: yes, and the tool needs no approval for the rest of the session
-//	n    no: the prompt then takes a line of feedback, sent with the refusal
-//	Esc  refuse the wait: the turn stops (the interrupt update)
+//	Enter, y  yes
+//	a         always: yes, and the tool needs no approval for the rest of the session
+//	n         no: the prompt then takes a line of feedback, sent with the refusal
+//	Esc       refuse the wait: the turn stops (the interrupt update)
 //
 // The keys answer only on an empty prompt; what is typed otherwise is a
 // message or a command (/approve, /reject FEEDBACK) as ever. A call taller
@@ -155,7 +156,7 @@ func (u *ui) askKey(key string) (cmd tea.Cmd, ok bool) {
 		return nil, false
 	}
 	switch key {
-	case "y":
+	case "enter", "y":
 		return u.answer(true, false, ""), true
 	case "a":
 		return u.answer(true, true, ""), true
@@ -218,7 +219,15 @@ func (a *asking) view(width, room int) []string {
 	}
 	var body []string
 	for _, l := range callview.Lines(a.call) {
-		body = append(body, wrapHanging(l, width)...)
+		wrapped := wrapHanging(l.Text, width)
+		if l.Diff {
+			// Its pieces in the colour of the line.
+			style := diffStyle(l.Text)
+			for i, w := range wrapped {
+				wrapped[i] = paint(style, w)
+			}
+		}
+		body = append(body, wrapped...)
 	}
 	top, choices := wrapHanging(head, width), wrapHanging(a.choices(), width)
 	if len(top)+len(body)+len(choices) <= room {
@@ -267,7 +276,7 @@ func (a *asking) choices() string {
 	case !a.call.Whole:
 		return "reading the whole call… · n no · Esc refuse the wait (stops the turn)"
 	}
-	return fmt.Sprintf("y yes · a always (%s for the rest of the session) · n no, saying why · Esc refuse the wait (stops the turn)", a.call.Tool)
+	return fmt.Sprintf("Enter/y yes · a always (%s for the rest of the session) · n no, saying why · Esc refuse the wait (stops the turn)", a.call.Tool)
 }
 
 // callEntries are the call printed whole: Ctrl+O, and the line mode when
@@ -275,7 +284,11 @@ func (a *asking) choices() string {
 func callEntries(c client.WaitingCall) []entry {
 	out := []entry{{kindAttention, "✋ " + callview.Header(c) + " waits for approval:"}}
 	for _, l := range callview.Lines(c) {
-		out = append(out, entry{kindCall, l})
+		k := kindCall
+		if l.Diff {
+			k = kindDiff
+		}
+		out = append(out, entry{k, l.Text})
 	}
 	return out
 }

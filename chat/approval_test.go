@@ -291,7 +291,7 @@ func TestLineModeShowsTheWholeCall(t *testing.T) {
 	}
 }
 
-// The choices answer the call shown, by its call_id: y approves, a
+// The choices answer the call shown, by its call_id: Enter or y approves, a
 // approves the tool for the session, n asks for a line of feedback and
 // sends it with the refusal; Esc refuses the wait (the interrupt).
 func TestApprovalChoices(t *testing.T) {
@@ -300,6 +300,7 @@ func TestApprovalChoices(t *testing.T) {
 		want string
 	}{
 		{[]string{"y"}, `approve_tool {"approved":true,"feedback":"","call_id":"call_7","agent_id":"main"}`},
+		{[]string{"enter"}, `approve_tool {"approved":true,"feedback":"","call_id":"call_7","agent_id":"main"}`},
 		{[]string{"a"}, `approve_tool {"approved":true,"feedback":"","call_id":"call_7","remember":true,"agent_id":"main"}`},
 		{[]string{"n", "keep the drafts", "enter"}, `approve_tool {"approved":false,"feedback":"keep the drafts","call_id":"call_7","agent_id":"main"}`},
 		{[]string{"n", "enter"}, `approve_tool {"approved":false,"feedback":"","call_id":"call_7","agent_id":"main"}`},
@@ -367,5 +368,50 @@ func TestApproveRememberWithNothingWaiting(t *testing.T) {
 	}
 	if got := a.updates(); len(got) != 0 {
 		t.Errorf("sent %q", got)
+	}
+}
+
+// A write that waits shows the diff it would make, from the state's wait,
+// between its path and its content: coloured, red and green, in the view
+// and when Ctrl+O prints the call; and why there is none when the worker
+// could not say.
+func TestApprovalShowsTheDiff(t *testing.T) {
+	c := writeCall("call_3", 3, map[int]string{2: "step 2, rewritten"})
+	evs := waitFor(c)
+	st := evs[0].(client.StateChanged)
+	st.State.PendingApproval.Diff = &api.CallDiff{Hunks: "@@ -1,3 +1,3 @@\n step 1 of the install notes\n-step 2 of the install notes\n+step 2, rewritten\n step 3 of the install notes",
+		Added: 1, Removed: 1}
+	evs[0] = st
+	u, _ := approvalChat(t)
+	look(u, evs)
+	raw := u.View().Content
+	view := viewText(u)
+	fits(t, u, view)
+	want := []string{"✋ write_file · call call_3", "  path: INSTALL.md", "  diff: what the call would change, +1 −1 lines:", "    @@ -1,3 +1,3 @@",
+		"    -step 2 of the install notes", "    +step 2, rewritten", "  content (3 lines): the new file, whole:", "    2 │ step 2, rewritten", "Enter/y yes"}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(view[at:], w)
+		if i < 0 {
+			t.Fatalf("the view lacks %q (in this order):\n%s", w, view)
+		}
+		at += i + len(w)
+	}
+	for _, w := range []string{"\x1b[31m    -step 2 of", "\x1b[32m    +step 2, rewritten"} {
+		if !strings.Contains(raw, w) {
+			t.Errorf("the view does not colour the diff's line %q:\n%q", w, raw)
+		}
+	}
+	printed := said(press(u, "ctrl+o"))
+	if !strings.Contains(printed, "    +step 2, rewritten") || !strings.Contains(printed, "diff: what the call would change") {
+		t.Errorf("Ctrl+O does not print the diff: %s", printed)
+	}
+
+	st.State.PendingApproval.Diff = &api.CallDiff{Unavailable: "the workspace's host h1 did not take the preview"}
+	evs[0] = st
+	u, _ = approvalChat(t)
+	look(u, evs)
+	if view := viewText(u); !strings.Contains(view, "  diff unavailable: the workspace's host h1 did not take the preview") || !strings.Contains(view, "Enter/y yes") {
+		t.Errorf("a wait without its diff:\n%s", view)
 	}
 }

@@ -69,14 +69,19 @@ func latestDiffEntries(t *tracker) []entry {
 // diffStyled is a diff's line in its colour: by the character after the
 // indent.
 func diffStyled(line string) string {
+	return paint(diffStyle(line), line)
+}
+
+// diffStyle is the colour of a diff's line.
+func diffStyle(line string) lipgloss.Style {
 	body := strings.TrimPrefix(line, diffIndent)
 	switch {
 	case strings.HasPrefix(body, "+"):
-		return paint(styleDiffAdd, line)
+		return styleDiffAdd
 	case strings.HasPrefix(body, "-"):
-		return paint(styleDiffDel, line)
+		return styleDiffDel
 	case strings.HasPrefix(body, "@"), strings.HasPrefix(body, "\\"), strings.HasPrefix(body, "…"):
-		return paint(styleDiffMeta, line)
+		return styleDiffMeta
 	}
-	return paint(styleResult, line)
+	return styleResult
 }

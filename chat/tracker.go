@@ -207,7 +207,7 @@ func (t *tracker) waitingCalls() []client.WaitingCall {
 	calls := client.WaitingCalls(*t.st)
 	for i, c := range calls {
 		if tc, ok := t.calls[c.CallID]; ok && c.AgentID == t.st.AgentID {
-			calls[i] = client.WaitingCall{AgentID: c.AgentID, CallID: c.CallID, Tool: tc.Name, Arguments: tc.Arguments, Whole: true}
+			calls[i] = client.WaitingCall{AgentID: c.AgentID, CallID: c.CallID, Tool: tc.Name, Arguments: tc.Arguments, Whole: true, Diff: c.Diff}
 		} else if r, ok := t.read[c.CallID]; ok && !c.Whole {
 			calls[i] = r
 		}

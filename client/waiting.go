@@ -36,6 +36,10 @@ type WaitingCall struct {
 	// only Cut: what the state shows of it, cut.
 	Whole bool
 	Cut   string
+	// Diff is what the call would change, worked out before it runs (a
+	// write_file's diff, or why there is none): the wait's own
+	// (state.pending_approval.diff); nil when the session shows none.
+	Diff *api.CallDiff
 }
 
 // Answer is the answer to c: approve_tool names its call_id and its agent,
@@ -70,7 +74,7 @@ func WaitingCalls(st api.State) []WaitingCall {
 // the model's JSON object when they were at most 2 KiB, else a JSON string
 // holding their start.
 func pendingCall(agent string, p api.PendingApproval) WaitingCall {
-	c := WaitingCall{AgentID: agent, CallID: p.CallID, Tool: p.Tool}
+	c := WaitingCall{AgentID: agent, CallID: p.CallID, Tool: p.Tool, Diff: p.Diff}
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) > 0 && args[0] == '{' && json.Valid(args) {
 		c.Arguments, c.Whole = p.Arguments, true
@@ -83,9 +87,9 @@ func pendingCall(agent string, p api.PendingApproval) WaitingCall {
 }
 
 // ReadWhole returns calls (WaitingCalls of st, the state of s) with each
-// call's arguments read whole from the transcript of its agent. A call
-// that could not be read stays as it was, not whole, and the error says
-// why.
+// call's arguments read whole from the transcript of its agent, and a
+// subagent's diff from its own state. A call that could not be read stays
+// as it was, not whole, and the error says why.
 func (s *Session) ReadWhole(ctx context.Context, st api.State, calls []WaitingCall) ([]WaitingCall, error) {
 	out := slices.Clone(calls)
 	var errs []error
@@ -110,6 +114,11 @@ func (s *Session) readCall(ctx context.Context, st api.State, c WaitingCall) (Wa
 		var err error
 		if agent, err = s.member(ctx, st, c.AgentID, 2); err != nil {
 			return c, err
+		}
+		// The wait, with its diff, is in the subagent's own state; the
+		// root's shows it as a line.
+		if ast, err := agent.RunState(ctx); err == nil && ast.PendingApproval != nil && ast.PendingApproval.CallID == c.CallID {
+			c.Diff = ast.PendingApproval.Diff
 		}
 	}
 	msgs, err := agent.messagesFrom(ctx, 0)

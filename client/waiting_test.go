@@ -29,6 +29,8 @@ func TestWaitingCalls(t *testing.T) {
 		api.Wait{AgentID: "coder", Kind: api.WaitToolApproval, CallID: "c9", Reason: "call c9 of run {\"cmd\":\"make\"…"})
 	older := own(short)
 	older.Waiting = nil
+	withDiff := own(short)
+	withDiff.PendingApproval.Diff = &api.CallDiff{Hunks: "@@ -0,0 +1 @@\n+hi", Added: 1}
 	for _, tt := range []struct {
 		name string
 		st   api.State
@@ -39,6 +41,7 @@ func TestWaitingCalls(t *testing.T) {
 		{"cut", own(cut), `main c1 write_file cut {"path":"a.txt","content":"step 1… (5000 more bytes)`},
 		{"tree", tree, `main c1 write_file whole {"path":"a.txt","content":"hi"}|coder c9  cut call c9 of run {"cmd":"make"…`},
 		{"no waits listed", older, `main c1 write_file whole {"path":"a.txt","content":"hi"}`},
+		{"with its diff", withDiff, `main c1 write_file whole {"path":"a.txt","content":"hi"} diff +1 -0`},
 	} {
 		var got []string
 		for _, c := range WaitingCalls(tt.st) {
@@ -52,7 +55,11 @@ func TestWaitingCalls(t *testing.T) {
 
 func callString(c WaitingCall) string {
 	if c.Whole {
-		return fmt.Sprintf("%s %s %s whole %s", c.AgentID, c.CallID, c.Tool, c.Arguments)
+		s := fmt.Sprintf("%s %s %s whole %s", c.AgentID, c.CallID, c.Tool, c.Arguments)
+		if c.Diff != nil {
+			s += fmt.Sprintf(" diff +%d -%d", c.Diff.Added, c.Diff.Removed)
+		}
+		return s
 	}
 	return fmt.Sprintf("%s %s %s cut %s", c.AgentID, c.CallID, c.Tool, c.Cut)
 }
@@ -95,7 +102,8 @@ func TestReadWhole(t *testing.T) {
 			{AgentID: "tester", Kind: api.WaitToolApproval, CallID: "c3"},
 			{AgentID: "gone", Kind: api.WaitToolApproval, CallID: "c4", Reason: "call c4 of run …"}}}
 	f := &treeServer{
-		states:      map[string]api.State{"s/coder": {AgentID: "coder", Subagents: map[string]api.State{"tester": {}}}},
+		states: map[string]api.State{"s/coder": {AgentID: "coder", Subagents: map[string]api.State{"tester": {}},
+			PendingApproval: &api.PendingApproval{CallID: "c2", Tool: "write_file", Diff: &api.CallDiff{Hunks: "@@ -0,0 +1 @@\n+x", Added: 1, New: true}}}},
 		transcripts: map[string][]model.Message{"s": answer("c1"), "s/coder": answer("c2"), "s/coder/tester": answer("c3")},
 	}
 	calls, err := New(f, Options{}).Session("s").ReadWhole(context.Background(), root, WaitingCalls(root))
@@ -109,6 +117,13 @@ func TestReadWhole(t *testing.T) {
 		if !c.Whole || c.Tool != "write_file" || string(c.Arguments) != string(long) {
 			t.Errorf("%s of %s not read whole: %.200s", c.CallID, c.AgentID, callString(c))
 		}
+	}
+	// A subagent's diff is in its own state.
+	if d := calls[1].Diff; d == nil || d.Hunks != "@@ -0,0 +1 @@\n+x" || !d.New {
+		t.Errorf("the subagent's call has diff %+v, want its state's", d)
+	}
+	if calls[0].Diff != nil || calls[2].Diff != nil {
+		t.Errorf("calls without a diff got one: %+v, %+v", calls[0].Diff, calls[2].Diff)
 	}
 	if c := calls[3]; c.Whole || c.Cut != "call c4 of run …" {
 		t.Errorf("the call not found: %s, want it as the state shows it", callString(c))

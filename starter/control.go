@@ -148,7 +148,7 @@ func callsText(calls []tfclient.WaitingCall) string {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "Waiting for approval: %s\n", callview.Header(w))
-		for _, l := range callview.Lines(w) {
+		for _, l := range callview.Text(w) {
 			b.WriteString(l + "\n")
 		}
 	}

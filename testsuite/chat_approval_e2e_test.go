@@ -1,0 +1,145 @@
+package testsuite
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/todoflow/todoflow/api"
+	tfclient "github.com/todoflow/todoflow/client"
+	"github.com/todoflow/todoflow/model"
+	"github.com/todoflow/todoflow/todo"
+)
+
+// approvalScript writes notes.txt, then rewrites it again and again, each
+// write waiting for approval: the first is answered Enter, the second n
+// with a line of feedback, the third Esc (a turn of its own), the fourth a
+// (always), so that the fifth waits for nothing.
+const approvalScript = `{"model": [
+  {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "one\ntwo\nthree\n"}}]},
+  {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "one\n2\nthree\n"}}]},
+  {"content": "Kept two."},
+  {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "one\ntwo\nthree\nfour\n"}}]},
+  {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "one\ntwo\nthree\nfive\n"}}]},
+  {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "one\ntwo\nthree\nfive\nsix\n"}}]},
+  {"content": "All written."}
+]}`
+
+// The approval prompt in tmux, against a real server and worker: a
+// write_file that waits shows the diff it would make, worked out by the
+// worker before the wait (a new file's size, then each change's lines),
+// and each choice answers it: Enter approves (the file is written), n
+// takes a line of feedback and refuses (the model reads it, the file
+// stays), Esc refuses the wait and stops the turn, a approves the tool
+// for the rest of the session (the next write waits for nothing).
+func TestChatApprovalPromptShowsTheDiff(t *testing.T) {
+	tm := newTmux(t)
+	s := startServer(t)
+	stateDir := t.TempDir()
+	s.startWorker(t, stateDir)
+	bin := buildStarter(t)
+	script := filepath.Join(t.TempDir(), "approval.json")
+	if err := os.WriteFile(script, []byte(approvalScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const id = "chat-approval"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	zero, off := 0, false
+	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, api.AgentInput{
+		Prompt: "write the notes", Model: "script:" + script, IdleTimeoutS: 3600,
+		Approval: todo.ToolApproval{"write_file": todo.ApprovalRequired},
+		Todo:     todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off},
+	}, tfclient.StartOptions{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
+	tm.start("chat", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id)...)
+	const limit = 90 * time.Second
+	notes := func() string {
+		st, ok := queryState(ctx, s.c, id)
+		if !ok {
+			t.Fatal("no state")
+		}
+		b, _ := os.ReadFile(filepath.Join(stateDir, "sessions", st.Session, "notes.txt"))
+		return string(b)
+	}
+
+	// Enter: yes. A new file shows its size; the whole file follows.
+	tm.waitFor("chat", limit, "✋ write_file · call call_1_0", "diff: a new file of 3 lines", "content (3 lines): the new file, whole:", "Enter/y yes")
+	tm.keys("chat", "Enter")
+	tm.waitFor("chat", limit, "approved", "✋ write_file · call call_2_0")
+	if got := notes(); got != "one\ntwo\nthree\n" {
+		t.Errorf("after Enter, notes.txt = %q", got)
+	}
+
+	// n: the diff of the change shows, coloured; the refusal takes a line.
+	screen := tm.waitFor("chat", limit, "diff: what the call would change, +1 −1 lines:", "    @@ -1,3 +1,3 @@", "    -two", "    +2")
+	if !strings.Contains(screen, "content (3 lines): the new file, whole:") {
+		t.Errorf("the whole new file does not follow the diff:\n%s", screen)
+	}
+	colours := tm.colours("chat")
+	for _, want := range []string{"\x1b[31m", "\x1b[32m"} {
+		if !slices.Contains(colours, want) {
+			t.Errorf("no %q among the prompt's colours %q", want, colours)
+		}
+	}
+	tm.keys("chat", "n")
+	tm.waitFor("chat", limit, "n: type why below")
+	tm.keys("chat", "keep two as a word", "Enter")
+	tm.waitFor("chat", limit, "Kept two.", "your turn")
+	if got := notes(); got != "one\ntwo\nthree\n" {
+		t.Errorf("after n, notes.txt = %q", got)
+	}
+
+	// Esc: the wait is refused, the turn stops.
+	tm.keys("chat", "try again", "Enter")
+	tm.waitFor("chat", limit, "✋ write_file · call call_4_0", "    +four")
+	tm.keys("chat", "Escape")
+	tm.waitFor("chat", limit, "Interrupted by the user", "your turn")
+	if got := notes(); got != "one\ntwo\nthree\n" {
+		t.Errorf("after Esc, notes.txt = %q", got)
+	}
+
+	// a: always; the next write runs unasked.
+	tm.keys("chat", "once more", "Enter")
+	tm.waitFor("chat", limit, "✋ write_file · call call_5_0", "    +five")
+	tm.keys("chat", "a")
+	tm.waitFor("chat", limit, "All written.", "your turn")
+	if got := notes(); got != "one\ntwo\nthree\nfive\nsix\n" {
+		t.Errorf("after a, notes.txt = %q", got)
+	}
+
+	msgs, err := sess.Messages(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := map[string]string{}
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			answers[m.ToolCallID] = m.Content
+		}
+	}
+	for call, want := range map[string]string{
+		"call_1_0": "wrote 14 bytes to notes.txt",
+		"call_2_0": "Not run: the user rejected this call of write_file. Their feedback: keep two as a word",
+		"call_4_0": "Not run: the user interrupted the turn before this call was approved.",
+		"call_5_0": "wrote 19 bytes to notes.txt",
+		"call_6_0": "wrote 23 bytes to notes.txt",
+	} {
+		if got := answers[call]; !strings.Contains(got, want) {
+			t.Errorf("%s answered %q, want %q", call, got, want)
+		}
+	}
+	// The diffs were the user's: none reached the model.
+	for _, m := range msgs {
+		if strings.Contains(m.Content, "@@ -1,3 +1,3 @@") {
+			t.Errorf("a diff reached the model's messages: %+v", m)
+		}
+	}
+}
