@@ -42,16 +42,12 @@ func TestChatApprovalPromptShowsTheDiff(t *testing.T) {
 	stateDir := t.TempDir()
 	s.startWorker(t, stateDir)
 	bin := buildStarter(t)
-	script := filepath.Join(t.TempDir(), "approval.json")
-	if err := os.WriteFile(script, []byte(approvalScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	const id = "chat-approval"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	zero, off := 0, false
 	sess, err := tfclient.New(s.c, tfclient.Options{}).Start(ctx, api.AgentInput{
-		Prompt: "write the notes", Model: "script:" + script, IdleTimeoutS: 3600,
+		Prompt: "write the notes", Model: writeScenario(t, approvalScript).RunInput().Model, IdleTimeoutS: 3600,
 		Approval: todo.ToolApproval{"write_file": todo.ApprovalRequired},
 		Todo:     todo.Config{FinalizationMaxCorrections: &zero, Continuation: &off},
 	}, tfclient.StartOptions{ID: id})
@@ -61,22 +57,23 @@ func TestChatApprovalPromptShowsTheDiff(t *testing.T) {
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
 	tm.start("chat", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id)...)
 	const limit = 90 * time.Second
-	notes := func() string {
+	// notesAre checks what notes.txt holds after an answer.
+	notesAre := func(after, want string) {
+		t.Helper()
 		st, ok := queryState(ctx, s.c, id)
 		if !ok {
 			t.Fatal("no state")
 		}
-		b, _ := os.ReadFile(filepath.Join(stateDir, "sessions", st.Session, "notes.txt"))
-		return string(b)
+		if b, _ := os.ReadFile(filepath.Join(stateDir, "sessions", st.Session, "notes.txt")); string(b) != want {
+			t.Errorf("after %s, notes.txt = %q, want %q", after, b, want)
+		}
 	}
 
 	// Enter: yes. A new file shows its size; the whole file follows.
 	tm.waitFor("chat", limit, "✋ write_file · call call_1_0", "diff: a new file of 3 lines", "content (3 lines): the new file, whole:", "Enter/y yes")
 	tm.keys("chat", "Enter")
 	tm.waitFor("chat", limit, "approved", "✋ write_file · call call_2_0")
-	if got := notes(); got != "one\ntwo\nthree\n" {
-		t.Errorf("after Enter, notes.txt = %q", got)
-	}
+	notesAre("Enter", "one\ntwo\nthree\n")
 
 	// n: the diff of the change shows, coloured; the refusal takes a line.
 	screen := tm.waitFor("chat", limit, "diff: what the call would change, +1 −1 lines:", "    @@ -1,3 +1,3 @@", "    -two", "    +2")
@@ -93,27 +90,21 @@ func TestChatApprovalPromptShowsTheDiff(t *testing.T) {
 	tm.waitFor("chat", limit, "n: type why below")
 	tm.keys("chat", "keep two as a word", "Enter")
 	tm.waitFor("chat", limit, "Kept two.", "your turn")
-	if got := notes(); got != "one\ntwo\nthree\n" {
-		t.Errorf("after n, notes.txt = %q", got)
-	}
+	notesAre("n", "one\ntwo\nthree\n")
 
 	// Esc: the wait is refused, the turn stops.
 	tm.keys("chat", "try again", "Enter")
 	tm.waitFor("chat", limit, "✋ write_file · call call_4_0", "    +four")
 	tm.keys("chat", "Escape")
 	tm.waitFor("chat", limit, "Interrupted by the user", "your turn")
-	if got := notes(); got != "one\ntwo\nthree\n" {
-		t.Errorf("after Esc, notes.txt = %q", got)
-	}
+	notesAre("Esc", "one\ntwo\nthree\n")
 
 	// a: always; the next write runs unasked.
 	tm.keys("chat", "once more", "Enter")
 	tm.waitFor("chat", limit, "✋ write_file · call call_5_0", "    +five")
 	tm.keys("chat", "a")
 	tm.waitFor("chat", limit, "All written.", "your turn")
-	if got := notes(); got != "one\ntwo\nthree\nfive\nsix\n" {
-		t.Errorf("after a, notes.txt = %q", got)
-	}
+	notesAre("a", "one\ntwo\nthree\nfive\nsix\n")
 
 	msgs, err := sess.Messages(ctx, 0, 100)
 	if err != nil {

@@ -57,6 +57,23 @@ func recordPreviews(env *testsuite.TestWorkflowEnvironment, ran *[]string, fail 
 	}
 }
 
+// approveC1a runs a session under policy whose call c1a waits: its state
+// while c1a waits, which is then approved, and the session ended.
+func approveC1a(t *testing.T, env *testsuite.TestWorkflowEnvironment, policy todo.ToolApproval) api.State {
+	t.Helper()
+	var st api.State
+	env.RegisterDelayedCallback(func() {
+		st = queryState(t, env)
+		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
+	env.ExecuteWorkflow(AgentWorkflow, approvalInput(policy))
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func previewIDs(asked []previewAsk) []string {
 	var ids []string
 	for _, a := range asked {
@@ -139,16 +156,7 @@ func TestPreviewBeforeTheWait(t *testing.T) {
 func TestPreviewNotInOlderRuns(t *testing.T) {
 	env, asked := previewEnv(nil, calls(call("write_file", `{"path":"a","content":"x"}`)), say("done"))
 	env.OnGetVersion(patchPreviewWrite, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
-	var st api.State
-	env.RegisterDelayedCallback(func() {
-		st = queryState(t, env)
-		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
-	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_file": todo.ApprovalRequired}))
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	st := approveC1a(t, env, todo.ToolApproval{"write_file": todo.ApprovalRequired})
 	if st.PendingApproval == nil || st.PendingApproval.CallID != "c1a" || st.PendingApproval.Diff != nil {
 		t.Errorf("the wait = %s; want c1a without a diff", dump(st.PendingApproval))
 	}
@@ -161,16 +169,7 @@ func TestPreviewNotInOlderRuns(t *testing.T) {
 // saying why there is no diff, and runs once approved.
 func TestPreviewFailureStillWaits(t *testing.T) {
 	env, asked := previewEnv(errors.New("the disk is on fire"), calls(call("write_file", `{"path":"a","content":"x"}`)), say("done"))
-	var st api.State
-	env.RegisterDelayedCallback(func() {
-		st = queryState(t, env)
-		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
-	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"write_file": todo.ApprovalRequired}))
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	st := approveC1a(t, env, todo.ToolApproval{"write_file": todo.ApprovalRequired})
 	if st.Status != api.StatusAwaitingApproval || st.PendingApproval == nil || st.PendingApproval.Diff == nil ||
 		st.PendingApproval.Diff.Hunks != "" || !strings.Contains(st.PendingApproval.Diff.Unavailable, "the disk is on fire") {
 		t.Errorf("the wait after a failed preview = %s", dump(st))
@@ -203,16 +202,7 @@ func TestPreviewOfAHeldWrite(t *testing.T) {
 		return activities.RunToolResult{Content: "ran " + in.Call.Name}, nil
 	}, activity.RegisterOptions{Name: api.ToolActivity})
 	asked := recordPreviews(env, &ran, nil)
-	var st api.State
-	env.RegisterDelayedCallback(func() {
-		st = queryState(t, env)
-		approveTool(t, env, api.ToolApprovalArgs{Approved: yes(), CallID: "c1a"}, nil)
-	}, time.Hour)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(api.EndSessionSignal, nil) }, 2*time.Hour)
-	env.ExecuteWorkflow(AgentWorkflow, approvalInput(todo.ToolApproval{"*": todo.ApprovalDestructive}))
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	st := approveC1a(t, env, todo.ToolApproval{"*": todo.ApprovalDestructive})
 	if d := st.PendingApproval.Diff; d == nil || !strings.Contains(d.Hunks, "+new of c1a") {
 		t.Errorf("the held write's wait = %s", dump(st.PendingApproval))
 	}
