@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/todoflow/todoflow/activities"
 	"github.com/todoflow/todoflow/api"
 	tfclient "github.com/todoflow/todoflow/client"
 	"github.com/todoflow/todoflow/model"
@@ -126,6 +127,21 @@ func TestChatApprovalPromptShowsTheDiff(t *testing.T) {
 		if got := answers[call]; !strings.Contains(got, want) {
 			t.Errorf("%s answered %q, want %q", call, got, want)
 		}
+	}
+	// Each wait's diff came from the workspace's host, asked once before
+	// the wait: four previews, on the host's queue.
+	st, _ := queryState(ctx, s.c, id)
+	previews := 0
+	for _, ev := range historyOf(t, s.c, id) {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a.GetActivityType().GetName() == activities.PreviewToolName {
+			previews++
+			if st.Workspace == nil || a.GetTaskQueue().GetName() != st.Workspace.HostQueue {
+				t.Errorf("a preview went to queue %q, not the host's (%+v)", a.GetTaskQueue().GetName(), st.Workspace)
+			}
+		}
+	}
+	if previews != 4 {
+		t.Errorf("%d previews in history, want 4 (one per wait)", previews)
 	}
 	// The diffs were the user's: none reached the model.
 	for _, m := range msgs {
