@@ -65,7 +65,9 @@ func (a *agent) waitWords(w api.Wait) string {
 	case own && w.Kind == api.WaitToolApproval && a.approvals.toolWait != nil:
 		p := a.approvals.toolWait
 		words := fmt.Sprintf("%s %s (call %s)", code(p.Tool), code(todo.ApprovalPreview(p.Arguments, headlineArgsBytes)), p.CallID)
-		if d := p.Diff; d != nil && d.Unavailable == "" {
+		// A diff that is only a note (no change, not compared) has no
+		// lines to count.
+		if d := p.Diff; d != nil && d.Unavailable == "" && !strings.HasPrefix(d.Hunks, `\`) {
 			words += fmt.Sprintf(", diff: +%d −%d lines", d.Added, d.Removed)
 		}
 		return words

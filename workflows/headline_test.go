@@ -28,6 +28,11 @@ func TestHeadline(t *testing.T) {
 			a.approvals.toolWait = &api.PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"notes.md","content":"x"}`),
 				Diff: &api.CallDiff{Hunks: "@@ -1 +1,2 @@\n-a\n+x\n+y", Added: 2, Removed: 1}}
 		}, []string{"(call c7), diff: +2 −1 lines"}, nil},
+		{"a write waits, its diff only a note", func(a *agent) {
+			a.status = api.StatusAwaitingApproval
+			a.approvals.toolWait = &api.PendingApproval{CallID: "c7", Tool: "write_file", Arguments: []byte(`{"path":"notes.md","content":"x"}`),
+				Diff: &api.CallDiff{Hunks: `\ no change: the file already had this content`}}
+		}, []string{"(call c7)"}, []string{"diff:"}},
 		{"arguments with backticks stay in their code span", func(a *agent) {
 			a.status = api.StatusAwaitingApproval
 			a.approvals.toolWait = &api.PendingApproval{CallID: "c1", Tool: "run", Arguments: []byte("{\"cmd\":\"echo `date`\"}")}

@@ -104,7 +104,10 @@ func diffLines(d *api.CallDiff) []Line {
 		return nil
 	case d.Unavailable != "":
 		return []Line{{Text: "  diff unavailable: " + d.Unavailable}}
-	case d.New && !strings.HasPrefix(d.Hunks, `\`):
+	case strings.HasPrefix(d.Hunks, `\ `) && !strings.Contains(d.Hunks, "\n"):
+		// Only a note: no change, or the texts were not compared.
+		return []Line{{Text: "  diff: " + strings.TrimPrefix(d.Hunks, `\ `)}}
+	case d.New:
 		return []Line{{Text: fmt.Sprintf("  diff: a new file of %s (its content below is the whole file)", count(d.Added))}}
 	}
 	out := []Line{{Text: fmt.Sprintf("  diff: what the call would change, +%d −%d lines:", d.Added, d.Removed)}}
