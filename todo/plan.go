@@ -2,6 +2,7 @@ package todo
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -281,6 +282,14 @@ func (ps *PlanState) Restored() {
 			ps.Plan.Steps[i].Output = nil
 		}
 	}
+}
+
+// NullOutputs reports whether a step holds an output that JSON brought back
+// as null: whether Restored would change anything. The workflow asks for
+// the patch only then, so that a run with nothing to restore records no
+// marker for it.
+func (ps *PlanState) NullOutputs() bool {
+	return ps.Plan != nil && slices.ContainsFunc(ps.Plan.Steps, func(s Step) bool { return string(s.Output) == "null" })
 }
 
 // ComputeProgress counts steps by status. Percent is completed/total*100

@@ -135,7 +135,9 @@ func agentWorkflow(ctx workflow.Context, in api.AgentInput, opts Options) (api.A
 		return refuseInput(ctx, in, err)
 	}
 	a.lean = patched(ctx, patchLeanTurn)
-	if patched(ctx, patchPlanRestored) {
+	// Asked only of a run that carries something to restore: each read
+	// of a patch records a marker and upserts TemporalChangeVersion.
+	if a.plans.NullOutputs() && patched(ctx, patchPlanRestored) {
 		a.plans.Restored()
 	}
 	a.joinTree(ctx)

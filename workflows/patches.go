@@ -28,7 +28,8 @@ const patchLeanTurn = "lean-turn"
 // patchPlanRestored makes a plan carried across continue-as-new answer as
 // it did before the handover (todo.PlanState.Restored): a status report
 // repeated after it is unchanged and emits no event again, so no parent or
-// subscriber is told of the step twice. Remove in v0.3.0.
+// subscriber is told of the step twice. Read at the run's start, and only
+// by a run whose carried plan holds such a step. Remove in v0.3.0.
 const patchPlanRestored = "plan-restored"
 
 // patchRecordMade records a field of the workflow's own making that a model
