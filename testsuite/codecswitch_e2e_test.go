@@ -39,8 +39,9 @@ import (
 // task failures, TodoCurrent at the end.
 //
 // Both workers run in this process: the key reaches the second one through
-// its client's data converter and agentworker.Options.Encrypted, not the
-// environment (agentworker.New only reads codec.EnvKey to set Encrypted).
+// its client's data converter, given again as agentworker.Options'
+// DataConverter (its activities read the history with it), and
+// agentworker.Options.Encrypted, not the environment.
 func TestEncryptionSwitchBetweenTurns(t *testing.T) {
 	const id = "codec-switch-e2e"
 	todos := func(items ...string) map[string]any {
@@ -101,7 +102,7 @@ func TestEncryptionSwitchBetweenTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sealed.Close()
-	w, err := agentworker.New(sealed, agentworker.Options{StateDir: stateDir, Encrypted: true})
+	w, err := agentworker.New(sealed, agentworker.Options{StateDir: stateDir, Encrypted: true, DataConverter: sealer.DataConverter()})
 	if err != nil {
 		t.Fatal(err)
 	}

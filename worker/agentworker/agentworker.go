@@ -117,9 +117,11 @@ type Options struct {
 	// those are unset too. Clients trust the system's authorities and the
 	// certificates of the file TODOFLOW_STREAM_CA names.
 	StreamCert, StreamKey string
-	// DataConverter is c's data converter, which seals the frames of the
-	// reply streams as it seals payloads; nil means the one
-	// TODOFLOW_PAYLOAD_KEY makes (as Dial does), else the SDK's default.
+	// DataConverter is c's data converter, with which the activities
+	// decode the run's history (where they read the transcript back) and
+	// the reply streams seal their frames; nil means the one
+	// TODOFLOW_PAYLOAD_KEY makes (as Dial does), else the SDK's default. A
+	// worker dialed with a codec of its own must be given it here.
 	DataConverter converter.DataConverter
 	// ToolOutputMax is how many bytes of a tool's output the model reads
 	// (the rest is cut, with a line saying so); 0 means

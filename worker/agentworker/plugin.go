@@ -14,7 +14,6 @@ import (
 	"github.com/nexus-rpc/sdk-go/nexus"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -73,15 +72,14 @@ func NewPlugin(c client.Client, opts Options) (*Plugin, error) {
 		opts.Tools = tools.DefaultRegistry()
 	}
 	// The activities decode the run's history (the transcript is read
-	// from there) with the converter the client was dialed with.
-	var dc converter.DataConverter
+	// from there, and from nowhere else) with the converter the client
+	// was dialed with.
 	if os.Getenv(codec.EnvKey) != "" {
 		opts.Encrypted = true
-		sealer, err := codec.FromEnv()
-		if err != nil {
-			return nil, err
-		}
-		dc = sealer.DataConverter()
+	}
+	dc, err := payloadConverter(opts)
+	if err != nil {
+		return nil, err
 	}
 	p.encrypted = opts.Encrypted
 	outputMax, err := toolOutputMax(opts.ToolOutputMax)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"go.temporal.io/sdk/converter"
+
 	"github.com/todoflow/todoflow/internal/replystream"
 	"github.com/todoflow/todoflow/worker/codec"
 )
@@ -39,15 +41,9 @@ func serveStreams(opts *Options) (*replystream.Server, error) {
 	if host == "" {
 		host = "127.0.0.1" // a port alone is not every interface: see SECURITY.md
 	}
-	dc := opts.DataConverter
-	if dc == nil {
-		sealer, err := codec.FromEnv()
-		if err != nil {
-			return nil, err
-		}
-		if sealer != nil {
-			dc = sealer.DataConverter()
-		}
+	dc, err := payloadConverter(*opts)
+	if err != nil {
+		return nil, err
 	}
 	conf, err := streamTLS(opts)
 	if err != nil {
@@ -98,4 +94,19 @@ func streamTLS(opts *Options) (*tls.Config, error) {
 func defaultIdentity() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%d@%s@", os.Getpid(), host)
+}
+
+// payloadConverter is the converter of the client the worker was given:
+// opts.DataConverter, else the one TODOFLOW_PAYLOAD_KEY makes (as Dial
+// does), else nil, the SDK's default. The reply streams seal their frames
+// with it, and the activities decode the run's history with it.
+func payloadConverter(opts Options) (converter.DataConverter, error) {
+	if opts.DataConverter != nil {
+		return opts.DataConverter, nil
+	}
+	sealer, err := codec.FromEnv()
+	if err != nil || sealer == nil {
+		return nil, err
+	}
+	return sealer.DataConverter(), nil
 }
