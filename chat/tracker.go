@@ -3,6 +3,7 @@ package chat
 import (
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/todoflow/todoflow/api"
 
@@ -116,9 +117,11 @@ func (t *tracker) apply(ev client.Event) []entry {
 		// attempt, or one no worker runs (no call number then). Keep
 		// showing the reply so far until it has news, marked as cut.
 		newCall := t.stream == nil || (ev.Call != 0 && t.stream.Call != ev.Call)
-		if ev.Running && ev.Text != "" && !newCall && t.stream.Text != "" && ev.Attempt > t.stream.Attempt {
+		if ev.Running && ev.Text != "" && !newCall && t.stream.Text != "" && ev.Attempt > t.stream.Attempt && !sameReply(ev.Text, t.stream.Text) {
 			// The call's next attempt writes the reply anew: what the
-			// attempt before had written stays, marked as cut.
+			// attempt before had written stays, marked as cut. An attempt
+			// that writes the same reply again (the worker's answer to a
+			// call whose completion was lost) is the same text, shown once.
 			out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
 		}
 		if ev.Running && (ev.Text != "" || newCall) {
@@ -225,3 +228,7 @@ func (t *tracker) keepRead(c client.WaitingCall) {
 	}
 	t.read[c.CallID] = c
 }
+
+// sameReply reports whether two texts of one call's attempts are the same
+// reply, one further along than the other.
+func sameReply(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) }
