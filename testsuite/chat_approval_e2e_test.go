@@ -56,7 +56,7 @@ func TestChatApprovalPromptShowsTheDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
-	tm.start("chat", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id)...)
+	tm.start("chat", env, bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id)
 	const limit = 90 * time.Second
 	// notesAre checks what notes.txt holds after an answer.
 	notesAre := func(after, want string) {

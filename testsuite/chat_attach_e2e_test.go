@@ -45,7 +45,7 @@ func TestChatReattachShowsTheWholeTranscript(t *testing.T) {
 	chat := []string{bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id}
 	for try := 1; try <= 10; try++ {
 		name := fmt.Sprintf("attach%d", try)
-		tm.start(name, env, reporting(chat...)...)
+		tm.start(name, env, chat...)
 		// The transcript is read after the view is up: what is on screen
 		// once the last reply shows, not once the prompt does.
 		tm.waitFor(name, 60*time.Second, "attached", "your turn", fmt.Sprintf("Answer %d, line three.", turns))
@@ -58,7 +58,7 @@ func TestChatReattachShowsTheWholeTranscript(t *testing.T) {
 			}
 		}
 		tm.keys(name, "C-d")
-		tm.waitFor(name, 30*time.Second, "[exit 0]")
+		tm.waitExit(name, 30*time.Second)
 	}
 }
 
@@ -82,7 +82,7 @@ func TestChatSmallWindowDoesNotScroll(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
-	tm.start("small", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", "chat-small", "--model", "script:"+script)...)
+	tm.start("small", env, bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", "chat-small", "--model", "script:"+script)
 	tm.must("resize-window", "-t", "small", "-x", "60", "-y", "12")
 	tm.waitFor("small", 60*time.Second, askFirst)
 	tm.keys("small", "make the list", "Enter")

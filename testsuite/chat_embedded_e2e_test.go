@@ -40,13 +40,14 @@ func TestChatEmbeddedEndToEnd(t *testing.T) {
 		tm.keys(name, "C-c")
 		tm.waitFor(name, limit, "Ctrl+C again to leave")
 		tm.keys(name, "C-c")
-		tm.waitFor(name, limit, "Left session", "the server stopped with this client", "[exit 0]")
+		tm.waitFor(name, limit, "Left session", "the server stopped with this client")
+		tm.waitExit(name, limit)
 	}
 	// What the SDK's and the server's logs look like (slog's text handler,
 	// the server's JSON lines), and the warning the issue saw.
 	logLike := []string{"level=", `"level":`, "RecordActivityHeartbeat", "context canceled", "Failed to poll"}
 
-	tm.start("stream", env, reporting(bin, "chat", "--model", "script:"+script)...)
+	tm.start("stream", env, bin, "chat", "--model", "script:"+script)
 	tm.waitFor("stream", limit, "Embedded server at", "log: "+logPath, askFirst)
 	tm.keys("stream", "stream a reply", "Enter")
 	tm.waitFor("stream", limit, "while the worker heartbeats what it has so far.", "your turn")
@@ -73,7 +74,7 @@ func TestChatEmbeddedEndToEnd(t *testing.T) {
 	t.Logf("the chat's log:\n%s", log)
 
 	// No model configured: the demo, said before anything is typed.
-	tm.start("demo", env, reporting(bin, "chat")...)
+	tm.start("demo", env, bin, "chat")
 	tm.waitFor("demo", limit, "No model is configured", "plays the demo", "NOTES.md is in the workspace", "3/3 · your turn")
 	const demoEnd = "This session is the scripted demo, so no model reads what you type."
 	tm.keys("demo", "what is in NOTES.md?", "Enter")

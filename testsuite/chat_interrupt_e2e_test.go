@@ -33,7 +33,7 @@ func TestChatTextKeptOnInterrupt(t *testing.T) {
 	chat := []string{bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id}
 	const limit = 60 * time.Second
 
-	tm.start("cut", env, reporting(append(chat, "--model", "openai:test-model")...)...)
+	tm.start("cut", env, append(chat, "--model", "openai:test-model")...)
 	tm.waitFor("cut", limit, askFirst)
 	tm.keys("cut", "tell me the words", "Enter")
 	before := tm.waitFor("cut", limit, "w05", "Esc: stop the turn")
@@ -85,7 +85,7 @@ func TestChatTextKeptOnInterrupt(t *testing.T) {
 
 	// A client that attaches later shows the reply cut, from the transcript.
 	tm.keys("cut", "C-d")
-	tm.waitFor("cut", limit, "[exit 0]")
+	tm.waitExit("cut", limit)
 	tm.start("again", env, chat...)
 	tm.waitFor("again", limit, "attached", "w05", "✂ cut here", "Interrupted by the user here", "Going on from the cut.")
 }

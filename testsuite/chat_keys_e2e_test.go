@@ -24,12 +24,6 @@ const keysScript = `{"model": [
   {"content": "Got it: four lines, one message."}
 ]}`
 
-// reporting is argv run so that its pane shows how it exited, "[exit N]"
-// on the last line: tmux's pane_dead_status is not there for every exit.
-func reporting(argv ...string) []string {
-	return append([]string{"sh", "-c", `"$@"; echo "[exit $?]"`, "sh"}, argv...)
-}
-
 // colours is what is on the screen of session name (capture-pane -e: the
 // cells' attributes as SGR sequences) in a colour: the SGR parameters that
 // set one.
@@ -81,7 +75,7 @@ func TestChatKeysEndToEnd(t *testing.T) {
 		return out
 	}
 
-	tm.start("first", append(env, "NO_COLOR=1"), reporting(append(chat, "--model", "script:"+script)...)...)
+	tm.start("first", append(env, "NO_COLOR=1"), append(chat, "--model", "script:"+script)...)
 	tm.waitFor("first", limit, askFirst)
 
 	// Ctrl+C clears what was typed; the client stays.
@@ -99,9 +93,9 @@ func TestChatKeysEndToEnd(t *testing.T) {
 	for press := 1; press <= 2; press++ {
 		tm.keys("first", "C-c")
 		s := tm.waitScreen("first", limit, fmt.Sprintf("press %d read: its hint, or the client's end", press), func(s string) bool {
-			return strings.Contains(s, "Ctrl+C again to leave") || strings.Contains(s, "[exit ")
+			return strings.Contains(s, "Ctrl+C again to leave") || tm.ended("first") != ""
 		})
-		if strings.Contains(s, "[exit ") {
+		if tm.ended("first") != "" {
 			t.Fatalf("Ctrl+C presses further apart than the hint's window ended the client (press %d):\n%s", press, s)
 		}
 		tm.waitScreen("first", limit, "the hint gone", func(s string) bool { return !strings.Contains(s, "Ctrl+C again") })
@@ -144,7 +138,8 @@ func TestChatKeysEndToEnd(t *testing.T) {
 	tm.keys("first", "C-c")
 	tm.waitFor("first", limit, "Ctrl+C again to leave")
 	tm.keys("first", "C-c")
-	tm.waitFor("first", limit, "Left session "+id, "[exit 0]")
+	tm.waitFor("first", limit, "Left session "+id)
+	tm.waitExit("first", limit)
 	st, ok := queryState(ctx, s.c, id)
 	if !ok || st.Status != api.StatusWaitingUser {
 		t.Errorf("after the client left: status %q (read: %v), want %s", st.Status, ok, api.StatusWaitingUser)
@@ -181,7 +176,7 @@ func TestChatEscStopsTheTurn(t *testing.T) {
 	const id = "chat-esc"
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
 	const limit = 40 * time.Second
-	tm.start("esc", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+script)...)
+	tm.start("esc", env, bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+script)
 	tm.waitFor("esc", limit, askFirst)
 	tm.keys("esc", "think it over", "Enter")
 	tm.waitFor("esc", limit, "Think it over", "Esc: stop the turn")
@@ -226,7 +221,7 @@ func TestChatClearStartsANewSession(t *testing.T) {
 	const id = "chat-clear"
 	env := []string{"TODOFLOW_STATE_DIR=" + t.TempDir(), "TEMPORAL_ADDRESS=", "TEMPORAL_NAMESPACE=", "TERM=xterm-256color"}
 	const limit = 60 * time.Second
-	tm.start("clear", env, reporting(bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+first)...)
+	tm.start("clear", env, bin, "chat", "--address", s.srv.Address(), "--namespace", s.srv.Namespace(), "--id", id, "--model", "script:"+first)
 	tm.waitFor("clear", limit, askFirst)
 	tm.keys("clear", "hello", "Enter")
 	tm.waitFor("clear", limit, "From the first session.")

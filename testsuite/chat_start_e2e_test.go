@@ -44,19 +44,20 @@ func TestChatSessionStartsWithItsFirstMessage(t *testing.T) {
 	}
 
 	// Opened and left with two Ctrl+C before anything was sent: no run.
-	tm.start("left", env, reporting(chat...)...)
+	tm.start("left", env, chat...)
 	tm.waitFor("left", limit, askFirst)
 	time.Sleep(time.Second)
 	tm.keys("left", "C-c")
 	tm.waitFor("left", limit, "Ctrl+C again to leave")
 	tm.keys("left", "C-c")
-	tm.waitFor("left", limit, "nothing was sent, so no session was started", "[exit 0]")
+	tm.waitFor("left", limit, "nothing was sent, so no session was started")
+	tm.waitExit("left", limit)
 	if n := runs(); n != 0 {
 		t.Fatalf("a chat left before its first message left %d runs on the server", n)
 	}
 
 	const id = "chat-summary"
-	tm.start("first", env, reporting(append(chat, "--id", id)...)...)
+	tm.start("first", env, append(chat, "--id", id)...)
 	tm.waitFor("first", limit, askFirst)
 	if _, err := s.c.DescribeWorkflowExecution(ctx, id, ""); !errors.As(err, new(*serviceerror.NotFound)) {
 		t.Fatalf("before its first message the session is on the server (%v)", err)
@@ -98,7 +99,7 @@ func TestChatSessionStartsWithItsFirstMessage(t *testing.T) {
 
 	// The server goes away before the first message: the start fails, says
 	// so, and the message waits at the prompt to be sent again.
-	tm.start("down", env, reporting(chat...)...)
+	tm.start("down", env, chat...)
 	tm.waitFor("down", limit, askFirst)
 	if err := s.srv.Stop(); err != nil {
 		t.Fatal(err)
