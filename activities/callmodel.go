@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -337,10 +338,7 @@ func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]mod
 	if a.Transcripts == nil {
 		return nil, temporal.NewNonRetryableApplicationError("worker has no transcript reader", ErrTypeModelConfig, nil)
 	}
-	run := transcript.Run{Namespace: a.Namespace, WorkflowID: in.WorkflowID, RunID: in.RunID}
-	if activity.IsActivity(ctx) {
-		run.Namespace = activity.GetInfo(ctx).WorkflowNamespace
-	}
+	run := transcript.Run{Namespace: cmp.Or(running(ctx).info.WorkflowNamespace, a.Namespace), WorkflowID: in.WorkflowID, RunID: in.RunID}
 	return a.Transcripts.Messages(ctx, run, in.New, in.Spans)
 }
 

@@ -1,11 +1,10 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-
-	"go.temporal.io/sdk/activity"
 
 	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/api"
@@ -69,9 +68,7 @@ func (a *Activities) PreviewTool(ctx context.Context, in RunToolInput) (api.Call
 	if !ok {
 		return unavailable("tool %s of this worker shows no diff before it runs", in.Call.Name), nil
 	}
-	if in.WorkflowID == "" && activity.IsActivity(ctx) {
-		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
-	}
+	in.WorkflowID = cmp.Or(in.WorkflowID, running(ctx).info.WorkflowExecution.ID)
 	ws, err := a.workspace(in)
 	if err != nil {
 		return unavailable("%v", err), nil

@@ -7,13 +7,13 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// activityAPI is what the methods' metrics, heartbeats and retries use of
-// the activity they run in: the one seam between them and the SDK's activity
+// activityAPI is what the methods' metrics, heartbeats, retries and
+// workflow ids use of the activity they run in: the one seam between them and the SDK's activity
 // API, whose calls panic on a context that is no activity's. The methods'
 // tests run them in the SDK's test environment; the cold-read measurements
 // of package testsuite (reading a run's transcript by Activities.Namespace)
 // and the benchmarks call CallModel and RunTool outside an activity, which
-// then counts and heartbeats nothing, as attempt 1.
+// then counts and heartbeats nothing, as attempt 1 of no workflow.
 type activityAPI struct {
 	info    activity.Info
 	metrics client.MetricsHandler

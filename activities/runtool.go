@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -201,9 +202,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		return uncertain(in.Call.Name, "an earlier attempt of this call was interrupted (its worker stopped, or it timed out) after the call may have reached the tool"), nil
 	}
 
-	if in.WorkflowID == "" {
-		in.WorkflowID = activity.GetInfo(ctx).WorkflowExecution.ID
-	}
+	in.WorkflowID = cmp.Or(in.WorkflowID, running(ctx).info.WorkflowExecution.ID)
 	// Opened (and created) now, once for the whole call: a worker that
 	// cannot gets a clear activity failure rather than the model an error
 	// it cannot act on, and the tool works in the folder that was checked,
@@ -320,7 +319,7 @@ func (a *Activities) workspace(in RunToolInput) (tools.Workspace, error) {
 // readCall reads a tool call from the transcript of the workflow that
 // scheduled this activity, and checks it is the call the workflow meant.
 func (a *Activities) readCall(ctx context.Context, ref transcript.CallRef, id string) (model.ToolCall, error) {
-	if !activity.IsActivity(ctx) || a.Transcripts == nil {
+	if a.Transcripts == nil || callerRun(ctx).WorkflowID == "" {
 		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context and a transcript reader", transcript.ErrTypeMismatch, nil)
 	}
 	return a.Transcripts.Call(ctx, callerRun(ctx), ref, id)
@@ -328,6 +327,6 @@ func (a *Activities) readCall(ctx context.Context, ref transcript.CallRef, id st
 
 // callerRun is the run that scheduled the activity.
 func callerRun(ctx context.Context) transcript.Run {
-	info := activity.GetInfo(ctx)
+	info := running(ctx).info
 	return transcript.Run{Namespace: info.WorkflowNamespace, WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 }
