@@ -15,8 +15,8 @@
 //
 // # What it speaks
 //
-// The session's messages are the public contract (DESIGN.md, Message
-// names): the updates send_message, approve_plan, approve_tool,
+// The session's messages are the public contract (package api,
+// docs/protocol.md): the updates send_message, approve_plan, approve_tool,
 // set_continuation, retry_turn, compact_context and turn_reply (which
 // Sent.Result sends by itself to follow a turn handed over to a later
 // run), the signals resume and

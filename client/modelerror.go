@@ -21,7 +21,7 @@ import (
 // the call was first scheduled. So the state a client shows (starter
 // state, the chat's retry line, Watch's events) takes its model_error from
 // there while the call is retried; the field names are the state query's
-// own (CONTRACT.md).
+// own (package api).
 
 // retriedModelError is the model_error of the pending model call pa: nil
 // when there is none, or it has not failed yet (its first attempt). Its

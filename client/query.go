@@ -20,7 +20,7 @@ import (
 // state) and the history (the server answers it alone).
 
 // State is the state query's answer: the list, the plan, the waits, the
-// subagents, the model's errors (CONTRACT.md); a model call that the
+// subagents, the model's errors (package api); a model call that the
 // server retries now is its model_error (modelerror.go).
 func (s *Session) State(ctx context.Context) (api.State, error) {
 	st, err := s.RunState(ctx)

@@ -20,7 +20,7 @@ import (
 // beyond that) and a subagent's call only as a short reason (state.waiting),
 // so the whole call is read where it is kept whole: in the transcript of
 // the agent that made it (the model's answer that holds it), the agent's
-// own workflow for a subagent (CONTRACT.md: `<parent workflow id>/<agent_id>`).
+// own workflow for a subagent (docs/protocol.md: `<parent workflow id>/<agent_id>`).
 
 // WaitingCall is a tool call that waits for approval in a session's tree.
 type WaitingCall struct {

@@ -8,7 +8,7 @@
 //
 // The types are plain data with JSON tags: they travel through Temporal payloads
 // and appear verbatim in the `messages` query, so their JSON shape is part of the
-// public contract (CONTRACT.md).
+// public contract (docs/protocol.md).
 package model
 
 import (

@@ -28,7 +28,7 @@ type Options struct {
 	Poll       time.Duration
 }
 
-// Output is `starter run --json`'s object (CONTRACT.md).
+// Output is `starter run --json`'s object (docs/testing.md, Scenarios).
 type Output struct {
 	WorkflowID string            `json:"workflow_id"`
 	RunStatus  string            `json:"run_status"`

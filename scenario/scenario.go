@@ -1,6 +1,6 @@
 // Package scenario reads scenario files and plays them against a Temporal
 // server: a whole agent run driven by a scripted model and scripted human
-// actions (CONTRACT.md, Scenario files). The starter's `run --scenario` and
+// actions (docs/testing.md, Scenarios). The starter's `run --scenario` and
 // the end-to-end tests both play scenarios through this package, so what a
 // user runs by hand is exactly what the tests check.
 //

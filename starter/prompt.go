@@ -17,7 +17,7 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// runOutput is `starter run --json`'s object (CONTRACT.md): the scenario player's output,
+// runOutput is `starter run --json`'s object (docs/testing.md, Scenarios): the scenario player's output,
 // with the starter's ways of printing it.
 type runOutput scenario.Output
 

@@ -7,8 +7,8 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 )
 
-// Names of the messages the guards inject (role user), as CONTRACT.md fixes
-// them; the transcript keeps them so that a reader sees why the model was
+// Names of the messages the guards inject (role user), fixed by the public
+// contract; the transcript keeps them so that a reader sees why the model was
 // prompted again.
 const (
 	NameReminder           = "todo_reminder"
@@ -56,8 +56,7 @@ func TurnEnded(st *State) {
 }
 
 // EndOfTurn judges a response without tool calls, after the caller has
-// handled a pause and waited for blocked plan steps (CONTRACT.md, The end of a
-// turn): the finalization guard, then continuation, then the turn ends.
+// handled a pause and waited for blocked plan steps (the package doc): the finalization guard, then continuation, then the turn ends.
 //
 // pendingSteps are the descriptions of unfinished plan steps that count for
 // the guard (a started, active plan's steps that are not blocked on a live

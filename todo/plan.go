@@ -38,7 +38,7 @@ const (
 	StepBlocked    = "blocked"
 )
 
-// Event types (CONTRACT.md), the same twelve jaato publishes on its bus.
+// Event types, part of the public contract, the same twelve jaato publishes on its bus.
 const (
 	EventPlanCreated   = "plan_created"
 	EventPlanStarted   = "plan_started"

@@ -189,7 +189,7 @@ func planJSON(v any) string {
 func planOK(v any) Result { return Result{Content: planJSON(v)} }
 
 // failurePhrases are the wordings that, in a `completed` report, say the step
-// did not in fact succeed (CONTRACT.md, honest reporting).
+// did not in fact succeed: such a report is refused (docs/tools.md).
 var failurePhrases = []string{"could not", "couldn't", "cannot", "can't", "unable to", "failed to", "not able to"}
 
 // FailurePhrase returns the first failure phrase found in text (case

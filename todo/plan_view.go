@@ -8,7 +8,7 @@ import (
 	"github.com/todoflow/todoflow/internal/text"
 )
 
-// stepMarks are the plan checklist's status markers (CONTRACT.md).
+// stepMarks are the plan checklist's status markers, part of the public contract.
 var stepMarks = map[string]string{
 	StepCompleted:  "[x]",
 	StepInProgress: "[>]",

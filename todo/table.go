@@ -18,14 +18,14 @@ import (
 
 //go:generate go run ./internal/genschemas
 
-// Names of the todo tools the model sees (CONTRACT.md).
+// Names of the todo tools the model sees (docs/tools.md).
 const (
 	ToolWrite = "write_todos"
 	ToolRead  = "todo_read"
 	ToolPause = "todo_pause"
 )
 
-// Names of the plan and cross-agent tools the model sees (CONTRACT.md).
+// Names of the plan and cross-agent tools the model sees (docs/tools.md).
 const (
 	ToolCreatePlan             = "createPlan"
 	ToolStartPlan              = "startPlan"

@@ -86,7 +86,7 @@ func prioritySummary(items []Item) string {
 }
 
 // marks are the checklist's status markers, the same family as the plan
-// checklist of CONTRACT.md.
+// checklist's (stepMarks).
 var marks = map[Status]string{
 	Completed:  "[x]",
 	InProgress: "[>]",

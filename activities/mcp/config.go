@@ -15,7 +15,7 @@ import (
 )
 
 // EnvConfig is the environment variable that names the MCP configuration
-// file of a worker (CONTRACT.md); `worker --mcp-config FILE` wins over it.
+// file of a worker (docs/tools.md); `worker --mcp-config FILE` wins over it.
 const EnvConfig = "TODOFLOW_MCP_CONFIG"
 
 // Config is an MCP configuration: the servers whose tools the worker offers.

@@ -4,7 +4,7 @@
 //
 // # Configuration
 //
-// The worker reads the file other MCP clients read (CONTRACT.md):
+// The worker reads the file other MCP clients read (docs/tools.md):
 //
 //	{"mcpServers": {
 //	  "orders":  {"command": "orders-mcp", "args": ["--db", "${ORDERS_DB}"], "env": {"LOG": "warn"}, "cwd": "/srv/orders"},

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Tool names the model sees are mcp__<server>__<tool> (CONTRACT.md), made of
+// Tool names the model sees are mcp__<server>__<tool> (docs/tools.md), made of
 // what every provider accepts: 1 to 64 letters, digits, '_' and '-'. Server
 // and tool names may hold anything (dots, slashes, spaces, any script), so
 // each character outside that set becomes '_', and a name too long is cut

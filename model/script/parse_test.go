@@ -10,7 +10,7 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// scenario is the example of CONTRACT.md, plus ids, delays and fields this
+// scenario is the example of the public contract, plus ids, delays and fields this
 // package must ignore.
 const scenario = `{
   "name": "what this shows",

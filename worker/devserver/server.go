@@ -72,7 +72,7 @@ const (
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL; a variable for tests.
 var stopGrace = 10 * time.Second
 
-// dynamicConfig are the server settings measured to matter here (DESIGN.md). Values are
+// dynamicConfig are the server settings measured to matter here (docs/architecture.md, Performance). Values are
 // JSON, so numbers go unquoted; strings would need JSON quotes.
 var dynamicConfig = []string{
 	// The default 20 polls/s of history transfer tasks adds ~100 ms to every activity.
