@@ -56,7 +56,8 @@ func TurnEnded(st *State) {
 }
 
 // EndOfTurn judges a response without tool calls, after the caller has
-// handled a pause and waited for blocked plan steps (the package doc): the finalization guard, then continuation, then the turn ends.
+// handled a pause and waited for blocked plan steps (the package doc): the
+// finalization guard, then continuation, then the turn ends.
 //
 // pendingSteps are the descriptions of unfinished plan steps that count for
 // the guard (a started, active plan's steps that are not blocked on a live
