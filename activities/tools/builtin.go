@@ -226,14 +226,9 @@ func readFile(ctx context.Context, env Env, raw json.RawMessage) (string, error)
 	if err := DecodeArgs(readFileSpec, raw, &args); err != nil {
 		return "", err
 	}
-	if args.Offset < 0 {
-		return "", fmt.Errorf("%s: offset is %d: want 0 or more, in bytes from the start of the file", tool, args.Offset)
-	}
+	// The schema's minimums keep offset at 0 or more and limit at 1 or more.
 	limit := readLimit(env)
 	if args.Limit != nil {
-		if *args.Limit < 1 {
-			return "", fmt.Errorf("%s: limit is %d: want 1 or more bytes", tool, *args.Limit)
-		}
 		limit = min(limit, *args.Limit)
 	}
 	root, name, err := env.Workspace.openPath(tool, args.Path)
