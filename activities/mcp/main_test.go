@@ -124,6 +124,14 @@ func testServer() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "background", Description: "A long job, as a task."}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return text("ran without a task"), nil, nil
 	})
+	// legacy's schema is draft-04's (a boolean exclusiveMinimum), which
+	// jsonschema-go cannot read: the worker must still call it.
+	s.AddTool(&sdk.Tool{Name: "legacy", Description: "Send the arguments back.", InputSchema: json.RawMessage(`{
+		"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+		"properties": {"n": {"type": "integer", "minimum": 0, "exclusiveMinimum": true}}, "required": ["n"]}`)},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return text(string(req.Params.Arguments)), nil
+		})
 	// Two names that are one once made fit for a model: the second listed
 	// is left out.
 	for _, name := range []string{"get.order", "get_order"} {

@@ -543,9 +543,9 @@ func hints(a *sdk.ToolAnnotations) tools.Hints {
 	}
 }
 
-// Run checks the arguments against the tool's schema, as far as DecodeArgs
-// reads schemas, so that a malformed call gets a clear error without a
-// round trip; the server checks them fully.
+// Run checks the arguments against the tool's schema (DecodeArgs), so that
+// a malformed call gets a clear error without a round trip; the server
+// checks them too, and alone when the schema is one DecodeArgs cannot use.
 func (t *tool) Run(ctx context.Context, env tools.Env, args json.RawMessage) (string, error) {
 	var obj json.RawMessage
 	if err := tools.DecodeArgs(t.spec, args, &obj); err != nil {

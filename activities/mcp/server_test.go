@@ -132,7 +132,7 @@ func TestStdioServer(t *testing.T) {
 	})
 	// Not background, which must run as a task.
 	want := []string{"mcp__orders__count", "mcp__orders__cwd", "mcp__orders__echo", "mcp__orders__env", "mcp__orders__exit",
-		"mcp__orders__exit_idempotent", "mcp__orders__fail", "mcp__orders__get_order", "mcp__orders__picture", "mcp__orders__pid", "mcp__orders__slow"}
+		"mcp__orders__exit_idempotent", "mcp__orders__fail", "mcp__orders__get_order", "mcp__orders__legacy", "mcp__orders__picture", "mcp__orders__pid", "mcp__orders__slow"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools offered: %q\nwant %q", names, want)
 	}
@@ -167,6 +167,8 @@ func TestStdioServer(t *testing.T) {
 		{"mcp__orders__cwd", ``, dir + "/work"},
 		{"mcp__orders__picture", `{}`, "a red dot\n[image: image/png, 2.0 KiB, not shown]"},
 		{"mcp__orders__get_order", `{}`, "get.order"},
+		// A schema the worker cannot read leaves the checks to the server.
+		{"mcp__orders__legacy", `{"n": 1}`, `{"n":1}`},
 	} {
 		if got := f.mustCall(t, tt.tool, tt.args); got != tt.want {
 			t.Errorf("%s(%s) = %q, want %q", tt.tool, tt.args, got, tt.want)
@@ -181,8 +183,9 @@ func TestStdioServer(t *testing.T) {
 		// A value from the worker's environment, quoted in an error, is
 		// put back as its reference: errors go to the run's history.
 		{"mcp__orders__fail", `{"quote": "GREETING"}`, "upstream refused ${MCP_TEST_GREETING}"},
-		{"mcp__orders__echo", `{"text": 5}`, `argument "text" must be of type string`},
+		{"mcp__orders__echo", `{"text": 5}`, `invalid argument "text": has type "integer", want "string"`},
 		{"mcp__orders__echo", `[1]`, "arguments must be a JSON object"},
+		{"mcp__orders__legacy", `[1]`, "arguments must be a JSON object"},
 	} {
 		_, err := f.call(t, tt.tool, tt.args)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || tools.IsRetryable(err) {

@@ -226,14 +226,9 @@ func readFile(ctx context.Context, env Env, raw json.RawMessage) (string, error)
 	if err := DecodeArgs(readFileSpec, raw, &args); err != nil {
 		return "", err
 	}
-	if args.Offset < 0 {
-		return "", fmt.Errorf("%s: offset is %d: want 0 or more, in bytes from the start of the file", tool, args.Offset)
-	}
+	// The schema's minimums keep offset at 0 or more and limit at 1 or more.
 	limit := readLimit(env)
 	if args.Limit != nil {
-		if *args.Limit < 1 {
-			return "", fmt.Errorf("%s: limit is %d: want 1 or more bytes", tool, *args.Limit)
-		}
 		limit = min(limit, *args.Limit)
 	}
 	root, name, err := env.Workspace.openPath(tool, args.Path)
@@ -397,7 +392,7 @@ func writeFile(ctx context.Context, env Env, raw json.RawMessage) (string, error
 	// once the write is done.
 	var diff string
 	if env.ShowDiff != nil {
-		diff = writeDiff(root, to.name, args.Content)
+		diff, _ = writeDiff(root, to.name, args.Content)
 	}
 	if err := writeChecked(root, name, to.name, []byte(args.Content), env.VCSWrites); err != nil {
 		return "", pathError(tool, args.Path, err)
@@ -501,8 +496,7 @@ func pathError(tool, name string, err error) error {
 	case isEscape(err):
 		return fmt.Errorf("%s: path %q leads outside the workspace", tool, name)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return fmt.Errorf("%s: %q: %w", tool, name, pe.Err)
 	}
 	return fmt.Errorf("%s: %q: %w", tool, name, err)
@@ -512,8 +506,8 @@ func pathError(tool, name string, err error) error {
 // The os package does not export that error, so it is recognised by its text;
 // Clean catches the usual cases first, with its own message.
 func isEscape(err error) bool {
-	var pe *fs.PathError
-	return errors.Is(err, errLeadsOut) || errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
+	pe, ok := errors.AsType[*fs.PathError](err)
+	return errors.Is(err, errLeadsOut) || ok && pe.Err.Error() == "path escapes from parent"
 }
 
 // openPath checks a path from the model: the first step of every built-in

@@ -315,13 +315,13 @@ func TestReadFileOffsetAndLimit(t *testing.T) {
 		{name: "offset past the end", tool: "read_file", args: `{"path": "euro.txt", "offset": 10}`,
 			wantErr: `read_file: offset 10 is past the end of "euro.txt", which has 9 bytes`},
 		{name: "negative offset", tool: "read_file", args: `{"path": "euro.txt", "offset": -1}`,
-			wantErr: "read_file: offset is -1: want 0 or more"},
+			wantErr: `read_file: invalid argument "offset": minimum: -1 is less than 0`},
 		{name: "zero limit", tool: "read_file", args: `{"path": "euro.txt", "limit": 0}`,
-			wantErr: "read_file: limit is 0: want 1 or more bytes"},
+			wantErr: `read_file: invalid argument "limit": minimum: 0 is less than 1`},
 		{name: "offset not a number", tool: "read_file", args: `{"path": "euro.txt", "offset": "4"}`,
-			wantErr: `read_file: argument "offset" must be of type integer, got string`},
+			wantErr: `read_file: invalid argument "offset": has type "string", want "integer"`},
 		{name: "fractional limit", tool: "read_file", args: `{"path": "euro.txt", "limit": 2.5}`,
-			wantErr: `read_file: argument "limit" must be of type integer, got number`},
+			wantErr: `read_file: invalid argument "limit": has type "number", want "integer"`},
 	})
 }
 
@@ -496,18 +496,18 @@ func TestMalformedArguments(t *testing.T) {
 	runCases(t, env, []toolCase{
 		{name: "list: array", tool: "list_files", args: `["."]`, wantErr: "list_files: arguments must be a JSON object, got an array"},
 		{name: "list: string", tool: "list_files", args: `"."`, wantErr: `list_files: arguments must be a JSON object, got the string "."`},
-		{name: "list: path number", tool: "list_files", args: `{"path": 3}`, wantErr: `list_files: argument "path" must be of type string, got number`},
-		{name: "list: recursive string", tool: "list_files", args: `{"recursive": "yes"}`, wantErr: `list_files: argument "recursive" must be of type boolean, got string`},
-		{name: "list: unknown", tool: "list_files", args: `{"dir": "src"}`, wantErr: `list_files: unknown argument "dir" (accepted: path, recursive)`},
+		{name: "list: path number", tool: "list_files", args: `{"path": 3}`, wantErr: `list_files: invalid argument "path": has type "integer", want "string"`},
+		{name: "list: recursive string", tool: "list_files", args: `{"recursive": "yes"}`, wantErr: `list_files: invalid argument "recursive": has type "string", want "boolean"`},
+		{name: "list: unknown", tool: "list_files", args: `{"dir": "src"}`, wantErr: `list_files: invalid arguments: unexpected additional properties ["dir"] (accepted: path, recursive)`},
 		{name: "read: not JSON", tool: "read_file", args: `path=a.txt`, wantErr: "read_file: arguments must be a JSON object, got text that is not valid JSON"},
-		{name: "read: missing path", tool: "read_file", args: `{}`, wantErr: `read_file: missing required argument "path"`},
-		{name: "read: null", tool: "read_file", args: `null`, wantErr: `read_file: missing required argument "path"`},
-		{name: "read: path null", tool: "read_file", args: `{"path": null}`, wantErr: `read_file: argument "path" must be of type string, got null`},
-		{name: "read: path array", tool: "read_file", args: `{"path": ["a"]}`, wantErr: `read_file: argument "path" must be of type string, got array`},
-		{name: "write: missing content", tool: "write_file", args: `{"path": "a.txt"}`, wantErr: `write_file: missing required argument "content"`},
-		{name: "write: missing path", tool: "write_file", args: `{"content": "x"}`, wantErr: `write_file: missing required argument "path"`},
-		{name: "write: content object", tool: "write_file", args: `{"path": "a.txt", "content": {"x": 1}}`, wantErr: `write_file: argument "content" must be of type string, got object`},
-		{name: "write: unknown", tool: "write_file", args: `{"path": "a.txt", "content": "x", "mode": "append"}`, wantErr: `write_file: unknown argument "mode" (accepted: content, path)`},
+		{name: "read: missing path", tool: "read_file", args: `{}`, wantErr: `read_file: invalid arguments: required: missing properties: ["path"]`},
+		{name: "read: null", tool: "read_file", args: `null`, wantErr: `read_file: invalid arguments: required: missing properties: ["path"]`},
+		{name: "read: path null", tool: "read_file", args: `{"path": null}`, wantErr: `read_file: invalid argument "path": has type "null", want "string"`},
+		{name: "read: path array", tool: "read_file", args: `{"path": ["a"]}`, wantErr: `read_file: invalid argument "path": has type "array", want "string"`},
+		{name: "write: missing content", tool: "write_file", args: `{"path": "a.txt"}`, wantErr: `write_file: invalid arguments: required: missing properties: ["content"]`},
+		{name: "write: missing path", tool: "write_file", args: `{"content": "x"}`, wantErr: `write_file: invalid arguments: required: missing properties: ["path"]`},
+		{name: "write: content object", tool: "write_file", args: `{"path": "a.txt", "content": {"x": 1}}`, wantErr: `write_file: invalid argument "content": has type "object", want "string"`},
+		{name: "write: unknown", tool: "write_file", args: `{"path": "a.txt", "content": "x", "mode": "append"}`, wantErr: `write_file: invalid arguments: unexpected additional properties ["mode"] (accepted: content, path)`},
 	})
 }
 

@@ -50,7 +50,7 @@ func TestPreviewWrite(t *testing.T) {
 		{"too large", write("big.txt", strings.Repeat("x", MaxWriteBytes+1)), api.CallDiff{},
 			fmt.Sprintf("the content is %d bytes; one call writes at most %d", MaxWriteBytes+1, MaxWriteBytes)},
 		{"a folder", write("adir", "y"), api.CallDiff{}, `"adir" is a folder, not a file`},
-		{"malformed arguments", `{"path": "x"}`, api.CallDiff{}, `missing required argument "content"`},
+		{"malformed arguments", `{"path": "x"}`, api.CallDiff{}, `missing properties: ["content"]`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := p.Preview(context.Background(), env, json.RawMessage(tt.args))

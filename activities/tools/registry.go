@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -220,123 +222,123 @@ func (r *Registry) Specs(ctx context.Context, allow []string) ([]model.ToolSpec,
 }
 
 // DecodeArgs checks the arguments a model sent against the JSON Schema of
-// spec and then unmarshals them into v. It understands enough of JSON Schema
-// for tool parameters: the arguments must be an object; properties listed in
-// "required" must be present; a property's "type" (a name or a list of names)
-// must match; and with "additionalProperties": false, other properties are
-// refused. Empty or null arguments count as an empty object, because models
-// send them for tools without parameters.
+// spec, with github.com/google/jsonschema-go, and then unmarshals them into
+// v. Empty or null arguments count as an empty object, because models send
+// them for tools without parameters; anything else must be an object.
 //
-// Errors name the tool and the problem, so that the model can correct its call.
+// Errors name the tool and the problem, so that the model can correct its
+// call. When a call has several, which one is named may vary: the library
+// walks the arguments in map order.
 func DecodeArgs(spec model.ToolSpec, args json.RawMessage, v any) error {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	var obj map[string]json.RawMessage
-	if args[0] != '{' || json.Unmarshal(args, &obj) != nil {
-		return fmt.Errorf("%s: arguments must be a JSON object, got %s", spec.Name, describeJSON(args))
+	var obj any
+	if err := json.Unmarshal(args, &obj); err != nil {
+		return fmt.Errorf("%s: arguments must be a JSON object, got text that is not valid JSON", spec.Name)
 	}
-
-	var schema struct {
-		Properties map[string]struct {
-			Type json.RawMessage `json:"type"`
-		} `json:"properties"`
-		Required             []string `json:"required"`
-		AdditionalProperties *bool    `json:"additionalProperties"`
+	if _, ok := obj.(map[string]any); !ok {
+		return fmt.Errorf("%s: arguments must be a JSON object, got %s", spec.Name, describeJSON(obj, args))
 	}
-	if len(spec.Parameters) > 0 {
-		if err := json.Unmarshal(spec.Parameters, &schema); err != nil {
-			return fmt.Errorf("%s: the tool's parameter schema is invalid: %w", spec.Name, err)
+	if rs := resolvedSchema(spec.Parameters); rs != nil {
+		if err := rs.Validate(obj); err != nil {
+			return argsError(spec.Name, rs.Schema(), err)
 		}
 	}
-
-	for _, name := range schema.Required {
-		if _, ok := obj[name]; !ok {
-			return fmt.Errorf("%s: missing required argument %q", spec.Name, name)
-		}
-	}
-	// Sorted so that a call with several problems always gets the same error.
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		prop, known := schema.Properties[k]
-		if !known {
-			if schema.AdditionalProperties != nil && !*schema.AdditionalProperties {
-				return fmt.Errorf("%s: unknown argument %q (accepted: %s)", spec.Name, k, strings.Join(text.SortedKeys(schema.Properties), ", "))
-			}
-			continue
-		}
-		want := schemaTypes(prop.Type)
-		if len(want) == 0 {
-			continue
-		}
-		got := jsonKind(obj[k])
-		if !slices.Contains(want, got) && !(got == "integer" && slices.Contains(want, "number")) {
-			if got == "integer" {
-				got = "number"
-			}
-			return fmt.Errorf("%s: argument %q must be of type %s, got %s", spec.Name, k, strings.Join(want, " or "), got)
-		}
-	}
-
 	if err := json.Unmarshal(args, v); err != nil {
 		return fmt.Errorf("%s: invalid arguments: %w", spec.Name, err)
 	}
 	return nil
 }
 
-// schemaTypes reads a JSON Schema "type", which is a name or a list of names.
-func schemaTypes(raw json.RawMessage) []string {
-	var one string
-	if json.Unmarshal(raw, &one) == nil {
-		return []string{one}
+// schemas caches resolvedSchema's answers by the schema's text: nil for a
+// schema it cannot use.
+var schemas sync.Map
+
+// resolvedSchema returns the resolved schema of a tool's parameters, or nil
+// when there is none that jsonschema-go can validate with. Schemas from MCP
+// servers may be of another draft (draft-04's boolean exclusiveMinimum,
+// 2019-09) or refer to remote schemas: their tools must stay usable, so
+// their arguments are only checked to be an object, and the server checks
+// the rest.
+func resolvedSchema(params json.RawMessage) *jsonschema.Resolved {
+	if rs, ok := schemas.Load(string(params)); ok {
+		return rs.(*jsonschema.Resolved)
 	}
-	var many []string
-	json.Unmarshal(raw, &many) // a schema without a usable type accepts anything
-	return many
+	var rs *jsonschema.Resolved
+	var s jsonschema.Schema
+	if json.Unmarshal(params, &s) == nil && slices.Contains(validatedDrafts, s.Schema) {
+		rs, _ = s.Resolve(nil)
+	}
+	schemas.Store(string(params), rs)
+	return rs
 }
 
-// jsonKind names the JSON Schema type of a valid JSON value; whole numbers are
-// "integer" (and also match "number").
-func jsonKind(v json.RawMessage) string {
-	switch v[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	if bytes.ContainsAny(v, ".eE") {
-		return "number"
-	}
-	return "integer"
+// validatedDrafts are the "$schema"s that jsonschema-go validates with; it
+// resolves a schema of another draft, then refuses every call.
+var validatedDrafts = []string{
+	"",
+	"http://json-schema.org/draft-07/schema#",
+	"https://json-schema.org/draft-07/schema#",
+	"https://json-schema.org/draft/2020-12/schema",
 }
 
-// describeJSON names what a model sent instead of an object, quoting short
-// text so that the model sees its mistake.
-func describeJSON(v json.RawMessage) string {
-	if !json.Valid(v) {
-		return "text that is not valid JSON"
+// argsError rephrases an error of jsonschema-go, which says where in the
+// schema it failed, as a problem with an argument, on one line: "validating
+// root: validating /properties/path: type: 3 has type \"integer\", want
+// \"string\"" becomes `invalid argument "path": has type "integer", want
+// "string"`.
+func argsError(tool string, schema *jsonschema.Schema, err error) error {
+	m := schemaPath.FindStringSubmatch(err.Error())
+	if m == nil {
+		return fmt.Errorf("%s: invalid arguments: %w", tool, err)
 	}
-	kind := jsonKind(v)
-	if kind == "integer" {
-		kind = "number"
+	arg, msg := m[1], typeValue.ReplaceAllString(m[2], "$1")
+	if numberBound.MatchString(msg) {
+		msg = wholeNumber.ReplaceAllString(msg, "$1")
 	}
-	article := "a"
-	if kind == "array" || kind == "object" {
-		article = "an"
+	if arg == "" && strings.HasPrefix(msg, "unexpected additional properties") {
+		msg += fmt.Sprintf(" (accepted: %s)", strings.Join(text.SortedKeys(schema.Properties), ", "))
 	}
-	if kind == "string" && len(v) <= 80 {
-		return fmt.Sprintf("the string %s", v)
+	// The library quotes the value it refused, which may be long: its
+	// middle goes, the rule that refused it (at the end) stays.
+	if msg = text.OneLine(msg); len(msg) > 300 {
+		msg = text.Cut(msg, 150) + " … " + msg[text.NextRuneStart(msg, len(msg)-150):]
 	}
-	return article + " " + kind
+	if arg != "" {
+		return fmt.Errorf("%s: invalid argument %q: %s", tool, arg, msg)
+	}
+	return fmt.Errorf("%s: invalid arguments: %s", tool, msg)
+}
+
+var (
+	// schemaPath is the schemas an error went through (the first argument
+	// among them, m[1]) and the error (m[2]).
+	schemaPath = regexp.MustCompile(`(?s)^validating root: (?:validating /properties/([^/ ]+)[^ ]*: )?(?:validating [^ ]+: )*(.*)$`)
+	// typeValue is a "type" error, whose value, printed as Go prints it
+	// (map[x:1], <invalid reflect.Value> for null), says less than its type.
+	typeValue = regexp.MustCompile(`(?s)^type: .* (has type "[^"]*", want .*)$`)
+	// numberBound is an error of a number's bound, whose numbers read as
+	// big.Rat and %f print them (-1/1, 0.000000); wholeNumber is such a
+	// number when it is whole.
+	numberBound = regexp.MustCompile(`^(exclusiveM|m)(inimum|aximum): `)
+	wholeNumber = regexp.MustCompile(`(-?\b\d+)(/1|\.0+)\b`)
+)
+
+// describeJSON names what a model sent instead of an object (obj, decoded
+// from raw), quoting a short string so that the model sees its mistake.
+func describeJSON(obj any, raw json.RawMessage) string {
+	switch obj.(type) {
+	case string:
+		if len(raw) <= 80 {
+			return "the string " + string(raw)
+		}
+		return "a string"
+	case []any:
+		return "an array"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
 }

@@ -305,11 +305,12 @@ func TestDecodeArgs(t *testing.T) {
 		Parameters: json.RawMessage(`{
 			"type": "object",
 			"properties": {
-				"s": {"type": "string"},
-				"n": {"type": "integer"},
+				"s": {"type": "string", "maxLength": 200},
+				"n": {"type": "integer", "minimum": 0},
 				"f": {"type": "number"},
 				"b": {"type": "boolean"},
-				"opt": {"type": ["string", "null"]}
+				"opt": {"type": ["string", "null"]},
+				"tags": {"type": "array", "items": {"type": "string"}}
 			},
 			"required": ["s"],
 			"additionalProperties": false
@@ -329,19 +330,23 @@ func TestDecodeArgs(t *testing.T) {
 		{`{"s": "x"}`, ""},
 		{`{"s": "x", "n": 3, "f": 3, "b": true, "opt": null}`, ""},
 		{`{"s": "x", "f": 1.5e3, "opt": "y"}`, ""},
-		{``, `probe: missing required argument "s"`},
-		{`null`, `probe: missing required argument "s"`},
-		{`{}`, `probe: missing required argument "s"`},
+		{``, `probe: invalid arguments: required: missing properties: ["s"]`},
+		{`null`, `probe: invalid arguments: required: missing properties: ["s"]`},
+		{`{}`, `probe: invalid arguments: required: missing properties: ["s"]`},
 		{`[1, 2]`, `probe: arguments must be a JSON object, got an array`},
 		{`"list the files"`, `probe: arguments must be a JSON object, got the string "list the files"`},
 		{`42`, `probe: arguments must be a JSON object, got a number`},
 		{`{"s": `, `probe: arguments must be a JSON object, got text that is not valid JSON`},
 		{`{"s": "x"} {}`, `probe: arguments must be a JSON object, got text that is not valid JSON`},
-		{`{"s": 1}`, `probe: argument "s" must be of type string, got number`},
-		{`{"s": "x", "n": 1.5}`, `probe: argument "n" must be of type integer, got number`},
-		{`{"s": "x", "b": "yes"}`, `probe: argument "b" must be of type boolean, got string`},
-		{`{"s": "x", "opt": 1}`, `probe: argument "opt" must be of type string or null, got number`},
-		{`{"s": "x", "extra": 1}`, `probe: unknown argument "extra" (accepted: b, f, n, opt, s)`},
+		{`{"s": 1}`, `probe: invalid argument "s": has type "integer", want "string"`},
+		{`{"s": "x", "n": 1.5}`, `probe: invalid argument "n": has type "number", want "integer"`},
+		{`{"s": "x", "b": "yes"}`, `probe: invalid argument "b": has type "string", want "boolean"`},
+		{`{"s": "x", "opt": 1}`, `probe: invalid argument "opt": has type "integer", want one of "string, null"`},
+		{`{"s": "x", "extra": 1}`, `probe: invalid arguments: unexpected additional properties ["extra"] (accepted: b, f, n, opt, s, tags)`},
+		{`{"s": "x", "n": -2}`, `probe: invalid argument "n": minimum: -2 is less than 0`},
+		{`{"s": "x", "tags": ["a", 2]}`, `probe: invalid argument "tags": has type "integer", want "string"`},
+		// The middle of a long value goes, the rule stays.
+		{`{"s": "` + strings.Repeat("x", 400) + `"}`, `probe: invalid argument "s": maxLength: "` + strings.Repeat("x", 138) + ` … ` + strings.Repeat("x", 101) + `" contains 400 Unicode code points, more than 200`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
@@ -365,6 +370,30 @@ func TestDecodeArgsAllowsUnknownWithoutAdditionalPropertiesFalse(t *testing.T) {
 	var v struct{ A string }
 	if err := tools.DecodeArgs(spec, json.RawMessage(`{"a":"x","b":2}`), &v); err != nil || v.A != "x" {
 		t.Fatalf("DecodeArgs = %v, %+v", err, v)
+	}
+}
+
+// Schemas from MCP servers may be of a draft, or use keywords, that
+// jsonschema-go cannot resolve or validate with: their tools stay usable,
+// with arguments only checked to be an object (the server checks the rest).
+func TestDecodeArgsWithoutAUsableSchema(t *testing.T) {
+	for _, params := range []string{
+		// draft-04: a boolean exclusiveMinimum
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"exclusiveMinimum":true}},"required":["n"]}`,
+		// a draft the library resolves but does not validate with
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","type":"object","required":["n"]}`,
+		// a remote reference
+		`{"type":"object","properties":{"n":{"$ref":"https://example.com/n.json"}},"required":["n"]}`,
+	} {
+		spec := model.ToolSpec{Name: "legacy", Parameters: json.RawMessage(params)}
+		var v struct{ M string }
+		if err := tools.DecodeArgs(spec, json.RawMessage(`{"m":"x"}`), &v); err != nil || v.M != "x" {
+			t.Errorf("DecodeArgs with %s = %v, %+v; want the arguments decoded", params, err, v)
+		}
+		want := `legacy: arguments must be a JSON object, got an array`
+		if err := tools.DecodeArgs(spec, json.RawMessage(`[1]`), &v); err == nil || err.Error() != want {
+			t.Errorf("DecodeArgs([1]) with %s = %v, want %q", params, err, want)
+		}
 	}
 }
 

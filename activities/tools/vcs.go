@@ -2,6 +2,7 @@ package tools
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -15,12 +16,7 @@ var vcsNames = []string{".git", ".hg", ".svn", ".bzr", ".jj", "_darcs"}
 // Names are compared without case, as case-insensitive file systems (macOS,
 // Windows) would open them.
 func isVCS(elem string) bool {
-	for _, v := range vcsNames {
-		if strings.EqualFold(elem, v) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(vcsNames, func(v string) bool { return strings.EqualFold(elem, v) })
 }
 
 // vcsFolder returns the first element of the path name that is version

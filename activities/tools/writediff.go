@@ -32,15 +32,10 @@ const (
 )
 
 // writeDiff is the diff of writing content to name in root, read before
-// the write; name has passed write_file's checks (a regular file, or none).
-func writeDiff(root *os.Root, name, content string) string {
-	diff, _ := writeDiffStats(root, name, content)
-	return diff
-}
-
-// writeDiffStats is writeDiff and the lines it adds and removes (none
-// counted when the texts are not compared).
-func writeDiffStats(root *os.Root, name, content string) (string, linediff.Stats) {
+// the write, and the lines it adds and removes (none counted when the texts
+// are not compared); name has passed write_file's checks (a regular file,
+// or none).
+func writeDiff(root *os.Root, name, content string) (string, linediff.Stats) {
 	old, note := previousText(root, name)
 	if note != "" {
 		return note, linediff.Stats{}

@@ -12,7 +12,7 @@ import (
 // previewWrite is the diff a write_file call would make, worked out with
 // the write's own checks (writeTarget: the workspace's confinement, the
 // size, version control metadata, a regular file or none) and its own diff
-// (writeDiffStats), and nothing written, no folder made. A call the write
+// (writeDiff), and nothing written, no folder made. A call the write
 // would refuse is refused here with the same error.
 func previewWrite(_ context.Context, env Env, raw json.RawMessage) (api.CallDiff, error) {
 	var args writeArgs
@@ -24,6 +24,6 @@ func previewWrite(_ context.Context, env Env, raw json.RawMessage) (api.CallDiff
 		return api.CallDiff{}, err
 	}
 	_, err = root.Lstat(to.name)
-	hunks, st := writeDiffStats(root, to.name, args.Content)
+	hunks, st := writeDiff(root, to.name, args.Content)
 	return api.CallDiff{Hunks: hunks, Added: st.Added, Removed: st.Removed, New: errors.Is(err, fs.ErrNotExist)}, nil
 }

@@ -15,8 +15,8 @@ func TestCountWords(t *testing.T) {
 	}{
 		{`{"text": "to do or not to do"}`, "6 words", ""},
 		{`{"text": ""}`, "0 words", ""},
-		{`{}`, "", `missing required argument "text"`},
-		{`{"text": 3}`, "", `argument "text" must be of type string`},
+		{`{}`, "", `missing properties: ["text"]`},
+		{`{"text": 3}`, "", `invalid argument "text": has type "integer", want "string"`},
 	}
 	reg := tools.NewRegistry(tools.New(wordCount, countWords))
 	tool, ok := reg.Lookup("word_count")
