@@ -404,10 +404,10 @@ func TestNewMessagesOfStaysInBudget(t *testing.T) {
 	var held []int
 	for i, m := range nm.Messages {
 		carried += len(m.Content)
-		if h, ok := nm.held(i); ok {
+		if k := slices.IndexFunc(nm.Held, func(h Held) bool { return h.Index == i }); k >= 0 {
 			held = append(held, i)
-			if h.Content != Digest(msgs[i].Content) {
-				t.Errorf("message %d: digest %q, want %q", i, h.Content, Digest(msgs[i].Content))
+			if nm.Held[k].Content != Digest(msgs[i].Content) {
+				t.Errorf("message %d: digest %q, want %q", i, nm.Held[k].Content, Digest(msgs[i].Content))
 			}
 		}
 	}
