@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -314,23 +313,9 @@ func TestStableHead(t *testing.T) {
 	}
 }
 
-// merged puts the first page and the events read back from the end in
-// history's order.
-func TestMerged(t *testing.T) {
-	ev := func(id int64) *historypb.HistoryEvent { return &historypb.HistoryEvent{EventId: id} }
-	got := merged([]*historypb.HistoryEvent{ev(1), ev(2)}, []*historypb.HistoryEvent{ev(9), ev(8), ev(7)})
-	var ids []int64
-	for _, e := range got {
-		ids = append(ids, e.GetEventId())
-	}
-	if want := []int64{1, 2, 7, 8, 9}; !slices.Equal(ids, want) {
-		t.Errorf("merged ids %v, want %v", ids, want)
-	}
-}
-
-// newFrom finds where a model call's new messages start, and nothing in a
+// modelCall finds where a model call's new messages start, and nothing in a
 // retry (no new messages) or another activity.
-func TestNewFrom(t *testing.T) {
+func TestModelCall(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
 	sched := func(name string, in any) *historypb.HistoryEvent {
 		ps, err := dc.ToPayloads(in)
@@ -352,7 +337,15 @@ func TestNewFrom(t *testing.T) {
 		{"a retry", sched(api.ModelCallActivity, callInput{}), 0, false},
 		{"a tool", sched(api.ToolActivity, toolInput{}), 0, false},
 	} {
-		if from, ok := newFrom(tt.ev, dc); from != tt.from || ok != tt.exists {
+		in, err := modelCall(tt.ev, dc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, ok := 0, in != nil && in.New != nil
+		if ok {
+			from = in.New.From
+		}
+		if from != tt.from || ok != tt.exists {
 			t.Errorf("%s: %d, %v; want %d, %v", tt.name, from, ok, tt.from, tt.exists)
 		}
 	}
