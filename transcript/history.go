@@ -38,18 +38,13 @@ func (r *Reader) historyFor(ctx context.Context, run Run, spans []Span) (*histor
 		return nil, fmt.Errorf("read history of %s: %w", run.WorkflowID, err)
 	}
 	evs := slices.Clip(first.GetHistory().GetEvents()) // the pages read back go after it, in a new array
-	if len(first.GetNextPageToken()) == 0 || len(evs) == 0 {
-		return readHistory(evs, r.dc)
+	need := -1                                         // the first message asked for that the first page may not tell
+	if len(first.GetNextPageToken()) > 0 && len(evs) > 0 {
+		need = firstNeeded(spans, stableHead(evs, r.dc))
 	}
-	need := firstNeeded(spans, stableHead(evs, r.dc))
-	if need < 0 {
-		return readHistory(evs, r.dc) // the head is all the view needs
-	}
-	head, last := len(evs), evs[len(evs)-1].GetEventId()
-	from := -1   // the lowest From of the model calls read back
-	checkAt := 1 // pages read when the whole check runs next
+	head, from, checkAt := len(evs), -1, 1 // from: the lowest From of the model calls read back
 	var token []byte
-	for pages := 1; ; pages++ {
+	for pages := 1; need >= 0; pages++ {
 		resp, err := r.history.GetWorkflowExecutionHistoryReverse(ctx, &workflowservice.GetWorkflowExecutionHistoryReverseRequest{
 			Namespace: run.Namespace, Execution: exec, MaximumPageSize: historyPageEvents, NextPageToken: token,
 		})
@@ -59,7 +54,7 @@ func (r *Reader) historyFor(ctx context.Context, run Run, spans []Span) (*histor
 		token = resp.GetNextPageToken()
 		var page []*historypb.HistoryEvent
 		for _, ev := range resp.GetHistory().GetEvents() {
-			if ev.GetEventId() <= last {
+			if ev.GetEventId() <= evs[head-1].GetEventId() {
 				token = nil // every event is read
 				break
 			}
@@ -71,7 +66,7 @@ func (r *Reader) historyFor(ctx context.Context, run Run, spans []Span) (*histor
 		slices.Reverse(page)
 		evs = slices.Insert(evs, head, page...)
 		if len(token) == 0 {
-			return readHistory(evs, r.dc)
+			break
 		}
 		// The calls read back send every message asked for past the head:
 		// whether the values they left out were read too, only a whole
@@ -89,6 +84,7 @@ func (r *Reader) historyFor(ctx context.Context, run Run, spans []Span) (*histor
 		}
 		checkAt = 2 * pages
 	}
+	return readHistory(evs, r.dc)
 }
 
 // stableHead is how many of a run's first messages no later call sends

@@ -151,21 +151,10 @@ func TestReadHistoryOfAContinuedRun(t *testing.T) {
 		{Role: model.RoleAssistant, Content: strings.Repeat("a long answer ", 2000), ToolCalls: []model.ToolCall{}},
 	}
 	msgs := append(carried, model.Message{Role: model.RoleUser, Content: "second", ToolCalls: []model.ToolCall{}})
-	input, err := dc.ToPayloads(map[string]any{"model": "m", "carry": map[string]any{"window": map[string]any{"messages": carried}, "session": map[string]any{"turns": 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call, err := dc.ToPayloads(callInput{New: NewMessagesOf(msgs, len(carried), 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := []*historypb.HistoryEvent{
-		{EventId: 1, EventType: enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
-			WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{Input: input}}},
-		{EventId: 5, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{
-			ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{ActivityType: &commonpb.ActivityType{Name: api.ModelCallActivity}, Input: call}}},
-	}
-	h, err := readHistory(evs, dc)
+	log := &eventLog{t: t, dc: dc}
+	log.start(map[string]any{"model": "m", "carry": map[string]any{"window": map[string]any{"messages": carried}, "session": map[string]any{"turns": 1}}})
+	log.schedule(api.ModelCallActivity, callInput{New: NewMessagesOf(msgs, len(carried), 0)})
+	h, err := readHistory(log.evs, dc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,13 +278,9 @@ func TestFirstNeeded(t *testing.T) {
 func TestStableHead(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
 	started := func(in any) []*historypb.HistoryEvent {
-		ps, err := dc.ToPayloads(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []*historypb.HistoryEvent{{EventId: 1, EventType: enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
-			Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
-				WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{Input: ps}}}}
+		h := &eventLog{t: t, dc: dc}
+		h.start(in)
+		return h.evs
 	}
 	carried := make([]model.Message, 12)
 	for _, tt := range []struct {
@@ -318,13 +303,9 @@ func TestStableHead(t *testing.T) {
 func TestModelCall(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
 	sched := func(name string, in any) *historypb.HistoryEvent {
-		ps, err := dc.ToPayloads(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &historypb.HistoryEvent{EventId: 5, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
-			Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
-				ActivityType: &commonpb.ActivityType{Name: name}, Input: ps}}}
+		h := &eventLog{t: t, dc: dc}
+		h.schedule(name, in)
+		return h.evs[0]
 	}
 	msgs := make([]model.Message, 9)
 	for _, tt := range []struct {
