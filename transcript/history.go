@@ -37,8 +37,9 @@ func (r *Reader) historyFor(ctx context.Context, run Run, spans []Span) (*histor
 	if err != nil {
 		return nil, fmt.Errorf("read history of %s: %w", run.WorkflowID, err)
 	}
-	evs := slices.Clip(first.GetHistory().GetEvents()) // the pages read back go after it, in a new array
-	need := -1                                         // the first message asked for that the first page may not tell
+	// The pages read back go after the first, in an array of their own;
+	// need is the first message asked for that the first may not tell.
+	evs, need := slices.Clip(first.GetHistory().GetEvents()), -1
 	if len(first.GetNextPageToken()) > 0 && len(evs) > 0 {
 		need = firstNeeded(spans, stableHead(evs, r.dc))
 	}
@@ -177,7 +178,7 @@ func readHistory(evs []*historypb.HistoryEvent, dc converter.DataConverter) (*hi
 				continue
 			}
 			var resp model.Response
-			if err := decodeFirst(dc, a.GetResult(), &resp); err != nil {
+			if err := dc.FromPayloads(a.GetResult(), &resp); err != nil {
 				return nil, fmt.Errorf("model call result of event %d: %w", ev.GetEventId(), err)
 			}
 			t.answer, t.answerAt = &model.Message{Role: model.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls}, at
@@ -221,7 +222,7 @@ func carriedBy(ev *historypb.HistoryEvent, dc converter.DataConverter) ([]model.
 			} `json:"window"`
 		} `json:"carry"`
 	}
-	if err := decodeFirst(dc, ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil || in.Carry == nil {
+	if err := dc.FromPayloads(ev.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil || in.Carry == nil {
 		return nil, false
 	}
 	return in.Carry.Window.Messages, true
@@ -241,17 +242,10 @@ func modelCall(ev *historypb.HistoryEvent, dc converter.DataConverter) (*modelCa
 		return nil, nil
 	}
 	var in modelCallInput
-	if err := decodeFirst(dc, a.GetInput(), &in); err != nil {
+	if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
 		return nil, fmt.Errorf("model call input of event %d: %w", ev.GetEventId(), err)
 	}
 	return &in, nil
-}
-
-func decodeFirst(dc converter.DataConverter, ps *commonpb.Payloads, v any) error {
-	if len(ps.GetPayloads()) == 0 {
-		return fmt.Errorf("no payload")
-	}
-	return dc.FromPayload(ps.GetPayloads()[0], v)
 }
 
 // eventPayloads returns the payloads of the events a field left out of new

@@ -410,11 +410,7 @@ func TestHistoryReadFollowsWhatIsMissing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []model.Message
-			for _, sp := range spans {
-				want = append(want, msgs[sp.Start:sp.End]...)
-			}
-			if err := sameMessages(got, want); err != nil {
+			if err := sameMessages(got, spanMessages(msgs, spans)); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%d of %d pages read", c.pages, all)
