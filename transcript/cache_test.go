@@ -57,7 +57,7 @@ func TestCacheRead(t *testing.T) {
 		before []NewMessages
 		nm     NewMessages
 		spans  []Span
-		// reads is how many queries the call needs, holes the messages
+		// reads is how many reads of history the call needs, holes the messages
 		// they read.
 		reads, holes int
 	}{
@@ -96,12 +96,12 @@ func TestCacheRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			if f.reads != tt.reads || f.counts != tt.holes {
-				t.Errorf("%d queries for %d messages, want %d for %d", f.reads, f.counts, tt.reads, tt.holes)
+				t.Errorf("%d reads for %d messages, want %d for %d", f.reads, f.counts, tt.reads, tt.holes)
 			}
 			// What was read is kept: the same call again needs no read.
 			f.reads = 0
 			if _, err := c.Read("wf", "run", &tt.nm, tt.spans, f.fetch); err != nil || f.reads != 0 {
-				t.Errorf("the same call again: %d queries, %v; want none", f.reads, err)
+				t.Errorf("the same call again: %d reads, %v; want none", f.reads, err)
 			}
 		})
 	}
@@ -404,10 +404,10 @@ func TestNewMessagesOfStaysInBudget(t *testing.T) {
 	var held []int
 	for i, m := range nm.Messages {
 		carried += len(m.Content)
-		if h, ok := nm.held(i); ok {
+		if k := slices.IndexFunc(nm.Held, func(h Held) bool { return h.Index == i }); k >= 0 {
 			held = append(held, i)
-			if h.Content != Digest(msgs[i].Content) {
-				t.Errorf("message %d: digest %q, want %q", i, h.Content, Digest(msgs[i].Content))
+			if nm.Held[k].Content != Digest(msgs[i].Content) {
+				t.Errorf("message %d: digest %q, want %q", i, nm.Held[k].Content, Digest(msgs[i].Content))
 			}
 		}
 	}

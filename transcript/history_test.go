@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -152,21 +151,10 @@ func TestReadHistoryOfAContinuedRun(t *testing.T) {
 		{Role: model.RoleAssistant, Content: strings.Repeat("a long answer ", 2000), ToolCalls: []model.ToolCall{}},
 	}
 	msgs := append(carried, model.Message{Role: model.RoleUser, Content: "second", ToolCalls: []model.ToolCall{}})
-	input, err := dc.ToPayloads(map[string]any{"model": "m", "carry": map[string]any{"window": map[string]any{"messages": carried}, "session": map[string]any{"turns": 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call, err := dc.ToPayloads(callInput{New: NewMessagesOf(msgs, len(carried), 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := []*historypb.HistoryEvent{
-		{EventId: 1, EventType: enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
-			WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{Input: input}}},
-		{EventId: 5, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{
-			ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{ActivityType: &commonpb.ActivityType{Name: api.ModelCallActivity}, Input: call}}},
-	}
-	h, err := readHistory(evs, dc)
+	log := &eventLog{t: t, dc: dc}
+	log.start(map[string]any{"model": "m", "carry": map[string]any{"window": map[string]any{"messages": carried}, "session": map[string]any{"turns": 1}}})
+	log.schedule(api.ModelCallActivity, callInput{New: NewMessagesOf(msgs, len(carried), 0)})
+	h, err := readHistory(log.evs, dc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,13 +278,9 @@ func TestFirstNeeded(t *testing.T) {
 func TestStableHead(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
 	started := func(in any) []*historypb.HistoryEvent {
-		ps, err := dc.ToPayloads(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []*historypb.HistoryEvent{{EventId: 1, EventType: enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
-			Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
-				WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{Input: ps}}}}
+		h := &eventLog{t: t, dc: dc}
+		h.start(in)
+		return h.evs
 	}
 	carried := make([]model.Message, 12)
 	for _, tt := range []struct {
@@ -314,32 +298,14 @@ func TestStableHead(t *testing.T) {
 	}
 }
 
-// merged puts the first page and the events read back from the end in
-// history's order.
-func TestMerged(t *testing.T) {
-	ev := func(id int64) *historypb.HistoryEvent { return &historypb.HistoryEvent{EventId: id} }
-	got := merged([]*historypb.HistoryEvent{ev(1), ev(2)}, []*historypb.HistoryEvent{ev(9), ev(8), ev(7)})
-	var ids []int64
-	for _, e := range got {
-		ids = append(ids, e.GetEventId())
-	}
-	if want := []int64{1, 2, 7, 8, 9}; !slices.Equal(ids, want) {
-		t.Errorf("merged ids %v, want %v", ids, want)
-	}
-}
-
-// newFrom finds where a model call's new messages start, and nothing in a
+// modelCall finds where a model call's new messages start, and nothing in a
 // retry (no new messages) or another activity.
-func TestNewFrom(t *testing.T) {
+func TestModelCall(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
 	sched := func(name string, in any) *historypb.HistoryEvent {
-		ps, err := dc.ToPayloads(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &historypb.HistoryEvent{EventId: 5, EventType: enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
-			Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
-				ActivityType: &commonpb.ActivityType{Name: name}, Input: ps}}}
+		h := &eventLog{t: t, dc: dc}
+		h.schedule(name, in)
+		return h.evs[0]
 	}
 	msgs := make([]model.Message, 9)
 	for _, tt := range []struct {
@@ -352,7 +318,15 @@ func TestNewFrom(t *testing.T) {
 		{"a retry", sched(api.ModelCallActivity, callInput{}), 0, false},
 		{"a tool", sched(api.ToolActivity, toolInput{}), 0, false},
 	} {
-		if from, ok := newFrom(tt.ev, dc); from != tt.from || ok != tt.exists {
+		in, err := modelCall(tt.ev, dc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, ok := 0, in != nil && in.New != nil
+		if ok {
+			from = in.New.From
+		}
+		if from != tt.from || ok != tt.exists {
 			t.Errorf("%s: %d, %v; want %d, %v", tt.name, from, ok, tt.from, tt.exists)
 		}
 	}
@@ -436,11 +410,7 @@ func TestHistoryReadFollowsWhatIsMissing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []model.Message
-			for _, sp := range spans {
-				want = append(want, msgs[sp.Start:sp.End]...)
-			}
-			if err := sameMessages(got, want); err != nil {
+			if err := sameMessages(got, spanMessages(msgs, spans)); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%d of %d pages read", c.pages, all)

@@ -12,25 +12,22 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// Error types of the reader's failures, for retry policies and callers.
-// Both are non-retryable: reading again finds the same.
+// Error types of the reader's failures, both non-retryable: reading again
+// finds the same.
 const (
-	// ErrTypeMismatch means the transcript read is not what the call was
-	// told to expect: a span past its end, or a tool call that is not at
-	// the message it was said to be. It points at a bug, not at bad luck.
+	// ErrTypeMismatch means what was read is not what the call was told to
+	// expect (a tool call not at the message it was said to be): a bug.
 	ErrTypeMismatch = "TranscriptMismatch"
-	// ErrTypeHole means a message is neither in the worker's cache nor
-	// told by the run's history: the call was scheduled by an older build,
-	// which left a field of the workflow's own making for a query that
-	// this build no longer has. Its details are the index of the first
-	// such message, which the workflow's next call sends whole.
+	// ErrTypeHole means a message is neither in the worker's cache nor told
+	// by the run's history (a call an older build scheduled). Its details
+	// are the index of the first such message, which the workflow's next
+	// call sends whole.
 	ErrTypeHole = "TranscriptHole"
 )
 
 // History is what the reader needs of the Temporal server: a run's history
 // events, from its start and from its end. A client's WorkflowService has
-// both. Nothing else is reached: a workflow is never queried, so reading
-// needs no workflow worker.
+// both. It has no query: reading needs no workflow worker.
 type History interface {
 	GetWorkflowExecutionHistory(context.Context, *workflowservice.GetWorkflowExecutionHistoryRequest, ...grpc.CallOption) (*workflowservice.GetWorkflowExecutionHistoryResponse, error)
 	GetWorkflowExecutionHistoryReverse(context.Context, *workflowservice.GetWorkflowExecutionHistoryReverseRequest, ...grpc.CallOption) (*workflowservice.GetWorkflowExecutionHistoryReverseResponse, error)
@@ -75,9 +72,8 @@ func (r *Reader) Call(ctx context.Context, run Run, ref CallRef, id string) (mod
 	if err != nil {
 		return model.ToolCall{}, err
 	}
-	if calls := msgs[0].ToolCalls; ref.Index < len(calls) && calls[ref.Index].ID == id &&
-		(ref.Digest == "" || CallDigest(calls[ref.Index]) == ref.Digest) {
-		return calls[ref.Index], nil
+	if call, ok := callOf(&msgs[0], ref, id); ok {
+		return call, nil
 	}
 	return model.ToolCall{}, temporal.NewNonRetryableApplicationError(
 		fmt.Sprintf("transcript of %s has no tool call %q at message %d, call %d", run.WorkflowID, id, ref.Message, ref.Index), ErrTypeMismatch, nil)
@@ -93,72 +89,65 @@ func (r *Reader) Remember(run Run, v string) {
 	r.cache.Remember(run.WorkflowID, run.RunID, v)
 }
 
-// fromHistory reads the messages of spans from the run's history
-// (history.go), all of them or none.
+// fromHistory reads the messages of spans from the run's history, all of
+// them or none.
 func (r *Reader) fromHistory(ctx context.Context, run Run, spans []Span) ([]model.Message, error) {
 	t, err := r.historyFor(ctx, run, spans)
 	if err != nil {
 		return nil, err // the server's passing fault: the attempt is retried
 	}
-	out, holes, _ := gather(spans, t.message)
+	out, holes := gather(spans, t.message)
 	if len(holes) > 0 {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"messages [%d,%d) of the transcript of %s are neither in this worker's cache nor in the run's history: "+
 				"the call was scheduled by an older build of todoflow, which read them with a query this build no longer has; "+
 				"resend the message", holes[0].Start, holes[0].End, run.WorkflowID), ErrTypeHole, nil, holes[0].Start)
 	}
-	return out, nil
+	return fill(out, nil), nil
 }
 
-// Reading spans of a transcript from a copy that may lack some of its
-// messages (the worker's cache, the run's history): what the copy has is
-// taken, the rest is read at once, as the fewest spans.
-
-func spanLen(spans []Span) int {
-	n := 0
-	for _, sp := range spans {
-		n += max(sp.End-sp.Start, 0)
+// callOf returns call ref.Index of m when it is the call ref names: its id
+// is id, and its digest ref.Digest when ref has one.
+func callOf(m *model.Message, ref CallRef, id string) (model.ToolCall, bool) {
+	if m == nil || ref.Index < 0 || ref.Index >= len(m.ToolCalls) {
+		return model.ToolCall{}, false
 	}
-	return n
+	call := m.ToolCalls[ref.Index]
+	if call.ID != id || (ref.Digest != "" && CallDigest(call) != ref.Digest) {
+		return model.ToolCall{}, false
+	}
+	return call, true
 }
 
-// gather returns the messages of spans that has has, in order, with an
-// empty message in place of each it lacks; holes are the spans it lacks,
-// and at says where each hole's messages go in out.
-func gather(spans []Span, has func(i int) *model.Message) (out []model.Message, holes []Span, at []int) {
-	out = make([]model.Message, 0, spanLen(spans))
+// gather returns the messages of spans that has has, nil where it lacks
+// one, and the spans it lacks, as the fewest: what a copy of the
+// transcript (the cache, history) lacks is read at once.
+func gather(spans []Span, has func(i int) *model.Message) (out []*model.Message, holes []Span) {
 	for _, sp := range spans {
 		for i := sp.Start; i < sp.End; i++ {
-			if m := has(i); m != nil {
-				out = append(out, *m)
+			m := has(i)
+			out = append(out, m)
+			if m != nil {
 				continue
 			}
 			if n := len(holes); n > 0 && holes[n-1].End == i {
 				holes[n-1].End++
 			} else {
 				holes = append(holes, Span{Start: i, End: i + 1})
-				at = append(at, len(out))
 			}
-			out = append(out, model.Message{}) // filled by fillHoles
 		}
 	}
-	return out, holes, at
+	return out, holes
 }
 
-// fillHoles puts got, the messages of holes read elsewhere, in their places
-// in out, calling keep with each message's index.
-func fillHoles(out []model.Message, holes []Span, at []int, got []model.Message, keep func(i int, m model.Message)) error {
-	if len(got) != spanLen(holes) {
-		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("transcript: read %d messages where %d were asked for", len(got), spanLen(holes)), ErrTypeMismatch, nil)
-	}
-	k := 0
-	for h, sp := range holes {
-		for i := sp.Start; i < sp.End; i++ {
-			out[at[h]+i-sp.Start] = got[k]
-			keep(i, got[k])
-			k++
+// fill returns the messages of out, its nils taken from got in order.
+func fill(out []*model.Message, got []model.Message) []model.Message {
+	msgs := make([]model.Message, len(out))
+	for i, m := range out {
+		if m == nil {
+			m, got = &got[0], got[1:]
 		}
+		msgs[i] = *m
 	}
-	return nil
+	return msgs
 }
