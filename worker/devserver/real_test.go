@@ -250,9 +250,9 @@ func TestRealServerDBInUse(t *testing.T) {
 
 func mustFreeAddr(t *testing.T) string {
 	t.Helper()
-	ports, err := freePorts(1)
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return net.JoinHostPort(host, strconv.Itoa(ports[0]))
+	return net.JoinHostPort(host, strconv.Itoa(port))
 }
