@@ -250,9 +250,9 @@ func TestRealServerDBInUse(t *testing.T) {
 
 func mustFreeAddr(t *testing.T) string {
 	t.Helper()
-	port, err := freePort()
+	ports, err := freePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return net.JoinHostPort(host, strconv.Itoa(port))
+	return net.JoinHostPort(host, strconv.Itoa(ports[0]))
 }

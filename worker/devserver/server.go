@@ -204,12 +204,13 @@ func flagArgs(opts Options, metricsPort int) []string {
 func startOnce(ctx context.Context, opts Options, throwaway bool) (*Server, error) {
 	// The CLI serves metrics whether asked or not, on a random port: a port is chosen to be known.
 	metricsPort := 0
-	for _, p := range []*int{&opts.Port, &opts.UIPort, &metricsPort} {
+	free, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range []*int{&opts.Port, &opts.UIPort, &metricsPort} {
 		if *p == 0 {
-			var err error
-			if *p, err = freePort(); err != nil {
-				return nil, err
-			}
+			*p = free[i]
 		}
 	}
 	s := &Server{
@@ -387,14 +388,19 @@ func checkPortFree(port int) error {
 	return ln.Close()
 }
 
-// freePort returns a port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+// freePorts returns n distinct ports that were free a moment ago: the listeners stay open
+// until all are picked, so the kernel cannot hand out one twice.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 // indent sets a child's output off from our own message.
