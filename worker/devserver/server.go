@@ -57,15 +57,15 @@ const (
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL; a variable for tests.
 var stopGrace = 10 * time.Second
 
-// dynamicConfig are the server settings measured to matter here (BENCHMARKS.md). Values
-// are JSON.
+// dynamicConfig are the server settings measured to matter here. Values are JSON.
 var dynamicConfig = []string{
 	// The default 20 polls/s of history transfer tasks adds ~100 ms to every activity.
 	"history.transferProcessorMaxPollRPS=1000",
 	// One partition: with the default four, a task can wait in a partition no poller is on.
 	"matching.numTaskqueueReadPartitions=1",
 	"matching.numTaskqueueWritePartitions=1",
-	// Eager activities (the SDK asks, the server's default refuses): ~2 ms less per activity.
+	// Eager activities (the SDK asks, the server's default refuses): ~2 ms less per
+	// activity (BENCHMARKS.md).
 	"system.enableActivityEagerExecution=true",
 }
 
@@ -201,6 +201,9 @@ func flagArgs(opts Options, metricsPort int) []string {
 	return args
 }
 
+// startOnce launches the process itself rather than through testsuite.StartDevServer, whose
+// *exec.Cmd is private: it needs its own environment, process group, parent-death signal,
+// pid and output (doc.go).
 func startOnce(ctx context.Context, opts Options, throwaway bool) (*Server, error) {
 	// The CLI serves metrics whether asked or not, on a random port: a port is chosen to be known.
 	metricsPort := 0
