@@ -47,7 +47,11 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 		}
 		want[name] = t
 	}
-	missing, err := missingAttrs(ctx, c, namespace, want)
+	have, err := listedAttrs(ctx, c, namespace)
+	if err != nil {
+		return err
+	}
+	missing, err := missingAttrs(namespace, want, have)
 	if err != nil || len(missing) == 0 {
 		return err
 	}
@@ -65,8 +69,10 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	ctx, cancel := context.WithTimeout(ctx, registerWait)
 	defer cancel()
 	for {
-		if missing, err = missingAttrs(ctx, c, namespace, want); err == nil && len(missing) == 0 {
-			return nil
+		if have, err = listedAttrs(ctx, c, namespace); err == nil {
+			if missing, err = missingAttrs(namespace, want, have); err != nil || len(missing) == 0 {
+				return err
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -79,19 +85,22 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	}
 }
 
-// missingAttrs returns the wanted names that namespace lacks, sorted, or an error naming
-// every attribute that exists with another type (a system attribute counts): those cannot
-// be fixed by adding.
-func missingAttrs(ctx context.Context, c client.Client, namespace string, want map[string]enumspb.IndexedValueType) ([]string, error) {
+// listedAttrs returns the custom and system attributes of namespace together: a wanted name
+// that is a system attribute's conflicts as much as a custom one.
+func listedAttrs(ctx context.Context, c client.Client, namespace string) (map[string]enumspb.IndexedValueType, error) {
 	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
 		return nil, fmt.Errorf("listing the search attributes of namespace %q: %w", namespace, err)
 	}
-	have := maps.Clone(resp.GetSystemAttributes())
-	if have == nil {
-		have = map[string]enumspb.IndexedValueType{}
-	}
+	have := map[string]enumspb.IndexedValueType{}
+	maps.Copy(have, resp.GetSystemAttributes())
 	maps.Copy(have, resp.GetCustomAttributes())
+	return have, nil
+}
+
+// missingAttrs returns the wanted names that have lacks, sorted, or an error naming every
+// attribute that exists with another type: those cannot be fixed by adding.
+func missingAttrs(namespace string, want, have map[string]enumspb.IndexedValueType) ([]string, error) {
 	var missing, wrong, conflicts, fix []string
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		switch got, ok := have[name]; {
