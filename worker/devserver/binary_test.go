@@ -31,7 +31,7 @@ func TestCachePathFollowsXDGCacheHome(t *testing.T) {
 }
 
 func TestCLIVersionMatchesToolsGoMod(t *testing.T) {
-	root, err := RepoRoot()
+	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,22 +96,22 @@ func TestRepoRoot(t *testing.T) {
 	t.Run("from the working directory", func(t *testing.T) {
 		root := repoTree(t)
 		t.Chdir(filepath.Join(root, "a", "b"))
-		got, err := RepoRoot()
+		got, err := repoRoot()
 		if err != nil || got != root {
-			t.Errorf("RepoRoot() = %q, %v; want %q", got, err, root)
+			t.Errorf("repoRoot() = %q, %v; want %q", got, err, root)
 		}
 	})
 	t.Run("falls back to the source file", func(t *testing.T) {
 		t.Chdir(t.TempDir())
-		got, err := RepoRoot()
+		got, err := repoRoot()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(got, "tools", "go.mod")); err != nil {
-			t.Errorf("RepoRoot() = %q, which has no tools/go.mod: %v", got, err)
+			t.Errorf("repoRoot() = %q, which has no tools/go.mod: %v", got, err)
 		}
 		if _, err := os.Stat(filepath.Join(got, "worker", "devserver", "binary.go")); err != nil {
-			t.Errorf("RepoRoot() = %q is not this repository: %v", got, err)
+			t.Errorf("repoRoot() = %q is not this repository: %v", got, err)
 		}
 	})
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
-// parseType maps a type name, in any letter case as the CLI accepts it, to its enum: the
-// API's spellings (Keyword, KeywordList), which the enum's String gives back.
+// parseType maps a type name, in any letter case as the CLI accepts it, to its enum, whose
+// String gives the API's spelling (Keyword, KeywordList) back.
 func parseType(name string) (enumspb.IndexedValueType, error) {
 	for n, t := range enumspb.IndexedValueType_shorthandValue {
 		if t != 0 && strings.EqualFold(n, name) {
@@ -25,8 +26,8 @@ func parseType(name string) (enumspb.IndexedValueType, error) {
 	return 0, fmt.Errorf("unknown search attribute type %q (want one of Text, Keyword, Int, Double, Bool, Datetime, KeywordList)", name)
 }
 
-// registerWait bounds how long EnsureSearchAttributes waits for added attributes to be
-// listed; a cluster with Elasticsearch visibility can take a few seconds.
+// registerWait bounds the wait for added attributes to be listed; a cluster with
+// Elasticsearch visibility can take a few seconds.
 const registerWait = 30 * time.Second
 
 // EnsureSearchAttributes makes sure namespace has the search attributes attrs (name to type,
@@ -46,39 +47,30 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 		}
 		want[name] = t
 	}
-
-	have, err := listSearchAttributes(ctx, c, namespace)
+	have, err := listedAttrs(ctx, c, namespace)
 	if err != nil {
-		return fmt.Errorf("listing the search attributes of namespace %q: %w", namespace, err)
+		return err
 	}
-	missing, err := compareAttrs(namespace, want, have)
+	missing, err := missingAttrs(namespace, want, have)
 	if err != nil || len(missing) == 0 {
 		return err
 	}
-
 	req := &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: map[string]enumspb.IndexedValueType{}}
 	for _, name := range missing {
 		req.SearchAttributes[name] = want[name]
 	}
-	if _, err := c.OperatorService().AddSearchAttributes(ctx, req); err != nil {
-		// Another worker or starter may have added them a moment ago; the listing below
-		// decides. Anything else is a refusal the user must resolve.
-		var exists *serviceerror.AlreadyExists
-		if !errors.As(err, &exists) {
-			return fmt.Errorf("the server refused to add search attributes %s to namespace %q: %w; "+
-				"ask its administrator to run %s (on Temporal Cloud, add them in the namespace settings or with tcld)",
-				strings.Join(missing, ", "), namespace, err, createCommands(namespace, missing, want))
-		}
+	// AlreadyExists: another worker or starter added them a moment ago, the listing decides.
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, req); err != nil && !errors.As(err, new(*serviceerror.AlreadyExists)) {
+		return fmt.Errorf("the server refused to add search attributes %s to namespace %q: %w; "+
+			"ask its administrator to run %s (on Temporal Cloud, add them in the namespace settings or with tcld)",
+			strings.Join(missing, ", "), namespace, err, createCommands(namespace, missing, want))
 	}
-
 	// Attributes are served from a cache that some servers refresh only periodically.
 	ctx, cancel := context.WithTimeout(ctx, registerWait)
 	defer cancel()
 	for {
-		have, err := listSearchAttributes(ctx, c, namespace)
-		if err == nil {
-			missing, err = compareAttrs(namespace, want, have)
-			if err != nil || len(missing) == 0 {
+		if have, err = listedAttrs(ctx, c, namespace); err == nil {
+			if missing, err = missingAttrs(namespace, want, have); err != nil || len(missing) == 0 {
 				return err
 			}
 		}
@@ -87,60 +79,43 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 			if err == nil {
 				err = fmt.Errorf("still not listed: %s", strings.Join(missing, ", "))
 			}
-			return fmt.Errorf("added search attributes to namespace %q, but they did not show up (%v): %w",
-				namespace, err, ctx.Err())
+			return fmt.Errorf("added search attributes to namespace %q, but they did not show up (%v): %w", namespace, err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
 
-// listSearchAttributes returns the custom and system attributes of namespace together: a
-// wanted name that collides with a system attribute is as much a conflict as a custom one.
-func listSearchAttributes(ctx context.Context, c client.Client, namespace string) (map[string]enumspb.IndexedValueType, error) {
+// listedAttrs returns the custom and system attributes of namespace together: a wanted name
+// that is a system attribute's conflicts as much as a custom one.
+func listedAttrs(ctx context.Context, c client.Client, namespace string) (map[string]enumspb.IndexedValueType, error) {
 	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the search attributes of namespace %q: %w", namespace, err)
 	}
-	all := make(map[string]enumspb.IndexedValueType, len(resp.GetCustomAttributes())+len(resp.GetSystemAttributes()))
-	for n, t := range resp.GetSystemAttributes() {
-		all[n] = t
-	}
-	for n, t := range resp.GetCustomAttributes() {
-		all[n] = t
-	}
-	return all, nil
+	have := map[string]enumspb.IndexedValueType{}
+	maps.Copy(have, resp.GetSystemAttributes())
+	maps.Copy(have, resp.GetCustomAttributes())
+	return have, nil
 }
 
-// compareAttrs returns the wanted names that have is missing, sorted, or an error naming
-// every attribute that exists with another type: those cannot be fixed by adding.
-func compareAttrs(namespace string, want, have map[string]enumspb.IndexedValueType) ([]string, error) {
-	var missing, conflicts []string
-	for name, t := range want {
-		got, ok := have[name]
-		switch {
+// missingAttrs returns the wanted names that have lacks, sorted, or an error naming every
+// attribute that exists with another type: those cannot be fixed by adding.
+func missingAttrs(namespace string, want, have map[string]enumspb.IndexedValueType) ([]string, error) {
+	var missing, wrong, conflicts, fix []string
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		switch got, ok := have[name]; {
 		case !ok:
 			missing = append(missing, name)
-		case got != t:
-			conflicts = append(conflicts, fmt.Sprintf("%q is %s, todoflow needs %s", name, got, t))
+		case got != want[name]:
+			wrong = append(wrong, name)
+			conflicts = append(conflicts, fmt.Sprintf("%q is %s, todoflow needs %s", name, got, want[name]))
+			fix = append(fix, fmt.Sprintf("`temporal operator search-attribute remove --namespace %s --name %s`", namespace, name))
 		}
 	}
-	sort.Strings(missing)
-	if len(conflicts) > 0 {
-		sort.Strings(conflicts)
-		var names []string
-		for name, t := range want {
-			if got, ok := have[name]; ok && got != t {
-				names = append(names, name)
-			}
-		}
-		sort.Strings(names)
-		var fix []string
-		for _, n := range names {
-			fix = append(fix, fmt.Sprintf("`temporal operator search-attribute remove --namespace %s --name %s`", namespace, n))
-		}
+	if len(wrong) > 0 {
 		return nil, fmt.Errorf("search attributes of namespace %q have the wrong type: %s; a type cannot be changed in place: "+
 			"remove them (%s, if nothing else uses them), then run %s, or use another namespace",
-			namespace, strings.Join(conflicts, "; "), strings.Join(fix, ", "), createCommands(namespace, names, want))
+			namespace, strings.Join(conflicts, "; "), strings.Join(fix, ", "), createCommands(namespace, wrong, want))
 	}
 	return missing, nil
 }

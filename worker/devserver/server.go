@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,36 +27,21 @@ import (
 // Options configures [Start]. The zero value is a throwaway server on free ports with the
 // Web UI on, a temporary database and the "default" namespace.
 type Options struct {
-	// Port is the frontend gRPC port on 127.0.0.1; 0 picks a free one.
-	Port int
-	// UIPort is the Web UI port; 0 picks a free one, -1 turns the UI off.
-	UIPort int
-	// MetricsPort is the port of the server's Prometheus metrics (/metrics
-	// on 127.0.0.1; its `action` counter is what Temporal Cloud bills); 0
-	// picks a free one. The CLI serves them whether asked or not, on a
-	// random port, so a port is always chosen here to be known.
-	MetricsPort int
-	// DBFile is the SQLite file that keeps the server's state across restarts. Its folder
-	// is created when missing. "" uses a fresh temporary file, removed by Stop. A file
-	// that another server uses fails Start with [ErrDBInUse].
-	DBFile string
-	// Namespace is created at launch when missing; "" means "default".
-	Namespace string
-	// SearchAttributes maps attribute names to types ("Int", "Keyword", "Text", "Bool",
-	// "Double", "Datetime", "KeywordList"). They are registered at launch and, for a
-	// database created by an older version, added once the server is up.
+	Port   int // the frontend's gRPC port on 127.0.0.1; 0 picks a free one
+	UIPort int // the Web UI's port; 0 picks a free one, -1 turns the UI off
+	// DBFile is the SQLite file that keeps the server's state across restarts; its folder
+	// is created. "" is a temporary one, removed by Stop. A file in use fails with [ErrDBInUse].
+	DBFile    string
+	Namespace string // created when missing; "" means "default"
+	// SearchAttributes maps names to types ("Int", "Keyword", "KeywordList"…): registered at
+	// launch, and added once the server is up to a database created without them.
 	SearchAttributes map[string]string
-	// Log receives the server's output; nil discards it (the last lines are still kept
-	// for error messages).
-	Log io.Writer
-	// Progress receives notes about building the binary (see [BinaryPath]); nil discards them.
-	Progress io.Writer
-	// Binary is the temporal CLI to run; "" means [BinaryPath].
-	Binary string
-	// DynamicConfig adds "key=JSON value" server settings after the built-in ones (a later
-	// value wins), e.g. "limit.historyCount.suggestContinueAsNew=40" for a test that
-	// needs continue-as-new without thousands of events.
+	// DynamicConfig adds "key=JSON value" settings after the built-in ones (a later value
+	// wins), e.g. "limit.historyCount.suggestContinueAsNew=40".
 	DynamicConfig []string
+	Log           io.Writer // the server's output; nil discards it (errors still quote its last lines)
+	Progress      io.Writer // notes on finding or building the binary ([BinaryPath]); nil discards them
+	Binary        string    // the temporal CLI to run; "" means [BinaryPath]
 }
 
 // ErrPortInUse is wrapped by Start's error when a port it needs is taken, most likely by
@@ -72,19 +57,16 @@ const (
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL; a variable for tests.
 var stopGrace = 10 * time.Second
 
-// dynamicConfig are the server settings measured to matter here (docs/architecture.md, Performance). Values are
-// JSON, so numbers go unquoted; strings would need JSON quotes.
+// dynamicConfig are the server settings measured to matter here (docs/architecture.md,
+// Performance). Values are JSON.
 var dynamicConfig = []string{
 	// The default 20 polls/s of history transfer tasks adds ~100 ms to every activity.
 	"history.transferProcessorMaxPollRPS=1000",
 	// One partition: with the default four, a task can wait in a partition no poller is on.
 	"matching.numTaskqueueReadPartitions=1",
 	"matching.numTaskqueueWritePartitions=1",
-	// An activity scheduled by a workflow task comes back in the answer to
-	// that task's completion, to the worker that completed it, instead of
-	// through the task queue: about 2 ms less per activity on an idle
-	// machine, more on a busy one (BENCHMARKS.md). The SDK asks for it by
-	// default; the server's default is off.
+	// Eager activities (the SDK asks, the server's default refuses): ~2 ms less per
+	// activity (BENCHMARKS.md).
 	"system.enableActivityEagerExecution=true",
 }
 
@@ -93,20 +75,17 @@ var sqlitePragmas = []string{"journal_mode=wal", "synchronous=normal"}
 
 // Server is a running dev server child process.
 type Server struct {
-	cmd       *exec.Cmd
-	addr      string
-	uiAddr    string
-	metrics   string
-	namespace string
-	tempDir   string // removed by Stop; "" when the caller chose the database file
-	unlockDB  func() // releases the caller's database file once the server is gone; nil for a temporary one
-	throwaway bool   // the database is temporary, so there is nothing to shut down cleanly for
-	log       *tail
-
-	done     chan struct{} // closed when the process has exited
-	exitErr  error         // cmd.Wait's result, readable after done
-	stopOnce sync.Once
-	stopErr  error
+	cmd                   *exec.Cmd
+	addr, uiAddr, metrics string
+	namespace             string
+	tempDir               string // removed by Stop; "" when the caller chose the database file
+	throwaway             bool   // the database is temporary: nothing to shut down gently for
+	unlockDB              func() // releases the caller's database file; nil for a temporary one
+	log                   *tail
+	done                  chan struct{} // closed when the process has exited
+	exitErr               error         // cmd.Wait's result, readable after done
+	stopOnce              sync.Once
+	stopErr               error
 }
 
 // Address is the frontend's host:port, for client.Options.HostPort.
@@ -115,39 +94,32 @@ func (s *Server) Address() string { return s.addr }
 // UIAddress is the Web UI's host:port, or "" when the UI is off.
 func (s *Server) UIAddress() string { return s.uiAddr }
 
-// MetricsAddress is the host:port of the server's Prometheus metrics, at
-// /metrics.
+// MetricsAddress is the host:port of the server's Prometheus metrics, at /metrics (its
+// `action` counter is what Temporal Cloud bills).
 func (s *Server) MetricsAddress() string { return s.metrics }
 
 // Namespace is the namespace the server was started with.
 func (s *Server) Namespace() string { return s.namespace }
 
-// PID is the server process's id, for a caller that watches what it costs
-// (CPU time, memory) from outside.
+// PID is the server process's id, for a caller that measures what it costs.
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Start runs `temporal server start-dev` as a child process and returns once it is healthy
 // and its namespace and search attributes are in place. ctx bounds the startup (at most
-// 60 s of it are spent waiting for health), not the server's life: call Stop.
+// 60 s of it waiting for health), not the server's life: call Stop.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
 	}
-	// Bad types fail here, not as an obscure CLI exit.
 	for name, typ := range opts.SearchAttributes {
 		if _, err := parseType(typ); err != nil {
 			return nil, fmt.Errorf("search attribute %q: %w", name, err)
 		}
 	}
-	// The database first: a file in use fails at once, before a binary is looked for
-	// (or built) for nothing.
-	db, tempDir := opts.DBFile, ""
-	var unlock func() // the database's lock, handed to the server once it runs
-	started := false
-	defer func() {
-		if started {
-			return // the server's Stop releases both
-		}
+	// The database first: a file in use fails before a binary is looked for (or built).
+	var tempDir string
+	var unlock func()
+	defer func() { // unless the server took them over
 		if unlock != nil {
 			unlock()
 		}
@@ -155,101 +127,73 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			_ = os.RemoveAll(tempDir)
 		}
 	}()
-	if db == "" {
+	if opts.DBFile == "" {
 		var err error
 		if tempDir, err = os.MkdirTemp("", "todoflow-temporal-*"); err != nil {
 			return nil, fmt.Errorf("creating a folder for the dev server's database: %w", err)
 		}
-		// A folder, not a file: SQLite in WAL mode adds -wal and -shm files beside it.
-		db = filepath.Join(tempDir, "temporal.db")
+		// A folder: SQLite in WAL mode adds -wal and -shm files beside the database.
+		opts.DBFile = filepath.Join(tempDir, "temporal.db")
 	} else {
-		var err error
-		if db, err = filepath.Abs(db); err != nil {
-			return nil, fmt.Errorf("dev server database %q: %w", opts.DBFile, err)
+		db, err := filepath.Abs(opts.DBFile)
+		if err == nil {
+			err = os.MkdirAll(filepath.Dir(db), 0o755)
 		}
-		if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
-			return nil, fmt.Errorf("creating the dev server's database folder: %w", err)
+		if err != nil {
+			return nil, fmt.Errorf("dev server database %q: %w", opts.DBFile, err)
 		}
 		if unlock, err = lockDB(db); err != nil {
 			return nil, err
 		}
+		opts.DBFile = db
 	}
 
-	bin := opts.Binary
-	if bin == "" {
+	if opts.Binary == "" {
 		var err error
-		if bin, err = BinaryPath(ctx, opts.Progress); err != nil {
+		if opts.Binary, err = BinaryPath(ctx, opts.Progress); err != nil {
 			return nil, err
 		}
 	}
-	for _, p := range []int{opts.Port, opts.UIPort, opts.MetricsPort} {
+	for _, p := range []int{opts.Port, opts.UIPort} {
 		if p > 0 {
 			if err := checkPortFree(p); err != nil {
 				return nil, err
 			}
 		}
 	}
-
 	// Free ports are picked by binding and releasing them, so another process can take one
-	// before the server binds it: ours (when not given) and the CLI's own for the services
-	// inside the server (history, matching, worker), which it does not check before use.
-	// Such a lost race is retried, with fresh ports.
+	// before the server binds it: ours, and the CLI's own for the services inside the server
+	// (it does not check those before use). Such a lost race is retried with fresh ports.
 	for attempt := 1; ; attempt++ {
-		s, err := startOnce(ctx, bin, opts, db)
+		s, err := startOnce(ctx, opts, tempDir != "")
 		if err == nil {
-			s.tempDir, s.unlockDB, started = tempDir, unlock, true
+			s.tempDir, s.unlockDB = tempDir, unlock
+			tempDir, unlock = "", nil
 			return s, nil
 		}
-		if attempt < 3 && errors.Is(err, ErrPortInUse) && ctx.Err() == nil {
-			continue
+		if attempt == 3 || !errors.Is(err, ErrPortInUse) || ctx.Err() != nil {
+			return nil, err
 		}
-		return nil, err
 	}
 }
 
-// launch is everything that goes on the server's command line.
-type launch struct {
-	port, uiPort int // uiPort -1: headless
-	metricsPort  int // 0: the CLI's choice
-	dbFile       string
-	namespace    string
-	attrs        map[string]string
-	dynamic      []string // extra dynamic config, after the built-in settings
-}
-
-// flagArgs builds the `temporal server start-dev` arguments. Every flag name was checked
-// against `temporal server start-dev --help` of CLI v1.5.1.
-func flagArgs(l launch) []string {
-	args := []string{"server", "start-dev",
-		"--ip", host,
-		"--port", strconv.Itoa(l.port),
-	}
-	if l.uiPort < 0 {
+// flagArgs builds the `temporal server start-dev` arguments of opts, whose ports and
+// database are settled. --namespace is passed even for "default": a value on the command
+// line wins over one in the user's ~/.config/temporalio/temporal.yaml.
+func flagArgs(opts Options, metricsPort int) []string {
+	args := []string{"server", "start-dev", "--ip", host, "--port", strconv.Itoa(opts.Port)}
+	if opts.UIPort < 0 {
 		args = append(args, "--headless")
 	} else {
-		args = append(args, "--ui-port", strconv.Itoa(l.uiPort))
+		args = append(args, "--ui-port", strconv.Itoa(opts.UIPort))
 	}
-	if l.metricsPort > 0 {
-		args = append(args, "--metrics-port", strconv.Itoa(l.metricsPort))
-	}
-	// --namespace is passed even for "default" (which the server always creates, and
-	// creating it twice is a no-op): a value set explicitly cannot be overridden by a
-	// "namespace" entry in the user's ~/.config/temporalio/temporal.yaml.
-	args = append(args,
-		"--db-filename", l.dbFile,
-		"--namespace", l.namespace,
-		"--log-level", "warn",
-	)
-	names := make([]string, 0, len(l.attrs))
-	for name := range l.attrs {
-		names = append(names, name)
-	}
-	sort.Strings(names) // a deterministic command line, for logs and tests
-	for _, name := range names {
-		t, _ := parseType(l.attrs[name]) // Start checked them
+	args = append(args, "--metrics-port", strconv.Itoa(metricsPort),
+		"--db-filename", opts.DBFile, "--namespace", opts.Namespace, "--log-level", "warn")
+	for _, name := range slices.Sorted(maps.Keys(opts.SearchAttributes)) {
+		t, _ := parseType(opts.SearchAttributes[name]) // Start checked them
 		args = append(args, "--search-attribute", name+"="+t.String())
 	}
-	for _, kv := range append(slices.Clone(dynamicConfig), l.dynamic...) {
+	for _, kv := range slices.Concat(dynamicConfig, opts.DynamicConfig) {
 		args = append(args, "--dynamic-config-value", kv)
 	}
 	for _, kv := range sqlitePragmas {
@@ -258,38 +202,40 @@ func flagArgs(l launch) []string {
 	return args
 }
 
-func startOnce(ctx context.Context, bin string, opts Options, db string) (*Server, error) {
-	l := launch{port: opts.Port, uiPort: opts.UIPort, metricsPort: opts.MetricsPort, dbFile: db, namespace: opts.Namespace, attrs: opts.SearchAttributes, dynamic: opts.DynamicConfig}
-	ports, err := freePorts(boolInt(l.port == 0) + boolInt(l.uiPort == 0) + boolInt(l.metricsPort == 0))
+// startOnce launches the process itself rather than through testsuite.StartDevServer, whose
+// *exec.Cmd is private: it needs its own environment, process group, parent-death signal,
+// pid and output (doc.go).
+func startOnce(ctx context.Context, opts Options, throwaway bool) (*Server, error) {
+	// The CLI serves metrics whether asked or not, on a random port: a port is chosen to be known.
+	metricsPort := 0
+	free, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range []*int{&l.port, &l.uiPort, &l.metricsPort} {
+	for i, p := range []*int{&opts.Port, &opts.UIPort, &metricsPort} {
 		if *p == 0 {
-			*p, ports = ports[0], ports[1:]
+			*p = free[i]
 		}
 	}
-
 	s := &Server{
-		cmd:       exec.Command(bin, flagArgs(l)...),
-		addr:      net.JoinHostPort(host, strconv.Itoa(l.port)),
-		metrics:   net.JoinHostPort(host, strconv.Itoa(l.metricsPort)),
-		namespace: l.namespace,
-		throwaway: opts.DBFile == "",
+		cmd:       exec.Command(opts.Binary, flagArgs(opts, metricsPort)...),
+		addr:      net.JoinHostPort(host, strconv.Itoa(opts.Port)),
+		metrics:   net.JoinHostPort(host, strconv.Itoa(metricsPort)),
+		namespace: opts.Namespace,
+		throwaway: throwaway,
 		log:       newTail(tailLines),
 		done:      make(chan struct{}),
 	}
-	if l.uiPort > 0 {
-		s.uiAddr = net.JoinHostPort(host, strconv.Itoa(l.uiPort))
+	if opts.UIPort > 0 {
+		s.uiAddr = net.JoinHostPort(host, strconv.Itoa(opts.UIPort))
 	}
 	s.log.copyTo = opts.Log
 	// One writer for both streams: os/exec then uses a single pipe, keeping their order.
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	s.cmd.SysProcAttr = procAttr()
 	s.cmd.Env = serverEnv(os.Environ())
-
 	if err := s.run(); err != nil {
-		return nil, fmt.Errorf("starting the Temporal dev server %s: %w", bin, err)
+		return nil, fmt.Errorf("starting the Temporal dev server %s: %w", opts.Binary, err)
 	}
 	if err := s.waitReady(ctx, opts.SearchAttributes); err != nil {
 		_ = s.Stop()
@@ -302,10 +248,9 @@ func startOnce(ctx context.Context, bin string, opts Options, db string) (*Serve
 func (s *Server) run() error {
 	started := make(chan error, 1)
 	go func() {
-		// Pdeathsig (see procAttr) fires when the OS thread that forked the child exits,
-		// not when our process does, and the Go runtime retires threads (any goroutine that
-		// exits while locked to one takes it down). So the goroutine that starts the child
-		// stays locked to its thread, blocked in Wait, for the child's whole life.
+		// Pdeathsig fires when the OS thread that forked the child exits, not our process,
+		// and the Go runtime retires threads: so the goroutine that starts the child stays
+		// locked to its thread, blocked in Wait, for the child's whole life.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		if err := s.cmd.Start(); err != nil {
@@ -325,7 +270,6 @@ func (s *Server) waitReady(ctx context.Context, attrs map[string]string) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	start := time.Now()
-	var lastErr error
 	for {
 		c, err := s.probe(ctx)
 		if err == nil {
@@ -336,13 +280,12 @@ func (s *Server) waitReady(ctx context.Context, attrs map[string]string) error {
 			}
 			return nil
 		}
-		lastErr = err
 		select {
 		case <-s.done:
 			return s.earlyExit()
 		case <-ctx.Done():
 			return fmt.Errorf("the Temporal dev server at %s was not ready after %s (%w); last check: %v; its last output:\n%s",
-				s.addr, since(start), ctx.Err(), lastErr, indent(s.log.String()))
+				s.addr, since(start), ctx.Err(), err, indent(s.log.String()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -350,32 +293,27 @@ func (s *Server) waitReady(ctx context.Context, attrs map[string]string) error {
 
 // probe returns a connected client when the server is ready for work.
 func (s *Server) probe(ctx context.Context) (client.Client, error) {
-	// A plain TCP connect first: dialing a client at a port nobody listens on yet puts the
-	// gRPC connection into reconnect backoff, which only slows the start.
+	// A TCP connect first: a client dialled before the port listens backs off, slowing the start.
 	conn, err := net.DialTimeout("tcp", s.addr, time.Second)
 	if err != nil {
 		return nil, err
 	}
 	_ = conn.Close()
-
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  s.addr,
-		Namespace: s.namespace,
-		// Failed probes are expected while the server starts; they must not spam the log.
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
-	})
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.addr, Namespace: s.namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))}) // failed probes are expected
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+	if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
+		if _, err = c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.namespace}); err != nil {
+			err = fmt.Errorf("namespace %q: %w", s.namespace, err)
+		}
+	}
+	if err != nil {
 		c.Close()
 		return nil, err
-	}
-	if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: s.namespace}); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("namespace %q: %w", s.namespace, err)
 	}
 	return c, nil
 }
@@ -392,23 +330,20 @@ func (s *Server) earlyExit() error {
 }
 
 // Stop terminates the server: SIGTERM to its process group, SIGKILL after 10 s (at once
-// for a temporary database, which is then removed). Calling it again returns the first
-// result.
+// for a temporary database, which is then removed: a graceful shutdown only protects the
+// database). Calling it again returns the first result.
 func (s *Server) Stop() error { return s.stop(!s.throwaway) }
 
-// Kill ends the server at once with SIGKILL to its process group, as a crash or the
-// kernel's OOM killer would: no graceful shutdown. What SQLite had committed survives, so a
-// server started again on the same DBFile (and Port) carries on where this one stopped;
-// fault tests use it for that. The database's lock is released once the process is gone.
-// Calling Kill or Stop again returns the first result.
+// Kill ends the server at once with SIGKILL to its process group, as a crash or the OOM
+// killer would. What SQLite had committed survives, so a server started again on the same
+// DBFile (and Port) carries on. Calling Kill or Stop again returns the first result.
 func (s *Server) Kill() error { return s.stop(false) }
 
 func (s *Server) stop(graceful bool) error {
 	s.stopOnce.Do(func() {
 		s.stopErr = s.terminate(graceful)
+		// The lock only once the process is gone: one that survived SIGKILL has the file open.
 		if s.unlockDB != nil && s.stopErr == nil {
-			// Only once the process is gone: a server that survived SIGKILL still has
-			// the file open.
 			s.unlockDB()
 		}
 		if s.tempDir != "" {
@@ -420,8 +355,7 @@ func (s *Server) stop(graceful bool) error {
 	return s.stopErr
 }
 
-// terminate ends the process group: with graceful, SIGTERM first and SIGKILL after
-// stopGrace; without, SIGKILL at once.
+// terminate signals the process group (the negative pid), catching anything it spawned.
 func (s *Server) terminate(graceful bool) error {
 	select {
 	case <-s.done:
@@ -429,10 +363,7 @@ func (s *Server) terminate(graceful bool) error {
 	default:
 	}
 	pid := s.cmd.Process.Pid
-	// A graceful shutdown takes the server about 1.5 s and only protects the database; a
-	// temporary one is deleted next, so a throwaway server (every test's) is killed at once.
 	if graceful {
-		// The negative pid addresses the process group (Setpgid), catching anything it spawned.
 		_ = syscall.Kill(-pid, syscall.SIGTERM)
 		select {
 		case <-s.done:
@@ -451,7 +382,7 @@ func (s *Server) terminate(graceful bool) error {
 }
 
 // checkPortFree fails with ErrPortInUse when port cannot be bound on 127.0.0.1, before
-// a child is spawned only to say the same thing less clearly.
+// a child is spawned only to say the same less clearly.
 func checkPortFree(port int) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
@@ -461,26 +392,19 @@ func checkPortFree(port int) error {
 	return ln.Close()
 }
 
-// freePorts returns n distinct ports that were free a moment ago. The listeners stay open
-// until all are picked so the kernel cannot hand out the same port twice.
+// freePorts returns n distinct ports that were free a moment ago: the listeners stay open
+// until all are picked, so the kernel cannot hand out one twice.
 func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
+	ports := make([]int, n)
+	for i := range ports {
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
 			return nil, fmt.Errorf("finding a free port: %w", err)
 		}
 		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
 	}
 	return ports, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // indent sets a child's output off from our own message.
@@ -491,43 +415,19 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
-// serverEnv is the environment of the server's process: the few variables
-// of env a program needs to run (where it is, who runs it, where its
-// temporary files go, its time zone and locale) and the Go runtime's own
-// settings, nothing else. The rest of the worker's environment holds the
-// model's API key, the payload key, webhook headers and MCP servers'
-// credentials, which the server has no use for and whose process others
-// may read (its /proc/<pid>/environ, a crash dump); and OpenTelemetry's
-// settings, meant for the worker and the starter (package worker/telemetry),
-// which the server would read for tracing of its own that nobody asked of an
-// embedded server, and which refuses settings todoflow accepts (with
-// OTEL_TRACES_EXPORTER set, a protocol other than grpc stops it from
-// starting). Every setting the server needs is on its command line
-// (flagArgs).
+// serverEnv keeps of env what a program needs to run (where it is, who runs it, its
+// temporary files, time zone and locale) and the Go runtime's settings. The rest holds
+// secrets the server has no use for (docs/operations.md), and OpenTelemetry settings meant
+// for the worker that the server would act on (OTEL_TRACES_EXPORTER with a protocol other
+// than grpc stops it from starting). Everything the server needs is in flagArgs.
 func serverEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		return !serverInherits(name)
-	})
-}
-
-// serverInherits reports whether the server's process gets the variable
-// name of the worker's environment.
-func serverInherits(name string) bool {
-	if runtime.GOOS == "windows" {
-		switch strings.ToUpper(name) {
-		case "APPDATA", "COMSPEC", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
-			"PROGRAMDATA", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "WINDIR",
+		switch name {
+		case "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "XDG_CONFIG_HOME",
 			"GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK":
-			return true
+			return false
 		}
-		return false
-	}
-	switch name {
-	case "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "XDG_CONFIG_HOME",
-		// The server is a Go program: an operator may tune its runtime.
-		"GODEBUG", "GOGC", "GOMAXPROCS", "GOMEMLIMIT", "GOTRACEBACK":
-		return true
-	}
-	return strings.HasPrefix(name, "LC_")
+		return !strings.HasPrefix(name, "LC_")
+	})
 }

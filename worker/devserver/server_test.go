@@ -27,15 +27,15 @@ func TestFlagArgs(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		in   launch
+		in   Options
 		want []string
 	}{
 		{
 			name: "UI on, attributes sorted and respelled",
-			in: launch{port: 7233, uiPort: 8233, dbFile: "/s/t.db", namespace: "default",
-				attrs: map[string]string{"TodoTotal": "int", "TodoCurrent": "Keyword", "A": "keywordlist"}},
+			in: Options{Port: 7233, UIPort: 8233, DBFile: "/s/t.db", Namespace: "default",
+				SearchAttributes: map[string]string{"TodoTotal": "int", "TodoCurrent": "Keyword", "A": "keywordlist"}},
 			want: slices.Concat([]string{"server", "start-dev", "--ip", "127.0.0.1", "--port", "7233", "--ui-port", "8233",
-				"--db-filename", "/s/t.db", "--namespace", "default", "--log-level", "warn",
+				"--metrics-port", "4321", "--db-filename", "/s/t.db", "--namespace", "default", "--log-level", "warn",
 				"--search-attribute", "A=KeywordList",
 				"--search-attribute", "TodoCurrent=Keyword",
 				"--search-attribute", "TodoTotal=Int",
@@ -43,15 +43,15 @@ func TestFlagArgs(t *testing.T) {
 		},
 		{
 			name: "headless, no attributes",
-			in:   launch{port: 1234, uiPort: -1, metricsPort: 4321, dbFile: "/x.db", namespace: "ns"},
+			in:   Options{Port: 1234, UIPort: -1, DBFile: "/x.db", Namespace: "ns", DynamicConfig: []string{"a.b=2"}},
 			want: slices.Concat([]string{"server", "start-dev", "--ip", "127.0.0.1", "--port", "1234", "--headless",
 				"--metrics-port", "4321", "--db-filename", "/x.db", "--namespace", "ns", "--log-level", "warn",
-			}, common),
+			}, common[:8], []string{"--dynamic-config-value", "a.b=2"}, common[8:]),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := flagArgs(tt.in)
+			got := flagArgs(tt.in, 4321)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("flagArgs() =\n  %q\nwant\n  %q", got, tt.want)
 			}
@@ -64,9 +64,9 @@ func TestFlagArgsDeterministic(t *testing.T) {
 	for i := range 20 {
 		attrs[fmt.Sprintf("A%02d", i)] = "Keyword"
 	}
-	first := flagArgs(launch{attrs: attrs})
+	first := flagArgs(Options{SearchAttributes: attrs}, 1)
 	for range 10 {
-		if got := flagArgs(launch{attrs: attrs}); !slices.Equal(got, first) {
+		if got := flagArgs(Options{SearchAttributes: attrs}, 1); !slices.Equal(got, first) {
 			t.Fatalf("flagArgs changed between calls:\n%q\n%q", first, got)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,9 +17,6 @@ import (
 // MinServerVersion is the Temporal Server that CLI [CLIVersion] embeds. A development
 // build of the CLI (which reports no release version of its own) is judged by its server.
 const MinServerVersion = "1.29.1"
-
-// versionTimeout bounds `temporal --version`: a binary that hangs is not worth waiting for.
-const versionTimeout = 10 * time.Second
 
 // cliVersion is what `temporal --version` reports, e.g.
 // "temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)".
@@ -53,16 +51,15 @@ func parseVersion(out string) (cliVersion, error) {
 }
 
 // checkSupported says why the dev server of a CLI of version v cannot serve todoflow, or
-// returns nil. Every 1.x release from [CLIVersion] on is accepted (the flags of
-// `server start-dev` that flagArgs uses are stable across 1.x); a development build is
-// accepted when its embedded server is at least [MinServerVersion].
+// returns nil. Every 1.x release from [CLIVersion] on is accepted (the flags flagArgs uses
+// are stable across 1.x); a development build when its server is at least [MinServerVersion].
 func checkSupported(v cliVersion) error {
 	minCLI := strings.TrimPrefix(CLIVersion, "v")
 	if strings.HasSuffix(v.CLI, "-DEV") || strings.HasPrefix(v.CLI, "0.0.0") {
-		if v.Server == "" {
+		switch {
+		case v.Server == "":
 			return fmt.Errorf("a development build (%s) that does not report its server version", v.CLI)
-		}
-		if less(v.Server, MinServerVersion) {
+		case compareVersions(v.Server, MinServerVersion) < 0:
 			return fmt.Errorf("a development build with Server %s, older than %s", v.Server, MinServerVersion)
 		}
 		return nil
@@ -73,65 +70,56 @@ func checkSupported(v cliVersion) error {
 		return fmt.Errorf("version %q is not a release version", v.CLI)
 	case nums[0] >= 2:
 		return fmt.Errorf("version %s is a major release todoflow was not tested with (it runs 1.x from %s on)", v.CLI, minCLI)
-	case less(v.CLI, minCLI):
+	case compareVersions(v.CLI, minCLI) < 0:
 		return fmt.Errorf("version %s is older than %s", v.CLI, minCLI)
 	}
 	return nil
 }
 
-// readVersion runs `bin --version`.
+// readVersion runs `bin --version`, for at most 10 s: a binary that hangs is not worth waiting for.
 func readVersion(ctx context.Context, bin string) (cliVersion, error) {
-	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--version")
 	cmd.WaitDelay = time.Second // a child that keeps the pipe open must not hold us
 	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return cliVersion{}, fmt.Errorf("`%s --version` did not answer within %s", bin, versionTimeout)
-	}
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return cliVersion{}, fmt.Errorf("`--version` failed (%v): %s", err, outputLine(string(out)))
-		}
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return cliVersion{}, fmt.Errorf("`%s --version` did not answer within 10s", bin)
+	case errors.As(err, &exit):
+		return cliVersion{}, fmt.Errorf("`--version` failed (%v): %s", err, outputLine(string(out)))
+	case err != nil:
 		return cliVersion{}, fmt.Errorf("running it: %w", err)
 	}
 	return parseVersion(string(out))
 }
 
 // semver reads "MAJOR.MINOR.PATCH", ignoring a pre-release or build suffix.
-func semver(s string) ([3]int, bool) {
-	var out [3]int
+func semver(s string) ([]int, bool) {
 	if i := strings.IndexAny(s, "-+"); i >= 0 {
 		s = s[:i]
 	}
 	parts := strings.Split(s, ".")
-	if len(parts) != 3 {
-		return out, false
-	}
+	nums := make([]int, len(parts))
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return out, false
+		if err != nil || n < 0 || len(parts) != 3 {
+			return nil, false
 		}
-		out[i] = n
+		nums[i] = n
 	}
-	return out, true
+	return nums, true
 }
 
-// less reports whether version a is older than b; an unreadable a counts as older.
-func less(a, b string) bool {
-	x, okA := semver(a)
+// compareVersions compares versions a and b as numbers; an unreadable a counts as older.
+func compareVersions(a, b string) int {
+	x, ok := semver(a)
+	if !ok {
+		return -1
+	}
 	y, _ := semver(b)
-	if !okA {
-		return true
-	}
-	for i := range x {
-		if x[i] != y[i] {
-			return x[i] < y[i]
-		}
-	}
-	return false
+	return slices.Compare(x, y)
 }
 
 // outputLine is the line of a command's output an error quotes.
