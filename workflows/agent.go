@@ -183,6 +183,16 @@ func (a *agent) result(final api.State) api.AgentResult {
 	return res
 }
 
+// patchedOnce is patched(ctx, id), read the first time the run needs it and
+// kept in *memo: a patch that only a rare event reaches (patches.go).
+func patchedOnce(ctx workflow.Context, memo **bool, id string) bool {
+	if *memo == nil {
+		on := patched(ctx, id)
+		*memo = &on
+	}
+	return **memo
+}
+
 // newAgent builds a run's agent: each component from its part of the
 // carry, or fresh for a session's first run.
 func newAgent(cfg config) *agent {

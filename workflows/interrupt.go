@@ -124,11 +124,7 @@ func (a *agent) awaitCall(ctx workflow.Context, f workflow.Future, resp *model.R
 // never interrupted (every subagent, most sessions) records no marker for
 // it (patches.go).
 func (a *agent) keepsCut(ctx workflow.Context) bool {
-	if a.keepCut == nil {
-		keep := patched(ctx, patchKeepInterrupted)
-		a.keepCut = &keep
-	}
-	return *a.keepCut
+	return patchedOnce(ctx, &a.keepCut, patchKeepInterrupted)
 }
 
 // keepCutReply keeps, for the interrupted turn's message, the reply its

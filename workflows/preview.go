@@ -44,11 +44,7 @@ const previewHostWait = 10 * time.Second
 // previewsWrites reports whether the run takes patchPreviewWrite: read
 // when a run first would preview, and kept.
 func (a *agent) previewsWrites(ctx workflow.Context) bool {
-	if a.previews == nil {
-		on := patched(ctx, patchPreviewWrite)
-		a.previews = &on
-	}
-	return *a.previews
+	return patchedOnce(ctx, &a.previews, patchPreviewWrite)
 }
 
 // previewOf is the diff call c (standing in the transcript where from

@@ -295,15 +295,7 @@ func (a *agent) subagentStates() map[string]api.State {
 }
 
 // finishedChildren counts the children that have ended.
-func (a *agent) finishedChildren() int {
-	n := 0
-	for _, id := range a.tree.childOrder {
-		if a.tree.children[id].Done {
-			n++
-		}
-	}
-	return n
-}
+func (a *agent) finishedChildren() int { return len(a.tree.childOrder) - a.runningChildren() }
 
 // childModel is the model reference of a subagent: the one it asks for, or
 // its parent's; a scripted parent's subagent reads its own list of the same

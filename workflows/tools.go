@@ -37,7 +37,7 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 
 // runSomeTools answers the tool calls that run of one response.
 func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
-	var results []*todo.Result
+	results := make([]*todo.Result, len(calls))
 	if len(a.cfg.Approval) > 0 {
 		// Calls that need approval wait for it before any call of the
 		// response runs; the refused ones are left out of the rest.
@@ -46,23 +46,17 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 			a.cur.at.Tools = true
 			return
 		}
-		var tcalls []todo.Call
-		var at []int
-		for i, c := range calls {
-			if results[i] == nil {
-				tcalls = append(tcalls, todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments})
-				at = append(at, i)
-			}
+	}
+	var tcalls []todo.Call
+	var at []int
+	for i, c := range calls {
+		if results[i] == nil {
+			tcalls = append(tcalls, todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments})
+			at = append(at, i)
 		}
-		for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.Todo) {
-			results[at[j]] = r
-		}
-	} else {
-		tcalls := make([]todo.Call, len(calls))
-		for i, c := range calls {
-			tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
-		}
-		results = todo.Apply(&a.todo, tcalls, a.cfg.Todo)
+	}
+	for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.Todo) {
+		results[at[j]] = r
 	}
 	futures := make([]workflow.Future, len(calls))
 	workspaceOf := workspaceOf(ctx)

@@ -56,13 +56,19 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 		}
 		ch.State = &st
 	}
-	switch end := (End{AgentID: ch.AgentID, How: ch.how}); {
-	case a.isRoot():
-		a.endAtRoot(ctx, end)
-	case err != nil:
-		a.send(ctx, a.tree.rootID, EndSignal, end)
+	if a.isRoot() || err != nil {
+		a.tellEnd(ctx, End{AgentID: ch.AgentID, How: ch.how})
 	}
 	a.publish(ctx)
+}
+
+// tellEnd takes an agent's end in at the root, or sends it there.
+func (a *agent) tellEnd(ctx workflow.Context, end End) {
+	if a.isRoot() {
+		a.endAtRoot(ctx, end)
+	} else {
+		a.send(ctx, a.tree.rootID, EndSignal, end)
+	}
 }
 
 // finishChildren asks the running children to finish, waits for them for
@@ -245,11 +251,7 @@ func (a *agent) endState(e End) api.State {
 func (a *agent) childDied(ctx workflow.Context, ch *child, how string) {
 	end := End{AgentID: ch.AgentID, How: how}
 	a.adoptedEnded(end)
-	if a.isRoot() {
-		a.endAtRoot(ctx, end)
-	} else {
-		a.send(ctx, a.tree.rootID, EndSignal, end)
-	}
+	a.tellEnd(ctx, end)
 	a.publish(ctx)
 }
 
