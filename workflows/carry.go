@@ -25,13 +25,10 @@ const (
 )
 
 // summariseForCarry compacts the model's view before a handover when the
-// carry could not hold it all (more than carryMessages recent messages, or
-// more than carryBytes): what the carry leaves out is summarised first, so
-// that the continuation wakes up with what was decided, not without it. The
-// summary gets one attempt: a summary that cannot be written (the model is
-// down) leaves the view as it is, and the handover goes on at once rather
-// than wait out the model retry window; only the run's own cancellation
-// stops it.
+// carry could not hold it all: what the carry leaves out is summarised
+// first, so that the continuation wakes up with what was decided. The
+// summary gets one attempt: a model that is down does not hold the
+// handover, which goes on without it.
 func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	var recent []model.Message
 	for _, sp := range a.view(a.viewStart()) {
@@ -59,15 +56,13 @@ func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	return nil
 }
 
-// compact returns the transcript to carry: the head (system prompt, first
-// user message), the context summary, and the longest tail of at most
-// carryMessages messages and carryBytes bytes that does not start on a tool
-// result. The summary is what the model was told of everything before the
-// tail: without it, a long session's continuation would wake up without
-// what was decided. When the list's last write_todos falls out, the next
-// model call gets a todo_reminder (the context-loss rule), so the model
-// never loses its checklist.
-func compact(msgs []model.Message) []model.Message {
+// carriedMessages is the transcript to carry: the head (system prompt,
+// first user message), the context summary, which stands for everything
+// before the tail, and the longest tail of at most carryMessages messages
+// and carryBytes bytes that does not start on a tool result. When the
+// list's last write_todos falls out, the context-loss rule reminds the
+// model of its checklist.
+func carriedMessages(msgs []model.Message) []model.Message {
 	if len(msgs) <= todo.Head+carryMessages && size(msgs) <= carryBytes {
 		return msgs
 	}

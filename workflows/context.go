@@ -16,15 +16,9 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// A context that always fits. The stored transcript keeps every message;
-// what a model call receives is a view of it: the head (system prompt and
-// first user message), then, once the conversation outgrew the budget, a
-// context_summary message that stands for the older messages, then the
-// recent ones. A compaction moves the view's start forward and writes the
-// summary with a model call that offers no tools (or, with
-// context.summarize false, only drops the older messages, as the
-// max_messages window does). The todo_reminder rule then restores the
-// checklist when its last write_todos left the view.
+// A context that always fits (docs/architecture.md, "A full context"): a
+// model call receives a view of the stored transcript, the head, a
+// context_summary for the older messages, and the recent ones.
 const (
 	// toolTokens is what the tool definitions of a call are counted as.
 	toolTokens = 4_000

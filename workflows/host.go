@@ -171,15 +171,11 @@ type toolCall struct {
 	approved bool
 }
 
-// runTool schedules a tool activity for t.
-//
-// A direct call goes to the workflow's own task queue,
-// where the worker completing this workflow task is handed it at once
-// (eager activity execution): that worker is the host as a rule, and a
-// worker that is not refuses the call without running it (see
-// activities.RunToolOnHost), which the caller answers by sending it to the
-// host's queue (notRun). Either way the call runs on the host and nowhere
-// else, and waits at most host_wait_s for a worker to take it.
+// runTool schedules a tool activity for t. A direct call goes to the
+// workflow's own task queue, where the worker completing this workflow task
+// (the host, as a rule) is handed it at once by eager execution; any other
+// worker refuses it unrun (activities.RunToolOnHost), and the caller sends
+// it to the host's queue (notRun).
 func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 	opts := a.host.options(toolActivity, t.queue)
 	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.AgentID, t.c.Name)

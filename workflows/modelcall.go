@@ -19,19 +19,11 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// A model call is one CallModel activity, and the server retries its
-// passing faults under the activity's RetryPolicy, for as long as the run's
-// model_retry_window_s (the ScheduleToClose timeout). A retry the server
-// makes adds nothing to history, so an outage costs the same few events
-// whether it lasts a minute or a day, and a handover has no loop of
-// attempts to reach into. The run does not see the attempts: while the
-// server retries, clients read the attempt, its failure and since when from
-// the pending activity (package client), and the Web UI shows them with
-// it. The run learns of a failure once the server gives up, and then ends
-// the turn with it.
-//
-// The provider's Retry-After is the next attempt's delay, floored in the
-// activity (activities.minRetryAfter), where the attempt is known.
+// A model call is one CallModel activity, whose passing faults the server
+// retries for the run's model_retry_window_s (docs/architecture.md, "A
+// model outage"): a retry adds nothing to history, and a handover has no
+// loop of attempts to reach into. The run learns of a failure once the
+// server gives up, and ends the turn with it.
 const (
 	// maxModelBackoff caps the wait between two attempts, so that the run
 	// notices a provider that came back within minutes.
@@ -144,13 +136,10 @@ func (a *agent) modelInput(ctx workflow.Context, spans []transcript.Span, summar
 
 // recordMade records, one marker each, the fields nm leaves out that the
 // workflow made itself (transcript.NewMessages.Unheard): no other event
-// holds them, and a reader finds them there by digest. It is rare (a large
-// field of the workflow's making, or one past the input's budget), so its
-// patch is asked for here, not at the run's start: a run that never needs
-// it records no version marker. A run that did not take the patch (an
-// older build left such a field out before) sends them whole instead, up
-// to the budget of one input; past it, a reader misses them, and the call
-// fails for the message (holeAt), which the next call sends.
+// holds them, and a reader finds them there by digest. Its patch is asked
+// for here, where a run first needs it. A run that did not take the patch
+// sends them whole instead, up to the budget of one input; past it, the
+// call fails for the message (holeAt), which the next call sends.
 func (a *agent) recordMade(ctx workflow.Context, nm *transcript.NewMessages) {
 	at, made := nm.Unheard(a.window.msgs, a.window.heard)
 	if a.inbox.empty() {

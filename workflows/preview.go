@@ -14,14 +14,9 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// The diff a waiting call would make (patch preview-write). Before a call
-// of a tool that writes a file (activities.Previews) waits for approval,
-// the run asks the worker that holds the workspace what the write would
-// change (the PreviewTool activity, on the queue the call would run on),
-// and the wait shows it: state.pending_approval.diff, for the user, never
-// the model. The preview is quick and bounded, and never holds the wait
-// back: a host that does not answer, a preview that fails or a worker that
-// has none make the wait say "diff unavailable" and why.
+// The diff a waiting call would make (patch preview-write; docs/protocol.md,
+// "Approve what you see"). A preview never holds the wait back: one that
+// cannot be made says why instead.
 
 // previewActivity runs PreviewTool: a look at one file, so a short
 // attempt, tried twice at most, and given up within half a minute.

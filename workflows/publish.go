@@ -43,22 +43,9 @@ const listBusyAfter = 10 * time.Second
 
 // publish makes the state visible: search attributes for the run list (only
 // when they changed, so history does not grow idle), current details for the
-// run's page in the Web UI.
-//
-// A run upserts sparingly, without ever leaving the run list wrong while
-// it waits:
-//   - it does not upsert at its start when it was started with search
-//     attributes (StartSearchAttributes, which the starters and a parent
-//     set), nor when a continued run starts with what it inherits;
-//   - while it is busy (status running), it upserts at most once every
-//     publishEvery, and not before it has been busy for listBusyAfter (a
-//     run of patchLeanTurn): a change within that time is sent with the
-//     next publish after it, at the next step. Any other status means the run now waits
-//     (for its user, an approval, a subagent) or has ended, and is sent at
-//     once, with the counters of that moment. So the run list trails a busy
-//     run by at most one step, and only when its steps come faster than one a
-//     second, as a scripted or cached model's do; the run's page (current
-//     details) and the state query never trail.
+// run's page in the Web UI. A busy run upserts at most every publishEvery,
+// and a waiting or ended one at once, so the list never stays wrong while
+// the run waits (docs/architecture.md, "One upsert of search attributes").
 func (a *agent) publish(ctx workflow.Context) {
 	items := a.todo.List()
 	p := published{

@@ -69,13 +69,9 @@ type SpawnArgs struct {
 }
 
 // childPolicy: a subagent outlives the run that started it, because the
-// server applies a parent close policy when the parent continues as new
-// too, and a long wait on children is where a parent's history grows (their
-// events reach it) and must be handed over. The parent's continuation adopts
-// its running children (Carry.Running); a parent that fails or is cancelled
-// asks its children to cancel itself (endTree). A root terminated by hand
-// cancels no one: its subagents stop when a message to it finds it gone
-// (tree_send.go), or at their own end or timeout.
+// server applies a parent close policy at continue-as-new too. The
+// continuation adopts the running children (Carry.Running); a parent that
+// fails or is cancelled cancels them itself (endTree).
 const childPolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
 
 // spawn starts a subagent as a child workflow without waiting for it.

@@ -17,24 +17,11 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// Approval for any tool (input `approval`, update approve_tool). A call of a
-// tool the policy requires waits, before anything of its response runs, for
-// a human's answer: durably, for as long as it takes, like a plan approval.
-// The calls of one response wait one after another, in call order; the
-// approved ones then run as usual, the rejected ones never run and the
-// model reads the feedback as an error tool message. "remember" approves
-// the tool for the rest of the session (carried through continue-as-new).
-// In a run tree the wait surfaces at the root (state.waiting, kind
-// tool_approval), whose approve_tool is handed on to the waiting agent.
-//
-// A tool the policy marks "destructive" waits only if it may destroy,
-// which its hints tell and only the worker knows them: its call is sent
-// with HoldDestructive, and a worker that finds the tool may destroy
-// answers Held without running it. The wait starts from that recorded
-// answer (so replay takes the same path), when the response's results are
-// read in call order; the response's other calls may have run by then. An
-// approved call is sent again, not held; a rejected one is answered as
-// above.
+// Approval for any tool (input `approval`, update approve_tool): what the
+// user sees and answers is in docs/protocol.md, "Approvals for tools". A
+// "destructive" call is sent with HoldDestructive, since only the worker
+// knows a tool's hints; the wait starts from the worker's recorded Held
+// answer, so replay takes the same path.
 
 // previewBytes bounds the arguments a state or a wait's reason shows.
 const previewBytes = 2048

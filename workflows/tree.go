@@ -8,17 +8,12 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// The run tree. Its root is the only broker: every other agent signals its
-// own events, wants and end to the root and to no one else. The root keeps
-// the tree's one event log (its PlanState, bounded at each continue-as-new,
-// with its counts) and a todo.Broker (the roster; the interests, "*" and
-// dependencies included), forwards each event to the agents that want it,
-// once each, and drops an agent that ended from every table.
-//
-// The files follow the message's journey: the messages (here), sending
-// (tree_send.go), routing at the root (tree_broker.go), taking in
-// (tree_receive.go); then what rides on it: the counters a parent shows and
-// the human waits (tree_waits.go), a subagent's end (tree_lifecycle.go).
+// The run tree (docs/protocol.md, "The agent tree"). Its root is the only
+// broker: it keeps the tree's one event log and a todo.Broker, and forwards
+// each event to the agents that want it. The files follow the message's
+// journey: the messages (here), sending (tree_send.go), routing at the root
+// (tree_broker.go), taking in (tree_receive.go); then the counters and human
+// waits (tree_waits.go), a subagent's end (tree_lifecycle.go).
 //
 // One event, from a child's setStepStatus to its parent's unblocked step
 // (here the parent is the root; a deeper one is one forward further):

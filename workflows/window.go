@@ -84,14 +84,13 @@ func newWindow(cfg config) window {
 }
 
 // carryWindow is the window's part of a carry: the continuation starts
-// from what the model sees now, the head, the summary and the recent
-// messages, compacted (carry.go).
+// from what the model sees now, cut to carriedMessages.
 func (a *agent) carryWindow() WindowCarry {
 	var msgs []model.Message
 	for _, sp := range a.view(a.viewStart()) {
 		msgs = append(msgs, a.window.msgs[sp.Start:sp.End]...)
 	}
-	return WindowCarry{Messages: compact(msgs), SummaryCalls: a.window.summaryCalls, ContextLimit: a.window.contextLimit}
+	return WindowCarry{Messages: carriedMessages(msgs), SummaryCalls: a.window.summaryCalls, ContextLimit: a.window.contextLimit}
 }
 
 // messagesQuery answers the public messages query (api.MessagesQuery): the
