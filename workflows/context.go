@@ -109,7 +109,7 @@ func (a *agent) fit(ctx workflow.Context, spans []transcript.Span) ([]transcript
 	if a.spanTokens(spans) <= a.budget() {
 		return spans, nil
 	}
-	if _, err := a.compact(ctx, a.budget()); err != nil && !errors.Is(err, errNothingToCompact) {
+	if _, err := a.compact(ctx); err != nil && !errors.Is(err, errNothingToCompact) {
 		return nil, err
 	}
 	return a.requestSpans(), nil
@@ -126,13 +126,13 @@ func (a *agent) budget() int {
 }
 
 // compact moves the view's start forward so that the recent messages keep
-// at most budget/keepShare tokens, and writes a context_summary for what
+// at most budget()/keepShare tokens, and writes a context_summary for what
 // left the view. It returns what it did, in a sentence. It never compacts the
 // same messages twice (the start only moves forward, and only past messages
 // that were in the view) and never lets the view grow: a summary longer than
 // what it replaces is not used.
-func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
-	return a.compactKeeping(ctx, budget, 0, untilWindow)
+func (a *agent) compact(ctx workflow.Context) (string, error) {
+	return a.compactKeeping(ctx, a.budget(), 0, untilWindow)
 }
 
 // compactKeeping is compact that also keeps at most maxRecent recent
@@ -219,15 +219,10 @@ func (a *agent) lastAnswerStart() int {
 }
 
 // summarize writes the summary of the given spans with model calls that
-// offer no tools; the activity reads the messages from the transcript and
-// sends them as one text, so the provider's rules on tool messages do not
-// apply to a part of the conversation.
-//
-// What one call may carry is bounded by the budget: a stretch larger than
-// that (a view far over budget, a file read several times) is summarised in
-// parts, each call bringing the summary so far up to date with the next
-// part, and a message larger than a part is cut in the middle by the
-// activity. The calls grow with the stretch, linearly.
+// offer no tools; the activity sends the messages as one text, so the
+// provider's rules on tool messages do not apply. A stretch larger than one
+// call may carry is summarised in parts, each call bringing the summary so
+// far up to date with the next part.
 func (a *agent) summarize(ctx workflow.Context, spans []transcript.Span, budget int, p patience) (string, error) {
 	instructions := fmt.Sprintf(
 		"Summarise the conversation below for the assistant that continues it, in at most %d words: "+
@@ -320,7 +315,7 @@ func (a *agent) compactOnRequest(ctx workflow.Context) error {
 	if !a.window.compactAsked {
 		return nil
 	}
-	text, err := a.compact(ctx, a.budget())
+	text, err := a.compact(ctx)
 	var tf *turnFailure
 	switch {
 	case errors.Is(err, errNothingToCompact):

@@ -364,7 +364,7 @@ func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 		var cerr error
 		if *overflows < maxOverflows {
 			*overflows++
-			if _, cerr = a.compact(ctx, a.budget()); cerr == nil {
+			if _, cerr = a.compact(ctx); cerr == nil {
 				return nil
 			}
 		}

@@ -35,11 +35,9 @@ const drainTimeout = 5 * time.Minute
 
 // carriedReportBytes is what the reporters' queues may take in a carry, in
 // all. A handover does not wait for a reporter (a webhook that answers 503
-// for hours would hold the run while its history grows): the queues cross,
-// the delivery under way among them, and the continuation delivers them
-// again (a webhook's Idempotency-Key names the event, so a receiver can
-// drop a second copy). The oldest reports that do not fit are counted as
-// failed, so the state says what was never delivered.
+// for hours would hold the run): the queues cross, the delivery under way
+// among them (a webhook's Idempotency-Key lets a receiver drop a second
+// copy). The oldest reports that do not fit are counted as failed.
 const carriedReportBytes = 128 << 10
 
 // CarriedReporter is one reporter's part of a carry.

@@ -214,11 +214,10 @@ func (a *agent) holdsDestructive(tool string) bool {
 
 // heldTool answers a call the worker held (the tool may destroy): it waits
 // for approval, then sends the call again, not to be held; or returns the
-// refusal. A handover due in the wait ends it with handed: the response's
-// other calls are answered in this run (they may be running), and the
-// continuation asks again (answerHeld). Once one held call was handed
-// over, the later ones are too, unasked, so that the wait shown until
-// the handover is the one the continuation asks first.
+// refusal. A handover due in the wait ends it with handed, and the
+// continuation asks again (answerHeld); once one held call was handed over,
+// the later ones are too, unasked, so that the wait shown until the
+// handover is the one the continuation asks first.
 func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunToolResult, handed bool, err error) {
 	if len(a.cur.at.Held) > 0 {
 		return out, true, nil

@@ -44,13 +44,10 @@ type BlockedTurn struct {
 	Resume *string `json:"resume,omitempty"`
 }
 
-// turnCursor is the turn running now: whom it answers, where it stands
-// (the BlockedTurn a handover carries, written as the turn goes), and
-// whether the user stopped it. The agent holds one while a turn runs
-// (a.cur) and nothing else of the turn, so a turn can stop at any step
-// and go on from there in the session's next run: a new kind of wait adds
-// a field to BlockedTurn, set where the wait is handed over and read in
-// startTurn.
+// turnCursor is the turn running now (a.cur): whom it answers, where it
+// stands (the BlockedTurn a handover carries, written as the turn goes),
+// and whether the user stopped it. A new kind of wait adds a field to
+// BlockedTurn, set where the wait is handed over and read in startTurn.
 type turnCursor struct {
 	in Inbound
 	// at is where the turn stands. While a response is answered, its
