@@ -45,12 +45,9 @@ func (f *turnFailure) Error() string { return f.reply }
 // noticed within seconds; tools are retried a few times only, because a tool
 // with side effects should not run many times unasked.
 var (
-	// modelActivity is retried by the server (see above) for the run's
-	// retry window, which execModel sets as its ScheduleToClose timeout
-	// (at least the StartToClose of one attempt).
-	// A request too long for the model, a worker that cannot serve it and
-	// a transcript that does not match are never retried: the activity
-	// marks them non-retryable, and the policy names their types too.
+	// modelActivity is retried for the run's retry window (execModel sets
+	// ScheduleToClose), but for the errors waiting would not fix, which the
+	// policy names besides the activity marking them non-retryable.
 	modelActivity = workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    5 * time.Second,
@@ -180,11 +177,8 @@ const (
 	oneAttempt
 )
 
-// execModel runs one model call, retried as p allows.
-//
-// The call's input, with the messages new since the previous call, is in
-// history once, in ActivityTaskScheduled, however many attempts the server
-// makes.
+// execModel runs one model call, retried as p allows. Its input is in
+// history once, however many attempts the server makes.
 func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string, p patience) (model.Response, error) {
 	if a.stopping() {
 		return model.Response{}, errInterrupted // no call after an interrupt
@@ -271,9 +265,8 @@ func holeAt(err error) (int, bool) {
 }
 
 // isPermanent says the call failed with an error that waiting would not
-// fix (a refused request, a bad key), not with a passing fault the retry
-// window ran out on (an outage, a lost worker, a model that did not answer
-// in time).
+// fix (a refused request, a bad key), not a passing fault the retry window
+// ran out on.
 func isPermanent(err error) bool {
 	var app *temporal.ApplicationError
 	return errors.As(err, &app) && app.NonRetryable()
@@ -350,12 +343,11 @@ func addUsage(u *api.Usage, m model.Usage) {
 	u.TotalTokens += m.PromptTokens + m.CompletionTokens
 }
 
-// recover decides what a failed model call means for the turn: a request too
-// long for the model teaches the run the provider's limit, which it keeps
-// for the session, and is compacted to it and called again (a few times a
-// turn at most, each under a lower limit); a failure that ended the turn
-// stays one; and a subagent, which has no user to retry its turn, fails
-// its run so that its parent sees it.
+// recover decides what a failed model call means for the turn: a request
+// too long for the model teaches the run the provider's limit, and is
+// compacted to it and called again (maxOverflows times a turn); a failure
+// that ended the turn stays one; and a subagent, which has no user to retry
+// its turn, fails its run so that its parent sees it.
 func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 	if errors.Is(err, errContextOverflow) {
 		if limit := todo.ContextLimit(err.Error(), a.window.sentTokens); limit > 0 && (a.window.contextLimit == 0 || limit < a.window.contextLimit) {

@@ -76,10 +76,7 @@ func (a *agent) onToolApproval(ctx workflow.Context, args api.ToolApprovalArgs) 
 	if err != nil {
 		return "", err
 	}
-	verdict := "rejected"
-	if *args.Approved {
-		verdict = "approved"
-	}
+	verdict := map[bool]string{true: "approved", false: "rejected"}[*args.Approved]
 	if w.AgentID != a.cfg.AgentID {
 		// The waiting agent checks call_id itself; an answer that no
 		// longer fits is logged there.

@@ -26,14 +26,11 @@ import (
 //	       and waitBlocked's Await sees it; forward -> send(each interested)
 //
 // Order is kept by the sender: its messages to one destination go one at a
-// time, each once the one before was delivered, so none needs a number or
-// waits in a buffer. Signals of different names that reach a run in one
-// workflow task come in no known order, so drainTree takes them in kind by
-// kind: joins, wants, events, ends, hand-ons. A child's end is its last
-// signal; its parent's child-workflow future is the backstop for a child
-// that dies without one, or, for a child adopted from an earlier run of the
-// parent, its deadline (tree_lifecycle.go). Messages go with an empty run
-// id, so they reach the receiver's run after a continue-as-new.
+// time, each once the one before was delivered (flush), so none needs a
+// number. A child's end is its last signal; its parent's child-workflow
+// future (or, for an adopted child, its deadline) is the backstop for a
+// child that dies without one. Messages go with an empty run id, so they
+// reach the receiver's run after a continue-as-new.
 
 // The tree's signals besides TaskEventSignal (Events, messages.go). Each
 // message says the protocol of its sender's build (protocol.go): an agent

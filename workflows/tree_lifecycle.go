@@ -182,10 +182,8 @@ func (a *agent) runningChildList() []RunningChild {
 const deadlineSlack = 10 * time.Second
 
 // adoptChildren watches the children an earlier run of this workflow handed
-// over. A child's tree_end reaches this run by workflow id like any tree
-// message, and ends it (adoptedEnded); one the server ends at its
-// deadline says nothing, so the deadline is the backstop that the child
-// future is for the children this run starts.
+// over. Such a child's tree_end ends it (adoptedEnded); one the server ends
+// at its deadline says nothing, so the deadline is its backstop.
 func (a *agent) adoptChildren(ctx workflow.Context) {
 	for _, id := range a.tree.childOrder {
 		ch := a.tree.children[id]
@@ -203,11 +201,10 @@ func (a *agent) adoptChildren(ctx workflow.Context) {
 }
 
 // adoptedEnded records the end of a child from its tree_end (or the root's
-// forward of it). An adopted child ends here: its final summary, which it
-// sent with its end, stands for the result this run has no future for. A
-// child this run started ends when its future resolves, with its whole
-// state; its end is kept meanwhile, so that a handover in between hands it
-// on as ended, not as running (the root takes an end in only once).
+// forward of it). An adopted child ends here, its final summary standing
+// for the result this run has no future for. A child this run started ends
+// when its future resolves; its end is kept meanwhile, so that a handover
+// in between hands it on as ended, not as running.
 func (a *agent) adoptedEnded(e End) {
 	ch := a.tree.children[e.AgentID]
 	switch {
