@@ -16,8 +16,8 @@ import (
 // result, are measured before they go. Each part of the carry is bounded
 // where it is made, but a session at every bound at once could still pass
 // MaxCarryBytes. Then the carry sheds, component by component, each step
-// (fitCarry's list) costing the continuation less than the next, until it
-// fits. A carry that still does not fit is handed over as it is (the server
+// (fitCarry's list; docs/protocol.md, "The carry") costing the continuation
+// less than the next, until it fits. A carry that still does not fit is handed over as it is (the server
 // takes up to 2 MiB) and the log says by how much it passed the cap.
 
 // carrySize is what the carry takes as the continuation's input.

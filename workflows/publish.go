@@ -51,7 +51,7 @@ func (a *agent) publish(ctx workflow.Context) {
 	p := published{
 		total:     int64(len(items)),
 		completed: int64(todo.CountStatus(items, todo.Completed)),
-		status:    a.status,
+		status:    a.shownStatus(),
 		set:       true,
 	}
 	// The decision to upsert compares the real item, whatever the worker's
@@ -61,7 +61,6 @@ func (a *agent) publish(ctx workflow.Context) {
 	if cur, ok := todo.Current(items); ok {
 		p.current = text.Cut(cur.Content, 200)
 	}
-	p.status = a.shownStatus()
 	a.sendBrief(ctx)
 	now := workflow.Now(ctx)
 	if p.status != api.StatusRunning {

@@ -40,10 +40,8 @@ const (
 )
 
 // inbox is the run's messages waiting for their turn and the replies owed
-// for them, a component of the run: built at its start from its part of
-// the carry (the queue and the kept replies), it answers send_message,
-// retry_turn and turn_reply, and hands its part to the continuation. The
-// loop takes its turns from it, one at a time.
+// for them, a component of the run: it answers send_message, retry_turn and
+// turn_reply, and the loop takes its turns from it, one at a time.
 type inbox struct {
 	queue   []Inbound
 	waiting map[int]string // send_message seq -> reply; looked up, never ranged
@@ -150,9 +148,7 @@ func turnGoesOn(id string) error {
 }
 
 // replied hands the reply of turn m to whoever waits for it: the update
-// that started it in this run, or, for a turn an update of an earlier run
-// (or this one, before a handover it then did not make) started, the
-// kept replies.
+// that started it in this run, or else the kept replies.
 func (b *inbox) replied(m Inbound, reply string) {
 	b.taken = ""
 	switch {
