@@ -55,14 +55,9 @@ func (a *agent) previewOf(ctx workflow.Context, c model.ToolCall, from *transcri
 	case queue != "" && a.host.silent != nil:
 		return noPreview(fmt.Sprintf("the workspace's host %s has not been answering since %s", queue, a.host.silent.Format(time.RFC3339)))
 	}
-	opts := previewActivity
-	opts.Summary = fmt.Sprintf("%s: preview %s", a.cfg.AgentID, c.Name)
-	if queue != "" {
-		opts.TaskQueue = queue
+	opts := withSummary(a.host.options(previewActivity, queue), fmt.Sprintf("%s: preview %s", a.cfg.AgentID, c.Name))
+	if queue != "" && (a.host.wait <= 0 || a.host.wait > previewHostWait) {
 		opts.ScheduleToStartTimeout = previewHostWait
-		if a.host.wait > 0 {
-			opts.ScheduleToStartTimeout = min(a.host.wait, previewHostWait)
-		}
 	}
 	var diff api.CallDiff
 	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.PreviewToolName, a.toolInput(c, from, workspaceOf(ctx))).Get(ctx, &diff)

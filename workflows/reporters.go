@@ -14,11 +14,10 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// Reporters deliver plan events to the outside (console, file, webhook), one
-// event at a time and in order per reporter, each delivery an activity that
-// Temporal retries within a bounded window. A reporter that keeps failing
-// loses that event, says so in the state, and never fails or stalls the
-// agent: the loop only appends to a queue.
+// Reporters deliver plan events to the outside, in order per reporter, each
+// delivery an activity retried within the reporter's window. A reporter that
+// keeps failing loses that event and says so in the state, and never stalls
+// the agent: the loop only appends to a queue.
 var reportActivity = workflow.ActivityOptions{
 	StartToCloseTimeout: 15 * time.Second,
 	// ScheduleToCloseTimeout, the retry window of one event, is the
@@ -52,10 +51,8 @@ type Report struct {
 	Plan  json.RawMessage `json:"plan,omitempty"`
 }
 
-// reporting is the run's reporters, a component of the run: built at its
-// start from the input's reporters and its part of the carry, it runs one
-// delivery loop per reporter and hands its queues to the continuation. The
-// loop only appends to its queues (report).
+// reporting is the run's reporters, a component of the run: one delivery
+// loop per reporter, whose queues cross in the carry.
 type reporting struct {
 	agentID string
 	session string // the session's key, which names its reports' folder

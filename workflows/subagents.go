@@ -249,11 +249,8 @@ func (a *agent) runningChildren() int {
 	return n
 }
 
-// subagentStates is state.subagents: each child's last reported state. Of
-// the finished children, the fullChildren most recent show their summary,
-// the older ones their bounded summary, and those past maxChildren none:
-// what a state, a result and a carry hold of the children stays bounded
-// however many a session spawns.
+// subagentStates is state.subagents: each child's last reported state, the
+// finished ones bounded as fullChildren and maxChildren say.
 func (a *agent) subagentStates() map[string]api.State {
 	out := make(map[string]api.State, len(a.tree.children))
 	finished, room := 0, fullChildrenBytes
@@ -261,11 +258,9 @@ func (a *agent) subagentStates() map[string]api.State {
 		ch := a.tree.children[id]
 		switch {
 		case !ch.Done && ch.end != nil:
-			// Its tree_end came and its future has not resolved yet (or
-			// will not in this run, which hands over now): it has ended,
-			// and shows so, as the carry hands it on (runningChildList).
-			// Its brief was dropped with its end at the root; without
-			// this, the page a handover leaves showed it running.
+			// Its tree_end came and its future has not resolved yet: it
+			// has ended, and shows so, as the carry hands it on
+			// (runningChildList).
 			if finished++; finished > maxChildren {
 				continue
 			}

@@ -18,9 +18,8 @@ import (
 
 // runTools answers every tool call of one response, in call order: the todo
 // tools inside the workflow, the others as concurrent activities. Calls
-// past todo.MaxToolCallsPerResponse are answered, not run: a response of
-// thousands would schedule more activities than the server lets a run
-// have pending, and the run would be stuck for good.
+// past todo.MaxToolCallsPerResponse are answered, not run: more would pass
+// the activities the server lets a run have pending.
 func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 	if n := len(calls); n > todo.MaxToolCallsPerResponse {
 		a.runSomeTools(ctx, calls[:todo.MaxToolCallsPerResponse])

@@ -1,10 +1,8 @@
 package workflows
 
-// The end of a subagent: how its parent learns it (the child's future, or
-// for a child adopted from an earlier run its tree_end and its deadline),
-// asked to finish at end_session, cancelled by its parent (cancel_subagent)
-// or when its grace is over, and the end of a run that fails or is
-// cancelled, which takes its children with it.
+// The end of a subagent: how its parent learns it, asked to finish at
+// end_session, cancelled by its parent, and the end of a run that fails or
+// is cancelled, which takes its children with it.
 
 import (
 	"bytes"
@@ -26,8 +24,7 @@ import (
 
 // awaitChild records how a subagent ended. A child that completes said so
 // to the root itself, after its events; one that died cannot, so its
-// parent does (the root takes an end in once). The root's log holds the
-// tree, so the root takes the end in here, after the child's messages.
+// parent does (the root takes an end in once).
 func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWorkflowFuture) {
 	var res api.AgentResult
 	err := fut.Get(ctx, &res)
@@ -281,10 +278,9 @@ func (a *agent) endTree(ctx workflow.Context, err error) {
 }
 
 // endMessage is a subagent's tree_end: how it ended, with what a parent
-// that adopted it keeps of it, as one whose future resolved does: its
-// state's summary and the head of its answer. A summary too large for the
-// message (a long list of long items) gives way to the shorter form that
-// older children are kept in.
+// that adopted it keeps of it: its state's summary (or, too large for the
+// message, the shorter form older children are kept in) and the head of its
+// answer.
 func (a *agent) endMessage(how string) End {
 	st := a.state()
 	if how != api.StatusCompleted {
