@@ -14,11 +14,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// What a run hands to its continuation of the transcript. Continue-as-new
-// exists because history grew large; carrying the whole conversation would
-// move the problem into the next run's first event (and past the payload
-// limit of 2 MiB). The earlier messages stay readable in the previous run's
-// history.
+// What a run hands to its continuation of the transcript: carrying the
+// whole conversation would move the history's size into the next run's
+// first event. The earlier messages stay in the previous run's history.
 const (
 	carryMessages = 60
 	carryBytes    = 512 << 10

@@ -127,10 +127,8 @@ func (a *agent) budget() int {
 
 // compact moves the view's start forward so that the recent messages keep
 // at most budget()/keepShare tokens, and writes a context_summary for what
-// left the view. It returns what it did, in a sentence. It never compacts the
-// same messages twice (the start only moves forward, and only past messages
-// that were in the view) and never lets the view grow: a summary longer than
-// what it replaces is not used.
+// left the view; it says what it did, in a sentence. The start only moves
+// forward, and a summary longer than what it replaces is not used.
 func (a *agent) compact(ctx workflow.Context) (string, error) {
 	return a.compactKeeping(ctx, a.budget(), 0, untilWindow)
 }

@@ -18,8 +18,12 @@ import (
 // the signal channels itself and checks, without yielding, that nothing
 // waits (settled), so no signal of the last workflow task is dropped.
 func (a *agent) loop(ctx workflow.Context) (api.AgentResult, error) {
+	// Each wait below also ends when a handover is due: what grows a
+	// waiting run's history is its children's news, and a tree that works
+	// for days must not take its root past the server's limits.
+	woken := func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) }
 	for {
-		// A cancel request (or a root gone, leaveTree) ends the session in
+		// A cancel request (or a root gone, tree.leave) ends the session in
 		// this run: a wait woken by something else at the same time must
 		// not hand the session to a continuation that would never know it
 		// was cancelled.
@@ -39,15 +43,12 @@ func (a *agent) loop(ctx workflow.Context) (api.AgentResult, error) {
 				return api.AgentResult{}, err
 			}
 		}
-		// Each wait below also ends when a handover is due: what grows a
-		// waiting run's history is its children's news, and a tree that
-		// works for days must not take its root past the server's limits.
 		if a.inbox.empty() && a.todo.Paused && !a.ended {
 			// A pause waits as long as it takes: the human may need a day
 			// to fix what blocked the agent, so no idle timeout applies.
 			a.status = api.StatusPaused
 			a.publish(ctx)
-			if err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) }); err != nil {
+			if err := workflow.Await(ctx, woken); err != nil {
 				return api.AgentResult{}, err
 			}
 			continue
@@ -56,21 +57,18 @@ func (a *agent) loop(ctx workflow.Context) (api.AgentResult, error) {
 			if !a.cfg.Subagent && !a.ended {
 				a.status = api.StatusWaitingUser
 				a.publish(ctx)
-				woken, err := a.awaitUser(ctx, a.cfg.IdleTimeout, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) })
+				woke, err := a.awaitUser(ctx, a.cfg.IdleTimeout, woken)
 				if err != nil {
 					return api.AgentResult{}, err
 				}
-				if woken {
+				if woke {
 					continue
 				}
 				if len(a.waiting()) > 0 {
 					// An agent of the tree waits for a human: like a pause,
 					// that wait takes as long as it takes, and the session
 					// stays open for the messages that may follow.
-					err := workflow.Await(ctx, func() bool {
-						return a.interrupted() || a.ended || len(a.waiting()) == 0 || a.handOverDue(ctx)
-					})
-					if err != nil {
+					if err := workflow.Await(ctx, func() bool { return woken() || len(a.waiting()) == 0 }); err != nil {
 						return api.AgentResult{}, err
 					}
 					continue
