@@ -60,7 +60,7 @@ func (a *agent) previewOf(ctx workflow.Context, c model.ToolCall, from *transcri
 		opts.ScheduleToStartTimeout = previewHostWait
 	}
 	var diff api.CallDiff
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.PreviewToolName, a.toolInput(c, from, workspaceOf(ctx))).Get(ctx, &diff)
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.PreviewToolName, a.toolInput(c, from, a.tree.rootID)).Get(ctx, &diff)
 	if queue != "" {
 		a.host.answered(ctx, err)
 	}

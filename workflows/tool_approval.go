@@ -253,7 +253,7 @@ func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 			continue
 		}
 		c := calls[j]
-		t := toolCall{c: c, from: &transcript.CallRef{Message: at, Index: j, Digest: transcript.CallDigest(c)}, workspaceOf: workspaceOf(ctx)}
+		t := toolCall{c: c, from: &transcript.CallRef{Message: at, Index: j, Digest: transcript.CallDigest(c)}, workspaceOf: a.tree.rootID}
 		if !asked {
 			queue, hostErr = a.host.toolQueue(ctx)
 			asked = true

@@ -58,7 +58,6 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		results[at[j]] = r
 	}
 	futures := make([]workflow.Future, len(calls))
-	workspaceOf := workspaceOf(ctx)
 	// The tool activities run on the host of the workspace (host.go).
 	var queue string
 	var hostErr error
@@ -78,7 +77,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 			results[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Tool %s was not run: %v", c.Name, hostErr)}
 			continue
 		}
-		tools[i] = toolCall{c: c, from: a.callRef(i, c), workspaceOf: workspaceOf, queue: queue, direct: direct}
+		tools[i] = toolCall{c: c, from: a.callRef(i, c), workspaceOf: a.tree.rootID, queue: queue, direct: direct}
 		futures[i] = a.runTool(ctx, tools[i])
 	}
 	for i, c := range calls {
@@ -114,16 +113,6 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 		}
 		a.appendAnswer(c, msg)
 	}
-}
-
-// workspaceOf is the workflow whose workspace the run's tools work in: the
-// agents of one tree share their root's.
-func workspaceOf(ctx workflow.Context) string {
-	info := workflow.GetInfo(ctx)
-	if root := info.RootWorkflowExecution; root != nil {
-		return root.ID
-	}
-	return info.WorkflowExecution.ID
 }
 
 // sessionKey is the key of the session a run belongs to (activities'

@@ -145,7 +145,7 @@ type tree struct {
 
 // bus is an agent's part of the tree's messaging. Its maps are looked up, never ranged.
 type bus struct {
-	rootID      string // the root's workflow id
+	rootID      string // the root's workflow id, whose workspace the tree's tools work in
 	todo.Broker        // at the root
 	// asked are the producers whose binding was asked for; subs the number
 	// of the last subscription asked for (todo.Subscription.Number).
