@@ -197,6 +197,10 @@ func patchedOnce(ctx workflow.Context, memo **bool, id string) bool {
 // carry, or fresh for a session's first run.
 func newAgent(cfg config) *agent {
 	c := cfg.carry
+	var reports []CarriedReporter
+	if c != nil {
+		reports = c.Reports
+	}
 	a := &agent{
 		cfg:          cfg,
 		status:       api.StatusRunning,
@@ -206,7 +210,7 @@ func newAgent(cfg config) *agent {
 		plans:        todo.NewPlanState(cfg.AgentID),
 		approvals:    newApprovals(c),
 		tree:         newTree(c),
-		reporters:    newReporting(cfg.AgentID, cfg.session, cfg.in.Reporters, c.reports()),
+		reporters:    newReporting(cfg.AgentID, cfg.session, cfg.in.Reporters, reports),
 		host:         newHost(cfg.in, cfg.HostWait),
 	}
 	for _, m := range a.inbox.queue {

@@ -171,14 +171,6 @@ func (a *agent) carry() handover {
 	return in
 }
 
-// reports is the reporters' part of a carry; none when there is no carry.
-func (c *Carry) reports() []CarriedReporter {
-	if c == nil {
-		return nil
-	}
-	return c.Reports
-}
-
 // handover is a continuation's input as this package sees it: the
 // contract's input with its carry decoded. To everyone else the carry is
 // opaque JSON (api.AgentInput.Carry), which this package alone writes and

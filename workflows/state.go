@@ -40,7 +40,10 @@ const (
 func (a *agent) model() string { return cmp.Or(a.cfg.in.Model, a.served) }
 
 func (a *agent) state() api.State {
-	events := a.events()
+	events := a.plans.Events
+	if events == nil {
+		events = []todo.Event{}
+	}
 	st := api.State{
 		AgentID:          a.cfg.AgentID,
 		Status:           a.shownStatus(),
@@ -87,13 +90,6 @@ func summary(s api.State) api.State {
 		s.Subagents = map[string]api.State{}
 	}
 	return s
-}
-
-func (a *agent) events() []todo.Event {
-	if a.plans.Events == nil {
-		return []todo.Event{}
-	}
-	return a.plans.Events
 }
 
 // ended is a finished child's bounded summary, with the head of its answer.
