@@ -108,10 +108,9 @@ func (a *agent) onHandedToolApproval(ctx workflow.Context, args api.ToolApproval
 
 // approveTools asks, in call order, for the approval of each call the
 // policy requires, and returns the refusals: a result for each call that
-// must not run (rejected, or its wait ended with the session), nil for the
-// others. A handover due in a wait, in a turn no update waits on, ends it
-// with handed: none of the calls has run, and the turn goes on in the
-// continuation with the verdicts given so far (a.cur.at.Verdicts).
+// must not run, nil for the others. A handover due in a wait ends it with
+// handed: none of the calls has run, and the continuation goes on with the
+// verdicts given so far (a.cur.at.Verdicts).
 func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refused []*todo.Result, handed bool) {
 	refused = make([]*todo.Result, len(calls))
 	for i, c := range calls {
@@ -231,12 +230,11 @@ func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunTo
 	return out, false, err
 }
 
-// answerHeld answers, in a handed-over turn, the calls the worker held
-// whose approval waits were handed over (ids, in call order): each is
-// asked again, then run or refused. The response's other calls have their
-// answers already. A handover due again hands the ones left on
-// (a.cur.at.Held). It returns the response, nil when the carry could not
-// keep it (the model is then called again).
+// answerHeld answers, in a handed-over turn, the held calls whose approval
+// waits were handed over (ids, in call order): each is asked again, then
+// run or refused; a handover due again hands the ones left on. It returns
+// the response, nil when the carry could not keep it (the model is then
+// called again).
 func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 	at := responseWith(a.window.msgs, ids[0])
 	if at < 0 {

@@ -117,9 +117,8 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 
 // sessionKey is the key of the session a run belongs to (activities'
 // session.go): a root makes it of its workflow id and first run id, which
-// continue-as-new keeps; a subagent has its parent's in its input, or none
-// from a parent of a build before keys (its calls then name the folder
-// after the root's workflow id, as that build did).
+// continue-as-new keeps; a subagent has its parent's in its input (none
+// from a parent of a build before keys).
 func sessionKey(info *workflow.Info, in api.AgentInput) string {
 	if info.ParentWorkflowExecution != nil {
 		return in.Session
