@@ -183,10 +183,24 @@ func (a *agent) result(final api.State) api.AgentResult {
 	return res
 }
 
+// patchedOnce is patched(ctx, id), read the first time the run needs it and
+// kept in *memo: a patch that only a rare event reaches (patches.go).
+func patchedOnce(ctx workflow.Context, memo **bool, id string) bool {
+	if *memo == nil {
+		on := patched(ctx, id)
+		*memo = &on
+	}
+	return **memo
+}
+
 // newAgent builds a run's agent: each component from its part of the
 // carry, or fresh for a session's first run.
 func newAgent(cfg config) *agent {
 	c := cfg.carry
+	var reports []CarriedReporter
+	if c != nil {
+		reports = c.Reports
+	}
 	a := &agent{
 		cfg:          cfg,
 		status:       api.StatusRunning,
@@ -196,7 +210,7 @@ func newAgent(cfg config) *agent {
 		plans:        todo.NewPlanState(cfg.AgentID),
 		approvals:    newApprovals(c),
 		tree:         newTree(c),
-		reporters:    newReporting(cfg.AgentID, cfg.session, cfg.in.Reporters, c.reports()),
+		reporters:    newReporting(cfg.AgentID, cfg.session, cfg.in.Reporters, reports),
 		host:         newHost(cfg.in, cfg.HostWait),
 	}
 	for _, m := range a.inbox.queue {

@@ -3,11 +3,10 @@ package workflows
 import "github.com/todoflow/todoflow/api"
 
 // approvals are the human answers a run waits for, a component of the run:
-// the plan's approval (approve_plan, plans.go) and a tool call's
-// (approve_tool, tool_approval.go). Each wait is answered by its own
-// update, and a wait handed over is asked again by the continuation (the
-// turn's cursor says which); what crosses in the carry is only what the
-// user decided for the session: the tools approved for good.
+// the plan's (approve_plan, plans.go) and a tool call's (approve_tool,
+// tool_approval.go). A wait handed over is asked again by the continuation
+// (the turn's cursor says which), so only the tools approved for good cross
+// in the carry.
 type approvals struct {
 	// plan is the approve_plan answer, until the waiting startPlan takes
 	// it.

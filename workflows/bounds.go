@@ -2,16 +2,12 @@ package workflows
 
 import "go.temporal.io/sdk/workflow"
 
-// What crosses the workflow's boundary, and the cap on each.
-//
-// The server refuses a payload over 2 MiB and terminates a run whose history
-// passes 50 MiB: a run that grows one of them with its conversation's
-// square, its attempts or its number of agents dies with its list, plan and
-// transcript. Each payload the workflow sends or answers is therefore
-// bounded where it is made (the budgets named below), and these caps, each
-// well under 2 MiB, say what each kind may take in all. TestBoundsHoldByConstruction
-// checks that every budget fits its cap, and TestCorpusPayloadsWithinCaps
-// (testsuite) measures every payload of every recorded history against them.
+// What crosses the workflow's boundary, and the cap on each. The server
+// refuses a payload over 2 MiB and terminates a run whose history passes
+// 50 MiB, with its list, plan and transcript; so each payload is bounded
+// where it is made, and these caps say what each kind may take in all
+// (TestBoundsHoldByConstruction, and TestCorpusPayloadsWithinCaps in
+// testsuite).
 const (
 	// MaxActivityInputBytes caps an activity's input: a model call's new
 	// messages (transcript.Budget, their large fields left out

@@ -92,7 +92,7 @@ func TestBoundsHoldByConstruction(t *testing.T) {
 	for range 500 {
 		long = append(long, model.Message{Role: model.RoleTool, Content: strings.Repeat("y", 60<<10)})
 	}
-	if n := size(compact(long)); n > carryBytes+size(long[:todo.Head]) || n > MaxCarryBytes {
+	if n := size(carriedMessages(long)); n > carryBytes+size(long[:todo.Head]) || n > MaxCarryBytes {
 		t.Errorf("the carried messages of a long transcript take %d bytes, over carryBytes (%d) or MaxCarryBytes (%d)", n, carryBytes, MaxCarryBytes)
 	}
 }

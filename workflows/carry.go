@@ -14,24 +14,19 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// What a run hands to its continuation of the transcript. Continue-as-new
-// exists because history grew large; carrying the whole conversation would
-// move the problem into the next run's first event (and past the payload
-// limit of 2 MiB). The earlier messages stay readable in the previous run's
-// history.
+// What a run hands to its continuation of the transcript: carrying the
+// whole conversation would move the history's size into the next run's
+// first event. The earlier messages stay in the previous run's history.
 const (
 	carryMessages = 60
 	carryBytes    = 512 << 10
 )
 
 // summariseForCarry compacts the model's view before a handover when the
-// carry could not hold it all (more than carryMessages recent messages, or
-// more than carryBytes): what the carry leaves out is summarised first, so
-// that the continuation wakes up with what was decided, not without it. The
-// summary gets one attempt: a summary that cannot be written (the model is
-// down) leaves the view as it is, and the handover goes on at once rather
-// than wait out the model retry window; only the run's own cancellation
-// stops it.
+// carry could not hold it all: what the carry leaves out is summarised
+// first, so that the continuation wakes up with what was decided. The
+// summary gets one attempt: a model that is down does not hold the
+// handover, which goes on without it.
 func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	var recent []model.Message
 	for _, sp := range a.view(a.viewStart()) {
@@ -59,15 +54,13 @@ func (a *agent) summariseForCarry(ctx workflow.Context) error {
 	return nil
 }
 
-// compact returns the transcript to carry: the head (system prompt, first
-// user message), the context summary, and the longest tail of at most
-// carryMessages messages and carryBytes bytes that does not start on a tool
-// result. The summary is what the model was told of everything before the
-// tail: without it, a long session's continuation would wake up without
-// what was decided. When the list's last write_todos falls out, the next
-// model call gets a todo_reminder (the context-loss rule), so the model
-// never loses its checklist.
-func compact(msgs []model.Message) []model.Message {
+// carriedMessages is the transcript to carry: the head (system prompt,
+// first user message), the context summary, which stands for everything
+// before the tail, and the longest tail of at most carryMessages messages
+// and carryBytes bytes that does not start on a tool result. When the
+// list's last write_todos falls out, the context-loss rule reminds the
+// model of its checklist.
+func carriedMessages(msgs []model.Message) []model.Message {
 	if len(msgs) <= todo.Head+carryMessages && size(msgs) <= carryBytes {
 		return msgs
 	}
@@ -176,14 +169,6 @@ func (a *agent) carry() handover {
 	}
 	in.Carry.Diffs = a.diffs.carry(in.Carry.Window.Messages)
 	return in
-}
-
-// reports is the reporters' part of a carry; none when there is no carry.
-func (c *Carry) reports() []CarriedReporter {
-	if c == nil {
-		return nil
-	}
-	return c.Reports
 }
 
 // handover is a continuation's input as this package sees it: the

@@ -26,11 +26,11 @@ func transcriptOfRoles(roles string, content string) []model.Message {
 
 func TestCompact(t *testing.T) {
 	short := transcriptOfRoles("su"+strings.Repeat("at", 10), "x")
-	if got := compact(short); len(got) != len(short) {
+	if got := carriedMessages(short); len(got) != len(short) {
 		t.Errorf("a short transcript was cut to %d", len(got))
 	}
 	long := transcriptOfRoles("su"+strings.Repeat("at", 100), "x")
-	got := compact(long)
+	got := carriedMessages(long)
 	if len(got) > 2+carryMessages || got[0].Role != model.RoleSystem || got[1].Role != model.RoleUser {
 		t.Fatalf("compacted to %d messages, head %v %v", len(got), got[0].Role, got[1].Role)
 	}
@@ -38,12 +38,12 @@ func TestCompact(t *testing.T) {
 		t.Error("the tail starts on a tool result")
 	}
 	long[len(long)-1].Content = "newest"
-	got = compact(long)
+	got = carriedMessages(long)
 	if last := got[len(got)-1]; last.Content != "newest" {
 		t.Error("the newest message was lost")
 	}
 	big := transcriptOfRoles("su"+strings.Repeat("at", 20), strings.Repeat("y", 64<<10))
-	if n := size(compact(big)); n > carryBytes+size(big[:2]) {
+	if n := size(carriedMessages(big)); n > carryBytes+size(big[:2]) {
 		t.Errorf("compacted transcript is %d bytes, over the %d bound", n, carryBytes)
 	}
 }
@@ -54,7 +54,7 @@ func TestCompactKeepsTheSummary(t *testing.T) {
 	msgs := transcriptOfRoles("su"+strings.Repeat("at", 100), "x")
 	summary := model.Message{Role: model.RoleUser, Name: api.NameContextSummary, Content: "what was decided"}
 	msgs = append(msgs[:todo.Head], append([]model.Message{summary}, msgs[todo.Head:]...)...)
-	got := compact(msgs)
+	got := carriedMessages(msgs)
 	if len(got) > todo.Head+1+carryMessages || got[todo.Head].Name != api.NameContextSummary || got[todo.Head].Content != "what was decided" {
 		t.Fatalf("carried %d messages, the one after the head %+v; want the summary kept", len(got), got[todo.Head])
 	}

@@ -16,15 +16,9 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// A context that always fits. The stored transcript keeps every message;
-// what a model call receives is a view of it: the head (system prompt and
-// first user message), then, once the conversation outgrew the budget, a
-// context_summary message that stands for the older messages, then the
-// recent ones. A compaction moves the view's start forward and writes the
-// summary with a model call that offers no tools (or, with
-// context.summarize false, only drops the older messages, as the
-// max_messages window does). The todo_reminder rule then restores the
-// checklist when its last write_todos left the view.
+// A context that always fits (docs/architecture.md, "A full context"): a
+// model call receives a view of the stored transcript, the head, a
+// context_summary for the older messages, and the recent ones.
 const (
 	// toolTokens is what the tool definitions of a call are counted as.
 	toolTokens = 4_000
@@ -115,7 +109,7 @@ func (a *agent) fit(ctx workflow.Context, spans []transcript.Span) ([]transcript
 	if a.spanTokens(spans) <= a.budget() {
 		return spans, nil
 	}
-	if _, err := a.compact(ctx, a.budget()); err != nil && !errors.Is(err, errNothingToCompact) {
+	if _, err := a.compact(ctx); err != nil && !errors.Is(err, errNothingToCompact) {
 		return nil, err
 	}
 	return a.requestSpans(), nil
@@ -132,13 +126,11 @@ func (a *agent) budget() int {
 }
 
 // compact moves the view's start forward so that the recent messages keep
-// at most budget/keepShare tokens, and writes a context_summary for what
-// left the view. It returns what it did, in a sentence. It never compacts the
-// same messages twice (the start only moves forward, and only past messages
-// that were in the view) and never lets the view grow: a summary longer than
-// what it replaces is not used.
-func (a *agent) compact(ctx workflow.Context, budget int) (string, error) {
-	return a.compactKeeping(ctx, budget, 0, untilWindow)
+// at most budget()/keepShare tokens, and writes a context_summary for what
+// left the view; it says what it did, in a sentence. The start only moves
+// forward, and a summary longer than what it replaces is not used.
+func (a *agent) compact(ctx workflow.Context) (string, error) {
+	return a.compactKeeping(ctx, a.budget(), 0, untilWindow)
 }
 
 // compactKeeping is compact that also keeps at most maxRecent recent
@@ -225,15 +217,10 @@ func (a *agent) lastAnswerStart() int {
 }
 
 // summarize writes the summary of the given spans with model calls that
-// offer no tools; the activity reads the messages from the transcript and
-// sends them as one text, so the provider's rules on tool messages do not
-// apply to a part of the conversation.
-//
-// What one call may carry is bounded by the budget: a stretch larger than
-// that (a view far over budget, a file read several times) is summarised in
-// parts, each call bringing the summary so far up to date with the next
-// part, and a message larger than a part is cut in the middle by the
-// activity. The calls grow with the stretch, linearly.
+// offer no tools; the activity sends the messages as one text, so the
+// provider's rules on tool messages do not apply. A stretch larger than one
+// call may carry is summarised in parts, each call bringing the summary so
+// far up to date with the next part.
 func (a *agent) summarize(ctx workflow.Context, spans []transcript.Span, budget int, p patience) (string, error) {
 	instructions := fmt.Sprintf(
 		"Summarise the conversation below for the assistant that continues it, in at most %d words: "+
@@ -326,7 +313,7 @@ func (a *agent) compactOnRequest(ctx workflow.Context) error {
 	if !a.window.compactAsked {
 		return nil
 	}
-	text, err := a.compact(ctx, a.budget())
+	text, err := a.compact(ctx)
 	var tf *turnFailure
 	switch {
 	case errors.Is(err, errNothingToCompact):

@@ -1,19 +1,11 @@
 package workflows
 
 // The diffs of the latest tool calls, for the user: what a write_file call
-// changed (activities.RunToolResult.Diff).
-//
-// A diff is for the person watching, never for the model, so it stays out
-// of the transcript: the tool message is what it always was, and a diff
-// enters history once, in the tool activity's result, and nowhere else (no
-// model call's input, no carry, no query answer is recorded). The run keeps
-// the latest maxKeptDiffs in memory, by call id, for the tool_diffs query,
-// which a client asks for the results it has just read. A handover carries
-// those whose results the continuation's window holds (Carry.Diffs, at most
-// maxKeptDiffs of tools.MaxDiffBytes, the first part of the carry that
-// fit.go sheds), so that a client attaching to the continuation still shows
-// them: those diffs enter history a second time, in the continuation's
-// input.
+// changed (activities.RunToolResult.Diff). A diff is for the person
+// watching, never for the model, so it stays out of the transcript: it
+// enters history in the tool activity's result, and again only in a carry
+// (Carry.Diffs, the first part fit.go sheds) for a client that attaches to
+// the continuation. The tool_diffs query answers from the latest kept.
 
 import (
 	"slices"

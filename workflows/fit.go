@@ -13,28 +13,12 @@ import (
 )
 
 // The two payloads a run ends with, its continuation's input and its
-// result, are measured before they go: each could gather every bound at
-// once. Each part of the carry is bounded where it is made (the caps of todo/limits.go and todo/plan_budget.go,
-// the budgets of carry.go and state.go), but a session that is at every
-// bound at once (a full list, plan, queue and tree, a long summary) could
-// still pass MaxCarryBytes. Then the carry sheds, component by component,
-// each step costing the continuation less than the next, until it fits:
-//
-//  0. the diffs, the user's extra (diffs.go);
-//  1. the window: the oldest messages of the transcript's tail (never its
-//     head, nor the summary, which stands for what went before, nor what
-//     the handed-over turn answers next);
-//  2. the tree: the details of the briefs of running agents (the next
-//     brief of each brings them back; their waits stay, so state.waiting
-//     stays right);
-//  3. the plans: the older plan events, but those dependency resolution
-//     reads, and then the data of the oldest of those (todo.PlanState.Thin);
-//  4. the list: the guard's copy of the unfinished items (todo_guard_blocked);
-//  5. the inbox: the kept replies of handed-over turns, but their heads;
-//  6. the tree: the finished subagents, counted as pruned.
-//
-// A carry that still does not fit is handed over as it is (the server takes
-// up to 2 MiB) and the log says by how much it passed the cap.
+// result, are measured before they go. Each part of the carry is bounded
+// where it is made, but a session at every bound at once could still pass
+// MaxCarryBytes. Then the carry sheds, component by component, each step
+// (fitCarry's list; docs/protocol.md, "The carry") costing the continuation
+// less than the next, until it fits. A carry that still does not fit is handed over as it is (the server
+// takes up to 2 MiB) and the log says by how much it passed the cap.
 
 // carrySize is what the carry takes as the continuation's input.
 func carrySize(h handover) int {
@@ -85,7 +69,8 @@ func shedDiffs(c *Carry, _ int) bool {
 }
 
 // shedBriefs keeps of the briefs of the tree's members (at the root) or of
-// the running children their counters. The map is looked up, never ranged.
+// the running children their counters and waits; the next brief of each
+// brings the rest back. The map is looked up, never ranged.
 func shedBriefs(c *Carry, _ int) bool {
 	t := c.Tree
 	if t == nil || len(t.Briefs) == 0 {

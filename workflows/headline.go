@@ -12,10 +12,7 @@ import (
 
 // The headline of the run's page: what an operator who opens the Web UI
 // needs first, in one line: where the session stands in words, what it
-// waits for (the tool call and its arguments for an approval, with the
-// lines a write's diff adds and removes; the plan for a plan; the agent
-// for a resume), and the step it is on. The rest of the page (the list,
-// the plan, the subagents, every wait) follows it.
+// waits for, and the step it is on.
 
 // statusWords are the statuses as an operator reads them.
 var statusWords = map[string]string{

@@ -18,8 +18,7 @@ import (
 
 // hostLocal asks the worker that runs the workflow task which worker is the
 // session's host, as a local activity: every worker answers for itself at
-// once, so this spares a run an activity's round trip through the server
-// and a workflow task (BENCHMARKS.md).
+// once, which spares a round trip through the server.
 var hostLocal = workflow.LocalActivityOptions{
 	ScheduleToCloseTimeout: 2 * time.Minute,
 	StartToCloseTimeout:    10 * time.Second,
@@ -33,11 +32,9 @@ var hostLocal = workflow.LocalActivityOptions{
 }
 
 // checkWorkspaceRoot asks the worker that runs this workflow task which
-// folder a named workspace is (activities.CheckWorkspace): whoever started
-// the run chose it, and only the operator's workspace roots may hold it. The
-// answer, an absolute folder, is recorded, so the run replays the same
-// wherever it replays; every tool call checks it again on its own worker.
-// A run that names no workspace asks nothing.
+// folder a named workspace is (activities.CheckWorkspace), within the
+// operator's workspace roots. The answer is recorded, so the run replays
+// the same anywhere; every tool call checks it again on its own worker.
 func checkWorkspaceRoot(ctx workflow.Context, workspace string) (string, error) {
 	if workspace == "" {
 		return "", nil
@@ -58,11 +55,10 @@ var checkLocal = workflow.LocalActivityOptions{
 	Summary:             "check the workspace",
 }
 
-// host is where the run's tools run, a component of the run: built at its
-// start from the input (a shared workspace, the host an earlier run
-// learned, which the carry names as AgentInput.WorkspaceHost), it learns
-// the host at the first tool call, says how the host answers, and hands
-// the host to the continuation.
+// host is where the run's tools run, a component of the run: built from
+// the input (a shared workspace, or the host an earlier run learned,
+// AgentInput.WorkspaceHost), it learns the host at the first tool call and
+// says how the host answers.
 type host struct {
 	shared bool          // the workspace is on storage every worker mounts
 	wait   time.Duration // host_wait_s
@@ -95,9 +91,8 @@ func (h *host) state() *api.WorkspaceState {
 
 // toolQueue is the task queue of the run's tool activities: "" (the
 // workflow's own queue) for a shared workspace, else the host's, which a
-// run that has none learns first. Its error means no host could be learned: the tool calls
-// are then answered with it, not run on a worker that may not hold the
-// files.
+// run that has none learns first. On an error the tool calls are answered
+// with it, not run on a worker that may not hold the files.
 func (h *host) toolQueue(ctx workflow.Context) (string, error) {
 	if h.shared {
 		return "", nil
@@ -171,15 +166,11 @@ type toolCall struct {
 	approved bool
 }
 
-// runTool schedules a tool activity for t.
-//
-// A direct call goes to the workflow's own task queue,
-// where the worker completing this workflow task is handed it at once
-// (eager activity execution): that worker is the host as a rule, and a
-// worker that is not refuses the call without running it (see
-// activities.RunToolOnHost), which the caller answers by sending it to the
-// host's queue (notRun). Either way the call runs on the host and nowhere
-// else, and waits at most host_wait_s for a worker to take it.
+// runTool schedules a tool activity for t. A direct call goes to the
+// workflow's own task queue, where the worker completing this workflow task
+// (the host, as a rule) is handed it at once by eager execution; any other
+// worker refuses it unrun (activities.RunToolOnHost), and the caller sends
+// it to the host's queue (notRun).
 func (a *agent) runTool(ctx workflow.Context, t toolCall) workflow.Future {
 	opts := a.host.options(toolActivity, t.queue)
 	opts.Summary = fmt.Sprintf("%s: %s", a.cfg.AgentID, t.c.Name)

@@ -6,14 +6,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// idleTimer is a session's idle timeout as one timer that moves: started at
-// the first wait for the user and left running through the turns after it.
-// Each wait moves the deadline (at) instead of starting a timer; when the
-// timer fires before the deadline, the next wait starts one for what is
-// left. A timer is a billable action and two events (started, cancelled), so
-// a session pays one per idle timeout of activity instead of one per turn.
-// The run hands over without it: the continuation's first wait starts its
-// own, as the deadline is always a wait's start plus the timeout.
+// idleTimer is a session's idle timeout as one timer that moves
+// (patchLeanTurn): each wait for the user moves the deadline (at) instead of
+// starting a timer, and a timer that fires before it is started again for
+// what is left. A timer is a billable action and two events, so a session
+// pays one per idle timeout of activity instead of one per turn.
 type idleTimer struct {
 	at    time.Time       // when the session has been idle for its timeout
 	fires workflow.Future // the running timer, due at or before at; nil when none runs

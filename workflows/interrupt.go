@@ -78,17 +78,11 @@ func (a *agent) endInterrupted() string {
 // writing when the user stopped it.
 const cutNote = "Interrupted by the user here: the reply above is what they read before they stopped the turn. The todo list and the plan stay as they are."
 
-// What the user read is what the model reads.
-//
-// A model call the user interrupts (patchKeepInterrupted) is cancelled and
-// waited for: the worker learns of the cancellation at the call's next
-// heartbeat (every 3.5 s at most, heartbeat.go in activities) and answers
-// with the reply it had streamed (activities.CallModel: the details of its
-// cancellation, a ReplyStream of at most MaxStreamBytes), which the turn's
-// interrupted message keeps. The worker is the source of the text, never
-// the client that asked for the interrupt. A worker that is gone (or slow
-// to answer) does not hold the session: the run waits for the call cutWait
-// at most, and the turn then ends without the text.
+// What the user read is what the model reads: an interrupted model call
+// (patchKeepInterrupted) is cancelled and waited for, and answers with the
+// reply it had streamed (the details of its cancellation), which the
+// turn's interrupted message keeps. The worker is the source of the text,
+// never the client that asked for the interrupt.
 
 // cutWait bounds the wait for an interrupted model call's answer: a
 // heartbeat's interval, the round trips of its cancellation, and room.
@@ -124,11 +118,7 @@ func (a *agent) awaitCall(ctx workflow.Context, f workflow.Future, resp *model.R
 // never interrupted (every subagent, most sessions) records no marker for
 // it (patches.go).
 func (a *agent) keepsCut(ctx workflow.Context) bool {
-	if a.keepCut == nil {
-		keep := patched(ctx, patchKeepInterrupted)
-		a.keepCut = &keep
-	}
-	return *a.keepCut
+	return patchedOnce(ctx, &a.keepCut, patchKeepInterrupted)
 }
 
 // keepCutReply keeps, for the interrupted turn's message, the reply its

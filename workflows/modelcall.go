@@ -19,19 +19,11 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// A model call is one CallModel activity, and the server retries its
-// passing faults under the activity's RetryPolicy, for as long as the run's
-// model_retry_window_s (the ScheduleToClose timeout). A retry the server
-// makes adds nothing to history, so an outage costs the same few events
-// whether it lasts a minute or a day, and a handover has no loop of
-// attempts to reach into. The run does not see the attempts: while the
-// server retries, clients read the attempt, its failure and since when from
-// the pending activity (package client), and the Web UI shows them with
-// it. The run learns of a failure once the server gives up, and then ends
-// the turn with it.
-//
-// The provider's Retry-After is the next attempt's delay, floored in the
-// activity (activities.minRetryAfter), where the attempt is known.
+// A model call is one CallModel activity, whose passing faults the server
+// retries for the run's model_retry_window_s (docs/architecture.md, "A
+// model outage"): a retry adds nothing to history, and a handover has no
+// loop of attempts to reach into. The run learns of a failure once the
+// server gives up, and ends the turn with it.
 const (
 	// maxModelBackoff caps the wait between two attempts, so that the run
 	// notices a provider that came back within minutes.
@@ -53,12 +45,9 @@ func (f *turnFailure) Error() string { return f.reply }
 // noticed within seconds; tools are retried a few times only, because a tool
 // with side effects should not run many times unasked.
 var (
-	// modelActivity is retried by the server (see above) for the run's
-	// retry window, which execModel sets as its ScheduleToClose timeout
-	// (at least the StartToClose of one attempt).
-	// A request too long for the model, a worker that cannot serve it and
-	// a transcript that does not match are never retried: the activity
-	// marks them non-retryable, and the policy names their types too.
+	// modelActivity is retried for the run's retry window (execModel sets
+	// ScheduleToClose), but for the errors waiting would not fix, which the
+	// policy names besides the activity marking them non-retryable.
 	modelActivity = workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    5 * time.Second,
@@ -144,13 +133,10 @@ func (a *agent) modelInput(ctx workflow.Context, spans []transcript.Span, summar
 
 // recordMade records, one marker each, the fields nm leaves out that the
 // workflow made itself (transcript.NewMessages.Unheard): no other event
-// holds them, and a reader finds them there by digest. It is rare (a large
-// field of the workflow's making, or one past the input's budget), so its
-// patch is asked for here, not at the run's start: a run that never needs
-// it records no version marker. A run that did not take the patch (an
-// older build left such a field out before) sends them whole instead, up
-// to the budget of one input; past it, a reader misses them, and the call
-// fails for the message (holeAt), which the next call sends.
+// holds them, and a reader finds them there by digest. Its patch is asked
+// for here, where a run first needs it. A run that did not take the patch
+// sends them whole instead, up to the budget of one input; past it, the
+// call fails for the message (holeAt), which the next call sends.
 func (a *agent) recordMade(ctx workflow.Context, nm *transcript.NewMessages) {
 	at, made := nm.Unheard(a.window.msgs, a.window.heard)
 	if a.inbox.empty() {
@@ -191,11 +177,8 @@ const (
 	oneAttempt
 )
 
-// execModel runs one model call, retried as p allows.
-//
-// The call's input, with the messages new since the previous call, is in
-// history once, in ActivityTaskScheduled, however many attempts the server
-// makes.
+// execModel runs one model call, retried as p allows. Its input is in
+// history once, however many attempts the server makes.
 func (a *agent) execModel(ctx workflow.Context, in activities.CallModelInput, summary string, p patience) (model.Response, error) {
 	if a.stopping() {
 		return model.Response{}, errInterrupted // no call after an interrupt
@@ -282,9 +265,8 @@ func holeAt(err error) (int, bool) {
 }
 
 // isPermanent says the call failed with an error that waiting would not
-// fix (a refused request, a bad key), not with a passing fault the retry
-// window ran out on (an outage, a lost worker, a model that did not answer
-// in time).
+// fix (a refused request, a bad key), not a passing fault the retry window
+// ran out on.
 func isPermanent(err error) bool {
 	var app *temporal.ApplicationError
 	return errors.As(err, &app) && app.NonRetryable()
@@ -361,12 +343,11 @@ func addUsage(u *api.Usage, m model.Usage) {
 	u.TotalTokens += m.PromptTokens + m.CompletionTokens
 }
 
-// recover decides what a failed model call means for the turn: a request too
-// long for the model teaches the run the provider's limit, which it keeps
-// for the session, and is compacted to it and called again (a few times a
-// turn at most, each under a lower limit); a failure that ended the turn
-// stays one; and a subagent, which has no user to retry its turn, fails
-// its run so that its parent sees it.
+// recover decides what a failed model call means for the turn: a request
+// too long for the model teaches the run the provider's limit, and is
+// compacted to it and called again (maxOverflows times a turn); a failure
+// that ended the turn stays one; and a subagent, which has no user to retry
+// its turn, fails its run so that its parent sees it.
 func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 	if errors.Is(err, errContextOverflow) {
 		if limit := todo.ContextLimit(err.Error(), a.window.sentTokens); limit > 0 && (a.window.contextLimit == 0 || limit < a.window.contextLimit) {
@@ -375,7 +356,7 @@ func (a *agent) recover(ctx workflow.Context, err error, overflows *int) error {
 		var cerr error
 		if *overflows < maxOverflows {
 			*overflows++
-			if _, cerr = a.compact(ctx, a.budget()); cerr == nil {
+			if _, cerr = a.compact(ctx); cerr == nil {
 				return nil
 			}
 		}

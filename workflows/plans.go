@@ -46,10 +46,7 @@ func (a *agent) approvalFor(agentID string) (api.Wait, error) {
 }
 
 func (a *agent) onApproval(ctx workflow.Context, args api.ApprovalArgs) (string, error) {
-	verdict := "rejected"
-	if *args.Approved {
-		verdict = "approved"
-	}
+	verdict := map[bool]string{true: "approved", false: "rejected"}[*args.Approved]
 	w, err := a.approvalFor(args.AgentID)
 	if err != nil {
 		return "", err

@@ -14,14 +14,9 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// The diff a waiting call would make (patch preview-write). Before a call
-// of a tool that writes a file (activities.Previews) waits for approval,
-// the run asks the worker that holds the workspace what the write would
-// change (the PreviewTool activity, on the queue the call would run on),
-// and the wait shows it: state.pending_approval.diff, for the user, never
-// the model. The preview is quick and bounded, and never holds the wait
-// back: a host that does not answer, a preview that fails or a worker that
-// has none make the wait say "diff unavailable" and why.
+// The diff a waiting call would make (patch preview-write; docs/protocol.md,
+// "Approve what you see"). A preview never holds the wait back: one that
+// cannot be made says why instead.
 
 // previewActivity runs PreviewTool: a look at one file, so a short
 // attempt, tried twice at most, and given up within half a minute.
@@ -44,11 +39,7 @@ const previewHostWait = 10 * time.Second
 // previewsWrites reports whether the run takes patchPreviewWrite: read
 // when a run first would preview, and kept.
 func (a *agent) previewsWrites(ctx workflow.Context) bool {
-	if a.previews == nil {
-		on := patched(ctx, patchPreviewWrite)
-		a.previews = &on
-	}
-	return *a.previews
+	return patchedOnce(ctx, &a.previews, patchPreviewWrite)
 }
 
 // previewOf is the diff call c (standing in the transcript where from
@@ -64,17 +55,12 @@ func (a *agent) previewOf(ctx workflow.Context, c model.ToolCall, from *transcri
 	case queue != "" && a.host.silent != nil:
 		return noPreview(fmt.Sprintf("the workspace's host %s has not been answering since %s", queue, a.host.silent.Format(time.RFC3339)))
 	}
-	opts := previewActivity
-	opts.Summary = fmt.Sprintf("%s: preview %s", a.cfg.AgentID, c.Name)
-	if queue != "" {
-		opts.TaskQueue = queue
+	opts := withSummary(a.host.options(previewActivity, queue), fmt.Sprintf("%s: preview %s", a.cfg.AgentID, c.Name))
+	if queue != "" && (a.host.wait <= 0 || a.host.wait > previewHostWait) {
 		opts.ScheduleToStartTimeout = previewHostWait
-		if a.host.wait > 0 {
-			opts.ScheduleToStartTimeout = min(a.host.wait, previewHostWait)
-		}
 	}
 	var diff api.CallDiff
-	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.PreviewToolName, a.toolInput(c, from, workspaceOf(ctx))).Get(ctx, &diff)
+	err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), activities.PreviewToolName, a.toolInput(c, from, a.tree.rootID)).Get(ctx, &diff)
 	if queue != "" {
 		a.host.answered(ctx, err)
 	}

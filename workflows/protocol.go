@@ -19,27 +19,16 @@ import (
 )
 
 // A worker that meets a history or an input it cannot serve refuses it by
-// a panic, before the run makes any command: with the worker's default
-// WorkflowPanicPolicy (BlockWorkflow) the workflow task fails and is tried
-// again, the run stays open with its history and its todo list intact, and
-// the failure's message, shown by `starter state`, says what to run. A
-// returned error would fail the run for good; a nondeterminism error further
-// on says nothing a user can act on.
+// a panic before the run makes any command (docs/protocol.md, "Older
+// builds"): the default WorkflowPanicPolicy blocks the workflow task, and
+// the run stays open; a returned error would fail the run for good, and a
+// nondeterminism error further on says nothing a user can act on.
 //
-// Which protocol wrote a history is recorded where a replay can read it
-// without a command of its own: in the build id of the worker that
-// completed the run's first workflow task (WorkflowTaskCompleted's build id,
-// which GetInfo's GetCurrentBuildID returns while that task is replayed). An
-// unversioned worker of this build records MarkBuild's id; a versioned one
-// records its deployment's build id, and a worker of another main the
-// SDK's default (DefaultBuildID), which Options.BuildID names: a history
-// whose first task the worker's own build completed is its own. Where the
-// build id says nothing (a build from before protocols, another binary of
-// another main), the input's Protocol says who wrote the input, hence who
-// started the run: a client, parent or continuation of this build, or a build from
-// before protocols (0). A run's first workflow task, not a replay, has no
-// history to replay: it is refused only for what its input cannot say to
-// this build (an input of a newer protocol, a subagent's of another one).
+// Which protocol wrote a history is read without a command of its own: from
+// the build id of the worker that completed the run's first workflow task
+// (GetCurrentBuildID while that task is replayed), else from the input's
+// Protocol. A run's first task, not a replay, is refused only for what its
+// input cannot say to this build.
 
 // buildMark starts the build id an unversioned worker records, before its
 // protocol and its binary's checksum.

@@ -43,28 +43,15 @@ const listBusyAfter = 10 * time.Second
 
 // publish makes the state visible: search attributes for the run list (only
 // when they changed, so history does not grow idle), current details for the
-// run's page in the Web UI.
-//
-// A run upserts sparingly, without ever leaving the run list wrong while
-// it waits:
-//   - it does not upsert at its start when it was started with search
-//     attributes (StartSearchAttributes, which the starters and a parent
-//     set), nor when a continued run starts with what it inherits;
-//   - while it is busy (status running), it upserts at most once every
-//     publishEvery, and not before it has been busy for listBusyAfter (a
-//     run of patchLeanTurn): a change within that time is sent with the
-//     next publish after it, at the next step. Any other status means the run now waits
-//     (for its user, an approval, a subagent) or has ended, and is sent at
-//     once, with the counters of that moment. So the run list trails a busy
-//     run by at most one step, and only when its steps come faster than one a
-//     second, as a scripted or cached model's do; the run's page (current
-//     details) and the state query never trail.
+// run's page in the Web UI. A busy run upserts at most every publishEvery,
+// and a waiting or ended one at once, so the list never stays wrong while
+// the run waits (docs/architecture.md, "One upsert of search attributes").
 func (a *agent) publish(ctx workflow.Context) {
 	items := a.todo.List()
 	p := published{
 		total:     int64(len(items)),
 		completed: int64(todo.CountStatus(items, todo.Completed)),
-		status:    a.status,
+		status:    a.shownStatus(),
 		set:       true,
 	}
 	// The decision to upsert compares the real item, whatever the worker's
@@ -74,7 +61,6 @@ func (a *agent) publish(ctx workflow.Context) {
 	if cur, ok := todo.Current(items); ok {
 		p.current = text.Cut(cur.Content, 200)
 	}
-	p.status = a.shownStatus()
 	a.sendBrief(ctx)
 	now := workflow.Now(ctx)
 	if p.status != api.StatusRunning {
@@ -202,4 +188,19 @@ func (a *agent) details() string {
 		}
 	}
 	return b.String() + api.FrameEnd
+}
+
+// startedWith is what the run's search attributes held when it started
+// (read before its first upsert): the zero published, which no state
+// matches, unless all four are set.
+func startedWith(ctx workflow.Context) published {
+	sa := workflow.GetTypedSearchAttributes(ctx)
+	total, ok1 := sa.GetInt64(api.TodoTotalKey)
+	completed, ok2 := sa.GetInt64(api.TodoCompletedKey)
+	current, ok3 := sa.GetKeyword(api.TodoCurrentKey)
+	status, ok4 := sa.GetKeyword(api.AgentStatusKey)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return published{}
+	}
+	return published{total: total, completed: completed, current: current, status: status, set: true}
 }

@@ -12,31 +12,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// How a turn's reply reaches the caller who waits for it.
-//
-// send_message and retry_turn are answered with the reply of the turn they
-// start. An update lives in one run and cannot cross continue-as-new, so a
-// turn whose wait is handed over (an approval that takes a day, steps
-// blocked on subagents that work for a week) cannot keep its caller
-// waiting: the run would never be at rest to hand over, and its history
-// would grow with the children's news until the server ends it. Instead:
-//
-//   - the update is answered with a TurnGoesOn failure that names the
-//     caller's own update id, and the turn is carried with that id
-//     (Inbound.ReplyTo);
-//   - the run that ends the turn keeps its reply under that id, carried
-//     (cut to keptReplyBytes) to later runs until someone took it;
-//   - the turn_reply update {"update_id"} waits for that reply and returns
-//     it, or is itself answered TurnGoesOn when the turn is handed over
-//     again. The typed client (client.Sent.Reply) does this for its
-//     caller: a chat sees its reply, whatever the runs in between;
-//   - a session that ends with a reply not taken waits for its caller as
-//     long as for its reporters (windDown), then completes: the result
-//     has the reply.
-//
-// The same caller is never left waiting and no reply is lost: it is either
-// the update's answer or kept under the update's id, and a turn_reply for
-// an id no turn answers is refused.
+// How a turn's reply reaches the caller who waits for it (docs/protocol.md,
+// "The carry"). An update cannot cross continue-as-new, and a turn whose
+// wait is handed over cannot keep its caller waiting: the run would never
+// be at rest to hand over. So the update is answered TurnGoesOn, naming its
+// id (Inbound.ReplyTo), and the run that ends the turn keeps the reply under
+// that id for turn_reply: it is either the update's answer or kept, never
+// lost.
 
 // KeptReply is the reply of a handed-over turn. It is kept while newer ones
 // leave it room: a second caller following the same turn (two clients, a
@@ -58,10 +40,8 @@ const (
 )
 
 // inbox is the run's messages waiting for their turn and the replies owed
-// for them, a component of the run: built at its start from its part of
-// the carry (the queue and the kept replies), it answers send_message,
-// retry_turn and turn_reply, and hands its part to the continuation. The
-// loop takes its turns from it, one at a time.
+// for them, a component of the run: it answers send_message, retry_turn and
+// turn_reply, and the loop takes its turns from it, one at a time.
 type inbox struct {
 	queue   []Inbound
 	waiting map[int]string // send_message seq -> reply; looked up, never ranged
@@ -168,9 +148,7 @@ func turnGoesOn(id string) error {
 }
 
 // replied hands the reply of turn m to whoever waits for it: the update
-// that started it in this run, or, for a turn an update of an earlier run
-// (or this one, before a handover it then did not make) started, the
-// kept replies.
+// that started it in this run, or else the kept replies.
 func (b *inbox) replied(m Inbound, reply string) {
 	b.taken = ""
 	switch {

@@ -14,11 +14,10 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// Reporters deliver plan events to the outside (console, file, webhook), one
-// event at a time and in order per reporter, each delivery an activity that
-// Temporal retries within a bounded window. A reporter that keeps failing
-// loses that event, says so in the state, and never fails or stalls the
-// agent: the loop only appends to a queue.
+// Reporters deliver plan events to the outside, in order per reporter, each
+// delivery an activity retried within the reporter's window. A reporter that
+// keeps failing loses that event and says so in the state, and never stalls
+// the agent: the loop only appends to a queue.
 var reportActivity = workflow.ActivityOptions{
 	StartToCloseTimeout: 15 * time.Second,
 	// ScheduleToCloseTimeout, the retry window of one event, is the
@@ -35,11 +34,9 @@ const drainTimeout = 5 * time.Minute
 
 // carriedReportBytes is what the reporters' queues may take in a carry, in
 // all. A handover does not wait for a reporter (a webhook that answers 503
-// for hours would hold the run while its history grows): the queues cross,
-// the delivery under way among them, and the continuation delivers them
-// again (a webhook's Idempotency-Key names the event, so a receiver can
-// drop a second copy). The oldest reports that do not fit are counted as
-// failed, so the state says what was never delivered.
+// for hours would hold the run): the queues cross, the delivery under way
+// among them (a webhook's Idempotency-Key lets a receiver drop a second
+// copy). The oldest reports that do not fit are counted as failed.
 const carriedReportBytes = 128 << 10
 
 // CarriedReporter is one reporter's part of a carry.
@@ -54,10 +51,8 @@ type Report struct {
 	Plan  json.RawMessage `json:"plan,omitempty"`
 }
 
-// reporting is the run's reporters, a component of the run: built at its
-// start from the input's reporters and its part of the carry, it runs one
-// delivery loop per reporter and hands its queues to the continuation. The
-// loop only appends to its queues (report).
+// reporting is the run's reporters, a component of the run: one delivery
+// loop per reporter, whose queues cross in the carry.
 type reporting struct {
 	agentID string
 	session string // the session's key, which names its reports' folder

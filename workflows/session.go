@@ -11,26 +11,19 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// The session of a durable run (see agent.durable). Its promise: every wait
-// has a way out, and every message sent is answered or refused, never
-// accepted and forgotten.
-//
-//   - Between turns the run waits for a message, end_session, a compaction
-//     request or its idle timeout; the idle timer is one that moves
-//     (idle.go), so a chat turn starts no timer of its own.
-//   - Winding down (after end_session or the idle timeout, or when a
-//     subagent's task is done) waits for running children and reporters,
-//     and a message that arrives meanwhile is taken into a new turn: the
-//     wind-down starts again after it. send_message is refused only once
-//     end_session was received ("the session has ended").
-//   - Before the run completes or continues as new, the main coroutine
-//     drains every signal channel itself and checks, without yielding, that
-//     no message waits and every handler has finished: a signal read by no
-//     one in the same workflow task as the last model answer cannot be
-//     dropped, and no send_message caller waits on a loop that has stopped.
+// loop is the session. Its promise: every wait has a way out, and every
+// message sent is answered or refused, never accepted and forgotten. A
+// message that comes while the run winds down is taken into a new turn;
+// before the run completes or continues as new, the main coroutine drains
+// the signal channels itself and checks, without yielding, that nothing
+// waits (settled), so no signal of the last workflow task is dropped.
 func (a *agent) loop(ctx workflow.Context) (api.AgentResult, error) {
+	// Each wait below also ends when a handover is due: what grows a
+	// waiting run's history is its children's news, and a tree that works
+	// for days must not take its root past the server's limits.
+	woken := func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) }
 	for {
-		// A cancel request (or a root gone, leaveTree) ends the session in
+		// A cancel request (or a root gone, tree.leave) ends the session in
 		// this run: a wait woken by something else at the same time must
 		// not hand the session to a continuation that would never know it
 		// was cancelled.
@@ -50,15 +43,12 @@ func (a *agent) loop(ctx workflow.Context) (api.AgentResult, error) {
 				return api.AgentResult{}, err
 			}
 		}
-		// Each wait below also ends when a handover is due: what grows a
-		// waiting run's history is its children's news, and a tree that
-		// works for days must not take its root past the server's limits.
 		if a.inbox.empty() && a.todo.Paused && !a.ended {
 			// A pause waits as long as it takes: the human may need a day
 			// to fix what blocked the agent, so no idle timeout applies.
 			a.status = api.StatusPaused
 			a.publish(ctx)
-			if err := workflow.Await(ctx, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) }); err != nil {
+			if err := workflow.Await(ctx, woken); err != nil {
 				return api.AgentResult{}, err
 			}
 			continue
@@ -67,21 +57,18 @@ func (a *agent) loop(ctx workflow.Context) (api.AgentResult, error) {
 			if !a.cfg.Subagent && !a.ended {
 				a.status = api.StatusWaitingUser
 				a.publish(ctx)
-				woken, err := a.awaitUser(ctx, a.cfg.IdleTimeout, func() bool { return a.interrupted() || a.ended || a.handOverDue(ctx) })
+				woke, err := a.awaitUser(ctx, a.cfg.IdleTimeout, woken)
 				if err != nil {
 					return api.AgentResult{}, err
 				}
-				if woken {
+				if woke {
 					continue
 				}
 				if len(a.waiting()) > 0 {
 					// An agent of the tree waits for a human: like a pause,
 					// that wait takes as long as it takes, and the session
 					// stays open for the messages that may follow.
-					err := workflow.Await(ctx, func() bool {
-						return a.interrupted() || a.ended || len(a.waiting()) == 0 || a.handOverDue(ctx)
-					})
-					if err != nil {
+					if err := workflow.Await(ctx, func() bool { return woken() || len(a.waiting()) == 0 }); err != nil {
 						return api.AgentResult{}, err
 					}
 					continue
@@ -124,13 +111,9 @@ var errHandOver = errors.New("handed over to the continuation")
 
 // handOverDue reports whether the run should continue as new now: the
 // server suggests it, or the history reached its caps (bounds.go). Queued
-// messages do not hold it: they cross in the carry, in order, and their
-// callers are told where the reply comes from (replies.go); a message that
-// held the run would let a week-long wait grow its history past the
-// server's limits. Children may be running: the continuation adopts them.
-// Only what waits for this run's loop holds it (a compaction request,
-// answered before the handover), and a run winding down after end_session,
-// whose wait is bounded by subagent_grace_s.
+// messages and running children cross in the carry; only a compaction
+// request (answered by this loop) and a run winding down after end_session
+// (bounded by subagent_grace_s) hold it.
 func (a *agent) handOverDue(ctx workflow.Context) bool {
 	if a.window.compactAsked || a.ended {
 		return false
@@ -244,12 +227,9 @@ func (a *agent) windDown(ctx workflow.Context) (api.AgentResult, bool, error) {
 }
 
 // handOver continues the run as new once it is at rest: every handler
-// finished and every signal of the tree delivered. What waits for a turn
-// crosses in the carry: the queued messages (their callers are answered
-// that the turn goes on, replies.go), the reporters' queues (reporters.go),
-// a turn handed over where it stood. Only a compaction request, which
-// waits for this loop, sends the run back to it; the handover is tried
-// again at the loop's next step.
+// finished and every signal of the tree delivered. Only a compaction
+// request, which waits for this loop, sends the run back to it; the
+// handover is tried again at the loop's next step.
 func (a *agent) handOver(ctx workflow.Context) error {
 	if err := a.summariseForCarry(ctx); err != nil {
 		return err
@@ -292,10 +272,7 @@ func (a *agent) handOver(ctx workflow.Context) error {
 // settled is the last check before the run ends, made without yielding so
 // that nothing can arrive between it and the return: it drains the signal
 // channels and reports whether nothing waits (no signal in flight, no
-// handler running, and, unless the inbox is carried, no message). When
-// something does, the caller goes back to the loop, after the running
-// handlers (which finish at once unless they wait for the loop) had their
-// turn.
+// handler running, and, unless the inbox is carried, no message).
 func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 	a.drainSignals(ctx)
 	waits := func() bool { return a.window.compactAsked || !carried && !a.inbox.empty() }
@@ -310,16 +287,10 @@ func (a *agent) settled(ctx workflow.Context, carried bool) bool {
 }
 
 // drainSignals takes in every signal already delivered to the run, in the
-// main coroutine, whatever the signal coroutine has read so far.
-//
-// The signals of one workflow task come in one batch, and the order in
-// which they arrived across channels is not known here. A human's answer
-// (resume) is judged against the waits of the tree, which the tree's
-// messages bring (a subagent's pause is a brief), so the tree's news are
-// taken in first: otherwise a resume that shares its task with the brief of
-// the pause it answers finds no wait and is dropped, and the pause shows
-// for good. They share a task when the task that took in the brief is lost
-// and run again, as after the server was killed.
+// main coroutine. The tree's news come first: a resume is judged against the
+// waits they bring (a subagent's pause is a brief), and one that shares its
+// workflow task with the brief of the pause it answers (a task lost and run
+// again) would otherwise find no wait and be dropped.
 func (a *agent) drainSignals(ctx workflow.Context) {
 	a.drainTree(ctx)
 	for {

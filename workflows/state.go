@@ -9,28 +9,22 @@ import (
 )
 
 // Bounds of the payloads that carry a state (the state query, AgentResult,
-// task_event, the carry): whatever the run's length and the tree's size,
-// they stay far below the 2 MiB payload limit.
+// task_event, the carry), whatever the run's length and the tree's size;
+// docs/protocol.md, "The carry", says what each shows.
 const (
 	// maxStateEvents is how many of the latest events a state shows, in at
-	// most stateEventBytes; the whole log is in the run's history and in
-	// getTaskEvents.
+	// most stateEventBytes; the whole log is in the run's history.
 	maxStateEvents  = 100
 	stateEventBytes = 64 << 10
 	// childEvents is how many of a child's latest events its parent shows.
 	childEvents = 20
 	// fullChildren is how many of the finished children, the most recent,
-	// a state shows with their list, plan and latest events (summary), in
-	// at most fullChildrenBytes together (a child's list and plan may each
-	// take hundreds of KB); older ones, and those past the bytes, show
-	// their bounded summary (ended), about 300 bytes.
+	// a state shows as their summary, in at most fullChildrenBytes
+	// together; the others, up to maxChildren, as ended (about 300 bytes),
+	// and older ones are only counted (subagents_pruned).
 	fullChildren      = 20
 	fullChildrenBytes = 128 << 10
-	// maxChildren is how many finished children a state and a carry keep
-	// at most; older ones are counted in subagents_pruned. A session of
-	// any number of subagents therefore carries at most about
-	// fullChildren*5 KB + maxChildren*0.3 KB of them.
-	maxChildren = 200
+	maxChildren       = 200
 	// resultHead is how much of a finished child's answer its summary keeps.
 	resultHead = 200
 	// carryEvents is how many of the latest events a continuation carries,
@@ -46,10 +40,13 @@ const (
 func (a *agent) model() string { return cmp.Or(a.cfg.in.Model, a.served) }
 
 func (a *agent) state() api.State {
-	events := a.events()
+	events := a.plans.Events
+	if events == nil {
+		events = []todo.Event{}
+	}
 	st := api.State{
 		AgentID:          a.cfg.AgentID,
-		Status:           a.status,
+		Status:           a.shownStatus(),
 		Turns:            a.turns,
 		ModelCalls:       a.modelCalls,
 		Todos:            a.todo.List(),
@@ -74,7 +71,6 @@ func (a *agent) state() api.State {
 		Workspace:        a.host.state(),
 		Session:          a.cfg.session,
 	}
-	st.Status = a.shownStatus()
 	if ws := a.waiting(); ws != nil {
 		st.Waiting = ws
 	}
@@ -94,13 +90,6 @@ func summary(s api.State) api.State {
 		s.Subagents = map[string]api.State{}
 	}
 	return s
-}
-
-func (a *agent) events() []todo.Event {
-	if a.plans.Events == nil {
-		return []todo.Event{}
-	}
-	return a.plans.Events
 }
 
 // ended is a finished child's bounded summary, with the head of its answer.

@@ -69,13 +69,9 @@ type SpawnArgs struct {
 }
 
 // childPolicy: a subagent outlives the run that started it, because the
-// server applies a parent close policy when the parent continues as new
-// too, and a long wait on children is where a parent's history grows (their
-// events reach it) and must be handed over. The parent's continuation adopts
-// its running children (Carry.Running); a parent that fails or is cancelled
-// asks its children to cancel itself (endTree). A root terminated by hand
-// cancels no one: its subagents stop when a message to it finds it gone
-// (tree_send.go), or at their own end or timeout.
+// server applies a parent close policy at continue-as-new too. The
+// continuation adopts the running children (Carry.Running); a parent that
+// fails or is cancelled cancels them itself (endTree).
 const childPolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
 
 // spawn starts a subagent as a child workflow without waiting for it.
@@ -253,11 +249,8 @@ func (a *agent) runningChildren() int {
 	return n
 }
 
-// subagentStates is state.subagents: each child's last reported state. Of
-// the finished children, the fullChildren most recent show their summary,
-// the older ones their bounded summary, and those past maxChildren none:
-// what a state, a result and a carry hold of the children stays bounded
-// however many a session spawns.
+// subagentStates is state.subagents: each child's last reported state, the
+// finished ones bounded as fullChildren and maxChildren say.
 func (a *agent) subagentStates() map[string]api.State {
 	out := make(map[string]api.State, len(a.tree.children))
 	finished, room := 0, fullChildrenBytes
@@ -265,11 +258,9 @@ func (a *agent) subagentStates() map[string]api.State {
 		ch := a.tree.children[id]
 		switch {
 		case !ch.Done && ch.end != nil:
-			// Its tree_end came and its future has not resolved yet (or
-			// will not in this run, which hands over now): it has ended,
-			// and shows so, as the carry hands it on (runningChildList).
-			// Its brief was dropped with its end at the root; without
-			// this, the page a handover leaves showed it running.
+			// Its tree_end came and its future has not resolved yet: it
+			// has ended, and shows so, as the carry hands it on
+			// (runningChildList).
 			if finished++; finished > maxChildren {
 				continue
 			}
@@ -295,15 +286,7 @@ func (a *agent) subagentStates() map[string]api.State {
 }
 
 // finishedChildren counts the children that have ended.
-func (a *agent) finishedChildren() int {
-	n := 0
-	for _, id := range a.tree.childOrder {
-		if a.tree.children[id].Done {
-			n++
-		}
-	}
-	return n
-}
+func (a *agent) finishedChildren() int { return len(a.tree.childOrder) - a.runningChildren() }
 
 // childModel is the model reference of a subagent: the one it asks for, or
 // its parent's; a scripted parent's subagent reads its own list of the same

@@ -17,24 +17,11 @@ import (
 	"github.com/todoflow/todoflow/transcript"
 )
 
-// Approval for any tool (input `approval`, update approve_tool). A call of a
-// tool the policy requires waits, before anything of its response runs, for
-// a human's answer: durably, for as long as it takes, like a plan approval.
-// The calls of one response wait one after another, in call order; the
-// approved ones then run as usual, the rejected ones never run and the
-// model reads the feedback as an error tool message. "remember" approves
-// the tool for the rest of the session (carried through continue-as-new).
-// In a run tree the wait surfaces at the root (state.waiting, kind
-// tool_approval), whose approve_tool is handed on to the waiting agent.
-//
-// A tool the policy marks "destructive" waits only if it may destroy,
-// which its hints tell and only the worker knows them: its call is sent
-// with HoldDestructive, and a worker that finds the tool may destroy
-// answers Held without running it. The wait starts from that recorded
-// answer (so replay takes the same path), when the response's results are
-// read in call order; the response's other calls may have run by then. An
-// approved call is sent again, not held; a rejected one is answered as
-// above.
+// Approval for any tool (input `approval`, update approve_tool): what the
+// user sees and answers is in docs/protocol.md, "Approvals for tools". A
+// "destructive" call is sent with HoldDestructive, since only the worker
+// knows a tool's hints; the wait starts from the worker's recorded Held
+// answer, so replay takes the same path.
 
 // previewBytes bounds the arguments a state or a wait's reason shows.
 const previewBytes = 2048
@@ -89,10 +76,7 @@ func (a *agent) onToolApproval(ctx workflow.Context, args api.ToolApprovalArgs) 
 	if err != nil {
 		return "", err
 	}
-	verdict := "rejected"
-	if *args.Approved {
-		verdict = "approved"
-	}
+	verdict := map[bool]string{true: "approved", false: "rejected"}[*args.Approved]
 	if w.AgentID != a.cfg.AgentID {
 		// The waiting agent checks call_id itself; an answer that no
 		// longer fits is logged there.
@@ -124,10 +108,9 @@ func (a *agent) onHandedToolApproval(ctx workflow.Context, args api.ToolApproval
 
 // approveTools asks, in call order, for the approval of each call the
 // policy requires, and returns the refusals: a result for each call that
-// must not run (rejected, or its wait ended with the session), nil for the
-// others. A handover due in a wait, in a turn no update waits on, ends it
-// with handed: none of the calls has run, and the turn goes on in the
-// continuation with the verdicts given so far (a.cur.at.Verdicts).
+// must not run, nil for the others. A handover due in a wait ends it with
+// handed: none of the calls has run, and the continuation goes on with the
+// verdicts given so far (a.cur.at.Verdicts).
 func (a *agent) approveTools(ctx workflow.Context, calls []model.ToolCall) (refused []*todo.Result, handed bool) {
 	refused = make([]*todo.Result, len(calls))
 	for i, c := range calls {
@@ -227,11 +210,10 @@ func (a *agent) holdsDestructive(tool string) bool {
 
 // heldTool answers a call the worker held (the tool may destroy): it waits
 // for approval, then sends the call again, not to be held; or returns the
-// refusal. A handover due in the wait ends it with handed: the response's
-// other calls are answered in this run (they may be running), and the
-// continuation asks again (answerHeld). Once one held call was handed
-// over, the later ones are too, unasked, so that the wait shown until
-// the handover is the one the continuation asks first.
+// refusal. A handover due in the wait ends it with handed, and the
+// continuation asks again (answerHeld); once one held call was handed over,
+// the later ones are too, unasked, so that the wait shown until the
+// handover is the one the continuation asks first.
 func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunToolResult, handed bool, err error) {
 	if len(a.cur.at.Held) > 0 {
 		return out, true, nil
@@ -248,12 +230,11 @@ func (a *agent) heldTool(ctx workflow.Context, t toolCall) (out activities.RunTo
 	return out, false, err
 }
 
-// answerHeld answers, in a handed-over turn, the calls the worker held
-// whose approval waits were handed over (ids, in call order): each is
-// asked again, then run or refused. The response's other calls have their
-// answers already. A handover due again hands the ones left on
-// (a.cur.at.Held). It returns the response, nil when the carry could not
-// keep it (the model is then called again).
+// answerHeld answers, in a handed-over turn, the held calls whose approval
+// waits were handed over (ids, in call order): each is asked again, then
+// run or refused; a handover due again hands the ones left on. It returns
+// the response, nil when the carry could not keep it (the model is then
+// called again).
 func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 	at := responseWith(a.window.msgs, ids[0])
 	if at < 0 {
@@ -270,7 +251,7 @@ func (a *agent) answerHeld(ctx workflow.Context, ids []string) *model.Response {
 			continue
 		}
 		c := calls[j]
-		t := toolCall{c: c, from: &transcript.CallRef{Message: at, Index: j, Digest: transcript.CallDigest(c)}, workspaceOf: workspaceOf(ctx)}
+		t := toolCall{c: c, from: &transcript.CallRef{Message: at, Index: j, Digest: transcript.CallDigest(c)}, workspaceOf: a.tree.rootID}
 		if !asked {
 			queue, hostErr = a.host.toolQueue(ctx)
 			asked = true

@@ -18,9 +18,8 @@ import (
 
 // runTools answers every tool call of one response, in call order: the todo
 // tools inside the workflow, the others as concurrent activities. Calls
-// past todo.MaxToolCallsPerResponse are answered, not run: a response of
-// thousands would schedule more activities than the server lets a run
-// have pending, and the run would be stuck for good.
+// past todo.MaxToolCallsPerResponse are answered, not run: more would pass
+// the activities the server lets a run have pending.
 func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 	if n := len(calls); n > todo.MaxToolCallsPerResponse {
 		a.runSomeTools(ctx, calls[:todo.MaxToolCallsPerResponse])
@@ -37,7 +36,7 @@ func (a *agent) runTools(ctx workflow.Context, calls []model.ToolCall) {
 
 // runSomeTools answers the tool calls that run of one response.
 func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
-	var results []*todo.Result
+	results := make([]*todo.Result, len(calls))
 	if len(a.cfg.Approval) > 0 {
 		// Calls that need approval wait for it before any call of the
 		// response runs; the refused ones are left out of the rest.
@@ -46,26 +45,19 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 			a.cur.at.Tools = true
 			return
 		}
-		var tcalls []todo.Call
-		var at []int
-		for i, c := range calls {
-			if results[i] == nil {
-				tcalls = append(tcalls, todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments})
-				at = append(at, i)
-			}
+	}
+	var tcalls []todo.Call
+	var at []int
+	for i, c := range calls {
+		if results[i] == nil {
+			tcalls = append(tcalls, todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments})
+			at = append(at, i)
 		}
-		for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.Todo) {
-			results[at[j]] = r
-		}
-	} else {
-		tcalls := make([]todo.Call, len(calls))
-		for i, c := range calls {
-			tcalls[i] = todo.Call{ID: c.ID, Name: c.Name, Args: c.Arguments}
-		}
-		results = todo.Apply(&a.todo, tcalls, a.cfg.Todo)
+	}
+	for j, r := range todo.Apply(&a.todo, tcalls, a.cfg.Todo) {
+		results[at[j]] = r
 	}
 	futures := make([]workflow.Future, len(calls))
-	workspaceOf := workspaceOf(ctx)
 	// The tool activities run on the host of the workspace (host.go).
 	var queue string
 	var hostErr error
@@ -85,7 +77,7 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 			results[i] = &todo.Result{IsError: true, Content: fmt.Sprintf("Tool %s was not run: %v", c.Name, hostErr)}
 			continue
 		}
-		tools[i] = toolCall{c: c, from: a.callRef(i, c), workspaceOf: workspaceOf, queue: queue, direct: direct}
+		tools[i] = toolCall{c: c, from: a.callRef(i, c), workspaceOf: a.tree.rootID, queue: queue, direct: direct}
 		futures[i] = a.runTool(ctx, tools[i])
 	}
 	for i, c := range calls {
@@ -123,21 +115,10 @@ func (a *agent) runSomeTools(ctx workflow.Context, calls []model.ToolCall) {
 	}
 }
 
-// workspaceOf is the workflow whose workspace the run's tools work in: the
-// agents of one tree share their root's.
-func workspaceOf(ctx workflow.Context) string {
-	info := workflow.GetInfo(ctx)
-	if root := info.RootWorkflowExecution; root != nil {
-		return root.ID
-	}
-	return info.WorkflowExecution.ID
-}
-
 // sessionKey is the key of the session a run belongs to (activities'
 // session.go): a root makes it of its workflow id and first run id, which
-// continue-as-new keeps; a subagent has its parent's in its input, or none
-// from a parent of a build before keys (its calls then name the folder
-// after the root's workflow id, as that build did).
+// continue-as-new keeps; a subagent has its parent's in its input (none
+// from a parent of a build before keys).
 func sessionKey(info *workflow.Info, in api.AgentInput) string {
 	if info.ParentWorkflowExecution != nil {
 		return in.Session

@@ -8,17 +8,12 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// The run tree. Its root is the only broker: every other agent signals its
-// own events, wants and end to the root and to no one else. The root keeps
-// the tree's one event log (its PlanState, bounded at each continue-as-new,
-// with its counts) and a todo.Broker (the roster; the interests, "*" and
-// dependencies included), forwards each event to the agents that want it,
-// once each, and drops an agent that ended from every table.
-//
-// The files follow the message's journey: the messages (here), sending
-// (tree_send.go), routing at the root (tree_broker.go), taking in
-// (tree_receive.go); then what rides on it: the counters a parent shows and
-// the human waits (tree_waits.go), a subagent's end (tree_lifecycle.go).
+// The run tree (docs/protocol.md, "The agent tree"). Its root is the only
+// broker: it keeps the tree's one event log and a todo.Broker, and forwards
+// each event to the agents that want it. The files follow the message's
+// journey: the messages (here), sending (tree_send.go), routing at the root
+// (tree_broker.go), taking in (tree_receive.go); then the counters and human
+// waits (tree_waits.go), a subagent's end (tree_lifecycle.go).
 //
 // One event, from a child's setStepStatus to its parent's unblocked step
 // (here the parent is the root; a deeper one is one forward further):
@@ -31,14 +26,11 @@ import (
 //	       and waitBlocked's Await sees it; forward -> send(each interested)
 //
 // Order is kept by the sender: its messages to one destination go one at a
-// time, each once the one before was delivered, so none needs a number or
-// waits in a buffer. Signals of different names that reach a run in one
-// workflow task come in no known order, so drainTree takes them in kind by
-// kind: joins, wants, events, ends, hand-ons. A child's end is its last
-// signal; its parent's child-workflow future is the backstop for a child
-// that dies without one, or, for a child adopted from an earlier run of the
-// parent, its deadline (tree_lifecycle.go). Messages go with an empty run
-// id, so they reach the receiver's run after a continue-as-new.
+// time, each once the one before was delivered (flush), so none needs a
+// number. A child's end is its last signal; its parent's child-workflow
+// future (or, for an adopted child, its deadline) is the backstop for a
+// child that dies without one. Messages go with an empty run id, so they
+// reach the receiver's run after a continue-as-new.
 
 // The tree's signals besides TaskEventSignal (Events, messages.go). Each
 // message says the protocol of its sender's build (protocol.go): an agent
@@ -153,7 +145,7 @@ type tree struct {
 
 // bus is an agent's part of the tree's messaging. Its maps are looked up, never ranged.
 type bus struct {
-	rootID      string // the root's workflow id
+	rootID      string // the root's workflow id, whose workspace the tree's tools work in
 	todo.Broker        // at the root
 	// asked are the producers whose binding was asked for; subs the number
 	// of the last subscription asked for (todo.Subscription.Number).

@@ -16,11 +16,9 @@ import (
 	"github.com/todoflow/todoflow/todo"
 )
 
-// Peer is todo.Peers for addDependentStep. The root's log has every event
-// of the tree, so there an agent of the tree (or a child whose join is on
-// its way) is bound at once; anywhere else the root is asked, and the
-// dependency waits while the agent may still be spawned (settleUnknown).
-// Only an id that cannot name an agent is refused at once.
+// Peer is todo.Peers for addDependentStep: at the root, whose log has every
+// event, an agent of the tree is bound at once; anywhere else the root is
+// asked (settleUnknown). Only an id that cannot name an agent is refused.
 func (a *agent) Peer(id string) todo.PeerKind {
 	switch {
 	case api.CheckAgentID(id) != nil:

@@ -8,15 +8,11 @@ import (
 )
 
 // A tree's messages are signals, and anyone who may signal a session could
-// send one: a tree_hand "from" the root approved (and remembered) a
-// subagent's write_file, a tree_end put words in a parent model's mouth as
-// a subagent's result. So every tree message carries the tree's key, a
-// secret the root mints (recorded once, by a side effect, when it starts
-// its first subagent) and hands to each subagent in its input; each agent
-// keeps it through its continuations (the root in its carry, a subagent in
-// its input), and drops, with a warning, a message without it. The key is
-// in no query's answer; it is in the histories of the tree's workflows,
-// which an encrypting worker seals (worker/codec).
+// forge one (a tree_hand "from" the root approving a write_file). So every
+// tree message carries the tree's key, a secret the root mints by a side
+// effect when it starts its first subagent and hands to each subagent in
+// its input; a message without it is dropped. The key is in no query's
+// answer, only in the tree's histories, which an encrypting worker seals.
 
 // treeKeyBytes is the key's length before it is written in hex.
 const treeKeyBytes = 32

@@ -1,10 +1,8 @@
 package workflows
 
-// The end of a subagent: how its parent learns it (the child's future, or
-// for a child adopted from an earlier run its tree_end and its deadline),
-// asked to finish at end_session, cancelled by its parent (cancel_subagent)
-// or when its grace is over, and the end of a run that fails or is
-// cancelled, which takes its children with it.
+// The end of a subagent: how its parent learns it, asked to finish at
+// end_session, cancelled by its parent, and the end of a run that fails or
+// is cancelled, which takes its children with it.
 
 import (
 	"bytes"
@@ -26,8 +24,7 @@ import (
 
 // awaitChild records how a subagent ended. A child that completes said so
 // to the root itself, after its events; one that died cannot, so its
-// parent does (the root takes an end in once). The root's log holds the
-// tree, so the root takes the end in here, after the child's messages.
+// parent does (the root takes an end in once).
 func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWorkflowFuture) {
 	var res api.AgentResult
 	err := fut.Get(ctx, &res)
@@ -56,13 +53,19 @@ func (a *agent) awaitChild(ctx workflow.Context, ch *child, fut workflow.ChildWo
 		}
 		ch.State = &st
 	}
-	switch end := (End{AgentID: ch.AgentID, How: ch.how}); {
-	case a.isRoot():
-		a.endAtRoot(ctx, end)
-	case err != nil:
-		a.send(ctx, a.tree.rootID, EndSignal, end)
+	if a.isRoot() || err != nil {
+		a.tellEnd(ctx, End{AgentID: ch.AgentID, How: ch.how})
 	}
 	a.publish(ctx)
+}
+
+// tellEnd takes an agent's end in at the root, or sends it there.
+func (a *agent) tellEnd(ctx workflow.Context, end End) {
+	if a.isRoot() {
+		a.endAtRoot(ctx, end)
+	} else {
+		a.send(ctx, a.tree.rootID, EndSignal, end)
+	}
 }
 
 // finishChildren asks the running children to finish, waits for them for
@@ -176,10 +179,8 @@ func (a *agent) runningChildList() []RunningChild {
 const deadlineSlack = 10 * time.Second
 
 // adoptChildren watches the children an earlier run of this workflow handed
-// over. A child's tree_end reaches this run by workflow id like any tree
-// message, and ends it (adoptedEnded); one the server ends at its
-// deadline says nothing, so the deadline is the backstop that the child
-// future is for the children this run starts.
+// over. Such a child's tree_end ends it (adoptedEnded); one the server ends
+// at its deadline says nothing, so the deadline is its backstop.
 func (a *agent) adoptChildren(ctx workflow.Context) {
 	for _, id := range a.tree.childOrder {
 		ch := a.tree.children[id]
@@ -197,11 +198,10 @@ func (a *agent) adoptChildren(ctx workflow.Context) {
 }
 
 // adoptedEnded records the end of a child from its tree_end (or the root's
-// forward of it). An adopted child ends here: its final summary, which it
-// sent with its end, stands for the result this run has no future for. A
-// child this run started ends when its future resolves, with its whole
-// state; its end is kept meanwhile, so that a handover in between hands it
-// on as ended, not as running (the root takes an end in only once).
+// forward of it). An adopted child ends here, its final summary standing
+// for the result this run has no future for. A child this run started ends
+// when its future resolves; its end is kept meanwhile, so that a handover
+// in between hands it on as ended, not as running.
 func (a *agent) adoptedEnded(e End) {
 	ch := a.tree.children[e.AgentID]
 	switch {
@@ -245,11 +245,7 @@ func (a *agent) endState(e End) api.State {
 func (a *agent) childDied(ctx workflow.Context, ch *child, how string) {
 	end := End{AgentID: ch.AgentID, How: how}
 	a.adoptedEnded(end)
-	if a.isRoot() {
-		a.endAtRoot(ctx, end)
-	} else {
-		a.send(ctx, a.tree.rootID, EndSignal, end)
-	}
+	a.tellEnd(ctx, end)
 	a.publish(ctx)
 }
 
@@ -282,10 +278,9 @@ func (a *agent) endTree(ctx workflow.Context, err error) {
 }
 
 // endMessage is a subagent's tree_end: how it ended, with what a parent
-// that adopted it keeps of it, as one whose future resolved does: its
-// state's summary and the head of its answer. A summary too large for the
-// message (a long list of long items) gives way to the shorter form that
-// older children are kept in.
+// that adopted it keeps of it: its state's summary (or, too large for the
+// message, the shorter form older children are kept in) and the head of its
+// answer.
 func (a *agent) endMessage(how string) End {
 	st := a.state()
 	if how != api.StatusCompleted {

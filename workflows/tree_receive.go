@@ -16,14 +16,10 @@ func (a *agent) treeLen() int {
 	return b.join.Len() + b.want.Len() + b.events.Len() + b.end.Len() + b.hand.Len()
 }
 
-// drainTree takes in the tree's messages already delivered. Each sender's
-// messages come in the order sent (flush), but those that reach a run in
-// one workflow task lose their order across signal names; so they are
-// taken in kind by kind, in the order that keeps each sender's where it
-// matters: a member's join before anything else of it, and an agent's
-// events (and the binding that answers a want) before its end. The kinds
-// are otherwise independent: a want concerns other agents' events than the
-// asker's own, a hand-on this agent's own wait.
+// drainTree takes in the tree's messages already delivered. Those that
+// reach a run in one workflow task lose their order across signal names, so
+// they are taken in kind by kind, in the order that matters: a member's
+// join before anything else of it, an agent's events before its end.
 func (a *agent) drainTree(ctx workflow.Context) {
 	n, root := a.treeLen(), a.isRoot() // only the root takes joins and wants
 	drain(a.tree.join, func(m Join) {

@@ -148,9 +148,8 @@ func (a *agent) emit(ctx workflow.Context, events []todo.Event) {
 
 // askPeers asks the root for what this agent's plan needs and was not asked
 // for yet: the bindings of new dependencies, and (but at the root, whose
-// log has every event) new subscriptions. Subscriptions are numbered in the
-// order they were made and an unsubscribe removes one: what is new is what
-// has a number past the last one asked for.
+// log has every event) the subscriptions numbered past the last one asked
+// for.
 func (a *agent) askPeers(ctx workflow.Context) {
 	for _, id := range a.plans.PendingBindings() {
 		if !slices.Contains(a.tree.asked, id) {

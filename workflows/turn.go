@@ -16,11 +16,9 @@ import (
 )
 
 // BlockedTurn is where a turn handed over stood: the model calls it had
-// made (max_turns counts on), and what it waits for: blocked steps; its
-// plan's approval (the continuation waits for approve_plan, tells the model
-// the verdict, then calls it); its tool calls' approval (the continuation
-// asks again, runs them, then calls the model); or nothing (Next: it goes
-// on at its next model call).
+// made (max_turns counts on), and what it waits for: blocked steps (no
+// field set), its plan's approval, its tool calls' approval, or nothing
+// (Next: it goes on at its next model call).
 type BlockedTurn struct {
 	Calls    int  `json:"calls"`
 	Approval bool `json:"approval,omitempty"`
@@ -44,13 +42,10 @@ type BlockedTurn struct {
 	Resume *string `json:"resume,omitempty"`
 }
 
-// turnCursor is the turn running now: whom it answers, where it stands
-// (the BlockedTurn a handover carries, written as the turn goes), and
-// whether the user stopped it. The agent holds one while a turn runs
-// (a.cur) and nothing else of the turn, so a turn can stop at any step
-// and go on from there in the session's next run: a new kind of wait adds
-// a field to BlockedTurn, set where the wait is handed over and read in
-// startTurn.
+// turnCursor is the turn running now (a.cur): whom it answers, where it
+// stands (the BlockedTurn a handover carries, written as the turn goes),
+// and whether the user stopped it. A new kind of wait adds a field to
+// BlockedTurn, set where the wait is handed over and read in startTurn.
 type turnCursor struct {
 	in Inbound
 	// at is where the turn stands. While a response is answered, its
@@ -325,8 +320,7 @@ func (a *agent) afterTools(ctx workflow.Context, cur *turnCursor, resp model.Res
 
 // lastCalls are the tool calls of the transcript's last message, the
 // response a handed-over turn answers first; none when the carry could not
-// keep that message (an answer over its budget), and the model is then
-// called again.
+// keep it, and the model is then called again.
 func (a *agent) lastCalls(ctx workflow.Context) []model.ToolCall {
 	if n := len(a.window.msgs); n > 0 && a.window.msgs[n-1].Role == model.RoleAssistant && len(a.window.msgs[n-1].ToolCalls) > 0 {
 		return a.window.msgs[n-1].ToolCalls
@@ -369,10 +363,8 @@ func (a *agent) inject(in todo.Inject) {
 }
 
 // requestSpans selects what the next model call receives: the model's view of
-// the transcript (context.go) cut to context.max_messages. It first applies
-// the context-loss rule: when no write_todos call and no todo_reminder is in
-// view while the list is not empty, a todo_reminder with the list is added,
-// so a windowed or compacted model never forgets its checklist.
+// the transcript (context.go) cut to context.max_messages, after the
+// context-loss rule (todo.ContextReminder) had its say on that view.
 func (a *agent) requestSpans() []transcript.Span {
 	isTool := func(i int) bool { return a.window.msgs[i].Role == model.RoleTool }
 	start := func() int {

@@ -51,10 +51,8 @@ func (w *window) resendWhole(i int) {
 	w.sentMsgs, w.wholeAt, w.wholeDue = min(w.sentMsgs, i), i, true
 }
 
-// WindowCarry is the window a run hands to its continuation: the
-// messages the model sees now (the head, the summary, the recent ones; the
-// run's whole transcript stays readable in its history), and what the
-// session learned of its context.
+// WindowCarry is the window a run hands to its continuation: the messages
+// the model sees now, and what the session learned of its context.
 type WindowCarry struct {
 	Messages []model.Message `json:"messages"`
 	// SummaryCalls are the summarising calls among the session's model
@@ -84,20 +82,17 @@ func newWindow(cfg config) window {
 }
 
 // carryWindow is the window's part of a carry: the continuation starts
-// from what the model sees now, the head, the summary and the recent
-// messages, compacted (carry.go).
+// from what the model sees now, cut to carriedMessages.
 func (a *agent) carryWindow() WindowCarry {
 	var msgs []model.Message
 	for _, sp := range a.view(a.viewStart()) {
 		msgs = append(msgs, a.window.msgs[sp.Start:sp.End]...)
 	}
-	return WindowCarry{Messages: compact(msgs), SummaryCalls: a.window.summaryCalls, ContextLimit: a.window.contextLimit}
+	return WindowCarry{Messages: carriedMessages(msgs), SummaryCalls: a.window.summaryCalls, ContextLimit: a.window.contextLimit}
 }
 
-// messagesQuery answers the public messages query (api.MessagesQuery): the
-// transcript from offset, at most limit messages (0: all) and at most
-// transcript.PageBytes of JSON; see transcript.MessagesPage for what a
-// client sees.
+// messagesQuery answers the public messages query (api.MessagesQuery), a
+// page of the transcript (transcript.MessagesPage).
 func (a *agent) messagesQuery(offset, limit int) ([]model.Message, error) {
 	return transcript.MessagesPage(a.window.msgs, offset, limit)
 }
