@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 )
@@ -122,10 +123,11 @@ func (c *Client) Start(ctx context.Context, in api.AgentInput, o StartOptions) (
 // Attach is the session id, after checking that the server has it (running
 // or ended); an id it does not know is ErrNoSession.
 func (c *Client) Attach(ctx context.Context, id string) (*Session, error) {
-	if _, err := c.tc.DescribeWorkflowExecution(ctx, id, ""); err != nil {
-		return nil, c.Session(id).wrap("describe", err)
+	s := c.Session(id)
+	if _, err := s.describe(ctx); err != nil {
+		return nil, err
 	}
-	return c.Session(id), nil
+	return s, nil
 }
 
 // Session is the session id, without asking the server: its methods fail
@@ -141,6 +143,15 @@ func (c *Client) Session(id string) *Session {
 		c.sessions[id] = s
 	}
 	return s
+}
+
+// describe is the server's description of the session's latest run.
+func (s *Session) describe(ctx context.Context) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := s.c.tc.DescribeWorkflowExecution(ctx, s.id, "")
+	if err != nil {
+		return nil, s.wrap("describe", err)
+	}
+	return d, nil
 }
 
 // wrap words err of what on s: a session the server does not know is

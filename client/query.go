@@ -142,18 +142,28 @@ func (s *Session) Record(ctx context.Context) (Record, error) {
 // as the JSON that `temporal workflow show --output json` prints and the
 // SDK's replayer reads, and its number of events.
 func (s *Session) History(ctx context.Context, runID string) ([]byte, int, error) {
-	hist := &historypb.History{}
-	it := s.c.tc.GetWorkflowHistory(ctx, s.id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, 0, s.wrap("read the history of", err)
-		}
-		hist.Events = append(hist.Events, ev)
+	events, err := s.events(ctx, runID)
+	if err != nil {
+		return nil, 0, err
 	}
+	hist := &historypb.History{Events: events}
 	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode the history of %s: %w", s.id, err)
 	}
 	return append(data, '\n'), len(hist.Events), nil
+}
+
+// events are the events of the session's run runID ("" for the latest).
+func (s *Session) events(ctx context.Context, runID string) ([]*historypb.HistoryEvent, error) {
+	var events []*historypb.HistoryEvent
+	it := s.c.tc.GetWorkflowHistory(ctx, s.id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, s.wrap("read the history of", err)
+		}
+		events = append(events, ev)
+	}
+	return events, nil
 }
