@@ -149,7 +149,7 @@ func cmdPlan(c *cmdline) action {
 func cmdWatch(c *cmdline) action {
 	every := c.fs.Duration("every", 500*time.Millisecond, "how often to look (a `DURATION`: 500ms, 2s)")
 	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
-		last, ended, problem := "", "", ""
+		last, ended := "", ""
 		for ev := range s.Watch(ctx, *every) {
 			switch ev := ev.(type) {
 			case tfclient.StateChanged:
@@ -161,16 +161,13 @@ func cmdWatch(c *cmdline) action {
 				ended = ev.Status
 			case tfclient.Problem:
 				// A passing fault (a server restarting, no worker answering yet) is
-				// shown and watched through; a session that is not there is the end.
+				// shown and watched through (Watch reports each one once); a session
+				// that is not there is the end.
 				if errors.Is(ev.Err, tfclient.ErrNoSession) {
 					return ev.Err
 				}
-				if ev.Err != nil && ev.Err.Error() != problem {
-					fmt.Fprintf(os.Stderr, "starter: %v (still watching)\n", ev.Err)
-				}
-				problem = ""
 				if ev.Err != nil {
-					problem = ev.Err.Error()
+					fmt.Fprintf(os.Stderr, "starter: %v (still watching)\n", ev.Err)
 				}
 			}
 		}

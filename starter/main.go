@@ -32,8 +32,8 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
-// badInput is an exit-2 error about an input file rather than the command line: no usage
-// follows it.
+// badInput is an exit-2 error that no usage follows: a bad input file, or an argument
+// whose fault the command line's shape does not show.
 func badInput(err error) error {
 	return &exitError{code: 2, err: err}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -53,11 +52,7 @@ func agentTree(id string, st api.State) string {
 }
 
 func writeSubagents(b *strings.Builder, subs map[string]api.State, indent string) {
-	ids := make([]string, 0, len(subs))
-	for id := range subs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := text.SortedKeys(subs)
 	for i, id := range ids {
 		branch, deeper := "├─ ", "│  "
 		if i == len(ids)-1 {
