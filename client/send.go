@@ -18,9 +18,7 @@ import (
 	"github.com/todoflow/todoflow/internal/patient"
 )
 
-// How a session's queue delivers: one request at a time, in the order they
-// were given, each taken by the session (an update accepted or refused, a
-// signal recorded) before the next is sent. A request that could not be
+// A session's queue (doc.go, "In order, once"). A request that could not be
 // sent for a passing reason (the server restarting, an answer lost on the
 // way) is sent again with the same update id, which the server runs once.
 

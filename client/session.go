@@ -189,19 +189,11 @@ func (s *Session) RunStatus(ctx context.Context) (string, error) {
 	return runStatus(d.GetWorkflowExecutionInfo().GetStatus()), nil
 }
 
+// runStatus is st as the Run* constants name it: the enum's own name
+// ("Running", "Canceled") in lower case, but TimedOut, which they spell
+// timed_out.
 func runStatus(st enumspb.WorkflowExecutionStatus) string {
-	switch st {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return RunRunning
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return RunCompleted
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return RunFailed
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		return RunTerminated
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return RunCanceled
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+	if st == enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT {
 		return RunTimedOut
 	}
 	return strings.ToLower(st.String())

@@ -24,44 +24,39 @@ func cmdStart(c *cmdline) action {
 		if err != nil {
 			return err
 		}
-		return startRun(c, id, *scenarioFile, *modelRef, pos)
-	}
-}
-
-// startRun is `starter start` once its flags are read.
-func startRun(c *cmdline, id, scenarioFile, modelRef string, pos []string) error {
-	prompt := strings.TrimSpace(strings.Join(pos, " "))
-	var in api.AgentInput
-	switch {
-	case scenarioFile != "" && prompt != "":
-		return c.usageErr("give --scenario or a prompt, not both")
-	case scenarioFile != "":
-		sc, err := scenario.Load(scenarioFile)
-		if err != nil {
-			return badInput(err)
+		prompt := strings.TrimSpace(strings.Join(pos, " "))
+		var in api.AgentInput
+		switch {
+		case *scenarioFile != "" && prompt != "":
+			return c.usageErr("give --scenario or a prompt, not both")
+		case *scenarioFile != "":
+			sc, err := scenario.Load(*scenarioFile)
+			if err != nil {
+				return badInput(err)
+			}
+			in = sc.RunInput()
+		case prompt != "":
+			in.Prompt = prompt
+		default:
+			return c.usageErr("give a prompt or --scenario FILE")
 		}
-		in = sc.RunInput()
-	case prompt != "":
-		in.Prompt = prompt
-	default:
-		return c.usageErr("give a prompt or --scenario FILE")
+		if *modelRef != "" {
+			in.Model = *modelRef
+		}
+		ctx, stop := interruptible()
+		defer stop()
+		cl, err := c.conn.dialReady(ctx)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		s, err := c.conn.client(cl).Start(ctx, in, tfclient.StartOptions{ID: id})
+		if err != nil {
+			return fmt.Errorf("start run: %w", err)
+		}
+		printText(s.ID())
+		return nil
 	}
-	if modelRef != "" {
-		in.Model = modelRef
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.conn.dialReady(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	s, err := c.conn.client(cl).Start(ctx, in, tfclient.StartOptions{ID: id})
-	if err != nil {
-		return fmt.Errorf("start run: %w", err)
-	}
-	printText(s.ID())
-	return nil
 }
 
 func cmdSend(c *cmdline) action {
