@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,14 +50,10 @@ type Options struct {
 
 // New is a Client over tc.
 func New(tc sdkclient.Client, o Options) *Client {
-	if o.TaskQueue == "" {
-		o.TaskQueue = api.TaskQueue
-	}
+	o.TaskQueue = cmp.Or(o.TaskQueue, api.TaskQueue)
+	o.Namespace = cmp.Or(o.Namespace, sdkclient.DefaultNamespace)
 	if o.DataConverter == nil {
 		o.DataConverter = converter.GetDefaultDataConverter()
-	}
-	if o.Namespace == "" {
-		o.Namespace = sdkclient.DefaultNamespace
 	}
 	return &Client{tc: tc, opts: o, sessions: map[string]*Session{}}
 }
@@ -91,16 +88,9 @@ func (c *Client) Start(ctx context.Context, in api.AgentInput, o StartOptions) (
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("session input: %w", err)
 	}
-	if o.ID == "" {
-		o.ID = "todoflow-" + uuid.NewString()
-	}
+	o.ID = cmp.Or(o.ID, "todoflow-"+uuid.NewString())
 	summary, details := api.Describe(in)
-	if o.Summary != "" {
-		summary = o.Summary
-	}
-	if o.Details != "" {
-		details = o.Details
-	}
+	summary, details = cmp.Or(o.Summary, summary), cmp.Or(o.Details, details)
 	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
 		ID: o.ID, TaskQueue: c.opts.TaskQueue, StaticSummary: summary, StaticDetails: details + api.FrameEnd,
 		// The memo keeps the summary for the runs the session continues

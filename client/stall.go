@@ -141,11 +141,7 @@ func (s stalls) over(now []waiting, at time.Time) (waiting, bool) {
 			stuck, found = w, true
 		}
 	}
-	for k := range s {
-		if !seen[k] {
-			delete(s, k)
-		}
-	}
+	maps.DeleteFunc(s, func(k string, _ time.Time) bool { return !seen[k] })
 	return stuck, found
 }
 
@@ -192,11 +188,7 @@ func (w *watcher) childStall(ctx context.Context) error {
 	if cw.waits == nil {
 		cw.waits = map[string]stalls{}
 	}
-	for id := range cw.waits {
-		if !slices.Contains(running, id) {
-			delete(cw.waits, id)
-		}
-	}
+	maps.DeleteFunc(cw.waits, func(id string, _ stalls) bool { return !slices.Contains(running, id) })
 	for _, id := range running {
 		d, err := w.s.c.tc.DescribeWorkflowExecution(ctx, w.s.id+"/"+id, "")
 		if err != nil {
