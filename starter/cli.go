@@ -183,8 +183,7 @@ func (x *cli) add(spec command) *cobra.Command {
 		c.pos = pos
 		err := run(pos)
 		c.conn.finish() // the command's last spans, when it traced
-		var ee *exitError
-		if err != nil && !errors.As(err, &ee) {
+		if _, ok := errors.AsType[*exitError](err); err != nil && !ok {
 			err = &exitError{code: 1, err: err}
 		}
 		return err

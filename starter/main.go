@@ -71,9 +71,8 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 // asExitError is err with its exit code: cobra's own refusals (a flag, an argument count,
 // an unknown command) are argument errors, exit code 2 with the command's usage.
 func asExitError(err error) *exitError {
-	var ee *exitError
-	if !errors.As(err, &ee) {
-		ee = &exitError{code: 2, err: err, usage: true}
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		return ee
 	}
-	return ee
+	return &exitError{code: 2, err: err, usage: true}
 }
