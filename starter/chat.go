@@ -46,7 +46,7 @@ func cmdChat(c *cmdline) action {
 func runChat(c *cmdline, id, modelRef string) error {
 	// A malformed reference is a bad argument whichever worker serves the
 	// session (exit 2), said before anything is dialled or started.
-	if err := api.CheckModel(modelRef); modelRef != "" && err != nil {
+	if err := api.CheckModel(modelRef); err != nil {
 		return badInput(fmt.Errorf("--model %s: %w", modelRef, err))
 	}
 	var dc converter.DataConverter
