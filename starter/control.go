@@ -282,7 +282,8 @@ func cmdCompact(c *cmdline) action {
 	})
 }
 
-// printReply is a command that asks the run one thing and prints its answer.
+// printReply is a command that asks the run one thing and prints its answer; ask has the
+// shape of a method expression, as (*tfclient.Session).Retry.
 func (c *cmdline) printReply(ask func(*tfclient.Session, context.Context) (string, error)) action {
 	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
 		out, err := ask(s, ctx)
