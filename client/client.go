@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 )
@@ -48,14 +50,10 @@ type Options struct {
 
 // New is a Client over tc.
 func New(tc sdkclient.Client, o Options) *Client {
-	if o.TaskQueue == "" {
-		o.TaskQueue = api.TaskQueue
-	}
+	o.TaskQueue = cmp.Or(o.TaskQueue, api.TaskQueue)
+	o.Namespace = cmp.Or(o.Namespace, sdkclient.DefaultNamespace)
 	if o.DataConverter == nil {
 		o.DataConverter = converter.GetDefaultDataConverter()
-	}
-	if o.Namespace == "" {
-		o.Namespace = sdkclient.DefaultNamespace
 	}
 	return &Client{tc: tc, opts: o, sessions: map[string]*Session{}}
 }
@@ -90,16 +88,9 @@ func (c *Client) Start(ctx context.Context, in api.AgentInput, o StartOptions) (
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("session input: %w", err)
 	}
-	if o.ID == "" {
-		o.ID = "todoflow-" + uuid.NewString()
-	}
+	o.ID = cmp.Or(o.ID, "todoflow-"+uuid.NewString())
 	summary, details := api.Describe(in)
-	if o.Summary != "" {
-		summary = o.Summary
-	}
-	if o.Details != "" {
-		details = o.Details
-	}
+	summary, details = cmp.Or(o.Summary, summary), cmp.Or(o.Details, details)
 	run, err := c.tc.ExecuteWorkflow(ctx, sdkclient.StartWorkflowOptions{
 		ID: o.ID, TaskQueue: c.opts.TaskQueue, StaticSummary: summary, StaticDetails: details + api.FrameEnd,
 		// The memo keeps the summary for the runs the session continues
@@ -122,10 +113,11 @@ func (c *Client) Start(ctx context.Context, in api.AgentInput, o StartOptions) (
 // Attach is the session id, after checking that the server has it (running
 // or ended); an id it does not know is ErrNoSession.
 func (c *Client) Attach(ctx context.Context, id string) (*Session, error) {
-	if _, err := c.tc.DescribeWorkflowExecution(ctx, id, ""); err != nil {
-		return nil, c.Session(id).wrap("describe", err)
+	s := c.Session(id)
+	if _, err := s.describe(ctx); err != nil {
+		return nil, err
 	}
-	return c.Session(id), nil
+	return s, nil
 }
 
 // Session is the session id, without asking the server: its methods fail
@@ -141,6 +133,15 @@ func (c *Client) Session(id string) *Session {
 		c.sessions[id] = s
 	}
 	return s
+}
+
+// describe is the server's description of the session's latest run.
+func (s *Session) describe(ctx context.Context) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := s.c.tc.DescribeWorkflowExecution(ctx, s.id, "")
+	if err != nil {
+		return nil, s.wrap("describe", err)
+	}
+	return d, nil
 }
 
 // wrap words err of what on s: a session the server does not know is

@@ -43,7 +43,9 @@ func (w *watcher) diffs(ctx context.Context, msgs []model.Message) map[string]st
 				w.calls[c.ID] = c.Name
 			}
 		case m.Role == model.RoleTool && !m.IsError && m.ToolCallID != "":
-			if name, ok := w.calls[m.ToolCallID]; ok && !inWorkflow(name) {
+			// The tools the workflow answers itself (todo, plan,
+			// subagents) change no file.
+			if name, ok := w.calls[m.ToolCallID]; ok && todo.KindOf(name) == todo.KindNone {
 				ids = append(ids, m.ToolCallID)
 			}
 		}
@@ -56,10 +58,4 @@ func (w *watcher) diffs(ctx context.Context, msgs []model.Message) map[string]st
 		return nil
 	}
 	return d
-}
-
-// inWorkflow reports whether a tool is one the workflow answers itself
-// (the todo, plan and subagent tools): they change no file.
-func inWorkflow(name string) bool {
-	return todo.KindOf(name) != todo.KindNone
 }

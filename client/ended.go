@@ -3,10 +3,11 @@ package client
 import (
 	"context"
 	"errors"
-	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // Why is the cause of a run's failure in its own words: the innermost
@@ -23,7 +24,7 @@ func Why(err error) string {
 			why = e.Error()
 		}
 	}
-	return strings.Join(strings.Fields(why), " ")
+	return text.OneLine(why)
 }
 
 // Failure says why the session's latest run ended other than completed,
@@ -44,14 +45,14 @@ func (s *Session) Failure(ctx context.Context) (string, error) {
 }
 
 // Blocked says why the server cannot run the session's workflow now: the failure of its
-// latest workflow task, which a worker refused and the server tries again (a worker whose
-// protocol is not the one that started the run, workflows.RefusalMessage (in the worker), or workflow code
-// that fails on the run's history), or "" when no task is failing. The state query is not
-// answered meanwhile; this reads the run's description and the end of its history.
+// latest workflow task, which a worker refused and the server tries again (a worker of
+// another protocol than the run's, or workflow code that fails on the run's history), or
+// "" when no task is failing. The state query is not answered meanwhile; this reads the
+// run's description and the end of its history.
 func (s *Session) Blocked(ctx context.Context) (string, error) {
-	d, err := s.c.tc.DescribeWorkflowExecution(ctx, s.id, "")
+	d, err := s.describe(ctx)
 	if err != nil {
-		return "", s.wrap("describe", err)
+		return "", err
 	}
 	// A task retried after its failure is the pending one's attempt 2 or later; the server
 	// writes the first failure only, so the history's latest WorkflowTaskFailed says why.
@@ -70,7 +71,7 @@ func (s *Session) Blocked(ctx context.Context) (string, error) {
 		for _, e := range page.GetHistory().GetEvents() {
 			switch e.GetEventType() {
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
-				return strings.Join(strings.Fields(e.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage()), " "), nil
+				return text.OneLine(e.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage()), nil
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
 				// Served since, or a worker that went away: nothing refuses it.
 				return "", nil

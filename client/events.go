@@ -143,7 +143,8 @@ func changes(prev *api.State, cur api.State, at time.Time) []Event {
 	if !reflect.DeepEqual(cur.Plan, prev.Plan) {
 		evs = append(evs, PlanChanged{cur.Plan})
 	}
-	if !sameWaits(prev, &cur) {
+	// slices.Equal: an empty list and none alike.
+	if !slices.Equal(cur.Waiting, prev.Waiting) || !reflect.DeepEqual(cur.PendingApproval, prev.PendingApproval) {
 		evs = append(evs, WaitsChanged{Waiting: cur.Waiting, Pending: cur.PendingApproval})
 	}
 	if !reflect.DeepEqual(cur.ModelError, prev.ModelError) {
@@ -159,9 +160,4 @@ func changes(prev *api.State, cur api.State, at time.Time) []Event {
 		}
 	}
 	return evs
-}
-
-// sameWaits compares the waits, an empty list and none alike.
-func sameWaits(a, b *api.State) bool {
-	return slices.Equal(a.Waiting, b.Waiting) && reflect.DeepEqual(a.PendingApproval, b.PendingApproval)
 }

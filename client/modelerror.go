@@ -36,9 +36,8 @@ func (c *Client) retriedModelError(pa *workflowpb.PendingActivityInfo) *api.Mode
 	if exp, window := pa.GetExpirationTime(), pa.GetActivityOptions().GetScheduleToCloseTimeout(); exp != nil && window != nil {
 		since = exp.AsTime().Add(-window.AsDuration())
 	}
-	fc := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: c.opts.DataConverter})
 	return &api.ModelError{
-		Message:   api.ModelErrorText(fc.FailureToError(pa.GetLastFailure())),
+		Message:   api.ModelErrorText(c.lastFailure(pa)),
 		Attempts:  int(pa.GetAttempt()) - 1,
 		Since:     since.UTC(),
 		Retryable: true,
@@ -64,12 +63,18 @@ func (c *Client) retryOf(pa *workflowpb.PendingActivityInfo, me *api.ModelError)
 	if t := pa.GetNextAttemptScheduleTime(); t != nil {
 		r.Next = t.AsTime()
 	}
-	fc := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: c.opts.DataConverter})
 	var attempt int32
-	if app, ok := errors.AsType[*temporal.ApplicationError](fc.FailureToError(pa.GetLastFailure())); ok && app.HasDetails() {
+	if app, ok := errors.AsType[*temporal.ApplicationError](c.lastFailure(pa)); ok && app.HasDetails() {
 		_ = app.Details(&attempt, &r.Status) // an older worker's failure has no status: 0
 	}
 	return r
+}
+
+// lastFailure is the error pa's last attempt failed with, its details
+// decoded with the client's converter.
+func (c *Client) lastFailure(pa *workflowpb.PendingActivityInfo) error {
+	fc := temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{DataConverter: c.opts.DataConverter})
+	return fc.FailureToError(pa.GetLastFailure())
 }
 
 // retriedModelCall is the model_error of the session's model call that the
@@ -92,19 +97,14 @@ func (s *Session) retriedModelCall(ctx context.Context) *api.ModelError {
 // server retries now as its model_error (see above); raw as it is when the
 // run is not calling the model, or no call is being retried.
 func (s *Session) withRetried(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
-	var st struct {
-		Status string `json:"status"`
-	}
-	if json.Unmarshal(raw, &st) != nil || st.Status != api.StatusRunning {
+	var fields map[string]json.RawMessage
+	var status string
+	if json.Unmarshal(raw, &fields) != nil || json.Unmarshal(fields["status"], &status) != nil || status != api.StatusRunning {
 		return raw, nil
 	}
 	me := s.retriedModelCall(ctx)
 	if me == nil {
 		return raw, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("decode state of %s: %w", s.id, err)
 	}
 	b, err := json.Marshal(me)
 	if err != nil {

@@ -74,17 +74,20 @@ func (s *Session) Messages(ctx context.Context, from, limit int) ([]model.Messag
 // messagesPage is how many messages one messages query asks for.
 const messagesPage = 200
 
-// messagesFrom reads the transcript from message from to its end, page by
-// page: a short page is not the end, only an empty one is.
+// messagesFrom reads the transcript from message from to its end.
 func (s *Session) messagesFrom(ctx context.Context, from int) ([]model.Message, error) {
-	var all []model.Message
+	return pages(from, func(from int) ([]model.Message, error) { return s.Messages(ctx, from, messagesPage) })
+}
+
+// pages reads a transcript from message from to its end with read, one page
+// at a time: a short page is not the end, only an empty one is. On an error
+// it returns what it read before.
+func pages[T any](from int, read func(from int) ([]T, error)) ([]T, error) {
+	all := []T{}
 	for {
-		page, err := s.Messages(ctx, from+len(all), messagesPage)
-		if err != nil {
-			return nil, err
-		}
-		if len(page) == 0 {
-			return all, nil
+		page, err := read(from + len(all))
+		if err != nil || len(page) == 0 {
+			return all, err
 		}
 		all = append(all, page...)
 	}
@@ -122,38 +125,43 @@ func (s *Session) Record(ctx context.Context) (Record, error) {
 	if err := s.decode(v, err, &rec.State, api.StateQuery); err != nil {
 		return rec, err
 	}
-	rec.Messages = []json.RawMessage{}
-	// A short page is not the end: only an empty one is.
-	for {
-		off := len(rec.Messages)
-		v, err := patient.Query(ctx, s.c.tc, s.id, "", api.MessagesQuery, off, messagesPage)
+	rec.Messages, err = pages(0, func(from int) ([]json.RawMessage, error) {
+		v, err := patient.Query(ctx, s.c.tc, s.id, "", api.MessagesQuery, from, messagesPage)
 		var page []json.RawMessage
 		if err := s.decode(v, err, &page, api.MessagesQuery); err != nil {
-			return rec, fmt.Errorf("from message %d: %w", off, err)
+			return nil, fmt.Errorf("from message %d: %w", from, err)
 		}
-		if len(page) == 0 {
-			return rec, nil
-		}
-		rec.Messages = append(rec.Messages, page...)
-	}
+		return page, nil
+	})
+	return rec, err
 }
 
 // History is the history of the session's run runID ("" for the latest)
 // as the JSON that `temporal workflow show --output json` prints and the
 // SDK's replayer reads, and its number of events.
 func (s *Session) History(ctx context.Context, runID string) ([]byte, int, error) {
-	hist := &historypb.History{}
-	it := s.c.tc.GetWorkflowHistory(ctx, s.id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, 0, s.wrap("read the history of", err)
-		}
-		hist.Events = append(hist.Events, ev)
+	events, err := s.events(ctx, runID)
+	if err != nil {
+		return nil, 0, err
 	}
+	hist := &historypb.History{Events: events}
 	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
 	if err != nil {
 		return nil, 0, fmt.Errorf("encode the history of %s: %w", s.id, err)
 	}
 	return append(data, '\n'), len(hist.Events), nil
+}
+
+// events are the events of the session's run runID ("" for the latest).
+func (s *Session) events(ctx context.Context, runID string) ([]*historypb.HistoryEvent, error) {
+	var events []*historypb.HistoryEvent
+	it := s.c.tc.GetWorkflowHistory(ctx, s.id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, s.wrap("read the history of", err)
+		}
+		events = append(events, ev)
+	}
+	return events, nil
 }

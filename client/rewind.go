@@ -38,14 +38,9 @@ func (s *Session) Rewind(ctx context.Context, n int) (string, error) {
 		return "", s.wrap("rewind", err)
 	}
 	exec := d.GetWorkflowExecutionInfo().GetExecution()
-	var events []*historypb.HistoryEvent
-	it := s.c.tc.GetWorkflowHistory(ctx, s.id, exec.GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return "", s.wrap("read the history of", err)
-		}
-		events = append(events, ev)
+	events, err := s.events(ctx, exec.GetRunId())
+	if err != nil {
+		return "", err
 	}
 	var in api.AgentInput
 	if start := events[0].GetWorkflowExecutionStartedEventAttributes(); start != nil {

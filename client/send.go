@@ -18,9 +18,7 @@ import (
 	"github.com/todoflow/todoflow/internal/patient"
 )
 
-// How a session's queue delivers: one request at a time, in the order they
-// were given, each taken by the session (an update accepted or refused, a
-// signal recorded) before the next is sent. A request that could not be
+// A session's queue (doc.go, "In order, once"). A request that could not be
 // sent for a passing reason (the server restarting, an answer lost on the
 // way) is sent again with the same update id, which the server runs once.
 
@@ -29,7 +27,7 @@ type request struct {
 	ctx      context.Context
 	name     string
 	signal   bool
-	args     []any
+	arg      any // nil: none
 	updateID string
 
 	taken chan struct{} // closed once delivered, refused, or given up
@@ -133,13 +131,10 @@ func (m *Sent) result(ctx context.Context, out any) error {
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s to %s: accepted, not answered yet: %w", r.name, m.s.id, ctx.Err())
-		}
-		if !transient(err) {
+		if ctx.Err() == nil && !transient(err) {
 			return m.s.answerErr(r.name, err)
 		}
-		if !sleep(ctx, wait) {
+		if ctx.Err() != nil || !sleep(ctx, wait) {
 			return fmt.Errorf("%s to %s: accepted, not answered yet: %w", r.name, m.s.id, ctx.Err())
 		}
 		wait = min(2*wait, maxRetry)
@@ -186,12 +181,12 @@ func (s *Session) post(ctx context.Context, name string, arg any, updateID strin
 	if updateID == "" {
 		updateID = uuid.NewString()
 	}
-	return s.enqueue(&request{ctx: ctx, name: name, args: argsOf(arg), updateID: updateID})
+	return s.enqueue(&request{ctx: ctx, name: name, arg: arg, updateID: updateID})
 }
 
 // signal queues a signal and waits until it is delivered.
 func (s *Session) signal(ctx context.Context, name string, arg any) error {
-	return s.enqueue(&request{ctx: ctx, name: name, signal: true, args: argsOf(arg)}).Accepted(ctx)
+	return s.enqueue(&request{ctx: ctx, name: name, signal: true, arg: arg}).Accepted(ctx)
 }
 
 // call runs an update to its answer.
@@ -267,23 +262,17 @@ func (s *Session) deliver(r *request) {
 			r.err = fmt.Errorf("%s to %s: not sent: %w", r.name, s.id, err)
 			return
 		}
-		var err error
 		if r.signal {
 			// Not sent again here: a signal has no id the server would
 			// know it by, and the SDK already retries what surely did not
 			// arrive.
-			var arg any
-			if len(r.args) > 0 {
-				arg = r.args[0]
-			}
-			if err = s.c.tc.SignalWorkflow(r.ctx, s.id, "", r.name, arg); err != nil {
+			if err := s.c.tc.SignalWorkflow(r.ctx, s.id, "", r.name, r.arg); err != nil {
 				r.err = s.wrap(r.name, err)
 			}
 			return
 		}
-		var h sdkclient.WorkflowUpdateHandle
-		h, err = s.c.tc.UpdateWorkflow(r.ctx, sdkclient.UpdateWorkflowOptions{
-			UpdateID: r.updateID, WorkflowID: s.id, UpdateName: r.name, Args: r.args,
+		h, err := s.c.tc.UpdateWorkflow(r.ctx, sdkclient.UpdateWorkflowOptions{
+			UpdateID: r.updateID, WorkflowID: s.id, UpdateName: r.name, Args: argsOf(r.arg),
 			WaitForStage: sdkclient.WorkflowUpdateStageAccepted,
 		})
 		if err == nil {

@@ -117,9 +117,7 @@ func (s *Session) Resume(ctx context.Context, text, agent string) error {
 // Retry runs again a turn that failed on the model, once its cause is fixed
 // (retry_turn), and returns the turn's reply.
 func (s *Session) Retry(ctx context.Context) (string, error) {
-	var reply string
-	err := s.call(ctx, api.RetryTurnUpdate, nil, &reply)
-	return reply, err
+	return s.post(ctx, api.RetryTurnUpdate, nil, "").Reply(ctx)
 }
 
 // Interrupt stops the session's running turn (interrupt): its model call
@@ -127,9 +125,7 @@ func (s *Session) Retry(ctx context.Context) (string, error) {
 // it did; the list and plan stay. It returns once the turn has ended, with
 // its reply; with no turn running it is refused.
 func (s *Session) Interrupt(ctx context.Context) (string, error) {
-	var reply string
-	err := s.call(ctx, api.InterruptUpdate, nil, &reply)
-	return reply, err
+	return s.post(ctx, api.InterruptUpdate, nil, "").Reply(ctx)
 }
 
 // Compact summarises the session's older messages now (compact_context).
@@ -186,26 +182,18 @@ const (
 // RunStatus is how the session's latest run stands: RunRunning, or how it
 // ended. The server answers it alone, without a worker.
 func (s *Session) RunStatus(ctx context.Context) (string, error) {
-	d, err := s.c.tc.DescribeWorkflowExecution(ctx, s.id, "")
+	d, err := s.describe(ctx)
 	if err != nil {
-		return "", s.wrap("describe", err)
+		return "", err
 	}
 	return runStatus(d.GetWorkflowExecutionInfo().GetStatus()), nil
 }
 
+// runStatus is st as the Run* constants name it: the enum's own name
+// ("Running", "Canceled") in lower case, but TimedOut, which they spell
+// timed_out.
 func runStatus(st enumspb.WorkflowExecutionStatus) string {
-	switch st {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		return RunRunning
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return RunCompleted
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return RunFailed
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-		return RunTerminated
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return RunCanceled
-	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+	if st == enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT {
 		return RunTimedOut
 	}
 	return strings.ToLower(st.String())

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/todoflow/todoflow/api"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/todoflow/todoflow/api"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -79,8 +80,7 @@ func serverDown(ctx context.Context, err error) bool {
 		return false // the watch itself is ending
 	}
 	_, unavailable := errors.AsType[*serviceerror.Unavailable](err)
-	_, deadline := errors.AsType[*serviceerror.DeadlineExceeded](err)
-	return unavailable || deadline || errors.Is(err, context.DeadlineExceeded)
+	return unavailable || queryTimedOut(err)
 }
 
 // queryTimedOut reports whether a query failed because no worker answered
@@ -90,8 +90,8 @@ func queryTimedOut(err error) bool {
 	return deadline || errors.Is(err, context.DeadlineExceeded)
 }
 
-// waits are the session's work the server holds for a worker, each with its
-// task queue and kind: due now, not started.
+// waiting is a piece of the session's work that the server holds for a
+// worker (due now, not started), with its task queue and kind.
 type waiting struct {
 	key   string // the task: the workflow task, or an activity's attempt
 	queue string
@@ -141,11 +141,7 @@ func (s stalls) over(now []waiting, at time.Time) (waiting, bool) {
 			stuck, found = w, true
 		}
 	}
-	for k := range s {
-		if !seen[k] {
-			delete(s, k)
-		}
-	}
+	maps.DeleteFunc(s, func(k string, _ time.Time) bool { return !seen[k] })
 	return stuck, found
 }
 
@@ -192,11 +188,7 @@ func (w *watcher) childStall(ctx context.Context) error {
 	if cw.waits == nil {
 		cw.waits = map[string]stalls{}
 	}
-	for id := range cw.waits {
-		if !slices.Contains(running, id) {
-			delete(cw.waits, id)
-		}
-	}
+	maps.DeleteFunc(cw.waits, func(id string, _ stalls) bool { return !slices.Contains(running, id) })
 	for _, id := range running {
 		d, err := w.s.c.tc.DescribeWorkflowExecution(ctx, w.s.id+"/"+id, "")
 		if err != nil {

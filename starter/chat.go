@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/todoflow/todoflow/api"
@@ -47,8 +46,8 @@ func cmdChat(c *cmdline) action {
 func runChat(c *cmdline, id, modelRef string) error {
 	// A malformed reference is a bad argument whichever worker serves the
 	// session (exit 2), said before anything is dialled or started.
-	if err := api.CheckModel(modelRef); modelRef != "" && err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("--model %s: %w", modelRef, err)}
+	if err := api.CheckModel(modelRef); err != nil {
+		return badInput(fmt.Errorf("--model %s: %w", modelRef, err))
 	}
 	var dc converter.DataConverter
 	if sealer, err := codec.FromEnv(); err != nil {
@@ -97,7 +96,7 @@ func runChat(c *cmdline, id, modelRef string) error {
 			// its start, or at its first message with no API key).
 			if modelRef != "" {
 				if _, _, err := agentworker.NewModels("", scriptDir)(modelRef); err != nil {
-					return &exitError{code: 2, err: fmt.Errorf("--model %s: %w", modelRef, err)}
+					return badInput(fmt.Errorf("--model %s: %w", modelRef, err))
 				}
 			}
 			if demo != nil {
@@ -163,29 +162,10 @@ func chatServer(ctx context.Context, c *conn, scriptDir string, logw io.Writer, 
 	if err != nil {
 		return nil, fmt.Errorf("start the embedded Temporal server: %w", err)
 	}
-	var undo []func()
-	shutdown := func() {
-		for _, f := range slices.Backward(undo) {
-			f()
-		}
-	}
-	undo = append(undo, func() { _ = srv.Stop() })
-	c.address, c.namespace, c.local = srv.Address(), srv.Namespace(), true
-	cl, err := c.dialReady(ctx)
+	cl, shutdown, err := c.serveLocal(ctx, srv, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir, Logger: slog.Default()})
 	if err != nil {
-		shutdown()
 		return nil, err
 	}
-	undo = append(undo, cl.Close)
-	w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir, Logger: slog.Default()})
-	if err == nil {
-		err = w.Start()
-	}
-	if err != nil {
-		shutdown()
-		return nil, fmt.Errorf("start the in-process worker: %w", err)
-	}
-	undo = append(undo, w.Stop)
 	notes := []string{fmt.Sprintf("Embedded server at %s (Web UI http://%s) with a worker, until this client leaves; "+
 		"`go run ./worker --dev` keeps sessions working without it. Their log: %s", srv.Address(), srv.UIAddress(), logPath)}
 	return &chatServed{cl: cl, notes: notes, worker: true, shutdown: shutdown}, nil
@@ -262,19 +242,9 @@ func writeChatDemo() (*chatDemo, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := agentworker.StateDir()
+	path, err := writeDemo("chat-demo.json", "the chat demo", data)
 	if err != nil {
 		return nil, err
-	}
-	// The demo's own folder: the worker serves script: models from it,
-	// and it holds nothing a run wrote.
-	dir = filepath.Join(dir, "demo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create the demo's folder: %w", err)
-	}
-	path := filepath.Join(dir, "chat-demo.json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		return nil, fmt.Errorf("write the chat demo: %w", err)
 	}
 	return &chatDemo{path: path, prompt: sc.Input.Prompt}, nil
 }

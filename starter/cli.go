@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -138,7 +139,7 @@ Every command takes --address HOST:PORT (or TEMPORAL_ADDRESS), --namespace NS (o
 TEMPORAL_NAMESPACE) and --task-queue QUEUE; the commands that address a run take its ID
 as the first argument or as -w/--workflow-id ID, and -o json is --json. Flags may come
 before or after the arguments; "--" ends them (starter send ID -- -n text).`,
-		Version: versionText(),
+		Version: formatVersion(debug.ReadBuildInfo()),
 		// The errors and usages are printed by runCLI, once, as this CLI's conventions say.
 		SilenceErrors:     true,
 		SilenceUsage:      true,
@@ -182,8 +183,7 @@ func (x *cli) add(spec command) *cobra.Command {
 		c.pos = pos
 		err := run(pos)
 		c.conn.finish() // the command's last spans, when it traced
-		var ee *exitError
-		if err != nil && !errors.As(err, &ee) {
+		if _, ok := errors.AsType[*exitError](err); err != nil && !ok {
 			err = &exitError{code: 1, err: err}
 		}
 		return err

@@ -24,44 +24,39 @@ func cmdStart(c *cmdline) action {
 		if err != nil {
 			return err
 		}
-		return startRun(c, id, *scenarioFile, *modelRef, pos)
-	}
-}
-
-// startRun is `starter start` once its flags are read.
-func startRun(c *cmdline, id, scenarioFile, modelRef string, pos []string) error {
-	prompt := strings.TrimSpace(strings.Join(pos, " "))
-	var in api.AgentInput
-	switch {
-	case scenarioFile != "" && prompt != "":
-		return c.usageErr("give --scenario or a prompt, not both")
-	case scenarioFile != "":
-		sc, err := scenario.Load(scenarioFile)
-		if err != nil {
-			return badInput(err)
+		prompt := strings.TrimSpace(strings.Join(pos, " "))
+		var in api.AgentInput
+		switch {
+		case *scenarioFile != "" && prompt != "":
+			return c.usageErr("give --scenario or a prompt, not both")
+		case *scenarioFile != "":
+			sc, err := scenario.Load(*scenarioFile)
+			if err != nil {
+				return badInput(err)
+			}
+			in = sc.RunInput()
+		case prompt != "":
+			in.Prompt = prompt
+		default:
+			return c.usageErr("give a prompt or --scenario FILE")
 		}
-		in = sc.RunInput()
-	case prompt != "":
-		in.Prompt = prompt
-	default:
-		return c.usageErr("give a prompt or --scenario FILE")
+		if *modelRef != "" {
+			in.Model = *modelRef
+		}
+		ctx, stop := interruptible()
+		defer stop()
+		cl, err := c.conn.dialReady(ctx)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		s, err := c.conn.client(cl).Start(ctx, in, tfclient.StartOptions{ID: id})
+		if err != nil {
+			return fmt.Errorf("start run: %w", err)
+		}
+		printText(s.ID())
+		return nil
 	}
-	if modelRef != "" {
-		in.Model = modelRef
-	}
-	ctx, stop := interruptible()
-	defer stop()
-	cl, err := c.conn.dialReady(ctx)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	s, err := c.conn.client(cl).Start(ctx, in, tfclient.StartOptions{ID: id})
-	if err != nil {
-		return fmt.Errorf("start run: %w", err)
-	}
-	printText(s.ID())
-	return nil
 }
 
 func cmdSend(c *cmdline) action {
@@ -149,7 +144,7 @@ func cmdPlan(c *cmdline) action {
 func cmdWatch(c *cmdline) action {
 	every := c.fs.Duration("every", 500*time.Millisecond, "how often to look (a `DURATION`: 500ms, 2s)")
 	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
-		last, ended, problem := "", "", ""
+		last, ended := "", ""
 		for ev := range s.Watch(ctx, *every) {
 			switch ev := ev.(type) {
 			case tfclient.StateChanged:
@@ -161,16 +156,13 @@ func cmdWatch(c *cmdline) action {
 				ended = ev.Status
 			case tfclient.Problem:
 				// A passing fault (a server restarting, no worker answering yet) is
-				// shown and watched through; a session that is not there is the end.
+				// shown and watched through (Watch reports each one once); a session
+				// that is not there is the end.
 				if errors.Is(ev.Err, tfclient.ErrNoSession) {
 					return ev.Err
 				}
-				if ev.Err != nil && ev.Err.Error() != problem {
-					fmt.Fprintf(os.Stderr, "starter: %v (still watching)\n", ev.Err)
-				}
-				problem = ""
 				if ev.Err != nil {
-					problem = ev.Err.Error()
+					fmt.Fprintf(os.Stderr, "starter: %v (still watching)\n", ev.Err)
 				}
 			}
 		}

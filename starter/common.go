@@ -57,8 +57,9 @@ func (c *conn) dial(ctx context.Context) (client.Client, error) {
 		}
 		c.tracing = tr
 	}
+	warnings := slog.New(slog.NewTextHandler(cmp.Or[io.Writer](c.log, os.Stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cl, ns, err := agentworker.DialWith(ctx, agentworker.DialOptions{
-		Address: c.address, Namespace: c.namespace, Local: c.local, Logger: quietLogger(cmp.Or[io.Writer](c.log, os.Stderr)),
+		Address: c.address, Namespace: c.namespace, Local: c.local, Logger: sdklog.NewStructuredLogger(warnings),
 		Interceptors: c.tracing.Interceptors(),
 	})
 	if err != nil {
@@ -95,10 +96,6 @@ func (c *conn) dialReady(ctx context.Context) (client.Client, error) {
 
 func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-func quietLogger(w io.Writer) sdklog.Logger {
-	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // forRun is the shape of every command that addresses one run: its own flags beside

@@ -112,11 +112,11 @@ func chosen(id string, calls []tfclient.WaitingCall, call string, yes, approve b
 	case yes && len(calls) == 1:
 		target = calls[0]
 	case yes:
-		return target, &exitError{code: 2, err: fmt.Errorf("%s: %d tool calls wait (%s); -y answers only the one shown when one waits: name it with --call CALL_ID",
-			id, len(calls), callIDs(calls))}
+		return target, badInput(fmt.Errorf("%s: %d tool calls wait (%s); -y answers only the one shown when one waits: name it with --call CALL_ID",
+			id, len(calls), callIDs(calls)))
 	default:
-		return target, &exitError{code: 2, err: fmt.Errorf("%s: nothing was answered: read the call above, then run \"starter %s %s --call %s\" (or -y to answer the one shown when only one waits)",
-			id, verb, id, calls[0].CallID)}
+		return target, badInput(fmt.Errorf("%s: nothing was answered: read the call above, then run \"starter %s %s --call %s\" (or -y to answer the one shown when only one waits)",
+			id, verb, id, calls[0].CallID))
 	}
 	if approve && !target.Whole {
 		return target, fmt.Errorf("%s: call %s could not be read whole (above is only its start), so it is not approved; reject it, or try again", id, target.CallID)
@@ -245,27 +245,13 @@ func cmdEnd(c *cmdline) action {
 // cause (a key, a model name, an outage longer than the retry window) is
 // fixed, and prints the turn's reply.
 func cmdRetry(c *cmdline) action {
-	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
-		reply, err := s.Retry(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.ID(), err)
-		}
-		printText(reply)
-		return nil
-	})
+	return c.printReply((*tfclient.Session).Retry)
 }
 
 // cmdStop stops the session's running turn (interrupt) and prints the
 // turn's reply once it has ended.
 func cmdStop(c *cmdline) action {
-	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
-		reply, err := s.Interrupt(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.ID(), err)
-		}
-		printText(reply)
-		return nil
-	})
+	return c.printReply((*tfclient.Session).Interrupt)
 }
 
 // cmdRewind takes a session back to just before a turn (Temporal's reset).
@@ -290,12 +276,21 @@ func cmdRewind(c *cmdline) action {
 // cmdCompact asks a session to summarise its older messages now
 // (compact_context) and prints what was done.
 func cmdCompact(c *cmdline) action {
-	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+	return c.printReply(func(s *tfclient.Session, ctx context.Context) (string, error) {
 		res, err := s.Compact(ctx)
+		return res.Message, err
+	})
+}
+
+// printReply is a command that asks the run one thing and prints its answer; ask has the
+// shape of a method expression, as (*tfclient.Session).Retry.
+func (c *cmdline) printReply(ask func(*tfclient.Session, context.Context) (string, error)) action {
+	return c.forRun(nil, func(ctx context.Context, s *tfclient.Session, _ []string) error {
+		out, err := ask(s, ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.ID(), err)
 		}
-		printText(res.Message)
+		printText(out)
 		return nil
 	})
 }

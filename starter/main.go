@@ -32,8 +32,8 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 
-// badInput is an exit-2 error about an input file rather than the command line: no usage
-// follows it.
+// badInput is an exit-2 error that no usage follows: a bad input file, or an argument
+// whose fault the command line's shape does not show.
 func badInput(err error) error {
 	return &exitError{code: 2, err: err}
 }
@@ -71,9 +71,8 @@ func runCLI(args []string, stdout, stderr io.Writer) int {
 // asExitError is err with its exit code: cobra's own refusals (a flag, an argument count,
 // an unknown command) are argument errors, exit code 2 with the command's usage.
 func asExitError(err error) *exitError {
-	var ee *exitError
-	if !errors.As(err, &ee) {
-		ee = &exitError{code: 2, err: err, usage: true}
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		return ee
 	}
-	return ee
+	return &exitError{code: 2, err: err, usage: true}
 }

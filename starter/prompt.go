@@ -155,7 +155,8 @@ func (v *progressView) show(st api.State, raw json.RawMessage) bool {
 		fmt.Fprintln(w, "  "+strings.ReplaceAll(c, "\n", "\n  "))
 		v.last.todos = c
 	}
-	waits := strings.Join(v.waitHints(st), "\n")
+	paused := fmt.Sprintf(`Paused: %s (run "starter resume %s [TEXT]" to go on)`, text.OneLine(st.PauseReason), v.id)
+	waits := strings.Join(humanNotes(v.id, st, paused), "\n")
 	if waits != v.last.waits && waits != "" {
 		fmt.Fprintln(w, prefixLines("todoflow: ", waits))
 		if v.server != "" {
@@ -164,18 +165,6 @@ func (v *progressView) show(st api.State, raw json.RawMessage) bool {
 	}
 	v.last.waits = waits
 	return changed
-}
-
-// waitHints say what the run waits for from a human, and the command that answers it.
-func (v *progressView) waitHints(st api.State) []string {
-	var hints []string
-	if st.Paused {
-		hints = append(hints, fmt.Sprintf(`Paused: %s (run "starter resume %s [TEXT]" to go on)`, text.OneLine(st.PauseReason), v.id))
-	}
-	if st.AwaitingApproval {
-		hints = append(hints, approvalHint(v.id))
-	}
-	return append(hints, waitNotes(v.id, st)...)
 }
 
 func prefixLines(prefix, s string) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/todoflow/todoflow/api"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/todoflow/todoflow/scenario"
 	"github.com/todoflow/todoflow/worker/agentworker"
+	"github.com/todoflow/todoflow/worker/devserver"
 )
 
 // demo is the scenario `starter run` plays when no model is configured, so
@@ -128,39 +128,40 @@ func runAgent(c *cmdline, id, scenarioFile string, asJSON, ui bool, pos []string
 // embedded server, served by an in-process worker, which serves script: models from
 // scriptDir when it is set; shutdown stops what serve started.
 func serve(ctx context.Context, c *conn, local bool, scriptDir string) (cl client.Client, emb *embedded, shutdown func(), err error) {
-	var undo []func()
-	undoAll := func() {
-		for _, f := range slices.Backward(undo) {
-			f()
-		}
-	}
-	defer func() {
-		if err != nil {
-			undoAll()
-		}
-	}()
-	if local {
-		if emb, err = startEmbedded(ctx, os.Stderr); err != nil {
+	if !local {
+		if cl, err = c.dialReady(ctx); err != nil {
 			return nil, nil, nil, err
 		}
-		undo = append(undo, func() { _ = emb.srv.Stop() })
-		c.address, c.namespace, c.local = emb.srv.Address(), emb.srv.Namespace(), true
+		return cl, nil, cl.Close, nil
 	}
-	if cl, err = c.dialReady(ctx); err != nil {
+	if emb, err = startEmbedded(ctx, os.Stderr); err != nil {
 		return nil, nil, nil, err
 	}
-	undo = append(undo, cl.Close)
-	if local {
-		w, err := agentworker.New(cl, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if err := w.Start(); err != nil {
-			return nil, nil, nil, fmt.Errorf("start the in-process worker: %w", err)
-		}
-		undo = append(undo, w.Stop)
+	if cl, shutdown, err = c.serveLocal(ctx, emb.srv, agentworker.Options{TaskQueue: c.taskQueue, ScriptDir: scriptDir}); err != nil {
+		return nil, nil, nil, err
 	}
-	return cl, emb, undoAll, nil
+	return cl, emb, shutdown, nil
+}
+
+// serveLocal connects to srv, a server this process started, and serves it with an
+// in-process worker of opts; shutdown stops the worker, the connection and srv. On an
+// error it stops srv.
+func (c *conn) serveLocal(ctx context.Context, srv *devserver.Server, opts agentworker.Options) (cl client.Client, shutdown func(), err error) {
+	c.address, c.namespace, c.local = srv.Address(), srv.Namespace(), true
+	if cl, err = c.dialReady(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, nil, err
+	}
+	w, err := agentworker.New(cl, opts)
+	if err == nil {
+		err = w.Start()
+	}
+	if err != nil {
+		cl.Close()
+		_ = srv.Stop()
+		return nil, nil, fmt.Errorf("start the in-process worker: %w", err)
+	}
+	return cl, func() { w.Stop(); cl.Close(); _ = srv.Stop() }, nil
 }
 
 // interrupted is run's error when the user stopped it before the run ended: a plain run
@@ -178,19 +179,9 @@ func interrupted(id string, emb *embedded) error {
 // demoScenario writes the shipped demo into the state folder (the scripted model reads
 // its file there) and loads it, saying why a prompt given is not what runs.
 func demoScenario(prompt string) (*scenario.Scenario, error) {
-	dir, err := agentworker.StateDir()
+	path, err := writeDemo("demo.json", "the demo scenario", demo)
 	if err != nil {
 		return nil, err
-	}
-	// A folder of its own: the worker serves script: models from the demo's
-	// folder, which must hold nothing a run wrote.
-	dir = filepath.Join(dir, "demo")
-	path := filepath.Join(dir, "demo.json")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create the demo's folder: %w", err)
-	}
-	if err := os.WriteFile(path, demo, 0o644); err != nil {
-		return nil, fmt.Errorf("write the demo scenario: %w", err)
 	}
 	if prompt != "" {
 		fmt.Fprintln(os.Stderr, "todoflow: OPENAI_API_KEY is not set, so your prompt is not sent to a model; running the scripted demo instead.")
@@ -199,6 +190,25 @@ func demoScenario(prompt string) (*scenario.Scenario, error) {
 	}
 	fmt.Fprintf(os.Stderr, "todoflow: set OPENAI_API_KEY (and OPENAI_BASE_URL for other servers) to run your own prompt; demo file: %s\n", path)
 	return scenario.Load(path)
+}
+
+// writeDemo writes data, what (named so in errors), as name in the state folder's demo/,
+// and returns its path. A folder of its own: the worker serves script: models from the
+// demo's folder, which must hold nothing a run wrote.
+func writeDemo(name, what string, data []byte) (string, error) {
+	dir, err := agentworker.StateDir()
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create the demo's folder: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", fmt.Errorf("write %s: %w", what, err)
+	}
+	return path, nil
 }
 
 // modelConfigured reports whether the worker could reach a real model: an

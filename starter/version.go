@@ -10,14 +10,10 @@ import (
 	"github.com/todoflow/todoflow/worker/devserver"
 )
 
-// versionText is what `starter --version` prints: the module's version as the build
-// recorded it (a tag or pseudo-version for `go install …@version`, "(devel)" with the
-// commit for a build in a checkout), the Temporal Go SDK's and the Temporal CLI's that the
-// embedded server is built from.
-func versionText() string {
-	return formatVersion(debug.ReadBuildInfo())
-}
-
+// formatVersion is what `starter --version` prints, from debug.ReadBuildInfo: the
+// module's version as the build recorded it (a tag or pseudo-version for `go install
+// …@version`, "(devel)" with the commit for a build in a checkout), the Temporal Go SDK's
+// and the Temporal CLI's that the embedded server is built from.
 func formatVersion(bi *debug.BuildInfo, ok bool) string {
 	var b strings.Builder
 	version := "(unknown: no build information)"

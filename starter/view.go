@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -53,11 +52,7 @@ func agentTree(id string, st api.State) string {
 }
 
 func writeSubagents(b *strings.Builder, subs map[string]api.State, indent string) {
-	ids := make([]string, 0, len(subs))
-	for id := range subs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := text.SortedKeys(subs)
 	for i, id := range ids {
 		branch, deeper := "├─ ", "│  "
 		if i == len(ids)-1 {
@@ -100,9 +95,16 @@ func agentSummary(st api.State) string {
 // planNotes are the lines `starter plan` adds after the plan checklist: why
 // the run is paused, and how to answer a plan that awaits approval.
 func planNotes(id string, st api.State) []string {
+	return humanNotes(id, st, "Paused: "+text.OneLine(st.PauseReason))
+}
+
+// humanNotes say what the run's tree waits for from a human, and how to
+// answer it: the root paused (said as paused says it), its plan, and the
+// waits of the tree (waitNotes).
+func humanNotes(id string, st api.State, paused string) []string {
 	var notes []string
 	if st.Paused {
-		notes = append(notes, "Paused: "+text.OneLine(st.PauseReason))
+		notes = append(notes, paused)
 	}
 	if st.AwaitingApproval {
 		notes = append(notes, approvalHint(id))
