@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,7 +27,7 @@ type line struct {
 
 // commands are the slash commands with their help, in the order /help
 // lists them.
-var commands = []struct{ name, args, help string }{
+var commands = []command{
 	{"plan", "", "show the plan checklist"},
 	{"todos", "", "show the todo checklist"},
 	{"approve", "[--remember]", "approve the tool call shown waiting (y), or the plan that waits (--remember: that tool from now on, a)"},
@@ -46,15 +47,21 @@ var commands = []struct{ name, args, help string }{
 	{"exit", "", "the same as /quit"},
 }
 
+type command struct{ name, args, help string }
+
+// usage is the command as typed, with its arguments.
+func (c command) usage() string {
+	if c.args == "" {
+		return "/" + c.name
+	}
+	return "/" + c.name + " " + c.args
+}
+
 func helpText() string {
 	var b strings.Builder
 	b.WriteString("Commands (never sent to the model):\n")
 	for _, c := range commands {
-		name := "/" + c.name
-		if c.args != "" {
-			name += " " + c.args
-		}
-		fmt.Fprintf(&b, "  %-22s %s\n", name, c.help)
+		fmt.Fprintf(&b, "  %-22s %s\n", c.usage(), c.help)
 	}
 	b.WriteString("Keys (in a terminal):\n" +
 		"  Enter                  send the message\n" +
@@ -128,13 +135,6 @@ type session struct {
 	pending *newSession
 	// stops: the server stops when the client leaves (Options.ServerStops).
 	stops bool
-}
-
-// send queues a message (send_message) and returns at once; the message
-// keeps its place in the order of what was typed. replied waits for its
-// answer.
-func (s *session) send(ctx context.Context, text string) *client.Sent {
-	return s.s.Send(ctx, text)
 }
 
 // replied waits until the turn of a message sent has ended (the watch shows
@@ -238,28 +238,19 @@ var errNoState = errors.New("the session's state cannot be read yet (is a worker
 // took its place meanwhile, the session refuses), else the plan
 // (approve_plan). A tool call that waits unshown is not answered.
 func (s *session) answer(ctx context.Context, approve bool, feedback string, remember bool, sn seen) (string, error) {
-	if c := sn.call; c != nil {
-		if approve && !c.Whole {
-			return "", fmt.Errorf("call %s is not shown whole (only its start is known), so it is not approved; /reject refuses it", c.CallID)
-		}
-		a := c.Answer(feedback, remember)
-		if approve {
-			return s.s.Approve(ctx, a)
-		}
-		return s.s.Reject(ctx, a)
-	}
-	if st := sn.st; st != nil {
-		switch {
-		case len(client.WaitingCalls(*st)) > 0:
-			return "", errors.New("a tool call waits that was not shown yet: read it, then answer")
-		case !planWaits(st):
-			return "", fmt.Errorf("nothing waits for approval (the session is %s)", statusText(st.Status, ""))
-		}
-	}
-	if remember {
+	a := client.Answer{Feedback: feedback}
+	switch c, st := sn.call, sn.st; {
+	case c != nil && approve && !c.Whole:
+		return "", fmt.Errorf("call %s is not shown whole (only its start is known), so it is not approved; /reject refuses it", c.CallID)
+	case c != nil:
+		a = c.Answer(feedback, remember)
+	case st != nil && len(client.WaitingCalls(*st)) > 0:
+		return "", errors.New("a tool call waits that was not shown yet: read it, then answer")
+	case st != nil && !planWaits(st):
+		return "", fmt.Errorf("nothing waits for approval (the session is %s)", statusText(st.Status, ""))
+	case remember:
 		return "", errors.New("--remember approves a tool; what waits is a plan (use /approve)")
 	}
-	a := client.Answer{Feedback: feedback}
 	if approve {
 		return s.s.Approve(ctx, a)
 	}
@@ -272,10 +263,5 @@ func planWaits(st *api.State) bool {
 }
 
 func hasWait(st *api.State, kind string) bool {
-	for _, w := range st.Waiting {
-		if w.Kind == kind {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.Waiting, func(w api.Wait) bool { return w.Kind == kind })
 }

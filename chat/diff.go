@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/todoflow/todoflow/internal/callview"
 )
 
 // What a tool call changed: the diff a write_file call shows the user
@@ -21,9 +23,6 @@ const kindDiff kind = 100
 
 // diffCollapsed is how many lines of a diff show under its result.
 const diffCollapsed = 8
-
-// diffIndent puts a diff's lines under its result's "  ⎿ ".
-const diffIndent = "    "
 
 var (
 	styleDiffAdd  = lipgloss.NewStyle().Foreground(lipgloss.Green)
@@ -45,10 +44,10 @@ func diffEntries(diff string, limit int) []entry {
 	}
 	out := make([]entry, 0, len(lines)+1)
 	for _, l := range lines {
-		out = append(out, entry{kindDiff, diffIndent + l})
+		out = append(out, entry{kindDiff, callview.DiffIndent + l})
 	}
 	if more > 0 {
-		out = append(out, entry{kindDiff, diffIndent + fmt.Sprintf("… %d more lines of the diff (Ctrl+O shows it whole)", more)})
+		out = append(out, entry{kindDiff, callview.DiffIndent + fmt.Sprintf("… %d more lines of the diff (Ctrl+O shows it whole)", more)})
 	}
 	return out
 }
@@ -66,15 +65,10 @@ func latestDiffEntries(t *tracker) []entry {
 	return append(out, diffEntries(t.diff, 0)...)
 }
 
-// diffStyled is a diff's line in its colour: by the character after the
+// diffStyle is the colour of a diff's line: by the character after the
 // indent.
-func diffStyled(line string) string {
-	return paint(diffStyle(line), line)
-}
-
-// diffStyle is the colour of a diff's line.
 func diffStyle(line string) lipgloss.Style {
-	body := strings.TrimPrefix(line, diffIndent)
+	body := strings.TrimPrefix(line, callview.DiffIndent)
 	switch {
 	case strings.HasPrefix(body, "+"):
 		return styleDiffAdd

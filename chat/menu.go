@@ -85,11 +85,7 @@ func (m *menu) lines(text string, width int) []string {
 		if m.typed != "" && text == m.put && "/"+c.name == strings.TrimSpace(m.put) {
 			mark = "› "
 		}
-		name := "/" + c.name
-		if c.args != "" {
-			name += " " + c.args
-		}
-		out = append(out, clip(fmt.Sprintf("%s%-22s %s", mark, name, c.help), max(width, 20)))
+		out = append(out, clip(fmt.Sprintf("%s%-22s %s", mark, c.usage(), c.help), max(width, 20)))
 	}
 	return out
 }

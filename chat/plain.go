@@ -152,7 +152,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 				acted = time.Now()
 				// Queued here, in the order read; only the wait for its
 				// answer runs on its own.
-				sent := sess.send(ctx, l.message)
+				sent := sess.s.Send(ctx, l.message)
 				go func() {
 					err := replied(ctx, sent)
 					select {

@@ -46,26 +46,22 @@ func paint(s lipgloss.Style, text string) string {
 	return s.Render(termtext.Clean(text))
 }
 
+// kindStyles are the styles of the kinds printed as they are written;
+// a reply is markdown, a diff's line coloured by its first character, a
+// call's line (kindCall) the model's text, unstyled.
+var kindStyles = map[kind]lipgloss.Style{
+	kindUser: styleUser, kindTool: styleTool, kindResult: styleResult, kindError: styleError,
+	kindNote: styleNote, kindEvent: styleEvent, kindAttention: styleAttention,
+}
+
 func styled(e entry, replies *replyView) string {
-	switch e.kind {
-	case kindUser:
-		return paint(styleUser, e.text)
-	case kindReply:
+	switch style, ok := kindStyles[e.kind]; {
+	case ok:
+		return paint(style, e.text)
+	case e.kind == kindReply:
 		return strings.Join(replies.lines(e.text), "\n")
-	case kindTool:
-		return paint(styleTool, e.text)
-	case kindResult:
-		return paint(styleResult, e.text)
-	case kindError:
-		return paint(styleError, e.text)
-	case kindNote:
-		return paint(styleNote, e.text)
-	case kindEvent:
-		return paint(styleEvent, e.text)
-	case kindAttention:
-		return paint(styleAttention, e.text)
-	case kindDiff:
-		return diffStyled(e.text)
+	case e.kind == kindDiff:
+		return paint(diffStyle(e.text), e.text)
 	}
 	return termtext.Clean(e.text)
 }
@@ -130,7 +126,6 @@ type ui struct {
 	expanded bool
 	width    int
 	height   int
-	sending  int
 	// queued are the messages sent that the transcript does not show yet,
 	// in the order typed: a turn takes them one after the other.
 	queued []string
@@ -268,7 +263,6 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		u.err = msg.err
 		return u.leave(nil, msg.line)
 	case sentMsg:
-		u.sending--
 		if msg.err != nil {
 			u.dequeue(msg.text)
 			return u, u.print([]entry{{kindError, msg.err.Error()}})
@@ -404,13 +398,10 @@ func (u *ui) interrupt() (tea.Model, tea.Cmd) {
 }
 
 func (u *ui) leftLine() string {
-	switch {
-	case u.starting:
+	if u.starting {
 		return fmt.Sprintf("Left while session %s was starting; if it started, it goes on (starter chat --id %s).", u.sess.id, u.sess.id)
-	case u.sess.pending != nil:
-		return leftUnstarted
 	}
-	return leftLine(u.sess)
+	return left(u.sess)
 }
 
 // submit handles the typed line: a message for the model, or a command.
@@ -461,8 +452,11 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		return u, u.print([]entry{{kindError, fmt.Sprintf("/%s: %s; nothing was answered", l.cmd, changed(u.lineCall, u.ask))}})
 	}
 	echo := u.print([]entry{{kindNote, strings.TrimSpace(text)}})
-	if u.ask != nil && (l.cmd == "approve" || l.cmd == "reject") {
-		return u, tea.Sequence(echo, u.answer(l.cmd == "approve", l.arg == "--remember", feedbackOf(l)))
+	switch {
+	case u.ask != nil && l.cmd == "approve":
+		return u, tea.Sequence(echo, u.answer(true, l.arg == "--remember", ""))
+	case u.ask != nil && l.cmd == "reject":
+		return u, tea.Sequence(echo, u.answer(false, false, l.arg))
 	}
 	ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
 	return u, tea.Sequence(echo, func() tea.Msg {
@@ -481,14 +475,6 @@ func changed(shown string, now *asking) string {
 		return fmt.Sprintf("call %s, shown when you began typing, no longer waits", shown)
 	}
 	return fmt.Sprintf("call %s, shown when you began typing, no longer waits; another does (%s): read it above, then answer", shown, callview.Header(now.call))
-}
-
-// feedbackOf is a /reject's feedback.
-func feedbackOf(l line) string {
-	if l.cmd == "reject" {
-		return l.arg
-	}
-	return ""
 }
 
 // modelText answers /model: with a name, it sets the model of the sessions
@@ -623,8 +609,7 @@ func (u *ui) View() tea.View {
 		progress += " · Ctrl+T: checklist"
 	}
 	parts = append(parts, paint(styleProgress, fit(progress, u.width)), u.input.View())
-	v := tea.NewView(strings.Join(parts, "\n"))
-	return v
+	return tea.NewView(strings.Join(parts, "\n"))
 }
 
 // subagentAnswers reads the answers of the subagents that just finished,
