@@ -14,14 +14,11 @@ import (
 	"github.com/todoflow/todoflow/internal/termtext"
 )
 
-// The line mode, when the client's input or output is not a terminal
-// (`starter chat < script.txt`, a pipe, a test): the same transcript,
-// news and notices as plain lines, without the live parts. Lines are read
-// one at a time, each once the previous one has been answered: a message
-// when its turn has ended, or earlier when the session waits for an
-// approval or a resume (so that the next line can give it); a command when
-// it has been carried out. At the end of the input the client leaves once
-// the session waits for the user again; the session goes on.
+// The line mode, when the client's input or output is not a terminal: the
+// transcript and notices as plain lines, without the live parts. A line is
+// read once the previous one has been answered: a message when its turn has
+// ended, or earlier when the session waits for an approval or a resume (so
+// that the next line can give it); a command when it has been carried out.
 
 func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in io.Reader, out io.Writer, intro []string) error {
 	// Every line may hold what a model, a tool or a file wrote, and a pipe

@@ -7,10 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// Ctrl+R searches the lines Up recalls, newest first, for what is typed
-// after it, as a shell's reverse search does: each key narrows the search,
-// Ctrl+R again finds an older line, Enter takes the line found into the
-// prompt (to send or edit), Esc puts back what the prompt held before.
+// Ctrl+R searches the lines Up recalls, newest first, as a shell's reverse
+// search does.
 
 // search is a reverse search under way; the zero value is none.
 type search struct {

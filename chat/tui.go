@@ -20,12 +20,9 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// The terminal view (bubbletea, inline like Gemini CLI's): what is final
-// (the transcript, other agents' news, command output) is printed above the
-// program with tea.Println and stays in the terminal's scrollback; what
-// changes in place is the program's view at the bottom: the reply being
-// written, the running tools, what waits for the user, the checklist when
-// Ctrl+T has opened it, the progress line and the prompt.
+// The terminal view (bubbletea, inline like Gemini CLI's): what is final is
+// printed above the program with tea.Println and stays in the terminal's
+// scrollback; what changes in place is the program's view at the bottom.
 
 var (
 	styleUser      = lipgloss.NewStyle().Bold(true)
