@@ -16,30 +16,15 @@ import (
 )
 
 // A tool call that waits for approval is answered only once it is seen
-// whole. The terminal view shows it in its live part, above the prompt:
-// the tool, every argument whole (package callview: long lines wrapped at
-// the width, a write_file's content as the numbered lines of the file it
-// would write, after the diff it would make, coloured as a diff under a
-// result is), then the choices:
-//
-//	Enter, y  yes
-//	a         always: yes, and the tool needs no approval for the rest of the session
-//	n         no: the prompt then takes a line of feedback, sent with the refusal
-//	Esc       refuse the wait: the turn stops (the interrupt update)
-//
-// The keys answer only on an empty prompt; what is typed otherwise is a
-// message or a command (/approve, /reject FEEDBACK) as ever. A call taller
-// than the room the window leaves is folded, and the fold says which of its
-// lines show: PgDn and PgUp scroll it, Ctrl+O prints it whole above.
+// whole: the terminal view shows it in its live part, above the prompt
+// (package callview lays it out), folded to the room the window leaves, and
+// its keys (docs/chat.md) answer only on an empty prompt, so that what is
+// typed otherwise stays a message or a command.
 //
 // An answer names the call it answers (approve_tool's call_id): the one
 // shown. If another took its place meanwhile, the session refuses it; and
 // a line typed while one call was shown does not answer another that came
 // since (ui.lineCall).
-
-// kindCall is a line of a tool call printed whole (Ctrl+O, the line
-// mode): the model's text, unstyled. Apart from render.go's kinds.
-const kindCall kind = 101
 
 // asking is the tool call the view shows waiting for approval.
 type asking struct {

@@ -11,15 +11,9 @@ import (
 )
 
 // What a tool call changed: the diff a write_file call shows the user
-// (client.NewMessage.Diff), under the call's result line. Collapsed to its
-// first diffCollapsed lines there; Ctrl+O prints the latest diff whole.
-// Added lines are green, removed ones red; with NO_COLOR the view's
-// profile drops the colours and the lines read as plain "+"/"-" text, as
-// they do in the line mode.
-
-// kindDiff is one line of a diff, styled by its first character. Its value
-// is apart from render.go's kinds, which count up from zero.
-const kindDiff kind = 100
+// (client.NewMessage.Diff), under the call's result line, collapsed; Ctrl+O
+// prints the latest whole. Its colours are the only mark a view's profile
+// may drop: the lines still read as "+"/"-" text.
 
 // diffCollapsed is how many lines of a diff show under its result.
 const diffCollapsed = 8

@@ -35,6 +35,8 @@ const (
 	kindNote                  // a message the loop injected, a command's output
 	kindEvent                 // another agent's event or status
 	kindAttention             // something waits for the user
+	kindDiff                  // a line of a diff, coloured by its first character (diff.go)
+	kindCall                  // a line of a tool call printed whole (approval.go): unstyled
 )
 
 // entry is one block of output.
