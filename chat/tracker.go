@@ -62,10 +62,11 @@ func (t *tracker) apply(ev client.Event) []entry {
 		if t.st == nil {
 			// The first look (an attach): the transcript comes first, and
 			// what other agents did in it after, when the look is in.
-			t.held = news(nil, &ev.State)
+			t.held, _ = news(nil, &ev.State)
 		} else {
-			out = news(t.st, &ev.State)
-			t.ended = append(t.ended, endedNow(t.st, &ev.State)...)
+			var ended []string
+			out, ended = news(t.st, &ev.State)
+			t.ended = append(t.ended, ended...)
 		}
 		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
 	case client.Looked:
