@@ -66,7 +66,7 @@ func (u *ui) syncAsk() tea.Cmd {
 		return nil
 	}
 	if u.ask != nil && u.ask.refusing {
-		u.ask.gone = !waits(calls, u.ask.call.CallID)
+		u.ask.gone = !slices.ContainsFunc(calls, func(c client.WaitingCall) bool { return c.CallID == u.ask.call.CallID })
 		return nil
 	}
 	if len(calls) == 0 {
@@ -90,10 +90,6 @@ func (u *ui) syncAsk() tea.Cmd {
 		read, err := s.ReadWhole(ctx, st, []client.WaitingCall{first})
 		return readMsg{call: read[0], err: err}
 	}
-}
-
-func waits(calls []client.WaitingCall, id string) bool {
-	return slices.ContainsFunc(calls, func(c client.WaitingCall) bool { return c.CallID == id })
 }
 
 // Messages of the approval prompt.

@@ -246,7 +246,7 @@ func (s *session) answer(ctx context.Context, approve bool, feedback string, rem
 		a = c.Answer(feedback, remember)
 	case st != nil && len(client.WaitingCalls(*st)) > 0:
 		return "", errors.New("a tool call waits that was not shown yet: read it, then answer")
-	case st != nil && !planWaits(st):
+	case st != nil && !st.AwaitingApproval && !hasWait(st, api.WaitPlanApproval):
 		return "", fmt.Errorf("nothing waits for approval (the session is %s)", statusText(st.Status, ""))
 	case remember:
 		return "", errors.New("--remember approves a tool; what waits is a plan (use /approve)")
@@ -255,11 +255,6 @@ func (s *session) answer(ctx context.Context, approve bool, feedback string, rem
 		return s.s.Approve(ctx, a)
 	}
 	return s.s.Reject(ctx, a)
-}
-
-// planWaits says a plan of the tree waits for approval.
-func planWaits(st *api.State) bool {
-	return st.AwaitingApproval || hasWait(st, api.WaitPlanApproval)
 }
 
 func hasWait(st *api.State, kind string) bool {

@@ -117,7 +117,6 @@ type ui struct {
 	hist     history
 	menu     menu      // the commands "/" offers, Tab completing them (menu.go)
 	search   search    // Ctrl+R (search.go)
-	found    bool      // the search's query is found
 	pastes   pastes    // long pastes, shown collapsed (paste.go)
 	rv       replyView // the replies' markdown, the latest kept
 	expanded bool
@@ -319,7 +318,6 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return u, nil
 		case "ctrl+r":
 			u.search.start(u.input.Value(), u.hist.lines)
-			u.found = false
 			return u, nil
 		case "tab":
 			// A command's start: complete it; a collapsed paste: open it.
@@ -546,7 +544,7 @@ func (u *ui) View() tea.View {
 		parts = append(parts, paint(styleAttention, a))
 	}
 	if u.search.on {
-		parts = append(parts, paint(styleNote, u.search.line(u.found)))
+		parts = append(parts, paint(styleNote, u.search.line()))
 	} else if m := u.menu.lines(u.input.Value(), u.width); len(m) > 0 {
 		parts = append(parts, paint(styleNote, strings.Join(m, "\n")))
 	}
