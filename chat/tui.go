@@ -341,11 +341,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if st := u.tr.st; st == nil || (st.Status != api.StatusRunning && st.Status != api.StatusAwaitingApproval) {
 				break // nothing to stop: the input takes the key
 			}
-			ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
-			return u, func() tea.Msg {
-				out, err := sess.run(ctx, line{cmd: "stop"}, sn)
-				return doneMsg{out, err}
-			}
+			return u, u.run(line{cmd: "stop"})
 		case "enter":
 			if v := u.input.Value(); strings.HasSuffix(v, "\\") {
 				u.input.SetValue(strings.TrimSuffix(v, "\\") + "\n")
@@ -453,11 +449,16 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 	case u.ask != nil && l.cmd == "reject":
 		return u, tea.Sequence(echo, u.answer(false, false, l.arg))
 	}
+	return u, tea.Sequence(echo, u.run(l))
+}
+
+// run carries out command l on the session, on its own.
+func (u *ui) run(l line) tea.Cmd {
 	ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
-	return u, tea.Sequence(echo, func() tea.Msg {
+	return func() tea.Msg {
 		out, err := sess.run(ctx, l, sn)
 		return doneMsg{out, err}
-	})
+	}
 }
 
 // changed says how the call shown changed while a line was typed: shown
@@ -579,6 +580,14 @@ func (u *ui) View() tea.View {
 	if len(list) > 0 {
 		parts = append(parts, paint(styleChecklist, strings.Join(list, "\n")))
 	}
+	parts = append(parts, paint(styleProgress, fit(u.progress(), u.width)), u.input.View())
+	return tea.NewView(strings.Join(parts, "\n"))
+}
+
+// progress is the line above the prompt: progressLine, with what this
+// view knows (a session not started yet, the tokens, the keys that do
+// something now).
+func (u *ui) progress() string {
 	stall := u.tr.stall()
 	progress := progressLine(u.tr.st, u.tr.closed, stall)
 	switch {
@@ -603,8 +612,7 @@ func (u *ui) View() tea.View {
 	case !u.expanded:
 		progress += " · Ctrl+T: checklist"
 	}
-	parts = append(parts, paint(styleProgress, fit(progress, u.width)), u.input.View())
-	return tea.NewView(strings.Join(parts, "\n"))
+	return progress
 }
 
 // subagentAnswers reads the answers of the subagents that just finished,
