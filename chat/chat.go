@@ -56,9 +56,7 @@ type Options struct {
 }
 
 // DefaultPoll is how often the client looks at its session (see
-// client.Session.Watch): one DescribeWorkflowExecution, which the server
-// answers alone, plus the state and messages queries when the history has
-// grown.
+// client.Session.Watch).
 const DefaultPoll = client.DefaultWatchInterval
 
 // Run opens (or attaches to) a session and talks to it until the user
@@ -152,11 +150,8 @@ func open(ctx context.Context, o *Options) (*session, []string, error) {
 // newID is the workflow id of a new chat session.
 func newID() string { return "chat-" + uuid.NewString() }
 
-// newSession is what starts a session that does not exist yet. A new chat
-// session is started by its first message, as the run's prompt, not when
-// the chat opens: the run's summary in the Web UI (client.Start makes it
-// of the prompt's first line) tells it from the others, and a chat left
-// before anything was sent leaves nothing on the server.
+// newSession is what starts a session that does not exist yet, at its
+// first message (see the package doc).
 type newSession struct {
 	c     *client.Client
 	model string        // its model reference; empty leaves it to the worker
