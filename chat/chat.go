@@ -85,21 +85,20 @@ func Run(ctx context.Context, o Options) error {
 	}
 	sess.stops = o.ServerStops
 	intro = append(o.Notes, intro...)
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer func() { stopWatch() }()
-	var looks <-chan client.Event
-	if sess.s != nil {
-		looks = sess.s.Watch(wctx, o.Poll)
-	}
 
 	if o.Plain || !isTerminal(o.In) || !isTerminal(o.Out) {
+		var looks <-chan client.Event
+		if sess.s != nil {
+			looks = sess.s.Watch(ctx, o.Poll)
+		}
 		return runPlain(ctx, sess, looks, o.In, o.Out, intro)
 	}
 	intro = append(intro, "/help: commands and keys · Ctrl+T: checklist · Alt+Enter: new line · Up: earlier lines · "+
 		"Ctrl+C twice: leave (the session goes on)")
-	u := newUI(ctx, sess, looks, intro)
+	u := newUI(ctx, sess, intro)
 	u.prices = o.Prices
-	u.client, u.model, u.poll, u.stopWatch = o.Client, o.Model, o.Poll, stopWatch
+	u.client, u.model, u.poll = o.Client, o.Model, o.Poll
+	u.watch(sess.s) // Init asks for its first look
 	// What the program prints above its view is not downsampled by it:
 	// the view tones it to the profile the program uses (NO_COLOR, a
 	// terminal of 16 colours).

@@ -164,8 +164,8 @@ type ui struct {
 	stopWatch context.CancelFunc
 }
 
-func newUI(ctx context.Context, sess *session, looks <-chan client.Event, intro []string) *ui {
-	return &ui{ctx: ctx, sess: sess, looks: looks, input: newInput(), width: 80, height: 24, intro: intro,
+func newUI(ctx context.Context, sess *session, intro []string) *ui {
+	return &ui{ctx: ctx, sess: sess, input: newInput(), width: 80, height: 24, intro: intro,
 		profile: colorprofile.TrueColor, now: time.Now}
 }
 
