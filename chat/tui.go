@@ -257,7 +257,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, u.answeredLine(msg)
 	case endedMsg:
 		u.err = msg.err
-		return u.leave(nil, msg.line)
+		return u.leave(msg.line)
 	case sentMsg:
 		if msg.err != nil {
 			u.dequeue(msg.text)
@@ -311,7 +311,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return u.interrupt()
 		case "ctrl+d":
 			if u.input.Value() == "" {
-				return u.leave(nil, u.leftLine())
+				return u.leave(u.leftLine())
 			}
 		case "ctrl+t":
 			u.expanded = !u.expanded
@@ -379,7 +379,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (u *ui) interrupt() (tea.Model, tea.Cmd) {
 	now := u.now()
 	if !u.armed.IsZero() && now.Sub(u.armed) < quitWindow {
-		return u.leave(nil, u.leftLine())
+		return u.leave(u.leftLine())
 	}
 	u.input.Reset()
 	u.pastes.reset()
@@ -417,7 +417,7 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		}
 		return u, u.send(l.message)
 	case l.cmd == "quit":
-		return u.leave(nil, u.leftLine())
+		return u.leave(u.leftLine())
 	case l.cmd == "clear":
 		switch {
 		case u.starting:
@@ -511,15 +511,10 @@ func clipLines(lines []string, n int) []string {
 	return append(lines[:n-1:n-1], fmt.Sprintf("… %d more lines (/todos and /plan show them all)", len(lines)-n+1))
 }
 
-// leave ends the program (the session goes on), printing what is left to
-// print and a last line.
-func (u *ui) leave(printed tea.Cmd, last string) (tea.Model, tea.Cmd) {
+// leave ends the program (the session goes on), printing a last line.
+func (u *ui) leave(last string) (tea.Model, tea.Cmd) {
 	u.quitting = true
-	cmds := []tea.Cmd{printed}
-	if last != "" {
-		cmds = append(cmds, tea.Println(u.tone(paint(styleNote, last))))
-	}
-	return u, tea.Sequence(append(cmds, tea.Quit)...)
+	return u, tea.Sequence(tea.Println(u.tone(paint(styleNote, last))), tea.Quit)
 }
 
 func (u *ui) View() tea.View {
