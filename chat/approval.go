@@ -155,7 +155,6 @@ func (u *ui) answer(approve, remember bool, feedback string) tea.Cmd {
 	if approve && !a.call.Whole {
 		return u.print([]entry{{kindError, "not approved: the whole call is not shown yet (only its start is known); n or Esc refuses it"}})
 	}
-	a.refusing = false
 	u.input.Placeholder = placeholder
 	u.answered, u.answering = a.call.CallID, true
 	ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st, call: &a.call}

@@ -188,11 +188,8 @@ func progressLine(st *api.State, closed, stall string) string {
 		}
 		parts = append(parts, fmt.Sprintf("%d/%d", todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)))
 	case st.Plan != nil:
-		for _, s := range st.Plan.Steps {
-			if s.Status == todo.StepInProgress {
-				parts = append(parts, "▶ "+clip(text.OneLine(s.Description), 60))
-				break
-			}
+		if i := slices.IndexFunc(st.Plan.Steps, func(s todo.Step) bool { return s.Status == todo.StepInProgress }); i >= 0 {
+			parts = append(parts, "▶ "+clip(text.OneLine(st.Plan.Steps[i].Description), 60))
 		}
 		p := todo.ComputeProgress(st.Plan.Steps)
 		parts = append(parts, fmt.Sprintf("plan %d/%d", p.Completed, p.Total))
