@@ -82,7 +82,8 @@ func helpText() string {
 }
 
 // parseLine reads a typed line; an unknown or malformed command is an
-// error that says what would be right.
+// error that says what would be right. A command takes an argument when
+// commands lists one.
 func parseLine(s string) (line, error) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "//") {
@@ -96,30 +97,23 @@ func parseLine(s string) (line, error) {
 	if l.cmd == "exit" {
 		l.cmd = "quit" // one command under two names, refusing alike
 	}
-	switch l.cmd {
-	case "approve":
-		if l.arg != "" && l.arg != "--remember" {
-			return line{}, errors.New("/approve, or /approve --remember to approve this tool for the rest of the session")
-		}
-	case "plan", "todos", "agents", "compact", "end", "help", "quit", "stop", "retry", "clear":
-		if l.arg != "" {
-			return line{}, fmt.Errorf("/%s takes no argument", l.cmd)
-		}
-	case "reject":
-		if l.arg == "" {
-			return line{}, errors.New("/reject needs a feedback: /reject what to do instead")
-		}
-	case "continuation":
-		if a := strings.ToLower(l.arg); a != "on" && a != "off" {
-			return line{}, errors.New("/continuation on, or /continuation off")
-		}
-	case "rewind":
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == l.cmd })
+	if i < 0 {
+		return line{}, fmt.Errorf("unknown command /%s (/help lists them; // sends a line that starts with /)", name)
+	}
+	switch a := strings.ToLower(l.arg); {
+	case commands[i].args == "" && l.arg != "":
+		return line{}, fmt.Errorf("/%s takes no argument", l.cmd)
+	case l.cmd == "approve" && l.arg != "" && l.arg != "--remember":
+		return line{}, errors.New("/approve, or /approve --remember to approve this tool for the rest of the session")
+	case l.cmd == "reject" && l.arg == "":
+		return line{}, errors.New("/reject needs a feedback: /reject what to do instead")
+	case l.cmd == "continuation" && a != "on" && a != "off":
+		return line{}, errors.New("/continuation on, or /continuation off")
+	case l.cmd == "rewind":
 		if n, err := strconv.Atoi(l.arg); err != nil || n < 1 {
 			return line{}, errors.New("/rewind N: the turn to go back before, counted from 1")
 		}
-	case "resume", "model":
-	default:
-		return line{}, fmt.Errorf("unknown command /%s (/help lists them; // sends a line that starts with /)", name)
 	}
 	return l, nil
 }
