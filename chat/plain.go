@@ -59,7 +59,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 	for {
 		// Ready for the next line: the state read after the last action
 		// says the session waits for the user.
-		fresh := tr.st != nil && tr.stateAt > acted.UnixNano()
+		fresh := tr.st != nil && tr.stateAt.After(acted)
 		human := fresh && slices.Contains([]string{api.StatusAwaitingApproval, api.StatusPaused}, tr.st.Status)
 		ready := settled && (tr.closed != "" || human || (fresh && sending == 0 && tr.waiting()))
 		// A session not started yet waits for its first message.

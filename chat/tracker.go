@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/todoflow/todoflow/api"
 
@@ -24,7 +25,7 @@ type tracker struct {
 	// ended are the subagents that finished since the client watches,
 	// whose answers are yet to be shown (takeEnded).
 	ended   []string
-	stateAt int64 // the time st was read, in ns, to notice a new answer
+	stateAt time.Time // when st was read, to notice a new answer
 	closed  string
 	ending  string // the session ended so, not yet told (no state read since)
 	// stream is the reply being written, or the last one until its message
@@ -68,7 +69,7 @@ func (t *tracker) apply(ev client.Event) []entry {
 			out, ended = news(t.st, &ev.State)
 			t.ended = append(t.ended, ended...)
 		}
-		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
+		t.st, t.stateAt = &ev.State, ev.At
 	case client.Looked:
 		out, t.held = t.held, nil
 	case client.NewMessage:
