@@ -173,7 +173,8 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 	}
 }
 
-// left is the line mode's last line.
+// left is the last line of a chat left, in either view (the terminal
+// view's own while a start is under way).
 func left(sess *session) string {
 	if sess.pending != nil {
 		return leftUnstarted
