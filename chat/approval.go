@@ -16,30 +16,15 @@ import (
 )
 
 // A tool call that waits for approval is answered only once it is seen
-// whole. The terminal view shows it in its live part, above the prompt:
-// the tool, every argument whole (package callview: long lines wrapped at
-// the width, a write_file's content as the numbered lines of the file it
-// would write, after the diff it would make, coloured as a diff under a
-// result is), then the choices:
-//
-//	Enter, y  yes
-//	a         always: yes, and the tool needs no approval for the rest of the session
-//	n         no: the prompt then takes a line of feedback, sent with the refusal
-//	Esc       refuse the wait: the turn stops (the interrupt update)
-//
-// The keys answer only on an empty prompt; what is typed otherwise is a
-// message or a command (/approve, /reject FEEDBACK) as ever. A call taller
-// than the room the window leaves is folded, and the fold says which of its
-// lines show: PgDn and PgUp scroll it, Ctrl+O prints it whole above.
+// whole: the terminal view shows it in its live part, above the prompt
+// (package callview lays it out), folded to the room the window leaves, and
+// its keys (docs/chat.md) answer only on an empty prompt, so that what is
+// typed otherwise stays a message or a command.
 //
 // An answer names the call it answers (approve_tool's call_id): the one
 // shown. If another took its place meanwhile, the session refuses it; and
 // a line typed while one call was shown does not answer another that came
 // since (ui.lineCall).
-
-// kindCall is a line of a tool call printed whole (Ctrl+O, the line
-// mode): the model's text, unstyled. Apart from render.go's kinds.
-const kindCall kind = 101
 
 // asking is the tool call the view shows waiting for approval.
 type asking struct {
@@ -81,7 +66,7 @@ func (u *ui) syncAsk() tea.Cmd {
 		return nil
 	}
 	if u.ask != nil && u.ask.refusing {
-		u.ask.gone = !waits(calls, u.ask.call.CallID)
+		u.ask.gone = !slices.ContainsFunc(calls, func(c client.WaitingCall) bool { return c.CallID == u.ask.call.CallID })
 		return nil
 	}
 	if len(calls) == 0 {
@@ -105,10 +90,6 @@ func (u *ui) syncAsk() tea.Cmd {
 		read, err := s.ReadWhole(ctx, st, []client.WaitingCall{first})
 		return readMsg{call: read[0], err: err}
 	}
-}
-
-func waits(calls []client.WaitingCall, id string) bool {
-	return slices.ContainsFunc(calls, func(c client.WaitingCall) bool { return c.CallID == id })
 }
 
 // Messages of the approval prompt.
@@ -174,7 +155,6 @@ func (u *ui) answer(approve, remember bool, feedback string) tea.Cmd {
 	if approve && !a.call.Whole {
 		return u.print([]entry{{kindError, "not approved: the whole call is not shown yet (only its start is known); n or Esc refuses it"}})
 	}
-	a.refusing = false
 	u.input.Placeholder = placeholder
 	u.answered, u.answering = a.call.CallID, true
 	ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st, call: &a.call}

@@ -56,9 +56,7 @@ type Options struct {
 }
 
 // DefaultPoll is how often the client looks at its session (see
-// client.Session.Watch): one DescribeWorkflowExecution, which the server
-// answers alone, plus the state and messages queries when the history has
-// grown.
+// client.Session.Watch).
 const DefaultPoll = client.DefaultWatchInterval
 
 // Run opens (or attaches to) a session and talks to it until the user
@@ -87,21 +85,20 @@ func Run(ctx context.Context, o Options) error {
 	}
 	sess.stops = o.ServerStops
 	intro = append(o.Notes, intro...)
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer func() { stopWatch() }()
-	var looks <-chan client.Event
-	if sess.s != nil {
-		looks = sess.s.Watch(wctx, o.Poll)
-	}
 
 	if o.Plain || !isTerminal(o.In) || !isTerminal(o.Out) {
+		var looks <-chan client.Event
+		if sess.s != nil {
+			looks = sess.s.Watch(ctx, o.Poll)
+		}
 		return runPlain(ctx, sess, looks, o.In, o.Out, intro)
 	}
 	intro = append(intro, "/help: commands and keys · Ctrl+T: checklist · Alt+Enter: new line · Up: earlier lines · "+
 		"Ctrl+C twice: leave (the session goes on)")
-	u := newUI(ctx, sess, looks, intro)
+	u := newUI(ctx, sess, intro)
 	u.prices = o.Prices
-	u.client, u.model, u.poll, u.stopWatch = o.Client, o.Model, o.Poll, stopWatch
+	u.client, u.model, u.poll = o.Client, o.Model, o.Poll
+	u.watch(sess.s) // Init asks for its first look
 	// What the program prints above its view is not downsampled by it:
 	// the view tones it to the profile the program uses (NO_COLOR, a
 	// terminal of 16 colours).
@@ -152,11 +149,8 @@ func open(ctx context.Context, o *Options) (*session, []string, error) {
 // newID is the workflow id of a new chat session.
 func newID() string { return "chat-" + uuid.NewString() }
 
-// newSession is what starts a session that does not exist yet. A new chat
-// session is started by its first message, as the run's prompt, not when
-// the chat opens: the run's summary in the Web UI (client.Start makes it
-// of the prompt's first line) tells it from the others, and a chat left
-// before anything was sent leaves nothing on the server.
+// newSession is what starts a session that does not exist yet, at its
+// first message (see the package doc).
 type newSession struct {
 	c     *client.Client
 	model string        // its model reference; empty leaves it to the worker

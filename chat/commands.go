@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,7 +27,7 @@ type line struct {
 
 // commands are the slash commands with their help, in the order /help
 // lists them.
-var commands = []struct{ name, args, help string }{
+var commands = []command{
 	{"plan", "", "show the plan checklist"},
 	{"todos", "", "show the todo checklist"},
 	{"approve", "[--remember]", "approve the tool call shown waiting (y), or the plan that waits (--remember: that tool from now on, a)"},
@@ -46,15 +47,21 @@ var commands = []struct{ name, args, help string }{
 	{"exit", "", "the same as /quit"},
 }
 
+type command struct{ name, args, help string }
+
+// usage is the command as typed, with its arguments.
+func (c command) usage() string {
+	if c.args == "" {
+		return "/" + c.name
+	}
+	return "/" + c.name + " " + c.args
+}
+
 func helpText() string {
 	var b strings.Builder
 	b.WriteString("Commands (never sent to the model):\n")
 	for _, c := range commands {
-		name := "/" + c.name
-		if c.args != "" {
-			name += " " + c.args
-		}
-		fmt.Fprintf(&b, "  %-22s %s\n", name, c.help)
+		fmt.Fprintf(&b, "  %-22s %s\n", c.usage(), c.help)
 	}
 	b.WriteString("Keys (in a terminal):\n" +
 		"  Enter                  send the message\n" +
@@ -75,7 +82,8 @@ func helpText() string {
 }
 
 // parseLine reads a typed line; an unknown or malformed command is an
-// error that says what would be right.
+// error that says what would be right. A command takes an argument when
+// commands lists one.
 func parseLine(s string) (line, error) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, "//") {
@@ -89,30 +97,23 @@ func parseLine(s string) (line, error) {
 	if l.cmd == "exit" {
 		l.cmd = "quit" // one command under two names, refusing alike
 	}
-	switch l.cmd {
-	case "approve":
-		if l.arg != "" && l.arg != "--remember" {
-			return line{}, errors.New("/approve, or /approve --remember to approve this tool for the rest of the session")
-		}
-	case "plan", "todos", "agents", "compact", "end", "help", "quit", "stop", "retry", "clear":
-		if l.arg != "" {
-			return line{}, fmt.Errorf("/%s takes no argument", l.cmd)
-		}
-	case "reject":
-		if l.arg == "" {
-			return line{}, errors.New("/reject needs a feedback: /reject what to do instead")
-		}
-	case "continuation":
-		if a := strings.ToLower(l.arg); a != "on" && a != "off" {
-			return line{}, errors.New("/continuation on, or /continuation off")
-		}
-	case "rewind":
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == l.cmd })
+	if i < 0 {
+		return line{}, fmt.Errorf("unknown command /%s (/help lists them; // sends a line that starts with /)", name)
+	}
+	switch a := strings.ToLower(l.arg); {
+	case commands[i].args == "" && l.arg != "":
+		return line{}, fmt.Errorf("/%s takes no argument", l.cmd)
+	case l.cmd == "approve" && l.arg != "" && l.arg != "--remember":
+		return line{}, errors.New("/approve, or /approve --remember to approve this tool for the rest of the session")
+	case l.cmd == "reject" && l.arg == "":
+		return line{}, errors.New("/reject needs a feedback: /reject what to do instead")
+	case l.cmd == "continuation" && a != "on" && a != "off":
+		return line{}, errors.New("/continuation on, or /continuation off")
+	case l.cmd == "rewind":
 		if n, err := strconv.Atoi(l.arg); err != nil || n < 1 {
 			return line{}, errors.New("/rewind N: the turn to go back before, counted from 1")
 		}
-	case "resume", "model":
-	default:
-		return line{}, fmt.Errorf("unknown command /%s (/help lists them; // sends a line that starts with /)", name)
 	}
 	return l, nil
 }
@@ -128,13 +129,6 @@ type session struct {
 	pending *newSession
 	// stops: the server stops when the client leaves (Options.ServerStops).
 	stops bool
-}
-
-// send queues a message (send_message) and returns at once; the message
-// keeps its place in the order of what was typed. replied waits for its
-// answer.
-func (s *session) send(ctx context.Context, text string) *client.Sent {
-	return s.s.Send(ctx, text)
 }
 
 // replied waits until the turn of a message sent has ended (the watch shows
@@ -238,44 +232,25 @@ var errNoState = errors.New("the session's state cannot be read yet (is a worker
 // took its place meanwhile, the session refuses), else the plan
 // (approve_plan). A tool call that waits unshown is not answered.
 func (s *session) answer(ctx context.Context, approve bool, feedback string, remember bool, sn seen) (string, error) {
-	if c := sn.call; c != nil {
-		if approve && !c.Whole {
-			return "", fmt.Errorf("call %s is not shown whole (only its start is known), so it is not approved; /reject refuses it", c.CallID)
-		}
-		a := c.Answer(feedback, remember)
-		if approve {
-			return s.s.Approve(ctx, a)
-		}
-		return s.s.Reject(ctx, a)
-	}
-	if st := sn.st; st != nil {
-		switch {
-		case len(client.WaitingCalls(*st)) > 0:
-			return "", errors.New("a tool call waits that was not shown yet: read it, then answer")
-		case !planWaits(st):
-			return "", fmt.Errorf("nothing waits for approval (the session is %s)", statusText(st.Status, ""))
-		}
-	}
-	if remember {
+	a := client.Answer{Feedback: feedback}
+	switch c, st := sn.call, sn.st; {
+	case c != nil && approve && !c.Whole:
+		return "", fmt.Errorf("call %s is not shown whole (only its start is known), so it is not approved; /reject refuses it", c.CallID)
+	case c != nil:
+		a = c.Answer(feedback, remember)
+	case st != nil && len(client.WaitingCalls(*st)) > 0:
+		return "", errors.New("a tool call waits that was not shown yet: read it, then answer")
+	case st != nil && !st.AwaitingApproval && !hasWait(st, api.WaitPlanApproval):
+		return "", fmt.Errorf("nothing waits for approval (the session is %s)", statusText(st.Status, ""))
+	case remember:
 		return "", errors.New("--remember approves a tool; what waits is a plan (use /approve)")
 	}
-	a := client.Answer{Feedback: feedback}
 	if approve {
 		return s.s.Approve(ctx, a)
 	}
 	return s.s.Reject(ctx, a)
 }
 
-// planWaits says a plan of the tree waits for approval.
-func planWaits(st *api.State) bool {
-	return st.AwaitingApproval || hasWait(st, api.WaitPlanApproval)
-}
-
 func hasWait(st *api.State, kind string) bool {
-	for _, w := range st.Waiting {
-		if w.Kind == kind {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(st.Waiting, func(w api.Wait) bool { return w.Kind == kind })
 }

@@ -6,24 +6,17 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/todoflow/todoflow/internal/callview"
 )
 
 // What a tool call changed: the diff a write_file call shows the user
-// (client.NewMessage.Diff), under the call's result line. Collapsed to its
-// first diffCollapsed lines there; Ctrl+O prints the latest diff whole.
-// Added lines are green, removed ones red; with NO_COLOR the view's
-// profile drops the colours and the lines read as plain "+"/"-" text, as
-// they do in the line mode.
-
-// kindDiff is one line of a diff, styled by its first character. Its value
-// is apart from render.go's kinds, which count up from zero.
-const kindDiff kind = 100
+// (client.NewMessage.Diff), under the call's result line, collapsed; Ctrl+O
+// prints the latest whole. Its colours are the only mark a view's profile
+// may drop: the lines still read as "+"/"-" text.
 
 // diffCollapsed is how many lines of a diff show under its result.
 const diffCollapsed = 8
-
-// diffIndent puts a diff's lines under its result's "  ⎿ ".
-const diffIndent = "    "
 
 var (
 	styleDiffAdd  = lipgloss.NewStyle().Foreground(lipgloss.Green)
@@ -45,10 +38,10 @@ func diffEntries(diff string, limit int) []entry {
 	}
 	out := make([]entry, 0, len(lines)+1)
 	for _, l := range lines {
-		out = append(out, entry{kindDiff, diffIndent + l})
+		out = append(out, entry{kindDiff, callview.DiffIndent + l})
 	}
 	if more > 0 {
-		out = append(out, entry{kindDiff, diffIndent + fmt.Sprintf("… %d more lines of the diff (Ctrl+O shows it whole)", more)})
+		out = append(out, entry{kindDiff, callview.DiffIndent + fmt.Sprintf("… %d more lines of the diff (Ctrl+O shows it whole)", more)})
 	}
 	return out
 }
@@ -66,15 +59,10 @@ func latestDiffEntries(t *tracker) []entry {
 	return append(out, diffEntries(t.diff, 0)...)
 }
 
-// diffStyled is a diff's line in its colour: by the character after the
+// diffStyle is the colour of a diff's line: by the character after the
 // indent.
-func diffStyled(line string) string {
-	return paint(diffStyle(line), line)
-}
-
-// diffStyle is the colour of a diff's line.
 func diffStyle(line string) lipgloss.Style {
-	body := strings.TrimPrefix(line, diffIndent)
+	body := strings.TrimPrefix(line, callview.DiffIndent)
 	switch {
 	case strings.HasPrefix(body, "+"):
 		return styleDiffAdd

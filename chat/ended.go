@@ -29,8 +29,9 @@ func (e *EndedError) Error() string {
 // did not complete, and Run's error then. A failure's reason is in the
 // run's result, which the watch does not read: one more call, once.
 func (s *session) ending(ctx context.Context, status string) (string, error) {
+	line := "The session has ended (" + status + ")"
 	if status == client.RunCompleted {
-		return "The session has ended (" + status + ").", nil
+		return line + ".", nil
 	}
 	e := &EndedError{ID: s.id, Status: status}
 	if s.s != nil {
@@ -43,7 +44,7 @@ func (s *session) ending(ctx context.Context, status string) (string, error) {
 		}
 	}
 	if e.Reason == "" {
-		return "The session has ended (" + status + ").", e
+		return line + ".", e
 	}
-	return "The session has ended (" + status + "): " + e.Reason, e
+	return line + ": " + e.Reason, e
 }

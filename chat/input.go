@@ -12,9 +12,7 @@ import (
 
 // The prompt of the terminal view: a text area that grows with what is
 // typed (up to maxInputRows, then it scrolls), so that a message may hold
-// several lines: a bracketed paste arrives whole, as one message, and
-// Alt+Enter (or Ctrl+J, or a "\" before Enter, for terminals that do not
-// send Alt+Enter) starts a new line; Enter sends.
+// several lines and a bracketed paste arrives whole, as one message.
 
 const (
 	// placeholder is what the empty prompt says (approval.go puts another

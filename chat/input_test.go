@@ -45,7 +45,7 @@ func viewOn(t *testing.T, tc sdkclient.Client) *ui {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s := client.New(tc, client.Options{}).Session("chat-1")
-	return newUI(ctx, &session{s: s, id: s.ID()}, nil, nil)
+	return newUI(ctx, &session{s: s, id: s.ID()}, nil)
 }
 
 func (a *acceptor) waitFor(t *testing.T, n int) []string {

@@ -243,8 +243,9 @@ func (p *inlineParser) link(s string, i int, b bits) (int, bool, func()) {
 	if s[i] == '!' {
 		open++
 	}
+	literal := func() { p.text(s[i:open+1], b) }
 	if p.failed["]("] {
-		return open + 1, true, func() { p.text(s[i:open+1], b) }
+		return open + 1, true, literal
 	}
 	// The text's brackets may nest, as in [a [b] c](url).
 	depth := 0
@@ -259,12 +260,12 @@ func (p *inlineParser) link(s string, i int, b bits) (int, bool, func()) {
 				continue
 			}
 			if j+1 >= len(s) || s[j+1] != '(' {
-				return open + 1, true, func() { p.text(s[i:open+1], b) }
+				return open + 1, true, literal
 			}
 			k := closingParen(s, j+1)
 			if k < 0 {
 				p.fail("](")
-				return open + 1, true, func() { p.text(s[i:open+1], b) }
+				return open + 1, true, literal
 			}
 			text, url := s[open+1:j], strings.TrimSpace(s[j+2:k])
 			url = strings.Trim(url, "<>")
@@ -279,7 +280,7 @@ func (p *inlineParser) link(s string, i int, b bits) (int, bool, func()) {
 		}
 	}
 	p.fail("](")
-	return open + 1, true, func() { p.text(s[i:open+1], b) }
+	return open + 1, true, literal
 }
 
 // closingParen is the index of the ")" that closes the "(" at i, -1 when

@@ -198,7 +198,7 @@ func TestRenderMarkdownManyDelimiters(t *testing.T) {
 // being written), wrapped at its width, cached while it does not change,
 // and without colours when the terminal has none.
 func TestReplyView(t *testing.T) {
-	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
+	u := newUI(context.Background(), &session{id: "chat-1"}, nil)
 	u.width, u.height = 30, 20
 	lines := u.replies().lines(sampleReply)
 	if again := u.replies().lines(sampleReply); &again[0] != &lines[0] {
@@ -242,7 +242,7 @@ func TestReplyView(t *testing.T) {
 func TestReplyViewFitsWhileStreaming(t *testing.T) {
 	long := strings.Repeat("A paragraph that is long enough to wrap twice in a narrow window, **bold**.\n\n", 30) + "```\n" + strings.Repeat("x", 200)
 	for _, size := range [][2]int{{40, 12}, {32, 8}, {100, 30}} {
-		u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
+		u := newUI(context.Background(), &session{id: "chat-1"}, nil)
 		u.width, u.height = size[0], size[1]
 		u.input.SetWidth(size[0] - 1)
 		for n := 10; n <= len(long); n += 97 {
@@ -265,7 +265,7 @@ func TestReplyViewFitsWhileStreaming(t *testing.T) {
 // Text the model wrote to control the terminal stays text in a rendered
 // reply: it is cleaned before the markup is read.
 func TestRenderMarkdownCleans(t *testing.T) {
-	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
+	u := newUI(context.Background(), &session{id: "chat-1"}, nil)
 	out := strings.Join(u.replies().lines("**a**\x1b]52;c;aGk=\x07 `b\x1b[2J`"), "\n")
 	if strings.Contains(out, "\x1b]") || strings.Contains(out, "\x1b[2J") {
 		t.Errorf("a control reached the screen: %q", out)

@@ -5,11 +5,10 @@ import (
 	"strings"
 )
 
-// The command menu: while the prompt holds a "/" and the start of a
-// command's name, the commands it may become are listed above the prompt,
-// and Tab completes the first of them; Tab again moves on to the next, as
-// a shell does, so that a user who does not know the commands finds them
-// by typing "/".
+// The command menu: while the prompt holds the start of a command, the
+// commands it may become are listed above the prompt and Tab goes through
+// them, as a shell does, so that a user who does not know the commands
+// finds them by typing "/".
 
 // maxMenu is how many commands the menu lists at most; the rest is
 // counted in a last line.
@@ -85,11 +84,7 @@ func (m *menu) lines(text string, width int) []string {
 		if m.typed != "" && text == m.put && "/"+c.name == strings.TrimSpace(m.put) {
 			mark = "› "
 		}
-		name := "/" + c.name
-		if c.args != "" {
-			name += " " + c.args
-		}
-		out = append(out, clip(fmt.Sprintf("%s%-22s %s", mark, name, c.help), max(width, 20)))
+		out = append(out, clip(fmt.Sprintf("%s%-22s %s", mark, c.usage(), c.help), max(width, 20)))
 	}
 	return out
 }

@@ -56,7 +56,7 @@ func TestTypedLinesKeepOrder(t *testing.T) {
 	defer cancel()
 	a := &acceptor{delay: 80 * time.Millisecond}
 	s := client.New(a, client.Options{}).Session("chat-1")
-	u := newUI(ctx, &session{s: s, id: s.ID()}, nil, nil)
+	u := newUI(ctx, &session{s: s, id: s.ID()}, nil)
 	want := []string{"m1", "m2", "m3", "m4"}
 	for _, m := range want {
 		u.input.SetValue(m)

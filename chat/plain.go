@@ -14,14 +14,11 @@ import (
 	"github.com/todoflow/todoflow/internal/termtext"
 )
 
-// The line mode, when the client's input or output is not a terminal
-// (`starter chat < script.txt`, a pipe, a test): the same transcript,
-// news and notices as plain lines, without the live parts. Lines are read
-// one at a time, each once the previous one has been answered: a message
-// when its turn has ended, or earlier when the session waits for an
-// approval or a resume (so that the next line can give it); a command when
-// it has been carried out. At the end of the input the client leaves once
-// the session waits for the user again; the session goes on.
+// The line mode, when the client's input or output is not a terminal: the
+// transcript and notices as plain lines, without the live parts. A line is
+// read once the previous one has been answered: a message when its turn has
+// ended, or earlier when the session waits for an approval or a resume (so
+// that the next line can give it); a command when it has been carried out.
 
 func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in io.Reader, out io.Writer, intro []string) error {
 	// Every line may hold what a model, a tool or a file wrote, and a pipe
@@ -62,7 +59,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 	for {
 		// Ready for the next line: the state read after the last action
 		// says the session waits for the user.
-		fresh := tr.st != nil && tr.stateAt > acted.UnixNano()
+		fresh := tr.st != nil && tr.stateAt.After(acted)
 		human := fresh && slices.Contains([]string{api.StatusAwaitingApproval, api.StatusPaused}, tr.st.Status)
 		ready := settled && (tr.closed != "" || human || (fresh && sending == 0 && tr.waiting()))
 		// A session not started yet waits for its first message.
@@ -152,7 +149,7 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 				acted = time.Now()
 				// Queued here, in the order read; only the wait for its
 				// answer runs on its own.
-				sent := sess.send(ctx, l.message)
+				sent := sess.s.Send(ctx, l.message)
 				go func() {
 					err := replied(ctx, sent)
 					select {
@@ -176,7 +173,8 @@ func runPlain(ctx context.Context, sess *session, looks <-chan client.Event, in 
 	}
 }
 
-// left is the line mode's last line.
+// left is the last line of a chat left, in either view (the terminal
+// view's own while a start is under way).
 func left(sess *session) string {
 	if sess.pending != nil {
 		return leftUnstarted

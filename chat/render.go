@@ -35,6 +35,8 @@ const (
 	kindNote                  // a message the loop injected, a command's output
 	kindEvent                 // another agent's event or status
 	kindAttention             // something waits for the user
+	kindDiff                  // a line of a diff, coloured by its first character (diff.go)
+	kindCall                  // a line of a tool call printed whole (approval.go): unstyled
 )
 
 // entry is one block of output.
@@ -186,11 +188,8 @@ func progressLine(st *api.State, closed, stall string) string {
 		}
 		parts = append(parts, fmt.Sprintf("%d/%d", todo.CountStatus(st.Todos, todo.Completed), len(st.Todos)))
 	case st.Plan != nil:
-		for _, s := range st.Plan.Steps {
-			if s.Status == todo.StepInProgress {
-				parts = append(parts, "▶ "+clip(text.OneLine(s.Description), 60))
-				break
-			}
+		if i := slices.IndexFunc(st.Plan.Steps, func(s todo.Step) bool { return s.Status == todo.StepInProgress }); i >= 0 {
+			parts = append(parts, "▶ "+clip(text.OneLine(st.Plan.Steps[i].Description), 60))
 		}
 		p := todo.ComputeProgress(st.Plan.Steps)
 		parts = append(parts, fmt.Sprintf("plan %d/%d", p.Completed, p.Total))
@@ -286,10 +285,11 @@ func attention(st *api.State, retry client.Retry) []string {
 }
 
 // news are the changes between two states worth a line: another agent's
-// plan events and the subagents that started or ended.
-func news(prev, cur *api.State) []entry {
+// plan events and the subagents that started or ended; ended are the
+// subagents that finished since prev, by id.
+func news(prev, cur *api.State) (out []entry, ended []string) {
 	if cur == nil {
-		return nil
+		return nil, nil
 	}
 	lastEvent := -1
 	if prev != nil {
@@ -297,7 +297,6 @@ func news(prev, cur *api.State) []entry {
 			lastEvent = max(lastEvent, ev.EventID)
 		}
 	}
-	var out []entry
 	for _, ev := range cur.Events {
 		if ev.EventID <= lastEvent || ev.AgentID == cur.AgentID {
 			continue // the root's own events show as its tool calls
@@ -312,37 +311,27 @@ func news(prev, cur *api.State) []entry {
 		now := cur.Subagents[id].Status
 		before := ""
 		if prev != nil {
-			if p, ok := prev.Subagents[id]; ok {
-				before = p.Status
-			}
+			before = prev.Subagents[id].Status
 		}
 		if now == before {
 			continue
 		}
+		finished := now == api.StatusCompleted || now == api.StatusFailed
+		if finished {
+			ended = append(ended, id)
+		}
 		switch {
 		case before == "":
 			out = append(out, entry{kindEvent, fmt.Sprintf("◆ subagent %s: %s", id, now)})
-		case now == api.StatusCompleted || now == api.StatusFailed:
+		case finished:
 			out = append(out, entry{kindEvent, fmt.Sprintf("◆ subagent %s %s", id, now)})
 		}
 	}
-	return out
+	return out, ended
 }
 
 // maxAnswerLines is how much of a subagent's answer the chat shows.
 const maxAnswerLines = 20
-
-// endedNow are the subagents of cur that have finished since prev, by id.
-func endedNow(prev, cur *api.State) []string {
-	var ids []string
-	for _, id := range slices.Sorted(maps.Keys(cur.Subagents)) {
-		before := prev.Subagents[id].Status
-		if now := cur.Subagents[id].Status; now != before && (now == api.StatusCompleted || now == api.StatusFailed) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
 
 // subagentEntries show the final answer of subagent id as it ends (its
 // first lines: the parent's reply says what came of it), or why it could

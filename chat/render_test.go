@@ -2,6 +2,7 @@ package chat
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,7 +135,11 @@ func TestNews(t *testing.T) {
 		{EventID: 3, AgentID: "coder", Type: "step_completed", StepID: "step_1"},
 	}, Subagents: map[string]api.State{"coder": {Status: api.StatusCompleted}, "tester": {Status: api.StatusRunning}}}
 	var got []string
-	for _, e := range news(prev, cur) {
+	entries, ended := news(prev, cur)
+	if !slices.Equal(ended, []string{"coder"}) {
+		t.Errorf("news: ended %q, want [coder]", ended)
+	}
+	for _, e := range entries {
 		got = append(got, e.text)
 	}
 	want := []string{"◆ coder: step completed step_1", "◆ subagent coder completed", "◆ subagent tester: running"}

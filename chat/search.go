@@ -7,16 +7,15 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// Ctrl+R searches the lines Up recalls, newest first, for what is typed
-// after it, as a shell's reverse search does: each key narrows the search,
-// Ctrl+R again finds an older line, Enter takes the line found into the
-// prompt (to send or edit), Esc puts back what the prompt held before.
+// Ctrl+R searches the lines Up recalls, newest first, as a shell's reverse
+// search does.
 
 // search is a reverse search under way; the zero value is none.
 type search struct {
 	on    bool
 	query string
 	at    int    // the index of the line found in the history; -1 none
+	found bool   // the latest find found the query
 	draft string // what the prompt held when the search began
 }
 
@@ -32,10 +31,11 @@ func (s *search) find(lines []string, from int) (string, bool) {
 	q := strings.ToLower(s.query)
 	for i := min(from, len(lines)) - 1; i >= 0; i-- {
 		if strings.Contains(strings.ToLower(lines[i]), q) {
-			s.at = i
+			s.at, s.found = i, true
 			return lines[i], true
 		}
 	}
+	s.found = false
 	return "", false
 }
 
@@ -61,9 +61,9 @@ func (s *search) older(lines []string) (string, bool) {
 }
 
 // line is what the view shows of the search, above the prompt.
-func (s *search) line(found bool) string {
+func (s *search) line() string {
 	state := "search earlier lines"
-	if !found && s.query != "" {
+	if !s.found && s.query != "" {
 		state = "no earlier line holds"
 	}
 	return fmt.Sprintf("↶ %s: %q · Ctrl+R: older · Enter: take it · Esc: cancel", state, s.query)
@@ -95,7 +95,6 @@ func (u *ui) searchKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 
 // searched shows the line a search found in the prompt.
 func (u *ui) searched(line string, ok bool) tea.Cmd {
-	u.found = ok
 	if ok {
 		u.input.SetValue(line)
 	}

@@ -67,7 +67,7 @@ func newChat(t *testing.T, f *starts) *ui {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	c := client.New(f, client.Options{})
-	u := newUI(ctx, &session{id: "chat-new", pending: &newSession{c: c, model: "script:x.json"}}, nil, nil)
+	u := newUI(ctx, &session{id: "chat-new", pending: &newSession{c: c, model: "script:x.json"}}, nil)
 	u.client, u.model, u.poll = c, "script:x.json", time.Hour
 	return u
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/todoflow/todoflow/api"
 
@@ -24,7 +25,7 @@ type tracker struct {
 	// ended are the subagents that finished since the client watches,
 	// whose answers are yet to be shown (takeEnded).
 	ended   []string
-	stateAt int64 // the time st was read, in ns, to notice a new answer
+	stateAt time.Time // when st was read, to notice a new answer
 	closed  string
 	ending  string // the session ended so, not yet told (no state read since)
 	// stream is the reply being written, or the last one until its message
@@ -62,40 +63,38 @@ func (t *tracker) apply(ev client.Event) []entry {
 		if t.st == nil {
 			// The first look (an attach): the transcript comes first, and
 			// what other agents did in it after, when the look is in.
-			t.held = news(nil, &ev.State)
+			t.held, _ = news(nil, &ev.State)
 		} else {
-			out = news(t.st, &ev.State)
-			t.ended = append(t.ended, endedNow(t.st, &ev.State)...)
+			var ended []string
+			out, ended = news(t.st, &ev.State)
+			t.ended = append(t.ended, ended...)
 		}
-		t.st, t.stateAt = &ev.State, ev.At.UnixNano()
+		t.st, t.stateAt = &ev.State, ev.At
 	case client.Looked:
 		out, t.held = t.held, nil
 	case client.NewMessage:
-		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == api.NameInterrupted && t.stream != nil {
-			// The turn was stopped mid-reply: what the user read stays,
-			// marked as cut, above the message that says so. The message
-			// holds it (messageEntries) unless its worker could not tell
-			// (an older run, a worker gone): the stream's text then.
-			if cut, _ := api.SplitInterrupted(m.Content); cut == "" && t.stream.Text != "" {
+		m := ev.Message
+		failed := m.Name == api.NameModelError && t.stream != nil && t.stream.Text != ""
+		if m.Role == model.RoleAssistant && t.stream != nil && (m.Name == api.NameInterrupted || failed) {
+			// The turn was stopped mid-reply, or its call failed for good:
+			// what the user read stays, marked as cut, above the message
+			// that says so. An interrupt's message holds it
+			// (messageEntries) unless its worker could not tell (an older
+			// run, a worker gone): the stream's text then.
+			if cut, _ := api.SplitInterrupted(m.Content); failed || cut == "" && t.stream.Text != "" {
 				out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
 			}
 			t.stream = nil
 		}
-		if m := ev.Message; m.Role == model.RoleAssistant && m.Name == api.NameModelError && t.stream != nil && t.stream.Text != "" {
-			// The call failed for good mid-reply: what its last attempt
-			// wrote stays too, above the failure.
-			out = append(out, entry{kindReply, t.stream.Text}, entry{kindNote, cutNote})
-			t.stream = nil
-		}
-		out = append(out, messageEntries(ev.Message)...)
-		t.replied = t.replied || ev.Message.Role == model.RoleAssistant
-		if m := ev.Message; m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
+		out = append(out, messageEntries(m)...)
+		t.replied = t.replied || m.Role == model.RoleAssistant
+		if m.Role == model.RoleAssistant && len(m.ToolCalls) > 0 {
 			t.calls = map[string]model.ToolCall{}
 			for _, c := range m.ToolCalls {
 				t.calls[c.ID] = c
 			}
 		}
-		if m := ev.Message; m.Role == model.RoleTool {
+		if m.Role == model.RoleTool {
 			c, ok := t.calls[m.ToolCallID]
 			if !ok {
 				c = model.ToolCall{ID: m.ToolCallID}

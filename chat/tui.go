@@ -20,12 +20,9 @@ import (
 	"github.com/todoflow/todoflow/model"
 )
 
-// The terminal view (bubbletea, inline like Gemini CLI's): what is final
-// (the transcript, other agents' news, command output) is printed above the
-// program with tea.Println and stays in the terminal's scrollback; what
-// changes in place is the program's view at the bottom: the reply being
-// written, the running tools, what waits for the user, the checklist when
-// Ctrl+T has opened it, the progress line and the prompt.
+// The terminal view (bubbletea, inline like Gemini CLI's): what is final is
+// printed above the program with tea.Println and stays in the terminal's
+// scrollback; what changes in place is the program's view at the bottom.
 
 var (
 	styleUser      = lipgloss.NewStyle().Bold(true)
@@ -46,26 +43,22 @@ func paint(s lipgloss.Style, text string) string {
 	return s.Render(termtext.Clean(text))
 }
 
+// kindStyles are the styles of the kinds printed as they are written;
+// a reply is markdown, a diff's line coloured by its first character, a
+// call's line (kindCall) the model's text, unstyled.
+var kindStyles = map[kind]lipgloss.Style{
+	kindUser: styleUser, kindTool: styleTool, kindResult: styleResult, kindError: styleError,
+	kindNote: styleNote, kindEvent: styleEvent, kindAttention: styleAttention,
+}
+
 func styled(e entry, replies *replyView) string {
-	switch e.kind {
-	case kindUser:
-		return paint(styleUser, e.text)
-	case kindReply:
+	switch style, ok := kindStyles[e.kind]; {
+	case ok:
+		return paint(style, e.text)
+	case e.kind == kindReply:
 		return strings.Join(replies.lines(e.text), "\n")
-	case kindTool:
-		return paint(styleTool, e.text)
-	case kindResult:
-		return paint(styleResult, e.text)
-	case kindError:
-		return paint(styleError, e.text)
-	case kindNote:
-		return paint(styleNote, e.text)
-	case kindEvent:
-		return paint(styleEvent, e.text)
-	case kindAttention:
-		return paint(styleAttention, e.text)
-	case kindDiff:
-		return diffStyled(e.text)
+	case e.kind == kindDiff:
+		return paint(diffStyle(e.text), e.text)
 	}
 	return termtext.Clean(e.text)
 }
@@ -124,13 +117,11 @@ type ui struct {
 	hist     history
 	menu     menu      // the commands "/" offers, Tab completing them (menu.go)
 	search   search    // Ctrl+R (search.go)
-	found    bool      // the search's query is found
 	pastes   pastes    // long pastes, shown collapsed (paste.go)
 	rv       replyView // the replies' markdown, the latest kept
 	expanded bool
 	width    int
 	height   int
-	sending  int
 	// queued are the messages sent that the transcript does not show yet,
 	// in the order typed: a turn takes them one after the other.
 	queued []string
@@ -173,8 +164,8 @@ type ui struct {
 	stopWatch context.CancelFunc
 }
 
-func newUI(ctx context.Context, sess *session, looks <-chan client.Event, intro []string) *ui {
-	return &ui{ctx: ctx, sess: sess, looks: looks, input: newInput(), width: 80, height: 24, intro: intro,
+func newUI(ctx context.Context, sess *session, intro []string) *ui {
+	return &ui{ctx: ctx, sess: sess, input: newInput(), width: 80, height: 24, intro: intro,
 		profile: colorprofile.TrueColor, now: time.Now}
 }
 
@@ -266,9 +257,8 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return u, u.answeredLine(msg)
 	case endedMsg:
 		u.err = msg.err
-		return u.leave(nil, msg.line)
+		return u.leave(msg.line)
 	case sentMsg:
-		u.sending--
 		if msg.err != nil {
 			u.dequeue(msg.text)
 			return u, u.print([]entry{{kindError, msg.err.Error()}})
@@ -321,14 +311,13 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return u.interrupt()
 		case "ctrl+d":
 			if u.input.Value() == "" {
-				return u.leave(nil, u.leftLine())
+				return u.leave(u.leftLine())
 			}
 		case "ctrl+t":
 			u.expanded = !u.expanded
 			return u, nil
 		case "ctrl+r":
 			u.search.start(u.input.Value(), u.hist.lines)
-			u.found = false
 			return u, nil
 		case "tab":
 			// A command's start: complete it; a collapsed paste: open it.
@@ -352,11 +341,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if st := u.tr.st; st == nil || (st.Status != api.StatusRunning && st.Status != api.StatusAwaitingApproval) {
 				break // nothing to stop: the input takes the key
 			}
-			ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
-			return u, func() tea.Msg {
-				out, err := sess.run(ctx, line{cmd: "stop"}, sn)
-				return doneMsg{out, err}
-			}
+			return u, u.run(line{cmd: "stop"})
 		case "enter":
 			if v := u.input.Value(); strings.HasSuffix(v, "\\") {
 				u.input.SetValue(strings.TrimSuffix(v, "\\") + "\n")
@@ -394,7 +379,7 @@ func (u *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (u *ui) interrupt() (tea.Model, tea.Cmd) {
 	now := u.now()
 	if !u.armed.IsZero() && now.Sub(u.armed) < quitWindow {
-		return u.leave(nil, u.leftLine())
+		return u.leave(u.leftLine())
 	}
 	u.input.Reset()
 	u.pastes.reset()
@@ -404,13 +389,10 @@ func (u *ui) interrupt() (tea.Model, tea.Cmd) {
 }
 
 func (u *ui) leftLine() string {
-	switch {
-	case u.starting:
+	if u.starting {
 		return fmt.Sprintf("Left while session %s was starting; if it started, it goes on (starter chat --id %s).", u.sess.id, u.sess.id)
-	case u.sess.pending != nil:
-		return leftUnstarted
 	}
-	return leftLine(u.sess)
+	return left(u.sess)
 }
 
 // submit handles the typed line: a message for the model, or a command.
@@ -435,7 +417,7 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		}
 		return u, u.send(l.message)
 	case l.cmd == "quit":
-		return u.leave(nil, u.leftLine())
+		return u.leave(u.leftLine())
 	case l.cmd == "clear":
 		switch {
 		case u.starting:
@@ -461,14 +443,22 @@ func (u *ui) submit() (tea.Model, tea.Cmd) {
 		return u, u.print([]entry{{kindError, fmt.Sprintf("/%s: %s; nothing was answered", l.cmd, changed(u.lineCall, u.ask))}})
 	}
 	echo := u.print([]entry{{kindNote, strings.TrimSpace(text)}})
-	if u.ask != nil && (l.cmd == "approve" || l.cmd == "reject") {
-		return u, tea.Sequence(echo, u.answer(l.cmd == "approve", l.arg == "--remember", feedbackOf(l)))
+	switch {
+	case u.ask != nil && l.cmd == "approve":
+		return u, tea.Sequence(echo, u.answer(true, l.arg == "--remember", ""))
+	case u.ask != nil && l.cmd == "reject":
+		return u, tea.Sequence(echo, u.answer(false, false, l.arg))
 	}
+	return u, tea.Sequence(echo, u.run(l))
+}
+
+// run carries out command l on the session, on its own.
+func (u *ui) run(l line) tea.Cmd {
 	ctx, sess, sn := u.ctx, u.sess, seen{st: u.tr.st}
-	return u, tea.Sequence(echo, func() tea.Msg {
+	return func() tea.Msg {
 		out, err := sess.run(ctx, l, sn)
 		return doneMsg{out, err}
-	})
+	}
 }
 
 // changed says how the call shown changed while a line was typed: shown
@@ -481,14 +471,6 @@ func changed(shown string, now *asking) string {
 		return fmt.Sprintf("call %s, shown when you began typing, no longer waits", shown)
 	}
 	return fmt.Sprintf("call %s, shown when you began typing, no longer waits; another does (%s): read it above, then answer", shown, callview.Header(now.call))
-}
-
-// feedbackOf is a /reject's feedback.
-func feedbackOf(l line) string {
-	if l.cmd == "reject" {
-		return l.arg
-	}
-	return ""
 }
 
 // modelText answers /model: with a name, it sets the model of the sessions
@@ -529,15 +511,10 @@ func clipLines(lines []string, n int) []string {
 	return append(lines[:n-1:n-1], fmt.Sprintf("… %d more lines (/todos and /plan show them all)", len(lines)-n+1))
 }
 
-// leave ends the program (the session goes on), printing what is left to
-// print and a last line.
-func (u *ui) leave(printed tea.Cmd, last string) (tea.Model, tea.Cmd) {
+// leave ends the program (the session goes on), printing a last line.
+func (u *ui) leave(last string) (tea.Model, tea.Cmd) {
 	u.quitting = true
-	cmds := []tea.Cmd{printed}
-	if last != "" {
-		cmds = append(cmds, tea.Println(u.tone(paint(styleNote, last))))
-	}
-	return u, tea.Sequence(append(cmds, tea.Quit)...)
+	return u, tea.Sequence(tea.Println(u.tone(paint(styleNote, last))), tea.Quit)
 }
 
 func (u *ui) View() tea.View {
@@ -563,7 +540,7 @@ func (u *ui) View() tea.View {
 		parts = append(parts, paint(styleAttention, a))
 	}
 	if u.search.on {
-		parts = append(parts, paint(styleNote, u.search.line(u.found)))
+		parts = append(parts, paint(styleNote, u.search.line()))
 	} else if m := u.menu.lines(u.input.Value(), u.width); len(m) > 0 {
 		parts = append(parts, paint(styleNote, strings.Join(m, "\n")))
 	}
@@ -598,6 +575,14 @@ func (u *ui) View() tea.View {
 	if len(list) > 0 {
 		parts = append(parts, paint(styleChecklist, strings.Join(list, "\n")))
 	}
+	parts = append(parts, paint(styleProgress, fit(u.progress(), u.width)), u.input.View())
+	return tea.NewView(strings.Join(parts, "\n"))
+}
+
+// progress is the line above the prompt: progressLine, with what this
+// view knows (a session not started yet, the tokens, the keys that do
+// something now).
+func (u *ui) progress() string {
 	stall := u.tr.stall()
 	progress := progressLine(u.tr.st, u.tr.closed, stall)
 	switch {
@@ -622,9 +607,7 @@ func (u *ui) View() tea.View {
 	case !u.expanded:
 		progress += " · Ctrl+T: checklist"
 	}
-	parts = append(parts, paint(styleProgress, fit(progress, u.width)), u.input.View())
-	v := tea.NewView(strings.Join(parts, "\n"))
-	return v
+	return progress
 }
 
 // subagentAnswers reads the answers of the subagents that just finished,

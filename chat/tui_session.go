@@ -18,8 +18,7 @@ import (
 // send queues a message on the session, in the order typed; only the wait
 // for its answer runs on its own.
 func (u *ui) send(text string) tea.Cmd {
-	u.sending++
-	ctx, sent := u.ctx, u.sess.send(u.ctx, text)
+	ctx, sent := u.ctx, u.sess.s.Send(u.ctx, text)
 	return func() tea.Msg { return sentMsg{text, replied(ctx, sent)} }
 }
 
@@ -72,7 +71,7 @@ func (u *ui) clear() tea.Cmd {
 	prev := u.sess.id
 	u.watch(nil)
 	u.sess = &session{id: newID(), pending: &newSession{c: u.client, model: u.model, poll: u.poll}, stops: u.sess.stops}
-	u.tr, u.pending, u.queued, u.sending = tracker{}, nil, nil, 0
+	u.tr, u.pending, u.queued = tracker{}, nil, nil
 	u.ask, u.answered, u.answering, u.lineCall = nil, "", false, ""
 	note := fmt.Sprintf("A new session, which starts with your first message; the previous one, %s, goes on (starter chat --id %s comes back to it).", prev, prev)
 	return u.print([]entry{{kindNote, note}})

@@ -23,7 +23,7 @@ func TestTerminalViewCleans(t *testing.T) {
 	// The reply, the result, the task event, the subagent's event and start.
 	checkShown(t, sgr.ReplaceAllString(above, ""), 5)
 
-	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
+	u := newUI(context.Background(), &session{id: "chat-1"}, nil)
 	u.expanded = true
 	for _, ev := range look {
 		u.Update(lookMsg{ev: ev})
@@ -36,7 +36,7 @@ func TestTerminalViewCleans(t *testing.T) {
 
 // A running tool's progress shows beside it in the live part of the view.
 func TestTerminalViewToolProgress(t *testing.T) {
-	u := newUI(context.Background(), &session{id: "chat-1"}, nil, nil)
+	u := newUI(context.Background(), &session{id: "chat-1"}, nil)
 	u.Update(lookMsg{ev: client.ToolsChanged{Running: []client.RunningTool{{Name: "mcp__orders__import", Progress: 2, Total: 3, Message: "rows\n 200-300"}}}})
 	u.Update(lookMsg{ev: client.Looked{}})
 	view := sgr.ReplaceAllString(u.View().Content, "")
