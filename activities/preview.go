@@ -43,21 +43,14 @@ func Previews(tool string) bool { return tool == "write_file" }
 // workspace. Whatever keeps it from a diff is said in the answer's
 // Unavailable; it fails only when the call cannot be read.
 func (a *Activities) PreviewTool(ctx context.Context, in RunToolInput) (api.CallDiff, error) {
-	if in.From != nil {
-		call, err := a.readCall(ctx, *in.From, in.Call.ID)
-		if err != nil {
-			return api.CallDiff{}, err
-		}
-		in.Call = call
-	}
-	reg := a.Tools
-	if reg == nil {
-		reg = defaultRegistry()
+	var err error
+	if in.Call, err = a.toolCall(ctx, in); err != nil {
+		return api.CallDiff{}, err
 	}
 	if !todo.Allowed(in.WorkerTools, in.Call.Name) {
 		return unavailable("tool %s is not allowed in this run", in.Call.Name), nil
 	}
-	tool, ok, err := reg.Find(ctx, in.Call.Name)
+	tool, ok, err := a.registry().Find(ctx, in.Call.Name)
 	switch {
 	case err != nil:
 		return unavailable("tool %s: %v", in.Call.Name, err), nil

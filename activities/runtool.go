@@ -141,17 +141,10 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		}
 	}()
 
-	reg := a.Tools
-	if reg == nil {
-		reg = defaultRegistry()
-	}
+	reg := a.registry()
 	allow := in.WorkerTools
-	if in.From != nil {
-		call, err := a.readCall(ctx, *in.From, in.Call.ID)
-		if err != nil {
-			return RunToolResult{}, err
-		}
-		in.Call = call
+	if in.Call, err = a.toolCall(ctx, in); err != nil {
+		return RunToolResult{}, err
 	}
 	if !todo.Allowed(allow, in.Call.Name) {
 		if _, ok := reg.Lookup(in.Call.Name); ok {
@@ -282,6 +275,14 @@ func runSafely(ctx context.Context, tool tools.Tool, env tools.Env, call model.T
 	return tool.Run(ctx, env, call.Arguments)
 }
 
+// registry is the worker's tools, tools.DefaultRegistry when it names none.
+func (a *Activities) registry() *tools.Registry {
+	if a.Tools == nil {
+		return defaultRegistry()
+	}
+	return a.Tools
+}
+
 // defaultRegistry is shared by every Activities without Tools, so that it is
 // built once per process.
 var defaultRegistry = sync.OnceValue(tools.DefaultRegistry)
@@ -316,13 +317,17 @@ func (a *Activities) workspace(in RunToolInput) (tools.Workspace, error) {
 	return tools.OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, name))
 }
 
-// readCall reads a tool call from the transcript of the workflow that
-// scheduled this activity, and checks it is the call the workflow meant.
-func (a *Activities) readCall(ctx context.Context, ref transcript.CallRef, id string) (model.ToolCall, error) {
+// toolCall is the call in names: in.Call, or, when in.From is set, the call
+// read from the transcript of the workflow that scheduled this activity,
+// checked to be the call the workflow meant.
+func (a *Activities) toolCall(ctx context.Context, in RunToolInput) (model.ToolCall, error) {
+	if in.From == nil {
+		return in.Call, nil
+	}
 	if a.Transcripts == nil || callerRun(ctx).WorkflowID == "" {
 		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context and a transcript reader", transcript.ErrTypeMismatch, nil)
 	}
-	return a.Transcripts.Call(ctx, callerRun(ctx), ref, id)
+	return a.Transcripts.Call(ctx, callerRun(ctx), *in.From, in.Call.ID)
 }
 
 // callerRun is the run that scheduled the activity.
