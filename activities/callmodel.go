@@ -221,7 +221,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if in.Summarize != nil {
 		msgs = in.Summarize.request(msgs)
 	} else {
-		onText = stream.add
+		onText = stream.reply.Add // its watchers get each piece at once
 		tools = append(in.TodoTools.specs(), in.Tools...)
 		// Listing may start MCP servers, hence after the heartbeats start. A source
 		// that cannot list its tools now costs the model those tools for
