@@ -208,33 +208,53 @@ func (s Server) validate() error {
 	}
 	// Every reference must resolve now, so that a missing secret stops the
 	// worker at once rather than failing its first call.
-	check := func(field, v string) error {
-		if _, err := expand(v, os.LookupEnv); err != nil {
-			return fmt.Errorf("%s: %w", field, err)
-		}
-		return nil
-	}
-	fields := []struct{ name, value string }{{"command", s.Command}, {"cwd", s.Cwd}, {"url", s.URL}}
-	for i, a := range s.Args {
-		fields = append(fields, struct{ name, value string }{fmt.Sprintf("args[%d]", i), a})
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		fields = append(fields, struct{ name, value string }{"env." + k, s.Env[k]})
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		fields = append(fields, struct{ name, value string }{"headers." + k, s.Headers[k]})
-	}
-	for _, f := range fields {
-		if err := check(f.name, f.value); err != nil {
-			return err
-		}
+	x, _, err := s.expanded(os.LookupEnv)
+	if err != nil {
+		return err
 	}
 	if s.URL != "" {
-		raw, _ := expand(s.URL, os.LookupEnv)
-		u, err := url.Parse(raw)
+		u, err := url.Parse(x.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("url %q: want an http:// or https:// address", s.URL)
 		}
 	}
 	return nil
+}
+
+// expanded is s with the references of its fields replaced by their values
+// from lookup (see expand); an error names the field. pairs are, for each
+// field that a reference changed, its value and the field as written, for a
+// replacer that hides the values again; short values (a port, a flag) are
+// no secret and would be put back in the wrong places, so they are left out.
+func (s Server) expanded(lookup func(string) (string, bool)) (x Server, pairs []string, err error) {
+	field := func(name, v string) string {
+		if err != nil {
+			return ""
+		}
+		out, e := expand(v, lookup)
+		if e != nil {
+			err = fmt.Errorf("%s: %w", name, e)
+		}
+		if out != v && len(out) >= 4 {
+			pairs = append(pairs, out, v)
+		}
+		return out
+	}
+	x = s
+	x.Command = field("command", s.Command)
+	x.Args = make([]string, len(s.Args))
+	for i, a := range s.Args {
+		x.Args[i] = field(fmt.Sprintf("args[%d]", i), a)
+	}
+	x.Env = make(map[string]string, len(s.Env))
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		x.Env[k] = field("env."+k, s.Env[k])
+	}
+	x.Cwd = field("cwd", s.Cwd)
+	x.URL = field("url", s.URL)
+	x.Headers = make(map[string]string, len(s.Headers))
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		x.Headers[k] = field("headers."+k, s.Headers[k])
+	}
+	return x, pairs, err
 }

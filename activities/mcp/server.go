@@ -180,6 +180,10 @@ func result(res *sdk.CallToolResult) (string, error) {
 func (s *server) hide(text string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.hideLocked(text)
+}
+
+func (s *server) hideLocked(text string) string {
 	if s.redact == nil {
 		return text
 	}
@@ -356,11 +360,7 @@ func isExit(err error) bool {
 // references (a URL may hold a token), and without the chain of wrapped
 // errors, whose texts Temporal would record as they are.
 func (s *server) flatLocked(doing string, err error) error {
-	msg := fmt.Sprintf("MCP server %s: %s: %v", s.name, doing, err)
-	if s.redact != nil {
-		msg = s.redact.Replace(msg)
-	}
-	return errors.New(msg)
+	return errors.New(s.hideLocked(fmt.Sprintf("MCP server %s: %s: %v", s.name, doing, err)))
 }
 
 // transport builds what connects to the server, with the references of the
@@ -370,84 +370,50 @@ func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
 	// Each expanded field's value is put back as the field was written,
 	// and, after those, each variable's value as its reference: a server
 	// may quote the token of "Bearer ${TOKEN}" alone.
-	var pairs, vars []string // value, reference
-	lookup := func(name string) (string, bool) {
+	var vars []string // value, reference
+	x, pairs, err := s.cfg.expanded(func(name string) (string, bool) {
 		v, ok := os.LookupEnv(name)
 		if ok && len(v) >= 4 {
 			vars = append(vars, v, "${"+name+"}")
 		}
 		return v, ok
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	replacer := func() *strings.Replacer { return strings.NewReplacer(append(pairs, vars...)...) }
-	exp := func(field, v string) (string, error) {
-		x, err := expand(v, lookup)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", field, err)
-		}
-		// Short values (a port, a flag) are no secret and would be put
-		// back in the wrong places.
-		if x != v && len(x) >= 4 {
-			pairs = append(pairs, x, v)
-		}
-		return x, nil
-	}
+	redact := strings.NewReplacer(append(pairs, vars...)...)
 	if s.cfg.IsHTTP() {
-		endpoint, err := exp("url", s.cfg.URL)
-		if err != nil {
-			return nil, nil, err
-		}
-		u, err := url.Parse(endpoint)
+		u, err := url.Parse(x.URL)
 		if err != nil || u.Host == "" {
 			// Not the value: it may hold a token.
 			return nil, nil, errors.New("url: not an absolute URL once its references are filled in")
 		}
 		header := make(http.Header)
-		for k, v := range s.cfg.Headers {
-			x, err := exp("headers."+k, v)
-			if err != nil {
-				return nil, nil, err
-			}
-			header.Set(k, x)
+		for k, v := range x.Headers {
+			header.Set(k, v)
 		}
 		return &sdk.StreamableClientTransport{
-			Endpoint:   endpoint,
+			Endpoint:   x.URL,
 			HTTPClient: &http.Client{Transport: wireRoundTripper{base: &headerTransport{header: header, origin: origin(u), base: http.DefaultTransport}}},
-		}, replacer(), nil
+		}, redact, nil
 	}
 
-	command, err := exp("command", s.cfg.Command)
-	if err != nil {
-		return nil, nil, err
-	}
-	args := make([]string, len(s.cfg.Args))
-	for i, a := range s.cfg.Args {
-		if args[i], err = exp(fmt.Sprintf("args[%d]", i), a); err != nil {
-			return nil, nil, err
-		}
-	}
 	var own []string
-	for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
-		x, err := exp("env."+k, s.cfg.Env[k])
-		if err != nil {
-			return nil, nil, err
-		}
-		own = append(own, k+"="+x)
+	for _, k := range slices.Sorted(maps.Keys(x.Env)) {
+		own = append(own, k+"="+x.Env[k])
 	}
-	dir, err := exp("cwd", s.cfg.Cwd)
-	if err != nil {
-		return nil, nil, err
-	}
+	dir := x.Cwd
 	if !filepath.IsAbs(dir) && s.dir != "" {
 		dir = filepath.Join(s.dir, dir)
 	}
-	cmd := exec.Command(command, args...)
+	cmd := exec.Command(x.Command, x.Args...)
 	cmd.Env = childEnv(own)
 	cmd.Dir = dir
 	dieWithWorker(cmd)
 	cmd.Stderr = &prefixWriter{w: s.opts.Stderr, prefix: "mcp " + s.name + ": "}
 	// A grandchild holding stderr open must not keep the worker waiting.
 	cmd.WaitDelay = time.Second
-	return wireTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, replacer(), nil
+	return wireTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, redact, nil
 }
 
 // headerTransport adds the configured headers to the requests for a
