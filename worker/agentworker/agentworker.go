@@ -7,38 +7,21 @@
 //
 // Every worker of a task queue runs any workflow task, model call and
 // report, but a session's files are on one disk. So each worker also polls
-// a host queue of its own for tool calls (HostQueue: a name kept in its
-// state folder, or --host-queue), and a session sends all its tool calls to
-// the host queue of the worker that answered it first (package workflows,
-// "One workspace per session"). A worker restarted with the same state
-// folder polls the same host queue and serves the same sessions' files.
-//
-// # Worker Versioning
-//
-// With Options.Deployment and Options.BuildID (--deployment and --build-id)
-// the worker is one version of a worker deployment, and the sessions it
-// starts are pinned to it: a build whose command sequence differs takes
-// only the sessions started once it is the deployment's current version,
-// and the older build runs its own to their end. Without them the worker
-// is unversioned, as before. The host queue is never versioned.
+// a host queue of its own for tool calls (HostQueue, host.go), which
+// survives a restart with the same state folder; see docs/operations.md,
+// "Several workers". With Options.Deployment and Options.BuildID the
+// worker is one version of a worker deployment, and the sessions it starts
+// are pinned to it (deployment.go); the host queue is never versioned.
 //
 // # Your own worker
 //
-// A program of your own can be a todoflow worker with tools of its own, the
-// way a contrib package is added to an SDK worker: build a registry with
-// tools.DefaultRegistry and Register your tools (Go functions, with
-// tools.New), name an MCP configuration if you want MCP servers'
-// tools too, and run New's worker, or Run, which also registers the search
-// attributes. Dial connects as the worker binary does; DialWith also takes
-// a metrics handler and interceptors, such as package worker/telemetry's
-// Prometheus metrics and OpenTelemetry tracing. The activities report
-// todoflow's own metrics through the handler of the client the worker is
-// built on, so a client dialled with a handler of your own gets them too.
-// See the example of New, and examples/customtool for a whole main.
-//
-// A program that builds its own SDK worker (its task queue, its workflows,
-// its plugins) adds todoflow to it with NewPlugin, as a worker plugin
-// (worker.Options.Plugins): New is that plugin on a worker of its own.
+// A program of your own runs New's worker, or Run, with a tools.Registry
+// of its own tools (examples/customtool); one that builds its own SDK
+// worker adds todoflow to it with NewPlugin (plugin.go). Dial and DialWith
+// connect as the worker binary does, DialWith with a metrics handler and
+// interceptors (package worker/telemetry): the activities report todoflow's
+// metrics through the handler of the client the worker is built on. See
+// docs/operations.md, "Embedding".
 package agentworker
 
 import (
@@ -226,15 +209,7 @@ func Run(ctx context.Context, c client.Client, namespace string, opts Options) e
 	logger := cmp.Or(opts.Logger, slog.Default())
 	logger.Info("Worker polling; an interrupt stops it", "TaskQueue", cmp.Or(opts.TaskQueue, api.TaskQueue), "Namespace", namespace)
 	interrupt := make(chan any)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			close(interrupt)
-		case <-done:
-		}
-	}()
+	defer context.AfterFunc(ctx, func() { close(interrupt) })()
 	if err := w.Run(interrupt); err != nil {
 		return fmt.Errorf("worker stopped: %w", err)
 	}
@@ -318,23 +293,6 @@ func workspaceRoots(opts Options) (tools.Roots, error) {
 // DefaultRootFolder is the workspace root inside the state folder of a
 // worker that names none.
 const DefaultRootFolder = tools.WorkspacesFolder
-
-// splitList is the non-empty, trimmed items of a list separated by sep.
-func splitList(v, sep string) []string {
-	var out []string
-	for _, item := range strings.Split(v, sep) {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
-// truthy reports whether an environment variable's value means yes.
-func truthy(v string) bool {
-	b, err := strconv.ParseBool(strings.TrimSpace(v))
-	return err == nil && b
-}
 
 // NewModels resolves the model references of workflow inputs. The OpenAI
 // client is built once, on first use, from the worker's environment, so a
