@@ -96,23 +96,16 @@ type RunToolResult struct {
 // RunTool runs one tool call with the worker's registry
 // (tools.DefaultRegistry if a.Tools is nil).
 //
-// Whatever goes wrong with the call itself, the activity succeeds with an
-// error result, so that the model can read what happened and carry on: an
-// unknown tool, a tool the run does not allow (in.WorkerTools), malformed
-// arguments, a tool error, even a panic. The activity fails only when running
-// it again can help (the tool returned a tools.Retryable error, its source could
-// not list its tools, or the activity was cancelled or timed out), or when
-// the worker cannot provide the workspace, which the model cannot fix either
-// (non-retryable, type ErrTypeWorkspace). A tool that declares hints is not
-// run again after an interruption that may have let the call reach it,
-// unless its hints allow it: the model is told the call may or may not have
-// taken effect (resend.go). A call the input asks to hold (HoldDestructive)
-// is answered Held when the tool may destroy.
-//
-// While the tool runs, the activity heartbeats with its progress
-// (toolbeat.go).
-//
-// Every call is counted by tool and outcome (metrics.go).
+// Whatever goes wrong with the call itself (an unknown tool, one the run
+// does not allow, malformed arguments, a tool error, even a panic), the
+// activity succeeds with an error result, so that the model can read what
+// happened and carry on. It fails only when running it again can help (a
+// tools.Retryable error, a source that cannot list its tools, cancellation
+// or a timeout), or when the worker cannot provide the workspace, which the
+// model cannot fix either (ErrTypeWorkspace, not retryable). resend.go says
+// when an interrupted call runs again and when a call is held; toolbeat.go,
+// how the activity heartbeats while the tool runs; metrics.go, how calls
+// are counted.
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolResult, err error) {
 	// What the call came to, for the metric: the tool's name once the
 	// worker knows it, and the outcome of an answer without error.

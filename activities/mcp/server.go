@@ -107,15 +107,10 @@ func (s *server) Tools(ctx context.Context) ([]tools.Tool, error) {
 
 // call calls the server's tool remote with args (a JSON object); progress,
 // when not nil, takes the server's progress notifications for the call.
-//
-// What the model can act on is a plain error: the server refused the call
-// (a JSON-RPC error: no such tool, bad arguments) or the tool reported an
-// error (isError). A server that cannot be reached is a tools.Unsent
-// error, so that RunTool's retry policy tries again (and the next attempt
-// starts the server again); one that broke off after the request may have
-// reached it (wire.go) is Retryable, and RunTool runs the call again only if
-// the tool's hints allow it. After the last attempt the workflow answers
-// the model with the error.
+// What the model can act on (a JSON-RPC error, isError) is a plain error; a
+// server that cannot be reached is tools.Unsent, one that broke off after
+// the request may have reached it (wire.go) tools.Retryable, which RunTool
+// sends again only as the tool's hints allow.
 func (s *server) call(ctx context.Context, remote string, args json.RawMessage, progress func(tools.Progress)) (string, error) {
 	s.mu.Lock()
 	cs, err := s.connectLocked(ctx)
@@ -247,14 +242,10 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 	return cs, nil
 }
 
-// listLocked lists the server's tools and makes them tools for the model:
-// named mcp__<server>__<tool> (see names.go), described and with the input
-// schema the server gave, and with its annotations as hints (see hints). A
-// tool that cannot be offered (its name clashes with another's once made
-// fit, its schema is not an object) is left out and logged; it does not
-// cost the server's other tools. Tools that must run as tasks (MCP tasks,
-// taskSupport "required"; the client does not run tools as tasks) are left
-// out with one log line for the listing.
+// listLocked lists the server's tools and makes them tools for the model
+// (names.go, hints). A tool that cannot be offered (its name clashes once
+// made fit, its schema is not an object, it must run as an MCP task) is
+// left out and logged, and does not cost the server's other tools.
 func (s *server) listLocked(ctx context.Context, cs *sdk.ClientSession) error {
 	// Cleared before listing, so that a change announced meanwhile is
 	// listed next time.
