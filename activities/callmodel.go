@@ -105,8 +105,9 @@ func (s *Summarize) request(msgs []model.Message) []model.Message {
 // shorter ones whole), and a cut piece keeps its beginning and its end, which
 // usually say what it was and how it ended, around a marker of what was cut.
 func shorten(pieces []string, maxBytes int) []string {
-	total := 0
-	for _, p := range pieces {
+	lens, total := make([]int, len(pieces)), 0
+	for i, p := range pieces {
+		lens[i] = len(p)
 		total += len(p)
 	}
 	if total <= maxBytes {
@@ -114,10 +115,6 @@ func shorten(pieces []string, maxBytes int) []string {
 	}
 	// The largest share that fits: lengths sorted, the shorter pieces
 	// whole, the rest cut to an equal share of what is left.
-	lens := make([]int, len(pieces))
-	for i, p := range pieces {
-		lens[i] = len(p)
-	}
 	slices.Sort(lens)
 	share, left := 0, maxBytes
 	for i, n := range lens {

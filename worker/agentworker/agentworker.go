@@ -221,6 +221,8 @@ func Run(ctx context.Context, c client.Client, namespace string, opts Options) e
 // error, so that a typo stops the worker instead of flooding transcripts.
 func toolOutputMax(n int) (int, error) {
 	source := "ToolOutputMax"
+	want := fmt.Sprintf("want a number of bytes from %d to %d (default %d)",
+		activities.MinToolOutputMax, activities.MaxToolOutputMax, activities.DefaultToolOutputMax)
 	if n == 0 {
 		v := strings.TrimSpace(os.Getenv(EnvToolOutputMax))
 		if v == "" {
@@ -228,14 +230,12 @@ func toolOutputMax(n int) (int, error) {
 		}
 		var err error
 		if n, err = strconv.Atoi(v); err != nil {
-			return 0, fmt.Errorf("%s=%q: want a number of bytes from %d to %d (default %d)",
-				EnvToolOutputMax, v, activities.MinToolOutputMax, activities.MaxToolOutputMax, activities.DefaultToolOutputMax)
+			return 0, fmt.Errorf("%s=%q: %s", EnvToolOutputMax, v, want)
 		}
 		source = EnvToolOutputMax
 	}
 	if n < activities.MinToolOutputMax || n > activities.MaxToolOutputMax {
-		return 0, fmt.Errorf("%s is %d: want a number of bytes from %d to %d (default %d)",
-			source, n, activities.MinToolOutputMax, activities.MaxToolOutputMax, activities.DefaultToolOutputMax)
+		return 0, fmt.Errorf("%s is %d: %s", source, n, want)
 	}
 	return n, nil
 }
