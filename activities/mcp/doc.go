@@ -9,10 +9,10 @@
 // config.go reads the file other MCP clients read (Load, Config.Validate)
 // and refuses a bad one with one line naming the file and the server, so
 // that the worker refuses to start rather than fail its first call.
-// ${NAME} references (expand.go) are replaced only when a server starts,
-// in memory: secrets stay in the worker's environment, never in the file,
-// a run's input or its history, and error texts get the references back
-// in place of their values (server.hide).
+// ${NAME} references (expand.go) are replaced only when a server starts
+// (transport.go), in memory: secrets stay in the worker's environment,
+// never in the file, a run's input or its history, and error texts get the
+// references back in place of their values (server.hide).
 //
 // # Tools
 //
