@@ -136,7 +136,7 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 
 	reg := a.registry()
 	allow := in.WorkerTools
-	if in.Call, err = a.toolCall(ctx, in); err != nil {
+	if in.Call, err = a.readCall(ctx, in); err != nil {
 		return RunToolResult{}, err
 	}
 	if !todo.Allowed(allow, in.Call.Name) {
@@ -204,7 +204,9 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	env := tools.Env{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites,
 		Progress: beat.progress, ShowDiff: diff.show}
 	reached = true
-	content, err := runSafely(ctx, tool, env, in.Call)
+	content, err := safely(ctx, in.Call.Name, "tool", func() (string, error) {
+		return tool.Run(ctx, env, in.Call.Arguments)
+	})
 	if err == nil {
 		return RunToolResult{Content: truncateOutput(in.Call.Name, content, limit), Diff: diff.bounded()}, nil
 	}
@@ -255,17 +257,18 @@ func truncateOutput(tool, out string, limit int) string {
 		tool, kept, len(out), len(out)-kept, limit, tool)
 }
 
-// runSafely runs the tool, turning a panic into an error: a tool that panics
-// on some arguments would panic again on every retry, so the model is told
-// instead, and the stack goes to the worker's log.
-func runSafely(ctx context.Context, tool tools.Tool, env tools.Env, call model.ToolCall) (content string, err error) {
+// safely runs a tool's run or preview (what), turning a panic into an
+// error: a tool that panics on some arguments would panic again on every
+// retry, so the model (or, for a preview, the user) is told instead, and
+// the stack goes to the worker's log.
+func safely[T any](ctx context.Context, tool, what string, f func() (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			activity.GetLogger(ctx).Error("Tool panicked", "Tool", call.Name, "Panic", r, "Stack", string(debug.Stack()))
-			err = fmt.Errorf("%s: the tool failed unexpectedly (panic: %v)", call.Name, r)
+			activity.GetLogger(ctx).Error("Tool panicked", "Tool", tool, "What", what, "Panic", r, "Stack", string(debug.Stack()))
+			err = fmt.Errorf("%s: the %s failed unexpectedly (panic: %v)", tool, what, r)
 		}
 	}()
-	return tool.Run(ctx, env, call.Arguments)
+	return f()
 }
 
 // registry is the worker's tools, tools.DefaultRegistry when it names none.
@@ -310,10 +313,10 @@ func (a *Activities) workspace(in RunToolInput) (tools.Workspace, error) {
 	return tools.OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, name))
 }
 
-// toolCall is the call in names: in.Call, or, when in.From is set, the call
+// readCall is the call in names: in.Call, or, when in.From is set, the call
 // read from the transcript of the workflow that scheduled this activity,
 // checked to be the call the workflow meant.
-func (a *Activities) toolCall(ctx context.Context, in RunToolInput) (model.ToolCall, error) {
+func (a *Activities) readCall(ctx context.Context, in RunToolInput) (model.ToolCall, error) {
 	if in.From == nil {
 		return in.Call, nil
 	}
