@@ -19,12 +19,7 @@ import (
 const EnvConfig = "TODOFLOW_MCP_CONFIG"
 
 // Config is an MCP configuration: the servers whose tools the worker offers.
-// Its file is the one other MCP clients read:
-//
-//	{"mcpServers": {
-//	  "files":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]},
-//	  "orders": {"url": "https://orders.example/mcp", "headers": {"Authorization": "Bearer ${ORDERS_TOKEN}"}}
-//	}}
+// Its file is the one other MCP clients read (docs/tools.md has an example).
 type Config struct {
 	// Servers by name; the name is the middle of their tools' names
 	// (mcp__<name>__<tool>).
@@ -40,13 +35,9 @@ type Config struct {
 // Server is one MCP server: a command run with its standard input and output
 // as the transport (stdio), or the URL of a Streamable HTTP endpoint.
 //
-// Command, Args, Env values, Cwd, URL and Headers values may refer to the
-// worker's environment as ${NAME}, or ${NAME:-default} for a value used when
-// NAME is unset or empty. References are replaced when the server is started
-// and only in the worker's memory, so that secrets (a token in a header) stay
-// in the environment and never enter workflow history. A reference to a
-// variable that is unset, without a default, is refused when the
-// configuration is checked.
+// Its strings may refer to the worker's environment as ${NAME} or
+// ${NAME:-default} (see expand), replaced only in the worker's memory when
+// the server starts, so that secrets never enter workflow history.
 type Server struct {
 	// Type is "stdio" or "http" ("streamable-http" too); empty means the
 	// one that fits what is set, Command or URL.
@@ -154,10 +145,7 @@ func (c Config) Validate() error {
 		if srv.Disabled {
 			continue
 		}
-		if err := checkServerName(name); err != nil {
-			return fmt.Errorf("%s: server %q: %w", where, name, err)
-		}
-		if err := srv.validate(); err != nil {
+		if err := srv.validate(name); err != nil {
 			return fmt.Errorf("%s: server %q: %w", where, name, err)
 		}
 		p := prefix(name)
@@ -174,17 +162,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func checkServerName(name string) error {
+// validate checks the server called name.
+func (s Server) validate(name string) error {
 	switch {
 	case name == "":
 		return errors.New("the name is empty")
 	case len(name) > maxServerName:
 		return fmt.Errorf("the name is longer than %d characters", maxServerName)
 	}
-	return nil
-}
-
-func (s Server) validate() error {
 	switch s.Type {
 	case "", "stdio", "http", "streamable-http", "streamableHttp":
 	case "sse":

@@ -20,11 +20,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// How the client reaches a server: a command's standard input and output,
-// or a Streamable HTTP endpoint, with the configuration's references filled
-// in and the credentials kept to the configured origin.
-
-// transport builds what connects to the server, with the references of the
+// transport builds what connects to the server (a command's standard input
+// and output, or a Streamable HTTP endpoint), with the references of the
 // configuration replaced by their values now (secrets stay in memory only),
 // and the replacer that hides those values again in error messages.
 func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
