@@ -81,3 +81,7 @@ type Activities struct {
 	// preview in the heartbeat details only.
 	Streams *replystream.Server
 }
+
+// EnvSubagentModels is the environment variable of the worker's
+// SubagentModels: patterns separated by commas.
+const EnvSubagentModels = "TODOFLOW_SUBAGENT_MODELS"

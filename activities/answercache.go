@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/todoflow/todoflow/model"
@@ -66,7 +65,6 @@ type AnswerCache struct {
 	size    int64
 	entries map[AnswerKey]*list.Element // of *keptAnswer
 	byAge   *list.List                  // newest first
-	hits    atomic.Int64
 }
 
 type keptAnswer struct {
@@ -89,9 +87,6 @@ func NewAnswerCache(maxBytes int64, maxAge time.Duration) *AnswerCache {
 	return &AnswerCache{max: maxBytes, maxAge: maxAge, now: time.Now, entries: map[AnswerKey]*list.Element{}, byAge: list.New()}
 }
 
-// Hits counts the answers the cache gave back: provider calls saved.
-func (c *AnswerCache) Hits() int64 { return c.hits.Load() }
-
 // Get returns the answer kept for key, if it is there and young enough.
 func (c *AnswerCache) Get(key AnswerKey) (model.Response, bool) {
 	c.mu.Lock()
@@ -101,7 +96,6 @@ func (c *AnswerCache) Get(key AnswerKey) (model.Response, bool) {
 	if !ok {
 		return model.Response{}, false
 	}
-	c.hits.Add(1)
 	// A copy: the caller may fill in what the answer lacks.
 	resp := el.Value.(*keptAnswer).resp
 	resp.ToolCalls = append([]model.ToolCall(nil), resp.ToolCalls...)

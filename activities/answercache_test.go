@@ -36,9 +36,6 @@ func TestAnswerCacheKeys(t *testing.T) {
 	if again, _ := c.Get(kept); again.ToolCalls[0].ID != "c1" {
 		t.Errorf("a caller's change reached the cache: id %q", again.ToolCalls[0].ID)
 	}
-	if c.Hits() != 3 {
-		t.Errorf("%d hits, want 3", c.Hits())
-	}
 }
 
 func TestAnswerCacheEvicts(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/todoflow/todoflow/activities/tools"
 	"github.com/todoflow/todoflow/internal/text"
 	"github.com/todoflow/todoflow/model"
 	"github.com/todoflow/todoflow/todo"
@@ -106,8 +105,9 @@ func (s *Summarize) request(msgs []model.Message) []model.Message {
 // shorter ones whole), and a cut piece keeps its beginning and its end, which
 // usually say what it was and how it ended, around a marker of what was cut.
 func shorten(pieces []string, maxBytes int) []string {
-	total := 0
-	for _, p := range pieces {
+	lens, total := make([]int, len(pieces)), 0
+	for i, p := range pieces {
+		lens[i] = len(p)
 		total += len(p)
 	}
 	if total <= maxBytes {
@@ -115,10 +115,6 @@ func shorten(pieces []string, maxBytes int) []string {
 	}
 	// The largest share that fits: lengths sorted, the shorter pieces
 	// whole, the rest cut to an equal share of what is left.
-	lens := make([]int, len(pieces))
-	for i, p := range pieces {
-		lens[i] = len(p)
-	}
 	slices.Sort(lens)
 	share, left := 0, maxBytes
 	for i, n := range lens {
@@ -191,7 +187,8 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if a.Models == nil {
 		return model.Response{}, temporal.NewNonRetryableApplicationError("worker has no model resolver", ErrTypeModelConfig, nil)
 	}
-	if in.ModelChosen && !a.subagentModelAllowed(in.Model) {
+	// SubagentModels are patterns as the input's "tools" are, but none allows none.
+	if in.ModelChosen && (len(a.SubagentModels) == 0 || !todo.Allowed(a.SubagentModels, in.Model)) {
 		return model.Response{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"model %q was chosen for this subagent by its parent agent; this worker lets a subagent use only its parent's model, or one its operator allows (worker --subagent-model PATTERN, %s)",
 			in.Model, EnvSubagentModels), ErrTypeModelConfig, nil)
@@ -221,7 +218,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 	if in.Summarize != nil {
 		msgs = in.Summarize.request(msgs)
 	} else {
-		onText = stream.add
+		onText = stream.reply.Add // its watchers get each piece at once
 		tools = append(in.TodoTools.specs(), in.Tools...)
 		// Listing may start MCP servers, hence after the heartbeats start. A source
 		// that cannot list its tools now costs the model those tools for
@@ -263,7 +260,7 @@ func (a *Activities) CallModel(ctx context.Context, in CallModelInput) (model.Re
 			// a summary's is empty.
 			return model.Response{}, temporal.NewCanceledError(stream.details())
 		}
-		return model.Response{}, classify(err, attempt(ctx), retryPolicy(ctx))
+		return model.Response{}, classify(err, attempt(ctx), running(ctx).info.RetryPolicy)
 	}
 	if n := answerSize(resp); n > MaxAnswerBytes {
 		// The answer is the activity's result, an event of history: one
@@ -340,13 +337,6 @@ func (a *Activities) callMessages(ctx context.Context, in CallModelInput) ([]mod
 	}
 	run := transcript.Run{Namespace: cmp.Or(running(ctx).info.WorkflowNamespace, a.Namespace), WorkflowID: in.WorkflowID, RunID: in.RunID}
 	return a.Transcripts.Messages(ctx, run, in.New, in.Spans)
-}
-
-func (a *Activities) registry() *tools.Registry {
-	if a.Tools == nil {
-		return defaultRegistry()
-	}
-	return a.Tools
 }
 
 // classify turns a model error into the Temporal error that makes the

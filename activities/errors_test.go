@@ -261,7 +261,7 @@ func TestCallModelErrorTypes(t *testing.T) {
 // A tool call read outside an activity cannot be checked against the
 // transcript, and says so with the mismatch type.
 func TestReadCallOutsideActivity(t *testing.T) {
-	_, err := (&Activities{}).readCall(context.Background(), transcript.CallRef{}, "call_1")
+	_, err := (&Activities{}).readCall(context.Background(), RunToolInput{From: &transcript.CallRef{}, Call: model.ToolCall{ID: "call_1"}})
 	wantAppErr(t, err, transcript.ErrTypeMismatch, true)
 }
 

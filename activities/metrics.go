@@ -46,45 +46,27 @@ const (
 	MetricToolCalls = "todoflow_tool_calls"
 )
 
-// Tag names and values of todoflow's metrics.
+// Tag names and values of todoflow's metrics; docs/observability.md says
+// what each outcome means to an operator.
 const (
 	TagModel   = "model"
 	TagOutcome = "outcome"
 	TagKind    = "kind"
 	TagTool    = "tool"
 
-	// OutcomeOK: the model answered; the tool ran and returned its output.
-	OutcomeOK = "ok"
-	// OutcomeError: a model call failed in a way a retry may fix (a 429,
-	// a 5xx, a timeout, a refused connection); a tool returned an error (or
-	// panicked), which the model reads as an error tool message.
-	OutcomeError = "error"
-	// OutcomeRejected: the provider refused the request for good (a 401,
-	// a 400, an unknown model); the turn ends with the error.
-	OutcomeRejected = "rejected"
-	// OutcomeContextOverflow: the request did not fit the model's context;
-	// the workflow shortens the transcript and calls again.
-	OutcomeContextOverflow = "context_overflow"
-	// OutcomeRefused: the run does not allow the tool (its input's tools).
-	OutcomeRefused = "refused"
-	// OutcomeUnknown: the worker has no tool of that name.
-	OutcomeUnknown = "unknown"
-	// OutcomeHeld: the tool may destroy and the run wants such calls
-	// approved first (RunToolInput.HoldDestructive); nothing ran.
-	OutcomeHeld = "held"
-	// OutcomeUncertain: the call was interrupted after it may have reached
-	// a tool that is not sent a call twice (resend.go); the model is told.
-	OutcomeUncertain = "uncertain"
-	// OutcomeFailed: the RunTool attempt failed without an answer for the
-	// model (the tool asked for a retry, its MCP server could not be
-	// reached, the workspace or the call could not be read); Temporal runs
-	// it again when it may.
-	OutcomeFailed = "failed"
-	// OutcomeCanceled: the attempt was cancelled or timed out.
-	OutcomeCanceled = "canceled"
+	OutcomeOK              = "ok"
+	OutcomeError           = "error"            // retryable model error; a tool's error message
+	OutcomeRejected        = "rejected"         // the provider refused the request for good
+	OutcomeContextOverflow = "context_overflow" // the workflow shortens the transcript
+	OutcomeRefused         = "refused"          // the run does not allow the tool
+	OutcomeUnknown         = "unknown"          // the worker has no tool of that name
+	OutcomeHeld            = "held"             // held for approval (RunToolInput.HoldDestructive)
+	OutcomeUncertain       = "uncertain"        // interrupted after it may have reached the tool (resend.go)
+	OutcomeFailed          = "failed"           // a RunTool attempt failed without an answer
+	OutcomeCanceled        = "canceled"         // the attempt was cancelled or timed out
 	// OutcomeReused: a model call's attempt returned the answer an
-	// earlier attempt of the call got on this worker (its completion was
-	// not recorded, see AnswerCache); the provider was not asked.
+	// earlier attempt of the call got on this worker (see AnswerCache); the
+	// provider was not asked.
 	OutcomeReused = "reused"
 
 	TokensPrompt     = "prompt"

@@ -3,7 +3,6 @@ package activities
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/todoflow/todoflow/activities/tools"
@@ -43,21 +42,14 @@ func Previews(tool string) bool { return tool == "write_file" }
 // workspace. Whatever keeps it from a diff is said in the answer's
 // Unavailable; it fails only when the call cannot be read.
 func (a *Activities) PreviewTool(ctx context.Context, in RunToolInput) (api.CallDiff, error) {
-	if in.From != nil {
-		call, err := a.readCall(ctx, *in.From, in.Call.ID)
-		if err != nil {
-			return api.CallDiff{}, err
-		}
-		in.Call = call
-	}
-	reg := a.Tools
-	if reg == nil {
-		reg = defaultRegistry()
+	var err error
+	if in.Call, err = a.readCall(ctx, in); err != nil {
+		return api.CallDiff{}, err
 	}
 	if !todo.Allowed(in.WorkerTools, in.Call.Name) {
 		return unavailable("tool %s is not allowed in this run", in.Call.Name), nil
 	}
-	tool, ok, err := reg.Find(ctx, in.Call.Name)
+	tool, ok, err := a.registry().Find(ctx, in.Call.Name)
 	switch {
 	case err != nil:
 		return unavailable("tool %s: %v", in.Call.Name, err), nil
@@ -75,7 +67,9 @@ func (a *Activities) PreviewTool(ctx context.Context, in RunToolInput) (api.Call
 	}
 	defer ws.Close()
 	env := tools.Env{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: a.toolOutputMax(), VCSWrites: a.VCSWrites}
-	diff, err := previewSafely(ctx, p, env, in.Call.Arguments)
+	diff, err := safely(ctx, in.Call.Name, "preview", func() (api.CallDiff, error) {
+		return p.Preview(ctx, env, in.Call.Arguments)
+	})
 	if err != nil {
 		return unavailable("the call would fail: %v", err), nil
 	}
@@ -83,17 +77,6 @@ func (a *Activities) PreviewTool(ctx context.Context, in RunToolInput) (api.Call
 	diff.Hunks = taken.bounded()
 	diff.Unavailable = text.Cut(diff.Unavailable, api.MaxUnavailableBytes)
 	return diff, nil
-}
-
-// previewSafely runs p's preview, turning a panic into an error, as
-// runSafely does a tool's run.
-func previewSafely(ctx context.Context, p tools.Previewer, env tools.Env, args json.RawMessage) (diff api.CallDiff, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: the preview failed unexpectedly (panic: %v)", p.Spec().Name, r)
-		}
-	}()
-	return p.Preview(ctx, env, args)
 }
 
 // unavailable is a preview's answer that says why it has no diff.

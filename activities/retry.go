@@ -13,10 +13,6 @@ import (
 // attempt is the number of the running activity's attempt.
 func attempt(ctx context.Context) int32 { return running(ctx).info.Attempt }
 
-// retryPolicy is the policy the running activity is retried under; nil when
-// the server did not send it.
-func retryPolicy(ctx context.Context) *temporal.RetryPolicy { return running(ctx).info.RetryPolicy }
-
 // minRetryAfter is the least a provider's Retry-After makes the server wait
 // before the next attempt. The server takes an error's NextRetryDelay in
 // place of its backoff, so a storm of 429s with "Retry-After: 1" obeyed to

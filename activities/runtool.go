@@ -96,23 +96,16 @@ type RunToolResult struct {
 // RunTool runs one tool call with the worker's registry
 // (tools.DefaultRegistry if a.Tools is nil).
 //
-// Whatever goes wrong with the call itself, the activity succeeds with an
-// error result, so that the model can read what happened and carry on: an
-// unknown tool, a tool the run does not allow (in.WorkerTools), malformed
-// arguments, a tool error, even a panic. The activity fails only when running
-// it again can help (the tool returned a tools.Retryable error, its source could
-// not list its tools, or the activity was cancelled or timed out), or when
-// the worker cannot provide the workspace, which the model cannot fix either
-// (non-retryable, type ErrTypeWorkspace). A tool that declares hints is not
-// run again after an interruption that may have let the call reach it,
-// unless its hints allow it: the model is told the call may or may not have
-// taken effect (resend.go). A call the input asks to hold (HoldDestructive)
-// is answered Held when the tool may destroy.
-//
-// While the tool runs, the activity heartbeats with its progress
-// (toolbeat.go).
-//
-// Every call is counted by tool and outcome (metrics.go).
+// Whatever goes wrong with the call itself (an unknown tool, one the run
+// does not allow, malformed arguments, a tool error, even a panic), the
+// activity succeeds with an error result, so that the model can read what
+// happened and carry on. It fails only when running it again can help (a
+// tools.Retryable error, a source that cannot list its tools, cancellation
+// or a timeout), or when the worker cannot provide the workspace, which the
+// model cannot fix either (ErrTypeWorkspace, not retryable). resend.go says
+// when an interrupted call runs again and when a call is held; toolbeat.go,
+// how the activity heartbeats while the tool runs; metrics.go, how calls
+// are counted.
 func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolResult, err error) {
 	// What the call came to, for the metric: the tool's name once the
 	// worker knows it, and the outcome of an answer without error.
@@ -141,17 +134,10 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 		}
 	}()
 
-	reg := a.Tools
-	if reg == nil {
-		reg = defaultRegistry()
-	}
+	reg := a.registry()
 	allow := in.WorkerTools
-	if in.From != nil {
-		call, err := a.readCall(ctx, *in.From, in.Call.ID)
-		if err != nil {
-			return RunToolResult{}, err
-		}
-		in.Call = call
+	if in.Call, err = a.readCall(ctx, in); err != nil {
+		return RunToolResult{}, err
 	}
 	if !todo.Allowed(allow, in.Call.Name) {
 		if _, ok := reg.Lookup(in.Call.Name); ok {
@@ -218,7 +204,9 @@ func (a *Activities) RunTool(ctx context.Context, in RunToolInput) (res RunToolR
 	env := tools.Env{WorkflowID: in.WorkflowID, AgentID: in.AgentID, Workspace: ws, OutputMax: limit, VCSWrites: a.VCSWrites,
 		Progress: beat.progress, ShowDiff: diff.show}
 	reached = true
-	content, err := runSafely(ctx, tool, env, in.Call)
+	content, err := safely(ctx, in.Call.Name, "tool", func() (string, error) {
+		return tool.Run(ctx, env, in.Call.Arguments)
+	})
 	if err == nil {
 		return RunToolResult{Content: truncateOutput(in.Call.Name, content, limit), Diff: diff.bounded()}, nil
 	}
@@ -269,17 +257,26 @@ func truncateOutput(tool, out string, limit int) string {
 		tool, kept, len(out), len(out)-kept, limit, tool)
 }
 
-// runSafely runs the tool, turning a panic into an error: a tool that panics
-// on some arguments would panic again on every retry, so the model is told
-// instead, and the stack goes to the worker's log.
-func runSafely(ctx context.Context, tool tools.Tool, env tools.Env, call model.ToolCall) (content string, err error) {
+// safely runs a tool's run or preview (what), turning a panic into an
+// error: a tool that panics on some arguments would panic again on every
+// retry, so the model (or, for a preview, the user) is told instead, and
+// the stack goes to the worker's log.
+func safely[T any](ctx context.Context, tool, what string, f func() (T, error)) (v T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			activity.GetLogger(ctx).Error("Tool panicked", "Tool", call.Name, "Panic", r, "Stack", string(debug.Stack()))
-			err = fmt.Errorf("%s: the tool failed unexpectedly (panic: %v)", call.Name, r)
+			activity.GetLogger(ctx).Error("Tool panicked", "Tool", tool, "What", what, "Panic", r, "Stack", string(debug.Stack()))
+			err = fmt.Errorf("%s: the %s failed unexpectedly (panic: %v)", tool, what, r)
 		}
 	}()
-	return tool.Run(ctx, env, call.Arguments)
+	return f()
+}
+
+// registry is the worker's tools, tools.DefaultRegistry when it names none.
+func (a *Activities) registry() *tools.Registry {
+	if a.Tools == nil {
+		return defaultRegistry()
+	}
+	return a.Tools
 }
 
 // defaultRegistry is shared by every Activities without Tools, so that it is
@@ -316,13 +313,17 @@ func (a *Activities) workspace(in RunToolInput) (tools.Workspace, error) {
 	return tools.OpenWorkspace(filepath.Join(a.StateDir, SessionsFolder, name))
 }
 
-// readCall reads a tool call from the transcript of the workflow that
-// scheduled this activity, and checks it is the call the workflow meant.
-func (a *Activities) readCall(ctx context.Context, ref transcript.CallRef, id string) (model.ToolCall, error) {
+// readCall is the call in names: in.Call, or, when in.From is set, the call
+// read from the transcript of the workflow that scheduled this activity,
+// checked to be the call the workflow meant.
+func (a *Activities) readCall(ctx context.Context, in RunToolInput) (model.ToolCall, error) {
+	if in.From == nil {
+		return in.Call, nil
+	}
 	if a.Transcripts == nil || callerRun(ctx).WorkflowID == "" {
 		return model.ToolCall{}, temporal.NewNonRetryableApplicationError("a tool call by reference needs an activity context and a transcript reader", transcript.ErrTypeMismatch, nil)
 	}
-	return a.Transcripts.Call(ctx, callerRun(ctx), ref, id)
+	return a.Transcripts.Call(ctx, callerRun(ctx), *in.From, in.Call.ID)
 }
 
 // callerRun is the run that scheduled the activity.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // What names a session's folders on a worker: the workspace of a run that
@@ -68,7 +69,7 @@ func legacyFolder(id string) string {
 	var b strings.Builder
 	for i := 0; i < len(id); i++ {
 		c := id[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' {
+		if text.IsAlnum(rune(c)) || c == '-' || c == '_' || c == '.' {
 			b.WriteByte(c)
 		} else {
 			fmt.Fprintf(&b, "%%%02X", c)

@@ -47,8 +47,9 @@ type replyStream struct {
 	stop  func()
 }
 
-// streamReply starts keeping a model call's reply and heartbeating; add
-// receives the reply's pieces, stop ends both (and the watchers' streams).
+// streamReply starts keeping a model call's reply and heartbeating;
+// reply.Add receives the reply's pieces, stop ends both (and the watchers'
+// streams).
 func (a *Activities) streamReply(ctx context.Context, in CallModelInput) *replyStream {
 	s := &replyStream{head: api.ReplyStream{AgentID: in.AgentID, Turn: in.Turn, Call: in.Call}}
 	if a.Streams != nil {
@@ -67,9 +68,6 @@ func (a *Activities) streamReply(ctx context.Context, in CallModelInput) *replyS
 	}
 	return s
 }
-
-// add appends a piece of the reply; its watchers get it at once.
-func (s *replyStream) add(piece string) { s.reply.Add(piece) }
 
 // details are the heartbeat details now: the call and its text so far.
 func (s *replyStream) details() api.ReplyStream {

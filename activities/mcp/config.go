@@ -19,12 +19,7 @@ import (
 const EnvConfig = "TODOFLOW_MCP_CONFIG"
 
 // Config is an MCP configuration: the servers whose tools the worker offers.
-// Its file is the one other MCP clients read:
-//
-//	{"mcpServers": {
-//	  "files":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]},
-//	  "orders": {"url": "https://orders.example/mcp", "headers": {"Authorization": "Bearer ${ORDERS_TOKEN}"}}
-//	}}
+// Its file is the one other MCP clients read (docs/tools.md has an example).
 type Config struct {
 	// Servers by name; the name is the middle of their tools' names
 	// (mcp__<name>__<tool>).
@@ -40,13 +35,9 @@ type Config struct {
 // Server is one MCP server: a command run with its standard input and output
 // as the transport (stdio), or the URL of a Streamable HTTP endpoint.
 //
-// Command, Args, Env values, Cwd, URL and Headers values may refer to the
-// worker's environment as ${NAME}, or ${NAME:-default} for a value used when
-// NAME is unset or empty. References are replaced when the server is started
-// and only in the worker's memory, so that secrets (a token in a header) stay
-// in the environment and never enter workflow history. A reference to a
-// variable that is unset, without a default, is refused when the
-// configuration is checked.
+// Its strings may refer to the worker's environment as ${NAME} or
+// ${NAME:-default} (see expand), replaced only in the worker's memory when
+// the server starts, so that secrets never enter workflow history.
 type Server struct {
 	// Type is "stdio" or "http" ("streamable-http" too); empty means the
 	// one that fits what is set, Command or URL.
@@ -154,10 +145,7 @@ func (c Config) Validate() error {
 		if srv.Disabled {
 			continue
 		}
-		if err := checkServerName(name); err != nil {
-			return fmt.Errorf("%s: server %q: %w", where, name, err)
-		}
-		if err := srv.validate(); err != nil {
+		if err := srv.validate(name); err != nil {
 			return fmt.Errorf("%s: server %q: %w", where, name, err)
 		}
 		p := prefix(name)
@@ -174,17 +162,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func checkServerName(name string) error {
+// validate checks the server called name.
+func (s Server) validate(name string) error {
 	switch {
 	case name == "":
 		return errors.New("the name is empty")
 	case len(name) > maxServerName:
 		return fmt.Errorf("the name is longer than %d characters", maxServerName)
 	}
-	return nil
-}
-
-func (s Server) validate() error {
 	switch s.Type {
 	case "", "stdio", "http", "streamable-http", "streamableHttp":
 	case "sse":
@@ -208,33 +193,53 @@ func (s Server) validate() error {
 	}
 	// Every reference must resolve now, so that a missing secret stops the
 	// worker at once rather than failing its first call.
-	check := func(field, v string) error {
-		if _, err := expand(v, os.LookupEnv); err != nil {
-			return fmt.Errorf("%s: %w", field, err)
-		}
-		return nil
-	}
-	fields := []struct{ name, value string }{{"command", s.Command}, {"cwd", s.Cwd}, {"url", s.URL}}
-	for i, a := range s.Args {
-		fields = append(fields, struct{ name, value string }{fmt.Sprintf("args[%d]", i), a})
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		fields = append(fields, struct{ name, value string }{"env." + k, s.Env[k]})
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-		fields = append(fields, struct{ name, value string }{"headers." + k, s.Headers[k]})
-	}
-	for _, f := range fields {
-		if err := check(f.name, f.value); err != nil {
-			return err
-		}
+	x, _, err := s.expanded(os.LookupEnv)
+	if err != nil {
+		return err
 	}
 	if s.URL != "" {
-		raw, _ := expand(s.URL, os.LookupEnv)
-		u, err := url.Parse(raw)
+		u, err := url.Parse(x.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("url %q: want an http:// or https:// address", s.URL)
 		}
 	}
 	return nil
+}
+
+// expanded is s with the references of its fields replaced by their values
+// from lookup (see expand); an error names the field. pairs are, for each
+// field that a reference changed, its value and the field as written, for a
+// replacer that hides the values again; short values (a port, a flag) are
+// no secret and would be put back in the wrong places, so they are left out.
+func (s Server) expanded(lookup func(string) (string, bool)) (x Server, pairs []string, err error) {
+	field := func(name, v string) string {
+		if err != nil {
+			return ""
+		}
+		out, e := expand(v, lookup)
+		if e != nil {
+			err = fmt.Errorf("%s: %w", name, e)
+		}
+		if out != v && len(out) >= 4 {
+			pairs = append(pairs, out, v)
+		}
+		return out
+	}
+	x = s
+	x.Command = field("command", s.Command)
+	x.Args = make([]string, len(s.Args))
+	for i, a := range s.Args {
+		x.Args[i] = field(fmt.Sprintf("args[%d]", i), a)
+	}
+	x.Env = make(map[string]string, len(s.Env))
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		x.Env[k] = field("env."+k, s.Env[k])
+	}
+	x.Cwd = field("cwd", s.Cwd)
+	x.URL = field("url", s.URL)
+	x.Headers = make(map[string]string, len(s.Headers))
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		x.Headers[k] = field("headers."+k, s.Headers[k])
+	}
+	return x, pairs, err
 }

@@ -33,9 +33,9 @@ func contentText(c sdk.Content) string {
 	case *sdk.TextContent:
 		return c.Text
 	case *sdk.ImageContent:
-		return fmt.Sprintf("[image: %s, %s, not shown]", orUnknown(c.MIMEType), size(len(c.Data)))
+		return fmt.Sprintf("[image: %s, %s, not shown]", cmp.Or(c.MIMEType, "unknown type"), size(len(c.Data)))
 	case *sdk.AudioContent:
-		return fmt.Sprintf("[audio: %s, %s, not shown]", orUnknown(c.MIMEType), size(len(c.Data)))
+		return fmt.Sprintf("[audio: %s, %s, not shown]", cmp.Or(c.MIMEType, "unknown type"), size(len(c.Data)))
 	case *sdk.ResourceLink:
 		s := "[resource link: " + c.URI
 		if name := cmp.Or(c.Title, c.Name); name != "" {
@@ -60,19 +60,12 @@ func contentText(c sdk.Content) string {
 		if strings.HasPrefix(r.MIMEType, "text/") && utf8.Valid(r.Blob) {
 			return fmt.Sprintf("[resource: %s]\n%s", r.URI, r.Blob)
 		}
-		return fmt.Sprintf("[resource: %s, %s, %s, not shown]", r.URI, orUnknown(r.MIMEType), size(len(r.Blob)))
+		return fmt.Sprintf("[resource: %s, %s, %s, not shown]", r.URI, cmp.Or(r.MIMEType, "unknown type"), size(len(r.Blob)))
 	case nil:
 		return ""
 	default:
 		return fmt.Sprintf("[%s content, not shown]", strings.TrimPrefix(fmt.Sprintf("%T", c), "*mcp."))
 	}
-}
-
-func orUnknown(mime string) string {
-	if mime == "" {
-		return "unknown type"
-	}
-	return mime
 }
 
 // size says n bytes the way a person reads it.

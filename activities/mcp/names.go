@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // Tool names the model sees are mcp__<server>__<tool> (docs/tools.md), made of
@@ -21,7 +23,7 @@ const maxToolName = 64
 // sanitize replaces each character a tool name cannot hold with '_'.
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+		if r == '_' || r == '-' || text.IsAlnum(r) {
 			return r
 		}
 		return '_'

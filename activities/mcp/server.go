@@ -1,20 +1,12 @@
 package mcp
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"net"
-	"net/http"
-	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -107,15 +99,10 @@ func (s *server) Tools(ctx context.Context) ([]tools.Tool, error) {
 
 // call calls the server's tool remote with args (a JSON object); progress,
 // when not nil, takes the server's progress notifications for the call.
-//
-// What the model can act on is a plain error: the server refused the call
-// (a JSON-RPC error: no such tool, bad arguments) or the tool reported an
-// error (isError). A server that cannot be reached is a tools.Unsent
-// error, so that RunTool's retry policy tries again (and the next attempt
-// starts the server again); one that broke off after the request may have
-// reached it (wire.go) is Retryable, and RunTool runs the call again only if
-// the tool's hints allow it. After the last attempt the workflow answers
-// the model with the error.
+// What the model can act on (a JSON-RPC error, isError) is a plain error; a
+// server that cannot be reached is tools.Unsent, one that broke off after
+// the request may have reached it (wire.go) tools.Retryable, which RunTool
+// sends again only as the tool's hints allow.
 func (s *server) call(ctx context.Context, remote string, args json.RawMessage, progress func(tools.Progress)) (string, error) {
 	s.mu.Lock()
 	cs, err := s.connectLocked(ctx)
@@ -180,6 +167,10 @@ func result(res *sdk.CallToolResult) (string, error) {
 func (s *server) hide(text string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.hideLocked(text)
+}
+
+func (s *server) hideLocked(text string) string {
 	if s.redact == nil {
 		return text
 	}
@@ -243,14 +234,10 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 	return cs, nil
 }
 
-// listLocked lists the server's tools and makes them tools for the model:
-// named mcp__<server>__<tool> (see names.go), described and with the input
-// schema the server gave, and with its annotations as hints (see hints). A
-// tool that cannot be offered (its name clashes with another's once made
-// fit, its schema is not an object) is left out and logged; it does not
-// cost the server's other tools. Tools that must run as tasks (MCP tasks,
-// taskSupport "required"; the client does not run tools as tasks) are left
-// out with one log line for the listing.
+// listLocked lists the server's tools and makes them tools for the model
+// (names.go, hints). A tool that cannot be offered (its name clashes once
+// made fit, its schema is not an object, it must run as an MCP task) is
+// left out and logged, and does not cost the server's other tools.
 func (s *server) listLocked(ctx context.Context, cs *sdk.ClientSession) error {
 	// Cleared before listing, so that a change announced meanwhile is
 	// listed next time.
@@ -356,162 +343,7 @@ func isExit(err error) bool {
 // references (a URL may hold a token), and without the chain of wrapped
 // errors, whose texts Temporal would record as they are.
 func (s *server) flatLocked(doing string, err error) error {
-	msg := fmt.Sprintf("MCP server %s: %s: %v", s.name, doing, err)
-	if s.redact != nil {
-		msg = s.redact.Replace(msg)
-	}
-	return errors.New(msg)
-}
-
-// transport builds what connects to the server, with the references of the
-// configuration replaced by their values now (secrets stay in memory only),
-// and the replacer that hides those values again in error messages.
-func (s *server) transport() (sdk.Transport, *strings.Replacer, error) {
-	// Each expanded field's value is put back as the field was written,
-	// and, after those, each variable's value as its reference: a server
-	// may quote the token of "Bearer ${TOKEN}" alone.
-	var pairs, vars []string // value, reference
-	lookup := func(name string) (string, bool) {
-		v, ok := os.LookupEnv(name)
-		if ok && len(v) >= 4 {
-			vars = append(vars, v, "${"+name+"}")
-		}
-		return v, ok
-	}
-	replacer := func() *strings.Replacer { return strings.NewReplacer(append(pairs, vars...)...) }
-	exp := func(field, v string) (string, error) {
-		x, err := expand(v, lookup)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", field, err)
-		}
-		// Short values (a port, a flag) are no secret and would be put
-		// back in the wrong places.
-		if x != v && len(x) >= 4 {
-			pairs = append(pairs, x, v)
-		}
-		return x, nil
-	}
-	if s.cfg.IsHTTP() {
-		endpoint, err := exp("url", s.cfg.URL)
-		if err != nil {
-			return nil, nil, err
-		}
-		u, err := url.Parse(endpoint)
-		if err != nil || u.Host == "" {
-			// Not the value: it may hold a token.
-			return nil, nil, errors.New("url: not an absolute URL once its references are filled in")
-		}
-		header := make(http.Header)
-		for k, v := range s.cfg.Headers {
-			x, err := exp("headers."+k, v)
-			if err != nil {
-				return nil, nil, err
-			}
-			header.Set(k, x)
-		}
-		return &sdk.StreamableClientTransport{
-			Endpoint:   endpoint,
-			HTTPClient: &http.Client{Transport: wireRoundTripper{base: &headerTransport{header: header, origin: origin(u), base: http.DefaultTransport}}},
-		}, replacer(), nil
-	}
-
-	command, err := exp("command", s.cfg.Command)
-	if err != nil {
-		return nil, nil, err
-	}
-	args := make([]string, len(s.cfg.Args))
-	for i, a := range s.cfg.Args {
-		if args[i], err = exp(fmt.Sprintf("args[%d]", i), a); err != nil {
-			return nil, nil, err
-		}
-	}
-	var own []string
-	for _, k := range slices.Sorted(maps.Keys(s.cfg.Env)) {
-		x, err := exp("env."+k, s.cfg.Env[k])
-		if err != nil {
-			return nil, nil, err
-		}
-		own = append(own, k+"="+x)
-	}
-	dir, err := exp("cwd", s.cfg.Cwd)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !filepath.IsAbs(dir) && s.dir != "" {
-		dir = filepath.Join(s.dir, dir)
-	}
-	cmd := exec.Command(command, args...)
-	cmd.Env = childEnv(own)
-	cmd.Dir = dir
-	dieWithWorker(cmd)
-	cmd.Stderr = &prefixWriter{w: s.opts.Stderr, prefix: "mcp " + s.name + ": "}
-	// A grandchild holding stderr open must not keep the worker waiting.
-	cmd.WaitDelay = time.Second
-	return wireTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, replacer(), nil
-}
-
-// headerTransport adds the configured headers to the requests for a
-// Streamable HTTP server's own origin, and to no other: http.Client follows
-// a redirect through the same RoundTripper, and the headers are credentials
-// for the configured server, not for wherever it (or whoever took over its
-// name) sends the client next. Go's client drops its own Authorization on a
-// redirect to another host, but these are added afresh on every request.
-type headerTransport struct {
-	header http.Header
-	origin string // of the configured URL, see origin
-	base   http.RoundTripper
-}
-
-func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if origin(r.URL) != t.origin {
-		return t.base.RoundTrip(r)
-	}
-	r = r.Clone(r.Context()) // a RoundTripper must not change the request it is given
-	for k, v := range t.header {
-		r.Header[k] = v
-	}
-	return t.base.RoundTrip(r)
-}
-
-// origin is where a URL's requests go, as browsers bound credentials:
-// scheme, host and port (https on the same host is another origin than
-// http, so a header bound to one is not sent in clear to the other).
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), port)
-}
-
-// prefixWriter writes each line a server prints on its standard error to w,
-// after prefix, so that the worker's output says which server wrote it.
-type prefixWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix string
-	buf    []byte
-}
-
-// maxLine bounds a line held while waiting for its end.
-const maxLine = 64 << 10
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 && len(p.buf) < maxLine {
-			break
-		}
-		if i < 0 {
-			i = len(p.buf)
-		}
-		fmt.Fprintf(p.w, "%s%s\n", p.prefix, bytes.TrimRight(p.buf[:i], "\r"))
-		p.buf = p.buf[min(i+1, len(p.buf)):]
-	}
-	return len(b), nil
+	return errors.New(s.hideLocked(fmt.Sprintf("MCP server %s: %s: %v", s.name, doing, err)))
 }
 
 // tool is one tool of a server, as the model sees it.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,12 +56,8 @@ func New(cfg Config, opts Options) (*Servers, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Stderr == nil {
-		opts.Stderr = os.Stderr
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
+	opts.Stderr = cmp.Or(opts.Stderr, io.Writer(os.Stderr))
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}

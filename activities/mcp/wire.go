@@ -64,15 +64,10 @@ func noteOf(ctx context.Context) *wireNote {
 	return n
 }
 
-func (n *wireNote) markWritten() {
+// mark sets one of n's flags (&n.written, &n.refused).
+func (n *wireNote) mark(flag *bool) {
 	n.mu.Lock()
-	n.written = true
-	n.mu.Unlock()
-}
-
-func (n *wireNote) markRefused() {
-	n.mu.Lock()
-	n.refused = true
+	*flag = true
 	n.mu.Unlock()
 }
 
@@ -146,7 +141,7 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	err := c.Connection.Write(ctx, msg)
 	if err == nil || !unwritten(err, msg) {
-		n.markWritten()
+		n.mark(&n.written)
 	}
 	return err
 }
@@ -197,7 +192,7 @@ func (t wireRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
 		if info.Err == nil {
-			n.markWritten()
+			n.mark(&n.written)
 		}
 	}}
 	r = r.WithContext(httptrace.WithClientTrace(r.Context(), trace))
@@ -206,7 +201,7 @@ func (t wireRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
-		n.markRefused()
+		n.mark(&n.refused)
 	}
 	if n.listing {
 		resp.Body = newListingBody(resp, n)

@@ -1,6 +1,7 @@
 package agentworker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -57,18 +58,8 @@ func DialWith(ctx context.Context, o DialOptions) (client.Client, string, error)
 			return nil, "", fmt.Errorf("read the Temporal client configuration (TEMPORAL_* variables, %s): %w", envconfig.DefaultConfigFilePath(), err)
 		}
 	}
-	if o.Address != "" {
-		opts.HostPort = o.Address
-	}
-	if opts.HostPort == "" {
-		opts.HostPort = client.DefaultHostPort
-	}
-	if o.Namespace != "" {
-		opts.Namespace = o.Namespace
-	}
-	if opts.Namespace == "" {
-		opts.Namespace = client.DefaultNamespace
-	}
+	opts.HostPort = cmp.Or(o.Address, opts.HostPort, client.DefaultHostPort)
+	opts.Namespace = cmp.Or(o.Namespace, opts.Namespace, client.DefaultNamespace)
 	if opts.ConnectionOptions.GrpcCompression == nil {
 		comp, err := compressionSetting(os.Getenv(EnvGrpcCompression), opts.HostPort, o.Local)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/todoflow/todoflow/api"
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // EnvHostQueue names the worker's host queue instead of the name kept in
@@ -88,7 +89,7 @@ func readHostQueue(path string) (string, error) {
 func newHostQueue() string {
 	host, _ := os.Hostname()
 	host = strings.Map(func(r rune) rune {
-		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '-' {
+		if text.IsAlnum(r) || r == '.' || r == '-' {
 			return r
 		}
 		return '-'

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -74,9 +75,7 @@ func NewPlugin(c client.Client, opts Options) (*Plugin, error) {
 	// The activities decode the run's history (the transcript is read
 	// from there, and from nowhere else) with the converter the client
 	// was dialed with.
-	if os.Getenv(codec.EnvKey) != "" {
-		opts.Encrypted = true
-	}
+	opts.Encrypted = opts.Encrypted || os.Getenv(codec.EnvKey) != ""
 	dc, err := payloadConverter(opts)
 	if err != nil {
 		return nil, err
@@ -107,9 +106,14 @@ func NewPlugin(c client.Client, opts Options) (*Plugin, error) {
 		p.logger.Info("Serving script: models from scenario files in one folder", "ScriptDir", opts.ScriptDir)
 	}
 	if opts.SubagentModels == nil {
-		opts.SubagentModels = splitList(os.Getenv(activities.EnvSubagentModels), ",")
+		for _, m := range strings.Split(os.Getenv(activities.EnvSubagentModels), ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				opts.SubagentModels = append(opts.SubagentModels, m)
+			}
+		}
 	}
-	opts.VCSWrites = opts.VCSWrites || truthy(os.Getenv(EnvVCSWrites))
+	vcsWrites, _ := strconv.ParseBool(strings.TrimSpace(os.Getenv(EnvVCSWrites))) // false when not a boolean
+	opts.VCSWrites = opts.VCSWrites || vcsWrites
 	// What starts a process or a server comes last, once nothing else can
 	// fail, and is closed if what follows it does.
 	opts.MCPConfig = cmp.Or(opts.MCPConfig, os.Getenv(mcp.EnvConfig))
@@ -139,7 +143,7 @@ func NewPlugin(c client.Client, opts Options) (*Plugin, error) {
 	if opts.AnswerCacheBytes >= 0 {
 		p.acts.Answers = activities.NewAnswerCache(opts.AnswerCacheBytes, 0)
 	}
-	streams, err := serveStreams(&opts)
+	streams, err := serveStreams(&opts, dc)
 	if err != nil {
 		p.close()
 		return nil, err

@@ -27,8 +27,9 @@ const (
 const StreamOff = "off"
 
 // serveStreams starts the reply stream server opts ask for (nil for
-// "off"); the plugin names it in its worker's identity.
-func serveStreams(opts *Options) (*replystream.Server, error) {
+// "off"), sealing its frames with dc; the plugin names it in its worker's
+// identity.
+func serveStreams(opts *Options, dc converter.DataConverter) (*replystream.Server, error) {
 	addr := cmp.Or(opts.StreamAddr, os.Getenv(EnvStreamAddr), "127.0.0.1:0")
 	if addr == StreamOff {
 		opts.Logger.Info("Serving no reply streams: watching clients see replies through the heartbeats, every few seconds", "StreamAddr", addr)
@@ -40,10 +41,6 @@ func serveStreams(opts *Options) (*replystream.Server, error) {
 	}
 	if host == "" {
 		host = "127.0.0.1" // a port alone is not every interface: see SECURITY.md
-	}
-	dc, err := payloadConverter(*opts)
-	if err != nil {
-		return nil, err
 	}
 	conf, err := streamTLS(opts)
 	if err != nil {

@@ -44,7 +44,7 @@ func TestServeStreams(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv(EnvStreamAddr, tt.env)
 			tt.opts.Logger = quiet
-			s, err := serveStreams(&tt.opts)
+			s, err := serveStreams(&tt.opts, nil)
 			if tt.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
 					t.Fatalf("serveStreams: %v; want an error saying %q", err, tt.wantError)
