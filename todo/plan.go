@@ -3,7 +3,6 @@ package todo
 import (
 	"encoding/json"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -59,16 +58,6 @@ var EventTypes = []string{
 	EventPlanCreated, EventPlanStarted, EventPlanCompleted, EventPlanFailed, EventPlanCancelled,
 	EventStepAdded, EventStepStarted, EventStepCompleted, EventStepFailed, EventStepSkipped,
 	EventStepBlocked, EventStepUnblocked,
-}
-
-// IsEventType reports whether t is one of EventTypes.
-func IsEventType(t string) bool {
-	for _, e := range EventTypes {
-		if e == t {
-			return true
-		}
-	}
-	return false
 }
 
 // Ref names a step of another agent's plan. It carries no plan id: the step
@@ -221,12 +210,7 @@ func (s Subscription) Matches(ev Event) bool {
 	if s.StepID != "" && s.StepID != ev.StepID {
 		return false
 	}
-	for _, t := range s.EventTypes {
-		if t == ev.Type {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.EventTypes, ev.Type)
 }
 
 // PlanState is one agent's whole plan state. It lives in workflow state, is
@@ -385,20 +369,15 @@ func (ps *PlanState) BlockedOn() []string {
 	if p == nil {
 		return nil
 	}
-	seen := map[string]bool{}
 	var out []string
 	for _, s := range p.Steps {
-		if s.Status != StepBlocked {
-			continue
-		}
-		for _, r := range s.BlockedBy {
-			if !seen[r.AgentID] {
-				seen[r.AgentID] = true
-				out = append(out, r.AgentID)
+		if s.Status == StepBlocked {
+			for _, r := range s.BlockedBy {
+				out = appendNew(out, r.AgentID)
 			}
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -407,12 +386,7 @@ func (p *Plan) refresh() { p.Progress = ComputeProgress(p.Steps) }
 
 // step returns the index of the step with id, or -1.
 func (p *Plan) step(id string) int {
-	for i := range p.Steps {
-		if p.Steps[i].StepID == id {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(p.Steps, func(s Step) bool { return s.StepID == id })
 }
 
 // stepIDs lists the plan's step ids in sequence order, for error messages.
@@ -443,9 +417,7 @@ func (p *Plan) insert(s Step, afterID string) {
 	if i := p.step(afterID); i >= 0 {
 		at = i + 1
 	}
-	p.Steps = append(p.Steps, Step{})
-	copy(p.Steps[at+1:], p.Steps[at:])
-	p.Steps[at] = s
+	p.Steps = slices.Insert(p.Steps, at, s)
 	for i := range p.Steps {
 		p.Steps[i].Sequence = i + 1
 	}
@@ -534,14 +506,14 @@ func dataString(m map[string]json.RawMessage, key string) string {
 	return s
 }
 
-// hasRef reports whether refs holds r.
-func hasRef(refs []Ref, r Ref) bool {
-	for _, x := range refs {
-		if x == r {
-			return true
+// appendNew appends to list the values of add it does not hold yet, in order.
+func appendNew[T comparable](list []T, add ...T) []T {
+	for _, v := range add {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
 		}
 	}
-	return false
+	return list
 }
 
 // refKeys renders refs as "agent:step, agent:step".

@@ -156,10 +156,7 @@ func (a planArgs) refs(name string) ([]Ref, error) {
 		if r.AgentID == nil || strings.TrimSpace(*r.AgentID) == "" || r.StepID == nil || strings.TrimSpace(*r.StepID) == "" {
 			return nil, fmt.Errorf("%s[%d] needs both agent_id and step_id, e.g. {\"agent_id\": \"implementer\", \"step_id\": \"step_1\"}", name, i)
 		}
-		ref := Ref{AgentID: strings.TrimSpace(*r.AgentID), StepID: strings.TrimSpace(*r.StepID)}
-		if !hasRef(out, ref) {
-			out = append(out, ref)
-		}
+		out = appendNew(out, Ref{AgentID: strings.TrimSpace(*r.AgentID), StepID: strings.TrimSpace(*r.StepID)})
 	}
 	return out, nil
 }

@@ -1,9 +1,10 @@
 package todo
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -87,15 +88,7 @@ func (ps *PlanState) knownPeers() []string {
 	if ps.Peers == nil {
 		return nil
 	}
-	ids := append([]string(nil), ps.Peers.Known()...)
-	sort.Strings(ids)
-	out := ids[:0]
-	for i, id := range ids {
-		if i == 0 || id != ids[i-1] {
-			out = append(out, id)
-		}
-	}
-	return out
+	return slices.Compact(slices.Sorted(slices.Values(ps.Peers.Known())))
 }
 
 // unknownPeersError is the refusal of a dependency on agents that are not
@@ -103,17 +96,14 @@ func (ps *PlanState) knownPeers() []string {
 func (ps *PlanState) unknownPeersError(refs []Ref) *Result {
 	var unknown []string
 	for _, r := range refs {
-		if ps.peer(r.AgentID) == PeerUnknown && !contains(unknown, r.AgentID) {
-			unknown = append(unknown, r.AgentID)
+		if ps.peer(r.AgentID) == PeerUnknown {
+			unknown = appendNew(unknown, r.AgentID)
 		}
 	}
 	if len(unknown) == 0 {
 		return nil
 	}
-	known := strings.Join(ps.knownPeers(), ", ")
-	if known == "" {
-		known = "none"
-	}
+	known := cmp.Or(strings.Join(ps.knownPeers(), ", "), "none")
 	const hint = "depends_on names agents spawned in this tree; spawn it first or check the id. Nothing was changed."
 	var r Result
 	if len(unknown) == 1 {
@@ -180,8 +170,8 @@ func (s *Step) bind(agentID, planID string) bool {
 func (s *Step) unbound() []string {
 	var out []string
 	for _, r := range s.BlockedBy {
-		if _, ok := s.BoundPlans[r.AgentID]; !ok && !contains(out, r.AgentID) {
-			out = append(out, r.AgentID)
+		if _, ok := s.BoundPlans[r.AgentID]; !ok {
+			out = appendNew(out, r.AgentID)
 		}
 	}
 	return out
@@ -202,7 +192,7 @@ func (ps *PlanState) Bind(agentID, planID string) []Event {
 	before := len(ps.Events)
 	for i := range p.Steps {
 		s := &p.Steps[i]
-		if s.Status != StepBlocked || !contains(s.unbound(), agentID) {
+		if s.Status != StepBlocked || !slices.Contains(s.unbound(), agentID) {
 			continue
 		}
 		s.bind(agentID, planID)
@@ -221,17 +211,12 @@ func (ps *PlanState) PendingBindings() []string {
 		return nil
 	}
 	var out []string
-	for i := range p.Steps {
-		if p.Steps[i].Status != StepBlocked {
-			continue
-		}
-		for _, id := range p.Steps[i].unbound() {
-			if !contains(out, id) {
-				out = append(out, id)
-			}
+	for _, s := range p.Steps {
+		if s.Status == StepBlocked {
+			out = appendNew(out, s.unbound()...)
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

@@ -102,14 +102,3 @@ func fullPlan(p *Plan) *Result {
 	r := planError("plan %s has %d steps, the most a plan may have. Fold the new work into a step, or finish this plan and create a new one.", p.PlanID, len(p.Steps))
 	return &r
 }
-
-// unionRefs is have with the refs of add it lacks.
-func unionRefs(have, add []Ref) []Ref {
-	out := append([]Ref(nil), have...)
-	for _, r := range add {
-		if !hasRef(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}

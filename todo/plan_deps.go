@@ -1,9 +1,10 @@
 package todo
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/todoflow/todoflow/internal/text"
@@ -87,7 +88,7 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		case StepCompleted, StepFailed, StepSkipped:
 			return planError("%s is already %s, so it cannot wait on anything. Add a new step with description instead.", stepID, st)
 		}
-		if n := len(unionRefs(p.Steps[i].DependsOn, refs)); n > MaxStepDeps {
+		if n := len(appendNew(slices.Clone(p.Steps[i].DependsOn), refs...)); n > MaxStepDeps {
 			return planError("%s would wait on %d steps, and a step may wait on at most %d. Add another step for the rest.", stepID, n, MaxStepDeps)
 		}
 	} else {
@@ -106,11 +107,9 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		s.Provides = provides
 	}
 	for _, r := range refs {
-		if !hasRef(s.DependsOn, r) {
-			s.DependsOn = append(s.DependsOn, r)
-		}
-		if _, done := s.ReceivedOutputs[r.Key()]; !done && !hasRef(s.BlockedBy, r) {
-			s.BlockedBy = append(s.BlockedBy, r)
+		s.DependsOn = appendNew(s.DependsOn, r)
+		if _, done := s.ReceivedOutputs[r.Key()]; !done {
+			s.BlockedBy = appendNew(s.BlockedBy, r)
 		}
 		// A producer whose events this log receives is bound now, to its
 		// current plan; a remote one waits for Bind. An existing binding of
@@ -243,7 +242,7 @@ func planHeldUnfinished(ev Event, stepID string) bool {
 	if json.Unmarshal(raw, &ids) != nil {
 		return true
 	}
-	return contains(ids, stepID)
+	return slices.Contains(ids, stepID)
 }
 
 // dependencyReason words why a dependency will never complete.
@@ -251,28 +250,16 @@ func dependencyReason(ev Event, r Ref) string {
 	d := eventData(ev)
 	switch ev.Type {
 	case EventStepFailed:
-		why := dataString(d, "error")
-		if why == "" {
-			why = "no reason was given"
-		}
-		return fmt.Sprintf("dependency %s failed: %s", r.Key(), why)
+		return fmt.Sprintf("dependency %s failed: %s", r.Key(), cmp.Or(dataString(d, "error"), "no reason was given"))
 	case EventStepSkipped:
-		why := dataString(d, "result")
-		if why == "" {
-			why = "no reason was given"
-		}
-		return fmt.Sprintf("dependency %s was skipped: %s", r.Key(), why)
+		return fmt.Sprintf("dependency %s was skipped: %s", r.Key(), cmp.Or(dataString(d, "result"), "no reason was given"))
 	default:
 		verb := "failed"
 		if ev.Type == EventPlanCancelled {
 			verb = "was cancelled"
 		}
-		why := dataString(d, "summary")
-		if why == "" {
-			why = "no summary was given"
-		}
 		return fmt.Sprintf("dependency %s will not complete: %s's plan %s (%q) %s before that step completed: %s",
-			r.Key(), r.AgentID, ev.PlanID, dataString(d, "title"), verb, why)
+			r.Key(), r.AgentID, ev.PlanID, dataString(d, "title"), verb, cmp.Or(dataString(d, "summary"), "no summary was given"))
 	}
 }
 
@@ -388,7 +375,7 @@ func (ps *PlanState) Receive(ev Event) []Event {
 		switch ev.Type {
 		case EventStepCompleted:
 			r := Ref{AgentID: ev.AgentID, StepID: ev.StepID}
-			if hasRef(s.BlockedBy, r) {
+			if slices.Contains(s.BlockedBy, r) {
 				resolveRef(s, r, ev)
 				if len(s.BlockedBy) == 0 {
 					ps.unblock(p, i)
@@ -428,19 +415,15 @@ func (ps *PlanState) AgentEnded(agentID, how string) []Event {
 
 // delivered reports whether the event id was already handed to the model.
 func (ps *PlanState) delivered(id int) bool {
-	i := sort.SearchInts(ps.Delivered, id)
-	return i < len(ps.Delivered) && ps.Delivered[i] == id
+	_, ok := slices.BinarySearch(ps.Delivered, id)
+	return ok
 }
 
 // markDelivered records the id, keeping Delivered sorted.
 func (ps *PlanState) markDelivered(id int) {
-	i := sort.SearchInts(ps.Delivered, id)
-	if i < len(ps.Delivered) && ps.Delivered[i] == id {
-		return
+	if i, ok := slices.BinarySearch(ps.Delivered, id); !ok {
+		ps.Delivered = slices.Insert(ps.Delivered, i, id)
 	}
-	ps.Delivered = append(ps.Delivered, 0)
-	copy(ps.Delivered[i+1:], ps.Delivered[i:])
-	ps.Delivered[i] = id
 }
 
 func (ps *PlanState) completeStepWithOutput(a planArgs) Result {

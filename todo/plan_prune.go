@@ -3,6 +3,7 @@ package todo
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Prune bounds the event log that a run carries into its continuation: it
@@ -74,11 +75,7 @@ func (ps *PlanState) Prune(keep, keepBytes int) int {
 	ps.Events = kept
 	// Delivery marks of removed events mean nothing any more.
 	if len(kept) > 0 {
-		first := kept[0].EventID
-		i := 0
-		for i < len(ps.Delivered) && ps.Delivered[i] < first {
-			i++
-		}
+		i, _ := slices.BinarySearch(ps.Delivered, kept[0].EventID)
 		ps.Delivered = append([]int{}, ps.Delivered[i:]...)
 	}
 	ps.Pruned += removed

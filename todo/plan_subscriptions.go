@@ -5,6 +5,7 @@ package todo
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,14 +22,8 @@ func (ps *PlanState) subscribe(a planArgs) Result {
 	if len(types) == 0 {
 		return argError(ToolSubscribe, fmt.Errorf("%q is missing or empty: name the event types to receive, from %s", "event_types", strings.Join(EventTypes, ", ")))
 	}
-	var clean []string
-	for _, t := range types {
-		if !IsEventType(t) {
-			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
-		}
-		if !contains(clean, t) {
-			clean = append(clean, t)
-		}
+	if bad := unknownEventType(types); bad != nil {
+		return *bad
 	}
 	planID, err := a.str("plan_id")
 	if err != nil {
@@ -43,7 +38,7 @@ func (ps *PlanState) subscribe(a planArgs) Result {
 		return planError("%q is your own agent id, and your own events are never delivered to you. "+
 			"Name another agent, or leave agent_id out to follow every other agent.", agent)
 	}
-	sub := Subscription{AgentID: agent, EventTypes: clean, PlanID: strings.TrimSpace(planID), StepID: strings.TrimSpace(stepID)}
+	sub := Subscription{AgentID: agent, EventTypes: appendNew([]string(nil), types...), PlanID: strings.TrimSpace(planID), StepID: strings.TrimSpace(stepID)}
 	for _, old := range ps.Subscriptions {
 		if sameFilter(old, sub) {
 			return planOK(struct {
@@ -88,20 +83,22 @@ func sameFilter(a, b Subscription) bool {
 		return false
 	}
 	for _, t := range a.EventTypes {
-		if !contains(b.EventTypes, t) {
+		if !slices.Contains(b.EventTypes, t) {
 			return false
 		}
 	}
 	return true
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// unknownEventType refuses the first of types that is not an event type.
+func unknownEventType(types []string) *Result {
+	for _, t := range types {
+		if !slices.Contains(EventTypes, t) {
+			r := planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
+			return &r
 		}
 	}
-	return false
+	return nil
 }
 
 func (ps *PlanState) subscriptionIDs() string {
@@ -191,11 +188,8 @@ func (ps *PlanState) TakeNotifications() []Event {
 			}
 			continue
 		}
-		for _, s := range ps.Subscriptions {
-			if s.Matches(ev) {
-				out = append(out, ev)
-				break
-			}
+		if slices.ContainsFunc(ps.Subscriptions, func(s Subscription) bool { return s.Matches(ev) }) {
+			out = append(out, ev)
 		}
 	}
 	for _, ev := range out {
@@ -213,10 +207,8 @@ func (ps *PlanState) getTaskEvents(a planArgs) Result {
 	if err != nil {
 		return argError(ToolGetTaskEvents, err)
 	}
-	for _, t := range types {
-		if !IsEventType(t) {
-			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
-		}
+	if bad := unknownEventType(types); bad != nil {
+		return *bad
 	}
 	limit, ok, err := a.integer("limit")
 	if err != nil {
@@ -247,7 +239,7 @@ func (ps *PlanState) getTaskEvents(a planArgs) Result {
 		if agent != "" && agent != "*" && ev.AgentID != agent {
 			continue
 		}
-		if len(types) > 0 && !contains(types, ev.Type) {
+		if len(types) > 0 && !slices.Contains(types, ev.Type) {
 			continue
 		}
 		match = append(match, ev)
