@@ -70,10 +70,7 @@ func (ps *PlanState) planRoom(c Call, a planArgs) *Result {
 	case ToolAddStep:
 		used, steps = PlanBytes(ps.Plan), 1
 	case ToolAddDependentStep:
-		used, steps = PlanBytes(ps.Plan), 1
-		if refs, err := a.refs("depends_on"); err == nil {
-			deps = len(refs)
-		}
+		used, steps, deps = PlanBytes(ps.Plan), 1, len(a.refs("depends_on"))
 	case ToolStartPlan, ToolSetStepStatus, ToolCompleteStepWithOutput, ToolCompletePlan:
 		used = PlanBytes(ps.Plan)
 	default:

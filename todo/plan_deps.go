@@ -39,32 +39,18 @@ const (
 )
 
 func (ps *PlanState) addDependentStep(a planArgs) Result {
-	desc, err := a.str("description")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	stepID, err := a.str("step_id")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	after, err := a.str("after_step_id")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	provides, err := a.str("provides")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	refs, err := a.refs("depends_on")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
+	desc, stepID, after, provides := a.str("description"), a.str("step_id"), a.str("after_step_id"), a.str("provides")
+	refs := a.refs("depends_on")
 	desc, stepID, provides = strings.TrimSpace(desc), strings.TrimSpace(stepID), strings.TrimSpace(provides)
-	if (desc == "") == (stepID == "") {
-		return argError(ToolAddDependentStep, fmt.Errorf("give exactly one of %q (to add a new step that waits) or %q (to make an existing step wait)", "description", "step_id"))
+	switch {
+	case a.err != nil:
+	case (desc == "") == (stepID == ""):
+		a.err = fmt.Errorf("give exactly one of %q (to add a new step that waits) or %q (to make an existing step wait)", "description", "step_id")
+	case stepID != "" && after != "":
+		a.err = fmt.Errorf("%q only places a new step; leave it out when you give %q", "after_step_id", "step_id")
 	}
-	if stepID != "" && after != "" {
-		return argError(ToolAddDependentStep, fmt.Errorf("%q only places a new step; leave it out when you give %q", "after_step_id", "step_id"))
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	for _, r := range refs {
 		if r.AgentID == ps.AgentID {
@@ -427,28 +413,17 @@ func (ps *PlanState) markDelivered(id int) {
 }
 
 func (ps *PlanState) completeStepWithOutput(a planArgs) Result {
-	id, err := a.required("step_id", "name the step, e.g. \"step_1\"")
-	if err != nil {
-		return argError(ToolCompleteStepWithOutput, err)
-	}
-	if !a.present("output") {
-		return argError(ToolCompleteStepWithOutput, fmt.Errorf("%q is missing: give the step's structured result as a JSON object", "output"))
-	}
-	output, err := a.object("output")
-	if err != nil {
-		return argError(ToolCompleteStepWithOutput, err)
-	}
-	result, err := a.str("result")
-	if err != nil {
-		return argError(ToolCompleteStepWithOutput, err)
+	id, output, result := a.required("step_id", "name the step, e.g. \"step_1\""), a.object("output"), a.str("result")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	return ps.report(id, StepCompleted, result, "", output)
 }
 
 func (ps *PlanState) getBlockedSteps(a planArgs) Result {
-	planID, err := a.str("plan_id")
-	if err != nil {
-		return argError(ToolGetBlockedSteps, err)
+	planID := a.str("plan_id")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	p := ps.Plan
 	if p == nil {

@@ -11,27 +11,19 @@ import (
 )
 
 func (ps *PlanState) subscribe(a planArgs) Result {
-	agent, err := a.str("agent_id")
-	if err != nil {
-		return argError(ToolSubscribe, err)
+	agent, types := a.str("agent_id"), a.strList("event_types")
+	if a.err == nil && len(types) == 0 {
+		a.err = fmt.Errorf("%q is missing or empty: name the event types to receive, from %s", "event_types", strings.Join(EventTypes, ", "))
 	}
-	types, err := a.strList("event_types")
-	if err != nil {
-		return argError(ToolSubscribe, err)
-	}
-	if len(types) == 0 {
-		return argError(ToolSubscribe, fmt.Errorf("%q is missing or empty: name the event types to receive, from %s", "event_types", strings.Join(EventTypes, ", ")))
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	if bad := unknownEventType(types); bad != nil {
 		return *bad
 	}
-	planID, err := a.str("plan_id")
-	if err != nil {
-		return argError(ToolSubscribe, err)
-	}
-	stepID, err := a.str("step_id")
-	if err != nil {
-		return argError(ToolSubscribe, err)
+	planID, stepID := a.str("plan_id"), a.str("step_id")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	agent = strings.TrimSpace(agent)
 	if agent != "" && agent == ps.AgentID {
@@ -113,9 +105,9 @@ func (ps *PlanState) subscriptionIDs() string {
 }
 
 func (ps *PlanState) unsubscribe(a planArgs) Result {
-	id, err := a.required("subscription_id", "give the id subscribeToTasks returned, e.g. \"sub_1\"")
-	if err != nil {
-		return argError(ToolUnsubscribe, err)
+	id := a.required("subscription_id", "give the id subscribeToTasks returned, e.g. \"sub_1\"")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	for i, s := range ps.Subscriptions {
 		if s.ID == id {
@@ -199,23 +191,16 @@ func (ps *PlanState) TakeNotifications() []Event {
 }
 
 func (ps *PlanState) getTaskEvents(a planArgs) Result {
-	agent, err := a.str("agent_id")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
-	}
-	types, err := a.strList("event_types")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
+	agent, types := a.str("agent_id"), a.strList("event_types")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	if bad := unknownEventType(types); bad != nil {
 		return *bad
 	}
-	limit, ok, err := a.integer("limit")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
-	}
-	if !ok {
-		limit = DefaultTaskEventsLimit
+	limit := a.integer("limit", DefaultTaskEventsLimit)
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	if limit < 1 {
 		return planError("limit must be at least 1 (it is %d); leave it out for the default of %d.", limit, DefaultTaskEventsLimit)
@@ -223,9 +208,9 @@ func (ps *PlanState) getTaskEvents(a planArgs) Result {
 	if limit > MaxTaskEventsLimit {
 		limit = MaxTaskEventsLimit
 	}
-	after, _, err := a.integer("after_event")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
+	after := a.integer("after_event", 0)
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	if after < 0 {
 		return planError("after_event must be 0 or more (it is %d): pass the last event_id you have seen.", after)

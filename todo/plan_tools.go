@@ -108,13 +108,9 @@ func findStep(p *Plan, id string) (int, *Result) {
 }
 
 func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
-	title, err := a.required("title", "give the plan a short title")
-	if err != nil {
-		return argError(ToolCreatePlan, err)
-	}
-	steps, err := planSteps(a)
-	if err != nil {
-		return argError(ToolCreatePlan, err)
+	title, steps := a.required("title", "give the plan a short title"), a.steps()
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	if p := ps.Plan; p != nil && p.Status == PlanActive && p.Started {
 		return planError("plan %s (%q) is started and still active, so it cannot be replaced. "+
@@ -160,22 +156,23 @@ func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
 	}{p.PlanID, p.Title, p.Status, false, briefs, msg})
 }
 
-// planSteps reads createPlan's steps: strings, or objects with a
-// description (a shape models often send), none of them blank.
-func planSteps(a planArgs) ([]string, error) {
+// steps reads createPlan's steps: strings, or objects with a description
+// (a shape models often send), none of them blank.
+func (a *planArgs) steps() []string {
 	const hint = `give the steps in order as an array of short sentences, e.g. ["Reproduce the bug", "Fix it"]`
-	if !a.present("steps") {
-		return nil, fmt.Errorf("%q is missing: %s", "steps", hint)
-	}
 	var raws []json.RawMessage
-	if json.Unmarshal(a.m["steps"], &raws) != nil {
-		return nil, fmt.Errorf("%q must be an array of strings: %s", "steps", hint)
+	a.need("steps", hint)
+	switch {
+	case a.err != nil:
+	case json.Unmarshal(a.m["steps"], &raws) != nil:
+		a.err = fmt.Errorf("%q must be an array of strings: %s", "steps", hint)
+	case len(raws) == 0:
+		a.err = fmt.Errorf("%q is empty: %s", "steps", hint)
+	case len(raws) > MaxPlanSteps:
+		a.err = fmt.Errorf("%q has %d steps: a plan has at most %d; group them into larger steps, or plan in stages", "steps", len(raws), MaxPlanSteps)
 	}
-	if len(raws) == 0 {
-		return nil, fmt.Errorf("%q is empty: %s", "steps", hint)
-	}
-	if len(raws) > MaxPlanSteps {
-		return nil, fmt.Errorf("%q has %d steps: a plan has at most %d; group them into larger steps, or plan in stages", "steps", len(raws), MaxPlanSteps)
+	if a.err != nil {
+		return nil
 	}
 	out := make([]string, 0, len(raws))
 	for i, raw := range raws {
@@ -185,25 +182,28 @@ func planSteps(a planArgs) ([]string, error) {
 				Description *string `json:"description"`
 			}
 			if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &o) != nil || o.Description == nil {
-				return nil, fmt.Errorf("steps[%d] must be a string: %s", i, hint)
+				a.err = fmt.Errorf("steps[%d] must be a string: %s", i, hint)
+				return nil
 			}
 			s = *o.Description
 		}
 		if strings.TrimSpace(s) == "" {
-			return nil, fmt.Errorf("steps[%d] is blank: every step needs a description", i)
+			a.err = fmt.Errorf("steps[%d] is blank: every step needs a description", i)
+			return nil
 		}
 		if len(s) > MaxPlanTextBytes {
-			return nil, tooLong(fmt.Sprintf("steps[%d]", i), len(s))
+			a.err = tooLong(fmt.Sprintf("steps[%d]", i), len(s))
+			return nil
 		}
 		out = append(out, strings.TrimSpace(s))
 	}
-	return out, nil
+	return out
 }
 
 func (ps *PlanState) startPlan(a planArgs, approvalRequired bool) PlanOutcome {
-	msg, err := a.str("message")
-	if err != nil {
-		return PlanOutcome{Result: argError(ToolStartPlan, err)}
+	msg := a.str("message")
+	if a.err != nil {
+		return PlanOutcome{Result: argError(a.tool, a.err)}
 	}
 	p, bad := ps.activePlan()
 	if bad != nil {
@@ -327,21 +327,11 @@ func (ps *PlanState) nextHint(p *Plan) string {
 var settableStatuses = []string{StepInProgress, StepCompleted, StepFailed, StepSkipped}
 
 func (ps *PlanState) setStepStatus(a planArgs) Result {
-	id, err := a.required("step_id", "name the step, e.g. \"step_1\"")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
-	}
-	status, err := a.required("status", "one of in_progress, completed, failed, skipped")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
-	}
-	result, err := a.str("result")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
-	}
-	errText, err := a.str("error")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
+	id := a.required("step_id", "name the step, e.g. \"step_1\"")
+	status := a.required("status", "one of in_progress, completed, failed, skipped")
+	result, errText := a.str("result"), a.str("error")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	switch status {
 	case StepInProgress, StepCompleted, StepFailed, StepSkipped:
@@ -460,13 +450,9 @@ func (ps *PlanState) applyStatus(p *Plan, i int, status, result, errText string,
 }
 
 func (ps *PlanState) addStep(a planArgs) Result {
-	desc, err := a.required("description", "say what the new step does")
-	if err != nil {
-		return argError(ToolAddStep, err)
-	}
-	after, err := a.str("after_step_id")
-	if err != nil {
-		return argError(ToolAddStep, err)
+	desc, after := a.required("description", "say what the new step does"), a.str("after_step_id")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	p, bad := ps.activePlan()
 	if bad != nil {
@@ -511,13 +497,9 @@ func (ps *PlanState) getPlanStatus(planArgs) Result {
 }
 
 func (ps *PlanState) completePlan(a planArgs) Result {
-	status, err := a.required("status", "one of completed, failed, cancelled")
-	if err != nil {
-		return argError(ToolCompletePlan, err)
-	}
-	summary, err := a.str("summary")
-	if err != nil {
-		return argError(ToolCompletePlan, err)
+	status, summary := a.required("status", "one of completed, failed, cancelled"), a.str("summary")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	var typ string
 	switch status {
