@@ -381,8 +381,14 @@ func (ps *PlanState) BlockedOn() []string {
 	return out
 }
 
-// refresh recomputes the stored progress after a change.
-func (p *Plan) refresh() { p.Progress = ComputeProgress(p.Steps) }
+// changed ends a change of the plan state: the stored progress recomputed,
+// and a copy of the events logged from index from on.
+func (ps *PlanState) changed(from int) []Event {
+	if ps.Plan != nil {
+		ps.Plan.Progress = ComputeProgress(ps.Plan.Steps)
+	}
+	return append([]Event(nil), ps.Events[from:]...)
+}
 
 // step returns the index of the step with id, or -1.
 func (p *Plan) step(id string) int {

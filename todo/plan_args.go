@@ -170,6 +170,12 @@ func planError(format string, args ...any) Result {
 	return Result{IsError: true, Content: "Refused: " + fmt.Sprintf(format, args...)}
 }
 
+// refusal is planError for the checks that answer nil when a call passes.
+func refusal(format string, args ...any) *Result {
+	r := planError(format, args...)
+	return &r
+}
+
 // argError is the Result for malformed arguments, with the table's example
 // of a valid call.
 func argError(tool string, err error) Result {

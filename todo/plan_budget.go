@@ -80,10 +80,9 @@ func (ps *PlanState) planRoom(c Call, a planArgs) *Result {
 	if used+growth <= MaxPlanBytes {
 		return nil
 	}
-	r := planError("the plan takes %d bytes (with room kept for the outputs its steps wait for), and this call could add %d, "+
+	return refusal("the plan takes %d bytes (with room kept for the outputs its steps wait for), and this call could add %d, "+
 		"past the %d a plan may take. Keep results short (details belong in files), or finish this plan with completePlan and create a new one.",
 		used, growth, MaxPlanBytes)
-	return &r
 }
 
 // tooLong is the error of a text over MaxPlanTextBytes.
@@ -96,6 +95,5 @@ func fullPlan(p *Plan) *Result {
 	if len(p.Steps) < MaxPlanSteps {
 		return nil
 	}
-	r := planError("plan %s has %d steps, the most a plan may have. Fold the new work into a step, or finish this plan and create a new one.", p.PlanID, len(p.Steps))
-	return &r
+	return refusal("plan %s has %d steps, the most a plan may have. Fold the new work into a step, or finish this plan and create a new one.", p.PlanID, len(p.Steps))
 }

@@ -105,11 +105,9 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		}
 	}
 	s.Status = StepBlocked
-	p.refresh()
 	ps.emit(EventStepBlocked, s.StepID, map[string]any{"description": s.Description, "blocked_by": refsOrEmpty(s.BlockedBy)})
 	settledAt := len(ps.Events)
 	ps.resolveFromLog(p, i)
-	p.refresh()
 	// The result below tells the model whether the step unblocked or
 	// failed: TakeNotifications need not tell it again.
 	for _, ev := range ps.Events[settledAt:] {
@@ -180,7 +178,7 @@ const (
 // no binding to r's agent (pending), nothing settles r.
 func (ps *PlanState) outcomeInLog(s *Step, r Ref) (outcome, Event, string) {
 	oc, at, why := outcomeNone, Event{}, ""
-	bound, ok := s.binding(r.AgentID)
+	bound, ok := s.BoundPlans[r.AgentID]
 	if !ok {
 		return oc, at, why
 	}
@@ -307,7 +305,6 @@ func resolveRef(s *Step, r Ref, ev Event) {
 func (ps *PlanState) unblock(p *Plan, i int) {
 	s := &p.Steps[i]
 	s.Status = StepPending
-	p.refresh()
 	ps.emit(EventStepUnblocked, s.StepID, map[string]any{"description": s.Description, "received": text.SortedKeys(s.ReceivedOutputs)})
 }
 
@@ -316,7 +313,6 @@ func (ps *PlanState) failDependent(p *Plan, i int, r Ref, reason string) {
 	s := &p.Steps[i]
 	s.Status = StepFailed
 	s.Error = reason
-	p.refresh()
 	ps.emit(EventStepFailed, s.StepID, map[string]any{"description": s.Description, "error": reason, "dependency": r})
 }
 
@@ -379,8 +375,7 @@ func (ps *PlanState) Receive(ev Event) []Event {
 			}
 		}
 	}
-	p.refresh()
-	return append([]Event(nil), ps.Events[before:]...)
+	return ps.changed(before)
 }
 
 // AgentEnded is called when the workflow of agentID ended (how: failed,

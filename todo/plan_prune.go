@@ -18,7 +18,8 @@ import (
 //     active plan wait on the agent, from the earliest plan they are bound to
 //     (every plan while a binding to it is pending);
 //   - by CurrentPlanOf: the latest plan_created of each other agent;
-//   - by EventsOf, which hands a new dependent of this agent what it needs:
+//   - by Broker.Serve on the root's log, which hands a new dependent of
+//     this agent what it needs:
 //     this agent's own plan_created, latest outcome of each step, and
 //     plan_failed / plan_cancelled, of its current plan.
 //
@@ -105,7 +106,7 @@ func (ps *PlanState) readableFrom() map[string]int {
 		}
 		for _, r := range s.BlockedBy {
 			from := 0
-			if b, ok := s.binding(r.AgentID); ok {
+			if b, ok := s.BoundPlans[r.AgentID]; ok {
 				from = planNumber(b)
 			}
 			if from < floor[r.AgentID] {

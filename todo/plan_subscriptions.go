@@ -86,8 +86,7 @@ func sameFilter(a, b Subscription) bool {
 func unknownEventType(types []string) *Result {
 	for _, t := range types {
 		if !slices.Contains(EventTypes, t) {
-			r := planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
-			return &r
+			return refusal("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
 		}
 	}
 	return nil

@@ -47,10 +47,7 @@ func (ps *PlanState) ApplyPlan(c Call, approvalRequired bool) PlanOutcome {
 	}
 	before := len(ps.Events)
 	out := t.plan(ps, a, approvalRequired)
-	if ps.Plan != nil {
-		ps.Plan.refresh()
-	}
-	out.Events = append([]Event(nil), ps.Events[before:]...)
+	out.Events = ps.changed(before)
 	return out
 }
 
@@ -66,20 +63,13 @@ func brief(s Step) stepBrief {
 	return stepBrief{StepID: s.StepID, Sequence: s.Sequence, Description: s.Description, Status: s.Status}
 }
 
-// noPlan is the error of a tool that needs a plan when there is none.
-func noPlan() Result {
-	return planError("there is no plan yet. Create one with createPlan (a title and the steps), then call startPlan.")
-}
-
 // activePlan returns the plan when it is active, or the error to give.
 func (ps *PlanState) activePlan() (*Plan, *Result) {
 	if ps.Plan == nil {
-		r := noPlan()
-		return nil, &r
+		return nil, refusal("there is no plan yet. Create one with createPlan (a title and the steps), then call startPlan.")
 	}
 	if ps.Plan.Status != PlanActive {
-		r := planError("plan %s (%q) is already %s. Create a new plan with createPlan if there is more to do.", ps.Plan.PlanID, ps.Plan.Title, ps.Plan.Status)
-		return nil, &r
+		return nil, refusal("plan %s (%q) is already %s. Create a new plan with createPlan if there is more to do.", ps.Plan.PlanID, ps.Plan.Title, ps.Plan.Status)
 	}
 	return ps.Plan, nil
 }
@@ -91,8 +81,7 @@ func (ps *PlanState) startedPlan() (*Plan, *Result) {
 		return nil, bad
 	}
 	if !p.Started {
-		r := planError("plan %s (%q) has not been started. Call startPlan first; report on steps once it has started.", p.PlanID, p.Title)
-		return nil, &r
+		return nil, refusal("plan %s (%q) has not been started. Call startPlan first; report on steps once it has started.", p.PlanID, p.Title)
 	}
 	return p, nil
 }
@@ -101,8 +90,7 @@ func (ps *PlanState) startedPlan() (*Plan, *Result) {
 func findStep(p *Plan, id string) (int, *Result) {
 	i := p.step(id)
 	if i < 0 {
-		r := planError("unknown step_id %q. The steps of plan %s are: %s.", id, p.PlanID, p.stepIDs())
-		return -1, &r
+		return -1, refusal("unknown step_id %q. The steps of plan %s are: %s.", id, p.PlanID, p.stepIDs())
 	}
 	return i, nil
 }
@@ -127,7 +115,6 @@ func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
 		s.Sequence = i + 1
 		p.Steps = append(p.Steps, s)
 	}
-	p.refresh()
 	ps.Plan = p
 	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
 	briefs := make([]stepBrief, len(p.Steps))
@@ -265,8 +252,7 @@ func (ps *PlanState) Approve(feedback string) PlanOutcome {
 		lead += " Their note: " + strings.TrimSpace(feedback)
 	}
 	r := ps.begin(ps.ApprovalMessage, strings.TrimSpace(feedback), lead)
-	p.refresh()
-	return PlanOutcome{Result: r, Events: append([]Event(nil), ps.Events[before:]...)}
+	return PlanOutcome{Result: r, Events: ps.changed(before)}
 }
 
 // Reject answers a startPlan that waited for approval with the user's no:
@@ -367,19 +353,17 @@ func (ps *PlanState) report(id, status, result, errText string, output json.RawM
 func (ps *PlanState) checkSettable(p *Plan, i int, status, result, errText string) *Result {
 	s := p.Steps[i]
 	if s.Status == StepBlocked {
-		r := planError("%s is blocked: it waits on %s, and becomes pending by itself when they complete. "+
+		return refusal("%s is blocked: it waits on %s, and becomes pending by itself when they complete. "+
 			"Work on another step meanwhile, or end your turn to wait (getBlockedSteps shows what it waits for).", s.StepID, refKeys(s.BlockedBy))
-		return &r
 	}
 	if status != StepCompleted {
 		return nil
 	}
 	for _, text := range []string{result, errText} {
 		if ph := FailurePhrase(text); ph != "" {
-			r := planError("the report for %s says %q, which means the step did not fully succeed, so it cannot be marked completed. "+
+			return refusal("the report for %s says %q, which means the step did not fully succeed, so it cannot be marked completed. "+
 				"Report it with status failed and give the reason as error (or skipped, if it turned out unnecessary). "+
 				"Only if the step really succeeded and the phrase describes something else, reword the result.", s.StepID, ph)
-			return &r
 		}
 	}
 	var missing []Ref
@@ -389,9 +373,8 @@ func (ps *PlanState) checkSettable(p *Plan, i int, status, result, errText strin
 		}
 	}
 	if len(missing) > 0 {
-		r := planError("%s depends on %s, whose output has not been received, so it cannot be completed yet. "+
+		return refusal("%s depends on %s, whose output has not been received, so it cannot be completed yet. "+
 			"Wait until they complete, or report the step failed or skipped.", s.StepID, refKeys(missing))
-		return &r
 	}
 	return nil
 }
@@ -402,51 +385,47 @@ func (ps *PlanState) checkSettable(p *Plan, i int, status, result, errText strin
 func (ps *PlanState) applyStatus(p *Plan, i int, status, result, errText string, output json.RawMessage) Result {
 	s := &p.Steps[i]
 	if s.Status == status && s.Result == result && s.Error == errText && bytes.Equal(s.Output, output) {
-		p.refresh()
-		return planOK(struct {
-			StepID   string   `json:"step_id"`
-			Status   string   `json:"status"`
-			Progress Progress `json:"progress"`
-			Message  string   `json:"message"`
-		}{s.StepID, s.Status, p.Progress, "Unchanged: " + s.StepID + " already had this status and report. " + ps.nextHint(p)})
+		msg := "Unchanged: " + s.StepID + " already had this status and report. "
+		return planOK(stepReport{s.StepID, s.Status, nil, ComputeProgress(p.Steps), msg + ps.nextHint(p)})
 	}
 	s.Status, s.Result, s.Error, s.Output = status, result, errText, output
-	p.refresh()
-	st := *s
-	data := map[string]any{"description": st.Description}
+	data := map[string]any{"description": s.Description}
 	var typ, msg string
 	switch status {
 	case StepInProgress:
-		typ, msg = EventStepStarted, st.StepID+" is in progress."
+		typ, msg = EventStepStarted, s.StepID+" is in progress."
 	case StepCompleted:
-		typ, msg = EventStepCompleted, st.StepID+" completed."
-		data["result"] = st.Result
-		if len(st.Output) > 0 {
-			data["output"] = st.Output
+		typ, msg = EventStepCompleted, s.StepID+" completed."
+		data["result"] = s.Result
+		if len(s.Output) > 0 {
+			data["output"] = s.Output
 		} else {
 			data["output"] = nil
 		}
-		if st.Provides != "" {
-			data["provides"] = st.Provides
+		if s.Provides != "" {
+			data["provides"] = s.Provides
 		}
 	case StepFailed:
-		typ, msg = EventStepFailed, st.StepID+" recorded as failed."
-		data["error"] = st.Error
-		if st.Result != "" {
-			data["result"] = st.Result
+		typ, msg = EventStepFailed, s.StepID+" recorded as failed."
+		data["error"] = s.Error
+		if s.Result != "" {
+			data["result"] = s.Result
 		}
 	case StepSkipped:
-		typ, msg = EventStepSkipped, st.StepID+" skipped."
-		data["result"] = st.Result
+		typ, msg = EventStepSkipped, s.StepID+" skipped."
+		data["result"] = s.Result
 	}
-	ps.emit(typ, st.StepID, data)
-	return planOK(struct {
-		StepID   string          `json:"step_id"`
-		Status   string          `json:"status"`
-		Output   json.RawMessage `json:"output,omitempty"`
-		Progress Progress        `json:"progress"`
-		Message  string          `json:"message"`
-	}{st.StepID, st.Status, st.Output, p.Progress, msg + " " + ps.nextHint(p)})
+	ps.emit(typ, s.StepID, data)
+	return planOK(stepReport{s.StepID, s.Status, s.Output, ComputeProgress(p.Steps), msg + " " + ps.nextHint(p)})
+}
+
+// stepReport answers a status report.
+type stepReport struct {
+	StepID   string          `json:"step_id"`
+	Status   string          `json:"status"`
+	Output   json.RawMessage `json:"output,omitempty"`
+	Progress Progress        `json:"progress"`
+	Message  string          `json:"message"`
 }
 
 func (ps *PlanState) addStep(a planArgs) Result {
@@ -479,7 +458,6 @@ func (ps *PlanState) addStep(a planArgs) Result {
 func (ps *PlanState) insertStep(p *Plan, desc, after string) Step {
 	s := newStep(p.nextStepID(), desc)
 	p.insert(s, after)
-	p.refresh()
 	s = p.Steps[p.step(s.StepID)]
 	data := map[string]any{"description": s.Description, "sequence": s.Sequence}
 	if after != "" {
@@ -535,7 +513,6 @@ func (ps *PlanState) completePlan(a planArgs) Result {
 		}
 	}
 	p.Status, p.Summary = status, strings.TrimSpace(summary)
-	p.refresh()
 	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
 	ps.emit(typ, "", map[string]any{"title": p.Title, "summary": p.Summary, "unfinished": p.unfinishedIDs()})
 	return planOK(struct {
@@ -544,5 +521,5 @@ func (ps *PlanState) completePlan(a planArgs) Result {
 		Summary  string   `json:"summary,omitempty"`
 		Progress Progress `json:"progress"`
 		Message  string   `json:"message"`
-	}{p.PlanID, p.Status, p.Summary, p.Progress, "Plan " + p.PlanID + " is " + status + "."})
+	}{p.PlanID, p.Status, p.Summary, ComputeProgress(p.Steps), "Plan " + p.PlanID + " is " + status + "."})
 }
