@@ -461,22 +461,16 @@ func (ps *PlanState) nextEventID() int {
 }
 
 // emit appends an event of this agent about its current plan (and step, when
-// stepID is not empty) to the log and returns it.
-func (ps *PlanState) emit(typ, stepID string, data map[string]any) Event {
-	planID := ""
-	if ps.Plan != nil {
-		planID = ps.Plan.PlanID
-	}
-	ev := Event{
+// stepID is not empty) to the log.
+func (ps *PlanState) emit(typ, stepID string, data map[string]any) {
+	ps.Events = append(ps.Events, Event{
 		EventID: ps.nextEventID(),
 		Type:    typ,
 		AgentID: ps.AgentID,
-		PlanID:  planID,
+		PlanID:  ps.CurrentPlanOf(ps.AgentID),
 		StepID:  stepID,
 		Data:    dataJSON(data),
-	}
-	ps.Events = append(ps.Events, ev)
-	return ev
+	})
 }
 
 // dataJSON marshals an event's data (map keys sorted by encoding/json).

@@ -65,17 +65,17 @@ func PlanBytes(p *Plan) int {
 // sum bounds it. A new plan (createPlan) fits by its caps: at most
 // MaxPlanSteps steps of MaxPlanTextBytes (TestPlanCaps).
 func (ps *PlanState) planRoom(c Call, a planArgs) *Result {
-	var used, steps, deps int
+	var steps, deps int
 	switch c.Name {
 	case ToolAddStep:
-		used, steps = PlanBytes(ps.Plan), 1
+		steps = 1
 	case ToolAddDependentStep:
-		used, steps, deps = PlanBytes(ps.Plan), 1, len(a.refs("depends_on"))
+		steps, deps = 1, len(a.refs("depends_on"))
 	case ToolStartPlan, ToolSetStepStatus, ToolCompleteStepWithOutput, ToolCompletePlan:
-		used = PlanBytes(ps.Plan)
 	default:
 		return nil // the other tools do not write into the plan
 	}
+	used := PlanBytes(ps.Plan)
 	growth := len(c.Args) + steps*stepOverhead + deps*receivedReserve
 	if used+growth <= MaxPlanBytes {
 		return nil

@@ -33,10 +33,7 @@ func (ps *PlanState) Prune(keep, keepBytes int) int {
 	}
 	old := ps.Events[:n-keep]
 	floor := ps.readableFrom()
-	ownPlan := ""
-	if ps.Plan != nil {
-		ownPlan = ps.Plan.PlanID
-	}
+	ownPlan := ps.CurrentPlanOf(ps.AgentID)
 	// Found from the newest back: the latest outcome per agent and step,
 	// the latest plan_created per agent.
 	latest := map[[2]string]bool{}

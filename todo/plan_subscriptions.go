@@ -33,11 +33,7 @@ func (ps *PlanState) subscribe(a planArgs) Result {
 	sub := Subscription{AgentID: agent, EventTypes: appendNew([]string(nil), types...), PlanID: strings.TrimSpace(planID), StepID: strings.TrimSpace(stepID)}
 	for _, old := range ps.Subscriptions {
 		if sameFilter(old, sub) {
-			return planOK(struct {
-				SubscriptionID string       `json:"subscription_id"`
-				Subscription   Subscription `json:"subscription"`
-				Message        string       `json:"message"`
-			}{old.ID, old, "You already have this subscription (" + old.ID + "); nothing was added."})
+			return planOK(subscribed{old.ID, old, "You already have this subscription (" + old.ID + "); nothing was added."})
 		}
 	}
 	if len(ps.Subscriptions) >= MaxSubscriptions {
@@ -56,11 +52,14 @@ func (ps *PlanState) subscribe(a planArgs) Result {
 	if past > 0 {
 		msg += fmt.Sprintf(" %d earlier event(s) match and will be delivered too.", past)
 	}
-	return planOK(struct {
-		SubscriptionID string       `json:"subscription_id"`
-		Subscription   Subscription `json:"subscription"`
-		Message        string       `json:"message"`
-	}{sub.ID, sub, msg})
+	return planOK(subscribed{sub.ID, sub, msg})
+}
+
+// subscribed answers subscribeToTasks.
+type subscribed struct {
+	SubscriptionID string       `json:"subscription_id"`
+	Subscription   Subscription `json:"subscription"`
+	Message        string       `json:"message"`
 }
 
 // sameFilter reports whether two subscriptions select the same events.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,12 +101,12 @@ func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
 	if a.err != nil {
 		return argError(a.tool, a.err)
 	}
-	if p := ps.Plan; p != nil && p.Status == PlanActive && p.Started {
-		return planError("plan %s (%q) is started and still active, so it cannot be replaced. "+
-			"Finish it first with completePlan (status completed, failed or cancelled), or add to it with addStep.", p.PlanID, p.Title)
-	}
 	replaced := ""
 	if p := ps.Plan; p != nil && p.Status == PlanActive {
+		if p.Started {
+			return planError("plan %s (%q) is started and still active, so it cannot be replaced. "+
+				"Finish it first with completePlan (status completed, failed or cancelled), or add to it with addStep.", p.PlanID, p.Title)
+		}
 		replaced = p.PlanID
 	}
 	ps.PlanCount++
@@ -248,10 +249,10 @@ func (ps *PlanState) Approve(feedback string) PlanOutcome {
 		return PlanOutcome{Result: Result{Content: "The plan was approved and had already started. " + ps.nextHint(p)}}
 	}
 	lead := "The user approved the plan."
-	if strings.TrimSpace(feedback) != "" {
-		lead += " Their note: " + strings.TrimSpace(feedback)
+	if feedback = strings.TrimSpace(feedback); feedback != "" {
+		lead += " Their note: " + feedback
 	}
-	r := ps.begin(ps.ApprovalMessage, strings.TrimSpace(feedback), lead)
+	r := ps.begin(ps.ApprovalMessage, feedback, lead)
 	return PlanOutcome{Result: r, Events: ps.changed(before)}
 }
 
@@ -279,14 +280,9 @@ func (ps *PlanState) Reject(feedback string) PlanOutcome {
 // nextStep is the step to work on: the one in progress, else the first
 // pending one (blocked steps wait on others).
 func nextStep(p *Plan) (Step, bool) {
-	for _, s := range p.Steps {
-		if s.Status == StepInProgress {
-			return s, true
-		}
-	}
-	for _, s := range p.Steps {
-		if s.Status == StepPending {
-			return s, true
+	for _, status := range []string{StepInProgress, StepPending} {
+		if i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Status == status }); i >= 0 {
+			return p.Steps[i], true
 		}
 	}
 	return Step{}, false
@@ -310,6 +306,7 @@ func (ps *PlanState) nextHint(p *Plan) string {
 	return "Every step is finished: call completePlan with status completed and a summary."
 }
 
+// settableStatuses are what setStepStatus takes, as its schema's enum says.
 var settableStatuses = []string{StepInProgress, StepCompleted, StepFailed, StepSkipped}
 
 func (ps *PlanState) setStepStatus(a planArgs) Result {

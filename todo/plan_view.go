@@ -72,16 +72,12 @@ func NotificationText(ev Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task event #%d from agent %s: %s", ev.EventID, ev.AgentID, ev.Type)
 	where := []string{}
-	if ev.PlanID != "" {
-		w := "plan " + ev.PlanID
-		if t := dataString(d, "title"); t != "" {
-			w += fmt.Sprintf(" (%q)", text.OneLine(t))
+	for _, f := range []struct{ what, id, name string }{{"plan", ev.PlanID, "title"}, {"step", ev.StepID, "description"}} {
+		if f.id == "" {
+			continue
 		}
-		where = append(where, w)
-	}
-	if ev.StepID != "" {
-		w := "step " + ev.StepID
-		if t := dataString(d, "description"); t != "" {
+		w := f.what + " " + f.id
+		if t := dataString(d, f.name); t != "" {
 			w += fmt.Sprintf(" (%q)", text.OneLine(t))
 		}
 		where = append(where, w)
@@ -92,7 +88,7 @@ func NotificationText(ev Event) string {
 	b.WriteString(".")
 	line := func(label, value string) {
 		if value = strings.TrimSpace(value); value != "" {
-			fmt.Fprintf(&b, "\n%s: %s", label, clip(value))
+			fmt.Fprintf(&b, "\n%s: %s", label, clipRunes(value, maxNotificationValue, "… (cut; getTaskEvents shows it all)"))
 		}
 	}
 	line("Summary", dataString(d, "summary"))
@@ -115,11 +111,6 @@ func NotificationText(ev Event) string {
 		}
 	}
 	return b.String()
-}
-
-// clip shortens s to maxNotificationValue characters.
-func clip(s string) string {
-	return clipRunes(s, maxNotificationValue, "… (cut; getTaskEvents shows it all)")
 }
 
 // clipRunes shortens s to n characters, then adds more.
