@@ -416,19 +416,6 @@ func (p *Plan) nextStepID() string {
 	return "step_" + strconv.Itoa(n+1)
 }
 
-// insert places s after the step afterID ("" or unknown: at the end) and
-// renumbers the sequences.
-func (p *Plan) insert(s Step, afterID string) {
-	at := len(p.Steps)
-	if i := p.step(afterID); i >= 0 {
-		at = i + 1
-	}
-	p.Steps = slices.Insert(p.Steps, at, s)
-	for i := range p.Steps {
-		p.Steps[i].Sequence = i + 1
-	}
-}
-
 // unfinishedIDs lists the ids of the steps that are not completed.
 func (p *Plan) unfinishedIDs() []string {
 	out := []string{}

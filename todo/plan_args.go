@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/todoflow/todoflow/internal/text"
 )
 
 // planArgs reads a plan tool's arguments loosely, so that a wrong type or a
@@ -201,11 +203,11 @@ func planOK(v any) Result { return Result{Content: planJSON(v)} }
 // did not in fact succeed: such a report is refused (docs/tools.md).
 var failurePhrases = []string{"could not", "couldn't", "cannot", "can't", "unable to", "failed to", "not able to"}
 
-// FailurePhrase returns the first failure phrase found in text (case
+// FailurePhrase returns the first failure phrase found in s (case
 // insensitive, whole words, any run of spaces between words, ’ read as '),
 // or "" when there is none.
-func FailurePhrase(text string) string {
-	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
+func FailurePhrase(s string) string {
+	t := strings.ToLower(text.OneLine(s))
 	t = strings.ReplaceAll(t, "\u2019", "'")
 	for _, p := range failurePhrases {
 		for from := 0; ; {
@@ -227,5 +229,5 @@ func FailurePhrase(text string) string {
 // wordByte reports whether b belongs to a word (letters, digits, '_', and
 // any byte of a multi-byte character).
 func wordByte(b byte) bool {
-	return b == '_' || b >= 0x80 || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') || ('0' <= b && b <= '9')
+	return b == '_' || b >= 0x80 || text.IsAlnum(rune(b))
 }

@@ -86,7 +86,7 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 				return *bad
 			}
 		}
-		i = p.step(ps.insertStep(p, desc, after).StepID)
+		i = ps.insertStep(p, desc, after)
 	}
 	s := &p.Steps[i]
 	if provides != "" {

@@ -150,12 +150,7 @@ func (ps *PlanState) ownNotice(ev Event) bool {
 // call takes it, TakeNotifications), or the model ends its turn on a step
 // it believes still blocked.
 func (ps *PlanState) UnheardOwn() bool {
-	for _, ev := range ps.Events {
-		if ps.ownNotice(ev) && !ps.delivered(ev.EventID) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps.Events, func(ev Event) bool { return ps.ownNotice(ev) && !ps.delivered(ev.EventID) })
 }
 
 // TakeNotifications returns the events not delivered to the model yet, in

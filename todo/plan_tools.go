@@ -442,7 +442,7 @@ func (ps *PlanState) addStep(a planArgs) Result {
 	if bad := fullPlan(p); bad != nil {
 		return *bad
 	}
-	s := ps.insertStep(p, strings.TrimSpace(desc), after)
+	s := p.Steps[ps.insertStep(p, strings.TrimSpace(desc), after)]
 	return planOK(struct {
 		stepBrief
 		TotalSteps int    `json:"total_steps"`
@@ -450,18 +450,25 @@ func (ps *PlanState) addStep(a planArgs) Result {
 	}{brief(s), len(p.Steps), "Step " + s.StepID + " added at position " + strconv.Itoa(s.Sequence) + "."})
 }
 
-// insertStep adds a pending step after `after` (or at the end), emits
-// step_added and returns the step.
-func (ps *PlanState) insertStep(p *Plan, desc, after string) Step {
-	s := newStep(p.nextStepID(), desc)
-	p.insert(s, after)
-	s = p.Steps[p.step(s.StepID)]
+// insertStep adds a pending step after the step `after` ("" or unknown: at
+// the end), renumbers the sequences, emits step_added and returns the new
+// step's index.
+func (ps *PlanState) insertStep(p *Plan, desc, after string) int {
+	at := len(p.Steps)
+	if i := p.step(after); i >= 0 {
+		at = i + 1
+	}
+	p.Steps = slices.Insert(p.Steps, at, newStep(p.nextStepID(), desc))
+	for i := range p.Steps {
+		p.Steps[i].Sequence = i + 1
+	}
+	s := p.Steps[at]
 	data := map[string]any{"description": s.Description, "sequence": s.Sequence}
 	if after != "" {
 		data["after_step_id"] = after
 	}
 	ps.emit(EventStepAdded, s.StepID, data)
-	return s
+	return at
 }
 
 func (ps *PlanState) getPlanStatus(planArgs) Result {

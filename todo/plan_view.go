@@ -1,6 +1,7 @@
 package todo
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -45,11 +46,7 @@ func PlanChecklist(p *Plan) string {
 	fmt.Fprintf(&b, "Status: %s\n", p.Status)
 	b.WriteString("\nSteps:\n")
 	for _, s := range p.Steps {
-		mark, ok := stepMarks[s.Status]
-		if !ok {
-			mark = "[?]"
-		}
-		fmt.Fprintf(&b, "  %s %s: %s", mark, s.StepID, text.OneLine(s.Description))
+		fmt.Fprintf(&b, "  %s %s: %s", cmp.Or(stepMarks[s.Status], "[?]"), s.StepID, text.OneLine(s.Description))
 		if s.Status == StepBlocked && len(s.BlockedBy) > 0 {
 			fmt.Fprintf(&b, " (waiting on %s)", refKeys(s.BlockedBy))
 		}
