@@ -301,22 +301,13 @@ func ComputeProgress(steps []Step) Progress {
 	return p
 }
 
-// PercentOf is part/total*100 rounded to one decimal, half away from zero;
-// 0 when total is not positive.
+// PercentOf is part/total*100 rounded to one decimal, half up, for a count
+// part (not negative); 0 when total is not positive.
 func PercentOf(part, total int) float64 {
 	if total <= 0 {
 		return 0
 	}
-	num := 2000 * part
-	neg := num < 0
-	if neg {
-		num = -num
-	}
-	tenths := (num + total) / (2 * total)
-	if neg {
-		tenths = -tenths
-	}
-	return float64(tenths) / 10
+	return float64((2000*part+total)/(2*total)) / 10
 }
 
 // FormatPercent writes a percentage with one decimal, dropping a trailing

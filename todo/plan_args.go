@@ -167,6 +167,50 @@ func (a *planArgs) refs(name string) []Ref {
 	return out
 }
 
+// steps reads createPlan's steps: strings, or objects with a description
+// (a shape models often send), none of them blank.
+func (a *planArgs) steps() []string {
+	const hint = `give the steps in order as an array of short sentences, e.g. ["Reproduce the bug", "Fix it"]`
+	var raws []json.RawMessage
+	a.need("steps", hint)
+	switch {
+	case a.err != nil:
+	case json.Unmarshal(a.m["steps"], &raws) != nil:
+		a.err = fmt.Errorf("%q must be an array of strings: %s", "steps", hint)
+	case len(raws) == 0:
+		a.err = fmt.Errorf("%q is empty: %s", "steps", hint)
+	case len(raws) > MaxPlanSteps:
+		a.err = fmt.Errorf("%q has %d steps: a plan has at most %d; group them into larger steps, or plan in stages", "steps", len(raws), MaxPlanSteps)
+	}
+	if a.err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(raws))
+	for i, raw := range raws {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			var o struct {
+				Description *string `json:"description"`
+			}
+			if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &o) != nil || o.Description == nil {
+				a.err = fmt.Errorf("steps[%d] must be a string: %s", i, hint)
+				return nil
+			}
+			s = *o.Description
+		}
+		if strings.TrimSpace(s) == "" {
+			a.err = fmt.Errorf("steps[%d] is blank: every step needs a description", i)
+			return nil
+		}
+		if len(s) > MaxPlanTextBytes {
+			a.err = tooLong(fmt.Sprintf("steps[%d]", i), len(s))
+			return nil
+		}
+		out = append(out, strings.TrimSpace(s))
+	}
+	return out
+}
+
 // planError is a refused plan tool call.
 func planError(format string, args ...any) Result {
 	return Result{IsError: true, Content: "Refused: " + fmt.Sprintf(format, args...)}

@@ -334,9 +334,6 @@ func (ps *PlanState) Receive(ev Event) []Event {
 	if ev.AgentID == "" || ev.AgentID == ps.AgentID {
 		return nil
 	}
-	if ps.Events == nil {
-		ps.Events = []Event{}
-	}
 	ev.EventID = ps.nextEventID()
 	if len(ev.Data) == 0 || string(ev.Data) == "null" {
 		ev.Data = json.RawMessage(`{}`)

@@ -117,14 +117,10 @@ func (ps *PlanState) unsubscribe(a planArgs) Result {
 }
 
 func (ps *PlanState) listSubscriptions(planArgs) Result {
-	subs := ps.Subscriptions
-	if subs == nil {
-		subs = []Subscription{}
-	}
 	return planOK(struct {
 		Subscriptions []Subscription `json:"subscriptions"`
 		Count         int            `json:"count"`
-	}{subs, len(subs)})
+	}{ps.Subscriptions, len(ps.Subscriptions)}) // never nil: ApplyPlan makes it []
 }
 
 // ownNotice reports whether ev is an event of this agent that the model must
