@@ -41,11 +41,8 @@ func ContextLimit(msg string, sent int) int {
 	default:
 		n = float64(sent) * 3 / 4
 	}
-	return min(int(n), sent*limitMargin10/10)
+	return min(int(n), sent*9/10) // limitMargin, in integers
 }
-
-// limitMargin10 is limitMargin in tenths, for integer arithmetic.
-const limitMargin10 = 9
 
 // number is the first number pattern's group matches in s, or 0.
 func number(pattern *regexp.Regexp, s string) int {

@@ -90,8 +90,7 @@ func endOfTurn(st *State, s Settings, continuation bool, pendingSteps []string) 
 		n := st.GuardRetries[RetryFinalization]
 		if n < s.FinalizationMaxCorrections {
 			st.GuardRetries[RetryFinalization] = n + 1
-			t := true
-			st.FinalizationCorrection = &t
+			st.FinalizationCorrection = new(true)
 			return Inject{Name: NameCompletionReminder, Text: completionReminder(unfinished, pendingSteps)}
 		}
 		if s.FinalizationEscalation {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 )
 
 // Status is the state of one todo item.
@@ -85,14 +86,7 @@ func CountStatus(items []Item, s Status) int {
 }
 
 // Current returns the first in-progress item, if any.
-func Current(items []Item) (Item, bool) {
-	for _, it := range items {
-		if it.Status == InProgress {
-			return it, true
-		}
-	}
-	return Item{}, false
-}
+func Current(items []Item) (Item, bool) { return first(items, InProgress) }
 
 // Next returns the item continuation should name: the in-progress one, else
 // the first pending one. Blocked items are never a target.
@@ -100,34 +94,19 @@ func Next(items []Item) (Item, bool) {
 	if it, ok := Current(items); ok {
 		return it, true
 	}
-	for _, it := range items {
-		if it.Status == Pending {
-			return it, true
-		}
+	return first(items, Pending)
+}
+
+func first(items []Item, s Status) (Item, bool) {
+	i := slices.IndexFunc(items, func(it Item) bool { return it.Status == s })
+	if i < 0 {
+		return Item{}, false
 	}
-	return Item{}, false
+	return items[i], true
 }
 
 // Equal reports whether two lists hold the same items in the same order.
-func Equal(a, b []Item) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// Clone returns a copy of items that shares no memory with it.
-func Clone(items []Item) []Item {
-	if items == nil {
-		return nil
-	}
-	return append([]Item(nil), items...)
-}
+func Equal(a, b []Item) bool { return slices.Equal(a, b) }
 
 // ListDigest names a list by its content: two lists have the same digest
 // when they are Equal.

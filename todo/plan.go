@@ -3,7 +3,6 @@ package todo
 import (
 	"encoding/json"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -59,16 +58,6 @@ var EventTypes = []string{
 	EventPlanCreated, EventPlanStarted, EventPlanCompleted, EventPlanFailed, EventPlanCancelled,
 	EventStepAdded, EventStepStarted, EventStepCompleted, EventStepFailed, EventStepSkipped,
 	EventStepBlocked, EventStepUnblocked,
-}
-
-// IsEventType reports whether t is one of EventTypes.
-func IsEventType(t string) bool {
-	for _, e := range EventTypes {
-		if e == t {
-			return true
-		}
-	}
-	return false
 }
 
 // Ref names a step of another agent's plan. It carries no plan id: the step
@@ -221,12 +210,7 @@ func (s Subscription) Matches(ev Event) bool {
 	if s.StepID != "" && s.StepID != ev.StepID {
 		return false
 	}
-	for _, t := range s.EventTypes {
-		if t == ev.Type {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.EventTypes, ev.Type)
 }
 
 // PlanState is one agent's whole plan state. It lives in workflow state, is
@@ -317,22 +301,13 @@ func ComputeProgress(steps []Step) Progress {
 	return p
 }
 
-// PercentOf is part/total*100 rounded to one decimal, half away from zero;
-// 0 when total is not positive.
+// PercentOf is part/total*100 rounded to one decimal, half up, for a count
+// part (not negative); 0 when total is not positive.
 func PercentOf(part, total int) float64 {
 	if total <= 0 {
 		return 0
 	}
-	num := 2000 * part
-	neg := num < 0
-	if neg {
-		num = -num
-	}
-	tenths := (num + total) / (2 * total)
-	if neg {
-		tenths = -tenths
-	}
-	return float64(tenths) / 10
+	return float64((2000*part+total)/(2*total)) / 10
 }
 
 // FormatPercent writes a percentage with one decimal, dropping a trailing
@@ -385,34 +360,30 @@ func (ps *PlanState) BlockedOn() []string {
 	if p == nil {
 		return nil
 	}
-	seen := map[string]bool{}
 	var out []string
 	for _, s := range p.Steps {
-		if s.Status != StepBlocked {
-			continue
-		}
-		for _, r := range s.BlockedBy {
-			if !seen[r.AgentID] {
-				seen[r.AgentID] = true
-				out = append(out, r.AgentID)
+		if s.Status == StepBlocked {
+			for _, r := range s.BlockedBy {
+				out = appendNew(out, r.AgentID)
 			}
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
-// refresh recomputes the stored progress after a change.
-func (p *Plan) refresh() { p.Progress = ComputeProgress(p.Steps) }
+// changed ends a change of the plan state: the stored progress recomputed,
+// and a copy of the events logged from index from on.
+func (ps *PlanState) changed(from int) []Event {
+	if ps.Plan != nil {
+		ps.Plan.Progress = ComputeProgress(ps.Plan.Steps)
+	}
+	return append([]Event(nil), ps.Events[from:]...)
+}
 
 // step returns the index of the step with id, or -1.
 func (p *Plan) step(id string) int {
-	for i := range p.Steps {
-		if p.Steps[i].StepID == id {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(p.Steps, func(s Step) bool { return s.StepID == id })
 }
 
 // stepIDs lists the plan's step ids in sequence order, for error messages.
@@ -434,21 +405,6 @@ func (p *Plan) nextStepID() string {
 		}
 	}
 	return "step_" + strconv.Itoa(n+1)
-}
-
-// insert places s after the step afterID ("" or unknown: at the end) and
-// renumbers the sequences.
-func (p *Plan) insert(s Step, afterID string) {
-	at := len(p.Steps)
-	if i := p.step(afterID); i >= 0 {
-		at = i + 1
-	}
-	p.Steps = append(p.Steps, Step{})
-	copy(p.Steps[at+1:], p.Steps[at:])
-	p.Steps[at] = s
-	for i := range p.Steps {
-		p.Steps[i].Sequence = i + 1
-	}
 }
 
 // unfinishedIDs lists the ids of the steps that are not completed.
@@ -483,22 +439,16 @@ func (ps *PlanState) nextEventID() int {
 }
 
 // emit appends an event of this agent about its current plan (and step, when
-// stepID is not empty) to the log and returns it.
-func (ps *PlanState) emit(typ, stepID string, data map[string]any) Event {
-	planID := ""
-	if ps.Plan != nil {
-		planID = ps.Plan.PlanID
-	}
-	ev := Event{
+// stepID is not empty) to the log.
+func (ps *PlanState) emit(typ, stepID string, data map[string]any) {
+	ps.Events = append(ps.Events, Event{
 		EventID: ps.nextEventID(),
 		Type:    typ,
 		AgentID: ps.AgentID,
-		PlanID:  planID,
+		PlanID:  ps.CurrentPlanOf(ps.AgentID),
 		StepID:  stepID,
 		Data:    dataJSON(data),
-	}
-	ps.Events = append(ps.Events, ev)
-	return ev
+	})
 }
 
 // dataJSON marshals an event's data (map keys sorted by encoding/json).
@@ -534,14 +484,14 @@ func dataString(m map[string]json.RawMessage, key string) string {
 	return s
 }
 
-// hasRef reports whether refs holds r.
-func hasRef(refs []Ref, r Ref) bool {
-	for _, x := range refs {
-		if x == r {
-			return true
+// appendNew appends to list the values of add it does not hold yet, in order.
+func appendNew[T comparable](list []T, add ...T) []T {
+	for _, v := range add {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
 		}
 	}
-	return false
+	return list
 }
 
 // refKeys renders refs as "agent:step, agent:step".

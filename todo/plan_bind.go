@@ -1,9 +1,9 @@
 package todo
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -38,8 +38,8 @@ import (
 //     reach this log only once asked for. The binding stays pending (the
 //     producer is absent from BoundPlans, PendingBindings lists it) until
 //     the workflow has asked the producer's keeper and calls Bind with the
-//     producer's current plan, after relaying that plan's events (the keeper
-//     reads them with EventsOf);
+//     producer's current plan, after relaying that plan's events (the
+//     root's Broker.Serve reads them from its log);
 //   - PeerUnknown: the agent is not in the tree and cannot appear:
 //     addDependentStep refuses the call. If the workflow learns that only
 //     later, FailDependency fails the steps that wait on it.
@@ -87,15 +87,7 @@ func (ps *PlanState) knownPeers() []string {
 	if ps.Peers == nil {
 		return nil
 	}
-	ids := append([]string(nil), ps.Peers.Known()...)
-	sort.Strings(ids)
-	out := ids[:0]
-	for i, id := range ids {
-		if i == 0 || id != ids[i-1] {
-			out = append(out, id)
-		}
-	}
-	return out
+	return slices.Compact(slices.Sorted(slices.Values(ps.Peers.Known())))
 }
 
 // unknownPeersError is the refusal of a dependency on agents that are not
@@ -103,29 +95,23 @@ func (ps *PlanState) knownPeers() []string {
 func (ps *PlanState) unknownPeersError(refs []Ref) *Result {
 	var unknown []string
 	for _, r := range refs {
-		if ps.peer(r.AgentID) == PeerUnknown && !contains(unknown, r.AgentID) {
-			unknown = append(unknown, r.AgentID)
+		if ps.peer(r.AgentID) == PeerUnknown {
+			unknown = appendNew(unknown, r.AgentID)
 		}
 	}
 	if len(unknown) == 0 {
 		return nil
 	}
-	known := strings.Join(ps.knownPeers(), ", ")
-	if known == "" {
-		known = "none"
-	}
+	known := cmp.Or(strings.Join(ps.knownPeers(), ", "), "none")
 	const hint = "depends_on names agents spawned in this tree; spawn it first or check the id. Nothing was changed."
-	var r Result
 	if len(unknown) == 1 {
-		r = planError("agent %q is not in this run tree (known: %s). %s", unknown[0], known, hint)
-	} else {
-		q := make([]string, len(unknown))
-		for i, id := range unknown {
-			q[i] = strconv.Quote(id)
-		}
-		r = planError("agents %s are not in this run tree (known: %s). %s", strings.Join(q, ", "), known, hint)
+		return refusal("agent %q is not in this run tree (known: %s). %s", unknown[0], known, hint)
 	}
-	return &r
+	q := make([]string, len(unknown))
+	for i, id := range unknown {
+		q[i] = strconv.Quote(id)
+	}
+	return refusal("agents %s are not in this run tree (known: %s). %s", strings.Join(q, ", "), known, hint)
 }
 
 // planNumber is N of a plan id "plan_N" (N >= 1); 0, "unknown", for ""
@@ -149,16 +135,10 @@ func admitsPlan(bound, planID string) bool {
 	return planNumber(planID) >= planNumber(bound)
 }
 
-// binding returns the step's binding to agentID and whether there is one.
-func (s *Step) binding(agentID string) (string, bool) {
-	b, ok := s.BoundPlans[agentID]
-	return b, ok
-}
-
 // admits reports whether ev can settle the step's refs to ev's agent: the
 // step is bound to that agent and ev's plan is the bound plan or later.
 func (s *Step) admits(ev Event) bool {
-	b, ok := s.binding(ev.AgentID)
+	b, ok := s.BoundPlans[ev.AgentID]
 	return ok && admitsPlan(b, ev.PlanID)
 }
 
@@ -180,8 +160,8 @@ func (s *Step) bind(agentID, planID string) bool {
 func (s *Step) unbound() []string {
 	var out []string
 	for _, r := range s.BlockedBy {
-		if _, ok := s.BoundPlans[r.AgentID]; !ok && !contains(out, r.AgentID) {
-			out = append(out, r.AgentID)
+		if _, ok := s.BoundPlans[r.AgentID]; !ok {
+			out = appendNew(out, r.AgentID)
 		}
 	}
 	return out
@@ -202,14 +182,13 @@ func (ps *PlanState) Bind(agentID, planID string) []Event {
 	before := len(ps.Events)
 	for i := range p.Steps {
 		s := &p.Steps[i]
-		if s.Status != StepBlocked || !contains(s.unbound(), agentID) {
+		if s.Status != StepBlocked || !slices.Contains(s.unbound(), agentID) {
 			continue
 		}
 		s.bind(agentID, planID)
 		ps.resolveFromLog(p, i)
 	}
-	p.refresh()
-	return append([]Event(nil), ps.Events[before:]...)
+	return ps.changed(before)
 }
 
 // PendingBindings lists, sorted, the agents that blocked steps of the
@@ -221,17 +200,12 @@ func (ps *PlanState) PendingBindings() []string {
 		return nil
 	}
 	var out []string
-	for i := range p.Steps {
-		if p.Steps[i].Status != StepBlocked {
-			continue
-		}
-		for _, id := range p.Steps[i].unbound() {
-			if !contains(out, id) {
-				out = append(out, id)
-			}
+	for _, s := range p.Steps {
+		if s.Status == StepBlocked {
+			out = appendNew(out, s.unbound()...)
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -275,8 +249,7 @@ func (ps *PlanState) failWaitingOn(agentID string, reason func(waiting []Ref) st
 		}
 		ps.failDependent(p, i, waiting[0], reason(waiting))
 	}
-	p.refresh()
-	return append([]Event(nil), ps.Events[before:]...)
+	return ps.changed(before)
 }
 
 // CurrentPlanOf is the plan agentID is running as far as this log knows:
@@ -296,18 +269,4 @@ func (ps *PlanState) CurrentPlanOf(agentID string) string {
 		}
 	}
 	return ""
-}
-
-// EventsOf returns the log's events of agentID whose plan is fromPlan or a
-// later one ("" or a malformed id: all of them), in log order: what a new
-// dependent bound to fromPlan needs. The events are copies.
-func (ps *PlanState) EventsOf(agentID, fromPlan string) []Event {
-	var out []Event
-	for _, ev := range ps.Events {
-		if ev.AgentID == agentID && admitsPlan(fromPlan, ev.PlanID) {
-			ev.Data = append(json.RawMessage(nil), ev.Data...)
-			out = append(out, ev)
-		}
-	}
-	return out
 }

@@ -65,28 +65,24 @@ func PlanBytes(p *Plan) int {
 // sum bounds it. A new plan (createPlan) fits by its caps: at most
 // MaxPlanSteps steps of MaxPlanTextBytes (TestPlanCaps).
 func (ps *PlanState) planRoom(c Call, a planArgs) *Result {
-	var used, steps, deps int
+	var steps, deps int
 	switch c.Name {
 	case ToolAddStep:
-		used, steps = PlanBytes(ps.Plan), 1
+		steps = 1
 	case ToolAddDependentStep:
-		used, steps = PlanBytes(ps.Plan), 1
-		if refs, err := a.refs("depends_on"); err == nil {
-			deps = len(refs)
-		}
+		steps, deps = 1, len(a.refs("depends_on"))
 	case ToolStartPlan, ToolSetStepStatus, ToolCompleteStepWithOutput, ToolCompletePlan:
-		used = PlanBytes(ps.Plan)
 	default:
 		return nil // the other tools do not write into the plan
 	}
+	used := PlanBytes(ps.Plan)
 	growth := len(c.Args) + steps*stepOverhead + deps*receivedReserve
 	if used+growth <= MaxPlanBytes {
 		return nil
 	}
-	r := planError("the plan takes %d bytes (with room kept for the outputs its steps wait for), and this call could add %d, "+
+	return refusal("the plan takes %d bytes (with room kept for the outputs its steps wait for), and this call could add %d, "+
 		"past the %d a plan may take. Keep results short (details belong in files), or finish this plan with completePlan and create a new one.",
 		used, growth, MaxPlanBytes)
-	return &r
 }
 
 // tooLong is the error of a text over MaxPlanTextBytes.
@@ -99,17 +95,5 @@ func fullPlan(p *Plan) *Result {
 	if len(p.Steps) < MaxPlanSteps {
 		return nil
 	}
-	r := planError("plan %s has %d steps, the most a plan may have. Fold the new work into a step, or finish this plan and create a new one.", p.PlanID, len(p.Steps))
-	return &r
-}
-
-// unionRefs is have with the refs of add it lacks.
-func unionRefs(have, add []Ref) []Ref {
-	out := append([]Ref(nil), have...)
-	for _, r := range add {
-		if !hasRef(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return refusal("plan %s has %d steps, the most a plan may have. Fold the new work into a step, or finish this plan and create a new one.", p.PlanID, len(p.Steps))
 }

@@ -1,9 +1,10 @@
 package todo
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/todoflow/todoflow/internal/text"
@@ -38,32 +39,18 @@ const (
 )
 
 func (ps *PlanState) addDependentStep(a planArgs) Result {
-	desc, err := a.str("description")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	stepID, err := a.str("step_id")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	after, err := a.str("after_step_id")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	provides, err := a.str("provides")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
-	refs, err := a.refs("depends_on")
-	if err != nil {
-		return argError(ToolAddDependentStep, err)
-	}
+	desc, stepID, after, provides := a.str("description"), a.str("step_id"), a.str("after_step_id"), a.str("provides")
+	refs := a.refs("depends_on")
 	desc, stepID, provides = strings.TrimSpace(desc), strings.TrimSpace(stepID), strings.TrimSpace(provides)
-	if (desc == "") == (stepID == "") {
-		return argError(ToolAddDependentStep, fmt.Errorf("give exactly one of %q (to add a new step that waits) or %q (to make an existing step wait)", "description", "step_id"))
+	switch {
+	case a.err != nil:
+	case (desc == "") == (stepID == ""):
+		a.err = fmt.Errorf("give exactly one of %q (to add a new step that waits) or %q (to make an existing step wait)", "description", "step_id")
+	case stepID != "" && after != "":
+		a.err = fmt.Errorf("%q only places a new step; leave it out when you give %q", "after_step_id", "step_id")
 	}
-	if stepID != "" && after != "" {
-		return argError(ToolAddDependentStep, fmt.Errorf("%q only places a new step; leave it out when you give %q", "after_step_id", "step_id"))
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	for _, r := range refs {
 		if r.AgentID == ps.AgentID {
@@ -87,7 +74,7 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		case StepCompleted, StepFailed, StepSkipped:
 			return planError("%s is already %s, so it cannot wait on anything. Add a new step with description instead.", stepID, st)
 		}
-		if n := len(unionRefs(p.Steps[i].DependsOn, refs)); n > MaxStepDeps {
+		if n := len(appendNew(slices.Clone(p.Steps[i].DependsOn), refs...)); n > MaxStepDeps {
 			return planError("%s would wait on %d steps, and a step may wait on at most %d. Add another step for the rest.", stepID, n, MaxStepDeps)
 		}
 	} else {
@@ -99,18 +86,16 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 				return *bad
 			}
 		}
-		i = p.step(ps.insertStep(p, desc, after).StepID)
+		i = ps.insertStep(p, desc, after)
 	}
 	s := &p.Steps[i]
 	if provides != "" {
 		s.Provides = provides
 	}
 	for _, r := range refs {
-		if !hasRef(s.DependsOn, r) {
-			s.DependsOn = append(s.DependsOn, r)
-		}
-		if _, done := s.ReceivedOutputs[r.Key()]; !done && !hasRef(s.BlockedBy, r) {
-			s.BlockedBy = append(s.BlockedBy, r)
+		s.DependsOn = appendNew(s.DependsOn, r)
+		if _, done := s.ReceivedOutputs[r.Key()]; !done {
+			s.BlockedBy = appendNew(s.BlockedBy, r)
 		}
 		// A producer whose events this log receives is bound now, to its
 		// current plan; a remote one waits for Bind. An existing binding of
@@ -120,11 +105,9 @@ func (ps *PlanState) addDependentStep(a planArgs) Result {
 		}
 	}
 	s.Status = StepBlocked
-	p.refresh()
 	ps.emit(EventStepBlocked, s.StepID, map[string]any{"description": s.Description, "blocked_by": refsOrEmpty(s.BlockedBy)})
 	settledAt := len(ps.Events)
 	ps.resolveFromLog(p, i)
-	p.refresh()
 	// The result below tells the model whether the step unblocked or
 	// failed: TakeNotifications need not tell it again.
 	for _, ev := range ps.Events[settledAt:] {
@@ -195,7 +178,7 @@ const (
 // no binding to r's agent (pending), nothing settles r.
 func (ps *PlanState) outcomeInLog(s *Step, r Ref) (outcome, Event, string) {
 	oc, at, why := outcomeNone, Event{}, ""
-	bound, ok := s.binding(r.AgentID)
+	bound, ok := s.BoundPlans[r.AgentID]
 	if !ok {
 		return oc, at, why
 	}
@@ -243,7 +226,7 @@ func planHeldUnfinished(ev Event, stepID string) bool {
 	if json.Unmarshal(raw, &ids) != nil {
 		return true
 	}
-	return contains(ids, stepID)
+	return slices.Contains(ids, stepID)
 }
 
 // dependencyReason words why a dependency will never complete.
@@ -251,28 +234,16 @@ func dependencyReason(ev Event, r Ref) string {
 	d := eventData(ev)
 	switch ev.Type {
 	case EventStepFailed:
-		why := dataString(d, "error")
-		if why == "" {
-			why = "no reason was given"
-		}
-		return fmt.Sprintf("dependency %s failed: %s", r.Key(), why)
+		return fmt.Sprintf("dependency %s failed: %s", r.Key(), cmp.Or(dataString(d, "error"), "no reason was given"))
 	case EventStepSkipped:
-		why := dataString(d, "result")
-		if why == "" {
-			why = "no reason was given"
-		}
-		return fmt.Sprintf("dependency %s was skipped: %s", r.Key(), why)
+		return fmt.Sprintf("dependency %s was skipped: %s", r.Key(), cmp.Or(dataString(d, "result"), "no reason was given"))
 	default:
 		verb := "failed"
 		if ev.Type == EventPlanCancelled {
 			verb = "was cancelled"
 		}
-		why := dataString(d, "summary")
-		if why == "" {
-			why = "no summary was given"
-		}
 		return fmt.Sprintf("dependency %s will not complete: %s's plan %s (%q) %s before that step completed: %s",
-			r.Key(), r.AgentID, ev.PlanID, dataString(d, "title"), verb, why)
+			r.Key(), r.AgentID, ev.PlanID, dataString(d, "title"), verb, cmp.Or(dataString(d, "summary"), "no summary was given"))
 	}
 }
 
@@ -334,7 +305,6 @@ func resolveRef(s *Step, r Ref, ev Event) {
 func (ps *PlanState) unblock(p *Plan, i int) {
 	s := &p.Steps[i]
 	s.Status = StepPending
-	p.refresh()
 	ps.emit(EventStepUnblocked, s.StepID, map[string]any{"description": s.Description, "received": text.SortedKeys(s.ReceivedOutputs)})
 }
 
@@ -343,7 +313,6 @@ func (ps *PlanState) failDependent(p *Plan, i int, r Ref, reason string) {
 	s := &p.Steps[i]
 	s.Status = StepFailed
 	s.Error = reason
-	p.refresh()
 	ps.emit(EventStepFailed, s.StepID, map[string]any{"description": s.Description, "error": reason, "dependency": r})
 }
 
@@ -365,9 +334,6 @@ func (ps *PlanState) Receive(ev Event) []Event {
 	if ev.AgentID == "" || ev.AgentID == ps.AgentID {
 		return nil
 	}
-	if ps.Events == nil {
-		ps.Events = []Event{}
-	}
 	ev.EventID = ps.nextEventID()
 	if len(ev.Data) == 0 || string(ev.Data) == "null" {
 		ev.Data = json.RawMessage(`{}`)
@@ -388,7 +354,7 @@ func (ps *PlanState) Receive(ev Event) []Event {
 		switch ev.Type {
 		case EventStepCompleted:
 			r := Ref{AgentID: ev.AgentID, StepID: ev.StepID}
-			if hasRef(s.BlockedBy, r) {
+			if slices.Contains(s.BlockedBy, r) {
 				resolveRef(s, r, ev)
 				if len(s.BlockedBy) == 0 {
 					ps.unblock(p, i)
@@ -406,8 +372,7 @@ func (ps *PlanState) Receive(ev Event) []Event {
 			}
 		}
 	}
-	p.refresh()
-	return append([]Event(nil), ps.Events[before:]...)
+	return ps.changed(before)
 }
 
 // AgentEnded is called when the workflow of agentID ended (how: failed,
@@ -428,44 +393,29 @@ func (ps *PlanState) AgentEnded(agentID, how string) []Event {
 
 // delivered reports whether the event id was already handed to the model.
 func (ps *PlanState) delivered(id int) bool {
-	i := sort.SearchInts(ps.Delivered, id)
-	return i < len(ps.Delivered) && ps.Delivered[i] == id
+	_, ok := slices.BinarySearch(ps.Delivered, id)
+	return ok
 }
 
 // markDelivered records the id, keeping Delivered sorted.
 func (ps *PlanState) markDelivered(id int) {
-	i := sort.SearchInts(ps.Delivered, id)
-	if i < len(ps.Delivered) && ps.Delivered[i] == id {
-		return
+	if i, ok := slices.BinarySearch(ps.Delivered, id); !ok {
+		ps.Delivered = slices.Insert(ps.Delivered, i, id)
 	}
-	ps.Delivered = append(ps.Delivered, 0)
-	copy(ps.Delivered[i+1:], ps.Delivered[i:])
-	ps.Delivered[i] = id
 }
 
 func (ps *PlanState) completeStepWithOutput(a planArgs) Result {
-	id, err := a.required("step_id", "name the step, e.g. \"step_1\"")
-	if err != nil {
-		return argError(ToolCompleteStepWithOutput, err)
-	}
-	if !a.present("output") {
-		return argError(ToolCompleteStepWithOutput, fmt.Errorf("%q is missing: give the step's structured result as a JSON object", "output"))
-	}
-	output, err := a.object("output")
-	if err != nil {
-		return argError(ToolCompleteStepWithOutput, err)
-	}
-	result, err := a.str("result")
-	if err != nil {
-		return argError(ToolCompleteStepWithOutput, err)
+	id, output, result := a.required("step_id", "name the step, e.g. \"step_1\""), a.object("output"), a.str("result")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	return ps.report(id, StepCompleted, result, "", output)
 }
 
 func (ps *PlanState) getBlockedSteps(a planArgs) Result {
-	planID, err := a.str("plan_id")
-	if err != nil {
-		return argError(ToolGetBlockedSteps, err)
+	planID := a.str("plan_id")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	p := ps.Plan
 	if p == nil {

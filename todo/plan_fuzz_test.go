@@ -291,7 +291,7 @@ func checkPlanState(t *testing.T, ps *PlanState) {
 			t.Fatalf("step %s is blocked on nothing", s.StepID)
 		}
 		for _, r := range s.BlockedBy {
-			if !hasRef(s.DependsOn, r) {
+			if !slices.Contains(s.DependsOn, r) {
 				t.Fatalf("step %s is blocked by %s, which it does not depend on", s.StepID, r.Key())
 			}
 		}

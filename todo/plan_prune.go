@@ -3,6 +3,7 @@ package todo
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Prune bounds the event log that a run carries into its continuation: it
@@ -17,7 +18,8 @@ import (
 //     active plan wait on the agent, from the earliest plan they are bound to
 //     (every plan while a binding to it is pending);
 //   - by CurrentPlanOf: the latest plan_created of each other agent;
-//   - by EventsOf, which hands a new dependent of this agent what it needs:
+//   - by Broker.Serve on the root's log, which hands a new dependent of
+//     this agent what it needs:
 //     this agent's own plan_created, latest outcome of each step, and
 //     plan_failed / plan_cancelled, of its current plan.
 //
@@ -31,10 +33,7 @@ func (ps *PlanState) Prune(keep, keepBytes int) int {
 	}
 	old := ps.Events[:n-keep]
 	floor := ps.readableFrom()
-	ownPlan := ""
-	if ps.Plan != nil {
-		ownPlan = ps.Plan.PlanID
-	}
+	ownPlan := ps.CurrentPlanOf(ps.AgentID)
 	// Found from the newest back: the latest outcome per agent and step,
 	// the latest plan_created per agent.
 	latest := map[[2]string]bool{}
@@ -74,11 +73,7 @@ func (ps *PlanState) Prune(keep, keepBytes int) int {
 	ps.Events = kept
 	// Delivery marks of removed events mean nothing any more.
 	if len(kept) > 0 {
-		first := kept[0].EventID
-		i := 0
-		for i < len(ps.Delivered) && ps.Delivered[i] < first {
-			i++
-		}
+		i, _ := slices.BinarySearch(ps.Delivered, kept[0].EventID)
 		ps.Delivered = append([]int{}, ps.Delivered[i:]...)
 	}
 	ps.Pruned += removed
@@ -108,7 +103,7 @@ func (ps *PlanState) readableFrom() map[string]int {
 		}
 		for _, r := range s.BlockedBy {
 			from := 0
-			if b, ok := s.binding(r.AgentID); ok {
+			if b, ok := s.BoundPlans[r.AgentID]; ok {
 				from = planNumber(b)
 			}
 			if from < floor[r.AgentID] {

@@ -5,52 +5,35 @@ package todo
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 func (ps *PlanState) subscribe(a planArgs) Result {
-	agent, err := a.str("agent_id")
-	if err != nil {
-		return argError(ToolSubscribe, err)
+	agent, types := a.str("agent_id"), a.strList("event_types")
+	if a.err == nil && len(types) == 0 {
+		a.err = fmt.Errorf("%q is missing or empty: name the event types to receive, from %s", "event_types", strings.Join(EventTypes, ", "))
 	}
-	types, err := a.strList("event_types")
-	if err != nil {
-		return argError(ToolSubscribe, err)
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
-	if len(types) == 0 {
-		return argError(ToolSubscribe, fmt.Errorf("%q is missing or empty: name the event types to receive, from %s", "event_types", strings.Join(EventTypes, ", ")))
+	if bad := unknownEventType(types); bad != nil {
+		return *bad
 	}
-	var clean []string
-	for _, t := range types {
-		if !IsEventType(t) {
-			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
-		}
-		if !contains(clean, t) {
-			clean = append(clean, t)
-		}
-	}
-	planID, err := a.str("plan_id")
-	if err != nil {
-		return argError(ToolSubscribe, err)
-	}
-	stepID, err := a.str("step_id")
-	if err != nil {
-		return argError(ToolSubscribe, err)
+	planID, stepID := a.str("plan_id"), a.str("step_id")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	agent = strings.TrimSpace(agent)
 	if agent != "" && agent == ps.AgentID {
 		return planError("%q is your own agent id, and your own events are never delivered to you. "+
 			"Name another agent, or leave agent_id out to follow every other agent.", agent)
 	}
-	sub := Subscription{AgentID: agent, EventTypes: clean, PlanID: strings.TrimSpace(planID), StepID: strings.TrimSpace(stepID)}
+	sub := Subscription{AgentID: agent, EventTypes: appendNew([]string(nil), types...), PlanID: strings.TrimSpace(planID), StepID: strings.TrimSpace(stepID)}
 	for _, old := range ps.Subscriptions {
 		if sameFilter(old, sub) {
-			return planOK(struct {
-				SubscriptionID string       `json:"subscription_id"`
-				Subscription   Subscription `json:"subscription"`
-				Message        string       `json:"message"`
-			}{old.ID, old, "You already have this subscription (" + old.ID + "); nothing was added."})
+			return planOK(subscribed{old.ID, old, "You already have this subscription (" + old.ID + "); nothing was added."})
 		}
 	}
 	if len(ps.Subscriptions) >= MaxSubscriptions {
@@ -69,11 +52,14 @@ func (ps *PlanState) subscribe(a planArgs) Result {
 	if past > 0 {
 		msg += fmt.Sprintf(" %d earlier event(s) match and will be delivered too.", past)
 	}
-	return planOK(struct {
-		SubscriptionID string       `json:"subscription_id"`
-		Subscription   Subscription `json:"subscription"`
-		Message        string       `json:"message"`
-	}{sub.ID, sub, msg})
+	return planOK(subscribed{sub.ID, sub, msg})
+}
+
+// subscribed answers subscribeToTasks.
+type subscribed struct {
+	SubscriptionID string       `json:"subscription_id"`
+	Subscription   Subscription `json:"subscription"`
+	Message        string       `json:"message"`
 }
 
 // sameFilter reports whether two subscriptions select the same events.
@@ -88,20 +74,21 @@ func sameFilter(a, b Subscription) bool {
 		return false
 	}
 	for _, t := range a.EventTypes {
-		if !contains(b.EventTypes, t) {
+		if !slices.Contains(b.EventTypes, t) {
 			return false
 		}
 	}
 	return true
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// unknownEventType refuses the first of types that is not an event type.
+func unknownEventType(types []string) *Result {
+	for _, t := range types {
+		if !slices.Contains(EventTypes, t) {
+			return refusal("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
 		}
 	}
-	return false
+	return nil
 }
 
 func (ps *PlanState) subscriptionIDs() string {
@@ -116,9 +103,9 @@ func (ps *PlanState) subscriptionIDs() string {
 }
 
 func (ps *PlanState) unsubscribe(a planArgs) Result {
-	id, err := a.required("subscription_id", "give the id subscribeToTasks returned, e.g. \"sub_1\"")
-	if err != nil {
-		return argError(ToolUnsubscribe, err)
+	id := a.required("subscription_id", "give the id subscribeToTasks returned, e.g. \"sub_1\"")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	for i, s := range ps.Subscriptions {
 		if s.ID == id {
@@ -130,14 +117,10 @@ func (ps *PlanState) unsubscribe(a planArgs) Result {
 }
 
 func (ps *PlanState) listSubscriptions(planArgs) Result {
-	subs := ps.Subscriptions
-	if subs == nil {
-		subs = []Subscription{}
-	}
 	return planOK(struct {
 		Subscriptions []Subscription `json:"subscriptions"`
 		Count         int            `json:"count"`
-	}{subs, len(subs)})
+	}{ps.Subscriptions, len(ps.Subscriptions)}) // never nil: ApplyPlan makes it []
 }
 
 // ownNotice reports whether ev is an event of this agent that the model must
@@ -163,12 +146,7 @@ func (ps *PlanState) ownNotice(ev Event) bool {
 // call takes it, TakeNotifications), or the model ends its turn on a step
 // it believes still blocked.
 func (ps *PlanState) UnheardOwn() bool {
-	for _, ev := range ps.Events {
-		if ps.ownNotice(ev) && !ps.delivered(ev.EventID) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ps.Events, func(ev Event) bool { return ps.ownNotice(ev) && !ps.delivered(ev.EventID) })
 }
 
 // TakeNotifications returns the events not delivered to the model yet, in
@@ -191,11 +169,8 @@ func (ps *PlanState) TakeNotifications() []Event {
 			}
 			continue
 		}
-		for _, s := range ps.Subscriptions {
-			if s.Matches(ev) {
-				out = append(out, ev)
-				break
-			}
+		if slices.ContainsFunc(ps.Subscriptions, func(s Subscription) bool { return s.Matches(ev) }) {
+			out = append(out, ev)
 		}
 	}
 	for _, ev := range out {
@@ -205,25 +180,16 @@ func (ps *PlanState) TakeNotifications() []Event {
 }
 
 func (ps *PlanState) getTaskEvents(a planArgs) Result {
-	agent, err := a.str("agent_id")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
+	agent, types := a.str("agent_id"), a.strList("event_types")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
-	types, err := a.strList("event_types")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
+	if bad := unknownEventType(types); bad != nil {
+		return *bad
 	}
-	for _, t := range types {
-		if !IsEventType(t) {
-			return planError("unknown event type %q. The event types are: %s.", t, strings.Join(EventTypes, ", "))
-		}
-	}
-	limit, ok, err := a.integer("limit")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
-	}
-	if !ok {
-		limit = DefaultTaskEventsLimit
+	limit := a.integer("limit", DefaultTaskEventsLimit)
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	if limit < 1 {
 		return planError("limit must be at least 1 (it is %d); leave it out for the default of %d.", limit, DefaultTaskEventsLimit)
@@ -231,9 +197,9 @@ func (ps *PlanState) getTaskEvents(a planArgs) Result {
 	if limit > MaxTaskEventsLimit {
 		limit = MaxTaskEventsLimit
 	}
-	after, _, err := a.integer("after_event")
-	if err != nil {
-		return argError(ToolGetTaskEvents, err)
+	after := a.integer("after_event", 0)
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	if after < 0 {
 		return planError("after_event must be 0 or more (it is %d): pass the last event_id you have seen.", after)
@@ -247,7 +213,7 @@ func (ps *PlanState) getTaskEvents(a planArgs) Result {
 		if agent != "" && agent != "*" && ev.AgentID != agent {
 			continue
 		}
-		if len(types) > 0 && !contains(types, ev.Type) {
+		if len(types) > 0 && !slices.Contains(types, ev.Type) {
 			continue
 		}
 		match = append(match, ev)

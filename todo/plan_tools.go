@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,10 +48,7 @@ func (ps *PlanState) ApplyPlan(c Call, approvalRequired bool) PlanOutcome {
 	}
 	before := len(ps.Events)
 	out := t.plan(ps, a, approvalRequired)
-	if ps.Plan != nil {
-		ps.Plan.refresh()
-	}
-	out.Events = append([]Event(nil), ps.Events[before:]...)
+	out.Events = ps.changed(before)
 	return out
 }
 
@@ -66,20 +64,13 @@ func brief(s Step) stepBrief {
 	return stepBrief{StepID: s.StepID, Sequence: s.Sequence, Description: s.Description, Status: s.Status}
 }
 
-// noPlan is the error of a tool that needs a plan when there is none.
-func noPlan() Result {
-	return planError("there is no plan yet. Create one with createPlan (a title and the steps), then call startPlan.")
-}
-
 // activePlan returns the plan when it is active, or the error to give.
 func (ps *PlanState) activePlan() (*Plan, *Result) {
 	if ps.Plan == nil {
-		r := noPlan()
-		return nil, &r
+		return nil, refusal("there is no plan yet. Create one with createPlan (a title and the steps), then call startPlan.")
 	}
 	if ps.Plan.Status != PlanActive {
-		r := planError("plan %s (%q) is already %s. Create a new plan with createPlan if there is more to do.", ps.Plan.PlanID, ps.Plan.Title, ps.Plan.Status)
-		return nil, &r
+		return nil, refusal("plan %s (%q) is already %s. Create a new plan with createPlan if there is more to do.", ps.Plan.PlanID, ps.Plan.Title, ps.Plan.Status)
 	}
 	return ps.Plan, nil
 }
@@ -91,8 +82,7 @@ func (ps *PlanState) startedPlan() (*Plan, *Result) {
 		return nil, bad
 	}
 	if !p.Started {
-		r := planError("plan %s (%q) has not been started. Call startPlan first; report on steps once it has started.", p.PlanID, p.Title)
-		return nil, &r
+		return nil, refusal("plan %s (%q) has not been started. Call startPlan first; report on steps once it has started.", p.PlanID, p.Title)
 	}
 	return p, nil
 }
@@ -101,27 +91,22 @@ func (ps *PlanState) startedPlan() (*Plan, *Result) {
 func findStep(p *Plan, id string) (int, *Result) {
 	i := p.step(id)
 	if i < 0 {
-		r := planError("unknown step_id %q. The steps of plan %s are: %s.", id, p.PlanID, p.stepIDs())
-		return -1, &r
+		return -1, refusal("unknown step_id %q. The steps of plan %s are: %s.", id, p.PlanID, p.stepIDs())
 	}
 	return i, nil
 }
 
 func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
-	title, err := a.required("title", "give the plan a short title")
-	if err != nil {
-		return argError(ToolCreatePlan, err)
-	}
-	steps, err := planSteps(a)
-	if err != nil {
-		return argError(ToolCreatePlan, err)
-	}
-	if p := ps.Plan; p != nil && p.Status == PlanActive && p.Started {
-		return planError("plan %s (%q) is started and still active, so it cannot be replaced. "+
-			"Finish it first with completePlan (status completed, failed or cancelled), or add to it with addStep.", p.PlanID, p.Title)
+	title, steps := a.required("title", "give the plan a short title"), a.steps()
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	replaced := ""
 	if p := ps.Plan; p != nil && p.Status == PlanActive {
+		if p.Started {
+			return planError("plan %s (%q) is started and still active, so it cannot be replaced. "+
+				"Finish it first with completePlan (status completed, failed or cancelled), or add to it with addStep.", p.PlanID, p.Title)
+		}
 		replaced = p.PlanID
 	}
 	ps.PlanCount++
@@ -131,7 +116,6 @@ func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
 		s.Sequence = i + 1
 		p.Steps = append(p.Steps, s)
 	}
-	p.refresh()
 	ps.Plan = p
 	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
 	briefs := make([]stepBrief, len(p.Steps))
@@ -160,50 +144,10 @@ func (ps *PlanState) createPlan(a planArgs, approvalRequired bool) Result {
 	}{p.PlanID, p.Title, p.Status, false, briefs, msg})
 }
 
-// planSteps reads createPlan's steps: strings, or objects with a
-// description (a shape models often send), none of them blank.
-func planSteps(a planArgs) ([]string, error) {
-	const hint = `give the steps in order as an array of short sentences, e.g. ["Reproduce the bug", "Fix it"]`
-	if !a.present("steps") {
-		return nil, fmt.Errorf("%q is missing: %s", "steps", hint)
-	}
-	var raws []json.RawMessage
-	if json.Unmarshal(a.m["steps"], &raws) != nil {
-		return nil, fmt.Errorf("%q must be an array of strings: %s", "steps", hint)
-	}
-	if len(raws) == 0 {
-		return nil, fmt.Errorf("%q is empty: %s", "steps", hint)
-	}
-	if len(raws) > MaxPlanSteps {
-		return nil, fmt.Errorf("%q has %d steps: a plan has at most %d; group them into larger steps, or plan in stages", "steps", len(raws), MaxPlanSteps)
-	}
-	out := make([]string, 0, len(raws))
-	for i, raw := range raws {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			var o struct {
-				Description *string `json:"description"`
-			}
-			if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &o) != nil || o.Description == nil {
-				return nil, fmt.Errorf("steps[%d] must be a string: %s", i, hint)
-			}
-			s = *o.Description
-		}
-		if strings.TrimSpace(s) == "" {
-			return nil, fmt.Errorf("steps[%d] is blank: every step needs a description", i)
-		}
-		if len(s) > MaxPlanTextBytes {
-			return nil, tooLong(fmt.Sprintf("steps[%d]", i), len(s))
-		}
-		out = append(out, strings.TrimSpace(s))
-	}
-	return out, nil
-}
-
 func (ps *PlanState) startPlan(a planArgs, approvalRequired bool) PlanOutcome {
-	msg, err := a.str("message")
-	if err != nil {
-		return PlanOutcome{Result: argError(ToolStartPlan, err)}
+	msg := a.str("message")
+	if a.err != nil {
+		return PlanOutcome{Result: argError(a.tool, a.err)}
 	}
 	p, bad := ps.activePlan()
 	if bad != nil {
@@ -261,12 +205,11 @@ func (ps *PlanState) Approve(feedback string) PlanOutcome {
 		return PlanOutcome{Result: Result{Content: "The plan was approved and had already started. " + ps.nextHint(p)}}
 	}
 	lead := "The user approved the plan."
-	if strings.TrimSpace(feedback) != "" {
-		lead += " Their note: " + strings.TrimSpace(feedback)
+	if feedback = strings.TrimSpace(feedback); feedback != "" {
+		lead += " Their note: " + feedback
 	}
-	r := ps.begin(ps.ApprovalMessage, strings.TrimSpace(feedback), lead)
-	p.refresh()
-	return PlanOutcome{Result: r, Events: append([]Event(nil), ps.Events[before:]...)}
+	r := ps.begin(ps.ApprovalMessage, feedback, lead)
+	return PlanOutcome{Result: r, Events: ps.changed(before)}
 }
 
 // Reject answers a startPlan that waited for approval with the user's no:
@@ -293,14 +236,9 @@ func (ps *PlanState) Reject(feedback string) PlanOutcome {
 // nextStep is the step to work on: the one in progress, else the first
 // pending one (blocked steps wait on others).
 func nextStep(p *Plan) (Step, bool) {
-	for _, s := range p.Steps {
-		if s.Status == StepInProgress {
-			return s, true
-		}
-	}
-	for _, s := range p.Steps {
-		if s.Status == StepPending {
-			return s, true
+	for _, status := range []string{StepInProgress, StepPending} {
+		if i := slices.IndexFunc(p.Steps, func(s Step) bool { return s.Status == status }); i >= 0 {
+			return p.Steps[i], true
 		}
 	}
 	return Step{}, false
@@ -324,24 +262,15 @@ func (ps *PlanState) nextHint(p *Plan) string {
 	return "Every step is finished: call completePlan with status completed and a summary."
 }
 
+// settableStatuses are what setStepStatus takes, as its schema's enum says.
 var settableStatuses = []string{StepInProgress, StepCompleted, StepFailed, StepSkipped}
 
 func (ps *PlanState) setStepStatus(a planArgs) Result {
-	id, err := a.required("step_id", "name the step, e.g. \"step_1\"")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
-	}
-	status, err := a.required("status", "one of in_progress, completed, failed, skipped")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
-	}
-	result, err := a.str("result")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
-	}
-	errText, err := a.str("error")
-	if err != nil {
-		return argError(ToolSetStepStatus, err)
+	id := a.required("step_id", "name the step, e.g. \"step_1\"")
+	status := a.required("status", "one of in_progress, completed, failed, skipped")
+	result, errText := a.str("result"), a.str("error")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	switch status {
 	case StepInProgress, StepCompleted, StepFailed, StepSkipped:
@@ -377,19 +306,17 @@ func (ps *PlanState) report(id, status, result, errText string, output json.RawM
 func (ps *PlanState) checkSettable(p *Plan, i int, status, result, errText string) *Result {
 	s := p.Steps[i]
 	if s.Status == StepBlocked {
-		r := planError("%s is blocked: it waits on %s, and becomes pending by itself when they complete. "+
+		return refusal("%s is blocked: it waits on %s, and becomes pending by itself when they complete. "+
 			"Work on another step meanwhile, or end your turn to wait (getBlockedSteps shows what it waits for).", s.StepID, refKeys(s.BlockedBy))
-		return &r
 	}
 	if status != StepCompleted {
 		return nil
 	}
 	for _, text := range []string{result, errText} {
 		if ph := FailurePhrase(text); ph != "" {
-			r := planError("the report for %s says %q, which means the step did not fully succeed, so it cannot be marked completed. "+
+			return refusal("the report for %s says %q, which means the step did not fully succeed, so it cannot be marked completed. "+
 				"Report it with status failed and give the reason as error (or skipped, if it turned out unnecessary). "+
 				"Only if the step really succeeded and the phrase describes something else, reword the result.", s.StepID, ph)
-			return &r
 		}
 	}
 	var missing []Ref
@@ -399,9 +326,8 @@ func (ps *PlanState) checkSettable(p *Plan, i int, status, result, errText strin
 		}
 	}
 	if len(missing) > 0 {
-		r := planError("%s depends on %s, whose output has not been received, so it cannot be completed yet. "+
+		return refusal("%s depends on %s, whose output has not been received, so it cannot be completed yet. "+
 			"Wait until they complete, or report the step failed or skipped.", s.StepID, refKeys(missing))
-		return &r
 	}
 	return nil
 }
@@ -412,61 +338,53 @@ func (ps *PlanState) checkSettable(p *Plan, i int, status, result, errText strin
 func (ps *PlanState) applyStatus(p *Plan, i int, status, result, errText string, output json.RawMessage) Result {
 	s := &p.Steps[i]
 	if s.Status == status && s.Result == result && s.Error == errText && bytes.Equal(s.Output, output) {
-		p.refresh()
-		return planOK(struct {
-			StepID   string   `json:"step_id"`
-			Status   string   `json:"status"`
-			Progress Progress `json:"progress"`
-			Message  string   `json:"message"`
-		}{s.StepID, s.Status, p.Progress, "Unchanged: " + s.StepID + " already had this status and report. " + ps.nextHint(p)})
+		msg := "Unchanged: " + s.StepID + " already had this status and report. "
+		return planOK(stepReport{s.StepID, s.Status, nil, ComputeProgress(p.Steps), msg + ps.nextHint(p)})
 	}
 	s.Status, s.Result, s.Error, s.Output = status, result, errText, output
-	p.refresh()
-	st := *s
-	data := map[string]any{"description": st.Description}
+	data := map[string]any{"description": s.Description}
 	var typ, msg string
 	switch status {
 	case StepInProgress:
-		typ, msg = EventStepStarted, st.StepID+" is in progress."
+		typ, msg = EventStepStarted, s.StepID+" is in progress."
 	case StepCompleted:
-		typ, msg = EventStepCompleted, st.StepID+" completed."
-		data["result"] = st.Result
-		if len(st.Output) > 0 {
-			data["output"] = st.Output
+		typ, msg = EventStepCompleted, s.StepID+" completed."
+		data["result"] = s.Result
+		if len(s.Output) > 0 {
+			data["output"] = s.Output
 		} else {
 			data["output"] = nil
 		}
-		if st.Provides != "" {
-			data["provides"] = st.Provides
+		if s.Provides != "" {
+			data["provides"] = s.Provides
 		}
 	case StepFailed:
-		typ, msg = EventStepFailed, st.StepID+" recorded as failed."
-		data["error"] = st.Error
-		if st.Result != "" {
-			data["result"] = st.Result
+		typ, msg = EventStepFailed, s.StepID+" recorded as failed."
+		data["error"] = s.Error
+		if s.Result != "" {
+			data["result"] = s.Result
 		}
 	case StepSkipped:
-		typ, msg = EventStepSkipped, st.StepID+" skipped."
-		data["result"] = st.Result
+		typ, msg = EventStepSkipped, s.StepID+" skipped."
+		data["result"] = s.Result
 	}
-	ps.emit(typ, st.StepID, data)
-	return planOK(struct {
-		StepID   string          `json:"step_id"`
-		Status   string          `json:"status"`
-		Output   json.RawMessage `json:"output,omitempty"`
-		Progress Progress        `json:"progress"`
-		Message  string          `json:"message"`
-	}{st.StepID, st.Status, st.Output, p.Progress, msg + " " + ps.nextHint(p)})
+	ps.emit(typ, s.StepID, data)
+	return planOK(stepReport{s.StepID, s.Status, s.Output, ComputeProgress(p.Steps), msg + " " + ps.nextHint(p)})
+}
+
+// stepReport answers a status report.
+type stepReport struct {
+	StepID   string          `json:"step_id"`
+	Status   string          `json:"status"`
+	Output   json.RawMessage `json:"output,omitempty"`
+	Progress Progress        `json:"progress"`
+	Message  string          `json:"message"`
 }
 
 func (ps *PlanState) addStep(a planArgs) Result {
-	desc, err := a.required("description", "say what the new step does")
-	if err != nil {
-		return argError(ToolAddStep, err)
-	}
-	after, err := a.str("after_step_id")
-	if err != nil {
-		return argError(ToolAddStep, err)
+	desc, after := a.required("description", "say what the new step does"), a.str("after_step_id")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	p, bad := ps.activePlan()
 	if bad != nil {
@@ -480,7 +398,7 @@ func (ps *PlanState) addStep(a planArgs) Result {
 	if bad := fullPlan(p); bad != nil {
 		return *bad
 	}
-	s := ps.insertStep(p, strings.TrimSpace(desc), after)
+	s := p.Steps[ps.insertStep(p, strings.TrimSpace(desc), after)]
 	return planOK(struct {
 		stepBrief
 		TotalSteps int    `json:"total_steps"`
@@ -488,19 +406,25 @@ func (ps *PlanState) addStep(a planArgs) Result {
 	}{brief(s), len(p.Steps), "Step " + s.StepID + " added at position " + strconv.Itoa(s.Sequence) + "."})
 }
 
-// insertStep adds a pending step after `after` (or at the end), emits
-// step_added and returns the step.
-func (ps *PlanState) insertStep(p *Plan, desc, after string) Step {
-	s := newStep(p.nextStepID(), desc)
-	p.insert(s, after)
-	p.refresh()
-	s = p.Steps[p.step(s.StepID)]
+// insertStep adds a pending step after the step `after` ("" or unknown: at
+// the end), renumbers the sequences, emits step_added and returns the new
+// step's index.
+func (ps *PlanState) insertStep(p *Plan, desc, after string) int {
+	at := len(p.Steps)
+	if i := p.step(after); i >= 0 {
+		at = i + 1
+	}
+	p.Steps = slices.Insert(p.Steps, at, newStep(p.nextStepID(), desc))
+	for i := range p.Steps {
+		p.Steps[i].Sequence = i + 1
+	}
+	s := p.Steps[at]
 	data := map[string]any{"description": s.Description, "sequence": s.Sequence}
 	if after != "" {
 		data["after_step_id"] = after
 	}
 	ps.emit(EventStepAdded, s.StepID, data)
-	return s
+	return at
 }
 
 func (ps *PlanState) getPlanStatus(planArgs) Result {
@@ -511,13 +435,9 @@ func (ps *PlanState) getPlanStatus(planArgs) Result {
 }
 
 func (ps *PlanState) completePlan(a planArgs) Result {
-	status, err := a.required("status", "one of completed, failed, cancelled")
-	if err != nil {
-		return argError(ToolCompletePlan, err)
-	}
-	summary, err := a.str("summary")
-	if err != nil {
-		return argError(ToolCompletePlan, err)
+	status, summary := a.required("status", "one of completed, failed, cancelled"), a.str("summary")
+	if a.err != nil {
+		return argError(a.tool, a.err)
 	}
 	var typ string
 	switch status {
@@ -553,7 +473,6 @@ func (ps *PlanState) completePlan(a planArgs) Result {
 		}
 	}
 	p.Status, p.Summary = status, strings.TrimSpace(summary)
-	p.refresh()
 	ps.AwaitingApproval, ps.ApprovalMessage = false, ""
 	ps.emit(typ, "", map[string]any{"title": p.Title, "summary": p.Summary, "unfinished": p.unfinishedIDs()})
 	return planOK(struct {
@@ -562,5 +481,5 @@ func (ps *PlanState) completePlan(a planArgs) Result {
 		Summary  string   `json:"summary,omitempty"`
 		Progress Progress `json:"progress"`
 		Message  string   `json:"message"`
-	}{p.PlanID, p.Status, p.Summary, p.Progress, "Plan " + p.PlanID + " is " + status + "."})
+	}{p.PlanID, p.Status, p.Summary, ComputeProgress(p.Steps), "Plan " + p.PlanID + " is " + status + "."})
 }

@@ -1,6 +1,7 @@
 package todo
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -45,11 +46,7 @@ func PlanChecklist(p *Plan) string {
 	fmt.Fprintf(&b, "Status: %s\n", p.Status)
 	b.WriteString("\nSteps:\n")
 	for _, s := range p.Steps {
-		mark, ok := stepMarks[s.Status]
-		if !ok {
-			mark = "[?]"
-		}
-		fmt.Fprintf(&b, "  %s %s: %s", mark, s.StepID, text.OneLine(s.Description))
+		fmt.Fprintf(&b, "  %s %s: %s", cmp.Or(stepMarks[s.Status], "[?]"), s.StepID, text.OneLine(s.Description))
 		if s.Status == StepBlocked && len(s.BlockedBy) > 0 {
 			fmt.Fprintf(&b, " (waiting on %s)", refKeys(s.BlockedBy))
 		}
@@ -72,16 +69,12 @@ func NotificationText(ev Event) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Task event #%d from agent %s: %s", ev.EventID, ev.AgentID, ev.Type)
 	where := []string{}
-	if ev.PlanID != "" {
-		w := "plan " + ev.PlanID
-		if t := dataString(d, "title"); t != "" {
-			w += fmt.Sprintf(" (%q)", text.OneLine(t))
+	for _, f := range []struct{ what, id, name string }{{"plan", ev.PlanID, "title"}, {"step", ev.StepID, "description"}} {
+		if f.id == "" {
+			continue
 		}
-		where = append(where, w)
-	}
-	if ev.StepID != "" {
-		w := "step " + ev.StepID
-		if t := dataString(d, "description"); t != "" {
+		w := f.what + " " + f.id
+		if t := dataString(d, f.name); t != "" {
 			w += fmt.Sprintf(" (%q)", text.OneLine(t))
 		}
 		where = append(where, w)
@@ -92,7 +85,7 @@ func NotificationText(ev Event) string {
 	b.WriteString(".")
 	line := func(label, value string) {
 		if value = strings.TrimSpace(value); value != "" {
-			fmt.Fprintf(&b, "\n%s: %s", label, clip(value))
+			fmt.Fprintf(&b, "\n%s: %s", label, clipRunes(value, maxNotificationValue, "… (cut; getTaskEvents shows it all)"))
 		}
 	}
 	line("Summary", dataString(d, "summary"))
@@ -115,11 +108,6 @@ func NotificationText(ev Event) string {
 		}
 	}
 	return b.String()
-}
-
-// clip shortens s to maxNotificationValue characters.
-func clip(s string) string {
-	return clipRunes(s, maxNotificationValue, "… (cut; getTaskEvents shows it all)")
 }
 
 // clipRunes shortens s to n characters, then adds more.

@@ -123,17 +123,14 @@ func canonical(args json.RawMessage) string {
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.UseNumber()
 	var v any
-	if dec.Decode(&v) != nil {
-		return digestLong(string(t))
+	if dec.Decode(&v) == nil {
+		if _, err := dec.Token(); err == io.EOF { // no trailing data after the value
+			if b, err := json.Marshal(v); err == nil { // maps marshal with sorted keys
+				t = b
+			}
+		}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return digestLong(string(t)) // trailing data after the value
-	}
-	b, err := json.Marshal(v) // maps marshal with sorted keys
-	if err != nil {
-		return digestLong(string(t))
-	}
-	return digestLong(string(b))
+	return digestLong(string(t))
 }
 
 // digestLong keeps a long key as its digest: the key is in the state, so in

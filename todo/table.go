@@ -96,7 +96,9 @@ var toolFiles embed.FS
 func init() {
 	table = []Tool{
 		{Name: ToolWrite, Kind: KindList, Args: writeTodosArgs{}, list: writeTool},
-		{Name: ToolRead, Kind: KindList, Args: noArgs{}, list: readTool},
+		{Name: ToolRead, Kind: KindList, Args: noArgs{}, list: func(st *State, _ json.RawMessage, _ Settings, _ int) Result {
+			return Result{Content: ReadView(st.Todos)}
+		}},
 		{Name: ToolPause, Kind: KindList, Args: todoPauseArgs{}, list: pauseTool},
 
 		{Name: ToolCreatePlan, Kind: KindPlan, Args: createPlanArgs{}, plan: func(ps *PlanState, a planArgs, approvalRequired bool) PlanOutcome {

@@ -34,7 +34,7 @@ const ApprovalDestructive = "destructive"
 // Validate checks every key's pattern and every value, naming the first
 // wrong key (in byte order, so that the message is the same every time).
 func (p ToolApproval) Validate() error {
-	for _, key := range p.keys() {
+	for _, key := range text.SortedKeys(p) {
 		if key == "" {
 			return fmt.Errorf("approval: a tool name or pattern is empty")
 		}
@@ -64,7 +64,7 @@ func (p ToolApproval) decide(tool string) string {
 		return v
 	}
 	best := ""
-	for _, key := range p.keys() {
+	for _, key := range text.SortedKeys(p) {
 		if ok, _ := path.Match(key, tool); ok && len(key) > len(best) {
 			best = key
 		}
@@ -74,8 +74,6 @@ func (p ToolApproval) decide(tool string) string {
 	}
 	return p[best]
 }
-
-func (p ToolApproval) keys() []string { return text.SortedKeys(p) }
 
 // ApprovalPreview is a tool call's arguments as a human reads them in a
 // wait's reason: compact, and cut at max bytes (between runes) with a

@@ -65,16 +65,6 @@ func writeTool(st *State, args json.RawMessage, s Settings, same int) Result {
 			"Refused: this response calls write_todos %d times. Each call replaces the whole list, so parallel calls are ambiguous; "+
 				"none was applied and the list is unchanged. Send one write_todos call with the complete list.", same)}
 	}
-	return write(st, args, s)
-}
-
-func readTool(st *State, _ json.RawMessage, _ Settings, _ int) Result {
-	return Result{Content: ReadView(st.Todos)}
-}
-
-func pauseTool(st *State, args json.RawMessage, _ Settings, _ int) Result { return pause(st, args) }
-
-func write(st *State, args json.RawMessage, s Settings) Result {
 	items, err := ParseWrite(args)
 	if err == nil {
 		items, err = Validate(st.Todos, items, s)
@@ -108,7 +98,7 @@ func refuse(st *State, args json.RawMessage, err error) Result {
 	return Result{Content: msg, IsError: true}
 }
 
-func pause(st *State, args json.RawMessage) Result {
+func pauseTool(st *State, args json.RawMessage, _ Settings, _ int) Result {
 	var p struct {
 		Reason *string `json:"reason"`
 	}

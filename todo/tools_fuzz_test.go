@@ -2,6 +2,7 @@ package todo
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,8 +82,8 @@ func FuzzWriteTodos(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := Clone(fuzzOldLists[int(old)%len(fuzzOldLists)])
-		st := &State{Todos: Clone(before)}
+		before := slices.Clone(fuzzOldLists[int(old)%len(fuzzOldLists)])
+		st := &State{Todos: slices.Clone(before)}
 
 		res := fuzzWrite(t, st, args, s)
 		if res.IsError {

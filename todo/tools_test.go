@@ -2,6 +2,7 @@ package todo
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ func writeCall(args string) Call { return Call{Name: ToolWrite, Args: json.RawMe
 
 func TestApplyParallelWritesRollBack(t *testing.T) {
 	st := &State{Todos: items("in_progress:a")}
-	before := Clone(st.Todos)
+	before := slices.Clone(st.Todos)
 	res := Apply(st, []Call{
 		writeCall(`{"todos":[{"content":"a","status":"completed"}]}`),
 		{Name: "read_file", Args: json.RawMessage(`{}`)},

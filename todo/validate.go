@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -175,7 +176,7 @@ func Validate(old, next []Item, s Settings) ([]Item, error) {
 		}
 		seen[it.ID] = i
 	}
-	out := Clone(next)
+	out := slices.Clone(next)
 	active := CountStatus(out, InProgress)
 	switch s.InProgressPolicy {
 	case ExactlyOne:
