@@ -291,8 +291,17 @@ start_postgres() {
 
 stop_postgres() {
   [ -f "$(pg_data)/postmaster.pid" ] || return 0
-  as_pg "$PG_BIN/pg_ctl" -D "$(pg_data)" -m fast -w -t 30 stop >>"$dir/logs/pg_ctl.log" 2>&1 && return
-  local pid
+  local pid n
+  pid=$(pg_pid) || pid=
+  if as_pg "$PG_BIN/pg_ctl" -D "$(pg_data)" -m fast -w -t 30 stop >>"$dir/logs/pg_ctl.log" 2>&1; then
+    # pg_ctl returns once the postmaster removed its pid file, a moment before it exits:
+    # down ends when the process is gone, so that its port and data are free.
+    for ((n = 0; n < 100; n++)); do
+      alive "$pid" || return 0
+      sleep 0.05
+    done
+    return 0
+  fi
   pid=$(pg_pid) || return 0
   if ours postgres "$pid"; then kill -9 "$pid" 2>/dev/null || true; fi
 }
