@@ -253,8 +253,15 @@ func DecodeArgs(spec model.ToolSpec, args json.RawMessage, v any) error {
 }
 
 // schemas caches resolvedSchema's answers by the schema's text: nil for a
-// schema it cannot use.
-var schemas sync.Map
+// schema it cannot use. An MCP server may change its schemas at any
+// listing, so the cache is bounded: when full, it starts again.
+var schemas struct {
+	sync.Mutex
+	m map[string]*jsonschema.Resolved
+}
+
+// maxSchemas bounds the schemas cache; a worker's tools are far fewer.
+const maxSchemas = 512
 
 // resolvedSchema returns the resolved schema of a tool's parameters, or nil
 // when there is none that jsonschema-go can validate with. Schemas from MCP
@@ -263,15 +270,20 @@ var schemas sync.Map
 // their arguments are only checked to be an object, and the server checks
 // the rest.
 func resolvedSchema(params json.RawMessage) *jsonschema.Resolved {
-	if rs, ok := schemas.Load(string(params)); ok {
-		return rs.(*jsonschema.Resolved)
+	schemas.Lock()
+	defer schemas.Unlock()
+	if rs, ok := schemas.m[string(params)]; ok {
+		return rs
 	}
 	var rs *jsonschema.Resolved
 	var s jsonschema.Schema
 	if json.Unmarshal(params, &s) == nil && slices.Contains(validatedDrafts, s.Schema) {
 		rs, _ = s.Resolve(nil)
 	}
-	schemas.Store(string(params), rs)
+	if schemas.m == nil || len(schemas.m) >= maxSchemas {
+		schemas.m = map[string]*jsonschema.Resolved{}
+	}
+	schemas.m[string(params)] = rs
 	return rs
 }
 
