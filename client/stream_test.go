@@ -2,15 +2,21 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	sdkclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/todoflow/todoflow/api"
 	"github.com/todoflow/todoflow/internal/replystream"
+	"github.com/todoflow/todoflow/model"
 )
 
 // Watch shows whichever is further along: the heartbeat's preview or the
@@ -116,5 +122,75 @@ func TestFollowTheNextAttempt(t *testing.T) {
 	w.follow(run, call(2))
 	if w.live == first || w.live == nil || w.live.attempt != 2 || w.live.key != first.key {
 		t.Errorf("the next attempt on the same worker: following %+v, want its own stream", w.live)
+	}
+}
+
+// describedCall is a session whose describe shows its model call running
+// (the describe was taken first) while its queries answer with the
+// transcript as it stands now.
+type describedCall struct {
+	sdkclient.Client
+	status string
+	msgs   []model.Message
+}
+
+func (d *describedCall) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return &workflowservice.DescribeWorkflowExecutionResponse{
+		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+			Execution: &commonpb.WorkflowExecution{WorkflowId: "s", RunId: "r"},
+			Status:    enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, HistoryLength: 11,
+		},
+		PendingActivities: []*workflowpb.PendingActivityInfo{{ActivityId: "6", ActivityType: &commonpb.ActivityType{Name: api.ModelCallActivity},
+			State: enumspb.PENDING_ACTIVITY_STATE_STARTED, Attempt: 1}},
+	}, nil
+}
+
+func (d *describedCall) QueryWorkflow(_ context.Context, _, _, name string, args ...any) (converter.EncodedValue, error) {
+	switch name {
+	case api.StateQuery:
+		return jsonValue{api.State{AgentID: "s", Status: d.status}}, nil
+	case api.MessagesQuery:
+		return jsonValue{d.msgs[min(args[0].(int), len(d.msgs)):]}, nil
+	}
+	return nil, fmt.Errorf("unexpected query %s", name)
+}
+
+// A look whose describe shows the model call running, and whose queries,
+// made after it, read that call's answer: the call has answered, and its
+// reply is not shown as still being written (it would show twice, in the
+// transcript and in the stream, until the next look). A call that runs
+// after the last message read (the user's) is.
+func TestLookAnsweredCall(t *testing.T) {
+	ask := model.Message{Role: model.RoleUser, Content: "fix the check"}
+	reply := model.Message{Role: model.RoleAssistant, Content: "Done."}
+	for _, tc := range []struct {
+		name    string
+		status  string
+		msgs    []model.Message
+		running bool
+	}{
+		{"answered since the describe", api.StatusWaitingUser, []model.Message{ask, reply}, false},
+		{"answered with tool calls", api.StatusRunning, []model.Message{ask, {Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "read_file"}}}}, false},
+		{"still running", api.StatusRunning, []model.Message{ask}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w := &watcher{s: New(&describedCall{status: tc.status, msgs: tc.msgs}, Options{}).Session("s"), ctx: ctx, streamed: make(chan struct{}, 1)}
+			evs, _ := w.look(ctx)
+			var msgs int
+			running := false
+			for _, ev := range evs {
+				switch ev := ev.(type) {
+				case NewMessage:
+					msgs++
+				case StreamChanged:
+					running = ev.Running
+				}
+			}
+			if msgs != len(tc.msgs) || running != tc.running {
+				t.Errorf("%d messages, the model call running %v; want %d, %v (events %+v)", msgs, running, len(tc.msgs), tc.running, evs)
+			}
+		})
 	}
 }

@@ -177,6 +177,14 @@ func (w *watcher) look(ctx context.Context) (evs []Event, done bool) {
 			for _, m := range msgs {
 				evs = append(evs, NewMessage{Message: m, Diff: diffs[m.ToolCallID]})
 			}
+			if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleAssistant && modelCall != nil {
+				// The describe came before the queries: the call it shows
+				// running has answered since, and its answer was just read.
+				// (A model call follows a message of another role: a
+				// user's, a reminder, a tool's result.) Shown as running,
+				// its reply would show twice until the next look.
+				stream, modelCall = StreamChanged{}, nil
+			}
 		}
 		w.stateOK = qerr == nil
 	} else if !reflect.DeepEqual(retried, w.retried) || retry != w.retry {
